@@ -1,0 +1,142 @@
+//! Interrupt-generation strategies for an NVMe completion queue, each a pure,
+//! deterministic state machine.
+//!
+//! This crate is the part of calibrated interrupts (Tai, Smolyar, Wei,
+//! Tsafrir; OSDI'21, ACM TOS'22) that would live in device firmware: given the
+//! stream of commands submitted and completions posted on one completion queue
+//! (CQ), decide when to raise an interrupt and what kind. The simulator and the
+//! emulator drive the same code; so does `cinterrupts coalesce`.
+//!
+//! What it is not: no clock, no threads, no I/O. Time is a `u64` of
+//! nanoseconds passed in by the caller ([`Nanos`]). The caller owns the CQ (see
+//! [`cq::CompletionQueue`] for the host driver's view, with out-of-order Urgent
+//! reaping and the contiguous doorbell) and the timer.
+//!
+//! # Driving a policy
+//! Every strategy implements [`Policy`]:
+//! - [`Policy::submitted`] when a command enters the submission queue (only
+//!   strict Barrier uses it);
+//! - [`Policy::completed`] when the device posts a completion to the CQ;
+//! - [`Policy::deadline_reached`] once `now >= deadline()`. A deadline due at
+//!   the same instant as a completion is handled first: Algorithm 1 loops
+//!   `while now < timeout` (TOS 3.2), so a timeout at `t` expires before a
+//!   completion arriving at `t` is counted.
+//!
+//! Each returns `Some(Interrupt)` when an interrupt fires at `now`.
+//! [`replay::Replay`] is a complete driver over an event stream.
+
+mod marks;
+
+pub use marks::Marks;
+
+/// Nanoseconds. All times inside the project are this.
+pub type Nanos = u64;
+
+pub const US: Nanos = 1_000;
+pub const MS: Nanos = 1_000_000;
+pub const SEC: Nanos = 1_000_000_000;
+
+/// A command as the device sees it in the submission queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Command {
+    /// Identifies the command until it completes (the CID's tag).
+    pub id: u64,
+    pub marks: Marks,
+}
+
+/// A completion queue entry as the device posts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub id: u64,
+    /// The bits of the command, carried from the SQE (TOS 1.9 of the digest:
+    /// the device tracks them per outstanding command).
+    pub marks: Marks,
+    /// Completed in error. Never coalesced: NVMe recommends "commands that
+    /// complete in error are not coalesced" (TOS 4.2.1).
+    pub error: bool,
+}
+
+impl Completion {
+    pub fn ok(id: u64, marks: Marks) -> Self {
+        Completion {
+            id,
+            marks,
+            error: false,
+        }
+    }
+}
+
+/// What kind of interrupt fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Interrupt {
+    /// The handler reaps every unreaped entry in the CQ.
+    Full,
+    /// Out-of-order Urgent processing (TOS 3.5): the handler reaps only the
+    /// Urgent entries and returns; the rest wait for a later full interrupt.
+    UrgentOnly,
+}
+
+impl Interrupt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interrupt::Full => "full",
+            Interrupt::UrgentOnly => "urgent",
+        }
+    }
+}
+
+/// One interrupt-generation strategy for one completion queue.
+pub trait Policy: Send {
+    /// The strategy's name as the CLI spells it.
+    fn name(&self) -> &str;
+
+    /// A command was submitted. Strategies that do not order completions
+    /// against submissions ignore it.
+    fn submitted(&mut self, _now: Nanos, _cmd: Command) {}
+
+    /// A completion was posted to the CQ at `now`.
+    fn completed(&mut self, now: Nanos, cqe: Completion) -> Option<Interrupt>;
+
+    /// The deadline from [`Policy::deadline`] has passed; `now` is when the
+    /// caller noticed (at or after the deadline). Called early, it does nothing.
+    fn deadline_reached(&mut self, now: Nanos) -> Option<Interrupt>;
+
+    /// When the caller must call [`Policy::deadline_reached`] next, if ever.
+    /// `None` means nothing is pending that a timer would deliver.
+    fn deadline(&self) -> Option<Nanos>;
+
+    /// The longest any completion can wait in the CQ from being posted to the
+    /// interrupt that delivers it, whatever the stream: the guarantee that
+    /// no completion waits forever. Property tests hold every strategy to it.
+    fn delay_bound(&self) -> Nanos;
+}
+
+/// Formats nanoseconds the way the CLI accepts them (`6us`, `100us`, `1ms`).
+pub fn format_nanos(ns: Nanos) -> String {
+    if ns == 0 {
+        "0".to_string()
+    } else if ns % SEC == 0 {
+        format!("{}s", ns / SEC)
+    } else if ns % MS == 0 {
+        format!("{}ms", ns / MS)
+    } else if ns % US == 0 {
+        format!("{}us", ns / US)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_picks_the_largest_exact_unit() {
+        assert_eq!(format_nanos(0), "0");
+        assert_eq!(format_nanos(6_000), "6us");
+        assert_eq!(format_nanos(100_000), "100us");
+        assert_eq!(format_nanos(1_000_000), "1ms");
+        assert_eq!(format_nanos(1_500), "1500ns");
+        assert_eq!(format_nanos(2 * SEC), "2s");
+    }
+}
