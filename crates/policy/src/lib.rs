@@ -25,8 +25,24 @@
 //! Each returns `Some(Interrupt)` when an interrupt fires at `now`.
 //! [`replay::Replay`] is a complete driver over an event stream.
 
+pub mod adaptive;
+mod aggregation;
+mod burst;
+pub mod catalogue;
+pub mod cid;
+pub mod cint;
+pub mod cq;
+pub mod default;
+pub mod dim;
+pub mod dynamic;
 mod marks;
+pub mod nvme;
+pub mod replay;
+mod storm;
+mod strict;
 
+pub use burst::DeltaRule;
+pub use catalogue::{build, PolicySpec, SpecError};
 pub use marks::Marks;
 
 /// Nanoseconds. All times inside the project are this.

@@ -1,0 +1,161 @@
+//! Urgent-storm protection (TOS 4.3, Fig. 17).
+//!
+//! The paper gives the ingredients (a maximum interrupt rate, an EWMA of the
+//! interrupt rate with lambda = 1/128, delta and thr retuned to stay under the
+//! limit, throttling off once the Urgent intensity subsides) but not the
+//! control law. Ours:
+//!
+//! - **What is averaged.** The gaps between the interrupts Algorithm 2 asks
+//!   for: every Urgent or Barrier completion (each would fire at once) and,
+//!   while not throttled, every delta/thr interrupt. The rate is one over the
+//!   mean gap; averaging gaps, not 1/gap, keeps a few back-to-back interrupts
+//!   from reading as an infinite rate. A gap still open counts as soon as it
+//!   is longer than the mean, so the estimate falls when the storm stops even
+//!   if no marked completion arrives again.
+//! - **When.** Throttled while the estimated rate exceeds the limit.
+//! - **Retuning.** While throttled, Urgent and Barrier completions go to the
+//!   adaptive part like unmarked ones, with delta' = max(delta, T) and
+//!   thr' = ceil(T / mean completion gap) in 1..=256, where T = 1 / limit:
+//!   a quiescence interrupt comes at least delta' after the interrupt before
+//!   it, and a thr' interrupt comes once per T at the measured completion
+//!   rate, so either way at most one interrupt per T. 256 is the largest
+//!   threshold NVMe's 8-bit field can express.
+
+use crate::{Nanos, SEC};
+
+/// TOS 4.3: "We currently set lambda = 1/128".
+pub const LAMBDA: f64 = 1.0 / 128.0;
+pub const MAX_STORM_THR: u32 = 256;
+
+#[derive(Clone, Debug)]
+struct GapEwma {
+    mean: f64,
+    last: Option<Nanos>,
+}
+
+impl GapEwma {
+    /// Starts from an idle device: one event a second.
+    fn idle() -> Self {
+        GapEwma {
+            mean: SEC as f64,
+            last: None,
+        }
+    }
+
+    fn sample(&mut self, now: Nanos) {
+        if let Some(last) = self.last {
+            let gap = now.saturating_sub(last) as f64;
+            self.mean += LAMBDA * (gap - self.mean);
+        }
+        self.last = Some(now);
+    }
+
+    /// The mean gap, counting the gap still open at `now` once it is longer.
+    fn mean_at(&self, now: Nanos) -> f64 {
+        let open = self.last.map_or(0.0, |l| now.saturating_sub(l) as f64);
+        if open > self.mean {
+            self.mean + LAMBDA * (open - self.mean)
+        } else {
+            self.mean
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Storm {
+    max_rate: u64,
+    /// T = 1 / max_rate.
+    min_gap: Nanos,
+    demand: GapEwma,
+    completions: GapEwma,
+    throttled: bool,
+}
+
+impl Storm {
+    pub fn new(max_rate: u64) -> Self {
+        let max_rate = max_rate.max(1);
+        Storm {
+            max_rate,
+            min_gap: (SEC / max_rate).max(1),
+            demand: GapEwma::idle(),
+            completions: GapEwma::idle(),
+            throttled: false,
+        }
+    }
+
+    /// Estimated interrupts per second Algorithm 2 asks for.
+    pub fn demand_rate(&self, now: Nanos) -> f64 {
+        SEC as f64 / self.demand.mean_at(now).max(1.0)
+    }
+
+    /// Updates the state for a completion at `now`; returns whether marks are
+    /// to be demoted for it.
+    pub fn on_completion(&mut self, now: Nanos, marked: bool) -> bool {
+        self.completions.sample(now);
+        if marked {
+            self.demand.sample(now);
+        }
+        self.throttled = self.demand_rate(now) > self.max_rate as f64;
+        self.throttled
+    }
+
+    /// A delta/thr interrupt fired.
+    pub fn on_coalesced_interrupt(&mut self, now: Nanos) {
+        if !self.throttled {
+            self.demand.sample(now);
+        }
+    }
+
+    pub fn throttled(&self) -> bool {
+        self.throttled
+    }
+
+    /// delta' while throttled.
+    pub fn delta(&self, delta: Nanos) -> Nanos {
+        delta.max(self.min_gap)
+    }
+
+    /// thr' while throttled.
+    pub fn thr(&self, now: Nanos) -> u32 {
+        let per_gap = self.min_gap as f64 / self.completions.mean_at(now).max(1.0);
+        (per_gap.ceil() as u32).clamp(1, MAX_STORM_THR)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::US;
+
+    #[test]
+    fn sustained_stream_above_limit_throttles_and_stops_when_it_ends() {
+        let mut s = Storm::new(100_000);
+        let gap = 6_667; // 150K/s
+        let mut t = 0;
+        let mut throttled_at = None;
+        for i in 0..5_000 {
+            t += gap;
+            if s.on_completion(t, true) && throttled_at.is_none() {
+                throttled_at = Some(i);
+            }
+        }
+        assert!(
+            throttled_at.is_some(),
+            "150K/s must throttle under a 100K/s limit"
+        );
+        assert_eq!(s.thr(t), 2, "T = 10us holds 1.5 completions");
+        assert_eq!(s.delta(6 * US), 10 * US);
+        // The storm stops: one unmarked completion 20 ms later lifts it.
+        assert!(!s.on_completion(t + 20_000 * US, false));
+    }
+
+    #[test]
+    fn stream_below_limit_never_throttles() {
+        let mut s = Storm::new(100_000);
+        let mut t = 0;
+        for _ in 0..10_000 {
+            t += 12 * US; // 83K/s
+            assert!(!s.on_completion(t, true));
+        }
+    }
+}
