@@ -1,0 +1,332 @@
+//! The typed job: one fio job (one clone of it, after `numjobs`) with fio's
+//! defaults filled in.
+
+use std::fmt;
+
+/// fio's `rw` (alias `readwrite`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RwMode {
+    /// Sequential reads (fio's default).
+    #[default]
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed reads and writes (`rw` or `readwrite`).
+    ReadWrite,
+    RandRw,
+}
+
+impl RwMode {
+    /// Parses fio's spelling. `trim`, `randtrim`, `trimwrite` are real fio
+    /// modes but unsupported (no trims are modelled).
+    pub fn parse(s: &str) -> Option<RwMode> {
+        Some(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::ReadWrite,
+            "randrw" => RwMode::RandRw,
+            _ => return None,
+        })
+    }
+
+    /// Random offsets rather than sequential.
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    /// Issues reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+
+    /// Issues writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+
+    /// Reads and writes mixed by `rwmixread`.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::ReadWrite | RwMode::RandRw)
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+        })
+    }
+}
+
+/// The I/O engines whose system calls TOS Table 1 covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// `read(2)`/`write(2)` (fio's `sync`).
+    Sync,
+    /// `pread(2)`/`pwrite(2)`; fio's default on Linux.
+    #[default]
+    Psync,
+    /// `readv(2)`/`writev(2)`.
+    Vsync,
+    /// `preadv(2)`/`pwritev(2)`.
+    Pvsync,
+    /// `preadv2(2)`/`pwritev2(2)`, which take RWF flags.
+    Pvsync2,
+    /// `io_submit(2)` / `io_getevents(2)`.
+    Libaio,
+    /// `io_uring_enter(2)`.
+    IoUring,
+}
+
+impl Engine {
+    /// Names accepted by `ioengine=`, in the order error messages list them.
+    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
+
+    pub fn parse(s: &str) -> Option<Engine> {
+        Some(match s {
+            "sync" => Engine::Sync,
+            "psync" => Engine::Psync,
+            "vsync" => Engine::Vsync,
+            "pvsync" => Engine::Pvsync,
+            "pvsync2" => Engine::Pvsync2,
+            "libaio" => Engine::Libaio,
+            "io_uring" => Engine::IoUring,
+            _ => return None,
+        })
+    }
+
+    /// The caller blocks in each I/O system call; fio caps iodepth at 1.
+    pub fn is_sync(self) -> bool {
+        !self.is_async()
+    }
+
+    /// Submission and completion are separate system calls (libaio, io_uring).
+    pub fn is_async(self) -> bool {
+        matches!(self, Engine::Libaio | Engine::IoUring)
+    }
+
+    /// The engine can pass per-request RWF flags (`nowait`, and in the
+    /// authors' kernel RWF_URGENT / RWF_BARRIER).
+    pub fn takes_rwf_flags(self) -> bool {
+        matches!(self, Engine::Pvsync2 | Engine::Libaio | Engine::IoUring)
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Engine::Sync => "sync",
+            Engine::Psync => "psync",
+            Engine::Vsync => "vsync",
+            Engine::Pvsync => "pvsync",
+            Engine::Pvsync2 => "pvsync2",
+            Engine::Libaio => "libaio",
+            Engine::IoUring => "io_uring",
+        })
+    }
+}
+
+/// fio's `cpus_allowed_policy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpusAllowedPolicy {
+    /// Every clone may run on every CPU of the set (fio's default).
+    #[default]
+    Shared,
+    /// Each clone gets one CPU of the set, round robin.
+    Split,
+}
+
+/// Data verification. Only crc32c is modelled (its cost is a checksum over
+/// each block read back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verify {
+    Crc32c,
+}
+
+/// Our per-job override of the marks the application controls (TOS 4.1.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CintFlags {
+    /// Kernel defaults (TOS Table 1), plus fio's `barrier` option.
+    #[default]
+    Default,
+    /// Every request carries RWF_URGENT.
+    Urgent,
+    /// Every request carries RWF_BARRIER.
+    Barrier,
+    /// Every request carries RWF_URGENT|RWF_BARRIER: explicitly unmarked.
+    None,
+}
+
+impl CintFlags {
+    pub fn parse(s: &str) -> Option<CintFlags> {
+        Some(match s {
+            "default" => CintFlags::Default,
+            "urgent" => CintFlags::Urgent,
+            "barrier" => CintFlags::Barrier,
+            "none" => CintFlags::None,
+            _ => return None,
+        })
+    }
+}
+
+/// One job (one clone after `numjobs`), with every option merged from the
+/// `[global]` sections before it and its own section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// The section name, or the job's own `name=`.
+    pub name: String,
+    /// 0..numjobs: which clone of the section this is.
+    pub clone_index: usize,
+    /// The line of the job's `[section]` header.
+    pub section_line: usize,
+    /// `numjobs`: how many clones the section produced.
+    pub numjobs: u32,
+
+    pub rw: RwMode,
+    /// Percent of mixed I/O that reads (`rwmixwrite=x` sets 100-x). Default 50.
+    pub rwmixread: u32,
+    /// `bs=4k` sets both; `bs=4k,8k` sets read,write. Default 4096.
+    pub bs_read: u64,
+    pub bs_write: u64,
+    /// `size` (alias `filesize`): bytes of the file/device region used.
+    pub size: Option<u64>,
+    pub offset: u64,
+    /// `io_size` (alias `io_limit`): bytes of I/O before the job stops.
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    /// Default 1.
+    pub loops: u32,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+
+    pub ioengine: Engine,
+    /// Default 1; capped at 1 for synchronous engines (with a note).
+    pub iodepth: u32,
+    /// `iodepth_batch_submit` (alias `iodepth_batch`). Default 1; `0` means
+    /// iodepth (fio).
+    pub iodepth_batch_submit: u32,
+    /// `iodepth_batch_complete_min` (alias `iodepth_batch_complete`).
+    /// Default 1; `0` means reap without blocking (fio).
+    pub iodepth_batch_complete_min: u32,
+    /// Default: `iodepth_batch_complete_min`, as fio does; raised to the
+    /// minimum if set below it.
+    pub iodepth_batch_complete_max: u32,
+    /// `None`: refill as soon as below iodepth (fio's default, = iodepth).
+    pub iodepth_low: Option<u32>,
+
+    /// O_DIRECT (`buffered` is the inverse). Default false.
+    pub direct: bool,
+    /// O_SYNC writes.
+    pub sync: bool,
+    /// fsync after every N writes (0 = never).
+    pub fsync: u32,
+    /// fdatasync after every N writes (0 = never).
+    pub fdatasync: u32,
+    /// fsync when the job's writes are done.
+    pub end_fsync: bool,
+    /// RWF_NOWAIT / IOCB nowait (pvsync2, libaio, io_uring).
+    pub nowait: bool,
+
+    /// ns; `None` = until the I/O is done (fio's default unit: seconds).
+    pub runtime: Option<u64>,
+    pub time_based: bool,
+    /// ns (default unit seconds).
+    pub ramp_time: u64,
+    /// ns (default unit seconds).
+    pub startdelay: u64,
+    /// ns (fio's default unit: microseconds).
+    pub thinktime: u64,
+    /// Think after every N blocks. Default 1.
+    pub thinktime_blocks: u32,
+    /// IOPS caps (read, write); 0 in one direction = no cap there.
+    pub rate_iops: Option<(u64, u64)>,
+
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_allowed_policy: CpusAllowedPolicy,
+
+    pub verify: Option<Verify>,
+    /// Default true.
+    pub do_verify: bool,
+
+    /// The authors' patched-fio libaio option: mark the last request of each
+    /// submitted batch Barrier (and the others explicitly unmarked).
+    pub barrier: bool,
+    pub cint_flags: CintFlags,
+}
+
+impl Default for Job {
+    /// fio's defaults.
+    fn default() -> Self {
+        Job {
+            name: String::new(),
+            clone_index: 0,
+            section_line: 0,
+            numjobs: 1,
+            rw: RwMode::Read,
+            rwmixread: 50,
+            bs_read: 4096,
+            bs_write: 4096,
+            size: None,
+            offset: 0,
+            io_size: None,
+            number_ios: None,
+            loops: 1,
+            filename: None,
+            directory: None,
+            ioengine: Engine::Psync,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: None,
+            direct: false,
+            sync: false,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            nowait: false,
+            runtime: None,
+            time_based: false,
+            ramp_time: 0,
+            startdelay: 0,
+            thinktime: 0,
+            thinktime_blocks: 1,
+            rate_iops: None,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusAllowedPolicy::Shared,
+            verify: None,
+            do_verify: true,
+            barrier: false,
+            cint_flags: CintFlags::Default,
+        }
+    }
+}
+
+impl Job {
+    /// Percent of I/Os that read: `rwmixread` for mixed modes, else 100 or 0.
+    pub fn read_percent(&self) -> u32 {
+        match self.rw {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => self.rwmixread,
+        }
+    }
+
+    /// The CPUs this clone may run on, after `cpus_allowed_policy=split`.
+    pub fn cpus(&self) -> Option<Vec<usize>> {
+        let set = self.cpus_allowed.as_ref()?;
+        match self.cpus_allowed_policy {
+            CpusAllowedPolicy::Shared => Some(set.clone()),
+            CpusAllowedPolicy::Split if set.is_empty() => Some(Vec::new()),
+            CpusAllowedPolicy::Split => Some(vec![set[self.clone_index % set.len()]]),
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Human units at the edges: fio sizes, durations, rates and CPU lists.
+//!
+//! Every function returns a one-line `String` error that quotes the input, so
+//! callers can prefix it with `FILE:LINE: option 'x': `.
+
+/// Largest CPU number accepted in a CPU list (Linux's largest `NR_CPUS` is 8192).
+pub const MAX_CPU: usize = 8191;
+
+/// Nanoseconds per unit, for [`parse_duration`]'s `default_unit`.
+pub const NS: u64 = 1;
+/// Nanoseconds in a microsecond.
+pub const US: u64 = 1_000;
+/// Nanoseconds in a millisecond.
+pub const MS: u64 = 1_000_000;
+/// Nanoseconds in a second.
+pub const SEC: u64 = 1_000_000_000;
+
+/// A non-negative decimal number split into its integer part and the digits
+/// after the point, followed by whatever text comes after it.
+struct Number<'a> {
+    int: u128,
+    frac: &'a str,
+    rest: &'a str,
+}
+
+/// Reads `digits[.digits]` from the front of `s`. `None` if there is no digit
+/// at all, or the integer part does not fit in a u128.
+fn leading_number(s: &str) -> Option<Number<'_>> {
+    let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
+    let (int_str, after) = s.split_at(int_len);
+    let (frac, rest) = match after.strip_prefix('.') {
+        Some(tail) => {
+            let n = tail.bytes().take_while(u8::is_ascii_digit).count();
+            tail.split_at(n)
+        }
+        None => ("", after),
+    };
+    if int_str.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut int: u128 = 0;
+    for b in int_str.bytes() {
+        int = int.checked_mul(10)?.checked_add(u128::from(b - b'0'))?;
+    }
+    Some(Number { int, frac, rest })
+}
+
+/// `number * unit`, with the fractional digits scaled and rounded half up
+/// (`exact` rejects any remainder instead). `None` on overflow of u64.
+fn scale(n: &Number<'_>, unit: u64, exact: bool) -> Result<u64, Scale> {
+    let unit = u128::from(unit);
+    let whole = n.int.checked_mul(unit).ok_or(Scale::Overflow)?;
+    // More than 20 fractional digits cannot change a u64 result except at an
+    // exact .5 tie; keep 20 so 10^k stays in range.
+    let frac = &n.frac[..n.frac.len().min(20)];
+    let mut frac_value: u128 = 0;
+    for b in frac.bytes() {
+        frac_value = frac_value * 10 + u128::from(b - b'0');
+    }
+    let denom = 10u128.pow(frac.len() as u32);
+    let scaled = frac_value * unit; // < 10^20 * 2^64: fits in u128
+    let mut part = scaled / denom;
+    let rem = scaled % denom;
+    if exact
+        && (rem != 0
+            || frac.len() < n.frac.len() && n.frac[frac.len()..].bytes().any(|b| b != b'0'))
+    {
+        return Err(Scale::Inexact);
+    }
+    if !exact && rem * 2 >= denom && rem != 0 {
+        part += 1;
+    }
+    let total = whole.checked_add(part).ok_or(Scale::Overflow)?;
+    u64::try_from(total).map_err(|_| Scale::Overflow)
+}
+
+enum Scale {
+    Overflow,
+    Inexact,
+}
+
+/// A fio size in bytes with `kb_base=1024` (fio's default): `4096`, `4k`,
+/// `4K`, `4kb`, `4KiB`, `1m`, `1M`, `1G`, `2t`, `1p`, `0x1000`. A decimal is
+/// accepted if it is a whole number of bytes (`1.5k` = 1536). Negative
+/// values, garbage and values beyond u64 are errors.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let invalid = || format!("invalid size '{t}'");
+    if t.is_empty() {
+        return Err("invalid size '' (empty)".to_string());
+    }
+    if t.starts_with('-') {
+        return Err(format!("invalid size '{t}' (negative)"));
+    }
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(invalid());
+        }
+        return u64::from_str_radix(hex, 16).map_err(|_| format!("size '{t}' is too large"));
+    }
+    let n = leading_number(t).ok_or_else(invalid)?;
+    let mult: u64 = match n.rest.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        "p" | "pb" | "pib" => 1 << 50,
+        _ => return Err(invalid()),
+    };
+    scale(&n, mult, true).map_err(|e| match e {
+        Scale::Overflow => format!("size '{t}' is too large"),
+        Scale::Inexact => format!("invalid size '{t}' (not a whole number of bytes)"),
+    })
+}
+
+/// A duration in nanoseconds: `500ns`, `6us`, `1ms`, `10s`, `2m` (minutes),
+/// `1h`, `1d`, `1.5us` (rounded to the nearest ns). Units are
+/// case-insensitive and fio's long forms (`usec`, `msec`, `sec`, `min`) are
+/// accepted. A bare number is in `default_unit` nanoseconds (fio's per-option
+/// default: seconds for `runtime`, microseconds for `thinktime`); with `None`
+/// it is an error, except `0`.
+pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String> {
+    let t = s.trim();
+    let invalid = || format!("invalid duration '{t}'");
+    if t.is_empty() {
+        return Err("invalid duration '' (empty)".to_string());
+    }
+    if t.starts_with('-') {
+        return Err(format!("invalid duration '{t}' (negative)"));
+    }
+    let n = leading_number(t).ok_or_else(invalid)?;
+    let unit: u64 = match n.rest.to_ascii_lowercase().as_str() {
+        "" => {
+            let zero = n.int == 0 && n.frac.bytes().all(|b| b == b'0');
+            match default_unit {
+                Some(u) => u,
+                None if zero => 1,
+                None => {
+                    return Err(format!(
+                        "invalid duration '{t}': needs a unit (ns, us, ms, s)"
+                    ))
+                }
+            }
+        }
+        "ns" | "nsec" => NS,
+        "us" | "usec" => US,
+        "ms" | "msec" => MS,
+        "s" | "sec" => SEC,
+        "m" | "min" => 60 * SEC,
+        "h" | "hour" => 3600 * SEC,
+        "d" | "day" => 86_400 * SEC,
+        _ => return Err(invalid()),
+    };
+    scale(&n, unit, false).map_err(|_| format!("duration '{t}' is too large"))
+}
+
+/// A count per second with decimal suffixes: `250000`, `100k` = 100000,
+/// `1.5m` or `1.5M` = 1500000, `2g`. Must come out a whole number.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let invalid = || format!("invalid rate '{t}'");
+    if t.is_empty() {
+        return Err("invalid rate '' (empty)".to_string());
+    }
+    if t.starts_with('-') {
+        return Err(format!("invalid rate '{t}' (negative)"));
+    }
+    let n = leading_number(t).ok_or_else(invalid)?;
+    let mult: u64 = match n.rest.to_ascii_lowercase().as_str() {
+        "" => 1,
+        "k" => 1_000,
+        "m" => 1_000_000,
+        "g" => 1_000_000_000,
+        _ => return Err(invalid()),
+    };
+    scale(&n, mult, true).map_err(|e| match e {
+        Scale::Overflow => format!("rate '{t}' is too large"),
+        Scale::Inexact => format!("invalid rate '{t}' (not a whole number)"),
+    })
+}
+
+/// fio's `cpus_allowed` syntax: `0`, `0-3`, `0,2,4-5`. The result is sorted
+/// and deduplicated. CPU numbers above [`MAX_CPU`] are rejected.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("invalid CPU list '' (empty)".to_string());
+    }
+    let cpu = |p: &str| -> Result<usize, String> {
+        let p = p.trim();
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("invalid CPU list '{t}'"));
+        }
+        match p.parse::<usize>() {
+            Ok(n) if n <= MAX_CPU => Ok(n),
+            _ => Err(format!(
+                "invalid CPU list '{t}' (CPU {p} is above {MAX_CPU})"
+            )),
+        }
+    };
+    let mut cpus = Vec::new();
+    for part in t.split(',') {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                let (lo, hi) = (cpu(lo)?, cpu(hi)?);
+                if lo > hi {
+                    return Err(format!(
+                        "invalid CPU list '{t}' (range {lo}-{hi} is backwards)"
+                    ));
+                }
+                cpus.extend(lo..=hi);
+            }
+            None => cpus.push(cpu(part)?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// A fio boolean: no value, `1`/`0`, and for convenience `true`/`false`,
+/// `yes`/`no`, `on`/`off`.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("invalid boolean '{}' (0 or 1)", s.trim())),
+    }
+}
+
+/// A plain non-negative integer that fits in u32 (`iodepth=32`).
+pub fn parse_u32(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("invalid number '{t}'"));
+    }
+    t.parse::<u32>()
+        .map_err(|_| format!("number '{t}' is too large"))
+}
+
+/// A plain non-negative integer that fits in u64, or a size with suffix
+/// (`number_ios=1m` is 1048576, as fio reads integers).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|_| format!("invalid number '{}'", s.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_kb_base_1024() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        for s in ["4k", "4K", "4kb", "4KB", "4KiB", "4kib"] {
+            assert_eq!(parse_size(s), Ok(4096), "{s}");
+        }
+        assert_eq!(parse_size("1m"), Ok(1 << 20));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("2t"), Ok(2 << 40));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("0x1000"), Ok(4096));
+        assert_eq!(parse_size(" 8k "), Ok(8192));
+    }
+
+    #[test]
+    fn bad_sizes_are_rejected() {
+        for s in [
+            "", "-4k", "abc", "4x", "k", "4kk", "1.1", "0x", "0xg", "4 k",
+        ] {
+            assert!(parse_size(s).is_err(), "{s:?} accepted");
+        }
+        assert!(parse_size("16777216t").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999999999999999").is_err());
+        assert_eq!(parse_size("abc").unwrap_err(), "invalid size 'abc'");
+    }
+
+    #[test]
+    fn durations_in_ns() {
+        assert_eq!(parse_duration("6us", None), Ok(6_000));
+        assert_eq!(parse_duration("100us", None), Ok(100_000));
+        assert_eq!(parse_duration("1ms", None), Ok(1_000_000));
+        assert_eq!(parse_duration("10s", None), Ok(10 * SEC));
+        assert_eq!(parse_duration("2m", None), Ok(120 * SEC));
+        assert_eq!(parse_duration("1h", None), Ok(3600 * SEC));
+        assert_eq!(parse_duration("500ns", None), Ok(500));
+        assert_eq!(parse_duration("1.5us", None), Ok(1_500));
+        assert_eq!(parse_duration("1.0005us", None), Ok(1_001));
+        assert_eq!(parse_duration("0.4ns", None), Ok(0));
+        assert_eq!(parse_duration("10USEC", None), Ok(10_000));
+    }
+
+    #[test]
+    fn bare_numbers_use_the_default_unit() {
+        assert_eq!(parse_duration("60", Some(SEC)), Ok(60 * SEC));
+        assert_eq!(parse_duration("10", Some(US)), Ok(10_000));
+        assert_eq!(parse_duration("0", None), Ok(0));
+        let e = parse_duration("100", None).unwrap_err();
+        assert!(e.contains("needs a unit (ns, us, ms, s)"), "{e}");
+    }
+
+    #[test]
+    fn bad_durations_are_rejected() {
+        for s in ["", "-1s", "abc", "1x", "s", "1 s s", "1.2.3s"] {
+            assert!(parse_duration(s, Some(SEC)).is_err(), "{s:?} accepted");
+        }
+        assert!(parse_duration("999999999999d", None)
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn rates_use_decimal_suffixes() {
+        assert_eq!(parse_rate("100k"), Ok(100_000));
+        assert_eq!(parse_rate("1.5m"), Ok(1_500_000));
+        assert_eq!(parse_rate("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_rate("250000"), Ok(250_000));
+        assert!(parse_rate("1.5").is_err());
+        assert!(parse_rate("-3").is_err());
+        assert!(parse_rate("3kb").is_err());
+    }
+
+    #[test]
+    fn cpu_lists_sorted_and_deduplicated() {
+        assert_eq!(parse_cpu_list("0"), Ok(vec![0]));
+        assert_eq!(parse_cpu_list("0-3"), Ok(vec![0, 1, 2, 3]));
+        assert_eq!(parse_cpu_list("4-5,0,2"), Ok(vec![0, 2, 4, 5]));
+        assert_eq!(parse_cpu_list("1,1,0-1"), Ok(vec![0, 1]));
+        for s in ["", "a", "3-1", "1,,2", "0-", "-1", "99999"] {
+            assert!(parse_cpu_list(s).is_err(), "{s:?} accepted");
+        }
+    }
+
+    #[test]
+    fn booleans_and_integers() {
+        assert_eq!(parse_bool("1"), Ok(true));
+        assert_eq!(parse_bool("0"), Ok(false));
+        assert!(parse_bool("2").is_err());
+        assert_eq!(parse_u32("32"), Ok(32));
+        assert!(parse_u32("-1").is_err());
+        assert!(parse_u32("4294967296").is_err());
+        assert_eq!(parse_count("1k"), Ok(1024));
+    }
+}
