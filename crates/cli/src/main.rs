@@ -1,1 +1,76 @@
-fn main() {}
+//! `cinterrupts`: the thin binary over the workbench's crates.
+
+mod args;
+mod coalesce;
+mod jobs_cmd;
+mod output;
+mod policies;
+mod stream;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Calibrated interrupts for fast storage: when should a device interrupt the host?
+#[derive(Parser, Debug)]
+#[command(name = "cinterrupts", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Verb,
+}
+
+#[derive(Subcommand, Debug)]
+enum Verb {
+    /// Replay a completion stream (CSV) through a strategy and print its interrupts
+    Coalesce(coalesce::CoalesceArgs),
+    /// List the interrupt strategies, their parameters and defaults
+    Policies,
+    /// Read fio job files and show each job and the marks its requests carry
+    Jobs(jobs_cmd::JobsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || matches!(
+                    e.kind(),
+                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                )
+            {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // One line: clap's first, without the usage block.
+            let rendered = e.render().to_string();
+            eprintln!(
+                "cinterrupts: {}",
+                rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("bad arguments")
+                    .trim_start_matches("error: ")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let result = match &cli.command {
+        Verb::Coalesce(a) => coalesce::run(a),
+        Verb::Policies => {
+            print!("{}", policies::listing());
+            Ok(())
+        }
+        Verb::Jobs(a) => jobs_cmd::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // anyhow's chain on one line: "context: cause".
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            eprintln!("cinterrupts: error: {}", chain.join(": "));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -282,6 +282,39 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     Ok(agg)
 }
 
+/// The strategy's name and every parameter in force, defaults filled in:
+/// `cint delta=6us thr=32 ooo=on barrier=relaxed max-irq-rate=off`.
+pub fn describe(spec: &PolicySpec) -> String {
+    let Some(s) = strategy(&spec.name) else {
+        return spec.name.clone();
+    };
+    let mut out = s.name.to_string();
+    for p in s.params {
+        let given = match p.option {
+            "delta" => spec.delta.map(format_nanos),
+            "thr" => spec.thr.map(|v| v.to_string()),
+            "ooo" => spec.ooo.map(|v| if v { "on" } else { "off" }.to_string()),
+            "barrier" => spec.barrier.map(|b| b.as_str().to_string()),
+            "max-irq-rate" => spec.max_irq_rate.map(|v| v.to_string()),
+            "aggr-time" => spec.aggr_time.map(format_nanos),
+            "nvme-feature" => spec.nvme_feature.map(|v| format!("{v:#06x}")),
+            "a" => spec.a.map(|v| v.to_string()),
+            "delta-unit" => spec.delta_unit.map(format_nanos),
+            "dim-mode" => spec.dim_mode.map(|m| m.as_str().to_string()),
+            _ => None,
+        };
+        if p.option == "nvme-feature" && given.is_none() {
+            continue;
+        }
+        out.push_str(&format!(
+            " {}={}",
+            p.option,
+            given.as_deref().unwrap_or(p.default)
+        ));
+    }
+    out
+}
+
 /// Builds the strategy a spec names.
 pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
     let s = strategy(&spec.name).ok_or_else(|| {
@@ -396,6 +429,19 @@ mod tests {
             ..PolicySpec::named("nvme")
         };
         assert_eq!(build(&spec).unwrap().delay_bound(), 200 * US);
+    }
+
+    #[test]
+    fn describe_fills_in_defaults() {
+        let spec = PolicySpec {
+            thr: Some(16),
+            ..PolicySpec::named("cint")
+        };
+        assert_eq!(
+            describe(&spec),
+            "cint delta=6us thr=16 ooo=on barrier=relaxed max-irq-rate=off"
+        );
+        assert_eq!(describe(&PolicySpec::named("nvme100")), "nvme100 thr=32");
     }
 
     #[test]

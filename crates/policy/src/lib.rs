@@ -42,7 +42,7 @@ mod storm;
 mod strict;
 
 pub use burst::DeltaRule;
-pub use catalogue::{build, PolicySpec, SpecError};
+pub use catalogue::{build, describe, PolicySpec, SpecError};
 pub use marks::Marks;
 
 /// Nanoseconds. All times inside the project are this.

@@ -15,20 +15,12 @@ pub struct Delivery<'a> {
     pub reaped: &'a [Reaped],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Events must come in time order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("time {at} is before the previous event at {now}")]
 pub struct TimeWentBack {
     pub at: Nanos,
     pub now: Nanos,
-}
-
-impl std::fmt::Display for TimeWentBack {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "time {} is before the previous event at {}",
-            self.at, self.now
-        )
-    }
 }
 
 pub struct Replay {

@@ -1,0 +1,116 @@
+//! Value parsers and the policy options every verb that runs a policy takes.
+
+use clap::{Args, ValueEnum};
+use policy::cint::BarrierMode;
+use policy::dim::DimMode;
+use policy::PolicySpec;
+
+/// `6us`, `100us`, `1ms`: a unit is required (except for 0).
+pub fn duration(s: &str) -> Result<u64, String> {
+    jobs::units::parse_duration(s, None)
+}
+
+/// `100k`, `1.5m`, `250000` per second.
+pub fn rate(s: &str) -> Result<u64, String> {
+    jobs::units::parse_rate(s)
+}
+
+pub fn on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "1" | "true" | "yes" => Ok(true),
+        "off" | "0" | "false" | "no" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
+    }
+}
+
+/// A Feature 08h value, hexadecimal with `0x` or decimal.
+pub fn feature(s: &str) -> Result<u32, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("'{s}' is not a number (e.g. 0x011f)"))
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum BarrierArg {
+    Relaxed,
+    Strict,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DimModeArg {
+    Eqe,
+    Cqe,
+}
+
+/// Which interrupt strategy, and its parameters (see `cinterrupts policies`).
+#[derive(Args, Debug, Clone)]
+pub struct PolicyArgs {
+    /// Strategy: default, nvme, nvme100, nvme20, nvme6, adaptive, cint, dynamic, dim
+    #[arg(long, default_value = "cint")]
+    pub policy: String,
+    /// Quiescent gap that ends a burst (adaptive, cint)
+    #[arg(long, value_parser = duration, value_name = "TIME")]
+    pub delta: Option<u64>,
+    /// Most completions per interrupt
+    #[arg(long, value_name = "N")]
+    pub thr: Option<u32>,
+    /// Out-of-order Urgent processing (cint, dynamic)
+    #[arg(long, value_parser = on_off, value_name = "on|off")]
+    pub ooo: Option<bool>,
+    /// Barrier semantics (cint, dynamic)
+    #[arg(long, value_enum)]
+    pub barrier: Option<BarrierArg>,
+    /// Urgent-storm protection: maximum interrupts per second (cint, dynamic)
+    #[arg(long, value_parser = rate, value_name = "RATE")]
+    pub max_irq_rate: Option<u64>,
+    /// NVMe Aggregation Time, a multiple of 100us (nvme)
+    #[arg(long, value_parser = duration, value_name = "TIME")]
+    pub aggr_time: Option<u64>,
+    /// Raw NVMe Feature 08h value, e.g. 0x011f (nvme)
+    #[arg(long, value_parser = feature, value_name = "VALUE")]
+    pub nvme_feature: Option<u32>,
+    /// Correction factor of the dynamic timeout (dynamic)
+    #[arg(long, value_name = "A")]
+    pub a: Option<f64>,
+    /// What one unit of the dynamic timeout is (dynamic)
+    #[arg(long, value_parser = duration, value_name = "TIME")]
+    pub delta_unit: Option<u64>,
+    /// Moderation timer mode (dim)
+    #[arg(long, value_enum)]
+    pub dim_mode: Option<DimModeArg>,
+}
+
+impl PolicyArgs {
+    pub fn spec(&self) -> PolicySpec {
+        self.spec_named(&self.policy)
+    }
+
+    pub fn spec_named(&self, name: &str) -> PolicySpec {
+        PolicySpec {
+            name: name.to_string(),
+            delta: self.delta,
+            thr: self.thr,
+            ooo: self.ooo,
+            barrier: self.barrier.map(|b| match b {
+                BarrierArg::Relaxed => BarrierMode::Relaxed,
+                BarrierArg::Strict => BarrierMode::Strict,
+            }),
+            max_irq_rate: self.max_irq_rate,
+            aggr_time: self.aggr_time,
+            nvme_feature: self.nvme_feature,
+            a: self.a,
+            delta_unit: self.delta_unit,
+            dim_mode: self.dim_mode.map(|m| match m {
+                DimModeArg::Eqe => DimMode::Eqe,
+                DimModeArg::Cqe => DimMode::Cqe,
+            }),
+        }
+    }
+
+    /// True when any strategy parameter was given.
+    pub fn has_parameters(&self) -> bool {
+        self.spec_named("") != PolicySpec::named("")
+    }
+}
