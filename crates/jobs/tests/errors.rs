@@ -114,10 +114,7 @@ fn structure_errors() {
         "mixed.fio:2: option 'bs' appears before any [section]",
     );
     says("[j]\n[]\n", "mixed.fio:2: empty section name");
-    says(
-        "[j\n",
-        "mixed.fio:1: section header '[j' has no closing ']'",
-    );
+    says("[j\n", "mixed.fio:1: section header '[j' must end with ']'");
 }
 
 #[test]
