@@ -42,6 +42,7 @@ pub fn lex(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Section>, JobError> {
     let mut sections: Vec<Section> = Vec::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (idx, raw) in text.lines().enumerate() {
         let line = idx + 1;
         let t = raw.trim();
@@ -54,7 +55,7 @@ pub fn lex(
                 return Err(JobError::Syntax {
                     file: file.to_string(),
                     line,
-                    message: format!("section header '{t}' has no closing ']'"),
+                    message: format!("section header '{t}' must end with ']'"),
                 });
             };
             let name = name.trim();
@@ -208,6 +209,10 @@ mod tests {
         let e = lex("[j]\n[ ]\n", "t.fio", &no_env).unwrap_err();
         assert_eq!(e.to_string(), "t.fio:2: empty section name");
         assert!(lex("[j\n", "t", &no_env).is_err());
+        assert!(lex("[j] x\n", "t", &no_env).is_err());
+        let s = lex("\u{feff}[j] ; comment\r\nbs=4k\r\n", "t", &no_env).unwrap();
+        assert_eq!(s[0].name, "j");
+        assert_eq!(s[0].entries[0].value.as_deref(), Some("4k"));
         assert!(lex("[j]\n=4k\n", "t", &no_env).is_err());
     }
 }

@@ -1,0 +1,188 @@
+//! Every error is one line naming file, line and option.
+
+use jobs::{parse_str, JobError};
+
+fn err(text: &str) -> JobError {
+    match parse_str(text, "mixed.fio", &|_| None) {
+        Ok(f) => panic!("accepted: {f:?}"),
+        Err(e) => e,
+    }
+}
+
+/// Asserts the exact message and that it is one line.
+fn says(text: &str, expected: &str) {
+    let e = err(text);
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "multi-line: {msg}");
+    assert_eq!(msg, expected);
+}
+
+#[test]
+fn unknown_option() {
+    says("[j]\n\nfoo=1\n", "mixed.fio:3: unknown option 'foo'");
+    says("[j]\nfoo\n", "mixed.fio:2: unknown option 'foo'");
+}
+
+#[test]
+fn bad_values() {
+    says(
+        "[j]\nbs=abc\n",
+        "mixed.fio:2: option 'bs': invalid size 'abc'",
+    );
+    says(
+        "[j]\nblocksize=-4k\n",
+        "mixed.fio:2: option 'blocksize': invalid size '-4k' (negative)",
+    );
+    says(
+        "[j]\nbs=0\n",
+        "mixed.fio:2: option 'bs': block size '0' must be above 0",
+    );
+    says(
+        "[j]\niodepth=lots\n",
+        "mixed.fio:2: option 'iodepth': invalid number 'lots'",
+    );
+    says(
+        "[j]\ndirect=maybe\n",
+        "mixed.fio:2: option 'direct': invalid boolean 'maybe' (0 or 1)",
+    );
+    says(
+        "[j]\nrwmixread=150\n",
+        "mixed.fio:2: option 'rwmixread': 150 is not a percentage (0..=100)",
+    );
+    says(
+        "[j]\nruntime=-1\n",
+        "mixed.fio:2: option 'runtime': invalid duration '-1' (negative)",
+    );
+    says(
+        "[j]\ncpus_allowed=3-1\n",
+        "mixed.fio:2: option 'cpus_allowed': invalid CPU list '3-1' (range 3-1 is backwards)",
+    );
+    says("[j]\nrw=sideways\n", "mixed.fio:2: option 'rw': invalid rw 'sideways' (read, write, randread, randwrite, rw, readwrite, randrw)");
+    says("[j]\ncint_flags=maybe\n", "mixed.fio:2: option 'cint_flags': invalid cint_flags 'maybe' (urgent, barrier, none, default)");
+    says(
+        "[j]\nnumjobs=0\n",
+        "mixed.fio:2: option 'numjobs': must be at least 1",
+    );
+    says(
+        "[j]\nkb_base=1000\n",
+        "mixed.fio:2: option 'kb_base': kb_base '1000' is not supported (1024)",
+    );
+}
+
+#[test]
+fn unsupported_engines_verify_and_modes() {
+    says(
+        "[j]\nioengine=posixaio\n",
+        "mixed.fio:2: option 'ioengine': ioengine 'posixaio' is not supported (sync, psync, vsync, pvsync, pvsync2, libaio, io_uring)",
+    );
+    says(
+        "[j]\nverify=md5\n",
+        "mixed.fio:2: option 'verify': verify 'md5' is not supported (crc32c)",
+    );
+    says(
+        "[j]\nrw=trim\n",
+        "mixed.fio:2: option 'rw': rw 'trim' is not supported (trims are not modelled)",
+    );
+    says(
+        "[j]\nhipri\n",
+        "mixed.fio:2: option 'hipri' is not supported: polled I/O completes without interrupts and is not modelled",
+    );
+    says(
+        "[a]\n[b]\nstonewall\n",
+        "mixed.fio:3: option 'stonewall' is not supported: jobs here run concurrently; serialising them is not modelled",
+    );
+}
+
+#[test]
+fn missing_values() {
+    says("[j]\nbs\n", "mixed.fio:2: option 'bs' needs a value");
+    says("[j]\nbs=\n", "mixed.fio:2: option 'bs' needs a value");
+    says(
+        "[j]\ndirect=\n",
+        "mixed.fio:2: option 'direct' needs a value",
+    );
+    says(
+        "[j]\nioengine = ; no engine\n",
+        "mixed.fio:2: option 'ioengine' needs a value",
+    );
+}
+
+#[test]
+fn structure_errors() {
+    says(
+        "; header\nbs=4k\n[j]\n",
+        "mixed.fio:2: option 'bs' appears before any [section]",
+    );
+    says("[j]\n[]\n", "mixed.fio:2: empty section name");
+    says("[j\n", "mixed.fio:1: section header '[j' must end with ']'");
+}
+
+#[test]
+fn undefined_variable_names_the_option() {
+    says(
+        "[j]\nfilename=${NVME_DEV}\n",
+        "mixed.fio:2: option 'filename': undefined variable '${NVME_DEV}'",
+    );
+}
+
+#[test]
+fn errors_in_a_global_are_reported_even_without_jobs() {
+    says(
+        "[global]\nbs=xyz\n",
+        "mixed.fio:2: option 'bs': invalid size 'xyz'",
+    );
+}
+
+#[test]
+fn validation_names_the_job_section_line() {
+    says(
+        "[global]\nioengine=libaio\n[j]\niodepth=4\niodepth_batch_submit=8\n",
+        "mixed.fio:3: job 'j': option 'iodepth_batch_submit': 8 exceeds iodepth 4",
+    );
+    says(
+        "[j]\nioengine=libaio\niodepth=4\niodepth_batch_complete_min=5\n",
+        "mixed.fio:1: job 'j': option 'iodepth_batch_complete_min': 5 exceeds iodepth 4",
+    );
+    says(
+        "[j]\nioengine=libaio\niodepth=4\niodepth_batch_complete_max=5\n",
+        "mixed.fio:1: job 'j': option 'iodepth_batch_complete_max': 5 exceeds iodepth 4",
+    );
+    says(
+        "[j]\niodepth=0\n",
+        "mixed.fio:1: job 'j': option 'iodepth': must be at least 1",
+    );
+    says(
+        "[j]\ntime_based\n",
+        "mixed.fio:1: job 'j': option 'time_based': needs a runtime above 0",
+    );
+    says(
+        "[j]\nruntime=0\ntime_based\n",
+        "mixed.fio:1: job 'j': option 'time_based': needs a runtime above 0",
+    );
+    says(
+        "[j]\nbarrier=1\n",
+        "mixed.fio:1: job 'j': option 'barrier': needs ioengine libaio or io_uring, not psync",
+    );
+    says(
+        "[j]\nioengine=psync\nnowait\n",
+        "mixed.fio:1: job 'j': option 'nowait': needs ioengine pvsync2, libaio or io_uring, not psync",
+    );
+}
+
+#[test]
+fn too_many_jobs() {
+    let e = err("[global]\nnumjobs=4096\n[a]\n[b]\n");
+    assert_eq!(e.line(), 4);
+    assert!(e.to_string().contains("option 'numjobs'"), "{e}");
+    let e = err("[j]\nnumjobs=5000\n");
+    assert!(
+        e.to_string().starts_with("mixed.fio:2: option 'numjobs'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_first_error_wins_and_stops_parsing() {
+    let e = err("[j]\nbs=abc\nfoo=1\n");
+    assert_eq!(e.line(), 2);
+}
