@@ -147,7 +147,6 @@ pub fn replay(rows: &[Row], spec: &PolicySpec, origin: &str, want_csv: bool) -> 
         }
     }
     replay.finish(&mut sink);
-    drop(sink);
     out.completions = rows.iter().filter(|r| r.event != Event::Submit).count() as u64;
     out.errors = rows.iter().filter(|r| r.event == Event::Error).count() as u64;
     Ok(out)

@@ -38,7 +38,7 @@ fn marks_pattern(job: &Job, kind: IoKind) -> String {
 }
 
 fn describe(job: &Job) -> String {
-    let mut s = format!("{}", job.name);
+    let mut s = job.name.clone();
     if job.numjobs > 1 {
         let _ = write!(s, "#{}", job.clone_index);
     }

@@ -24,6 +24,17 @@
 //!
 //! Each returns `Some(Interrupt)` when an interrupt fires at `now`.
 //! [`replay::Replay`] is a complete driver over an event stream.
+//!
+//! ```
+//! use policy::{build, Completion, Interrupt, Marks, Policy, PolicySpec};
+//! let mut p = build(&PolicySpec::named("cint")).unwrap();
+//! // An Urgent completion fires at once; with OOO only Urgent entries are reaped.
+//! assert_eq!(p.completed(1_000, Completion::ok(1, Marks::URGENT)), Some(Interrupt::UrgentOnly));
+//! // An unmarked one waits for a quiet gap of delta (6 us).
+//! assert_eq!(p.completed(2_000, Completion::ok(2, Marks::NONE)), None);
+//! assert_eq!(p.deadline(), Some(8_000));
+//! assert_eq!(p.deadline_reached(8_000), Some(Interrupt::Full));
+//! ```
 
 pub mod adaptive;
 mod aggregation;
