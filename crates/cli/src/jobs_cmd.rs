@@ -44,7 +44,7 @@ fn describe(job: &Job) -> String {
     }
     let _ = write!(
         s,
-        ": {:?} {:?} bs={}/{} iodepth={} batch_submit={} batch_complete={}..{}",
+        ": ioengine={} rw={} bs={}/{} iodepth={} batch_submit={} batch_complete={}..{}",
         job.ioengine,
         job.rw,
         job.bs_read,

@@ -454,5 +454,19 @@ mod tests {
         }
         assert!(changes >= 1, "DIM must move off its default profile");
         assert_eq!(d.tune_state(), TuneState::ParkingOnTop);
+
+        // The load drops tenfold: the window's rates differ, DIM leaves the
+        // park and steps again.
+        let parked_at = d.profile_ix();
+        let mut moved = false;
+        for i in 0..20_000u64 {
+            t += 20 * US;
+            while d.deadline().is_some_and(|dl| dl <= t) {
+                d.deadline_reached(d.deadline().unwrap());
+            }
+            d.completed(t, Completion::ok(1_000_000 + i, Marks::NONE));
+            moved |= d.profile_ix() != parked_at;
+        }
+        assert!(moved, "a changed load must unpark DIM");
     }
 }
