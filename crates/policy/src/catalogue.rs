@@ -203,23 +203,34 @@ fn takes(s: &Strategy) -> String {
     }
 }
 
+/// Every option a spec can carry, with its value as given (`None` if unset),
+/// spelled as the CLI prints it.
+impl PolicySpec {
+    pub fn given(&self) -> [(&'static str, Option<String>); 10] {
+        let on_off = |v: bool| if v { "on" } else { "off" }.to_string();
+        [
+            ("delta", self.delta.map(format_nanos)),
+            ("thr", self.thr.map(|v| v.to_string())),
+            ("ooo", self.ooo.map(on_off)),
+            ("barrier", self.barrier.map(|b| b.as_str().to_string())),
+            ("max-irq-rate", self.max_irq_rate.map(|v| v.to_string())),
+            ("aggr-time", self.aggr_time.map(format_nanos)),
+            (
+                "nvme-feature",
+                self.nvme_feature.map(|v| format!("{v:#06x}")),
+            ),
+            ("a", self.a.map(|v| v.to_string())),
+            ("delta-unit", self.delta_unit.map(format_nanos)),
+            ("dim-mode", self.dim_mode.map(|m| m.as_str().to_string())),
+        ]
+    }
+}
+
 /// Refuses options the strategy does not take, so a typo in a sweep is not
 /// silently a no-op.
 fn check_applicable(spec: &PolicySpec, s: &Strategy) -> Result<(), SpecError> {
-    let given: [(&'static str, bool); 10] = [
-        ("delta", spec.delta.is_some()),
-        ("thr", spec.thr.is_some()),
-        ("ooo", spec.ooo.is_some()),
-        ("barrier", spec.barrier.is_some()),
-        ("max-irq-rate", spec.max_irq_rate.is_some()),
-        ("aggr-time", spec.aggr_time.is_some()),
-        ("nvme-feature", spec.nvme_feature.is_some()),
-        ("a", spec.a.is_some()),
-        ("delta-unit", spec.delta_unit.is_some()),
-        ("dim-mode", spec.dim_mode.is_some()),
-    ];
-    for (option, set) in given {
-        if set && !s.params.iter().any(|p| p.option == option) {
+    for (option, value) in spec.given() {
+        if value.is_some() && !s.params.iter().any(|p| p.option == option) {
             return Err(SpecError::NotApplicable {
                 option,
                 policy: s.name.to_string(),
@@ -288,28 +299,20 @@ pub fn describe(spec: &PolicySpec) -> String {
     let Some(s) = strategy(&spec.name) else {
         return spec.name.clone();
     };
+    let given = spec.given();
     let mut out = s.name.to_string();
     for p in s.params {
-        let given = match p.option {
-            "delta" => spec.delta.map(format_nanos),
-            "thr" => spec.thr.map(|v| v.to_string()),
-            "ooo" => spec.ooo.map(|v| if v { "on" } else { "off" }.to_string()),
-            "barrier" => spec.barrier.map(|b| b.as_str().to_string()),
-            "max-irq-rate" => spec.max_irq_rate.map(|v| v.to_string()),
-            "aggr-time" => spec.aggr_time.map(format_nanos),
-            "nvme-feature" => spec.nvme_feature.map(|v| format!("{v:#06x}")),
-            "a" => spec.a.map(|v| v.to_string()),
-            "delta-unit" => spec.delta_unit.map(format_nanos),
-            "dim-mode" => spec.dim_mode.map(|m| m.as_str().to_string()),
-            _ => None,
-        };
-        if p.option == "nvme-feature" && given.is_none() {
+        let value = given
+            .iter()
+            .find(|(o, _)| *o == p.option)
+            .and_then(|(_, v)| v.clone());
+        if p.option == "nvme-feature" && value.is_none() {
             continue;
         }
         out.push_str(&format!(
             " {}={}",
             p.option,
-            given.as_deref().unwrap_or(p.default)
+            value.as_deref().unwrap_or(p.default)
         ));
     }
     out
