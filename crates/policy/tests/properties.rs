@@ -195,6 +195,12 @@ fn check(spec: &PolicySpec, cmds: &[Cmd]) -> Result<(), TestCaseError> {
         }
     }
     replay.finish(&mut sink);
+    prop_assert_eq!(
+        replay.forced_flushes(),
+        0,
+        "{}: left completions with no deadline",
+        &spec.name
+    );
     if let Some(f) = failure {
         return Err(TestCaseError::fail(format!("{}: {f}", spec.name)));
     }
