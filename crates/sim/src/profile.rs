@@ -408,6 +408,11 @@ fn plain(msg: &str) -> String {
         return format!("unknown value {}", rest.replace('`', "'"));
     }
     msg.replace('`', "'")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A toml/serde error as a one-line [`ProfileError`].
