@@ -1,0 +1,24 @@
+//! The discrete-event simulator of host cores, an NVMe device and the
+//! interrupt policy.
+//!
+//! The simulator will run a workload from a fio job file (the `jobs` crate)
+//! on simulated host cores that submit to per-core NVMe queues; the device
+//! serves commands with a service-time model and a `policy` instance per
+//! completion queue decides when to interrupt. Everything runs in virtual
+//! time (`u64` nanoseconds) and is deterministic for a seed.
+//!
+//! This first step holds only the **device and host profiles**: the numbers
+//! the engine will run on, read from TOML files whose every number cites its
+//! source (the TOS paper, a vendor datasheet, or a stated estimate). The
+//! engine comes next.
+//!
+//! ```
+//! let optane = sim::DeviceProfile::load("optane").unwrap();
+//! assert_eq!(optane.default_delta, 6_000); // 6 us, TOS 5.2
+//! let host = sim::HostProfile::load("xeon-e5-2660v4").unwrap();
+//! assert_eq!(host.irq_entry, 740); // ns, TOS 2
+//! ```
+
+pub mod profile;
+
+pub use profile::{DeviceProfile, Distribution, HostProfile, ProfileError, ServiceTime};

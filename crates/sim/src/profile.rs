@@ -1,0 +1,458 @@
+//! Device and host profiles: the numbers the simulator runs on, read from
+//! TOML files with one comment per number giving its source.
+//!
+//! Times in the files are strings with units (`"8us"`, `"740ns"`) and become
+//! `u64` nanoseconds here. A bare name (`optane`) loads a shipped profile from
+//! the repository's `profiles/` directory (embedded at build time); anything
+//! containing `/` or ending in `.toml` is read from that path.
+
+use std::path::Path;
+
+use serde::{Deserialize, Deserializer};
+
+/// Errors loading a profile. Every message is one line naming the file and,
+/// where known, the line and key.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProfileError {
+    /// The file could not be read.
+    #[error("{file}: {reason}")]
+    Read { file: String, reason: String },
+    /// A bare name that is not a shipped profile.
+    #[error(
+        "unknown {kind} profile '{name}' (shipped: {shipped}; or give a path to a .toml file)"
+    )]
+    UnknownName {
+        kind: &'static str,
+        name: String,
+        shipped: String,
+    },
+    /// A required key is absent.
+    #[error("{file}: missing key '{key}'")]
+    MissingKey { file: String, key: String },
+    /// A key the schema does not have.
+    #[error("{file}:{line}: unknown key '{key}'")]
+    UnknownKey {
+        file: String,
+        line: usize,
+        key: String,
+    },
+    /// A key with a value of the wrong type or out of range.
+    #[error("{file}:{line}: key '{key}': {reason}")]
+    BadValue {
+        file: String,
+        line: usize,
+        key: String,
+        reason: String,
+    },
+    /// Malformed TOML (no key to blame).
+    #[error("{file}:{line}: {reason}")]
+    Syntax {
+        file: String,
+        line: usize,
+        reason: String,
+    },
+}
+
+/// How a service time is drawn around its mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    /// Normal with the given mean and standard deviation, redrawn (truncated)
+    /// below `floor`.
+    Normal,
+    /// Log-normal whose own mean and standard deviation are the given ones
+    /// (right-skewed, like NAND read latency); values below `floor` are
+    /// raised to it.
+    Lognormal,
+}
+
+/// The service time of one operation (read or write) inside the device: from
+/// the command being fetched to its CQE being written, without any host cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceTime {
+    /// Shape of the 4 KiB service time.
+    pub distribution: Distribution,
+    /// Mean 4 KiB service time, ns (`mean = "6.26us"`). Must be > 0.
+    #[serde(deserialize_with = "duration")]
+    pub mean: u64,
+    /// Standard deviation of the 4 KiB service time, ns.
+    #[serde(deserialize_with = "duration")]
+    pub stddev: u64,
+    /// Shortest possible 4 KiB service time, ns (default 0). Must be below
+    /// `mean`.
+    #[serde(default, deserialize_with = "duration")]
+    pub floor: u64,
+    /// Extra transfer time per KiB beyond the first 4 KiB, ns.
+    #[serde(deserialize_with = "duration")]
+    pub per_kib: u64,
+}
+
+/// An NVMe SSD as the simulator sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceProfile {
+    /// Short name (`optane`).
+    pub name: String,
+    /// The product this models.
+    pub description: String,
+    /// I/O submission/completion queue pairs available (one per core).
+    pub queues: u32,
+    /// Entries per queue.
+    pub queue_depth: u32,
+    /// Commands the device serves at once (internal channels / dies).
+    pub parallelism: u32,
+    /// Random 4 KiB read IOPS ceiling of the whole device.
+    pub max_read_iops: u64,
+    /// Random 4 KiB write IOPS ceiling of the whole device.
+    pub max_write_iops: u64,
+    /// Read service time.
+    pub read: ServiceTime,
+    /// Write service time.
+    pub write: ServiceTime,
+    /// The coalescing timeout delta tuned for this device, ns (TOS 5.2).
+    #[serde(deserialize_with = "duration")]
+    pub default_delta: u64,
+    /// The coalescing threshold thr tuned for this device (TOS 5.2).
+    pub default_thr: u32,
+}
+
+/// A host: cores and what the kernel's I/O path costs on them.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProfile {
+    /// Short name (`xeon-e5-2660v4`).
+    pub name: String,
+    /// The machine this models.
+    pub description: String,
+    /// Cores available to workloads.
+    pub cores: u32,
+    /// Clock in GHz (cycles = ns * ghz).
+    pub ghz: f64,
+    /// System call entry plus exit, ns.
+    #[serde(deserialize_with = "duration")]
+    pub syscall: u64,
+    /// Block layer plus driver work to submit one request (to the SQ
+    /// doorbell), ns.
+    #[serde(deserialize_with = "duration")]
+    pub submit_per_request: u64,
+    /// Interrupt entry plus exit, ns.
+    #[serde(deserialize_with = "duration")]
+    pub irq_entry: u64,
+    /// Handling one CQE in the interrupt handler plus block-layer
+    /// completion, ns.
+    #[serde(deserialize_with = "duration")]
+    pub per_completion: u64,
+    /// Switching from one thread to another on a core, ns.
+    #[serde(deserialize_with = "duration")]
+    pub context_switch: u64,
+    /// Making a blocked thread runnable, ns.
+    #[serde(deserialize_with = "duration")]
+    pub wakeup: u64,
+    /// CPU cost of one interrupt in cycles, for reference (TOS 2: ~1,500).
+    pub irq_cycles: u64,
+}
+
+/// Shipped device profiles: (name, repository path, text).
+const DEVICES: &[(&str, &str, &str)] = &[
+    (
+        "optane",
+        "profiles/devices/optane.toml",
+        include_str!("../../../profiles/devices/optane.toml"),
+    ),
+    (
+        "p3700",
+        "profiles/devices/p3700.toml",
+        include_str!("../../../profiles/devices/p3700.toml"),
+    ),
+];
+
+/// Shipped host profiles: (name, repository path, text).
+const HOSTS: &[(&str, &str, &str)] = &[(
+    "xeon-e5-2660v4",
+    "profiles/hosts/xeon-e5-2660v4.toml",
+    include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
+)];
+
+const DEVICE_NAMES: &[&str] = &["optane", "p3700"];
+const HOST_NAMES: &[&str] = &["xeon-e5-2660v4"];
+
+impl DeviceProfile {
+    /// A shipped profile by name (`optane`, `p3700`), or a TOML file by path
+    /// (anything containing `/` or ending in `.toml`).
+    pub fn load(name_or_path: &str) -> Result<DeviceProfile, ProfileError> {
+        let (text, origin) = resolve("device", DEVICES, name_or_path)?;
+        Self::parse(&text, &origin)
+    }
+
+    /// Names of the shipped device profiles.
+    pub fn shipped() -> &'static [&'static str] {
+        DEVICE_NAMES
+    }
+
+    /// Parses profile text; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<DeviceProfile, ProfileError> {
+        let p: DeviceProfile = toml::from_str(text).map_err(|e| convert(&e, text, origin))?;
+        p.validate(text, origin)?;
+        Ok(p)
+    }
+
+    fn validate(&self, text: &str, origin: &str) -> Result<(), ProfileError> {
+        let bad = |table: Option<&str>, key: &str, reason: &str| {
+            Err(bad_value(text, origin, table, key, reason))
+        };
+        if self.name.trim().is_empty() {
+            return bad(None, "name", "must not be empty");
+        }
+        if self.queues < 1 {
+            return bad(None, "queues", "must be at least 1");
+        }
+        if self.queue_depth < 2 {
+            return bad(None, "queue_depth", "must be at least 2 (NVMe)");
+        }
+        if self.parallelism < 1 {
+            return bad(None, "parallelism", "must be at least 1");
+        }
+        if self.max_read_iops == 0 {
+            return bad(None, "max_read_iops", "must be greater than 0");
+        }
+        if self.max_write_iops == 0 {
+            return bad(None, "max_write_iops", "must be greater than 0");
+        }
+        for (table, st) in [("read", &self.read), ("write", &self.write)] {
+            if st.mean == 0 {
+                return bad(Some(table), "mean", "must be greater than 0");
+            }
+            if st.floor >= st.mean {
+                return bad(Some(table), "floor", "must be below mean");
+            }
+        }
+        if self.default_delta == 0 {
+            return bad(None, "default_delta", "must be greater than 0");
+        }
+        if self.default_thr < 1 {
+            return bad(None, "default_thr", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+impl HostProfile {
+    /// A shipped profile by name (`xeon-e5-2660v4`), or a TOML file by path
+    /// (anything containing `/` or ending in `.toml`).
+    pub fn load(name_or_path: &str) -> Result<HostProfile, ProfileError> {
+        let (text, origin) = resolve("host", HOSTS, name_or_path)?;
+        Self::parse(&text, &origin)
+    }
+
+    /// Names of the shipped host profiles.
+    pub fn shipped() -> &'static [&'static str] {
+        HOST_NAMES
+    }
+
+    /// Parses profile text; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<HostProfile, ProfileError> {
+        let p: HostProfile = toml::from_str(text).map_err(|e| convert(&e, text, origin))?;
+        p.validate(text, origin)?;
+        Ok(p)
+    }
+
+    /// Cycles of `ns` nanoseconds at this host's clock.
+    pub fn cycles(&self, ns: u64) -> f64 {
+        ns as f64 * self.ghz
+    }
+
+    fn validate(&self, text: &str, origin: &str) -> Result<(), ProfileError> {
+        let bad = |key: &str, reason: &str| Err(bad_value(text, origin, None, key, reason));
+        if self.name.trim().is_empty() {
+            return bad("name", "must not be empty");
+        }
+        if self.cores < 1 {
+            return bad("cores", "must be at least 1");
+        }
+        if !(self.ghz.is_finite() && self.ghz > 0.0) {
+            return bad("ghz", "must be greater than 0");
+        }
+        if self.irq_cycles == 0 {
+            return bad("irq_cycles", "must be greater than 0");
+        }
+        Ok(())
+    }
+}
+
+/// The text and origin of a shipped name or a path.
+fn resolve(
+    kind: &'static str,
+    shipped: &[(&str, &str, &str)],
+    name_or_path: &str,
+) -> Result<(String, String), ProfileError> {
+    if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
+        let text =
+            std::fs::read_to_string(Path::new(name_or_path)).map_err(|e| ProfileError::Read {
+                file: name_or_path.to_string(),
+                reason: e.to_string(),
+            })?;
+        return Ok((text, name_or_path.to_string()));
+    }
+    match shipped.iter().find(|(name, _, _)| *name == name_or_path) {
+        Some((_, path, text)) => Ok((text.to_string(), path.to_string())),
+        None => Err(ProfileError::UnknownName {
+            kind,
+            name: name_or_path.to_string(),
+            shipped: shipped
+                .iter()
+                .map(|(n, _, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// A time with units (`"8us"`) as nanoseconds.
+fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let s = String::deserialize(d)?;
+    jobs::units::parse_duration(&s, None).map_err(serde::de::Error::custom)
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The `[table]` a 1-based line belongs to, if any.
+fn table_at(text: &str, line: usize) -> Option<String> {
+    text.lines()
+        .take(line)
+        .filter_map(header)
+        .last()
+        .map(str::to_string)
+}
+
+/// The name of a `[table]` header line.
+fn header(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let inner = t.strip_prefix('[')?.split(']').next()?;
+    Some(inner.trim())
+}
+
+/// The key assigned on a line (`key = value`), if any.
+fn key_on(line: &str) -> Option<&str> {
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('#')).then_some(key)
+}
+
+/// `table.key` or `key`.
+fn dotted(table: Option<&str>, key: &str) -> String {
+    match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    }
+}
+
+/// The line where `key` is assigned in `table` (None = top level).
+fn locate(text: &str, table: Option<&str>, key: &str) -> usize {
+    let mut current: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(h) = header(line) {
+            current = Some(h);
+        } else if current == table && key_on(line) == Some(key) {
+            return i + 1;
+        }
+    }
+    1
+}
+
+fn bad_value(
+    text: &str,
+    origin: &str,
+    table: Option<&str>,
+    key: &str,
+    reason: &str,
+) -> ProfileError {
+    ProfileError::BadValue {
+        file: origin.to_string(),
+        line: locate(text, table, key),
+        key: dotted(table, key),
+        reason: reason.to_string(),
+    }
+}
+
+/// The text between the first pair of backticks in a serde message.
+fn quoted(msg: &str) -> Option<&str> {
+    let start = msg.find('`')? + 1;
+    let len = msg[start..].find('`')?;
+    Some(&msg[start..start + len])
+}
+
+/// serde's "invalid type: string \"x\", expected u32" in plain words.
+fn plain(msg: &str) -> String {
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            let expected = match expected {
+                e if e.starts_with('u') || e.starts_with('i') => "an integer",
+                e if e.starts_with('f') => "a number",
+                "a string" => "a string with units (\"8us\")",
+                e => e,
+            };
+            return format!("expected {expected}, found {found}");
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        return format!("unknown value {}", rest.replace('`', "'"));
+    }
+    msg.replace('`', "'")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A toml/serde error as a one-line [`ProfileError`].
+fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
+    let msg = e.message().trim();
+    let file = origin.to_string();
+    let span_line = e.span().map(|s| line_of(text, s.start));
+    if let Some(field) = msg.strip_prefix("missing field ").and_then(quoted) {
+        // The span covers the table missing the field (or the whole file).
+        let table = span_line.and_then(|l| table_at(text, l));
+        return ProfileError::MissingKey {
+            file,
+            key: dotted(table.as_deref(), field),
+        };
+    }
+    let line = span_line.unwrap_or(1);
+    let line_text = text.lines().nth(line - 1).unwrap_or("");
+    // A `[table]` header line belongs to the table before it.
+    let table = match header(line_text) {
+        Some(_) => table_at(text, line - 1),
+        None => table_at(text, line),
+    };
+    if let Some(field) = msg.strip_prefix("unknown field ").and_then(quoted) {
+        return ProfileError::UnknownKey {
+            file,
+            line,
+            key: dotted(table.as_deref(), field),
+        };
+    }
+    match key_on(line_text) {
+        Some(key) => ProfileError::BadValue {
+            file,
+            line,
+            key: dotted(table.as_deref(), key),
+            reason: plain(msg),
+        },
+        None => ProfileError::Syntax {
+            file,
+            line,
+            reason: plain(msg),
+        },
+    }
+}

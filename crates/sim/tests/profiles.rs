@@ -1,0 +1,297 @@
+//! Shipped profiles load with the paper's numbers; user profiles load from a
+//! path; bad profiles give one-line errors naming the file, line and key.
+
+use sim::{DeviceProfile, Distribution, HostProfile, ProfileError};
+
+const US: u64 = 1_000;
+
+#[test]
+fn every_shipped_profile_loads() {
+    for name in DeviceProfile::shipped() {
+        let p = DeviceProfile::load(name).unwrap();
+        assert_eq!(&p.name, name);
+    }
+    for name in HostProfile::shipped() {
+        let p = HostProfile::load(name).unwrap();
+        assert_eq!(&p.name, name);
+    }
+}
+
+/// Host time of one interrupt-driven blocking read (the device profiles
+/// subtract it from the paper's end-to-end latency).
+fn host_side(h: &HostProfile) -> u64 {
+    h.syscall + h.submit_per_request + h.irq_entry + h.per_completion + h.wakeup + h.context_switch
+}
+
+#[test]
+fn optane_matches_tos_table2_and_5_2() {
+    let d = DeviceProfile::load("optane").unwrap();
+    let h = HostProfile::load("xeon-e5-2660v4").unwrap();
+    assert_eq!(d.default_delta, 6 * US);
+    assert_eq!(d.default_thr, 32);
+    assert_eq!(d.read.distribution, Distribution::Normal);
+    assert_eq!(d.read.stddev, 1_300);
+    // Table 2: 10 us end-to-end QD1 4 KiB read with interrupts.
+    assert_eq!(d.read.mean + host_side(&h), 10 * US);
+    assert_eq!(d.max_read_iops, 550_000);
+    assert_eq!(d.max_write_iops, 500_000);
+}
+
+#[test]
+fn p3700_matches_tos_table2_and_5_2() {
+    let d = DeviceProfile::load("p3700").unwrap();
+    let h = HostProfile::load("xeon-e5-2660v4").unwrap();
+    assert_eq!(d.default_delta, 15 * US);
+    assert_eq!(d.default_thr, 32);
+    assert_eq!(d.read.distribution, Distribution::Lognormal);
+    assert_eq!(d.read.stddev, 29 * US);
+    // Table 2: 80 us end-to-end QD1 4 KiB read with interrupts.
+    assert_eq!(d.read.mean + host_side(&h), 80 * US);
+    assert_eq!(d.max_read_iops, 450_000);
+    assert_eq!(d.max_write_iops, 75_000);
+}
+
+#[test]
+fn paper_host_matches_tos_5_1_and_2() {
+    let h = HostProfile::load("xeon-e5-2660v4").unwrap();
+    assert_eq!(h.cores, 28);
+    assert_eq!(h.ghz, 2.0);
+    assert_eq!(h.irq_cycles, 1_500);
+    assert_eq!(h.irq_entry, 740);
+    // ~1,500 cycles at 2.0 GHz is ~750 ns, consistent with the ~740 ns.
+    assert_eq!(h.cycles(750), 1_500.0);
+}
+
+#[test]
+fn unknown_shipped_name_lists_the_shipped_ones() {
+    let e = DeviceProfile::load("samsung").unwrap_err().to_string();
+    assert!(
+        e.contains("'samsung'") && e.contains("optane, p3700"),
+        "{e}"
+    );
+}
+
+fn temp_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cinterrupts-sim-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const USER_DEVICE: &str = r#"name = "null"
+description = "a test device"
+queues = 1
+queue_depth = 64
+parallelism = 2
+max_read_iops = 1000000
+max_write_iops = 1000000
+default_delta = "10us"
+default_thr = 8
+
+[read]
+distribution = "normal"
+mean = "2us"
+stddev = "0ns"
+per_kib = "100ns"
+
+[write]
+distribution = "lognormal"
+mean = "3.5us"
+stddev = "1us"
+floor = "1us"
+per_kib = "0"
+"#;
+
+#[test]
+fn user_device_profile_loads_from_a_path() {
+    let dir = temp_dir("user-device");
+    let path = dir.join("null.toml");
+    std::fs::write(&path, USER_DEVICE).unwrap();
+    let p = DeviceProfile::load(path.to_str().unwrap()).unwrap();
+    assert_eq!(p.name, "null");
+    assert_eq!(p.parallelism, 2);
+    assert_eq!(p.read.mean, 2_000);
+    assert_eq!(p.read.floor, 0, "floor defaults to 0");
+    assert_eq!(p.write.mean, 3_500);
+    assert_eq!(p.write.distribution, Distribution::Lognormal);
+    assert_eq!(p.default_delta, 10_000);
+}
+
+#[test]
+fn user_host_profile_loads_from_a_path() {
+    let dir = temp_dir("user-host");
+    let path = dir.join("host.toml");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/hosts/xeon-e5-2660v4.toml"
+    ))
+    .unwrap()
+    .replace("cores = 28", "cores = 4");
+    std::fs::write(&path, text).unwrap();
+    let p = HostProfile::load(path.to_str().unwrap()).unwrap();
+    assert_eq!(p.cores, 4);
+}
+
+#[test]
+fn missing_file_names_it() {
+    let e = DeviceProfile::load("/nonexistent/x.toml").unwrap_err();
+    assert!(matches!(e, ProfileError::Read { .. }));
+    assert!(e.to_string().starts_with("/nonexistent/x.toml: "), "{e}");
+}
+
+fn device_err(text: &str) -> String {
+    let e = DeviceProfile::parse(text, "profiles/devices/x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "one line: {e}");
+    e
+}
+
+#[test]
+fn missing_key_names_file_and_key() {
+    let text = USER_DEVICE.replace("queues = 1\n", "");
+    assert_eq!(
+        device_err(&text),
+        "profiles/devices/x.toml: missing key 'queues'"
+    );
+}
+
+#[test]
+fn missing_key_in_a_table_names_the_table() {
+    let text = USER_DEVICE.replace("mean = \"2us\"\n", "");
+    assert_eq!(
+        device_err(&text),
+        "profiles/devices/x.toml: missing key 'read.mean'"
+    );
+}
+
+#[test]
+fn unknown_key_names_line_and_key() {
+    let text = USER_DEVICE.replace("queues = 1\n", "queues = 1\nchannels = 7\n");
+    assert_eq!(
+        device_err(&text),
+        "profiles/devices/x.toml:4: unknown key 'channels'"
+    );
+}
+
+#[test]
+fn unknown_key_in_a_table() {
+    let text = USER_DEVICE.replace(
+        "per_kib = \"100ns\"\n",
+        "per_kib = \"100ns\"\np99 = \"9us\"\n",
+    );
+    assert_eq!(
+        device_err(&text),
+        "profiles/devices/x.toml:16: unknown key 'read.p99'"
+    );
+}
+
+#[test]
+fn wrong_type_names_line_and_key() {
+    let text = USER_DEVICE.replace("parallelism = 2", "parallelism = \"two\"");
+    let e = device_err(&text);
+    assert!(
+        e.starts_with("profiles/devices/x.toml:5: key 'parallelism': expected an integer"),
+        "{e}"
+    );
+}
+
+#[test]
+fn time_without_unit_names_line_and_key() {
+    let text = USER_DEVICE.replace("default_delta = \"10us\"", "default_delta = \"10\"");
+    let e = device_err(&text);
+    assert!(
+        e.starts_with("profiles/devices/x.toml:8: key 'default_delta': invalid duration '10'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn time_as_a_number_is_a_type_error() {
+    let text = USER_DEVICE.replace("mean = \"2us\"", "mean = 2000");
+    let e = device_err(&text);
+    assert!(
+        e.starts_with("profiles/devices/x.toml:13: key 'read.mean': expected"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_distribution_names_the_key() {
+    let text = USER_DEVICE.replace("\"normal\"", "\"uniform\"");
+    let e = device_err(&text);
+    assert!(
+        e.starts_with(
+            "profiles/devices/x.toml:12: key 'read.distribution': unknown value 'uniform'"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn invalid_values_name_line_and_key() {
+    let cases = [
+        (
+            "parallelism = 2",
+            "parallelism = 0",
+            "x.toml:5: key 'parallelism': must be at least 1",
+        ),
+        (
+            "queues = 1",
+            "queues = 0",
+            "x.toml:3: key 'queues': must be at least 1",
+        ),
+        (
+            "mean = \"2us\"",
+            "mean = \"0us\"",
+            "x.toml:13: key 'read.mean': must be greater than 0",
+        ),
+        (
+            "floor = \"1us\"",
+            "floor = \"5us\"",
+            "x.toml:21: key 'write.floor': must be below mean",
+        ),
+        (
+            "default_thr = 8",
+            "default_thr = 0",
+            "x.toml:9: key 'default_thr': must be at least 1",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let text = USER_DEVICE.replace(from, to);
+        assert_eq!(device_err(&text), format!("profiles/devices/{want}"));
+    }
+}
+
+#[test]
+fn syntax_error_names_the_line() {
+    let text = USER_DEVICE.replace("queues = 1", "queues = = 1");
+    let e = device_err(&text);
+    assert!(e.starts_with("profiles/devices/x.toml:3: "), "{e}");
+}
+
+#[test]
+fn bad_host_values() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/hosts/xeon-e5-2660v4.toml"
+    ))
+    .unwrap();
+    let e = HostProfile::parse(&text.replace("cores = 28", "cores = 0"), "h.toml").unwrap_err();
+    assert!(
+        e.to_string().contains(": key 'cores': must be at least 1"),
+        "{e}"
+    );
+    let e = HostProfile::parse(&text.replace("ghz = 2.0", "ghz = 0.0"), "h.toml").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(": key 'ghz': must be greater than 0"),
+        "{e}"
+    );
+    let e = HostProfile::parse(&text.replace("irq_cycles = 1500\n", ""), "h.toml").unwrap_err();
+    assert_eq!(e.to_string(), "h.toml: missing key 'irq_cycles'");
+    let e = HostProfile::parse(&text.replace("ghz = 2.0", "ghz = \"fast\""), "h.toml").unwrap_err();
+    assert!(
+        e.to_string().contains(": key 'ghz': expected a number"),
+        "{e}"
+    );
+}
