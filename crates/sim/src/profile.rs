@@ -174,9 +174,6 @@ const HOSTS: &[(&str, &str, &str)] = &[(
     include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
 )];
 
-const DEVICE_NAMES: &[&str] = &["optane", "p3700"];
-const HOST_NAMES: &[&str] = &["xeon-e5-2660v4"];
-
 impl DeviceProfile {
     /// A shipped profile by name (`optane`, `p3700`), or a TOML file by path
     /// (anything containing `/` or ending in `.toml`).
@@ -186,8 +183,8 @@ impl DeviceProfile {
     }
 
     /// Names of the shipped device profiles.
-    pub fn shipped() -> &'static [&'static str] {
-        DEVICE_NAMES
+    pub fn shipped() -> Vec<&'static str> {
+        DEVICES.iter().map(|(name, _, _)| *name).collect()
     }
 
     /// Parses profile text; `origin` names it in messages.
@@ -246,8 +243,8 @@ impl HostProfile {
     }
 
     /// Names of the shipped host profiles.
-    pub fn shipped() -> &'static [&'static str] {
-        HOST_NAMES
+    pub fn shipped() -> Vec<&'static str> {
+        HOSTS.iter().map(|(name, _, _)| *name).collect()
     }
 
     /// Parses profile text; `origin` names it in messages.
