@@ -35,7 +35,7 @@ pub mod units;
 
 pub use error::JobError;
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
-pub use marks::{merge, split, IoKind, RwfFlags};
+pub use marks::{IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
 pub use policy::Marks;

@@ -59,18 +59,6 @@ impl RwfFlags {
     }
 }
 
-/// A request split into pieces (a large write cut to the device's limit):
-/// each child carries the parent's marks (TOS 4.1.1).
-pub fn split(parent: Marks) -> Marks {
-    parent.split()
-}
-
-/// Two requests merged into one: the union of their marks, with Urgent and
-/// Barrier together becoming Urgent (TOS 4.1.1).
-pub fn merge(a: Marks, b: Marks) -> Marks {
-    a.merge(b)
-}
-
 impl Job {
     /// The flags this job's application passes with a request, if any:
     /// `cint_flags` first, then the patched-fio `barrier` option.
@@ -148,7 +136,7 @@ mod tests {
     #[test]
     fn both_rwf_flags_mean_unmarked_but_both_bits_merge_to_urgent() {
         assert_eq!(RwfFlags::UNMARKED.to_marks(), Some(Marks::NONE));
-        assert_eq!(merge(Marks::URGENT, Marks::BARRIER), Marks::URGENT);
+        assert_eq!(Marks::URGENT.merge(Marks::BARRIER), Marks::URGENT);
         assert_eq!(RwfFlags::NONE.to_marks(), None);
     }
 

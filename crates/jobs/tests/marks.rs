@@ -1,6 +1,6 @@
 //! Default marks per TOS Table 1, the barrier option, cint_flags overrides.
 
-use jobs::{merge, parse_str, split, IoKind, Job, Marks, RwfFlags};
+use jobs::{parse_str, IoKind, Job, Marks, RwfFlags};
 
 fn job(opts: &str) -> Job {
     let text = format!("[j]\n{}\n", opts.replace(' ', "\n"));
@@ -114,7 +114,7 @@ fn explicitly_unmarked_differs_from_a_merge_of_both_bits() {
     // an application passing both flags says "not urgent" (TOS 4.1.1) ...
     assert_eq!(RwfFlags::UNMARKED.to_marks(), Some(Marks::NONE));
     // ... whereas a merged request holding both bits is Urgent (TOS 4.1.1)
-    assert_eq!(merge(Marks::URGENT, Marks::BARRIER), Marks::URGENT);
+    assert_eq!(Marks::URGENT.merge(Marks::BARRIER), Marks::URGENT);
     assert_eq!(RwfFlags::URGENT.to_marks(), Some(Marks::URGENT));
     assert_eq!(RwfFlags::BARRIER.to_marks(), Some(Marks::BARRIER));
     assert_eq!(RwfFlags::NONE.to_marks(), None);
@@ -123,13 +123,13 @@ fn explicitly_unmarked_differs_from_a_merge_of_both_bits() {
 #[test]
 fn splits_inherit_and_merges_take_the_union() {
     for m in [Marks::NONE, Marks::URGENT, Marks::BARRIER] {
-        assert_eq!(split(m), m);
+        assert_eq!(m.split(), m);
     }
-    assert_eq!(merge(Marks::NONE, Marks::NONE), Marks::NONE);
-    assert_eq!(merge(Marks::NONE, Marks::BARRIER), Marks::BARRIER);
-    assert_eq!(merge(Marks::URGENT, Marks::NONE), Marks::URGENT);
-    assert_eq!(merge(Marks::BARRIER, Marks::URGENT), Marks::URGENT);
+    assert_eq!(Marks::NONE.merge(Marks::NONE), Marks::NONE);
+    assert_eq!(Marks::NONE.merge(Marks::BARRIER), Marks::BARRIER);
+    assert_eq!(Marks::URGENT.merge(Marks::NONE), Marks::URGENT);
+    assert_eq!(Marks::BARRIER.merge(Marks::URGENT), Marks::URGENT);
     // a Barrier request split then merged back stays Barrier
     let b = job("ioengine=libaio").marks(IoKind::Write, 0, 1);
-    assert_eq!(merge(split(b), split(b)), Marks::BARRIER);
+    assert_eq!(b.split().merge(b.split()), Marks::BARRIER);
 }
