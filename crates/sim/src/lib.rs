@@ -1,16 +1,11 @@
 //! The discrete-event simulator of host cores, an NVMe device and the
 //! interrupt policy.
 //!
-//! The simulator will run a workload from a fio job file (the `jobs` crate)
-//! on simulated host cores that submit to per-core NVMe queues; the device
+//! The simulator runs a workload from a fio job file (the `jobs` crate) on
+//! simulated host cores that submit to per-core NVMe queues; the device
 //! serves commands with a service-time model and a `policy` instance per
 //! completion queue decides when to interrupt. Everything runs in virtual
 //! time (`u64` nanoseconds) and is deterministic for a seed.
-//!
-//! This first step holds only the **device and host profiles**: the numbers
-//! the engine will run on, read from TOML files whose every number cites its
-//! source (the TOS paper, a vendor datasheet, or a stated estimate). The
-//! engine comes next.
 //!
 //! ```
 //! let optane = sim::DeviceProfile::load("optane").unwrap();
@@ -20,5 +15,7 @@
 //! ```
 
 pub mod profile;
+mod run;
 
 pub use profile::{DeviceProfile, Distribution, HostProfile, ProfileError, ServiceTime};
+pub use run::{simulate, SimConfig, SimError};

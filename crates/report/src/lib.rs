@@ -1,0 +1,149 @@
+//! The results of one run of a workload, from the simulator (`mode = "sim"`)
+//! or the emulator (`mode = "emu"`), and how they are shown: fio-like text and
+//! fio-shaped JSON, so that scripts written for fio read ours.
+//!
+//! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
+//! it. Both front ends fill the same structure, so their outputs cannot drift.
+
+pub mod json;
+pub mod latency;
+pub mod text;
+
+pub use latency::LatencyStats;
+
+/// Where the numbers came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The discrete-event simulator (virtual time).
+    Sim,
+    /// The emulator on real I/O.
+    Emu,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+            Mode::Emu => "emu",
+        }
+    }
+}
+
+/// The interrupt strategy and the parameters it ran with, as the user would
+/// type them (`("delta", "6us")`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PolicyInfo {
+    pub name: String,
+    pub params: Vec<(String, String)>,
+}
+
+/// One direction (reads or writes) of one job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirReport {
+    /// Completed I/Os in the measured window.
+    pub io_ops: u64,
+    pub io_bytes: u64,
+    /// Completion latency: submission to the job seeing the completion, as
+    /// fio's clat for these engines.
+    pub clat: LatencyStats,
+    /// I/Os that completed with an error.
+    pub errors: u64,
+}
+
+/// One job (one clone of a job-file section).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobReport {
+    /// fio's `jobname`: the section name.
+    pub name: String,
+    /// Which clone of the section (0..numjobs).
+    pub clone_index: usize,
+    /// `ioengine`.
+    pub engine: String,
+    /// The cores the job's thread may run on.
+    pub cpus: Vec<usize>,
+    pub read: DirReport,
+    pub write: DirReport,
+    /// CPU time of the job's thread in the measured window, ns: user and
+    /// kernel (system calls; interrupts are accounted to the core, not here).
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// Times the thread was switched in.
+    pub ctx: u64,
+    /// Emulator only: voluntary and involuntary context switches (getrusage).
+    pub ctx_voluntary: Option<u64>,
+    pub ctx_involuntary: Option<u64>,
+}
+
+/// How one core spent the measured window, in fractions of 1 that sum to 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreUtil {
+    pub core: usize,
+    pub user: f64,
+    pub kernel: f64,
+    pub irq: f64,
+    pub idle: f64,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    pub mode: Option<Mode>,
+    pub policy: PolicyInfo,
+    /// Device profile or backend (`optane`, `null:10us`).
+    pub device: String,
+    /// Host profile (simulator) or machine description (emulator).
+    pub host: String,
+    /// The simulator's seed.
+    pub seed: Option<u64>,
+    /// Length of the measured window (after `ramp_time`), ns.
+    pub duration_ns: u64,
+    pub jobs: Vec<JobReport>,
+    /// Interrupts delivered to the host, of which urgent-only (OOO).
+    pub interrupts: u64,
+    pub urgent_only_interrupts: u64,
+    /// Completions those interrupts delivered.
+    pub completions: u64,
+    /// Context switches on the workload cores.
+    pub context_switches: u64,
+    /// The workload cores.
+    pub cores: Vec<CoreUtil>,
+    /// Lines worth telling the user (ignored options, measured costs, ...).
+    pub notes: Vec<String>,
+}
+
+impl RunReport {
+    fn seconds(&self) -> f64 {
+        self.duration_ns as f64 / 1e9
+    }
+
+    pub fn interrupts_per_sec(&self) -> f64 {
+        per_sec(self.interrupts, self.seconds())
+    }
+
+    /// Completions delivered per interrupt (0 when there were none).
+    pub fn completions_per_interrupt(&self) -> f64 {
+        if self.interrupts == 0 {
+            0.0
+        } else {
+            self.completions as f64 / self.interrupts as f64
+        }
+    }
+
+    pub fn iops(&self, dir: &DirReport) -> f64 {
+        per_sec(dir.io_ops, self.seconds())
+    }
+
+    /// All jobs' read plus write IOPS.
+    pub fn total_iops(&self) -> f64 {
+        let ops: u64 = self.jobs.iter().map(|j| j.read.io_ops + j.write.io_ops).sum();
+        per_sec(ops, self.seconds())
+    }
+}
+
+fn per_sec(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
