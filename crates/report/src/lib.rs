@@ -135,7 +135,11 @@ impl RunReport {
 
     /// All jobs' read plus write IOPS.
     pub fn total_iops(&self) -> f64 {
-        let ops: u64 = self.jobs.iter().map(|j| j.read.io_ops + j.write.io_ops).sum();
+        let ops: u64 = self
+            .jobs
+            .iter()
+            .map(|j| j.read.io_ops + j.write.io_ops)
+            .sum();
         per_sec(ops, self.seconds())
     }
 }

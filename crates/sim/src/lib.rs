@@ -14,8 +14,16 @@
 //! assert_eq!(host.irq_entry, 740); // ns, TOS 2
 //! ```
 
+mod device;
+mod events;
+mod host;
 pub mod profile;
 mod run;
+mod service;
+mod thread;
+mod workload;
+mod world;
 
 pub use profile::{DeviceProfile, Distribution, HostProfile, ProfileError, ServiceTime};
-pub use run::{simulate, SimConfig, SimError};
+pub use run::{simulate, simulate_audited, SimConfig, SimError};
+pub use world::Audit;

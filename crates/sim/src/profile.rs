@@ -151,6 +151,41 @@ pub struct HostProfile {
     pub wakeup: u64,
     /// CPU cost of one interrupt in cycles, for reference (TOS 2: ~1,500).
     pub irq_cycles: u64,
+    /// The benchmark's own user-space work per I/O (fio: picking the offset,
+    /// io_u bookkeeping, timestamps and latency accounting), ns.
+    #[serde(default = "default_user_per_io", deserialize_with = "duration")]
+    pub user_per_io: u64,
+    /// CFS `sched_latency`: the period in which every runnable thread runs
+    /// once, ns (Linux: 6 ms x (1 + log2(min(cpus, 8)))).
+    #[serde(default = "default_sched_latency", deserialize_with = "duration")]
+    pub sched_latency: u64,
+    /// CFS `sched_min_granularity`, ns (Linux: 0.75 ms, scaled as above).
+    #[serde(default = "default_min_granularity", deserialize_with = "duration")]
+    pub sched_min_granularity: u64,
+    /// CFS `sched_wakeup_granularity`: how far ahead in vruntime the running
+    /// thread must be for a woken one to preempt it, ns (Linux: 1 ms, scaled).
+    #[serde(default = "default_wakeup_granularity", deserialize_with = "duration")]
+    pub sched_wakeup_granularity: u64,
+    /// Scheduler tick, ns (Linux HZ=250: 4 ms).
+    #[serde(default = "default_tick", deserialize_with = "duration")]
+    pub tick: u64,
+}
+
+// Linux 5.0 defaults on a machine with 8 or more CPUs (scale factor 4).
+fn default_user_per_io() -> u64 {
+    1_000
+}
+fn default_sched_latency() -> u64 {
+    24_000_000
+}
+fn default_min_granularity() -> u64 {
+    3_000_000
+}
+fn default_wakeup_granularity() -> u64 {
+    4_000_000
+}
+fn default_tick() -> u64 {
+    4_000_000
 }
 
 /// Shipped device profiles: (name, repository path, text).
@@ -272,6 +307,15 @@ impl HostProfile {
         }
         if self.irq_cycles == 0 {
             return bad("irq_cycles", "must be greater than 0");
+        }
+        if self.sched_min_granularity == 0 || self.sched_latency < self.sched_min_granularity {
+            return bad(
+                "sched_latency",
+                "must be at least sched_min_granularity, which must be > 0",
+            );
+        }
+        if self.tick == 0 {
+            return bad("tick", "must be greater than 0");
         }
         Ok(())
     }

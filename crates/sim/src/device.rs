@@ -1,0 +1,127 @@
+//! The NVMe controller: commands from the per-core submission queues are
+//! served by `parallelism` internal units, in arrival order, no faster than
+//! the profile's IOPS ceiling; each completion is posted to its queue's CQ
+//! and shown to that queue's policy, which decides when to interrupt.
+
+use policy::{Command, Completion, Nanos};
+
+use crate::events::Ev;
+use crate::world::{IrqWork, RState, World};
+
+impl World {
+    /// The host rang the SQ doorbell for `req`.
+    pub(crate) fn device_submit(&mut self, req: u32) {
+        let r = &mut self.requests[req as usize];
+        r.state = RState::InDevice;
+        self.audit.submitted += 1;
+        let (marks, tid) = (r.marks, r.tid);
+        let q = self.threads[tid as usize].queue;
+        self.queues[q as usize].policy.submitted(
+            self.now,
+            Command {
+                id: req as u64,
+                marks,
+            },
+        );
+        self.rearm(q);
+        self.device.pending.push_back(req);
+        self.device_start();
+    }
+
+    /// Starts as many waiting commands as units and the IOPS ceiling allow.
+    pub(crate) fn device_start(&mut self) {
+        let d = &mut self.device;
+        while d.busy < d.parallelism {
+            let Some(&req) = d.pending.front() else {
+                return;
+            };
+            let now = self.now as f64;
+            if d.gate > now {
+                if !d.gate_armed {
+                    d.gate_armed = true;
+                    self.events.push(d.gate.ceil() as Nanos, Ev::DeviceGate);
+                }
+                return;
+            }
+            d.pending.pop_front();
+            d.busy += 1;
+            let r = self.requests[req as usize];
+            let (spacing, sampler) = if r.write {
+                (d.write_spacing, &d.write)
+            } else {
+                (d.read_spacing, &d.read)
+            };
+            d.gate = d.gate.max(now) + spacing;
+            let service = sampler.sample(&mut d.rng, r.bytes).max(1);
+            self.events
+                .push(self.now + service, Ev::ServiceDone { req });
+        }
+    }
+
+    pub(crate) fn service_done(&mut self, req: u32) {
+        self.device.busy -= 1;
+        self.audit.serviced += 1;
+        let q = self.threads[self.requests[req as usize].tid as usize].queue;
+        let q_ = &mut self.queues[q as usize];
+        if q_.overflow.is_empty() {
+            self.post(q, req);
+        } else {
+            q_.overflow.push_back(req);
+        }
+        self.device_start();
+    }
+
+    /// Writes the CQE (or holds it while the CQ is full) and asks the policy.
+    fn post(&mut self, q: u32, req: u32) {
+        let r = self.requests[req as usize];
+        let cqe = Completion::ok(req as u64, r.marks);
+        let queue = &mut self.queues[q as usize];
+        if queue.cq.post(self.now, cqe).is_err() {
+            queue.overflow.push_back(req);
+            self.audit.cq_full += 1;
+            return;
+        }
+        self.requests[req as usize].state = RState::Posted;
+        if let Some(kind) = queue.policy.completed(self.now, cqe) {
+            let core = queue.irq_core;
+            self.raise(core, IrqWork::Device { queue: q, kind });
+        }
+        self.rearm(q);
+    }
+
+    /// The handler freed CQ slots: post what the device held back.
+    pub(crate) fn drain_overflow(&mut self, q: u32) {
+        while let Some(&req) = self.queues[q as usize].overflow.front() {
+            if self.queues[q as usize].cq.occupied() >= self.queues[q as usize].cq.capacity() {
+                return;
+            }
+            self.queues[q as usize].overflow.pop_front();
+            self.post(q, req);
+        }
+    }
+
+    /// Keeps one event scheduled for the policy's current deadline.
+    pub(crate) fn rearm(&mut self, q: u32) {
+        let queue = &mut self.queues[q as usize];
+        let d = queue.policy.deadline();
+        if d != queue.armed {
+            queue.armed = d;
+            if let Some(t) = d {
+                self.events.push(t.max(self.now), Ev::Deadline { queue: q });
+            }
+        }
+    }
+
+    pub(crate) fn deadline(&mut self, q: u32, now: Nanos) {
+        let queue = &mut self.queues[q as usize];
+        if !queue.armed.is_some_and(|t| t <= now) {
+            return; // superseded
+        }
+        queue.armed = None;
+        if let Some(kind) = queue.policy.deadline_reached(now) {
+            let core = queue.irq_core;
+            self.raise(core, IrqWork::Device { queue: q, kind });
+        }
+        self.rearm(q);
+    }
+}

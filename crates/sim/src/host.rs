@@ -1,0 +1,427 @@
+//! The host's cores: CPU time accounting, a CFS-like scheduler with wake-up
+//! preemption, and the interrupt handler.
+//!
+//! Scheduling follows Linux 5.0's fair class (kernel/sched/fair.c) with
+//! equal weights: a thread's vruntime grows with the CPU it uses; the
+//! runnable thread with the smallest runs next; a woken thread is placed at
+//! most `sched_latency / 2` behind the core's min_vruntime and preempts the
+//! running one if that is ahead by more than `sched_wakeup_granularity`; the
+//! tick preempts a thread that has used its slice. Interrupt time is charged
+//! to the core, not to the interrupted thread's vruntime
+//! (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it started on
+//! (no load balancing).
+
+use policy::{Interrupt, Nanos};
+
+use crate::events::Ev;
+use crate::workload::Waiter;
+use crate::world::{Busy, IrqWork, Kind, RState, Seg, Step, TState, World};
+
+impl World {
+    /// Starts a segment of the current thread on `core`.
+    pub(crate) fn start_seg(&mut self, core: u32, kind: Kind, dur: Nanos, then: Step) {
+        let c = &mut self.cores[core as usize];
+        c.gen = c.gen.wrapping_add(1);
+        c.busy = Busy::Thread {
+            kind,
+            start: self.now,
+            end: self.now + dur,
+            then,
+        };
+        let gen = c.gen;
+        self.events.push(self.now + dur, Ev::CoreDone { core, gen });
+    }
+
+    /// Charges `[from, now)` of thread work on `core` to the core, the
+    /// current thread and its vruntime.
+    fn charge(&mut self, core: u32, kind: Kind, from: Nanos) {
+        let measured = self.clip(from, self.now);
+        let ran = self.now - from;
+        let c = &mut self.cores[core as usize];
+        let tid = c.current.expect("thread work without a thread") as usize;
+        let th = &mut self.threads[tid];
+        match kind {
+            Kind::User => {
+                c.time.user += measured;
+                th.usr += measured;
+            }
+            Kind::Kernel => {
+                c.time.kernel += measured;
+                th.sys += measured;
+            }
+        }
+        th.vruntime += ran;
+        th.sum_exec += ran;
+    }
+
+    fn charge_idle(&mut self, core: u32) {
+        let idle = self.clip(self.cores[core as usize].idle_since, self.now);
+        self.cores[core as usize].time.idle += idle;
+    }
+
+    /// The running thread's vruntime including the part of its segment not
+    /// yet charged.
+    fn current_vruntime(&self, core: u32) -> Option<Nanos> {
+        let c = &self.cores[core as usize];
+        let tid = c.current?;
+        let running = match c.busy {
+            Busy::Thread { start, .. } => self.now - start,
+            _ => 0,
+        };
+        Some(self.threads[tid as usize].vruntime + running)
+    }
+
+    fn update_min_vruntime(&mut self, core: u32) {
+        let cur = self.current_vruntime(core);
+        let c = &self.cores[core as usize];
+        let rq_min =
+            c.rq.iter()
+                .map(|&t| self.threads[t as usize].vruntime)
+                .min();
+        let m = match (cur, rq_min) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
+        };
+        let c = &mut self.cores[core as usize];
+        c.min_vruntime = c.min_vruntime.max(m);
+    }
+
+    /// The runnable thread that should run next (smallest vruntime).
+    fn pick(&self, core: u32) -> Option<usize> {
+        let c = &self.cores[core as usize];
+        (0..c.rq.len()).min_by_key(|&i| {
+            let t = c.rq[i];
+            (self.threads[t as usize].vruntime, t)
+        })
+    }
+
+    /// Switches `core` to the best runnable thread, or leaves it idle.
+    fn schedule(&mut self, core: u32) {
+        let Some(i) = self.pick(core) else {
+            return;
+        };
+        let tid = self.cores[core as usize].rq.swap_remove(i);
+        if matches!(self.cores[core as usize].busy, Busy::Idle) {
+            self.charge_idle(core);
+        }
+        let measuring = self.measuring(self.now);
+        let c = &mut self.cores[core as usize];
+        c.current = Some(tid);
+        c.need_resched = false;
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Running;
+        th.exec_at_switch_in = th.sum_exec;
+        if measuring {
+            th.ctx += 1;
+            self.context_switches += 1;
+        }
+        let cost = self.host.context_switch;
+        self.start_seg(core, Kind::Kernel, cost, Step::Resume);
+    }
+
+    /// The current thread leaves the CPU (it blocked, slept or finished).
+    pub(crate) fn leave_cpu(&mut self, core: u32) {
+        let c = &mut self.cores[core as usize];
+        c.current = None;
+        c.busy = Busy::Idle;
+        c.idle_since = self.now;
+        c.gen = c.gen.wrapping_add(1);
+        self.schedule(core);
+    }
+
+    /// Cuts the running thread segment short, saving what is left of it.
+    fn cut_short(&mut self, core: u32) {
+        if let Busy::Thread {
+            kind,
+            start,
+            end,
+            then,
+        } = self.cores[core as usize].busy
+        {
+            self.charge(core, kind, start);
+            let tid = self.cores[core as usize].current.expect("thread work") as usize;
+            self.threads[tid].saved.push(Seg {
+                kind,
+                remaining: end - self.now,
+                then,
+            });
+            let c = &mut self.cores[core as usize];
+            c.busy = Busy::Idle;
+            c.gen = c.gen.wrapping_add(1);
+        }
+    }
+
+    /// Puts the current thread back on the run queue and switches.
+    fn preempt(&mut self, core: u32) {
+        self.cut_short(core);
+        let c = &mut self.cores[core as usize];
+        let tid = c.current.take().expect("preempting nothing");
+        c.rq.push(tid);
+        self.threads[tid as usize].state = TState::Runnable;
+        // The core was busy up to now: no idle time between the two.
+        self.cores[core as usize].idle_since = self.now;
+        self.schedule(core);
+    }
+
+    /// A segment of the current thread, or the handler, ended.
+    pub(crate) fn core_done(&mut self, core: u32) {
+        match self.cores[core as usize].busy {
+            Busy::Thread {
+                kind, start, then, ..
+            } => {
+                self.charge(core, kind, start);
+                let tid = self.cores[core as usize].current.expect("thread work");
+                self.cores[core as usize].busy = Busy::Idle;
+                if self.cores[core as usize].need_resched && self.better_waiting(core) {
+                    self.threads[tid as usize].next = then;
+                    self.preempt(core);
+                } else {
+                    self.step(tid, then);
+                }
+            }
+            Busy::Irq { start } => self.handler_end(core, start),
+            Busy::Idle => unreachable!("an event for an idle core is always stale"),
+        }
+    }
+
+    /// Whether a runnable thread should take the CPU from the current one.
+    fn better_waiting(&self, core: u32) -> bool {
+        let (Some(cur), Some(i)) = (self.current_vruntime(core), self.pick(core)) else {
+            return self.pick(core).is_some();
+        };
+        let cand = self.cores[core as usize].rq[i];
+        self.threads[cand as usize].vruntime < cur
+    }
+
+    /// A thread runs for the first time.
+    pub(crate) fn start_thread(&mut self, tid: u32) {
+        let th = &mut self.threads[tid as usize];
+        if th.state != TState::NotStarted {
+            return;
+        }
+        let core = th.spec.core as u32;
+        th.state = TState::Runnable;
+        th.vruntime = self.cores[core as usize].min_vruntime;
+        self.cores[core as usize].rq.push(tid);
+        if !self.cores[core as usize].ticking {
+            self.cores[core as usize].ticking = true;
+            self.events
+                .push(self.now + self.host.tick, Ev::Tick { core });
+        }
+        self.kick(core);
+    }
+
+    /// A woken thread becomes runnable (CFS place_entity and
+    /// check_preempt_wakeup).
+    fn enqueue_woken(&mut self, tid: u32) {
+        let core = self.threads[tid as usize].spec.core as u32;
+        self.update_min_vruntime(core);
+        let floor = self.cores[core as usize]
+            .min_vruntime
+            .saturating_sub(self.host.sched_latency / 2);
+        let th = &mut self.threads[tid as usize];
+        th.vruntime = th.vruntime.max(floor);
+        th.state = TState::Runnable;
+        let vr = th.vruntime;
+        self.cores[core as usize].rq.push(tid);
+        if let Some(cur) = self.current_vruntime(core) {
+            if cur > vr + self.host.sched_wakeup_granularity {
+                self.cores[core as usize].need_resched = true;
+            }
+        }
+    }
+
+    /// Lets a core act on a change: run a thread if idle, or preempt.
+    fn kick(&mut self, core: u32) {
+        let c = &self.cores[core as usize];
+        match c.busy {
+            Busy::Idle if c.current.is_none() => self.schedule(core),
+            Busy::Thread { .. } if c.need_resched => self.preempt(core),
+            _ => {}
+        }
+    }
+
+    /// The scheduler tick (CFS check_preempt_tick).
+    pub(crate) fn tick(&mut self, core: u32) {
+        let c = &self.cores[core as usize];
+        if c.threads == 0 {
+            self.cores[core as usize].ticking = false;
+            return;
+        }
+        self.events
+            .push(self.now + self.host.tick, Ev::Tick { core });
+        let Some(tid) = c.current else { return };
+        if c.rq.is_empty() || !matches!(c.busy, Busy::Thread { .. }) {
+            return;
+        }
+        let h = &self.host;
+        let nr = c.rq.len() as u64 + 1;
+        let period = if nr > h.sched_latency / h.sched_min_granularity {
+            nr * h.sched_min_granularity
+        } else {
+            h.sched_latency
+        };
+        let ideal = period / nr;
+        let cur = self.current_vruntime(core).expect("current");
+        let th = &self.threads[tid as usize];
+        let ran = th.sum_exec + (cur - th.vruntime) - th.exec_at_switch_in;
+        let leftmost =
+            c.rq.iter()
+                .map(|&t| self.threads[t as usize].vruntime)
+                .min()
+                .expect("non-empty");
+        if ran > ideal || (ran >= h.sched_min_granularity && cur.saturating_sub(leftmost) > ideal) {
+            self.preempt(core);
+        }
+    }
+
+    /// Queues work for the core's interrupt handler, starting it unless it
+    /// already runs. A device interrupt already pending for the same queue
+    /// absorbs the new one (one MSI-X pending bit per vector).
+    pub(crate) fn raise(&mut self, core: u32, work: IrqWork) {
+        let c = &mut self.cores[core as usize];
+        if let IrqWork::Device { queue, kind } = work {
+            for w in c.pending.iter_mut() {
+                if let IrqWork::Device { queue: q, kind: k } = w {
+                    if *q == queue {
+                        if kind == Interrupt::Full {
+                            *k = Interrupt::Full;
+                        }
+                        return;
+                    }
+                }
+            }
+        }
+        c.pending.push_back(work);
+        if !matches!(c.busy, Busy::Irq { .. }) {
+            self.start_handler(core);
+        }
+    }
+
+    /// Runs the next queued handler: interrupts whatever runs on the core,
+    /// reaps the CQ and decides whom to wake. Costs irq entry, one
+    /// completion's handling per entry reaped and one wake-up per thread
+    /// woken.
+    fn start_handler(&mut self, core: u32) {
+        let work = self.cores[core as usize]
+            .pending
+            .pop_front()
+            .expect("handler without work");
+        match self.cores[core as usize].busy {
+            Busy::Thread { .. } => self.cut_short(core),
+            Busy::Idle => self.charge_idle(core),
+            Busy::Irq { .. } => {}
+        }
+        let h = &self.host;
+        let mut cost = h.irq_entry;
+        let (per_completion, wakeup) = (h.per_completion, h.wakeup);
+        match work {
+            IrqWork::Device { queue, kind } => {
+                let measuring = self.measuring(self.now);
+                let mut reaped = std::mem::take(&mut self.scratch);
+                reaped.clear();
+                self.queues[queue as usize].cq.reap(kind, &mut reaped);
+                if measuring {
+                    self.interrupts += 1;
+                    self.completions += reaped.len() as u64;
+                    if kind == Interrupt::UrgentOnly {
+                        self.urgent_only += 1;
+                    }
+                }
+                cost += per_completion * reaped.len() as u64;
+                for r in &reaped {
+                    if self.deliver(core, r.id as u32) {
+                        cost += wakeup;
+                    }
+                }
+                self.scratch = reaped;
+                self.drain_overflow(queue);
+            }
+            IrqWork::Timer { tid } => {
+                self.threads[tid as usize].state = TState::Waking;
+                self.cores[core as usize].waking.push(tid);
+                cost += wakeup;
+            }
+        }
+        let c = &mut self.cores[core as usize];
+        c.busy = Busy::Irq { start: self.now };
+        c.gen = c.gen.wrapping_add(1);
+        let gen = c.gen;
+        self.events
+            .push(self.now + cost, Ev::CoreDone { core, gen });
+    }
+
+    /// Hands one reaped completion to its thread; true if the handler must
+    /// wake the thread for it.
+    fn deliver(&mut self, core: u32, req: u32) -> bool {
+        let r = &mut self.requests[req as usize];
+        if r.state != RState::Posted {
+            self.audit.duplicates += 1;
+            return false;
+        }
+        r.state = RState::Delivered;
+        self.audit.delivered += 1;
+        let tid = r.tid;
+        let th = &mut self.threads[tid as usize];
+        th.ready.push_back(req);
+        if th.state != TState::Blocked {
+            return false;
+        }
+        let wake = match th.spec.waiter {
+            Waiter::Libaio => true,
+            Waiter::Blocking | Waiter::IoUring => {
+                th.got.len() + th.ready.len() >= th.needed as usize
+            }
+        };
+        if wake {
+            th.state = TState::Waking;
+            self.cores[core as usize].waking.push(tid);
+        }
+        wake
+    }
+
+    /// The handler returns: woken threads become runnable, then the next
+    /// handler runs, or the interrupted thread resumes unless a woken one
+    /// preempts it.
+    fn handler_end(&mut self, core: u32, start: Nanos) {
+        let irq = self.clip(start, self.now);
+        self.cores[core as usize].time.irq += irq;
+        let woken = std::mem::take(&mut self.cores[core as usize].waking);
+        for &tid in &woken {
+            self.enqueue_woken(tid);
+        }
+        for &tid in &woken {
+            let other = self.threads[tid as usize].spec.core as u32;
+            if other != core {
+                self.kick(other);
+            }
+        }
+        let mut woken = woken;
+        woken.clear();
+        self.cores[core as usize].waking = woken;
+        if !self.cores[core as usize].pending.is_empty() {
+            self.start_handler(core);
+            return;
+        }
+        self.cores[core as usize].busy = Busy::Idle;
+        let c = &self.cores[core as usize];
+        match c.current {
+            Some(_) if c.need_resched && self.better_waiting(core) => {
+                self.cores[core as usize].idle_since = self.now;
+                self.preempt(core);
+            }
+            Some(tid) => {
+                let seg = self.threads[tid as usize]
+                    .saved
+                    .pop()
+                    .expect("an interrupted thread has a saved segment");
+                self.start_seg(core, seg.kind, seg.remaining, seg.then);
+            }
+            None => {
+                self.cores[core as usize].idle_since = self.now;
+                self.schedule(core);
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Drawing a command's service time inside the device from its profile.
+
+use rand::Rng;
+use rand_distr::{Distribution as _, LogNormal, Normal};
+
+use crate::profile::{Distribution, ServiceTime};
+
+/// Samples one operation's service time: the 4 KiB shape, plus transfer time
+/// for every KiB beyond 4.
+#[derive(Clone, Debug)]
+pub(crate) struct Sampler {
+    shape: Shape,
+    floor: f64,
+    per_kib: u64,
+}
+
+#[derive(Clone, Debug)]
+enum Shape {
+    Normal(Normal<f64>),
+    LogNormal(LogNormal<f64>),
+    Constant(f64),
+}
+
+impl Sampler {
+    pub(crate) fn new(t: &ServiceTime) -> Sampler {
+        let mean = t.mean as f64;
+        let sd = t.stddev as f64;
+        let shape = if sd == 0.0 {
+            Shape::Constant(mean)
+        } else {
+            match t.distribution {
+                Distribution::Normal => Shape::Normal(Normal::new(mean, sd).expect("sd > 0")),
+                Distribution::Lognormal => {
+                    // The profile gives the distribution's own mean and sd;
+                    // the underlying normal's parameters follow from them.
+                    let sigma2 = (1.0 + (sd * sd) / (mean * mean)).ln();
+                    let mu = mean.ln() - sigma2 / 2.0;
+                    Shape::LogNormal(LogNormal::new(mu, sigma2.sqrt()).expect("sigma > 0"))
+                }
+            }
+        };
+        Sampler {
+            shape,
+            floor: t.floor as f64,
+            per_kib: t.per_kib,
+        }
+    }
+
+    pub(crate) fn sample(&self, rng: &mut impl Rng, bytes: u64) -> u64 {
+        let base = match &self.shape {
+            Shape::Constant(v) => *v,
+            // Truncated normal: redraw below the floor (the profile keeps
+            // the floor well below the mean, so this ends quickly).
+            Shape::Normal(n) => loop {
+                let v = n.sample(rng);
+                if v >= self.floor {
+                    break v;
+                }
+            },
+            Shape::LogNormal(l) => l.sample(rng).max(self.floor),
+        };
+        let extra_kib = (bytes / 1024).saturating_sub(4);
+        base.round() as u64 + extra_kib * self.per_kib
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn mean_of(t: &ServiceTime, bytes: u64) -> f64 {
+        let s = Sampler::new(t);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        let n = 200_000;
+        (0..n)
+            .map(|_| s.sample(&mut rng, bytes) as f64)
+            .sum::<f64>()
+            / n as f64
+    }
+
+    #[test]
+    fn lognormal_keeps_the_profiles_mean_and_normal_respects_the_floor() {
+        let p3700 = crate::DeviceProfile::load("p3700").unwrap();
+        let m = mean_of(&p3700.read, 4096);
+        assert!((m / p3700.read.mean as f64 - 1.0).abs() < 0.02, "{m}");
+        let optane = crate::DeviceProfile::load("optane").unwrap();
+        let s = Sampler::new(&optane.read);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        assert!((0..100_000).all(|_| s.sample(&mut rng, 4096) >= optane.read.floor));
+    }
+
+    #[test]
+    fn larger_blocks_add_transfer_time() {
+        let optane = crate::DeviceProfile::load("optane").unwrap();
+        let d = mean_of(&optane.read, 64 * 1024) - mean_of(&optane.read, 4096);
+        assert!((d - 60.0 * optane.read.per_kib as f64).abs() < 1.0, "{d}");
+    }
+}

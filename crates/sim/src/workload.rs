@@ -1,0 +1,162 @@
+//! Job files to simulated threads: what each thread does, on which core, and
+//! when it stops. Everything the simulator cannot model faithfully is refused
+//! here, naming the job and its line, before any time is simulated.
+
+use jobs::{Engine, Job};
+use policy::Nanos;
+
+use crate::{HostProfile, SimError};
+
+/// How a thread waits for its completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Waiter {
+    /// A blocking system call: the submitting call sleeps until its one
+    /// request completes (psync, pvsync2, ...).
+    Blocking,
+    /// `io_getevents(min, max)`: every completion delivered to the context
+    /// wakes the waiter, which re-checks `min` and sleeps again if short
+    /// (fs/aio.c read_events).
+    Libaio,
+    /// `io_uring_enter(GETEVENTS, min)`: the waker checks `min` before
+    /// waking, and events already in the CQ ring are reaped from user space
+    /// without a system call (fio's io_uring engine).
+    IoUring,
+}
+
+/// One thread of the workload (one clone of a job section).
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadSpec {
+    pub job: Job,
+    pub waiter: Waiter,
+    pub core: usize,
+    pub iodepth: u32,
+    pub batch_submit: u32,
+    pub complete_min: u32,
+    pub complete_max: u32,
+    /// Refill the queue only once at most this many are in flight.
+    pub low_mark: u32,
+    /// When the thread starts issuing (`startdelay`).
+    pub start: Nanos,
+    /// When measurement starts for it (`startdelay + ramp_time`).
+    pub measure_from: Nanos,
+    /// When it stops issuing, if time-bounded.
+    pub stop_at: Option<Nanos>,
+    /// Bytes after which it stops issuing, if amount-bounded.
+    pub bytes_limit: Option<u64>,
+    /// I/Os after which it stops issuing (`number_ios`).
+    pub ios_limit: Option<u64>,
+}
+
+/// Checks every job and places its thread on a core.
+pub(crate) fn threads(
+    jobs: &[Job],
+    host: &HostProfile,
+    queue_depth: u32,
+    runtime_override: Option<Nanos>,
+) -> Result<Vec<ThreadSpec>, SimError> {
+    let mut per_core = vec![0usize; host.cores as usize];
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let fail = |reason: String| SimError::Job {
+            job: job.name.clone(),
+            line: job.section_line,
+            reason,
+        };
+        if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
+            return Err(fail(
+                "fsync/fdatasync are not modelled by the simulator (the device profile has no flush time); use `cinterrupts run`".into(),
+            ));
+        }
+        if job.verify.is_some() {
+            return Err(fail(
+                "verify needs real data and is not simulated; use `cinterrupts run`".into(),
+            ));
+        }
+        let cpus = job
+            .cpus()
+            .unwrap_or_else(|| (0..host.cores as usize).collect());
+        if cpus.is_empty() {
+            return Err(fail("cpus_allowed: no CPU left for this clone".into()));
+        }
+        if let Some(&bad) = cpus.iter().find(|&&c| c >= host.cores as usize) {
+            return Err(fail(format!(
+                "cpus_allowed: CPU {bad} does not exist on host '{}' ({} cores, 0-{})",
+                host.name,
+                host.cores,
+                host.cores - 1
+            )));
+        }
+        // No load balancing: a thread stays on the least-loaded CPU of its
+        // set when it starts (ties: the lowest), as pinned benchmarks do.
+        let core = *cpus
+            .iter()
+            .min_by_key(|&&c| (per_core[c], c))
+            .expect("non-empty");
+        per_core[core] += 1;
+
+        let waiter = match job.ioengine {
+            Engine::Libaio => Waiter::Libaio,
+            Engine::IoUring => Waiter::IoUring,
+            _ => Waiter::Blocking,
+        };
+        let iodepth = if waiter == Waiter::Blocking {
+            1
+        } else {
+            job.iodepth.max(1)
+        };
+        if iodepth > queue_depth {
+            return Err(fail(format!(
+                "iodepth={iodepth} exceeds the device's queue depth {queue_depth}"
+            )));
+        }
+        // fio: a batch of 0 means the whole depth.
+        let batch_submit = match job.iodepth_batch_submit {
+            0 => iodepth,
+            n => n.min(iodepth),
+        };
+        let complete_min = job.iodepth_batch_complete_min.min(iodepth);
+        let complete_max = job
+            .iodepth_batch_complete_max
+            .max(complete_min)
+            .clamp(1, iodepth);
+        let low_mark = job.iodepth_low.map_or(iodepth - 1, |l| l.min(iodepth - 1));
+
+        let runtime = runtime_override.or(job.runtime);
+        let time_based = runtime_override.is_some() || job.time_based;
+        let size = job.size.map(|s| s.saturating_sub(job.offset));
+        let amount = job
+            .io_size
+            .or_else(|| size.map(|s| s.saturating_mul(job.loops.max(1) as u64)));
+        let bytes_limit = if time_based { None } else { amount };
+        let ios_limit = job.number_ios.filter(|&n| n > 0);
+        if runtime.is_none() && bytes_limit.is_none() && ios_limit.is_none() {
+            return Err(fail(
+                "needs runtime= (with time_based), size=, io_size= or number_ios=: a simulated device has no size to run through; or pass --runtime".into(),
+            ));
+        }
+        if time_based && runtime.is_none() {
+            return Err(fail("time_based needs runtime=".into()));
+        }
+        let start = job.startdelay;
+        let measure_from = start + job.ramp_time;
+        out.push(ThreadSpec {
+            job: job.clone(),
+            waiter,
+            core,
+            iodepth,
+            batch_submit: batch_submit.max(1),
+            complete_min,
+            complete_max,
+            low_mark,
+            start,
+            measure_from,
+            stop_at: runtime.map(|r| measure_from + r),
+            bytes_limit,
+            ios_limit,
+        });
+    }
+    if out.is_empty() {
+        return Err(SimError::Config("the job file has no jobs".into()));
+    }
+    Ok(out)
+}

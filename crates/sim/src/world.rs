@@ -1,0 +1,449 @@
+//! The simulated machine's state and the event loop that drives it. The
+//! behaviour lives beside it: [`crate::host`] (cores, scheduler, interrupt
+//! handler), [`crate::thread`] (what a job's thread does) and
+//! [`crate::device`] (the NVMe controller and the policies).
+
+use std::collections::VecDeque;
+
+use hdrhistogram::Histogram;
+use policy::cq::CompletionQueue;
+use policy::{Interrupt, Marks, Nanos, Policy};
+use rand_pcg::Pcg64Mcg;
+
+use crate::events::{Ev, Events};
+use crate::service::Sampler;
+use crate::workload::ThreadSpec;
+use crate::HostProfile;
+
+/// What a CPU segment counts as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    User,
+    Kernel,
+}
+
+/// What a thread does when its current CPU segment ends (or when it is
+/// switched in with no preempted segment to finish).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Just switched in: finish the segment that was cut short, if any, else
+    /// carry on with `Thread::next`.
+    Resume,
+    /// Decide: issue the next batch, reap, sleep or finish.
+    Plan,
+    /// User work for the prepared batch is done: enter the submit call.
+    Submit,
+    /// The submit call has handed the batch to the device.
+    Submitted,
+    /// Enter the call that waits for completions.
+    GetEvents,
+    /// In the waiting call: take what has been delivered, return or sleep.
+    Reap,
+}
+
+/// A thread's CPU work, possibly cut short by an interrupt or preemption.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    pub kind: Kind,
+    pub remaining: Nanos,
+    pub then: Step,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TState {
+    NotStarted,
+    Runnable,
+    Running,
+    /// Waiting in a system call for completions.
+    Blocked,
+    /// Sleeping on a timer (rate limit, thinktime).
+    Sleeping,
+    /// A handler has decided to wake it; runnable when the handler ends.
+    Waking,
+    Done,
+}
+
+/// Per-direction measurements of a thread.
+#[derive(Debug)]
+pub(crate) struct DirStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub clat: Histogram<u64>,
+}
+
+impl DirStats {
+    fn new() -> Self {
+        DirStats {
+            ops: 0,
+            bytes: 0,
+            // 1 ns to 100 s at 3 significant digits: bounded memory however
+            // long the run.
+            clat: Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid bounds"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Thread {
+    pub spec: ThreadSpec,
+    pub queue: u32,
+    pub state: TState,
+    pub next: Step,
+    /// Segments an interrupt or preemption cut short, finished (last first)
+    /// when the thread runs again. At most two: a cut segment, and the
+    /// context switch back to it, cut short in turn.
+    pub saved: Vec<Seg>,
+    pub vruntime: Nanos,
+    pub sum_exec: Nanos,
+    /// `sum_exec` when it was last switched in (for the slice check).
+    pub exec_at_switch_in: Nanos,
+    pub rng: Pcg64Mcg,
+
+    // The I/O loop.
+    pub in_flight: u32,
+    /// Requests prepared for the next submit call.
+    pub batch: Vec<u32>,
+    /// Completions delivered by interrupts and not yet taken by the thread.
+    pub ready: VecDeque<u32>,
+    /// Completions taken by the current waiting call so far.
+    pub got: Vec<u32>,
+    /// How many the current waiting call needs before it returns.
+    pub needed: u32,
+    pub issued_ios: u64,
+    pub issued_bytes: u64,
+    pub issued_reads: u64,
+    pub issued_writes: u64,
+    pub since_think: u32,
+    pub stop_issuing: bool,
+    pub sleep_gen: u32,
+    /// The queue is full; do not refill until at or below the low mark.
+    pub draining: bool,
+
+    // Measurements.
+    pub read: DirStats,
+    pub write: DirStats,
+    pub usr: Nanos,
+    pub sys: Nanos,
+    pub ctx: u64,
+}
+
+impl Thread {
+    pub(crate) fn new(spec: ThreadSpec, queue: u32, rng: Pcg64Mcg) -> Thread {
+        Thread {
+            spec,
+            queue,
+            state: TState::NotStarted,
+            next: Step::Plan,
+            saved: Vec::with_capacity(2),
+            vruntime: 0,
+            sum_exec: 0,
+            exec_at_switch_in: 0,
+            rng,
+            in_flight: 0,
+            batch: Vec::new(),
+            ready: VecDeque::new(),
+            got: Vec::new(),
+            needed: 0,
+            issued_ios: 0,
+            issued_bytes: 0,
+            issued_reads: 0,
+            issued_writes: 0,
+            since_think: 0,
+            stop_issuing: false,
+            sleep_gen: 0,
+            draining: false,
+            read: DirStats::new(),
+            write: DirStats::new(),
+            usr: 0,
+            sys: 0,
+            ctx: 0,
+        }
+    }
+}
+
+/// Work queued for a core's interrupt handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IrqWork {
+    /// The device interrupts for a completion queue.
+    Device { queue: u32, kind: Interrupt },
+    /// A timer expires and wakes a sleeping thread.
+    Timer { tid: u32 },
+}
+
+/// What occupies a core right now.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Busy {
+    Idle,
+    /// The current thread runs a segment.
+    Thread {
+        kind: Kind,
+        start: Nanos,
+        end: Nanos,
+        then: Step,
+    },
+    /// The interrupt handler runs (the current thread, if any, is cut short
+    /// and its segment saved).
+    Irq {
+        start: Nanos,
+    },
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CoreTime {
+    pub user: Nanos,
+    pub kernel: Nanos,
+    pub irq: Nanos,
+    pub idle: Nanos,
+}
+
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub busy: Busy,
+    pub gen: u32,
+    /// The thread owning the CPU (possibly cut short by the handler).
+    pub current: Option<u32>,
+    pub rq: Vec<u32>,
+    pub min_vruntime: Nanos,
+    pub need_resched: bool,
+    pub pending: VecDeque<IrqWork>,
+    /// Threads the running handler wakes when it ends.
+    pub waking: Vec<u32>,
+    pub idle_since: Nanos,
+    pub time: CoreTime,
+    pub threads: u32,
+    pub ticking: bool,
+}
+
+impl Core {
+    fn new() -> Core {
+        Core {
+            busy: Busy::Idle,
+            gen: 0,
+            current: None,
+            rq: Vec::new(),
+            min_vruntime: 0,
+            need_resched: false,
+            pending: VecDeque::new(),
+            waking: Vec::new(),
+            idle_since: 0,
+            time: CoreTime::default(),
+            threads: 0,
+            ticking: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RState {
+    Free,
+    Prepared,
+    InDevice,
+    Posted,
+    Delivered,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    pub tid: u32,
+    pub marks: Marks,
+    pub write: bool,
+    pub bytes: u64,
+    pub issued: Nanos,
+    pub state: RState,
+}
+
+/// One completion queue (one per core): its policy and the host's view.
+pub(crate) struct Queue {
+    pub cq: CompletionQueue,
+    pub policy: Box<dyn Policy>,
+    /// The deadline an event is scheduled for.
+    pub armed: Option<Nanos>,
+    /// Completions the device holds because the CQ is full.
+    pub overflow: VecDeque<u32>,
+    pub irq_core: u32,
+}
+
+pub(crate) struct Device {
+    pub pending: VecDeque<u32>,
+    pub busy: u32,
+    pub parallelism: u32,
+    /// Earliest start of the next command under the IOPS ceiling, ns.
+    pub gate: f64,
+    pub gate_armed: bool,
+    pub read_spacing: f64,
+    pub write_spacing: f64,
+    pub read: Sampler,
+    pub write: Sampler,
+    pub rng: Pcg64Mcg,
+}
+
+/// Checks that every request completes exactly once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Audit {
+    pub submitted: u64,
+    pub serviced: u64,
+    pub delivered: u64,
+    pub consumed: u64,
+    /// Deliveries of a request that was not waiting to be delivered.
+    pub duplicates: u64,
+    /// Requests still in flight when the simulation ran out of events.
+    pub stranded: u64,
+    /// Times the CQ was full and the device held a completion.
+    pub cq_full: u64,
+}
+
+pub(crate) struct World {
+    pub now: Nanos,
+    pub events: Events,
+    pub host: HostProfile,
+    pub cores: Vec<Core>,
+    pub threads: Vec<Thread>,
+    pub requests: Vec<Request>,
+    pub free: Vec<u32>,
+    pub queues: Vec<Queue>,
+    pub device: Device,
+    /// The measured window [from, to).
+    pub window_from: Nanos,
+    pub window_to: Nanos,
+    pub stopping: bool,
+    pub done_threads: usize,
+    pub interrupts: u64,
+    pub urgent_only: u64,
+    pub completions: u64,
+    pub context_switches: u64,
+    pub audit: Audit,
+    pub scratch: Vec<policy::cq::Reaped>,
+}
+
+impl World {
+    pub(crate) fn new_core() -> Core {
+        Core::new()
+    }
+
+    /// Runs until no event is left. `progress` is called every so often.
+    pub(crate) fn run(&mut self, planned_end: Nanos, progress: &mut dyn FnMut(Nanos, Nanos)) {
+        let mut n: u32 = 0;
+        while let Some((t, ev)) = self.events.pop() {
+            debug_assert!(t >= self.now, "time went back: {t} < {}", self.now);
+            self.now = t;
+            match ev {
+                Ev::CoreDone { core, gen } => {
+                    if self.cores[core as usize].gen == gen {
+                        self.core_done(core);
+                    }
+                }
+                Ev::ServiceDone { req } => self.service_done(req),
+                Ev::DeviceGate => {
+                    self.device.gate_armed = false;
+                    self.device_start();
+                }
+                Ev::Deadline { queue } => self.deadline(queue, t),
+                Ev::Timer { tid, gen } => {
+                    let th = &self.threads[tid as usize];
+                    if th.sleep_gen == gen && th.state == TState::Sleeping {
+                        let core = th.spec.core as u32;
+                        self.raise(core, IrqWork::Timer { tid });
+                    }
+                }
+                Ev::Start { tid } => self.start_thread(tid),
+                Ev::Tick { core } => self.tick(core),
+                Ev::End => self.end_window(),
+            }
+            n = n.wrapping_add(1);
+            if n % (1 << 16) == 0 {
+                progress(self.now, planned_end);
+            }
+        }
+        self.finish();
+    }
+
+    /// Counts `[from, to)` clipped to the measured window.
+    pub(crate) fn clip(&self, from: Nanos, to: Nanos) -> Nanos {
+        let a = from.max(self.window_from);
+        let b = to.min(self.window_to);
+        b.saturating_sub(a)
+    }
+
+    pub(crate) fn measuring(&self, t: Nanos) -> bool {
+        t >= self.window_from && t < self.window_to
+    }
+
+    fn end_window(&mut self) {
+        self.window_to = self.now;
+        self.stopping = true;
+        for tid in 0..self.threads.len() {
+            let th = &mut self.threads[tid];
+            th.stop_issuing = true;
+            match th.state {
+                // Sleeping only to throttle: wake now so it drains or ends.
+                TState::Sleeping => {
+                    th.sleep_gen += 1;
+                    let gen = th.sleep_gen;
+                    self.events.push(
+                        self.now,
+                        Ev::Timer {
+                            tid: tid as u32,
+                            gen,
+                        },
+                    );
+                }
+                TState::NotStarted => {
+                    th.state = TState::Done;
+                    self.done_threads += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Closes the books when the last event has run.
+    fn finish(&mut self) {
+        if self.window_to == Nanos::MAX {
+            self.window_to = self.now;
+        }
+        for c in 0..self.cores.len() {
+            if matches!(self.cores[c].busy, Busy::Idle) {
+                let idle = self.clip(self.cores[c].idle_since, self.now);
+                self.cores[c].time.idle += idle;
+                self.cores[c].idle_since = self.now;
+            }
+        }
+        if std::env::var_os("CINT_SIM_DEBUG").is_some() {
+            for (i, t) in self.threads.iter().enumerate() {
+                eprintln!(
+                    "thread {i}: {:?} next={:?} in_flight={} ready={} got={} needed={} batch={} saved={:?}",
+                    t.state, t.next, t.in_flight, t.ready.len(), t.got.len(), t.needed, t.batch.len(), t.saved
+                );
+            }
+            for (i, c) in self
+                .cores
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.current.is_some() || !c.rq.is_empty())
+            {
+                eprintln!(
+                    "core {i}: {:?} current={:?} rq={:?}",
+                    c.busy, c.current, c.rq
+                );
+            }
+            for (i, q) in self
+                .queues
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.cq.unreaped() > 0)
+            {
+                eprintln!(
+                    "queue {i}: unreaped={} armed={:?} overflow={}",
+                    q.cq.unreaped(),
+                    q.armed,
+                    q.overflow.len()
+                );
+            }
+        }
+        self.audit.stranded = self
+            .requests
+            .iter()
+            .filter(|r| r.state != RState::Free)
+            .count() as u64;
+    }
+}

@@ -1,0 +1,80 @@
+//! Running the shipped examples through the simulator.
+#![allow(dead_code)]
+
+use policy::{Nanos, PolicySpec, MS};
+use report::RunReport;
+use sim::{Audit, DeviceProfile, HostProfile, SimConfig};
+
+pub fn example(name: &str) -> Vec<jobs::Job> {
+    let path = format!("{}/../../examples/{name}.fio", env!("CARGO_MANIFEST_DIR"));
+    jobs::parse_file(std::path::Path::new(&path))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .jobs
+}
+
+pub fn config(device: &str, policy: PolicySpec, runtime: Nanos, seed: u64) -> SimConfig {
+    SimConfig {
+        device: DeviceProfile::load(device).unwrap(),
+        host: HostProfile::load("xeon-e5-2660v4").unwrap(),
+        policy,
+        seed,
+        runtime: Some(runtime),
+    }
+}
+
+pub fn run_audited(name: &str, device: &str, policy: &str, runtime: Nanos) -> (RunReport, Audit) {
+    run_spec(name, device, PolicySpec::named(policy), runtime)
+}
+
+pub fn run_spec(name: &str, device: &str, spec: PolicySpec, runtime: Nanos) -> (RunReport, Audit) {
+    let cfg = config(device, spec, runtime, 1);
+    sim::simulate_audited(&example(name), &cfg, &mut |_, _| {}).unwrap()
+}
+
+pub fn run(name: &str, policy: &str) -> RunReport {
+    run_audited(name, "optane", policy, 100 * MS).0
+}
+
+/// Mean completion latency of the jobs named `job`, in us.
+pub fn lat_us(r: &RunReport, job: &str) -> f64 {
+    let js: Vec<_> = r.jobs.iter().filter(|j| j.name == job).collect();
+    let n: u64 = js.iter().map(|j| j.read.io_ops).sum();
+    js.iter()
+        .map(|j| j.read.clat.mean * j.read.io_ops as f64)
+        .sum::<f64>()
+        / n as f64
+        / 1e3
+}
+
+pub fn iops(r: &RunReport, job: &str) -> f64 {
+    let n: u64 = r
+        .jobs
+        .iter()
+        .filter(|j| j.name == job)
+        .map(|j| j.read.io_ops + j.write.io_ops)
+        .sum();
+    n as f64 / (r.duration_ns as f64 / 1e9)
+}
+
+pub fn summary(r: &RunReport) -> String {
+    let mut s = format!(
+        "{:9} irq/s={:>8.0} c/irq={:5.2} ctx={:>7} iops={:>8.0}",
+        r.policy.name,
+        r.interrupts_per_sec(),
+        r.completions_per_interrupt(),
+        r.context_switches,
+        r.total_iops()
+    );
+    let mut names: Vec<&str> = r.jobs.iter().map(|j| j.name.as_str()).collect();
+    names.dedup();
+    for n in names {
+        s += &format!(" | {n}: {:.0} iops {:.2}us", iops(r, n), lat_us(r, n));
+    }
+    for c in &r.cores {
+        s += &format!(
+            " | cpu{} u={:.2} k={:.2} i={:.2} idle={:.2}",
+            c.core, c.user, c.kernel, c.irq, c.idle
+        );
+    }
+    s
+}
