@@ -27,10 +27,14 @@ use crate::{Nanos, SEC};
 pub const LAMBDA: f64 = 1.0 / 128.0;
 pub const MAX_STORM_THR: u32 = 256;
 
+/// How far under the limit demand must fall to lift throttling.
+pub const HYSTERESIS: f64 = 0.1;
+
 #[derive(Clone, Debug)]
 struct GapEwma {
     mean: f64,
     last: Option<Nanos>,
+    seeded: bool,
 }
 
 impl GapEwma {
@@ -39,13 +43,21 @@ impl GapEwma {
         GapEwma {
             mean: SEC as f64,
             last: None,
+            seeded: false,
         }
     }
 
     fn sample(&mut self, now: Nanos) {
         if let Some(last) = self.last {
             let gap = now.saturating_sub(last) as f64;
-            self.mean += LAMBDA * (gap - self.mean);
+            if self.seeded {
+                self.mean += LAMBDA * (gap - self.mean);
+            } else {
+                // Seeded with the first gap: from the idle 1 s, lambda =
+                // 1/128 would need ~1,400 interrupts to notice a storm.
+                self.mean = gap;
+                self.seeded = true;
+            }
         }
         self.last = Some(now);
     }
@@ -76,7 +88,9 @@ impl Storm {
         let max_rate = max_rate.max(1);
         Storm {
             max_rate,
-            min_gap: (SEC / max_rate).max(1),
+            // Throttled interrupts aim under the limit by the hysteresis
+            // margin, so the urgent-only interrupts around them still fit.
+            min_gap: ((SEC as f64 / (max_rate as f64 * (1.0 - HYSTERESIS))).ceil() as Nanos).max(1),
             demand: GapEwma::idle(),
             completions: GapEwma::idle(),
             throttled: false,
@@ -95,7 +109,16 @@ impl Storm {
         if marked {
             self.demand.sample(now);
         }
-        self.throttled = self.demand_rate(now) > self.max_rate as f64;
+        // Hysteresis: once throttled, stay so until demand falls clearly
+        // under the limit. Without it a closed loop (threads that wait for
+        // their own interrupts) oscillates around the limit and averages
+        // above it; TOS 4.3 wants the rate never to exceed the limit.
+        let limit = if self.throttled {
+            self.max_rate as f64 * (1.0 - HYSTERESIS)
+        } else {
+            self.max_rate as f64
+        };
+        self.throttled = self.demand_rate(now) > limit;
         self.throttled
     }
 
@@ -143,8 +166,12 @@ mod tests {
             throttled_at.is_some(),
             "150K/s must throttle under a 100K/s limit"
         );
-        assert_eq!(s.thr(t), 2, "T = 10us holds 1.5 completions");
-        assert_eq!(s.delta(6 * US), 10 * US);
+        assert_eq!(
+            s.thr(t),
+            2,
+            "T = 11.1us (90% of the limit) holds 1.7 completions"
+        );
+        assert_eq!(s.delta(6 * US), 11_112);
         // The storm stops: one unmarked completion 20 ms later lifts it.
         assert!(!s.on_completion(t + 20_000 * US, false));
     }

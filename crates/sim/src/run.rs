@@ -76,7 +76,7 @@ pub fn simulate_audited(
     }
     world.run(planned_end.unwrap_or(0), progress);
     let report = report(&world, config, &spec);
-    Ok((report, world.audit))
+    Ok((report, world.audit.clone()))
 }
 
 /// Fills `delta` and `thr` from the device profile for strategies that take

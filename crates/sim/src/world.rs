@@ -277,8 +277,9 @@ pub(crate) struct Device {
     pub rng: Pcg64Mcg,
 }
 
-/// Checks that every request completes exactly once.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Checks that every request completes exactly once and that every
+/// nanosecond of every used core is accounted for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Audit {
     pub submitted: u64,
     pub serviced: u64,
@@ -290,6 +291,15 @@ pub struct Audit {
     pub stranded: u64,
     /// Times the CQ was full and the device held a completion.
     pub cq_full: u64,
+    /// Size of the request table: bounded by what is ever in flight, not by
+    /// how many requests ran.
+    pub request_slots: u64,
+    /// Threads not finished when the events ran out.
+    pub unfinished_threads: u64,
+    /// The measured window, ns.
+    pub window_ns: Nanos,
+    /// Per used core: (core, user + kernel + irq + idle ns in the window).
+    pub core_accounted_ns: Vec<(usize, Nanos)>,
 }
 
 pub(crate) struct World {
@@ -445,5 +455,22 @@ impl World {
             .iter()
             .filter(|r| r.state != RState::Free)
             .count() as u64;
+        self.audit.request_slots = self.requests.len() as u64;
+        self.audit.unfinished_threads = self
+            .threads
+            .iter()
+            .filter(|t| t.state != TState::Done)
+            .count() as u64;
+        self.audit.window_ns = self.window_to - self.window_from.min(self.window_to);
+        let mut used: Vec<usize> = self.threads.iter().map(|t| t.spec.core).collect();
+        used.sort_unstable();
+        used.dedup();
+        self.audit.core_accounted_ns = used
+            .into_iter()
+            .map(|c| {
+                let t = &self.cores[c].time;
+                (c, t.user + t.kernel + t.irq + t.idle)
+            })
+            .collect();
     }
 }
