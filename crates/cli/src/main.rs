@@ -5,6 +5,8 @@ mod coalesce;
 mod jobs_cmd;
 mod output;
 mod policies;
+mod progress;
+mod sim_cmd;
 mod stream;
 
 use std::process::ExitCode;
@@ -27,6 +29,8 @@ enum Verb {
     Policies,
     /// Read fio job files and show each job and the marks its requests carry
     Jobs(jobs_cmd::JobsArgs),
+    /// Run a fio job file on the simulator and print fio-like results
+    Sim(sim_cmd::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Verb::Jobs(a) => jobs_cmd::run(a),
+        Verb::Sim(a) => sim_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
