@@ -1,6 +1,7 @@
 //! `cinterrupts`: the thin binary over the workbench's crates.
 
 mod args;
+mod bench_cmd;
 mod coalesce;
 mod jobs_cmd;
 mod output;
@@ -31,6 +32,8 @@ enum Verb {
     Jobs(jobs_cmd::JobsArgs),
     /// Run a fio job file on the simulator and print fio-like results
     Sim(sim_cmd::SimArgs),
+    /// Time the workbench itself on a fixed workload
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         }
         Verb::Jobs(a) => jobs_cmd::run(a),
         Verb::Sim(a) => sim_cmd::run(a),
+        Verb::Bench(a) => bench_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -98,6 +98,11 @@ fn bad_options_give_one_line() {
         &run(&["sim", &job, "--policy", "adaptive", "--ooo", "on"]),
         "option --ooo does not apply to policy 'adaptive'",
     );
+    assert_one_line_error(
+        &run(&["bench", "sim", "--output-format", "bogus"]),
+        "invalid value 'bogus' for '--output-format",
+    );
+    assert_one_line_error(&run(&["bench", "nosuch"]), "nosuch");
 }
 
 #[test]
@@ -230,4 +235,27 @@ fn text_and_output_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), json_run(&[]).0);
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn bench_sim_reports_completions_per_second() {
+    let o = run(&[
+        "bench",
+        "sim",
+        "--runtime",
+        "20ms",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["completions_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["median_completions_per_sec"].as_f64().unwrap()
+            <= v["completions_per_sec"].as_f64().unwrap()
+    );
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    assert!(v["runs"][0]["wall_seconds"].as_f64().unwrap() > 0.0);
+    assert!((v["runs"][0]["virtual_seconds"].as_f64().unwrap() - 0.02).abs() < 1e-3);
 }
