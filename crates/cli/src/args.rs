@@ -10,6 +10,15 @@ pub fn duration(s: &str) -> Result<u64, String> {
     jobs::units::parse_duration(s, None)
 }
 
+/// A run length: like [`duration`] (a unit is required, though fio's job
+/// files default to seconds), and more than 0.
+pub fn runtime(s: &str) -> Result<u64, String> {
+    match duration(s)? {
+        0 => Err("must be more than 0".to_string()),
+        ns => Ok(ns),
+    }
+}
+
 /// `100k`, `1.5m`, `250000` per second.
 pub fn rate(s: &str) -> Result<u64, String> {
     jobs::units::parse_rate(s)
@@ -30,6 +39,15 @@ pub fn feature(s: &str) -> Result<u32, String> {
         None => s.parse(),
     };
     parsed.map_err(|_| format!("'{s}' is not a number (e.g. 0x011f)"))
+}
+
+/// How results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable text (for a run, fio's normal layout)
+    Normal,
+    /// JSON (for a run, shaped like fio's)
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

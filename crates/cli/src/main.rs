@@ -1,10 +1,13 @@
 //! `cinterrupts`: the thin binary over the workbench's crates.
 
 mod args;
+mod bench_cmd;
 mod coalesce;
 mod jobs_cmd;
 mod output;
 mod policies;
+mod progress;
+mod sim_cmd;
 mod stream;
 
 use std::process::ExitCode;
@@ -27,6 +30,10 @@ enum Verb {
     Policies,
     /// Read fio job files and show each job and the marks its requests carry
     Jobs(jobs_cmd::JobsArgs),
+    /// Run a fio job file on the simulator and print fio-like results
+    Sim(sim_cmd::SimArgs),
+    /// Time the workbench itself on a fixed workload
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +70,8 @@ fn main() -> ExitCode {
             Ok(())
         }
         Verb::Jobs(a) => jobs_cmd::run(a),
+        Verb::Sim(a) => sim_cmd::run(a),
+        Verb::Bench(a) => bench_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -44,6 +44,17 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// `text` to `path` (whole or not at all), or to stdout.
+pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+    match path {
+        Some(path) => write_atomically(path, text.as_bytes()),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

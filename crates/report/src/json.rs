@@ -1,10 +1,169 @@
 //! fio-shaped JSON (`--output-format json`).
+//!
+//! `jobs[]` carries the keys fio's JSON has and scripts read (`jobname`,
+//! `read.iops`, `read.clat_ns.percentile["99.000000"]`, `usr_cpu`, ...), with
+//! fio's units: ms for runtimes, KiB/s for `bw`, ns for latencies, percent for
+//! CPU. What fio has no place for (interrupts, the policy, per-core time) is
+//! in a top-level `cinterrupts` object.
+//!
+//! Keys keep the order they are written in (serde_json's `preserve_order`),
+//! the same as fio's, and every number is finite, so a report always gives
+//! the same bytes.
 
-use crate::RunReport;
+use serde_json::{json, Map, Value};
+
+use crate::human::finite;
+use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
 /// `cinterrupts` object.
-pub fn render(report: &RunReport) -> serde_json::Value {
-    let _ = report;
-    todo!("json::render")
+pub fn render(report: &RunReport) -> Value {
+    json!({
+        "jobs": report.jobs.iter().map(|j| job(report, j)).collect::<Vec<_>>(),
+        "cinterrupts": summary(report),
+    })
+}
+
+fn job(report: &RunReport, job: &JobReport) -> Value {
+    let mut obj = Map::new();
+    obj.insert("jobname".into(), json!(job.name));
+    obj.insert("groupid".into(), json!(0));
+    obj.insert("error".into(), json!(0));
+    obj.insert("job_runtime".into(), json!(millis(report.duration_ns)));
+    obj.insert(
+        "usr_cpu".into(),
+        json!(percent(report.share_of_window(job.usr_ns))),
+    );
+    obj.insert(
+        "sys_cpu".into(),
+        json!(percent(report.share_of_window(job.sys_ns))),
+    );
+    obj.insert("ctx".into(), json!(job.ctx));
+    if let Some(v) = job.ctx_voluntary {
+        obj.insert("ctx_voluntary".into(), json!(v));
+    }
+    if let Some(v) = job.ctx_involuntary {
+        obj.insert("ctx_involuntary".into(), json!(v));
+    }
+    obj.insert("read".into(), direction(report, &job.read));
+    obj.insert("write".into(), direction(report, &job.write));
+    Value::Object(obj)
+}
+
+/// fio's per-direction object. As in fio, a direction without I/O still
+/// appears, all zeros, with a `runtime` of 0.
+fn direction(report: &RunReport, dir: &DirReport) -> Value {
+    let bw_bytes = report.bw_bytes(dir);
+    let runtime = if dir.io_ops > 0 {
+        millis(report.duration_ns)
+    } else {
+        0
+    };
+    json!({
+        "io_bytes": dir.io_bytes,
+        "io_kbytes": dir.io_bytes / 1024,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes / 1024,
+        "iops": finite(report.iops(dir)),
+        "runtime": runtime,
+        "total_ios": dir.io_ops,
+        "io_ops": dir.io_ops,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "errors": dir.errors,
+        "clat_ns": clat(&dir.clat),
+    })
+}
+
+/// fio's `clat_ns`; `percentile` only when there are values, as fio omits it
+/// for a direction without samples.
+fn clat(stats: &LatencyStats) -> Value {
+    let mut obj = Map::new();
+    obj.insert("min".into(), json!(stats.min));
+    obj.insert("max".into(), json!(stats.max));
+    obj.insert("mean".into(), json!(finite(stats.mean)));
+    obj.insert("stddev".into(), json!(finite(stats.stddev)));
+    obj.insert("N".into(), json!(stats.samples));
+    if !stats.percentiles.is_empty() {
+        let percentiles: Map<String, Value> = stats
+            .percentiles
+            .iter()
+            .map(|&(p, v)| (percentile_key(p), json!(v)))
+            .collect();
+        obj.insert("percentile".into(), Value::Object(percentiles));
+    }
+    Value::Object(obj)
+}
+
+/// fio's spelling of a percentile key: six decimals, `"99.900000"`.
+pub fn percentile_key(p: f64) -> String {
+    format!("{p:.6}")
+}
+
+fn summary(report: &RunReport) -> Value {
+    let mut policy = Map::new();
+    policy.insert("name".into(), json!(report.policy.name));
+    for (k, v) in &report.policy.params {
+        policy.insert(k.clone(), json!(v));
+    }
+    let mut obj = Map::new();
+    obj.insert("mode".into(), json!(report.mode.map(|m| m.as_str())));
+    obj.insert("policy".into(), Value::Object(policy));
+    obj.insert("device".into(), json!(report.device));
+    obj.insert("host".into(), json!(report.host));
+    if let Some(seed) = report.seed {
+        obj.insert("seed".into(), json!(seed));
+    }
+    obj.insert("duration_ns".into(), json!(report.duration_ns));
+    obj.insert("interrupts".into(), json!(report.interrupts));
+    obj.insert(
+        "urgent_only_interrupts".into(),
+        json!(report.urgent_only_interrupts),
+    );
+    obj.insert(
+        "interrupts_per_sec".into(),
+        json!(finite(report.interrupts_per_sec())),
+    );
+    obj.insert("completions".into(), json!(report.completions));
+    obj.insert(
+        "completions_per_interrupt".into(),
+        json!(finite(report.completions_per_interrupt())),
+    );
+    obj.insert("context_switches".into(), json!(report.context_switches));
+    let cores: Vec<Value> = report
+        .cores
+        .iter()
+        .map(|c| {
+            json!({
+                "core": c.core,
+                "user": finite(c.user),
+                "kernel": finite(c.kernel),
+                "irq": finite(c.irq),
+                "idle": finite(c.idle),
+            })
+        })
+        .collect();
+    obj.insert("cpu_util".into(), json!(cores));
+    obj.insert("notes".into(), json!(report.notes));
+    Value::Object(obj)
+}
+
+fn millis(ns: u64) -> u64 {
+    ns / 1_000_000
+}
+
+fn percent(fraction: f64) -> f64 {
+    finite(fraction) * 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_keys_have_six_decimals() {
+        assert_eq!(percentile_key(1.0), "1.000000");
+        assert_eq!(percentile_key(99.9), "99.900000");
+        assert_eq!(percentile_key(99.99), "99.990000");
+    }
 }

@@ -5,6 +5,7 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod human;
 pub mod json;
 pub mod latency;
 pub mod text;
@@ -116,6 +117,15 @@ impl RunReport {
         self.duration_ns as f64 / 1e9
     }
 
+    /// `ns` as a fraction of the measured window (0 for an empty window).
+    pub fn share_of_window(&self, ns: u64) -> f64 {
+        if self.duration_ns == 0 {
+            0.0
+        } else {
+            ns as f64 / self.duration_ns as f64
+        }
+    }
+
     pub fn interrupts_per_sec(&self) -> f64 {
         per_sec(self.interrupts, self.seconds())
     }
@@ -131,6 +141,16 @@ impl RunReport {
 
     pub fn iops(&self, dir: &DirReport) -> f64 {
         per_sec(dir.io_ops, self.seconds())
+    }
+
+    /// Bytes per second in one direction, as fio's `bw_bytes`.
+    pub fn bw_bytes(&self, dir: &DirReport) -> u64 {
+        if self.duration_ns == 0 {
+            return 0;
+        }
+        // u128: io_bytes * 1e9 overflows u64 past 18 GB.
+        let bw = u128::from(dir.io_bytes) * 1_000_000_000 / u128::from(self.duration_ns);
+        u64::try_from(bw).unwrap_or(u64::MAX)
     }
 
     /// All jobs' read plus write IOPS.

@@ -1,10 +1,229 @@
 //! fio-like human output.
+//!
+//! Each job is laid out as fio 3.x lays it out (the header, `read:`/`write:`
+//! with IOPS and bandwidth, `clat` and the 17 percentiles four to a line in
+//! a unit chosen as fio chooses it, `cpu`), so a reader who knows fio's output
+//! finds everything where they expect it. A summary of the run's interrupts
+//! and CPU follows.
 
-use crate::RunReport;
+use std::fmt::Write as _;
+
+use crate::human::{count, digits, finite, num2str};
+use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
 /// The report as fio's normal output would show it, plus the run's interrupt
 /// and CPU summary.
 pub fn render(report: &RunReport) -> String {
-    let _ = report;
-    todo!("text::render")
+    let mut out = String::new();
+    for job in &report.jobs {
+        write_job(&mut out, report, job);
+        out.push('\n');
+    }
+    write_summary(&mut out, report);
+    out
+}
+
+fn write_job(out: &mut String, report: &RunReport, job: &JobReport) {
+    let _ = write!(
+        out,
+        "{}: (groupid=0, jobs=1): engine={}",
+        job.name, job.engine
+    );
+    // fio prints the clones of a section under the same name; say which.
+    if report
+        .jobs
+        .iter()
+        .any(|other| other.name == job.name && other.clone_index != job.clone_index)
+    {
+        let _ = write!(out, ", clone={}", job.clone_index);
+    }
+    if !job.cpus.is_empty() {
+        let _ = write!(out, ", cpus={}", cpu_list(&job.cpus));
+    }
+    out.push('\n');
+    for (name, dir) in [("read", &job.read), ("write", &job.write)] {
+        if dir.io_ops > 0 {
+            write_dir(out, report, name, dir);
+        }
+    }
+    let _ = write!(
+        out,
+        "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}",
+        percent(report.share_of_window(job.usr_ns)),
+        percent(report.share_of_window(job.sys_ns)),
+        job.ctx
+    );
+    if let Some(v) = job.ctx_voluntary {
+        let _ = write!(out, ", ctx_voluntary={v}");
+    }
+    if let Some(v) = job.ctx_involuntary {
+        let _ = write!(out, ", ctx_involuntary={v}");
+    }
+    out.push('\n');
+}
+
+fn write_dir(out: &mut String, report: &RunReport, name: &str, dir: &DirReport) {
+    let bw = report.bw_bytes(dir);
+    let _ = write!(
+        out,
+        "  {name}: IOPS={}, BW={} ({})({}/{}msec)",
+        count(report.iops(dir)),
+        num2str(bw, 4, true, "B/s"),
+        num2str(bw, 4, false, "B/s"),
+        num2str(dir.io_bytes, 4, true, "B"),
+        report.duration_ns / 1_000_000
+    );
+    if dir.errors > 0 {
+        let _ = write!(out, ", errors={}", dir.errors);
+    }
+    out.push('\n');
+    if dir.clat.samples > 0 {
+        write_clat(out, &dir.clat);
+    }
+}
+
+/// The unit of one direction's latencies: fio's rule for its percentile block
+/// (usec once the values pass 100us and none is below 2us; msec past 100ms
+/// and none below 2ms), used for the `clat` line too so the two lines agree.
+/// fio picks the `clat` line's unit by a rule of its own, which can differ.
+fn unit(clat: &LatencyStats) -> (&'static str, u64) {
+    if clat.min > 2_000_000 && clat.max > 99_999_999 {
+        ("msec", 1_000_000)
+    } else if clat.min > 2_000 && clat.max > 99_999 {
+        ("usec", 1_000)
+    } else {
+        ("nsec", 1)
+    }
+}
+
+fn write_clat(out: &mut String, clat: &LatencyStats) {
+    let (unit, divisor) = unit(clat);
+    let _ = writeln!(
+        out,
+        "    clat ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
+        num2str(in_unit(clat.min, divisor), 6, false, ""),
+        num2str(in_unit(clat.max, divisor), 6, false, ""),
+        finite(clat.mean) / divisor as f64,
+        finite(clat.stddev) / divisor as f64,
+    );
+    if clat.percentiles.is_empty() {
+        return;
+    }
+    // fio's show_clat_percentiles: a column as wide as the largest value (at
+    // least 5), four to a line.
+    let max = clat.percentiles.iter().map(|&(_, v)| v).max().unwrap_or(0);
+    let width = digits(in_unit(max, divisor)).max(5);
+    let _ = write!(out, "    clat percentiles ({unit}):\n     |");
+    for (i, &(p, v)) in clat.percentiles.iter().enumerate() {
+        let last = i + 1 == clat.percentiles.len();
+        let _ = write!(
+            out,
+            " {p:5.2}th=[{:>width$}]{}",
+            in_unit(v, divisor),
+            if last { '\n' } else { ',' }
+        );
+        if !last && i % 4 == 3 {
+            out.push_str("\n     |");
+        }
+    }
+}
+
+/// `ns` in the unit `divisor` gives, to the nearest. (fio truncates min and
+/// max but rounds percentiles up, so its p99.9 can read above its max.)
+fn in_unit(ns: u64, divisor: u64) -> u64 {
+    ns / divisor + u64::from(ns % divisor >= divisor.div_ceil(2) && divisor > 1)
+}
+
+fn write_summary(out: &mut String, report: &RunReport) {
+    out.push_str("cinterrupts");
+    if let Some(mode) = report.mode {
+        let _ = write!(out, " ({})", mode.as_str());
+    }
+    let _ = write!(out, ": policy={}", report.policy.name);
+    for (k, v) in &report.policy.params {
+        let _ = write!(out, " {k}={v}");
+    }
+    let _ = write!(out, ", device={}, host={}", report.device, report.host);
+    if let Some(seed) = report.seed {
+        let _ = write!(out, ", seed={seed}");
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "  io: IOPS={} (all jobs) in {}msec",
+        count(report.total_iops()),
+        report.duration_ns / 1_000_000
+    );
+    let _ = writeln!(
+        out,
+        "  interrupts: {} ({}/s), urgent-only {}; completions per interrupt {:.2}",
+        report.interrupts,
+        count(report.interrupts_per_sec()),
+        report.urgent_only_interrupts,
+        report.completions_per_interrupt()
+    );
+    let _ = writeln!(out, "  context switches: {}", report.context_switches);
+    for c in &report.cores {
+        let _ = writeln!(
+            out,
+            "  cpu {}: user={:.1}% kernel={:.1}% irq={:.1}% idle={:.1}%",
+            c.core,
+            percent(c.user),
+            percent(c.kernel),
+            percent(c.irq),
+            percent(c.idle)
+        );
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+/// `0-3,8` for [0, 1, 2, 3, 8], as `cpus_allowed` is written.
+fn cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+fn percent(fraction: f64) -> f64 {
+    finite(fraction) * 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_collapse_ranges() {
+        assert_eq!(cpu_list(&[1]), "1");
+        assert_eq!(cpu_list(&[3, 0, 1, 2, 8]), "0-3,8");
+        assert_eq!(cpu_list(&[0, 2, 4]), "0,2,4");
+    }
+
+    #[test]
+    fn units_round_to_nearest() {
+        assert_eq!(in_unit(149_900, 1_000), 150);
+        assert_eq!(in_unit(149_499, 1_000), 149);
+        assert_eq!(in_unit(149_500, 1_000), 150);
+        assert_eq!(in_unit(7, 1), 7);
+        assert_eq!(in_unit(u64::MAX, 1_000_000), u64::MAX / 1_000_000 + 1);
+    }
 }

@@ -1,0 +1,261 @@
+//! `sim` and `bench` end to end: one-line errors for bad input now; real runs
+//! (ignored until the engine lands) for fio-shaped JSON and determinism.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cinterrupts"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Asserts a failure with exactly one line on stderr containing `want`.
+fn assert_one_line_error(o: &Output, want: &str) {
+    assert!(!o.status.success(), "should fail: {}", stdout(o));
+    let err = stderr(o);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line, got: {err}");
+    assert!(err.contains(want), "'{want}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn example(name: &str) -> String {
+    format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A job file with a note-worthy line (an ignored option), so tests see
+/// that notes never add to a one-line error.
+const JOB: &str = "[global]\nrw=randread\nbs=4k\ngtod_reduce=1\n[reader]\nioengine=psync\n";
+
+#[test]
+fn unknown_profiles_name_the_shipped_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "j.fio", JOB);
+    let o = run(&["sim", &job, "--device", "nosuch"]);
+    assert_one_line_error(&o, "unknown device profile 'nosuch'");
+    assert_one_line_error(&o, "shipped: optane, p3700");
+    assert_one_line_error(
+        &run(&["sim", &job, "--host", "nosuch"]),
+        "shipped: xeon-e5-2660v4",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--device", "/nonexistent/dev.toml"]),
+        "/nonexistent/dev.toml",
+    );
+}
+
+#[test]
+fn bad_job_files_give_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = write(dir.path(), "unk.fio", "[job]\nrw=randread\nfrobnicate=1\n");
+    assert_one_line_error(
+        &run(&["sim", &unknown]),
+        "unk.fio:3: unknown option 'frobnicate'",
+    );
+    let bad = write(dir.path(), "bad.fio", "[job]\nrw=randread\nbs=4q\n");
+    assert_one_line_error(&run(&["sim", &bad]), "bad.fio:3");
+    let empty = write(dir.path(), "empty.fio", "[global]\nbs=4k\n");
+    assert_one_line_error(&run(&["sim", &empty]), "empty.fio: no jobs to run");
+    assert_one_line_error(
+        &run(&["sim", "/nonexistent/x.fio"]),
+        "/nonexistent/x.fio: cannot read",
+    );
+}
+
+#[test]
+fn bad_options_give_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "j.fio", JOB);
+    assert_one_line_error(
+        &run(&["sim", &job, "--output-format", "bogus"]),
+        "invalid value 'bogus' for '--output-format",
+    );
+    assert_one_line_error(&run(&["sim", &job, "--runtime", "10"]), "needs a unit");
+    assert_one_line_error(
+        &run(&["sim", &job, "--runtime", "0s"]),
+        "must be more than 0",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--policy", "fast"]),
+        "unknown policy 'fast'",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--policy", "adaptive", "--ooo", "on"]),
+        "option --ooo does not apply to policy 'adaptive'",
+    );
+    assert_one_line_error(
+        &run(&["bench", "sim", "--output-format", "bogus"]),
+        "invalid value 'bogus' for '--output-format",
+    );
+    assert_one_line_error(&run(&["bench", "nosuch"]), "nosuch");
+}
+
+#[test]
+fn device_defaults_never_reach_a_strategy_that_refuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "j.fio", JOB);
+    for policy in ["nvme100", "default", "dim", "dynamic"] {
+        let o = run(&[
+            "sim",
+            &job,
+            "--policy",
+            policy,
+            "--device",
+            "p3700",
+            "--runtime",
+            "10ms",
+            "-q",
+        ]);
+        assert!(
+            !stderr(&o).contains("does not apply"),
+            "{policy}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_failed_run_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "j.fio", JOB);
+    let out = dir.path().join("out.json");
+    let o = run(&[
+        "sim",
+        &job,
+        "--device",
+        "nosuch",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+// ---- Runs: these need the simulator engine. ----
+
+fn json_run(extra: &[&str]) -> (String, serde_json::Value) {
+    let job = example("mixed-16.fio");
+    let mut args = vec![
+        "sim",
+        &job,
+        "--runtime",
+        "50ms",
+        "--output-format",
+        "json",
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let v = serde_json::from_str(&text).unwrap();
+    (text, v)
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn json_of_a_run_is_fio_shaped() {
+    let (_, v) = json_run(&[]);
+    assert_eq!(v["jobs"][0]["jobname"], "sync");
+    assert_eq!(v["jobs"][1]["jobname"], "async");
+    let p99 = &v["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"];
+    assert!(p99.as_u64().is_some_and(|p| p > 0), "{p99}");
+    assert!(v["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+    let c = &v["cinterrupts"];
+    assert_eq!(c["mode"], "sim");
+    assert_eq!(c["seed"], 1);
+    assert_eq!(c["device"], "optane");
+    assert_eq!(c["policy"]["name"], "cint");
+    assert!(c["interrupts"].as_u64().unwrap() > 0);
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    let (a, _) = json_run(&["--seed", "7"]);
+    let (b, _) = json_run(&["--seed", "7"]);
+    assert_eq!(a, b);
+    let (c, _) = json_run(&["--seed", "8"]);
+    assert_ne!(a, c);
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn p3700_runs_with_its_delta() {
+    let (_, v) = json_run(&["--device", "p3700"]);
+    assert_eq!(v["cinterrupts"]["policy"]["delta"], "15us");
+    let (_, v) = json_run(&["--device", "p3700", "--delta", "4us"]);
+    assert_eq!(v["cinterrupts"]["policy"]["delta"], "4us");
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn text_and_output_file() {
+    let job = example("mixed-16.fio");
+    let o = run(&["sim", &job, "--runtime", "50ms", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("sync: (groupid=0, jobs=1): engine=psync"),
+        "{text}"
+    );
+    assert!(text.contains("  read: IOPS="), "{text}");
+    assert!(text.contains("cinterrupts (sim): policy=cint"), "{text}");
+    assert_eq!(stderr(&o), "", "--quiet: nothing on stderr");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = run(&[
+        "sim",
+        &job,
+        "--runtime",
+        "50ms",
+        "--output-format",
+        "json",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), json_run(&[]).0);
+}
+
+#[test]
+#[ignore = "needs the engine"]
+fn bench_sim_reports_completions_per_second() {
+    let o = run(&[
+        "bench",
+        "sim",
+        "--runtime",
+        "20ms",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["completions_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["median_completions_per_sec"].as_f64().unwrap()
+            <= v["completions_per_sec"].as_f64().unwrap()
+    );
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    assert!(v["runs"][0]["wall_seconds"].as_f64().unwrap() > 0.0);
+    assert!((v["runs"][0]["virtual_seconds"].as_f64().unwrap() - 0.02).abs() < 1e-3);
+}
