@@ -169,7 +169,6 @@ fn json_run(extra: &[&str]) -> (String, serde_json::Value) {
 }
 
 #[test]
-#[ignore = "needs the engine"]
 fn json_of_a_run_is_fio_shaped() {
     let (_, v) = json_run(&[]);
     assert_eq!(v["jobs"][0]["jobname"], "sync");
@@ -186,7 +185,6 @@ fn json_of_a_run_is_fio_shaped() {
 }
 
 #[test]
-#[ignore = "needs the engine"]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let (a, _) = json_run(&["--seed", "7"]);
     let (b, _) = json_run(&["--seed", "7"]);
@@ -196,7 +194,6 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 }
 
 #[test]
-#[ignore = "needs the engine"]
 fn p3700_runs_with_its_delta() {
     let (_, v) = json_run(&["--device", "p3700"]);
     assert_eq!(v["cinterrupts"]["policy"]["delta"], "15us");
@@ -205,7 +202,6 @@ fn p3700_runs_with_its_delta() {
 }
 
 #[test]
-#[ignore = "needs the engine"]
 fn text_and_output_file() {
     let job = example("mixed-16.fio");
     let o = run(&["sim", &job, "--runtime", "50ms", "-q"]);
@@ -238,7 +234,6 @@ fn text_and_output_file() {
 }
 
 #[test]
-#[ignore = "needs the engine"]
 fn bench_sim_reports_completions_per_second() {
     let o = run(&[
         "bench",
