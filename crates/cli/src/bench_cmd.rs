@@ -61,9 +61,29 @@ pub struct Timing {
     pub completions: u64,
     /// The simulated workload's IOPS (all jobs).
     pub iops: f64,
+    /// Events the engine processed.
+    pub events: u64,
 }
 
 impl Timing {
+    /// Engine events per delivered completion (where the time goes).
+    pub fn events_per_completion(&self) -> f64 {
+        if self.completions == 0 {
+            0.0
+        } else {
+            self.events as f64 / self.completions as f64
+        }
+    }
+
+    /// Wall-clock nanoseconds per engine event.
+    pub fn ns_per_event(&self) -> f64 {
+        if self.events == 0 {
+            0.0
+        } else {
+            self.wall_seconds * 1e9 / self.events as f64
+        }
+    }
+
     /// Simulated completions per wall-clock second: the simulator's speed.
     pub fn completions_per_sec(&self) -> f64 {
         if self.wall_seconds > 0.0 {
@@ -99,7 +119,7 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
     let mut runs = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         let start = Instant::now();
-        let report = sim::simulate(&file.jobs, &config, &mut |_, _| {})
+        let (report, audit) = sim::simulate_audited(&file.jobs, &config, &mut |_, _| {})
             .map_err(|e| sim_cmd::sim_error(std::path::Path::new(WORKLOAD_NAME), e))?;
         let wall_seconds = start.elapsed().as_secs_f64();
         runs.push(Timing {
@@ -107,6 +127,7 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
             virtual_seconds: report.duration_ns as f64 / 1e9,
             completions: report.completions,
             iops: report.total_iops(),
+            events: audit.events,
         });
     }
     let (best, median) = best_and_median(&runs).expect("RUNS > 0");
@@ -120,13 +141,16 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
             for (i, r) in runs.iter().enumerate() {
                 let _ = writeln!(
                     s,
-                    "  run {}: {:.3}s wall, {:.3}s virtual, {} completions ({}/s), simulated IOPS {}",
+                    "  run {}: {:.3}s wall, {:.3}s virtual, {} completions ({}/s), simulated IOPS {}, {} events ({:.2} per completion, {:.0} ns each)",
                     i + 1,
                     r.wall_seconds,
                     r.virtual_seconds,
                     r.completions,
                     count(r.completions_per_sec()),
-                    count(r.iops)
+                    count(r.iops),
+                    r.events,
+                    r.events_per_completion(),
+                    r.ns_per_event()
                 );
             }
             let _ = writeln!(
@@ -148,6 +172,9 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
                     "completions": r.completions,
                     "completions_per_sec": r.completions_per_sec(),
                     "iops": r.iops,
+                    "events": r.events,
+                    "events_per_completion": r.events_per_completion(),
+                    "ns_per_event": r.ns_per_event(),
                 })
             };
             let v = json!({
@@ -184,6 +211,7 @@ mod tests {
             virtual_seconds: 2.0,
             completions,
             iops: 0.0,
+            events: 0,
         }
     }
 

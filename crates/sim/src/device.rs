@@ -28,22 +28,16 @@ impl World {
         self.device_start();
     }
 
-    /// Starts as many waiting commands as units and the IOPS ceiling allow.
+    /// Starts as many waiting commands as there are free units. Under the
+    /// IOPS ceiling a command starts at the gate's time rather than now; its
+    /// unit is taken from now, which changes nothing, since in arrival
+    /// order no other command could start before it.
     pub(crate) fn device_start(&mut self) {
         let d = &mut self.device;
         while d.busy < d.parallelism {
-            let Some(&req) = d.pending.front() else {
+            let Some(req) = d.pending.pop_front() else {
                 return;
             };
-            let now = self.now as f64;
-            if d.gate > now {
-                if !d.gate_armed {
-                    d.gate_armed = true;
-                    self.events.push(d.gate.ceil() as Nanos, Ev::DeviceGate);
-                }
-                return;
-            }
-            d.pending.pop_front();
             d.busy += 1;
             let r = self.requests[req as usize];
             let (spacing, sampler) = if r.write {
@@ -51,10 +45,11 @@ impl World {
             } else {
                 (d.read_spacing, &d.read)
             };
-            d.gate = d.gate.max(now) + spacing;
+            let start = d.gate.max(self.now as f64);
+            d.gate = start + spacing;
             let service = sampler.sample(&mut d.rng, r.bytes).max(1);
             self.events
-                .push(self.now + service, Ev::ServiceDone { req });
+                .push(start.ceil() as Nanos + service, Ev::ServiceDone { req });
         }
     }
 
@@ -100,27 +95,33 @@ impl World {
         }
     }
 
-    /// Keeps one event scheduled for the policy's current deadline.
+    /// Keeps an event scheduled no later than the policy's deadline. A
+    /// deadline pushed later (adaptive extends its timer on every
+    /// completion) does not add an event: the earlier one, when it comes,
+    /// schedules the next.
     pub(crate) fn rearm(&mut self, q: u32) {
         let queue = &mut self.queues[q as usize];
-        let d = queue.policy.deadline();
-        if d != queue.armed {
-            queue.armed = d;
-            if let Some(t) = d {
-                self.events.push(t.max(self.now), Ev::Deadline { queue: q });
+        queue.armed = queue.policy.deadline();
+        if let Some(t) = queue.armed {
+            let t = t.max(self.now);
+            if !matches!(queue.scheduled, Some(s) if s <= t) {
+                queue.scheduled = Some(t);
+                self.events.push(t, Ev::Deadline { queue: q });
             }
         }
     }
 
     pub(crate) fn deadline(&mut self, q: u32, now: Nanos) {
         let queue = &mut self.queues[q as usize];
-        if !queue.armed.is_some_and(|t| t <= now) {
-            return; // superseded
+        if queue.scheduled == Some(now) {
+            queue.scheduled = None;
         }
-        queue.armed = None;
-        if let Some(kind) = queue.policy.deadline_reached(now) {
-            let core = queue.irq_core;
-            self.raise(core, IrqWork::Device { queue: q, kind });
+        if queue.armed.is_some_and(|t| t <= now) {
+            queue.armed = None;
+            if let Some(kind) = queue.policy.deadline_reached(now) {
+                let core = queue.irq_core;
+                self.raise(core, IrqWork::Device { queue: q, kind });
+            }
         }
         self.rearm(q);
     }

@@ -14,8 +14,6 @@ pub(crate) enum Ev {
     CoreDone { core: u32, gen: u32 },
     /// A command's service inside the device ends.
     ServiceDone { req: u32 },
-    /// The device's IOPS ceiling lets the next command start.
-    DeviceGate,
     /// A queue's policy deadline; stale unless it is still the armed one.
     Deadline { queue: u32 },
     /// A sleeping thread's timer (rate limit, thinktime); stale unless `gen`

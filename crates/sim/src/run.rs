@@ -110,6 +110,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             cq: CompletionQueue::with_capacity(dev.queue_depth as usize),
             policy,
             armed: None,
+            scheduled: None,
             overflow: VecDeque::new(),
             irq_core: q,
         });
@@ -145,7 +146,6 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             busy: 0,
             parallelism: dev.parallelism.max(1),
             gate: 0.0,
-            gate_armed: false,
             read_spacing: 1e9 / dev.max_read_iops.max(1) as f64,
             write_spacing: 1e9 / dev.max_write_iops.max(1) as f64,
             read: Sampler::new(&dev.read),

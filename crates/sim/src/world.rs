@@ -256,8 +256,10 @@ pub(crate) struct Request {
 pub(crate) struct Queue {
     pub cq: CompletionQueue,
     pub policy: Box<dyn Policy>,
-    /// The deadline an event is scheduled for.
+    /// The policy's deadline.
     pub armed: Option<Nanos>,
+    /// The earliest Deadline event in the queue, if any.
+    pub scheduled: Option<Nanos>,
     /// Completions the device holds because the CQ is full.
     pub overflow: VecDeque<u32>,
     pub irq_core: u32,
@@ -269,7 +271,6 @@ pub(crate) struct Device {
     pub parallelism: u32,
     /// Earliest start of the next command under the IOPS ceiling, ns.
     pub gate: f64,
-    pub gate_armed: bool,
     pub read_spacing: f64,
     pub write_spacing: f64,
     pub read: Sampler,
@@ -294,6 +295,8 @@ pub struct Audit {
     /// Size of the request table: bounded by what is ever in flight, not by
     /// how many requests ran.
     pub request_slots: u64,
+    /// Events the engine processed (stale ones included).
+    pub events: u64,
     /// Threads not finished when the events ran out.
     pub unfinished_threads: u64,
     /// The measured window, ns.
@@ -336,6 +339,7 @@ impl World {
         while let Some((t, ev)) = self.events.pop() {
             debug_assert!(t >= self.now, "time went back: {t} < {}", self.now);
             self.now = t;
+            self.audit.events += 1;
             match ev {
                 Ev::CoreDone { core, gen } => {
                     if self.cores[core as usize].gen == gen {
@@ -343,10 +347,6 @@ impl World {
                     }
                 }
                 Ev::ServiceDone { req } => self.service_done(req),
-                Ev::DeviceGate => {
-                    self.device.gate_armed = false;
-                    self.device_start();
-                }
                 Ev::Deadline { queue } => self.deadline(queue, t),
                 Ev::Timer { tid, gen } => {
                     let th = &self.threads[tid as usize];

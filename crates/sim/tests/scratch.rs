@@ -58,3 +58,15 @@ fn storm() {
         );
     }
 }
+
+#[test]
+#[ignore]
+fn events() {
+    let (r, a) = run_audited("mixed-16", "optane", "cint", 500 * policy::MS);
+    println!(
+        "events {} completions {} per completion {:.2}",
+        a.events,
+        r.completions,
+        a.events as f64 / r.completions as f64
+    );
+}
