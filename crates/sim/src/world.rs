@@ -364,6 +364,7 @@ impl World {
                 progress(self.now, planned_end);
             }
         }
+        progress(self.now, planned_end);
         self.finish();
     }
 
