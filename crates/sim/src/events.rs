@@ -56,11 +56,17 @@ impl Ord for Entry {
 pub(crate) struct Events {
     heap: BinaryHeap<Entry>,
     seq: u64,
+    /// Entries other than ticks: when none is left, nothing but the
+    /// scheduler tick can ever happen again.
+    live: usize,
 }
 
 impl Events {
     pub(crate) fn push(&mut self, time: Nanos, ev: Ev) {
         self.seq += 1;
+        if !matches!(ev, Ev::Tick { .. }) {
+            self.live += 1;
+        }
         self.heap.push(Entry {
             time,
             seq: self.seq,
@@ -69,7 +75,16 @@ impl Events {
     }
 
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
-        self.heap.pop().map(|e| (e.time, e.ev))
+        let e = self.heap.pop()?;
+        if !matches!(e.ev, Ev::Tick { .. }) {
+            self.live -= 1;
+        }
+        Some((e.time, e.ev))
+    }
+
+    /// Whether anything but ticks is scheduled.
+    pub(crate) fn any_live(&self) -> bool {
+        self.live > 0
     }
 }
 

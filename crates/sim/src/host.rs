@@ -245,7 +245,9 @@ impl World {
     /// The scheduler tick (CFS check_preempt_tick).
     pub(crate) fn tick(&mut self, core: u32) {
         let c = &self.cores[core as usize];
-        if c.threads == 0 {
+        // Ticks stop with the threads, or when nothing else is scheduled (a
+        // thread stuck forever must end the run, for the audit to see it).
+        if c.threads == 0 || !self.events.any_live() {
             self.cores[core as usize].ticking = false;
             return;
         }
