@@ -419,38 +419,6 @@ impl World {
                 self.cores[c].idle_since = self.now;
             }
         }
-        if std::env::var_os("CINT_SIM_DEBUG").is_some() {
-            for (i, t) in self.threads.iter().enumerate() {
-                eprintln!(
-                    "thread {i}: {:?} next={:?} in_flight={} ready={} got={} needed={} batch={} saved={:?}",
-                    t.state, t.next, t.in_flight, t.ready.len(), t.got.len(), t.needed, t.batch.len(), t.saved
-                );
-            }
-            for (i, c) in self
-                .cores
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.current.is_some() || !c.rq.is_empty())
-            {
-                eprintln!(
-                    "core {i}: {:?} current={:?} rq={:?}",
-                    c.busy, c.current, c.rq
-                );
-            }
-            for (i, q) in self
-                .queues
-                .iter()
-                .enumerate()
-                .filter(|(_, q)| q.cq.unreaped() > 0)
-            {
-                eprintln!(
-                    "queue {i}: unreaped={} armed={:?} overflow={}",
-                    q.cq.unreaped(),
-                    q.armed,
-                    q.overflow.len()
-                );
-            }
-        }
         self.audit.stranded = self
             .requests
             .iter()
