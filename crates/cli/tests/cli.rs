@@ -1,17 +1,12 @@
 //! The binary end to end: hand-made streams through `coalesce`, the listing,
 //! job files, and one-line errors for bad input.
 
+mod common;
+
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cinterrupts"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
+use common::*;
 
 fn run_stdin(args: &[&str], input: &str) -> Output {
     let mut child = bin()
@@ -24,29 +19,6 @@ fn run_stdin(args: &[&str], input: &str) -> Output {
     // The binary may refuse its arguments before reading stdin.
     let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
     child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-/// Asserts a failure with exactly one line on stderr containing `want`.
-fn assert_one_line_error(o: &Output, want: &str) {
-    assert!(!o.status.success(), "should fail: {}", stdout(o));
-    let err = stderr(o);
-    assert_eq!(err.trim_end().lines().count(), 1, "one line, got: {err}");
-    assert!(err.contains(want), "'{want}' not in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 const HEADER: &str = "time_ns,id,flags,event\n";

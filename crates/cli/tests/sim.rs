@@ -1,38 +1,9 @@
 //! `sim` and `bench` end to end: one-line errors for bad input now; real runs
-//! (ignored until the engine lands) for fio-shaped JSON and determinism.
+//! for fio-shaped JSON and determinism.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cinterrupts"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-/// Asserts a failure with exactly one line on stderr containing `want`.
-fn assert_one_line_error(o: &Output, want: &str) {
-    assert!(!o.status.success(), "should fail: {}", stdout(o));
-    let err = stderr(o);
-    assert_eq!(err.trim_end().lines().count(), 1, "one line, got: {err}");
-    assert!(err.contains(want), "'{want}' not in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
+use common::*;
 
 fn example(name: &str) -> String {
     format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
