@@ -19,6 +19,16 @@ const EXAMPLES: [&str; 8] = [
     "storm",
 ];
 
+/// Runs a job file's text with its own runtime and checks the audit.
+fn run_text(text: &str, policy: &str, seed: u64) -> report::RunReport {
+    let jobs = jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs;
+    let mut cfg = config("optane", PolicySpec::named(policy), 0, seed);
+    cfg.runtime = None;
+    let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+    check(&audit, text);
+    r
+}
+
 fn check(audit: &sim::Audit, what: &str) {
     assert!(audit.submitted > 0, "{what}: nothing ran");
     assert_eq!(audit.duplicates, 0, "{what}: {audit:?}");
@@ -84,11 +94,7 @@ fn the_same_seed_gives_the_same_report_and_another_seed_another() {
 fn a_ramp_time_is_left_out_of_the_measured_window() {
     let text =
         "[j]\nioengine=psync\nrw=randread\nbs=4k\nruntime=20ms\nramp_time=10ms\ntime_based\n";
-    let jobs = jobs::parse_str(text, "ramp.fio", &|_| None).unwrap().jobs;
-    let mut cfg = config("optane", PolicySpec::named("default"), 0, 1);
-    cfg.runtime = None;
-    let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit, "ramp");
+    let r = run_text(text, "default", 1);
     assert_eq!(r.duration_ns, 20 * MS);
     // ~11 us per read (10 us of I/O, 1 us of fio's own work): about 1,800
     // in 20 ms, not the 2,700 of the whole 30 ms.
@@ -100,11 +106,7 @@ fn a_ramp_time_is_left_out_of_the_measured_window() {
 fn an_amount_bounded_job_does_exactly_its_ios() {
     let text =
         "[j]\nioengine=libaio\niodepth=8\niodepth_batch_submit=4\nrw=randrw\nbs=4k\nsize=4m\n";
-    let jobs = jobs::parse_str(text, "size.fio", &|_| None).unwrap().jobs;
-    let mut cfg = config("optane", PolicySpec::named("cint"), 0, 3);
-    cfg.runtime = None;
-    let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit, "size");
+    let r = run_text(text, "cint", 3);
     let j = &r.jobs[0];
     assert_eq!(j.read.io_ops + j.write.io_ops, 1024);
     assert_eq!(j.read.io_bytes + j.write.io_bytes, 4 << 20);
@@ -114,11 +116,7 @@ fn an_amount_bounded_job_does_exactly_its_ios() {
 #[test]
 fn rate_iops_holds_a_job_to_its_rate() {
     let text = "[j]\nioengine=libaio\niodepth=32\nrw=randread\nbs=4k\nrate_iops=20000\nruntime=50ms\ntime_based\n";
-    let jobs = jobs::parse_str(text, "rate.fio", &|_| None).unwrap().jobs;
-    let mut cfg = config("optane", PolicySpec::named("cint"), 0, 1);
-    cfg.runtime = None;
-    let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit, "rate");
+    let r = run_text(text, "cint", 1);
     let iops = r.iops(&r.jobs[0].read);
     assert!((19_000.0..=20_100.0).contains(&iops), "{iops}");
 }
@@ -126,11 +124,7 @@ fn rate_iops_holds_a_job_to_its_rate() {
 #[test]
 fn thinktime_slows_a_blocking_reader() {
     let text = "[j]\nioengine=psync\nrw=randread\nbs=4k\nthinktime=40\nruntime=50ms\ntime_based\n";
-    let jobs = jobs::parse_str(text, "think.fio", &|_| None).unwrap().jobs;
-    let mut cfg = config("optane", PolicySpec::named("default"), 0, 1);
-    cfg.runtime = None;
-    let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit, "think");
+    let r = run_text(text, "default", 1);
     // Each read: ~10 us of I/O, ~1 us of user work, 40 us asleep, plus the
     // timer interrupt's wake-up: about 19K IOPS, far below 90K.
     let iops = r.iops(&r.jobs[0].read);
