@@ -13,7 +13,7 @@ use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, Run
 use crate::events::{Ev, Events};
 use crate::service::Sampler;
 use crate::workload;
-use crate::world::{Audit, Device, DirStats, Queue, Thread, World};
+use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
 use crate::{DeviceProfile, HostProfile};
 
 /// What one simulation runs on.
@@ -115,7 +115,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             irq_core: q,
         });
     }
-    let mut cores: Vec<_> = (0..host.cores).map(|_| World::new_core()).collect();
+    let mut cores: Vec<_> = (0..host.cores).map(|_| Core::new()).collect();
     let mut world_threads = Vec::with_capacity(threads.len());
     let mut events = Events::default();
     for (i, t) in threads.into_iter().enumerate() {
@@ -154,8 +154,6 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         },
         window_from,
         window_to: Nanos::MAX,
-        stopping: false,
-        done_threads: 0,
         interrupts: 0,
         urgent_only: 0,
         completions: 0,
@@ -183,9 +181,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let mut used: Vec<usize> = w.threads.iter().map(|t| t.spec.core).collect();
-    used.sort_unstable();
-    used.dedup();
+    let used = w.used_cores();
     let frac = |ns: Nanos| {
         if duration == 0 {
             0.0

@@ -134,7 +134,6 @@ impl World {
             th.stop_issuing = true;
             if th.in_flight == 0 {
                 th.state = TState::Done;
-                self.done_threads += 1;
                 self.cores[core as usize].threads -= 1;
                 self.leave_cpu(core);
             } else {

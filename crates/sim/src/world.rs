@@ -215,7 +215,7 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    fn new() -> Core {
+    pub(crate) fn new() -> Core {
         Core {
             busy: Busy::Idle,
             gen: 0,
@@ -318,8 +318,6 @@ pub(crate) struct World {
     /// The measured window [from, to).
     pub window_from: Nanos,
     pub window_to: Nanos,
-    pub stopping: bool,
-    pub done_threads: usize,
     pub interrupts: u64,
     pub urgent_only: u64,
     pub completions: u64,
@@ -329,8 +327,12 @@ pub(crate) struct World {
 }
 
 impl World {
-    pub(crate) fn new_core() -> Core {
-        Core::new()
+    /// The cores that run at least one thread, in order.
+    pub(crate) fn used_cores(&self) -> Vec<usize> {
+        let mut used: Vec<usize> = self.threads.iter().map(|t| t.spec.core).collect();
+        used.sort_unstable();
+        used.dedup();
+        used
     }
 
     /// Runs until no event is left. `progress` is called every so often.
@@ -381,7 +383,6 @@ impl World {
 
     fn end_window(&mut self) {
         self.window_to = self.now;
-        self.stopping = true;
         for tid in 0..self.threads.len() {
             let th = &mut self.threads[tid];
             th.stop_issuing = true;
@@ -398,10 +399,7 @@ impl World {
                         },
                     );
                 }
-                TState::NotStarted => {
-                    th.state = TState::Done;
-                    self.done_threads += 1;
-                }
+                TState::NotStarted => th.state = TState::Done,
                 _ => {}
             }
         }
@@ -431,10 +429,8 @@ impl World {
             .filter(|t| t.state != TState::Done)
             .count() as u64;
         self.audit.window_ns = self.window_to - self.window_from.min(self.window_to);
-        let mut used: Vec<usize> = self.threads.iter().map(|t| t.spec.core).collect();
-        used.sort_unstable();
-        used.dedup();
-        self.audit.core_accounted_ns = used
+        self.audit.core_accounted_ns = self
+            .used_cores()
             .into_iter()
             .map(|c| {
                 let t = &self.cores[c].time;
