@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use policy::{catalogue, PolicySpec};
+use policy::PolicySpec;
 use report::RunReport;
-use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
+use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError};
 
 use crate::args::{self, OutputFormat, PolicyArgs};
 use crate::jobs_cmd::print_notes;
@@ -44,31 +44,6 @@ pub struct SimArgs {
     /// No notes about the job file and no progress bar on stderr
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// The strategies built on adaptive coalescing, whose delta and thr TOS 5.2
-/// tunes per device. The NVMe strategies' threshold is a different setting
-/// (the paper keeps it at 32 for both devices), so it is left alone.
-const DEVICE_TUNED: &[&str] = &["adaptive", "cint", "dynamic"];
-
-/// `spec` with the device's tuned delta and thr wherever the user gave none
-/// and the strategy takes them (dynamic computes its own delta, so it gets
-/// only thr).
-pub fn with_device_defaults(mut spec: PolicySpec, device: &DeviceProfile) -> PolicySpec {
-    if !DEVICE_TUNED.contains(&spec.name.as_str()) {
-        return spec;
-    }
-    let Some(strategy) = catalogue::strategy(&spec.name) else {
-        return spec;
-    };
-    let takes = |option: &str| strategy.params.iter().any(|p| p.option == option);
-    if spec.delta.is_none() && takes("delta") {
-        spec.delta = Some(device.default_delta);
-    }
-    if spec.thr.is_none() && takes("thr") {
-        spec.thr = Some(device.default_thr);
-    }
-    spec
 }
 
 /// A simulator error on one line; one about a job names the job file too, as

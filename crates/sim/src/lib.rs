@@ -25,5 +25,5 @@ mod workload;
 mod world;
 
 pub use profile::{DeviceProfile, Distribution, HostProfile, ProfileError, ServiceTime};
-pub use run::{simulate, simulate_audited, SimConfig, SimError};
+pub use run::{simulate, simulate_audited, with_device_defaults, SimConfig, SimError};
 pub use world::Audit;
