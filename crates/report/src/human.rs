@@ -44,6 +44,11 @@ pub fn count(value: f64) -> String {
 
 /// `x`, or 0 where it is NaN or infinite (an empty window's ratios), so
 /// neither output ever shows `NaN` nor JSON gets `null` for a number.
+/// A fraction of 1 as a percentage (0 for NaN or infinity).
+pub(crate) fn percent(fraction: f64) -> f64 {
+    finite(fraction) * 100.0
+}
+
 pub(crate) fn finite(x: f64) -> f64 {
     if x.is_finite() {
         x

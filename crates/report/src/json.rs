@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::human::finite;
+use crate::human::{finite, percent};
 use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
@@ -150,10 +150,6 @@ fn summary(report: &RunReport) -> Value {
 
 fn millis(ns: u64) -> u64 {
     ns / 1_000_000
-}
-
-fn percent(fraction: f64) -> f64 {
-    finite(fraction) * 100.0
 }
 
 #[cfg(test)]

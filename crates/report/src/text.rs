@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::human::{count, digits, finite, num2str};
+use crate::human::{count, digits, finite, num2str, percent};
 use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
 /// The report as fio's normal output would show it, plus the run's interrupt
@@ -201,10 +201,6 @@ fn cpu_list(cpus: &[usize]) -> String {
         i += 1;
     }
     parts.join(",")
-}
-
-fn percent(fraction: f64) -> f64 {
-    finite(fraction) * 100.0
 }
 
 #[cfg(test)]
