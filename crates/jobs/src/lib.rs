@@ -31,6 +31,7 @@ mod job;
 mod marks;
 mod options;
 mod parse;
+mod plan;
 pub mod units;
 
 pub use error::JobError;
@@ -38,4 +39,5 @@ pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 pub use marks::{IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
+pub use plan::{Bounds, IoLoop};
 pub use policy::Marks;

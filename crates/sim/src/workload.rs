@@ -99,60 +99,36 @@ pub(crate) fn threads(
             Engine::IoUring => Waiter::IoUring,
             _ => Waiter::Blocking,
         };
-        let iodepth = if waiter == Waiter::Blocking {
-            1
-        } else {
-            job.iodepth.max(1)
-        };
-        if iodepth > queue_depth {
+        let io = job.io_loop();
+        if io.iodepth > queue_depth {
             return Err(fail(format!(
-                "iodepth={iodepth} exceeds the device's queue depth {queue_depth}"
+                "iodepth={} exceeds the device's queue depth {queue_depth}",
+                io.iodepth
             )));
         }
-        // fio: a batch of 0 means the whole depth.
-        let batch_submit = match job.iodepth_batch_submit {
-            0 => iodepth,
-            n => n.min(iodepth),
-        };
-        let complete_min = job.iodepth_batch_complete_min.min(iodepth);
-        let complete_max = job
-            .iodepth_batch_complete_max
-            .max(complete_min)
-            .clamp(1, iodepth);
-        let low_mark = job.iodepth_low.map_or(iodepth - 1, |l| l.min(iodepth - 1));
-
-        let runtime = runtime_override.or(job.runtime);
-        let time_based = runtime_override.is_some() || job.time_based;
-        let size = job.size.map(|s| s.saturating_sub(job.offset));
-        let amount = job
-            .io_size
-            .or_else(|| size.map(|s| s.saturating_mul(job.loops.max(1) as u64)));
-        let bytes_limit = if time_based { None } else { amount };
-        let ios_limit = job.number_ios.filter(|&n| n > 0);
-        if runtime.is_none() && bytes_limit.is_none() && ios_limit.is_none() {
-            return Err(fail(
-                "needs runtime= (with time_based), size=, io_size= or number_ios=: a simulated device has no size to run through; or pass --runtime".into(),
-            ));
-        }
-        if time_based && runtime.is_none() {
-            return Err(fail("time_based needs runtime=".into()));
-        }
+        let bounds = job.bounds(runtime_override).map_err(|reason| {
+            fail(if reason.starts_with("needs runtime=") {
+                format!("{reason}: a simulated device has no size to run through")
+            } else {
+                reason
+            })
+        })?;
         let start = job.startdelay;
         let measure_from = start + job.ramp_time;
         out.push(ThreadSpec {
             job: job.clone(),
             waiter,
             core,
-            iodepth,
-            batch_submit: batch_submit.max(1),
-            complete_min,
-            complete_max,
-            low_mark,
+            iodepth: io.iodepth,
+            batch_submit: io.batch_submit,
+            complete_min: io.complete_min,
+            complete_max: io.complete_max,
+            low_mark: io.low_mark,
             start,
             measure_from,
-            stop_at: runtime.map(|r| measure_from + r),
-            bytes_limit,
-            ios_limit,
+            stop_at: bounds.runtime.map(|r| measure_from + r),
+            bytes_limit: bounds.bytes,
+            ios_limit: bounds.ios,
         });
     }
     if out.is_empty() {

@@ -1,0 +1,131 @@
+//! What fio's I/O loop does with a job's options: the queue depth, batch
+//! sizes and when the job stops. The simulator and the emulator run the same
+//! loop, so they read it from here.
+
+use policy::Nanos;
+
+use crate::Job;
+
+/// The normalized knobs of fio's `do_io` / `wait_for_completions` loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoLoop {
+    /// In flight at most (1 for blocking engines, whose call waits).
+    pub iodepth: u32,
+    /// Requests per submit call (fio: `iodepth_batch_submit=0` means iodepth).
+    pub batch_submit: u32,
+    /// Completions a reap waits for (fio: 0 means "do not block"; both
+    /// front ends wait for at least one, as the loop has nothing else to do).
+    pub complete_min: u32,
+    /// Completions a reap takes at most.
+    pub complete_max: u32,
+    /// Refill only once at most this many are in flight (`iodepth_low`).
+    pub low_mark: u32,
+}
+
+/// When a job stops issuing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Issue for this long after `startdelay + ramp_time`.
+    pub runtime: Option<Nanos>,
+    /// Stop after this many bytes (`io_size`, or `size` times `loops`),
+    /// unless time-based.
+    pub bytes: Option<u64>,
+    /// Stop after this many I/Os (`number_ios`).
+    pub ios: Option<u64>,
+}
+
+impl Job {
+    /// fio's loop knobs for this job.
+    pub fn io_loop(&self) -> IoLoop {
+        let iodepth = if self.ioengine.is_sync() {
+            1
+        } else {
+            self.iodepth.max(1)
+        };
+        let batch_submit = match self.iodepth_batch_submit {
+            0 => iodepth,
+            n => n.min(iodepth),
+        };
+        let complete_min = self.iodepth_batch_complete_min.min(iodepth);
+        let complete_max = self
+            .iodepth_batch_complete_max
+            .max(complete_min)
+            .clamp(1, iodepth);
+        IoLoop {
+            iodepth,
+            batch_submit: batch_submit.max(1),
+            complete_min,
+            complete_max,
+            low_mark: self.iodepth_low.map_or(iodepth - 1, |l| l.min(iodepth - 1)),
+        }
+    }
+
+    /// When the job stops issuing; `runtime` (the CLI's `--runtime`) makes
+    /// every job time-based. An error when nothing bounds the job, or when
+    /// `time_based` has no runtime.
+    pub fn bounds(&self, runtime: Option<Nanos>) -> Result<Bounds, String> {
+        let time_based = runtime.is_some() || self.time_based;
+        let runtime = runtime.or(self.runtime);
+        let size = self.size.map(|s| s.saturating_sub(self.offset));
+        let amount = self
+            .io_size
+            .or_else(|| size.map(|s| s.saturating_mul(self.loops.max(1) as u64)));
+        let bytes = if time_based { None } else { amount };
+        let ios = self.number_ios.filter(|&n| n > 0);
+        if time_based && runtime.is_none() {
+            return Err("time_based needs runtime=".into());
+        }
+        if runtime.is_none() && bytes.is_none() && ios.is_none() {
+            return Err(
+                "needs runtime= (with time_based), size=, io_size= or number_ios=; or pass --runtime"
+                    .into(),
+            );
+        }
+        Ok(Bounds {
+            runtime,
+            bytes,
+            ios,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Engine, Job};
+
+    fn job(text: &str) -> Job {
+        crate::parse_str(text, "t.fio", &|_| None).unwrap().jobs[0].clone()
+    }
+
+    #[test]
+    fn blocking_engines_have_depth_one_and_batches_clamp_to_depth() {
+        let j = job("[a]\nioengine=psync\niodepth=32\nsize=1m\n");
+        assert_eq!(j.ioengine, Engine::Psync);
+        let l = j.io_loop();
+        assert_eq!((l.iodepth, l.batch_submit, l.complete_max), (1, 1, 1));
+        let j = job("[a]\nioengine=libaio\niodepth=16\niodepth_batch_submit=0\niodepth_batch_complete_min=8\niodepth_batch_complete_max=16\nsize=1m\n");
+        let l = j.io_loop();
+        assert_eq!(l.batch_submit, 16, "0 means the whole depth");
+        assert_eq!((l.complete_min, l.complete_max, l.low_mark), (8, 16, 15));
+    }
+
+    #[test]
+    fn bounds_need_something_to_stop_on() {
+        let j = job("[a]\nrw=read\n");
+        assert!(j.bounds(None).unwrap_err().contains("needs runtime="));
+        assert_eq!(j.bounds(Some(5)).unwrap().runtime, Some(5));
+        let j = job("[a]\nsize=1m\nloops=2\n");
+        assert_eq!(j.bounds(None).unwrap().bytes, Some(2 << 20));
+        let j = job("[a]\nsize=1m\ntime_based\nruntime=1\n");
+        let b = j.bounds(None).unwrap();
+        assert_eq!((b.bytes, b.runtime), (None, Some(1_000_000_000)));
+        let j = Job {
+            time_based: true,
+            ..Job::default()
+        };
+        assert!(j
+            .bounds(None)
+            .unwrap_err()
+            .contains("time_based needs runtime="));
+    }
+}
