@@ -7,6 +7,7 @@ mod jobs_cmd;
 mod output;
 mod policies;
 mod progress;
+mod run_cmd;
 mod sim_cmd;
 mod stream;
 
@@ -32,6 +33,8 @@ enum Verb {
     Jobs(jobs_cmd::JobsArgs),
     /// Run a fio job file on the simulator and print fio-like results
     Sim(sim_cmd::SimArgs),
+    /// Run a fio job file on the emulator (real I/O) and print fio-like results
+    Run(run_cmd::RunArgs),
     /// Time the workbench itself on a fixed workload
     Bench(bench_cmd::BenchArgs),
 }
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         }
         Verb::Jobs(a) => jobs_cmd::run(a),
         Verb::Sim(a) => sim_cmd::run(a),
+        Verb::Run(a) => run_cmd::run(a),
         Verb::Bench(a) => bench_cmd::run(a),
     };
     match result {

@@ -28,7 +28,7 @@ fn job(report: &RunReport, job: &JobReport) -> Value {
     let mut obj = Map::new();
     obj.insert("jobname".into(), json!(job.name));
     obj.insert("groupid".into(), json!(0));
-    obj.insert("error".into(), json!(0));
+    obj.insert("error".into(), json!(job_error(job)));
     obj.insert("job_runtime".into(), json!(millis(report.duration_ns)));
     obj.insert(
         "usr_cpu".into(),
@@ -45,9 +45,33 @@ fn job(report: &RunReport, job: &JobReport) -> Value {
     if let Some(v) = job.ctx_involuntary {
         obj.insert("ctx_involuntary".into(), json!(v));
     }
+    if let Some(v) = &job.verify {
+        obj.insert(
+            "verify".into(),
+            json!({
+                "blocks": v.blocks,
+                "mismatches": v.mismatches,
+                "first_mismatch": v.first_mismatch,
+            }),
+        );
+    }
     obj.insert("read".into(), direction(report, &job.read));
     obj.insert("write".into(), direction(report, &job.write));
     Value::Object(obj)
+}
+
+/// fio's `error`: the errno the job failed with, 0 if none: EILSEQ for a
+/// verify mismatch (as fio sets it), else EIO when I/Os failed.
+fn job_error(job: &JobReport) -> i32 {
+    const EIO: i32 = 5;
+    const EILSEQ: i32 = 84;
+    if job.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
+        EILSEQ
+    } else if job.read.errors + job.write.errors > 0 {
+        EIO
+    } else {
+        0
+    }
 }
 
 /// fio's per-direction object. As in fio, a direction without I/O still

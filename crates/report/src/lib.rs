@@ -38,6 +38,20 @@ pub struct PolicyInfo {
     pub params: Vec<(String, String)>,
 }
 
+impl PolicyInfo {
+    /// From the one-line description `policy::describe` gives
+    /// (`cint delta=6us thr=32 ...`).
+    pub fn from_description(described: &str) -> PolicyInfo {
+        let mut words = described.split_whitespace();
+        let name = words.next().unwrap_or_default().to_string();
+        let params = words
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        PolicyInfo { name, params }
+    }
+}
+
 /// One direction (reads or writes) of one job.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DirReport {
@@ -73,6 +87,17 @@ pub struct JobReport {
     /// Emulator only: voluntary and involuntary context switches (getrusage).
     pub ctx_voluntary: Option<u64>,
     pub ctx_involuntary: Option<u64>,
+    /// Emulator only: the verify pass of a job with `verify=crc32c`.
+    pub verify: Option<VerifyReport>,
+}
+
+/// Blocks read back and checked after a job's writes (fio's verify phase).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VerifyReport {
+    pub blocks: u64,
+    pub mismatches: u64,
+    /// The first bad block and why, if any.
+    pub first_mismatch: Option<String>,
 }
 
 /// How one core spent the measured window, in fractions of 1 that sum to 1.

@@ -42,7 +42,7 @@ fn write_job(out: &mut String, report: &RunReport, job: &JobReport) {
     }
     out.push('\n');
     for (name, dir) in [("read", &job.read), ("write", &job.write)] {
-        if dir.io_ops > 0 {
+        if dir.io_ops > 0 || dir.errors > 0 {
             write_dir(out, report, name, dir);
         }
     }
@@ -60,6 +60,17 @@ fn write_job(out: &mut String, report: &RunReport, job: &JobReport) {
         let _ = write!(out, ", ctx_involuntary={v}");
     }
     out.push('\n');
+    if let Some(v) = &job.verify {
+        let _ = write!(
+            out,
+            "  verify       : crc32c, {} blocks read back, {} mismatches",
+            v.blocks, v.mismatches
+        );
+        if let Some(first) = &v.first_mismatch {
+            let _ = write!(out, " (first: {first})");
+        }
+        out.push('\n');
+    }
 }
 
 fn write_dir(out: &mut String, report: &RunReport, name: &str, dir: &DirReport) {

@@ -183,13 +183,6 @@ fn dir_report(d: &DirStats) -> DirReport {
 
 fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
     let duration = w.window_to.saturating_sub(w.window_from);
-    let described = catalogue::describe(spec);
-    let mut words = described.split_whitespace();
-    let name = words.next().unwrap_or_default().to_string();
-    let params = words
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
     let used = w.used_cores();
     let frac = |ns: Nanos| {
         if duration == 0 {
@@ -200,7 +193,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
     };
     RunReport {
         mode: Some(Mode::Sim),
-        policy: PolicyInfo { name, params },
+        policy: PolicyInfo::from_description(&catalogue::describe(spec)),
         device: config.device.name.clone(),
         host: config.host.name.clone(),
         seed: Some(config.seed),
@@ -220,6 +213,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 ctx: t.ctx,
                 ctx_voluntary: None,
                 ctx_involuntary: None,
+                verify: None,
             })
             .collect(),
         interrupts: w.interrupts,

@@ -1,0 +1,184 @@
+//! An interrupt line to one host core: the device raises it, the handler
+//! thread pinned to that core takes it.
+//!
+//! How an interrupt is delivered here: the device thread sets the line's
+//! pending bits and unparks the handler thread (a futex wake, and when the
+//! core is idle an inter-processor interrupt from the kernel). The handler
+//! runs at SCHED_FIFO, so waking it preempts whatever job thread runs on the
+//! core, as a hardware interrupt does. While it is pending, further raises
+//! merge into it (an APIC holds one pending vector, and so does MSI-X's
+//! pending bit); a full interrupt covers an urgent-only one.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::thread::Thread;
+
+use policy::{Interrupt, Nanos};
+
+const URGENT_ONLY: u32 = 1;
+const FULL: u32 = 2;
+const STOP: u32 = 4;
+
+/// What the handler finds when it wakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    Interrupt { kind: Interrupt, raised_at: Nanos },
+    Stop,
+}
+
+#[derive(Default)]
+pub struct IrqLine {
+    pending: AtomicU32,
+    /// When the oldest pending raise happened, for the delivery latency.
+    raised_at: AtomicU64,
+    handler: OnceLock<Thread>,
+}
+
+impl IrqLine {
+    /// The thread that [`IrqLine::raise`] wakes. Set once, before the device runs.
+    pub fn attach(&self, handler: Thread) {
+        self.handler
+            .set(handler)
+            .expect("an interrupt line has one handler");
+    }
+
+    /// Device: raises an interrupt of `kind` at `now`. Returns `false` when
+    /// it merged into one still pending.
+    pub fn raise(&self, kind: Interrupt, now: Nanos) -> bool {
+        let bit = match kind {
+            Interrupt::Full => FULL,
+            Interrupt::UrgentOnly => URGENT_ONLY,
+        };
+        // One device thread raises; the handler only clears bits.
+        let pending = self.pending.load(Ordering::Relaxed);
+        if pending & (bit | FULL) != 0 {
+            return false;
+        }
+        if pending & !STOP == 0 {
+            // Stored before the bit is published (Release below), so the
+            // handler that sees the bit sees the time.
+            self.raised_at.store(now, Ordering::Relaxed);
+        }
+        let prev = self.pending.fetch_or(bit, Ordering::AcqRel);
+        if prev & !STOP != 0 {
+            // An urgent-only interrupt still pending became a full one.
+            return false;
+        }
+        if let Some(t) = self.handler.get() {
+            t.unpark();
+        }
+        true
+    }
+
+    /// Asks the handler to exit once nothing is pending.
+    pub fn stop(&self) {
+        self.pending.fetch_or(STOP, Ordering::AcqRel);
+        if let Some(t) = self.handler.get() {
+            t.unpark();
+        }
+    }
+
+    /// Something is pending (a cheap load, for pollers).
+    pub fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire) & !STOP != 0
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.pending.load(Ordering::Acquire) & STOP != 0
+    }
+
+    /// Handler: takes what is pending, without waiting.
+    pub fn take(&self) -> Option<Taken> {
+        let raised_at = self.raised_at.load(Ordering::Relaxed);
+        let bits = self.pending.fetch_and(STOP, Ordering::AcqRel);
+        if bits & FULL != 0 {
+            Some(Taken::Interrupt {
+                kind: Interrupt::Full,
+                raised_at,
+            })
+        } else if bits & URGENT_ONLY != 0 {
+            Some(Taken::Interrupt {
+                kind: Interrupt::UrgentOnly,
+                raised_at,
+            })
+        } else if bits & STOP != 0 {
+            Some(Taken::Stop)
+        } else {
+            None
+        }
+    }
+
+    /// Handler: waits for the next interrupt (or the stop).
+    pub fn wait(&self) -> Taken {
+        loop {
+            if let Some(t) = self.take() {
+                return t;
+            }
+            std::thread::park();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn raises_merge_while_pending_and_full_covers_urgent_only() {
+        let line = IrqLine::default();
+        assert!(line.raise(Interrupt::UrgentOnly, 10));
+        assert!(!line.raise(Interrupt::UrgentOnly, 11));
+        assert!(!line.raise(Interrupt::Full, 12), "merged, but upgraded");
+        assert_eq!(
+            line.take(),
+            Some(Taken::Interrupt {
+                kind: Interrupt::Full,
+                raised_at: 10
+            })
+        );
+        assert_eq!(line.take(), None);
+        assert!(line.raise(Interrupt::Full, 20));
+        assert!(!line.raise(Interrupt::UrgentOnly, 21));
+        line.stop();
+        assert!(matches!(
+            line.take(),
+            Some(Taken::Interrupt {
+                kind: Interrupt::Full,
+                raised_at: 20
+            })
+        ));
+        assert_eq!(line.take(), Some(Taken::Stop), "stop comes after the work");
+    }
+
+    #[test]
+    fn a_raise_from_another_thread_wakes_the_handler() {
+        let line = Arc::new(IrqLine::default());
+        let handler = {
+            let line = line.clone();
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while let Taken::Interrupt { .. } = line.wait() {
+                    n += 1;
+                }
+                n
+            })
+        };
+        line.attach(handler.thread().clone());
+        let mut raised = 0;
+        for i in 0..1000 {
+            if line.raise(Interrupt::Full, i) {
+                raised += 1;
+            }
+            if i % 10 == 0 {
+                std::thread::yield_now();
+            }
+        }
+        line.stop();
+        let delivered = handler.join().unwrap();
+        assert!(
+            delivered >= 1 && delivered <= raised,
+            "{delivered} of {raised}"
+        );
+    }
+}

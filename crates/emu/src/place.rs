@@ -1,0 +1,198 @@
+//! Where everything runs, checked before any thread starts: the device
+//! thread's CPU, each job thread's core (and so its queue pair), the
+//! backend, and the part of the file each job addresses.
+
+use jobs::Job;
+
+use crate::backend::{BackendSpec, Kind};
+use crate::run::EmuConfig;
+use crate::sys;
+use crate::worker::WorkerSpec;
+use crate::EmuError;
+
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub device_cpu: usize,
+    /// The target cores, one queue pair each, ascending.
+    pub cores: Vec<usize>,
+    /// Each job's core, by job index.
+    pub core_of: Vec<usize>,
+    pub backend: BackendSpec,
+    /// Bytes the jobs address (the largest `offset + size`), if any says.
+    pub need: Option<u64>,
+}
+
+fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
+    EmuError::Job {
+        job: job.name.clone(),
+        line: job.section_line,
+        reason: reason.into(),
+    }
+}
+
+pub fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError> {
+    if jobs.is_empty() {
+        return Err(EmuError::Config("the job file has no jobs".into()));
+    }
+    for job in jobs {
+        if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
+            return Err(job_error(job, "fsync/fdatasync are not emulated yet"));
+        }
+        job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
+        if job.verify.is_some() && job.do_verify && !job.rw.writes() {
+            return Err(job_error(
+                job,
+                "verify=crc32c checks what the job writes, and this job only reads",
+            ));
+        }
+    }
+    let backend = backend(jobs, cfg)?;
+    if let Kind::File { .. } = backend.kind {
+        for job in jobs {
+            for (name, bs) in [("bs (read)", job.bs_read), ("bs (write)", job.bs_write)] {
+                if bs % 512 != 0 {
+                    return Err(job_error(
+                        job,
+                        format!("{name}={bs} is not a multiple of 512, which O_DIRECT needs"),
+                    ));
+                }
+            }
+            if job.offset % 4096 != 0 {
+                return Err(job_error(job, "offset= must be 4 KiB aligned for O_DIRECT"));
+            }
+        }
+    }
+    for job in jobs {
+        if job.verify.is_some() && job.do_verify && matches!(backend.kind, Kind::Null { .. }) {
+            return Err(job_error(
+                job,
+                "verify=crc32c needs data, and the null backend keeps none; use --backend file:PATH",
+            ));
+        }
+    }
+    let allowed = sys::allowed_cpus();
+    if allowed.len() < 2 {
+        return Err(EmuError::Config(format!(
+            "the emulator needs 2 CPUs (one for the device thread), and this process may use {}",
+            allowed.len()
+        )));
+    }
+    let named: Vec<usize> = jobs.iter().filter_map(|j| j.cpus()).flatten().collect();
+    let device_cpu = match cfg.device_cpu {
+        Some(c) if !allowed.contains(&c) => {
+            return Err(EmuError::Config(format!(
+                "--device-cpu {c}: not a CPU this process may use ({})",
+                cpu_list(&allowed)
+            )))
+        }
+        Some(c) => c,
+        None => *allowed
+            .iter()
+            .rev()
+            .find(|c| !named.contains(c))
+            .unwrap_or(allowed.last().expect("two CPUs")),
+    };
+    let mut load = vec![0usize; allowed.iter().max().map_or(0, |m| m + 1)];
+    let mut core_of = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let set = job.cpus().unwrap_or_else(|| allowed.clone());
+        if let Some(bad) = set.iter().find(|c| !allowed.contains(c)) {
+            return Err(job_error(
+                job,
+                format!(
+                    "cpus_allowed: CPU {bad} is not available here ({})",
+                    cpu_list(&allowed)
+                ),
+            ));
+        }
+        let usable: Vec<usize> = set.into_iter().filter(|&c| c != device_cpu).collect();
+        // No migration: the least-loaded CPU of the set, as the simulator.
+        let Some(&core) = usable.iter().min_by_key(|&&c| (load[c], c)) else {
+            return Err(job_error(
+                job,
+                format!(
+                    "cpus_allowed leaves no CPU beside the device thread's CPU {device_cpu}; pick another with --device-cpu"
+                ),
+            ));
+        };
+        load[core] += 1;
+        core_of.push(core);
+    }
+    let mut cores = core_of.clone();
+    cores.sort_unstable();
+    cores.dedup();
+    let need = jobs
+        .iter()
+        .filter_map(|j| j.size.map(|s| j.offset + s))
+        .max();
+    Ok(Placement {
+        device_cpu,
+        cores,
+        core_of,
+        backend,
+        need,
+    })
+}
+
+/// `--backend`, else the one file every job names.
+fn backend(jobs: &[Job], cfg: &EmuConfig) -> Result<BackendSpec, EmuError> {
+    if let Some(b) = &cfg.backend {
+        return Ok(b.clone());
+    }
+    let first = &jobs[0];
+    let Some(name) = first.filename.clone() else {
+        return Err(job_error(
+            first,
+            "no filename= to run on; give one or pass --backend file:PATH or null:10us",
+        ));
+    };
+    if let Some(other) = jobs.iter().find(|j| j.filename.as_deref() != Some(&name)) {
+        return Err(job_error(
+            other,
+            format!(
+                "filename={} differs from '{name}': the emulator runs one device; pass --backend",
+                other.filename.as_deref().unwrap_or("(none)")
+            ),
+        ));
+    }
+    let path = match &first.directory {
+        Some(dir) if !name.starts_with('/') => format!("{dir}/{name}"),
+        _ => name,
+    };
+    Ok(crate::run::file_backend(&path))
+}
+
+/// The job threads, once the backend's size is known.
+pub fn worker_specs(jobs: &[Job], size: u64, cfg: &EmuConfig) -> Result<Vec<WorkerSpec>, EmuError> {
+    jobs.iter()
+        .enumerate()
+        .map(|(i, job)| {
+            let len = job.size.unwrap_or(size.saturating_sub(job.offset));
+            if job.offset + len > size || len < job.bs_read.max(job.bs_write) {
+                return Err(job_error(
+                    job,
+                    format!(
+                        "offset={} size={len} does not fit the {size}-byte device",
+                        job.offset
+                    ),
+                ));
+            }
+            Ok(WorkerSpec {
+                owner: i as u32,
+                job: job.clone(),
+                io: job.io_loop(),
+                bounds: job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?,
+                region: (job.offset, len),
+                seed: cfg.seed,
+                verify: job.verify.is_some() && job.do_verify,
+            })
+        })
+        .collect()
+}
+
+pub fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}

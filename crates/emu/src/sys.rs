@@ -1,0 +1,259 @@
+//! The few OS services the emulator needs: CPU pinning, real-time priority
+//! for the interrupt handler, per-thread CPU time, the clock.
+
+use std::io;
+use std::time::Instant;
+
+use policy::Nanos;
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it, and
+    // sched_setaffinity(0, ..) only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: as in `pin_to`; sched_getaffinity fills the set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Gives the calling thread SCHED_FIFO at `priority`, so that waking it
+/// preempts whatever normal thread runs on its CPU, as an interrupt does.
+pub fn set_fifo(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pthread_self is always valid; param outlives the call.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Gives the calling thread SCHED_IDLE: it runs only when nothing else on
+/// its CPU wants to (an idle poller).
+pub fn set_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as in `set_fifo`.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_IDLE, &param) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// CPU time and context switches of the calling thread so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl Usage {
+    pub fn of_this_thread() -> Usage {
+        // SAFETY: getrusage fills the struct it is given.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+            ru
+        };
+        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
+        Usage {
+            user_ns: ns(ru.ru_utime),
+            sys_ns: ns(ru.ru_stime),
+            voluntary: ru.ru_nvcsw as u64,
+            involuntary: ru.ru_nivcsw as u64,
+        }
+    }
+
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            voluntary: self.voluntary.saturating_sub(earlier.voluntary),
+            involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+        }
+    }
+}
+
+/// Reads another thread's CPU time and context switches while it runs (the
+/// interrupt handler's, whose time is the cores' interrupt time).
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadProbe {
+    tid: libc::pid_t,
+    clock: libc::clockid_t,
+}
+
+impl ThreadProbe {
+    /// A probe of the calling thread, for use from any thread of the process
+    /// while this one lives.
+    pub fn this_thread() -> ThreadProbe {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: gettid has no preconditions; pthread_getcpuclockid writes
+        // the id of the calling thread's CPU-time clock.
+        unsafe {
+            libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock);
+            ThreadProbe {
+                tid: libc::gettid(),
+                clock,
+            }
+        }
+    }
+
+    /// CPU time (user and system together; the clock does not split them)
+    /// and context switches, from `/proc/self/task/TID/status`.
+    pub fn read(&self) -> Usage {
+        // SAFETY: clock_gettime writes the timespec; an invalid clock (the
+        // thread is gone) returns an error and leaves it zeroed.
+        let ts = unsafe {
+            let mut ts: libc::timespec = std::mem::zeroed();
+            libc::clock_gettime(self.clock, &mut ts);
+            ts
+        };
+        let status = std::fs::read_to_string(format!("/proc/self/task/{}/status", self.tid))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Usage {
+            user_ns: ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
+            sys_ns: 0,
+            voluntary: field("voluntary_ctxt_switches:"),
+            involuntary: field("nonvoluntary_ctxt_switches:"),
+        }
+    }
+}
+
+/// Nanoseconds since the run started, from the vDSO's monotonic clock
+/// (about 33 ns a read here, PLATFORM.md section 3).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    start: Instant,
+}
+
+impl Clock {
+    pub fn new() -> Clock {
+        Clock {
+            start: Instant::now(),
+        }
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.start.elapsed().as_nanos() as Nanos
+    }
+
+    /// Waits until `t`: sleeps while more than 200 us remain, then spins,
+    /// because a sleep here overshoots by 40-90 us (PLATFORM.md section 3).
+    pub fn wait_until(&self, t: Nanos) {
+        const SPIN: Nanos = 200_000;
+        loop {
+            let now = self.now();
+            if now >= t {
+                return;
+            }
+            if t - now > SPIN {
+                std::thread::sleep(std::time::Duration::from_nanos(t - now - SPIN));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_grows_with_work_and_since_subtracts() {
+        let a = Usage::of_this_thread();
+        let clock = Clock::new();
+        while clock.now() < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        let b = Usage::of_this_thread().since(a);
+        assert!(b.user_ns + b.sys_ns > 1_000_000, "{b:?}");
+    }
+
+    #[test]
+    fn a_probe_sees_another_threads_cpu_time_and_switches() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(ThreadProbe::this_thread()).unwrap();
+            go_rx.recv().unwrap();
+            let clock = Clock::new();
+            while clock.now() < 20_000_000 {
+                std::hint::spin_loop();
+            }
+            go_rx.recv().unwrap();
+        });
+        let probe = rx.recv().unwrap();
+        let a = probe.read();
+        go_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let b = probe.read().since(a);
+        go_tx.send(()).unwrap();
+        t.join().unwrap();
+        assert!(b.user_ns >= 10_000_000, "{b:?}");
+        assert!(b.voluntary >= 1, "it slept in recv: {b:?}");
+    }
+
+    #[test]
+    fn wait_until_is_not_early() {
+        let clock = Clock::new();
+        for t in [50_000, 300_000, 2_000_000] {
+            clock.wait_until(clock.now() + t);
+        }
+        let start = clock.now();
+        clock.wait_until(start + 10_000);
+        assert!(clock.now() >= start + 10_000);
+    }
+
+    #[test]
+    fn pinning_to_an_allowed_cpu_works_and_to_a_missing_one_fails() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        std::thread::spawn(move || {
+            pin_to(cpus[0]).unwrap();
+            assert!(pin_to(1000).is_err(), "no VM here has CPU 1000");
+            assert!(pin_to(100_000).is_err());
+        })
+        .join()
+        .unwrap();
+    }
+}
