@@ -16,6 +16,7 @@ use std::sync::Arc;
 use policy::{cid, Command, Completion, Interrupt, Marks, Nanos, Policy};
 
 use crate::backend::{Backend, Done, Io};
+use crate::handler::POLL_FALLBACK;
 use crate::queue::QueuePair;
 use crate::ring::Cqe;
 use crate::sys::Clock;
@@ -32,6 +33,9 @@ pub struct DeviceStats {
     /// Interrupts raised, and raises that merged into a pending one.
     pub raised: u64,
     pub merged: u64,
+    /// Polled delivery: interrupts left pending so long that the device
+    /// woke the fallback handler.
+    pub kicked: u64,
     /// Passes of the loop, and passes that found something to do.
     pub passes: u64,
     pub busy_passes: u64,
@@ -113,6 +117,9 @@ impl Device {
                     raise(q, &mut self.stats, kind, now);
                 }
             }
+            if q.irq.kick_if_overdue(now, POLL_FALLBACK) {
+                self.stats.kicked += 1;
+            }
         }
         self.stats.passes += 1;
         if (self.stats.fetched, self.stats.completed) != before {
@@ -175,6 +182,7 @@ fn drain_held(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, now: 
         }
         st.held.pop_front();
         stats.posted += 1;
+        q.posted.fetch_add(1, Ordering::Relaxed);
         let c = Completion {
             id: u64::from(cid::tag(cqe.cid)),
             marks: cqe.marks(),

@@ -31,7 +31,13 @@ pub struct IrqLine {
     pending: AtomicU32,
     /// When the oldest pending raise happened, for the delivery latency.
     raised_at: AtomicU64,
+    /// Woken at every raise (wake-up delivery).
     handler: OnceLock<Thread>,
+    /// Woken only for a raise left pending too long (polled delivery, when
+    /// the core is too busy for its idle poller to run).
+    fallback: OnceLock<Thread>,
+    /// The `raised_at` of the last raise the fallback was woken for.
+    kicked: AtomicU64,
 }
 
 impl IrqLine {
@@ -40,6 +46,35 @@ impl IrqLine {
         self.handler
             .set(handler)
             .expect("an interrupt line has one handler");
+    }
+
+    /// The thread [`IrqLine::kick_if_overdue`] wakes. Set once.
+    pub fn attach_fallback(&self, t: Thread) {
+        self.fallback
+            .set(t)
+            .expect("an interrupt line has one fallback handler");
+    }
+
+    /// Device: wakes the fallback handler if an interrupt has been pending
+    /// for `limit` or more and it was not woken for it yet. Returns whether
+    /// it woke it.
+    pub fn kick_if_overdue(&self, now: Nanos, limit: Nanos) -> bool {
+        if self.pending.load(Ordering::Acquire) & !STOP == 0 {
+            return false;
+        }
+        let raised = self.raised_at.load(Ordering::Relaxed);
+        if now < raised + limit || self.kicked.load(Ordering::Relaxed) == raised + 1 {
+            return false;
+        }
+        // +1 so that a raise at time 0 is told from "never kicked".
+        self.kicked.store(raised + 1, Ordering::Relaxed);
+        match self.fallback.get() {
+            Some(t) => {
+                t.unpark();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Device: raises an interrupt of `kind` at `now`. Returns `false` when
@@ -73,7 +108,10 @@ impl IrqLine {
     /// Asks the handler to exit once nothing is pending.
     pub fn stop(&self) {
         self.pending.fetch_or(STOP, Ordering::AcqRel);
-        if let Some(t) = self.handler.get() {
+        for t in [self.handler.get(), self.fallback.get()]
+            .into_iter()
+            .flatten()
+        {
             t.unpark();
         }
     }
@@ -81,6 +119,11 @@ impl IrqLine {
     /// Something is pending (a cheap load, for pollers).
     pub fn is_pending(&self) -> bool {
         self.pending.load(Ordering::Acquire) & !STOP != 0
+    }
+
+    /// The raw pending bits, for a stall report.
+    pub fn bits(&self) -> u32 {
+        self.pending.load(Ordering::Relaxed)
     }
 
     pub fn stopped(&self) -> bool {
@@ -123,6 +166,23 @@ impl IrqLine {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn the_fallback_is_woken_once_per_overdue_raise() {
+        let line = IrqLine::default();
+        line.attach_fallback(std::thread::current());
+        assert!(!line.kick_if_overdue(1_000, 50), "nothing pending");
+        line.raise(Interrupt::Full, 100);
+        assert!(!line.kick_if_overdue(149, 50), "not overdue yet");
+        assert!(line.kick_if_overdue(150, 50));
+        assert!(!line.kick_if_overdue(500, 50), "once per raise");
+        line.take();
+        line.raise(Interrupt::UrgentOnly, 600);
+        assert!(
+            line.kick_if_overdue(700, 50),
+            "a new raise may be kicked again"
+        );
+    }
 
     #[test]
     fn raises_merge_while_pending_and_full_covers_urgent_only() {

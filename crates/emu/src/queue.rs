@@ -44,6 +44,10 @@ pub struct QueuePair {
     tag_freed: Condvar,
     /// Per tag: `owner << 32 | cookie`, or [`FREE`].
     owners: Box<[AtomicU64]>,
+    /// Commands submitted and completions posted so far, for the stall
+    /// report (the device's own counts are private to its thread).
+    pub submitted: AtomicU64,
+    pub posted: AtomicU64,
 }
 
 impl QueuePair {
@@ -63,6 +67,8 @@ impl QueuePair {
             }),
             tag_freed: Condvar::new(),
             owners: (0..tags).map(|_| AtomicU64::new(FREE)).collect(),
+            submitted: AtomicU64::new(0),
+            posted: AtomicU64::new(0),
         }
     }
 
@@ -108,6 +114,8 @@ impl QueuePair {
             side.tail = tail;
         }
         self.sq.ring(side.tail);
+        self.submitted
+            .fetch_add(reqs.len() as u64, Ordering::Relaxed);
         waits
     }
 

@@ -95,6 +95,13 @@ pub fn notes(
         "device: {} commands, {} interrupts raised, {} merged into one pending, {} completions held for a full CQ, {} in error",
         d.completed, d.raised, d.merged, d.held, d.errors
     ));
+    if mode == Delivery::Poll && d.kicked > 0 {
+        notes.push(format!(
+            "{} interrupts waited over {} for the poller and woke the fallback handler (the core was busy with other work)",
+            d.kicked,
+            policy::format_nanos(crate::handler::POLL_FALLBACK)
+        ));
+    }
     if audit.tag_waits > 0 {
         notes.push(format!(
             "back-pressure: submitters waited {} times for a free tag",

@@ -341,6 +341,23 @@ fn spawn_handlers(r: &Running, want_realtime: bool) -> Result<Handlers, EmuError
         handles.push(handle);
         probes.push(probe);
     }
+    if r.mode == Delivery::Poll {
+        for h in &r.handlers {
+            let h2 = h.clone();
+            let clock = r.clock;
+            let core = h.queue.core;
+            let handle = std::thread::Builder::new()
+                .name(format!("cint-irqfb/{core}"))
+                .spawn(move || {
+                    let _ = sys::pin_to(core);
+                    let _ = sys::set_fifo(50);
+                    h2.run_fallback(&clock);
+                })
+                .map_err(|e| EmuError::Config(format!("cannot start an interrupt handler: {e}")))?;
+            h.queue.irq.attach_fallback(handle.thread().clone());
+            handles.push(handle);
+        }
+    }
     Ok((handles, probes, realtime))
 }
 
@@ -456,8 +473,9 @@ fn watch(
         } else if now - progress.1 > stall {
             r.abort.store(true, Ordering::Relaxed);
             return Err(EmuError::Stalled(format!(
-                "no request completed for {}",
-                policy::format_nanos(stall)
+                "no request completed for {}; {}",
+                policy::format_nanos(stall),
+                queue_states(r)
             )));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -512,6 +530,25 @@ fn join_all(
         }
     }
     Ok(out)
+}
+
+/// Where each queue pair stands, for a stall report.
+fn queue_states(r: &Running) -> String {
+    r.handlers
+        .iter()
+        .map(|h| {
+            let q = &h.queue;
+            format!(
+                "queue of CPU {}: {} submitted, {} posted, {} reaped, line bits {:#x}",
+                q.core,
+                q.submitted.load(Ordering::Relaxed),
+                q.posted.load(Ordering::Relaxed),
+                h.counters.reaped.load(Ordering::Relaxed),
+                q.irq.bits()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn reaped(r: &Running) -> u64 {
