@@ -59,6 +59,10 @@ pub fn notes(
     mode: Delivery,
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    if window.irq.reaped == 0 {
+        notes
+            .push("nothing completed in the measured window: these numbers measure nothing".into());
+    }
     if delivery.is_empty() {
         notes.push("interrupt delivery: no interrupt in the measured window".into());
     } else {
