@@ -50,6 +50,26 @@ pub enum OutputFormat {
     Json,
 }
 
+/// Where and how a run (`sim`, `run`) prints its results.
+#[derive(Args, Debug, Clone)]
+pub struct RunOutput {
+    /// Results as fio's normal output or its JSON
+    #[arg(
+        long = "output-format",
+        value_enum,
+        default_value = "normal",
+        value_name = "FORMAT"
+    )]
+    pub format: OutputFormat,
+    /// Write the results to this file (whole or not at all)
+    #[arg(long = "output", short = 'o', value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
+    /// Nothing on stderr but errors: no notes about the job file, no
+    /// progress bar
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum BarrierArg {
     Relaxed,

@@ -9,7 +9,7 @@ use emu::backend::BackendSpec;
 use emu::handler::Delivery;
 use emu::{EmuConfig, EmuError};
 
-use crate::args::{self, OutputFormat, PolicyArgs};
+use crate::args::{self, PolicyArgs, RunOutput};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
 use crate::sim_cmd::render;
@@ -44,15 +44,8 @@ pub struct RunArgs {
     /// Seed of the offsets and the read/write mix
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// Results as fio's normal output or its JSON
-    #[arg(long, value_enum, default_value = "normal", value_name = "FORMAT")]
-    pub output_format: OutputFormat,
-    /// Write the results to this file (whole or not at all)
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// No notes about the job file on stderr
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: RunOutput,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -84,7 +77,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let spec = args.policy.spec();
     policy::build(&spec)?;
-    if !args.quiet {
+    if !args.out.quiet {
         print_notes(&file);
     }
     let config = EmuConfig {
@@ -98,7 +91,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ..EmuConfig::default()
     };
     let report = emu::run(&file.jobs, &config).map_err(|e| emu_error(&args.job_file, e))?;
-    emit(&render(&report, args.output_format), args.output.as_deref())?;
+    emit(&render(&report, args.out.format), args.out.file.as_deref())?;
     // As fio: the results are printed, and a failed job fails the command.
     let failed: Vec<String> = report
         .jobs

@@ -9,7 +9,7 @@ use policy::PolicySpec;
 use report::RunReport;
 use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError};
 
-use crate::args::{self, OutputFormat, PolicyArgs};
+use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
 use crate::progress::Progress;
@@ -35,15 +35,8 @@ pub struct SimArgs {
     /// the job file's runtime
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
     pub runtime: Option<u64>,
-    /// Results as fio's normal output or its JSON
-    #[arg(long, value_enum, default_value = "normal", value_name = "FORMAT")]
-    pub output_format: OutputFormat,
-    /// Write the results to this file (whole or not at all)
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// No notes about the job file and no progress bar on stderr
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: RunOutput,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -101,16 +94,16 @@ pub fn run(args: &SimArgs) -> Result<()> {
         args.seed,
         args.runtime,
     )?;
-    if !args.quiet {
+    if !args.out.quiet {
         print_notes(&file);
     }
-    let mut progress = Progress::new(args.quiet);
+    let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate(&file.jobs, &config, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
     let report = result.map_err(|e| sim_error(&args.job_file, e))?;
-    emit(&render(&report, args.output_format), args.output.as_deref())
+    emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
 #[cfg(test)]
