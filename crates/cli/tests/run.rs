@@ -33,6 +33,22 @@ fn ok(o: &Output) {
     assert!(o.status.success(), "{}{}", stdout(o), stderr(o));
 }
 
+/// `run examples/mixed-16.fio` on `null:10us` for 200 ms, quietly.
+fn mixed_16_on_null(extra: &[&str]) -> Output {
+    let example = example("mixed-16.fio");
+    let mut args = vec![
+        "run",
+        &example,
+        "--backend",
+        "null:10us",
+        "--runtime",
+        "200ms",
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -40,17 +56,7 @@ fn path_str(p: &Path) -> &str {
 #[test]
 fn mixed_16_on_null_gives_fio_json_with_emu_counts() {
     let _t = turn();
-    let o = run(&[
-        "run",
-        &example("mixed-16.fio"),
-        "--backend",
-        "null:10us",
-        "--runtime",
-        "200ms",
-        "--output-format",
-        "json",
-        "-q",
-    ]);
+    let o = mixed_16_on_null(&["--output-format", "json"]);
     ok(&o);
     let v = json(&o);
     assert_eq!(v["cinterrupts"]["mode"], "emu");
@@ -75,15 +81,7 @@ fn mixed_16_on_null_gives_fio_json_with_emu_counts() {
 #[test]
 fn normal_output_is_job_lines_then_the_emu_summary() {
     let _t = turn();
-    let o = run(&[
-        "run",
-        &example("mixed-16.fio"),
-        "--backend",
-        "null:10us",
-        "--runtime",
-        "200ms",
-        "-q",
-    ]);
+    let o = mixed_16_on_null(&[]);
     ok(&o);
     let out = stdout(&o);
     assert!(
