@@ -438,7 +438,7 @@ fn emulated_qd1(path: &Path, cpu: usize, runtime: u64, delivery: Delivery) -> Re
     let what = format!("emulated QD1 read (delivery={})", delivery.as_str());
     let file = jobs::parse_str(&qd1_job(cpu), "qd1.fio", &|_| None)?;
     let config = EmuConfig {
-        backend: Some(file_spec(path)),
+        backend: Some(BackendSpec::file(path)),
         policy: PolicySpec::named("default"),
         runtime: Some(runtime),
         delivery,
@@ -459,17 +459,6 @@ fn emulated_qd1(path: &Path, cpu: usize, runtime: u64, delivery: Delivery) -> Re
     Ok(Latency::of(&read.clat))
 }
 
-fn file_spec(path: &Path) -> BackendSpec {
-    // Built rather than parsed, so that any path (one with a comma, or not
-    // UTF-8) is taken as it is.
-    BackendSpec {
-        kind: emu::backend::Kind::File {
-            path: path.to_path_buf(),
-        },
-        faults: Default::default(),
-    }
-}
-
 fn bench_emu(args: &BenchEmuArgs) -> Result<()> {
     let file = match &args.file {
         Some(path) => BenchFile {
@@ -486,7 +475,7 @@ fn bench_emu(args: &BenchEmuArgs) -> Result<()> {
     // The emulator lays out a missing or short file; the backend it opens is
     // dropped at once (each run below opens its own).
     drop(
-        file_spec(path)
+        BackendSpec::file(path)
             .open(Some(EMU_FILE_SIZE), 8)
             .map_err(|e| anyhow!(e))?,
     );

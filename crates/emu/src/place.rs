@@ -159,7 +159,7 @@ fn backend(jobs: &[Job], cfg: &EmuConfig) -> Result<BackendSpec, EmuError> {
         Some(dir) if !name.starts_with('/') => format!("{dir}/{name}"),
         _ => name,
     };
-    Ok(crate::run::file_backend(&path))
+    Ok(BackendSpec::file(path))
 }
 
 /// The job threads, once the backend's size is known.

@@ -10,7 +10,7 @@ use jobs::Job;
 use policy::{catalogue, Nanos, PolicySpec};
 use report::{CoreUtil, JobReport, Mode, PolicyInfo, RunReport, VerifyReport};
 
-use crate::backend::{BackendSpec, Kind};
+use crate::backend::BackendSpec;
 use crate::device::{Device, DeviceStats};
 use crate::handler::{new_delivery_hist, Delivery, DeliveryHist, Handler, HandlerCount};
 use crate::mailbox::Mailbox;
@@ -556,12 +556,4 @@ fn reaped(r: &Running) -> u64 {
         .iter()
         .map(|h| h.counters.reaped.load(Ordering::Relaxed))
         .sum()
-}
-
-/// Used by `place` to read a backend from the jobs.
-pub(crate) fn file_backend(path: &str) -> BackendSpec {
-    BackendSpec {
-        kind: Kind::File { path: path.into() },
-        faults: Default::default(),
-    }
 }

@@ -48,6 +48,15 @@ fn option(part: &str) -> Option<(&str, &str)> {
 }
 
 impl BackendSpec {
+    /// A file backend without faults. Built rather than parsed, so that any
+    /// path (one with a comma, or not UTF-8) is taken as it is.
+    pub fn file(path: impl Into<std::path::PathBuf>) -> BackendSpec {
+        BackendSpec {
+            kind: Kind::File { path: path.into() },
+            faults: Faults::default(),
+        }
+    }
+
     /// Reads a `--backend` value. Errors are one line quoting the value and
     /// naming the part at fault.
     pub fn parse(s: &str) -> Result<BackendSpec, String> {
