@@ -14,6 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
+use crate::report::latency_histogram;
 use crate::sys::{self, Clock};
 
 /// Reads `bs` bytes at random `bs`-aligned offsets of the first `size`
@@ -39,7 +40,7 @@ pub fn qd1_randread(
         let ptr = buf.get_mut(0, bs as usize).as_mut_ptr();
         let blocks = (size / u64::from(bs)).max(1);
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let mut hist = Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+        let mut hist = latency_histogram();
         let clock = Clock::new();
         while clock.now() < duration {
             let offset = rng.random_range(0..blocks) * u64::from(bs);

@@ -13,6 +13,7 @@ use policy::{cid, Interrupt, Nanos};
 use crate::irq::Taken;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::QueuePair;
+use crate::report::latency_histogram;
 use crate::sys::Clock;
 
 /// Counters the run reads while the handler works, to cut its window.
@@ -83,9 +84,7 @@ impl HandlerCount {
 pub type DeliveryHist = Arc<Mutex<Histogram<u64>>>;
 
 pub fn new_delivery_hist() -> DeliveryHist {
-    Arc::new(Mutex::new(
-        Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
-    ))
+    Arc::new(Mutex::new(latency_histogram()))
 }
 
 /// How an interrupt reaches the target core.

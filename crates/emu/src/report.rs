@@ -10,6 +10,12 @@ use crate::run::Audit;
 use crate::sys::Usage;
 use crate::worker::DirStats;
 
+/// A histogram for latencies in ns, 1 ns to 60 s at 3 significant digits:
+/// job latencies, interrupt delivery, and the direct baseline alike.
+pub(crate) fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
+}
+
 /// The measured part of the run, with what the handlers did in it.
 #[derive(Clone, Debug, Default)]
 pub struct Window {

@@ -19,6 +19,7 @@ use crate::buffers::Buffers;
 use crate::handler::Handler;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
+use crate::report::latency_histogram;
 use crate::sys::{Clock, Usage};
 use crate::verify;
 
@@ -72,7 +73,7 @@ impl Default for DirStats {
             ops: 0,
             bytes: 0,
             errors: 0,
-            clat: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
+            clat: latency_histogram(),
         }
     }
 }
