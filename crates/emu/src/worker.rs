@@ -84,8 +84,6 @@ pub struct WorkerResult {
     pub write: DirStats,
     /// CPU and context switches in the measured part of the run.
     pub usage: Usage,
-    /// When the measured part began and ended (clock ns).
-    pub measured: (Nanos, Nanos),
     pub submitted: u64,
     pub consumed: u64,
     /// Times a submission waited for a free tag (back-pressure).
@@ -141,6 +139,8 @@ struct Worker<'a> {
     measure_from: Nanos,
     stop_at: Option<Nanos>,
     written: BTreeMap<u64, u32>,
+    /// Still in the measured part (issuing), not draining or verifying.
+    issuing: bool,
     batch: Vec<Request>,
     got: Vec<Delivered>,
     out: WorkerResult,
@@ -168,6 +168,7 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         measure_from,
         stop_at: spec.bounds.runtime.map(|r| measure_from + r),
         written: BTreeMap::new(),
+        issuing: true,
         batch: Vec::with_capacity(io.batch_submit as usize),
         got: Vec::with_capacity(io.complete_max as usize),
         out: WorkerResult::default(),
@@ -200,7 +201,7 @@ impl Worker<'_> {
             self.take_interrupt(usage_from.is_some());
             let now = self.sh.clock.now();
             if usage_from.is_none() && now >= self.measure_from {
-                usage_from = Some((Usage::of_this_thread(), now));
+                usage_from = Some(Usage::of_this_thread());
             }
             if self.limit_reached(now) {
                 break;
@@ -235,12 +236,11 @@ impl Worker<'_> {
         }
         // The measured part ends when the job stops issuing; what is still
         // in flight completes without being measured (as in the simulator).
-        let end = self.sh.clock.now();
-        let (from, t) = usage_from.unwrap_or((Usage::of_this_thread(), end));
+        let from = usage_from.unwrap_or_else(Usage::of_this_thread);
         let mut usage = Usage::of_this_thread().since(from);
         usage.user_ns = usage.user_ns.saturating_sub(self.out.irq_ns);
         self.out.usage = usage;
-        self.out.measured = (t, end.max(t));
+        self.issuing = false;
         self.sh.finished.fetch_add(1, Ordering::Relaxed);
         while self.in_flight > 0 {
             self.reap();
@@ -381,7 +381,7 @@ impl Worker<'_> {
                 }
             },
         );
-        if self.out.measured.1 == 0 && self.sh.clock.now() >= self.measure_from {
+        if self.issuing && self.sh.clock.now() >= self.measure_from {
             self.out.irq_ns += irq_ns;
         }
         let now = self.sh.clock.now();
