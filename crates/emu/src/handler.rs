@@ -131,7 +131,7 @@ pub struct Handler {
     pub queue: Arc<QueuePair>,
     /// Every job thread's mailbox, by owner index.
     mailboxes: Arc<[Arc<Mailbox>]>,
-    pub counters: Arc<HandlerCounters>,
+    pub counters: HandlerCounters,
     delivery: DeliveryHist,
     /// Delivery latencies are recorded while this flag (the window) is set.
     recording: Arc<AtomicBool>,
@@ -151,7 +151,7 @@ impl Handler {
         Handler {
             queue,
             mailboxes,
-            counters: Arc::default(),
+            counters: HandlerCounters::default(),
             delivery,
             recording,
             irq_ns: AtomicU64::new(0),

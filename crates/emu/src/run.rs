@@ -85,7 +85,6 @@ pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
 
 struct Running {
     clock: Clock,
-    queues: Vec<Arc<QueuePair>>,
     abort: Arc<AtomicBool>,
     finished: Arc<AtomicUsize>,
     stop_device: Arc<AtomicBool>,
@@ -136,7 +135,6 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
             .collect(),
         recording,
         delivery,
-        queues,
         mode: cfg.delivery,
     };
 
@@ -147,14 +145,15 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
 
     start.wait();
     let t0 = r.clock.now();
-    let window = watch(&r, &specs, &probes, &workers, t0, cfg.stall_timeout);
-    let results = join_all(workers, &r, cfg.stall_timeout);
+    let mut stall = StallWatch::new(&r, cfg.stall_timeout);
+    let window = watch(&r, &specs, &probes, &workers, t0, &mut stall);
+    let results = join_all(workers, &r, &mut stall);
     r.stop_device.store(true, Ordering::Relaxed);
     let device_stats = device_thread
         .join()
         .map_err(|_| EmuError::Config("the device thread panicked".into()))??;
-    for q in &r.queues {
-        q.irq.stop();
+    for h in &r.handlers {
+        h.queue.irq.stop();
     }
     for h in handlers {
         let _ = h.join();
@@ -165,9 +164,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let audit = Audit {
         submitted: results.iter().map(|w| w.submitted).sum(),
         device: device_stats,
-        handlers: r.handlers.iter().fold(HandlerCount::default(), |a, h| {
-            a.plus(h.counters.snapshot())
-        }),
+        handlers: handler_totals(&r),
         consumed: results.iter().map(|w| w.consumed).sum(),
         tag_waits: results.iter().map(|w| w.tag_waits).sum(),
         verified: results.iter().map(|w| w.verified).sum(),
@@ -295,9 +292,9 @@ fn spawn_handlers(r: &Running, want_realtime: bool) -> Result<Handlers, EmuError
     let mut handles = Vec::new();
     let mut probes = Vec::new();
     let mut realtime = want_realtime;
-    for h in &r.handlers {
+    for handler in &r.handlers {
         let (tx, rx) = std::sync::mpsc::channel();
-        let h = h.clone();
+        let h = handler.clone();
         let clock = r.clock;
         let core = h.queue.core;
         let mode = r.mode;
@@ -321,10 +318,7 @@ fn spawn_handlers(r: &Running, want_realtime: bool) -> Result<Handlers, EmuError
             })
             .map_err(|e| EmuError::Config(format!("cannot start an interrupt handler: {e}")))?;
         if mode == Delivery::Wake {
-            r.handlers[probes.len()]
-                .queue
-                .irq
-                .attach(handle.thread().clone());
+            handler.queue.irq.attach(handle.thread().clone());
         }
         let (pinned, class, probe) = rx
             .recv()
@@ -376,7 +370,7 @@ fn spawn_workers(
             .iter()
             .position(|&c| c == core)
             .expect("a queue per core");
-        let queue = r.queues[qi].clone();
+        let queue = r.handlers[qi].queue.clone();
         let handler = (r.mode == Delivery::Poll).then(|| r.handlers[qi].clone());
         let mailbox = mailboxes[spec.owner as usize].clone();
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
@@ -422,7 +416,7 @@ fn watch(
     probes: &[ThreadProbe],
     workers: &[JoinHandle<Result<WorkerResult, String>>],
     t0: Nanos,
-    stall: Nanos,
+    stall: &mut StallWatch,
 ) -> Result<Window, EmuError> {
     let opens = t0
         + specs
@@ -436,9 +430,7 @@ fn watch(
     // core's idle time).
     let snapshot = |r: &Running| -> (HandlerCount, Vec<Usage>) {
         (
-            r.handlers.iter().fold(HandlerCount::default(), |a, h| {
-                a.plus(h.counters.snapshot())
-            }),
+            handler_totals(r),
             match r.mode {
                 Delivery::Wake => probes.iter().map(|p| p.read()).collect(),
                 Delivery::Poll => r
@@ -454,7 +446,6 @@ fn watch(
             },
         )
     };
-    let mut progress = (0u64, r.clock.now());
     let mut opened = None;
     loop {
         let now = r.clock.now();
@@ -467,17 +458,7 @@ fn watch(
         if finished >= specs.len() || workers.iter().all(|w| w.is_finished()) {
             break;
         }
-        let reaped = reaped(r);
-        if reaped != progress.0 {
-            progress = (reaped, now);
-        } else if now - progress.1 > stall {
-            r.abort.store(true, Ordering::Relaxed);
-            return Err(EmuError::Stalled(format!(
-                "no request completed for {}; {}",
-                policy::format_nanos(stall),
-                queue_states(r)
-            )));
-        }
+        stall.check(r)?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     r.recording.store(false, Ordering::Relaxed);
@@ -499,26 +480,49 @@ fn watch(
     })
 }
 
-/// Joins the job threads; a thread that does not finish within `stall`
-/// after the others is abandoned with an error rather than hanging the run.
+/// Ends a run in which nothing completes for `limit` while job threads
+/// still run: they are told to stop, and the run returns an error naming
+/// where each queue stands rather than hanging.
+struct StallWatch {
+    limit: Nanos,
+    reaped: u64,
+    since: Nanos,
+}
+
+impl StallWatch {
+    fn new(r: &Running, limit: Nanos) -> StallWatch {
+        StallWatch {
+            limit,
+            reaped: handler_totals(r).reaped,
+            since: r.clock.now(),
+        }
+    }
+
+    fn check(&mut self, r: &Running) -> Result<(), EmuError> {
+        let (now, reaped) = (r.clock.now(), handler_totals(r).reaped);
+        if reaped != self.reaped {
+            (self.reaped, self.since) = (reaped, now);
+        } else if now - self.since > self.limit {
+            r.abort.store(true, Ordering::Relaxed);
+            return Err(EmuError::Stalled(format!(
+                "no request completed for {}; {}",
+                policy::format_nanos(self.limit),
+                queue_states(r)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Joins the job threads, unless the run stalls: a thread stuck waiting is
+/// abandoned with an error rather than hanging the run.
 fn join_all(
     workers: Vec<JoinHandle<Result<WorkerResult, String>>>,
     r: &Running,
-    stall: Nanos,
+    stall: &mut StallWatch,
 ) -> Result<Vec<WorkerResult>, EmuError> {
-    let mut last_progress = (u64::MAX, r.clock.now());
     while !workers.iter().all(|w| w.is_finished()) {
-        let now = r.clock.now();
-        let reaped = reaped(r);
-        if reaped != last_progress.0 {
-            last_progress = (reaped, now);
-        } else if now - last_progress.1 > stall {
-            r.abort.store(true, Ordering::Relaxed);
-            return Err(EmuError::Stalled(format!(
-                "a job still waited for completions {} after the last one",
-                policy::format_nanos(stall)
-            )));
-        }
+        stall.check(r)?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let mut out = Vec::with_capacity(workers.len());
@@ -551,9 +555,9 @@ fn queue_states(r: &Running) -> String {
         .join("; ")
 }
 
-fn reaped(r: &Running) -> u64 {
-    r.handlers
-        .iter()
-        .map(|h| h.counters.reaped.load(Ordering::Relaxed))
-        .sum()
+/// Every handler's counters, added up.
+fn handler_totals(r: &Running) -> HandlerCount {
+    r.handlers.iter().fold(HandlerCount::default(), |a, h| {
+        a.plus(h.counters.snapshot())
+    })
 }
