@@ -186,6 +186,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         interrupts: window.irq.interrupts,
         urgent_only_interrupts: window.irq.urgent_only,
         completions: window.irq.reaped,
+        completion_gaps: None,
         context_switches: results
             .iter()
             .map(|w| w.usage.voluntary + w.usage.involuntary)

@@ -13,7 +13,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
-use crate::{DirReport, JobReport, LatencyStats, RunReport};
+use crate::{DirReport, Gaps, JobReport, LatencyStats, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
 /// `cinterrupts` object.
@@ -154,6 +154,9 @@ fn summary(report: &RunReport) -> Value {
         json!(finite(report.completions_per_interrupt())),
     );
     obj.insert("context_switches".into(), json!(report.context_switches));
+    if let Some(g) = &report.completion_gaps {
+        obj.insert("completion_gaps".into(), gaps(g));
+    }
     let cores: Vec<Value> = report
         .cores
         .iter()
@@ -170,6 +173,21 @@ fn summary(report: &RunReport) -> Value {
     obj.insert("cpu_util".into(), json!(cores));
     obj.insert("notes".into(), json!(report.notes));
     Value::Object(obj)
+}
+
+/// The completion inter-arrival times in ns, keyed as fio keys `clat_ns`:
+/// how many, and the 50th, 90th and 99th percentiles.
+fn gaps(g: &Gaps) -> Value {
+    let percentiles: Map<String, Value> = crate::gaps::SHOWN
+        .iter()
+        .map(|&p| (percentile_key(p), json!(g.value_at(p / 100.0))))
+        .collect();
+    json!({
+        "N": g.count,
+        "min": g.min(),
+        "max": g.max(),
+        "percentile": percentiles,
+    })
 }
 
 fn millis(ns: u64) -> u64 {

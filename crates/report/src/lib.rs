@@ -5,11 +5,13 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod gaps;
 pub mod human;
 pub mod json;
 pub mod latency;
 pub mod text;
 
+pub use gaps::Gaps;
 pub use latency::LatencyStats;
 
 /// Where the numbers came from.
@@ -131,6 +133,10 @@ pub struct RunReport {
     pub completions: u64,
     /// Context switches on the workload cores.
     pub context_switches: u64,
+    /// Time between consecutive completions posted to the same CQ, for the
+    /// completions posted in the measured window (TOS 5.2, Fig 18). `None`
+    /// when the front end did not record them or nothing was posted twice.
+    pub completion_gaps: Option<Gaps>,
     /// The workload cores.
     pub cores: Vec<CoreUtil>,
     /// Lines worth telling the user (ignored options, measured costs, ...).

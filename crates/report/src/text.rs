@@ -173,6 +173,13 @@ fn write_summary(out: &mut String, report: &RunReport) {
         report.urgent_only_interrupts,
         report.completions_per_interrupt()
     );
+    if let Some(g) = &report.completion_gaps {
+        out.push_str("  completion gaps (per CQ):");
+        for p in crate::gaps::SHOWN {
+            let _ = write!(out, " p{p}={}", gap(g.value_at(p / 100.0)));
+        }
+        let _ = writeln!(out, " over {}", g.count);
+    }
     let _ = writeln!(out, "  context switches: {}", report.context_switches);
     for c in &report.cores {
         let _ = writeln!(
@@ -187,6 +194,17 @@ fn write_summary(out: &mut String, report: &RunReport) {
     }
     for note in &report.notes {
         let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+/// A gap in ns as a person reads it: `812ns`, `6.26us`, `1.25ms`.
+fn gap(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns}ns")
+    } else if ns < 1_000_000 {
+        format!("{:.2}us", ns as f64 / 1e3)
+    } else {
+        format!("{:.2}ms", ns as f64 / 1e6)
     }
 }
 

@@ -2,7 +2,7 @@
 //! derived from the window, and reports with nothing in them.
 
 use hdrhistogram::Histogram;
-use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
+use report::{CoreUtil, DirReport, Gaps, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 use serde_json::Value;
 
 const SEC: u64 = 1_000_000_000;
@@ -67,6 +67,8 @@ fn sample() -> RunReport {
         urgent_only_interrupts: 1_234,
         completions: 1_750_000,
         context_switches: 45_678,
+        // 1 to 10 us in steps of 1 us, ten of each.
+        completion_gaps: Gaps::from_values((1..=100u64).map(|i| i.div_ceil(10) * 1_000)),
         cores: vec![CoreUtil {
             core: 1,
             user: 0.25,
@@ -157,6 +159,24 @@ fn the_cinterrupts_object_carries_the_run() {
     assert_eq!(c["completions_per_interrupt"].as_f64(), Some(4.375));
     assert_eq!(c["context_switches"], 45_678);
     assert_eq!(c["notes"][0], "sample note");
+    let gaps = &c["completion_gaps"];
+    assert_eq!(gaps["N"], 100);
+    assert_eq!(
+        (gaps["min"].as_u64(), gaps["max"].as_u64()),
+        (Some(1_000), Some(10_000))
+    );
+    let p = &gaps["percentile"];
+    assert_eq!(p["50.000000"], 5_000);
+    assert_eq!(p["90.000000"], 9_000);
+    assert_eq!(p["99.000000"], 10_000);
+    let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["50.000000", "90.000000", "99.000000"]);
+    // Without gaps (a front end that does not record them) there is no key
+    // and no text line.
+    let mut none = sample();
+    none.completion_gaps = None;
+    assert!(json(&none)["cinterrupts"].get("completion_gaps").is_none());
+    assert!(!report::text::render(&none).contains("completion gaps"));
     // Emulator-only keys appear only when measured.
     assert!(v["jobs"][0].get("ctx_voluntary").is_none());
     let mut emu = sample();
@@ -296,6 +316,10 @@ fn text_summary_names_the_run() {
         "{text}"
     );
     assert!(text.contains("  context switches: 45678\n"));
+    assert!(
+        text.contains("  completion gaps (per CQ): p50=5.00us p90=9.00us p99=10.00us over 100\n"),
+        "{text}"
+    );
     assert!(text.contains("  cpu 1: user=25.0% kernel=37.5% irq=12.5% idle=25.0%\n"));
     assert!(text.contains("  note: sample note\n"));
     assert!(!text.contains("ctx_voluntary"));

@@ -219,6 +219,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         interrupts: w.interrupts,
         urgent_only_interrupts: w.urgent_only,
         completions: w.completions,
+        completion_gaps: None,
         context_switches: w.context_switches,
         cores: used
             .iter()
