@@ -70,6 +70,7 @@ impl World {
     fn post(&mut self, q: u32, req: u32) {
         let r = self.requests[req as usize];
         let cqe = Completion::ok(req as u64, r.marks);
+        let measuring = self.measuring(self.now);
         let queue = &mut self.queues[q as usize];
         if queue.cq.post(self.now, cqe).is_err() {
             queue.overflow.push_back(req);
@@ -77,6 +78,12 @@ impl World {
             return;
         }
         self.requests[req as usize].state = RState::Posted;
+        // The gap ends at a post in the window; it may start before it.
+        if let Some(last) = queue.last_post.replace(self.now) {
+            if measuring {
+                self.gaps.saturating_record(self.now - last);
+            }
+        }
         if let Some(kind) = queue.policy.completed(self.now, cqe) {
             let core = queue.irq_core;
             self.raise(core, IrqWork::Device { queue: q, kind });

@@ -122,6 +122,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             scheduled: None,
             overflow: VecDeque::new(),
             irq_core: q,
+            last_post: None,
         });
     }
     let mut cores: Vec<_> = (0..host.cores).map(|_| Core::new()).collect();
@@ -167,6 +168,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         urgent_only: 0,
         completions: 0,
         context_switches: 0,
+        gaps: report::gaps::histogram(),
         audit: Audit::default(),
         scratch: Vec::new(),
     })
@@ -219,8 +221,8 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         interrupts: w.interrupts,
         urgent_only_interrupts: w.urgent_only,
         completions: w.completions,
-        completion_gaps: None,
         context_switches: w.context_switches,
+        completion_gaps: report::Gaps::from_histogram(&w.gaps),
         cores: used
             .iter()
             .map(|&c| {

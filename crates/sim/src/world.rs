@@ -263,6 +263,8 @@ pub(crate) struct Queue {
     /// Completions the device holds because the CQ is full.
     pub overflow: VecDeque<u32>,
     pub irq_core: u32,
+    /// When the last completion was posted to this CQ, for the gaps.
+    pub last_post: Option<Nanos>,
 }
 
 pub(crate) struct Device {
@@ -322,6 +324,9 @@ pub(crate) struct World {
     pub urgent_only: u64,
     pub completions: u64,
     pub context_switches: u64,
+    /// Time between consecutive posts to the same CQ, for posts in the
+    /// measured window (TOS 5.2's inter-arrival CDF).
+    pub gaps: Histogram<u64>,
     pub audit: Audit,
     pub scratch: Vec<policy::cq::Reaped>,
 }
