@@ -13,6 +13,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use hdrhistogram::Histogram;
 use policy::{cid, Command, Completion, Interrupt, Marks, Nanos, Policy};
 
 use crate::backend::{Backend, Done, Io};
@@ -49,6 +50,41 @@ struct QueueState {
     /// Per tag: length and marks of the command in flight.
     cmds: Vec<(u32, Marks)>,
     policy: Box<dyn Policy>,
+    /// When the last completion was posted to this CQ.
+    last_post: Option<Nanos>,
+}
+
+/// The gaps between consecutive posts to the same CQ, recorded while the
+/// run's measured window is open (TOS 5.2's inter-arrival CDF). Cheap on
+/// the device thread's path: the window flag is read once a pass, and the
+/// common gap of 0 (completions posted in the same pass, at one clock
+/// read) is only counted, and added to the histogram at the end.
+struct GapRecorder {
+    window: Option<Arc<AtomicBool>>,
+    /// The window flag as this pass read it.
+    open: bool,
+    zeros: u64,
+    hist: Histogram<u64>,
+}
+
+impl GapRecorder {
+    fn post(&mut self, last: &mut Option<Nanos>, now: Nanos) {
+        if let Some(prev) = last.replace(now) {
+            if self.open {
+                match now.saturating_sub(prev) {
+                    0 => self.zeros += 1,
+                    gap => self.hist.saturating_record(gap),
+                }
+            }
+        }
+    }
+
+    fn into_histogram(mut self) -> Histogram<u64> {
+        if self.zeros > 0 {
+            self.hist.saturating_record_n(0, self.zeros);
+        }
+        self.hist
+    }
 }
 
 pub struct Device {
@@ -57,6 +93,7 @@ pub struct Device {
     backend: Box<dyn Backend>,
     stats: DeviceStats,
     done: Vec<Done>,
+    gaps: GapRecorder,
 }
 
 impl Device {
@@ -76,6 +113,7 @@ impl Device {
                 held: VecDeque::new(),
                 cmds: vec![(0, Marks::NONE); q.tags()],
                 policy,
+                last_post: None,
             })
             .collect();
         Device {
@@ -84,7 +122,24 @@ impl Device {
             backend,
             stats: DeviceStats::default(),
             done: Vec::with_capacity(256),
+            gaps: GapRecorder {
+                window: None,
+                open: false,
+                zeros: 0,
+                hist: report::gaps::histogram(),
+            },
         }
+    }
+
+    /// Records completion gaps while `window` is set (the run's measured
+    /// window); without it, none are recorded.
+    pub fn record_gaps_while(&mut self, window: Arc<AtomicBool>) {
+        self.gaps.window = Some(window);
+    }
+
+    /// The gaps recorded, in ns (a gap of 0: posted in the same pass).
+    pub fn into_gaps(self) -> Histogram<u64> {
+        self.gaps.into_histogram()
     }
 
     pub fn describe(&self) -> String {
@@ -103,6 +158,11 @@ impl Device {
     /// One pass of the firmware loop at `now`.
     pub fn pass(&mut self, now: Nanos) {
         let before = (self.stats.fetched, self.stats.completed);
+        self.gaps.open = self
+            .gaps
+            .window
+            .as_ref()
+            .is_some_and(|w| w.load(Ordering::Relaxed));
         self.fetch(now);
         self.backend.poll(now, &mut self.done);
         let mut done = std::mem::take(&mut self.done);
@@ -111,7 +171,7 @@ impl Device {
         }
         self.done = done;
         for (q, st) in self.queues.iter().zip(&mut self.state) {
-            drain_held(q, st, &mut self.stats, now);
+            drain_held(q, st, &mut self.stats, &mut self.gaps, now);
             if st.policy.deadline().is_some_and(|d| now >= d) {
                 if let Some(kind) = st.policy.deadline_reached(now) {
                     raise(q, &mut self.stats, kind, now);
@@ -166,7 +226,7 @@ impl Device {
         // Behind completions already held, to keep the CQ in completion order.
         let st = &mut self.state[qi];
         st.held.push_back(cqe);
-        drain_held(&self.queues[qi], st, &mut self.stats, now);
+        drain_held(&self.queues[qi], st, &mut self.stats, &mut self.gaps, now);
         if !st.held.is_empty() {
             self.stats.held += 1;
         }
@@ -175,13 +235,20 @@ impl Device {
 
 /// Posts held completions while the CQ has room; each posted one is shown
 /// to the policy, which sees a completion when it is in the CQ.
-fn drain_held(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, now: Nanos) {
+fn drain_held(
+    q: &QueuePair,
+    st: &mut QueueState,
+    stats: &mut DeviceStats,
+    gaps: &mut GapRecorder,
+    now: Nanos,
+) {
     while let Some(&cqe) = st.held.front() {
         if q.cq.post(&mut st.cq_tail, cqe).is_err() {
             return;
         }
         st.held.pop_front();
         stats.posted += 1;
+        gaps.post(&mut st.last_post, now);
         q.posted.fetch_add(1, Ordering::Relaxed);
         let c = Completion {
             id: u64::from(cid::tag(cqe.cid)),

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 
+use hdrhistogram::Histogram;
 use jobs::Job;
 use policy::{catalogue, Nanos, PolicySpec};
 use report::{CoreUtil, JobReport, Mode, PolicyInfo, RunReport, VerifyReport};
@@ -111,11 +112,12 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         .open(plan.need, tags)
         .map_err(EmuError::Backend)?;
     let specs = place::worker_specs(jobs, opened.size, cfg)?;
-    let device = Device::new(queues.clone(), policies, opened.backend);
+    let mut device = Device::new(queues.clone(), policies, opened.backend);
     let backend_name = device.describe();
 
     let mailboxes: Arc<[Arc<Mailbox>]> = specs.iter().map(|_| Arc::default()).collect();
     let recording = Arc::new(AtomicBool::new(false));
+    device.record_gaps_while(recording.clone());
     let delivery = new_delivery_hist();
     let r = Running {
         clock: Clock::new(),
@@ -149,7 +151,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let window = watch(&r, &specs, &probes, &workers, t0, &mut stall);
     let results = join_all(workers, &r, &mut stall);
     r.stop_device.store(true, Ordering::Relaxed);
-    let device_stats = device_thread
+    let (device_stats, gaps) = device_thread
         .join()
         .map_err(|_| EmuError::Config("the device thread panicked".into()))??;
     for h in &r.handlers {
@@ -186,7 +188,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         interrupts: window.irq.interrupts,
         urgent_only_interrupts: window.irq.urgent_only,
         completions: window.irq.reaped,
-        completion_gaps: None,
+        completion_gaps: report::Gaps::from_histogram(&gaps),
         context_switches: results
             .iter()
             .map(|w| w.usage.voluntary + w.usage.involuntary)
@@ -263,11 +265,14 @@ fn cores(plan: &Placement, results: &[WorkerResult], window: &Window) -> Vec<Cor
         .collect()
 }
 
+/// What the device thread hands back: its counts and the completion gaps.
+type DeviceDone = (DeviceStats, Histogram<u64>);
+
 fn spawn_device(
     r: &Running,
     mut device: Device,
     cpu: usize,
-) -> Result<JoinHandle<Result<DeviceStats, EmuError>>, EmuError> {
+) -> Result<JoinHandle<Result<DeviceDone, EmuError>>, EmuError> {
     let clock = r.clock;
     let stop = r.stop_device.clone();
     let abort = r.abort.clone();
@@ -280,7 +285,8 @@ fn spawn_device(
                     "cannot pin the device thread to CPU {cpu}: {e}"
                 )));
             }
-            Ok(device.run(&clock, &stop))
+            let stats = device.run(&clock, &stop);
+            Ok((stats, device.into_gaps()))
         })
         .map_err(|e| EmuError::Config(format!("cannot start the device thread: {e}")))
 }

@@ -97,6 +97,25 @@ fn wake_delivery_keeps_the_invariants_and_reports_its_cost() {
     assert!(r.notes.iter().any(|n| n.starts_with("interrupt delivery")));
 }
 
+/// The device records the time between consecutive posts to a CQ. With a
+/// blocking reader at QD1 the next command is submitted only after the
+/// last completion was delivered, and the null device takes 10 us from
+/// submission, so no two posts can be closer than 10 us: a bound from the
+/// loop's structure, not from this machine's speed.
+#[test]
+fn completion_gaps_are_recorded_on_the_device_thread() {
+    let cfg = EmuConfig {
+        runtime: Some(50 * MS),
+        ..config("null:10us", "default")
+    };
+    let (r, a) = run(&example("sync-read"), &cfg);
+    let g = r.completion_gaps.expect("gaps recorded in the window");
+    assert!(g.count > 0);
+    assert!(g.count <= a.device.posted, "{} gaps, {a:?}", g.count);
+    assert!(g.min() >= 10_000, "{g:?}");
+    assert!(g.value_at(0.5) <= g.value_at(0.99));
+}
+
 #[test]
 fn cint_fires_urgent_only_interrupts_for_the_blocking_reader() {
     let cfg = EmuConfig {
