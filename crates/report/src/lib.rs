@@ -7,6 +7,7 @@
 
 pub mod human;
 pub mod json;
+pub mod svg;
 pub mod latency;
 pub mod text;
 
