@@ -8,6 +8,7 @@
 pub mod gaps;
 pub mod human;
 pub mod json;
+pub mod svg;
 pub mod latency;
 pub mod text;
 
