@@ -8,8 +8,8 @@
 pub mod gaps;
 pub mod human;
 pub mod json;
-pub mod svg;
 pub mod latency;
+pub mod svg;
 pub mod text;
 
 pub use gaps::Gaps;
