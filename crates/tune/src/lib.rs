@@ -1,0 +1,323 @@
+//! Tuning adaptive coalescing's delta and thr for a device, by the method
+//! of TOS 5.2 (Figs 18 and 19):
+//!
+//! 1. Run the workload with no coalescing (`default`: an interrupt per
+//!    completion, so the gaps between completions are the device's and the
+//!    host's, not a policy's) and read the CDF of the time between
+//!    consecutive completions posted to the same CQ. delta is the gap at a
+//!    percentile, rounded up to the next whole microsecond
+//!    ([`pick::delta`]).
+//! 2. With delta fixed, sweep thr under `adaptive` and take the smallest
+//!    thr after which throughput stops rising ([`pick::plateau`]).
+//!
+//! It runs on the simulator (a device and a host profile; the sweep's
+//! points run in parallel) or on the emulator (a backend; one run at a
+//! time, since each run has a device thread spinning on a CPU).
+
+pub mod pick;
+pub mod plot;
+
+use emu::{EmuConfig, EmuError};
+use jobs::Job;
+use policy::{Nanos, PolicySpec};
+use rayon::prelude::*;
+use report::{Gaps, RunReport};
+use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
+
+/// The thr values swept by default: dense where the paper's plateau starts
+/// (16 to 32), sparser above, up to 255 (TOS 5.2 sweeps [0, 256); thr = 0
+/// is not a threshold, so 1 is the first point).
+pub const THR_POINTS: [u32; 14] = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 255];
+
+/// The default percentile: TOS 5.2's choice on the Optane (the P3700's was
+/// the 99th).
+pub const PERCENTILE: f64 = 90.0;
+
+/// The default plateau tolerance, 1%. TOS 5.2 does not quantify "plateau".
+/// On the simulator a run is deterministic for a seed, and past the knee
+/// thr changes IOPS by far less than 1%; below the knee each step of the
+/// sweep gains several percent. 1% separates the two, and is less than an
+/// administrator would trade for the extra delay a larger thr allows.
+/// On the emulator, run-to-run noise can exceed 1%; give a larger one.
+pub const TOLERANCE: f64 = 0.01;
+
+/// Where the workload runs.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// The simulator, with these profiles and seed.
+    Sim {
+        device: DeviceProfile,
+        host: HostProfile,
+        seed: u64,
+    },
+    /// The emulator: this configuration, whose policy and runtime each run
+    /// replaces.
+    Emu(EmuConfig),
+}
+
+impl Target {
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Target::Sim { .. } => "sim",
+            Target::Emu(_) => "emu",
+        }
+    }
+}
+
+/// What to tune and how.
+#[derive(Clone, Debug)]
+pub struct TuneConfig {
+    pub target: Target,
+    /// Every run's length (the jobs become time-based); `None`: the job
+    /// file's own.
+    pub runtime: Option<Nanos>,
+    /// The percentile of the gaps delta is read at, in (0, 100].
+    pub percentile: f64,
+    /// How far below the best later point a thr may be and still be the
+    /// plateau, as a fraction in [0, 1).
+    pub tolerance: f64,
+    /// The thr values swept, each at least 1; sorted and deduplicated
+    /// before use.
+    pub thr_points: Vec<u32>,
+}
+
+impl TuneConfig {
+    /// The defaults: p90, 1%, [`THR_POINTS`], the job file's runtime.
+    pub fn new(target: Target) -> TuneConfig {
+        TuneConfig {
+            target,
+            runtime: None,
+            percentile: PERCENTILE,
+            tolerance: TOLERANCE,
+            thr_points: THR_POINTS.to_vec(),
+        }
+    }
+}
+
+/// One run's outcome, as the sweep table shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// The thr of the sweep point; `None` for the run under `default`.
+    pub thr: Option<u32>,
+    /// All jobs' reads and writes per second.
+    pub iops: f64,
+    pub irq_per_sec: f64,
+    pub completions_per_irq: f64,
+    /// Mean completion latency over all the jobs' I/Os, ns.
+    pub mean_clat_ns: f64,
+}
+
+impl Point {
+    fn of(thr: Option<u32>, r: &RunReport) -> Point {
+        let dirs = r.jobs.iter().flat_map(|j| [&j.read, &j.write]);
+        let (n, sum) = dirs.fold((0u64, 0.0), |(n, sum), d| {
+            (
+                n + d.clat.samples,
+                sum + d.clat.mean * d.clat.samples as f64,
+            )
+        });
+        Point {
+            thr,
+            iops: r.total_iops(),
+            irq_per_sec: r.interrupts_per_sec(),
+            completions_per_irq: r.completions_per_interrupt(),
+            mean_clat_ns: if n > 0 { sum / n as f64 } else { 0.0 },
+        }
+    }
+}
+
+/// The recommendation and everything it was read from.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    /// The completion gaps under `default`.
+    pub gaps: Gaps,
+    pub percentile: f64,
+    /// The gap at `percentile`, ns, before rounding.
+    pub gap_at_percentile: Nanos,
+    /// The recommended delta: the next whole microsecond above that gap.
+    pub delta: Nanos,
+    /// The run under `default` the gaps came from.
+    pub baseline: Point,
+    /// `adaptive` at `delta`, one point per thr, in increasing thr.
+    pub sweep: Vec<Point>,
+    pub tolerance: f64,
+    /// The recommended thr.
+    pub thr: u32,
+}
+
+/// Why tuning could not finish. One line each.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error("{0}")]
+    Sim(#[from] SimError),
+    #[error("{0}")]
+    Emu(#[from] EmuError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Tunes delta and thr for `jobs` (TOS 5.2). `progress` hears a line per
+/// run started (the sweep's points on the simulator run in parallel, so
+/// their lines come together).
+pub fn tune(
+    jobs: &[Job],
+    cfg: &TuneConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Tuning, TuneError> {
+    check(cfg)?;
+    let mut thrs = cfg.thr_points.clone();
+    thrs.sort_unstable();
+    thrs.dedup();
+
+    // TOS 5.2: the CDF is measured without coalescing, so the gaps are the
+    // workload's on this device, not an artefact of a policy holding
+    // completions back.
+    progress("default (no coalescing): measuring completion gaps");
+    let base = run_one(jobs, cfg, PolicySpec::named("default"))?;
+    let gaps = base.completion_gaps.clone().ok_or_else(|| {
+        TuneError::Config(
+            "no completion gaps in the measured window (fewer than two completions on any queue): nothing to read delta from".into(),
+        )
+    })?;
+    let gap_at_percentile = gaps.value_at(cfg.percentile / 100.0);
+    let delta = pick::delta(&gaps, cfg.percentile);
+
+    let spec = |thr: u32| PolicySpec {
+        delta: Some(delta),
+        thr: Some(thr),
+        ..PolicySpec::named("adaptive")
+    };
+    let reports: Vec<RunReport> = match &cfg.target {
+        // Simulations are independent and deterministic: run them at once.
+        Target::Sim { .. } => {
+            progress(&format!(
+                "adaptive delta={}: sweeping thr over {} points",
+                policy::format_nanos(delta),
+                thrs.len()
+            ));
+            thrs.par_iter()
+                .map(|&thr| run_one(jobs, cfg, spec(thr)))
+                .collect::<Result<_, _>>()?
+        }
+        // One emulation at a time: each spins a device thread on a CPU.
+        Target::Emu(_) => thrs
+            .iter()
+            .enumerate()
+            .map(|(i, &thr)| {
+                progress(&format!(
+                    "adaptive delta={} thr={thr} ({}/{})",
+                    policy::format_nanos(delta),
+                    i + 1,
+                    thrs.len()
+                ));
+                run_one(jobs, cfg, spec(thr))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let sweep: Vec<Point> = thrs
+        .iter()
+        .zip(&reports)
+        .map(|(&thr, r)| Point::of(Some(thr), r))
+        .collect();
+    let iops: Vec<f64> = sweep.iter().map(|p| p.iops).collect();
+    let chosen = pick::plateau(&iops, cfg.tolerance).expect("at least one thr point");
+    Ok(Tuning {
+        gaps,
+        percentile: cfg.percentile,
+        gap_at_percentile,
+        delta,
+        baseline: Point::of(None, &base),
+        thr: thrs[chosen],
+        sweep,
+        tolerance: cfg.tolerance,
+    })
+}
+
+fn check(cfg: &TuneConfig) -> Result<(), TuneError> {
+    if !(cfg.percentile > 0.0 && cfg.percentile <= 100.0) {
+        return Err(TuneError::Config(format!(
+            "percentile {} is not in (0, 100]",
+            cfg.percentile
+        )));
+    }
+    if !(0.0..1.0).contains(&cfg.tolerance) {
+        return Err(TuneError::Config(format!(
+            "tolerance {} is not a fraction in [0, 1)",
+            cfg.tolerance
+        )));
+    }
+    if cfg.thr_points.is_empty() || cfg.thr_points.contains(&0) {
+        return Err(TuneError::Config(
+            "thr points must be at least 1, and there must be some".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn run_one(jobs: &[Job], cfg: &TuneConfig, policy: PolicySpec) -> Result<RunReport, TuneError> {
+    match &cfg.target {
+        Target::Sim { device, host, seed } => {
+            let config = SimConfig {
+                device: device.clone(),
+                host: host.clone(),
+                policy,
+                seed: *seed,
+                runtime: cfg.runtime,
+            };
+            Ok(sim::simulate(jobs, &config, &mut |_, _| {})?)
+        }
+        Target::Emu(base) => {
+            let config = EmuConfig {
+                policy,
+                runtime: cfg.runtime.or(base.runtime),
+                ..base.clone()
+            };
+            Ok(emu::run(jobs, &config)?)
+        }
+    }
+}
+
+impl Tuning {
+    /// Every number as JSON: the choice, the CDF, the baseline and the
+    /// sweep. Times in ns, as in the run reports.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let point = |p: &Point| {
+            let mut v = json!({
+                "iops": finite(p.iops),
+                "interrupts_per_sec": finite(p.irq_per_sec),
+                "completions_per_interrupt": finite(p.completions_per_irq),
+                "mean_clat_ns": finite(p.mean_clat_ns),
+            });
+            if let Some(thr) = p.thr {
+                v["thr"] = json!(thr);
+            }
+            v
+        };
+        json!({
+            "delta_ns": self.delta,
+            "delta": policy::format_nanos(self.delta),
+            "percentile": self.percentile,
+            "gap_at_percentile_ns": self.gap_at_percentile,
+            "thr": self.thr,
+            "tolerance": self.tolerance,
+            "baseline": point(&self.baseline),
+            "sweep": self.sweep.iter().map(point).collect::<Vec<_>>(),
+            "completion_gaps": {
+                "N": self.gaps.count,
+                "min": self.gaps.min(),
+                "max": self.gaps.max(),
+                "cdf": self.gaps.cdf().iter().map(|&(ns, f)| json!([ns, f])).collect::<Vec<_>>(),
+            },
+        })
+    }
+}
+
+/// `x`, or 0 where it is NaN or infinite, so the JSON never has `null`.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
