@@ -66,6 +66,20 @@ fn async_256_batches_by_16() {
     );
 }
 
+/// TOS Fig 18's two workloads, on which tune reads delta: libaio at
+/// iodepth 256, unbatched and in batches of 16.
+#[test]
+fn tune_workloads_are_libaio_256_unbatched_and_batched() {
+    assert_eq!(
+        shape("tune-libaio.fio"),
+        vec![(Engine::Libaio, 256, 1, 1, false)]
+    );
+    assert_eq!(
+        shape("tune-libaio-batch.fio"),
+        vec![(Engine::Libaio, 256, 16, 16, false)]
+    );
+}
+
 #[test]
 fn mixed_is_a_sync_reader_beside_an_async_one() {
     for depth in [16, 256] {
