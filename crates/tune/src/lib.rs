@@ -152,6 +152,8 @@ pub enum TuneError {
     Sim(#[from] SimError),
     #[error("{0}")]
     Emu(#[from] EmuError),
+    #[error("no completion gaps in the measured window (fewer than two completions on any queue): nothing to read delta from")]
+    NoGaps,
     #[error("{0}")]
     Config(String),
 }
@@ -174,11 +176,7 @@ pub fn tune(
     // completions back.
     progress("default (no coalescing): measuring completion gaps");
     let base = run_one(jobs, cfg, PolicySpec::named("default"))?;
-    let gaps = base.completion_gaps.clone().ok_or_else(|| {
-        TuneError::Config(
-            "no completion gaps in the measured window (fewer than two completions on any queue): nothing to read delta from".into(),
-        )
-    })?;
+    let gaps = base.completion_gaps.clone().ok_or(TuneError::NoGaps)?;
     let gap_at_percentile = gaps.value_at(cfg.percentile / 100.0);
     let delta = pick::delta(&gaps, cfg.percentile);
 
@@ -283,16 +281,18 @@ impl Tuning {
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let point = |p: &Point| {
-            let mut v = json!({
-                "iops": finite(p.iops),
-                "interrupts_per_sec": finite(p.irq_per_sec),
-                "completions_per_interrupt": finite(p.completions_per_irq),
-                "mean_clat_ns": finite(p.mean_clat_ns),
-            });
+            let mut v = serde_json::Map::new();
             if let Some(thr) = p.thr {
-                v["thr"] = json!(thr);
+                v.insert("thr".into(), json!(thr));
             }
-            v
+            v.insert("iops".into(), json!(finite(p.iops)));
+            v.insert("interrupts_per_sec".into(), json!(finite(p.irq_per_sec)));
+            v.insert(
+                "completions_per_interrupt".into(),
+                json!(finite(p.completions_per_irq)),
+            );
+            v.insert("mean_clat_ns".into(), json!(finite(p.mean_clat_ns)));
+            serde_json::Value::Object(v)
         };
         json!({
             "delta_ns": self.delta,
