@@ -10,6 +10,7 @@ mod progress;
 mod run_cmd;
 mod sim_cmd;
 mod stream;
+mod tune_cmd;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,8 @@ enum Verb {
     Run(run_cmd::RunArgs),
     /// Time the workbench itself on a fixed workload
     Bench(bench_cmd::BenchArgs),
+    /// Pick adaptive coalescing's delta and thr for a device and workload (TOS 5.2)
+    Tune(tune_cmd::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Verb::Sim(a) => sim_cmd::run(a),
         Verb::Run(a) => run_cmd::run(a),
         Verb::Bench(a) => bench_cmd::run(a),
+        Verb::Tune(a) => tune_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
