@@ -178,8 +178,12 @@ pub fn tune(
     let base = run_one(jobs, cfg, PolicySpec::named("default"))?;
     let gaps = base.completion_gaps.clone().ok_or(TuneError::NoGaps)?;
     let gap_at_percentile = gaps.value_at(cfg.percentile / 100.0);
+    // TOS 5.2 does not say how its 6 us and 15 us were rounded: the next
+    // whole microsecond above the gap (see pick::delta for why above).
     let delta = pick::delta(&gaps, cfg.percentile);
 
+    // TOS 5.2 sweeps thr "with delta fixed" under its adaptive strategy,
+    // not cint: Urgent and Barrier would hide thr's effect.
     let spec = |thr: u32| PolicySpec {
         delta: Some(delta),
         thr: Some(thr),
@@ -217,6 +221,9 @@ pub fn tune(
         .zip(&reports)
         .map(|(&thr, r)| Point::of(Some(thr), r))
         .collect();
+    // TOS 5.2: "the lowest thr after which throughput plateaus", judged on
+    // total IOPS alone (not the interrupt rate), with the plateau defined
+    // by the tolerance (see pick::plateau).
     let iops: Vec<f64> = sweep.iter().map(|p| p.iops).collect();
     let chosen = pick::plateau(&iops, cfg.tolerance).expect("at least one thr point");
     Ok(Tuning {
