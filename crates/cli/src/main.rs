@@ -7,6 +7,7 @@ mod jobs_cmd;
 mod output;
 mod policies;
 mod progress;
+mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod stream;
@@ -37,6 +38,8 @@ enum Verb {
     Run(run_cmd::RunArgs),
     /// Time the workbench itself on a fixed workload
     Bench(bench_cmd::BenchArgs),
+    /// Rerun the paper's experiments and write a report with its numbers beside ours
+    Reproduce(reproduce_cmd::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Verb::Sim(a) => sim_cmd::run(a),
         Verb::Run(a) => run_cmd::run(a),
         Verb::Bench(a) => bench_cmd::run(a),
+        Verb::Reproduce(a) => reproduce_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
