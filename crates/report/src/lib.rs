@@ -7,8 +7,8 @@
 
 pub mod human;
 pub mod json;
-pub mod svg;
 pub mod latency;
+pub mod svg;
 pub mod text;
 
 pub use latency::LatencyStats;

@@ -8,8 +8,8 @@
 
 use plotters::coord::combinators::{BindKeyPoints, IntoLogRange};
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
-use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::series::LineSeries as Polyline;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -167,9 +167,7 @@ fn draw_bars(b: &BarChart, area: &Area) -> Result<(), String> {
         .disable_x_mesh()
         .y_desc(&b.y_label)
         .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(g) => {
-                names.get(*g).cloned().unwrap_or_default()
-            }
+            SegmentValue::CenterOf(g) => names.get(*g).cloned().unwrap_or_default(),
             _ => String::new(),
         })
         .y_label_formatter(&|v| short_number(*v))
@@ -180,10 +178,7 @@ fn draw_bars(b: &BarChart, area: &Area) -> Result<(), String> {
     let n = b.series.len().max(1) as f64;
     let width = 0.8 / n;
     let plot = chart.plotting_area().strip_coord_spec();
-    let (x0, x1) = (
-        plot.get_pixel_range().0.start,
-        plot.get_pixel_range().0.end,
-    );
+    let (x0, x1) = (plot.get_pixel_range().0.start, plot.get_pixel_range().0.end);
     let px_per_group = (x1 - x0) as f64 / groups as f64;
     let (y0, y1) = (plot.get_pixel_range().1.start, plot.get_pixel_range().1.end);
     let y_of = |v: f64| y1 as f64 - (v / top) * (y1 - y0) as f64;
@@ -238,7 +233,9 @@ fn draw_bars(b: &BarChart, area: &Area) -> Result<(), String> {
 fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
     let xs = || l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let mut x_min = xs().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
-    let mut x_max = xs().filter(|x| x.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+    let mut x_max = xs()
+        .filter(|x| x.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
     if !x_min.is_finite() {
         (x_min, x_max) = (0.0, 1.0);
     }
@@ -324,7 +321,10 @@ where
     for (x, label) in &l.markers {
         let grey = RGBColor(0x60, 0x60, 0x60);
         chart
-            .draw_series(Polyline::new(vec![(*x, 0.0), (*x, top)], grey.stroke_width(1)))
+            .draw_series(Polyline::new(
+                vec![(*x, 0.0), (*x, top)],
+                grey.stroke_width(1),
+            ))
             .map_err(err)?;
         chart
             .draw_series(std::iter::once(Text::new(
@@ -409,7 +409,14 @@ mod tests {
         let svg = fig.render().unwrap();
         let doc = parses(&svg);
         let t = texts(&doc);
-        for want in ["Fig 10", "(d) interrupts", "2.74", "1 thread", "2 threads", "default"] {
+        for want in [
+            "Fig 10",
+            "(d) interrupts",
+            "2.74",
+            "1 thread",
+            "2 threads",
+            "default",
+        ] {
             assert!(t.iter().any(|s| s == want), "{want} missing from {t:?}");
         }
         // Three bars drawn (the NaN is a gap), plus two legend swatches.

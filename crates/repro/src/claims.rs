@@ -31,6 +31,7 @@ struct Raw {
     compare: String,
     paper: String,
     holds_if: String,
+    qualitative: Option<String>,
 }
 
 /// How our figure is formed from the runs.
@@ -107,11 +108,17 @@ pub struct Claim {
     /// The paper's figure, as text (`2.74x`, `29 us vs 22 us`).
     pub paper: String,
     pub holds_if: Bound,
+    /// The claim's direction alone (`>= 1.0`: more, whatever the factor),
+    /// for claims whose number the paper gives: a figure that misses the
+    /// number but keeps the direction holds qualitatively.
+    pub qualitative: Option<Bound>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Holds,
+    /// Outside the tolerance, but in the paper's direction.
+    Qualitatively,
     DoesNotHold,
     /// The experiment was not run in this mode (`--only`, `--mode`), or a
     /// run lacked the metric.
@@ -122,6 +129,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
+            Verdict::Qualitatively => "holds qualitatively",
             Verdict::DoesNotHold => "does not hold",
             Verdict::NotRun => "not run",
         }
@@ -161,7 +169,9 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
                 other => return Err(at(format!("compare '{other}': ratio, diff or value"))),
             };
             if (compare == Compare::Value) != raw.baseline.is_none() {
-                return Err(at("a ratio or a diff needs a baseline run, a value none".into()));
+                return Err(at(
+                    "a ratio or a diff needs a baseline run, a value none".into()
+                ));
             }
             let e = experiments
                 .iter()
@@ -174,6 +184,12 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
             }
             Ok(Claim {
                 holds_if: Bound::parse(&raw.holds_if).map_err(at)?,
+                qualitative: raw
+                    .qualitative
+                    .as_deref()
+                    .map(Bound::parse)
+                    .transpose()
+                    .map_err(at)?,
                 experiment: raw.experiment,
                 claim: raw.claim,
                 source: raw.source,
@@ -191,8 +207,16 @@ impl Claim {
     /// Our figure for the claim in `mode`, and whether it is within the
     /// tolerance.
     pub fn check(&self, results: &Results, mode: Mode) -> Checked {
-        let stat = |key: &str| results.stat(&self.experiment, key, mode, &self.metric).map(|s| s.mean);
-        let ours = match (self.compare, stat(&self.run), self.baseline.as_deref().map(stat)) {
+        let stat = |key: &str| {
+            results
+                .stat(&self.experiment, key, mode, &self.metric)
+                .map(|s| s.mean)
+        };
+        let ours = match (
+            self.compare,
+            stat(&self.run),
+            self.baseline.as_deref().map(stat),
+        ) {
             (Compare::Value, Some(v), _) => Some(v),
             (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
             (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
@@ -200,10 +224,17 @@ impl Claim {
         };
         let verdict = match ours {
             Some(v) if v.is_finite() && self.holds_if.admits(v) => Verdict::Holds,
+            Some(v) if v.is_finite() && self.qualitative.is_some_and(|q| q.admits(v)) => {
+                Verdict::Qualitatively
+            }
             Some(v) if v.is_finite() => Verdict::DoesNotHold,
             _ => Verdict::NotRun,
         };
-        Checked { mode, ours, verdict }
+        Checked {
+            mode,
+            ours,
+            verdict,
+        }
     }
 
     /// How the figure is formed, for the report (`irq_rate default / cint`).

@@ -35,10 +35,18 @@ pub fn markdown(blocks: &[Block]) -> String {
             }
             Block::Table { head, rows } => {
                 let cell = |s: &str| s.replace('|', "\\|");
-                let _ = writeln!(out, "| {} |", head.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
+                let _ = writeln!(
+                    out,
+                    "| {} |",
+                    head.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
+                );
                 let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
                 for r in rows {
-                    let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+                    let _ = writeln!(
+                        out,
+                        "| {} |",
+                        r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
+                    );
                 }
                 out.push('\n');
             }
@@ -46,7 +54,11 @@ pub fn markdown(blocks: &[Block]) -> String {
                 let _ = writeln!(out, "![{caption}]({file})\n");
             }
             Block::Code { title, text } => {
-                let _ = writeln!(out, "<details><summary>{title}</summary>\n\n```ini\n{}\n```\n</details>\n", text.trim_end());
+                let _ = writeln!(
+                    out,
+                    "<details><summary>{title}</summary>\n\n```ini\n{}\n```\n</details>\n",
+                    text.trim_end()
+                );
             }
         }
     }
@@ -81,6 +93,7 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                     for c in r {
                         let class = match c.as_str() {
                             "holds" => " class=\"holds\"",
+                            "holds qualitatively" => " class=\"partly\"",
                             "does not hold" => " class=\"fails\"",
                             "not run" => " class=\"skipped\"",
                             _ => "",
@@ -124,6 +137,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 th { background: #f3f3f3; }
 td.holds { background: #e3f4e0; }
+td.partly { background: #fdf3d0; }
 td.fails { background: #fbe2e0; }
 td.skipped { color: #888; }
 figure { margin: 0.5em 0; overflow-x: auto; }
@@ -154,7 +168,13 @@ fn inline(s: &str) -> String {
 
 fn anchor(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 

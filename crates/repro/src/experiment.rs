@@ -71,7 +71,12 @@ impl PanelSpec {
         }
     }
 
-    pub fn lines(title: &'static str, metric: &str, x_label: &'static str, x_log2: bool) -> PanelSpec {
+    pub fn lines(
+        title: &'static str,
+        metric: &str,
+        x_label: &'static str,
+        x_log2: bool,
+    ) -> PanelSpec {
         PanelSpec {
             title,
             metric: Metric::parse(metric).expect("a metric the experiments name"),

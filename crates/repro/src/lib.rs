@@ -71,7 +71,8 @@ pub fn reproduce(
 ) -> Result<write::Tally, ReproError> {
     let started = std::time::Instant::now();
     let experiments = select(&opts.only)?;
-    let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all()).map_err(ReproError::Claims)?;
+    let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
+        .map_err(ReproError::Claims)?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let saved = std::sync::Mutex::new(Ok(()));
     let results = run::run_all(&experiments, &opts.plan, &|o, total| {
@@ -81,7 +82,10 @@ pub fn reproduce(
                 *s = Err(e);
             }
         }
-        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+        progress(
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            total,
+        );
     })?;
     saved.into_inner().unwrap_or_else(|p| p.into_inner())?;
     let ctx = write::Context {

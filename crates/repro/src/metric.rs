@@ -75,7 +75,10 @@ impl Metric {
     /// recorded no gaps).
     pub fn of<'a>(&'a self, r: &'a RunReport) -> Option<f64> {
         let secs = r.duration_ns as f64 / 1e9;
-        fn jobs<'r>(r: &'r RunReport, name: &'r str) -> impl Iterator<Item = &'r report::JobReport> {
+        fn jobs<'r>(
+            r: &'r RunReport,
+            name: &'r str,
+        ) -> impl Iterator<Item = &'r report::JobReport> {
             r.jobs.iter().filter(move |j| j.name == name)
         }
         let jobs = |name: &'a str| jobs(r, name);
@@ -84,7 +87,8 @@ impl Metric {
             Metric::IrqRate => Some(r.interrupts_per_sec()),
             Metric::Cpu => {
                 let n = r.cores.len();
-                (n > 0).then(|| 100.0 * r.cores.iter().map(|c| 1.0 - c.idle).sum::<f64>() / n as f64)
+                (n > 0)
+                    .then(|| 100.0 * r.cores.iter().map(|c| 1.0 - c.idle).sum::<f64>() / n as f64)
             }
             Metric::Iops(name) => {
                 let mut any = false;
@@ -177,7 +181,16 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in ["total_iops", "irq_rate", "cpu", "iops:sync", "lat_us:a b", "p99_us:x", "cpu_share:sync", "gap_us:90"] {
+        for s in [
+            "total_iops",
+            "irq_rate",
+            "cpu",
+            "iops:sync",
+            "lat_us:a b",
+            "p99_us:x",
+            "cpu_share:sync",
+            "gap_us:90",
+        ] {
             assert_eq!(Metric::parse(s).unwrap().to_string(), s);
         }
         for bad in ["iops", "iops:", "latency", "gap_us:x", "gap_us:101"] {

@@ -11,14 +11,30 @@ use crate::run::Results;
 pub fn figure(e: &Experiment, results: &Results, mode: Mode) -> Figure {
     Figure {
         title: format!("{} [{}]", e.title, mode.as_str()),
-        panels: e.panels.iter().map(|p| panel(e, p, results, mode)).collect(),
+        panels: e
+            .panels
+            .iter()
+            .map(|p| panel(e, p, results, mode))
+            .collect(),
     }
 }
 
 /// The mean of `panel`'s metric for `system` in `group`, if it ran.
-pub fn value(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode, system: &str, group: &str) -> Option<f64> {
-    let run = e.runs.iter().find(|r| r.system == system && r.group == group)?;
-    results.stat(e.id, &run.key, mode, &p.metric).map(|s| s.mean)
+pub fn value(
+    e: &Experiment,
+    p: &PanelSpec,
+    results: &Results,
+    mode: Mode,
+    system: &str,
+    group: &str,
+) -> Option<f64> {
+    let run = e
+        .runs
+        .iter()
+        .find(|r| r.system == system && r.group == group)?;
+    results
+        .stat(e.id, &run.key, mode, &p.metric)
+        .map(|s| s.mean)
 }
 
 fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel {
@@ -32,8 +48,10 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
             series: systems
                 .iter()
                 .map(|s| {
-                    let values: Vec<Option<f64>> =
-                        groups.iter().map(|g| value(e, p, results, mode, s, g)).collect();
+                    let values: Vec<Option<f64>> = groups
+                        .iter()
+                        .map(|g| value(e, p, results, mode, s, g))
+                        .collect();
                     let labels = groups
                         .iter()
                         .zip(&values)
@@ -63,7 +81,9 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
                     name: s.clone(),
                     points: groups
                         .iter()
-                        .filter_map(|g| Some((g.parse::<f64>().ok()?, value(e, p, results, mode, s, g)?)))
+                        .filter_map(|g| {
+                            Some((g.parse::<f64>().ok()?, value(e, p, results, mode, s, g)?))
+                        })
                         .collect(),
                 })
                 .collect(),

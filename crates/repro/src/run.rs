@@ -181,7 +181,12 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     if let Some(th) = &t.run.throttle {
         let cap = so_far
             .stat(e.id, &th.like, t.mode, &Metric::Iops(th.job.to_string()))
-            .ok_or_else(|| fail(format!("no IOPS of '{}' in run '{}' to throttle to", th.job, th.like)))?;
+            .ok_or_else(|| {
+                fail(format!(
+                    "no IOPS of '{}' in run '{}' to throttle to",
+                    th.job, th.like
+                ))
+            })?;
         // Per clone: fio's rate_iops caps each job clone.
         let clones = jobs.iter().filter(|j| j.name == th.job).count().max(1) as f64;
         let per_clone = (cap.mean / clones).round().max(1.0) as u64;
@@ -192,7 +197,8 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
     let report = match t.mode {
         Mode::Sim => {
-            let host = sim::HostProfile::load("xeon-e5-2660v4").map_err(|err| fail(err.to_string()))?;
+            let host =
+                sim::HostProfile::load("xeon-e5-2660v4").map_err(|err| fail(err.to_string()))?;
             let config = sim::SimConfig {
                 device,
                 host,
@@ -203,7 +209,8 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
             sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
         }
         Mode::Emu => {
-            let backend = emu::backend::BackendSpec::parse(emu_backend(t.run.device)).map_err(fail)?;
+            let backend =
+                emu::backend::BackendSpec::parse(emu_backend(t.run.device)).map_err(fail)?;
             let config = emu::EmuConfig {
                 backend: Some(backend),
                 // The emulator has no profile; the device's tuned delta and

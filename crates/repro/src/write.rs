@@ -32,7 +32,13 @@ pub fn run_file(o: &Outcome) -> PathBuf {
     let key: String = o
         .key
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '+' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '+' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     PathBuf::from("runs")
         .join(o.mode.as_str())
@@ -42,7 +48,8 @@ pub fn run_file(o: &Outcome) -> PathBuf {
 
 pub fn save_run(out: &Path, o: &Outcome) -> Result<(), ReproError> {
     let mut v = report::json::render(&o.report);
-    v["cinterrupts_reproduce"] = json!({ "experiment": o.experiment, "run": o.key, "seed": o.seed });
+    v["cinterrupts_reproduce"] =
+        json!({ "experiment": o.experiment, "run": o.key, "seed": o.seed });
     let text = serde_json::to_string_pretty(&v).unwrap_or_default();
     atomic(&out.join(run_file(o)), &text)
 }
@@ -58,6 +65,8 @@ pub struct Context<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub holds: usize,
+    /// Outside the tolerance but in the paper's direction.
+    pub qualitatively: usize,
     pub fails: usize,
     pub not_run: usize,
 }
@@ -69,7 +78,10 @@ pub fn report(
     results: &Results,
     ctx: &Context,
 ) -> Result<Tally, ReproError> {
-    let mut blocks = vec![Block::Heading(1, "Calibrated interrupts: the paper's microbenchmarks, rerun".into())];
+    let mut blocks = vec![Block::Heading(
+        1,
+        "Calibrated interrupts: the paper's microbenchmarks, rerun".into(),
+    )];
     blocks.push(Block::Para(format!(
         "Made by `{}` in {:.0} s. {} The paper's numbers are from Tai, Smolyar, Wei and Tsafrir, \
          ACM TOS 18(1) 2022 (and the OSDI 2021 bar labels), and Gyawali and Aryal for the dynamic \
@@ -82,7 +94,8 @@ pub fn report(
         "Tolerances are set from the paper's numbers, not ours: a ratio holds within a factor of \
          1.5 of the paper's, on the same side of 1; \"equal\" is 0.9..1.1 (0.95..1.05 for latencies \
          the paper calls equal); an added timeout within 1 us at 6 us, 2 us at 15-20 us, 5 us at 100 us; \
-         a direction only is a bound at 1. The claims are data: `crates/repro/claims.toml`."
+         a direction only is a bound at 1. A claim with a number whose figure misses the \
+         tolerance but keeps the paper's direction \"holds qualitatively\". The claims are data: `crates/repro/claims.toml`."
             .into(),
     ));
     let mut tally = Tally::default();
@@ -104,17 +117,26 @@ pub fn report(
             body.push(Block::Figure {
                 file,
                 svg,
-                caption: format!("{} [{}]; bar labels relative to the reference system", e.title, mode.as_str()),
+                caption: format!(
+                    "{} [{}]; bar labels relative to the reference system",
+                    e.title,
+                    mode.as_str()
+                ),
             });
             body.push(values_table(e, results, mode));
             let mut rows = Vec::new();
-            let (mut held, mut checked) = (0, 0);
+            let (mut held, mut partly, mut checked) = (0, 0, 0);
             for c in claims.iter().filter(|c| c.experiment == e.id) {
                 let k = c.check(results, mode);
                 match k.verdict {
                     Verdict::Holds => {
                         tally.holds += 1;
                         held += 1;
+                        checked += 1;
+                    }
+                    Verdict::Qualitatively => {
+                        tally.qualitatively += 1;
+                        partly += 1;
                         checked += 1;
                     }
                     Verdict::DoesNotHold => {
@@ -150,6 +172,7 @@ pub fn report(
                 e.id.to_string(),
                 mode.as_str().to_string(),
                 format!("{held} of {checked}"),
+                partly.to_string(),
             ]);
         }
         for w in &e.workloads {
@@ -160,18 +183,29 @@ pub fn report(
         }
     }
     blocks.push(Block::Para(format!(
-        "**{} claims hold, {} do not**{}.",
+        "**{} claims hold, {} more hold qualitatively (the paper's direction, not its number), {} do not**{}.",
         tally.holds,
+        tally.qualitatively,
         tally.fails,
         if tally.not_run > 0 { format!(" ({} not run)", tally.not_run) } else { String::new() }
     )));
     blocks.push(Block::Table {
-        head: ["experiment", "mode", "claims holding"].map(String::from).to_vec(),
+        head: [
+            "experiment",
+            "mode",
+            "claims holding",
+            "more holding qualitatively",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: summary_rows,
     });
     blocks.extend(body);
     atomic(&out.join("report.md"), &doc::markdown(&blocks))?;
-    atomic(&out.join("report.html"), &doc::html("cinterrupts reproduce", &blocks))?;
+    atomic(
+        &out.join("report.html"),
+        &doc::html("cinterrupts reproduce", &blocks),
+    )?;
     let summary = json!({
         "command": ctx.command,
         "modes": ctx.plan.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
@@ -180,10 +214,13 @@ pub fn report(
         "emu_runtime_ns": ctx.plan.emu_runtime,
         "emu_reps": ctx.plan.emu_reps,
         "wall_secs": ctx.wall_secs,
-        "holds": tally.holds, "does_not_hold": tally.fails, "not_run": tally.not_run,
+        "holds": tally.holds, "holds_qualitatively": tally.qualitatively, "does_not_hold": tally.fails, "not_run": tally.not_run,
         "claims": verdicts,
     });
-    atomic(&out.join("summary.json"), &serde_json::to_string_pretty(&summary).unwrap_or_default())?;
+    atomic(
+        &out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary).unwrap_or_default(),
+    )?;
     Ok(tally)
 }
 

@@ -15,7 +15,11 @@ pub fn experiment() -> Experiment {
                 marked Barrier, and waits for the batch. With one thread default has the \
                 lowest latency but 4.4x the interrupts; adaptive pays delta (29 against \
                 22 us); with 4 threads adaptive catches up. Labels relative to cint.",
-        workloads: vec![example!("barrier-1"), example!("barrier-2"), example!("barrier-4")],
+        workloads: vec![
+            example!("barrier-1"),
+            example!("barrier-2"),
+            example!("barrier-4"),
+        ],
         runs,
         panels: vec![
             PanelSpec::bars("(a) IOPS", "total_iops", "cint"),

@@ -1,4 +1,4 @@
-use super::example;
+use super::own;
 use crate::experiment::{Experiment, PanelSpec, RunSpec, Workload};
 
 pub const THRS: &[u32] = &[1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 255];
@@ -9,7 +9,7 @@ pub fn experiment() -> Experiment {
     let mut runs = Vec::new();
     for device in ["optane", "p3700"] {
         for &thr in THRS {
-            let mut r = RunSpec::new("adaptive", "async-256", device).in_group(thr.to_string());
+            let mut r = RunSpec::new("adaptive", "libaio-256", device).in_group(thr.to_string());
             r.system = device.to_string();
             r.key = format!("{device}/{thr}");
             r.policy.thr = Some(thr);
@@ -22,9 +22,9 @@ pub fn experiment() -> Experiment {
         paper: "TOS 5.2: with delta fixed (6 us Optane, 15 us P3700), thr is swept over \
                 [0, 256); throughput plateaus between 16 and 32, so thr = 32 for both; \
                 the P3700 runs about 15K IOPS lower. The paper does not name the workload; \
-                we use the async-only one (libaio, iodepth 256, batches of 16) under \
+                we use Fig 18's unbatched libaio workload at iodepth 256 under \
                 adaptive.",
-        workloads: vec![example!("async-256")],
+        workloads: vec![own!("libaio-256")],
         runs,
         panels: vec![
             PanelSpec::lines("(a) IOPS", "total_iops", "thr", true),

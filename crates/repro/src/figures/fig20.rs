@@ -28,7 +28,8 @@ pub fn experiment() -> Experiment {
                 .only(&["optane sync", "p3700 sync"]),
             PanelSpec::bars("(b) async IOPS", "iops:async-256", "cint")
                 .only(&["optane async", "p3700 async"]),
-            PanelSpec::bars("(c) async CPU [%]", "cpu", "cint").only(&["optane async", "p3700 async"]),
+            PanelSpec::bars("(c) async CPU [%]", "cpu", "cint")
+                .only(&["optane async", "p3700 async"]),
             PanelSpec::bars("(d) async interrupts/s", "irq_rate", "cint")
                 .only(&["optane async", "p3700 async"]),
         ],

@@ -12,7 +12,12 @@ pub fn experiment() -> Experiment {
                 and it sits blocked; cint comes closer to fair and cint+OOO matches \
                 default. Labels relative to default.",
         workloads: vec![example!("mixed-256")],
-        runs: systems_in(&["default", "adaptive", "cint", "cint+ooo"], "mixed-256", "optane", ""),
+        runs: systems_in(
+            &["default", "adaptive", "cint", "cint+ooo"],
+            "mixed-256",
+            "optane",
+            "",
+        ),
         panels: vec![
             PanelSpec::bars("(a) sync thread CPU [%]", "cpu_share:sync", "default"),
             PanelSpec::bars("(b) async thread CPU [%]", "cpu_share:async", "default"),

@@ -14,7 +14,12 @@ pub fn experiment() -> Experiment {
                 more interrupts. The paper gives no workload parameters; ours is a \
                 bursty libaio thread beside sparse blocking reads. Labels relative to cint.",
         workloads: vec![own!("variable")],
-        runs: systems_in(&["cint", "dynamic", "adaptive", "nvme100"], "variable", "optane", ""),
+        runs: systems_in(
+            &["cint", "dynamic", "adaptive", "nvme100"],
+            "variable",
+            "optane",
+            "",
+        ),
         panels: vec![
             PanelSpec::bars("(a) total IOPS", "total_iops", "cint"),
             PanelSpec::bars("(b) burst latency [us]", "lat_us:burst", "cint"),

@@ -49,4 +49,3 @@ macro_rules! own {
 }
 
 pub(crate) use {example, own};
-
