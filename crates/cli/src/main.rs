@@ -7,6 +7,7 @@ mod jobs_cmd;
 mod output;
 mod policies;
 mod progress;
+mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod stream;
@@ -40,6 +41,8 @@ enum Verb {
     Bench(bench_cmd::BenchArgs),
     /// Pick adaptive coalescing's delta and thr for a device and workload (TOS 5.2)
     Tune(tune_cmd::TuneArgs),
+    /// Rerun the paper's experiments and write a report with its numbers beside ours
+    Reproduce(reproduce_cmd::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Verb::Run(a) => run_cmd::run(a),
         Verb::Bench(a) => bench_cmd::run(a),
         Verb::Tune(a) => tune_cmd::run(a),
+        Verb::Reproduce(a) => reproduce_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -145,7 +145,8 @@ pub fn colour(name: &str, index: usize) -> RGBColor {
 fn top_of(values: impl Iterator<Item = f64>) -> f64 {
     let max = values.filter(|v| v.is_finite()).fold(0.0_f64, f64::max);
     if max > 0.0 {
-        max * 1.25
+        // Headroom for the labels above the bars and the legend.
+        max * 1.6
     } else {
         1.0
     }
@@ -165,6 +166,7 @@ fn draw_bars(b: &BarChart, area: &Area) -> Result<(), String> {
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
         .y_desc(&b.y_label)
         .x_label_formatter(&|v| match v {
             SegmentValue::CenterOf(g) => names.get(*g).cloned().unwrap_or_default(),
@@ -213,11 +215,11 @@ fn draw_bars(b: &BarChart, area: &Area) -> Result<(), String> {
             }
         }
     }
-    // The legend: one swatch per system, top right.
+    // The legend: one swatch per system, top left, above the bars.
     for (i, s) in b.series.iter().enumerate() {
         let c = colour(&s.name, i);
         let y = 4 + 13 * i as i32;
-        let x = (x1 - x0) - 70;
+        let x = 6;
         plot.draw(&Rectangle::new([(x, y), (x + 9, y + 9)], c.filled()))
             .map_err(err)?;
         plot.draw(&Text::new(
@@ -261,6 +263,7 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
             .y_desc(&l.y_label)
             .x_label_formatter(&|v| short_number(*v))
             .y_label_formatter(&|v| short_number(*v))
+            .light_line_style(TRANSPARENT)
             .label_style(("sans-serif", 11))
             .draw()
             .map_err(err)?;
@@ -275,6 +278,7 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
             .y_desc(&l.y_label)
             .x_label_formatter(&|v| short_number(*v))
             .y_label_formatter(&|v| short_number(*v))
+            .light_line_style(TRANSPARENT)
             .label_style(("sans-serif", 11))
             .draw()
             .map_err(err)?;
@@ -286,7 +290,7 @@ fn builder<'a, 'b, 's>(area: &'a Area<'s>, title: &'b str) -> ChartBuilder<'a, '
     let mut b = ChartBuilder::on(area);
     b.caption(title, ("sans-serif", 14))
         .margin(8)
-        .x_label_area_size(34)
+        .x_label_area_size(42)
         .y_label_area_size(52);
     b
 }

@@ -1,0 +1,114 @@
+//! `cinterrupts reproduce`: the paper's microbenchmarks, rerun and written
+//! up as a report with its numbers beside ours.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use report::Mode;
+
+use crate::args;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Modes {
+    /// The simulator, with the paper's device profiles
+    Sim,
+    /// The emulator, on this machine (one run at a time)
+    Emu,
+    /// Both
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Short runs (about a minute in all on 2 cores with the simulator)
+    #[arg(long)]
+    quick: bool,
+    /// Only these experiments, comma-separated (fig8,fig10,fig11,fig12,fig15,fig17,fig18,fig19,fig20,fig21,gyawali)
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Where the experiments run
+    #[arg(long, value_enum, default_value = "sim")]
+    mode: Modes,
+    /// The report's directory (created; files in it are replaced)
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Virtual time per simulated run [quick: 200ms, full: 1s]
+    #[arg(long, value_parser = args::runtime, value_name = "TIME")]
+    sim_runtime: Option<u64>,
+    /// Seeds per simulated run, averaged [quick: 3, full: 10, as the paper's 10 runs]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
+    seeds: Option<u32>,
+    /// Wall time per emulated run [quick: 300ms, full: 2s]
+    #[arg(long, value_parser = args::runtime, value_name = "TIME")]
+    emu_runtime: Option<u64>,
+    /// Repetitions per emulated run, averaged [quick: 1, full: 3]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
+    reps: Option<u32>,
+    /// No progress bar
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+const MS: u64 = 1_000_000;
+
+pub fn run(a: &ReproduceArgs) -> Result<()> {
+    let modes = match a.mode {
+        Modes::Sim => vec![Mode::Sim],
+        Modes::Emu => vec![Mode::Emu],
+        Modes::Both => vec![Mode::Sim, Mode::Emu],
+    };
+    let (sim_runtime, seeds, emu_runtime, reps) = if a.quick {
+        (200 * MS, 3, 300 * MS, 1)
+    } else {
+        (1000 * MS, 10, 2000 * MS, 3)
+    };
+    let opts = repro::Options {
+        only: a.only.clone(),
+        plan: repro::run::Plan {
+            modes,
+            sim_runtime: a.sim_runtime.unwrap_or(sim_runtime),
+            sim_seeds: a.seeds.unwrap_or(seeds),
+            emu_runtime: a.emu_runtime.unwrap_or(emu_runtime),
+            emu_reps: a.reps.unwrap_or(reps),
+        },
+        out: a.out.clone(),
+        command: std::iter::once("cinterrupts".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let tally = repro::reproduce(&opts, &|done, total| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let tally = tally?;
+    println!(
+        "{} claims hold, {} more qualitatively, {} do not{}; report: {}",
+        tally.holds,
+        tally.qualitatively,
+        tally.fails,
+        if tally.not_run > 0 {
+            format!(" ({} not run)", tally.not_run)
+        } else {
+            String::new()
+        },
+        a.out.join("report.html").display()
+    );
+    Ok(())
+}

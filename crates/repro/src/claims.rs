@@ -1,0 +1,248 @@
+//! The paper's claims as data (`claims.toml`), each checked against our
+//! runs with a stated tolerance: a verdict per claim, per mode.
+
+use std::fmt;
+
+use report::Mode;
+use serde::Deserialize;
+
+use crate::experiment::Experiment;
+use crate::metric::Metric;
+use crate::run::Results;
+
+/// The claims shipped with the workbench.
+pub const SHIPPED: &str = include_str!("../claims.toml");
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    claim: Vec<Raw>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    experiment: String,
+    claim: String,
+    source: String,
+    metric: String,
+    run: String,
+    baseline: Option<String>,
+    compare: String,
+    paper: String,
+    holds_if: String,
+    qualitative: Option<String>,
+}
+
+/// How our figure is formed from the runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compare {
+    /// run / baseline
+    Ratio,
+    /// run - baseline, in the metric's unit
+    Diff,
+    /// the run's own value
+    Value,
+}
+
+/// The tolerance: what our figure must satisfy for the claim to hold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    AtLeast(f64),
+    AtMost(f64),
+    Within(f64, f64),
+}
+
+impl Bound {
+    fn parse(s: &str) -> Result<Bound, String> {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("holds_if '{s}': '{}' is not a number", t.trim()))
+        };
+        let s = s.trim();
+        if let Some(x) = s.strip_prefix(">=") {
+            Ok(Bound::AtLeast(num(x)?))
+        } else if let Some(x) = s.strip_prefix("<=") {
+            Ok(Bound::AtMost(num(x)?))
+        } else if let Some((a, b)) = s.split_once("..") {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b {
+                return Err(format!("holds_if '{s}': an empty range"));
+            }
+            Ok(Bound::Within(a, b))
+        } else {
+            Err(format!("holds_if '{s}': write '>= X', '<= X' or 'A..B'"))
+        }
+    }
+
+    pub fn admits(&self, v: f64) -> bool {
+        match *self {
+            Bound::AtLeast(x) => v >= x,
+            Bound::AtMost(x) => v <= x,
+            Bound::Within(a, b) => (a..=b).contains(&v),
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::AtLeast(x) => write!(f, ">= {x}"),
+            Bound::AtMost(x) => write!(f, "<= {x}"),
+            Bound::Within(a, b) => write!(f, "{a} .. {b}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub experiment: String,
+    /// The claim as the paper makes it.
+    pub claim: String,
+    pub source: String,
+    pub metric: Metric,
+    pub run: String,
+    pub baseline: Option<String>,
+    pub compare: Compare,
+    /// The paper's figure, as text (`2.74x`, `29 us vs 22 us`).
+    pub paper: String,
+    pub holds_if: Bound,
+    /// The claim's direction alone (`>= 1.0`: more, whatever the factor),
+    /// for claims whose number the paper gives: a figure that misses the
+    /// number but keeps the direction holds qualitatively.
+    pub qualitative: Option<Bound>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Holds,
+    /// Outside the tolerance, but in the paper's direction.
+    Qualitatively,
+    DoesNotHold,
+    /// The experiment was not run in this mode (`--only`, `--mode`), or a
+    /// run lacked the metric.
+    NotRun,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Qualitatively => "holds qualitatively",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+/// A claim checked in one mode.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub mode: Mode,
+    /// Our figure, formed as the claim says.
+    pub ours: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Parses a claims file and checks every claim against the experiments it
+/// names: the experiment, the runs and the metric must exist. Errors name
+/// the claim by its position and text.
+pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<Claim>, String> {
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start].lines().count().max(1))
+            .unwrap_or(0);
+        format!("{origin}:{line}: {}", e.message())
+    })?;
+    file.claim
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            let at = |m: String| format!("{origin}: claim {} ('{}'): {m}", i + 1, raw.claim);
+            let metric = Metric::parse(&raw.metric).map_err(at)?;
+            let compare = match raw.compare.as_str() {
+                "ratio" => Compare::Ratio,
+                "diff" => Compare::Diff,
+                "value" => Compare::Value,
+                other => return Err(at(format!("compare '{other}': ratio, diff or value"))),
+            };
+            if (compare == Compare::Value) != raw.baseline.is_none() {
+                return Err(at(
+                    "a ratio or a diff needs a baseline run, a value none".into()
+                ));
+            }
+            let e = experiments
+                .iter()
+                .find(|e| e.id == raw.experiment)
+                .ok_or_else(|| at(format!("no experiment '{}'", raw.experiment)))?;
+            for key in std::iter::once(&raw.run).chain(raw.baseline.as_ref()) {
+                if e.run(key).is_none() {
+                    return Err(at(format!("experiment '{}' has no run '{key}'", e.id)));
+                }
+            }
+            Ok(Claim {
+                holds_if: Bound::parse(&raw.holds_if).map_err(at)?,
+                qualitative: raw
+                    .qualitative
+                    .as_deref()
+                    .map(Bound::parse)
+                    .transpose()
+                    .map_err(at)?,
+                experiment: raw.experiment,
+                claim: raw.claim,
+                source: raw.source,
+                metric,
+                run: raw.run,
+                baseline: raw.baseline,
+                compare,
+                paper: raw.paper,
+            })
+        })
+        .collect()
+}
+
+impl Claim {
+    /// Our figure for the claim in `mode`, and whether it is within the
+    /// tolerance.
+    pub fn check(&self, results: &Results, mode: Mode) -> Checked {
+        let stat = |key: &str| {
+            results
+                .stat(&self.experiment, key, mode, &self.metric)
+                .map(|s| s.mean)
+        };
+        let ours = match (
+            self.compare,
+            stat(&self.run),
+            self.baseline.as_deref().map(stat),
+        ) {
+            (Compare::Value, Some(v), _) => Some(v),
+            (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
+            (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
+            _ => None,
+        };
+        let verdict = match ours {
+            Some(v) if v.is_finite() && self.holds_if.admits(v) => Verdict::Holds,
+            Some(v) if v.is_finite() && self.qualitative.is_some_and(|q| q.admits(v)) => {
+                Verdict::Qualitatively
+            }
+            Some(v) if v.is_finite() => Verdict::DoesNotHold,
+            _ => Verdict::NotRun,
+        };
+        Checked {
+            mode,
+            ours,
+            verdict,
+        }
+    }
+
+    /// How the figure is formed, for the report (`irq_rate default / cint`).
+    pub fn formula(&self) -> String {
+        match (self.compare, &self.baseline) {
+            (Compare::Ratio, Some(b)) => format!("{} {} / {}", self.metric, self.run, b),
+            (Compare::Diff, Some(b)) => format!("{} {} - {}", self.metric, self.run, b),
+            _ => format!("{} {}", self.metric, self.run),
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `cinterrupts reproduce`: the paper's microbenchmarks rerun in the
+//! simulator (with the paper's device profiles) and on the emulator (on
+//! this machine), drawn as the paper draws them, and checked against the
+//! claims the paper makes in its text.
+//!
+//! - [`figures`]: one small file per experiment (runs and panels);
+//! - [`run`]: runs them, simulator runs in parallel;
+//! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
+//! - [`write`]: report.md, report.html, the SVG figures and every run's JSON.
+
+pub mod claims;
+pub mod doc;
+pub mod experiment;
+pub mod figures;
+pub mod metric;
+pub mod plot;
+pub mod run;
+pub mod write;
+
+pub use experiment::Experiment;
+
+/// A run that failed, or a selection that names nothing: one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproError {
+    #[error("{experiment}: run '{run}' ({mode}): {reason}")]
+    Run {
+        experiment: String,
+        run: String,
+        mode: &'static str,
+        reason: String,
+    },
+    #[error("--only: no experiment '{0}' (have: {1})")]
+    Unknown(String, String),
+    #[error("{0}")]
+    Claims(String),
+    #[error("{path}: {reason}")]
+    Write { path: String, reason: String },
+}
+
+/// The experiments `only` names (comma-separated ids), in the paper's
+/// order; all of them when `only` is empty.
+pub fn select(only: &[String]) -> Result<Vec<Experiment>, ReproError> {
+    let all = figures::all();
+    for id in only {
+        if !all.iter().any(|e| e.id == id) {
+            let have: Vec<&str> = all.iter().map(|e| e.id).collect();
+            return Err(ReproError::Unknown(id.clone(), have.join(",")));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|e| only.is_empty() || only.iter().any(|id| id == e.id))
+        .collect())
+}
+
+/// What `cinterrupts reproduce` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub only: Vec<String>,
+    pub plan: run::Plan,
+    pub out: std::path::PathBuf,
+    /// The command line, for the report.
+    pub command: String,
+}
+
+/// Runs the selected experiments, saves every run as it finishes, and
+/// writes the report. `progress(done, total)` follows the runs.
+pub fn reproduce(
+    opts: &Options,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<write::Tally, ReproError> {
+    let started = std::time::Instant::now();
+    let experiments = select(&opts.only)?;
+    let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
+        .map_err(ReproError::Claims)?;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let saved = std::sync::Mutex::new(Ok(()));
+    let results = run::run_all(&experiments, &opts.plan, &|o, total| {
+        if let Err(e) = write::save_run(&opts.out, o) {
+            let mut s = saved.lock().unwrap_or_else(|p| p.into_inner());
+            if s.is_ok() {
+                *s = Err(e);
+            }
+        }
+        progress(
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            total,
+        );
+    })?;
+    saved.into_inner().unwrap_or_else(|p| p.into_inner())?;
+    let ctx = write::Context {
+        command: &opts.command,
+        plan: &opts.plan,
+        wall_secs: started.elapsed().as_secs_f64(),
+    };
+    write::report(&opts.out, &experiments, &claims, &results, &ctx)
+}

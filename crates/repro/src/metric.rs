@@ -1,0 +1,215 @@
+//! The numbers a panel or a claim reads off a run, named the way the claims
+//! file writes them: `irq_rate`, `iops:sync`, `lat_us:sync`, `cpu`.
+
+use std::fmt;
+
+use report::RunReport;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Metric {
+    /// All jobs' IOPS.
+    TotalIops,
+    /// IOPS of the jobs with this name (all clones).
+    Iops(String),
+    /// Mean completion latency of the jobs with this name, us.
+    LatUs(String),
+    /// 99th-percentile completion latency of the jobs with this name, us
+    /// (the worst clone's).
+    P99Us(String),
+    /// Interrupts per second.
+    IrqRate,
+    /// Busy share of the workload cores (user + kernel + irq), percent.
+    Cpu,
+    /// Share of the window the jobs with this name ran (user + kernel),
+    /// percent of one core (TOS Fig 21).
+    CpuShare(String),
+    /// Completion inter-arrival at this fraction (0.9 = p90), us.
+    GapUs(f64),
+}
+
+impl Metric {
+    /// `irq_rate`, `total_iops`, `cpu`, `iops:JOB`, `lat_us:JOB`,
+    /// `p99_us:JOB`, `cpu_share:JOB`, `gap_us:90`.
+    pub fn parse(s: &str) -> Result<Metric, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let job = || {
+            arg.filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| format!("metric '{s}' needs a job: {name}:JOB"))
+        };
+        Ok(match name {
+            "total_iops" => Metric::TotalIops,
+            "irq_rate" => Metric::IrqRate,
+            "cpu" => Metric::Cpu,
+            "iops" => Metric::Iops(job()?),
+            "lat_us" => Metric::LatUs(job()?),
+            "p99_us" => Metric::P99Us(job()?),
+            "cpu_share" => Metric::CpuShare(job()?),
+            "gap_us" => {
+                let p: f64 = job()?
+                    .parse()
+                    .map_err(|_| format!("metric '{s}': the percentile is not a number"))?;
+                if !(0.0..=100.0).contains(&p) {
+                    return Err(format!("metric '{s}': the percentile is outside 0..100"));
+                }
+                Metric::GapUs(p / 100.0)
+            }
+            _ => return Err(format!("unknown metric '{s}'")),
+        })
+    }
+
+    /// The axis label.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Metric::TotalIops | Metric::Iops(_) => "IOPS",
+            Metric::LatUs(_) | Metric::P99Us(_) | Metric::GapUs(_) => "us",
+            Metric::IrqRate => "interrupts/s",
+            Metric::Cpu | Metric::CpuShare(_) => "% CPU",
+        }
+    }
+
+    /// The value in one run; `None` where the run has no such job (or
+    /// recorded no gaps).
+    pub fn of<'a>(&'a self, r: &'a RunReport) -> Option<f64> {
+        let secs = r.duration_ns as f64 / 1e9;
+        fn jobs<'r>(
+            r: &'r RunReport,
+            name: &'r str,
+        ) -> impl Iterator<Item = &'r report::JobReport> {
+            r.jobs.iter().filter(move |j| j.name == name)
+        }
+        let jobs = |name: &'a str| jobs(r, name);
+        match self {
+            Metric::TotalIops => Some(r.total_iops()),
+            Metric::IrqRate => Some(r.interrupts_per_sec()),
+            Metric::Cpu => {
+                let n = r.cores.len();
+                (n > 0)
+                    .then(|| 100.0 * r.cores.iter().map(|c| 1.0 - c.idle).sum::<f64>() / n as f64)
+            }
+            Metric::Iops(name) => {
+                let mut any = false;
+                let ops: u64 = jobs(name)
+                    .inspect(|_| any = true)
+                    .map(|j| j.read.io_ops + j.write.io_ops)
+                    .sum();
+                (any && secs > 0.0).then(|| ops as f64 / secs)
+            }
+            Metric::LatUs(name) => {
+                let (mut n, mut sum) = (0u64, 0.0);
+                for j in jobs(name) {
+                    for d in [&j.read, &j.write] {
+                        n += d.io_ops;
+                        sum += d.clat.mean * d.io_ops as f64;
+                    }
+                }
+                (n > 0).then(|| sum / n as f64 / 1e3)
+            }
+            Metric::P99Us(name) => jobs(name)
+                .flat_map(|j| [&j.read, &j.write])
+                .filter(|d| d.io_ops > 0)
+                .map(|d| d.clat.percentile(99.0) as f64 / 1e3)
+                .reduce(f64::max),
+            Metric::CpuShare(name) => {
+                let mut any = false;
+                let ns: u64 = jobs(name)
+                    .inspect(|_| any = true)
+                    .map(|j| j.usr_ns + j.sys_ns)
+                    .sum();
+                (any && r.duration_ns > 0).then(|| 100.0 * r.share_of_window(ns))
+            }
+            Metric::GapUs(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Metric::TotalIops => write!(f, "total_iops"),
+            Metric::IrqRate => write!(f, "irq_rate"),
+            Metric::Cpu => write!(f, "cpu"),
+            Metric::Iops(j) => write!(f, "iops:{j}"),
+            Metric::LatUs(j) => write!(f, "lat_us:{j}"),
+            Metric::P99Us(j) => write!(f, "p99_us:{j}"),
+            Metric::CpuShare(j) => write!(f, "cpu_share:{j}"),
+            Metric::GapUs(p) => write!(f, "gap_us:{}", p * 100.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use report::{CoreUtil, DirReport, JobReport, LatencyStats};
+
+    fn job(name: &str, ops: u64, mean_ns: f64, usr: u64) -> JobReport {
+        JobReport {
+            name: name.into(),
+            read: DirReport {
+                io_ops: ops,
+                clat: LatencyStats {
+                    mean: mean_ns,
+                    ..LatencyStats::default()
+                },
+                ..DirReport::default()
+            },
+            usr_ns: usr,
+            ..JobReport::default()
+        }
+    }
+
+    fn run() -> RunReport {
+        RunReport {
+            duration_ns: 500_000_000,
+            jobs: vec![
+                job("sync", 1000, 10_000.0, 100_000_000),
+                job("sync", 3000, 20_000.0, 50_000_000),
+                job("async", 6000, 90_000.0, 0),
+            ],
+            interrupts: 2000,
+            cores: vec![CoreUtil {
+                idle: 0.25,
+                ..CoreUtil::default()
+            }],
+            ..RunReport::default()
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in [
+            "total_iops",
+            "irq_rate",
+            "cpu",
+            "iops:sync",
+            "lat_us:a b",
+            "p99_us:x",
+            "cpu_share:sync",
+            "gap_us:90",
+        ] {
+            assert_eq!(Metric::parse(s).unwrap().to_string(), s);
+        }
+        for bad in ["iops", "iops:", "latency", "gap_us:x", "gap_us:101"] {
+            assert!(Metric::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn values_come_from_the_jobs_named() {
+        let r = run();
+        let v = |s: &str| Metric::parse(s).unwrap().of(&r);
+        assert_eq!(v("total_iops"), Some(20_000.0));
+        assert_eq!(v("iops:sync"), Some(8_000.0));
+        // Weighted by ops: (1000*10 + 3000*20) / 4000 us.
+        assert_eq!(v("lat_us:sync"), Some(17.5));
+        assert_eq!(v("irq_rate"), Some(4_000.0));
+        assert_eq!(v("cpu"), Some(75.0));
+        assert_eq!(v("cpu_share:sync"), Some(30.0));
+        assert_eq!(v("iops:nosuch"), None);
+        assert_eq!(v("lat_us:nosuch"), None);
+    }
+}

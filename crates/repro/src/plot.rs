@@ -1,0 +1,114 @@
+//! An experiment's panels drawn from the results of one mode: grouped bars
+//! labelled relative to the reference system, as the paper labels them, or
+//! lines over a swept parameter.
+
+use report::svg::{BarChart, BarSeries, Figure, LineChart, LineSeries, Panel};
+use report::Mode;
+
+use crate::experiment::{Experiment, PanelKind, PanelSpec};
+use crate::run::Results;
+
+pub fn figure(e: &Experiment, results: &Results, mode: Mode) -> Figure {
+    Figure {
+        title: format!("{} [{}]", e.title, mode.as_str()),
+        panels: e
+            .panels
+            .iter()
+            .map(|p| panel(e, p, results, mode))
+            .collect(),
+    }
+}
+
+/// The mean of `panel`'s metric for `system` in `group`, if it ran.
+pub fn value(
+    e: &Experiment,
+    p: &PanelSpec,
+    results: &Results,
+    mode: Mode,
+    system: &str,
+    group: &str,
+) -> Option<f64> {
+    let run = e
+        .runs
+        .iter()
+        .find(|r| r.system == system && r.group == group)?;
+    results
+        .stat(e.id, &run.key, mode, &p.metric)
+        .map(|s| s.mean)
+}
+
+fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel {
+    let groups: Vec<String> = e.groups().into_iter().filter(|g| p.shows(g)).collect();
+    let systems = e.systems();
+    match &p.kind {
+        PanelKind::Bars { relative_to } => Panel::Bars(BarChart {
+            title: p.title.to_string(),
+            y_label: p.metric.unit().to_string(),
+            groups: groups.clone(),
+            series: systems
+                .iter()
+                .map(|s| {
+                    let values: Vec<Option<f64>> = groups
+                        .iter()
+                        .map(|g| value(e, p, results, mode, s, g))
+                        .collect();
+                    let labels = groups
+                        .iter()
+                        .zip(&values)
+                        .map(|(g, v)| {
+                            let base = value(e, p, results, mode, relative_to, g);
+                            match (v, base) {
+                                (Some(v), Some(b)) if b != 0.0 => format!("{:.2}", v / b),
+                                _ => String::new(),
+                            }
+                        })
+                        .collect();
+                    BarSeries {
+                        name: s.clone(),
+                        values: values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+                        labels,
+                    }
+                })
+                .collect(),
+        }),
+        PanelKind::Lines { x_label, x_log2 } => Panel::Lines(LineChart {
+            title: p.title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: p.metric.unit().to_string(),
+            series: systems
+                .iter()
+                .map(|s| LineSeries {
+                    name: s.clone(),
+                    points: groups
+                        .iter()
+                        .filter_map(|g| {
+                            Some((g.parse::<f64>().ok()?, value(e, p, results, mode, s, g)?))
+                        })
+                        .collect(),
+                })
+                .collect(),
+            x_log2: *x_log2,
+            markers: Vec::new(),
+        }),
+        PanelKind::GapCdf => Panel::Lines(LineChart {
+            title: p.title.to_string(),
+            x_label: "completion inter-arrival [us]".into(),
+            y_label: "CDF".into(),
+            series: e
+                .runs
+                .iter()
+                .map(|r| LineSeries {
+                    name: r.key.clone(),
+                    points: gap_cdf(results.reports(e.id, &r.key, mode).first()),
+                })
+                .collect(),
+            x_log2: false,
+            markers: Vec::new(),
+        }),
+    }
+}
+
+// MERGE-TODO: completion gaps arrive with the tune branch.
+fn gap_cdf(_r: Option<&report::RunReport>) -> Vec<(f64, f64)> {
+    Vec::new()
+}

@@ -1,0 +1,235 @@
+//! Runs the experiments' configurations: in the simulator in parallel
+//! across cores (every run is independent and deterministic for its seed),
+//! then on the emulator one at a time (its device thread owns a CPU).
+
+use std::collections::BTreeMap;
+
+use policy::Nanos;
+use rayon::prelude::*;
+use report::{Mode, RunReport};
+
+use crate::experiment::{Experiment, RunSpec};
+use crate::metric::Metric;
+use crate::ReproError;
+
+/// How much to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub modes: Vec<Mode>,
+    /// Virtual time per simulated run, and how many seeds (the paper
+    /// averaged 10 runs of 60 s).
+    pub sim_runtime: Nanos,
+    pub sim_seeds: u32,
+    /// Wall time per emulated run, and how many repetitions.
+    pub emu_runtime: Nanos,
+    pub emu_reps: u32,
+}
+
+/// The emulator's stand-in for a device profile: the null backend at the
+/// device's 4 KiB read latency with about its internal parallelism (the
+/// Optane serves ~4-8 commands at once, TOS Table 2: 10 us; the P3700
+/// ~80 us at 450K IOPS, so ~32).
+pub fn emu_backend(device: &str) -> &'static str {
+    match device {
+        "p3700" => "null:80us,depth=32",
+        _ => "null:10us,depth=8",
+    }
+}
+
+/// One finished run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub experiment: &'static str,
+    pub key: String,
+    pub mode: Mode,
+    pub seed: u64,
+    pub report: RunReport,
+}
+
+/// Mean, standard deviation and count of a metric over seeds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stat {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: usize,
+}
+
+/// Every run's reports, by experiment, run key and mode.
+#[derive(Clone, Debug, Default)]
+pub struct Results {
+    runs: BTreeMap<(String, String, &'static str), Vec<RunReport>>,
+}
+
+impl Results {
+    pub fn add(&mut self, o: Outcome) {
+        self.runs
+            .entry((o.experiment.to_string(), o.key, o.mode.as_str()))
+            .or_default()
+            .push(o.report);
+    }
+
+    pub fn reports(&self, experiment: &str, key: &str, mode: Mode) -> &[RunReport] {
+        self.runs
+            .get(&(experiment.to_string(), key.to_string(), mode.as_str()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// `metric` over the run's seeds; `None` if the run did not happen or
+    /// has no such value.
+    pub fn stat(&self, experiment: &str, key: &str, mode: Mode, metric: &Metric) -> Option<Stat> {
+        let values: Vec<f64> = self
+            .reports(experiment, key, mode)
+            .iter()
+            .filter_map(|r| metric.of(r))
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        Some(Stat {
+            mean,
+            sd: var.sqrt(),
+            n: values.len(),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+}
+
+struct Task<'a> {
+    experiment: &'a Experiment,
+    run: &'a RunSpec,
+    mode: Mode,
+    seed: u64,
+}
+
+/// Runs every configuration of `experiments` under `plan`. `done` hears of
+/// each finished run (to save it and move a progress bar) and is told how
+/// many runs there are in all.
+pub fn run_all(
+    experiments: &[Experiment],
+    plan: &Plan,
+    done: &(dyn Fn(&Outcome, usize) + Sync),
+) -> Result<Results, ReproError> {
+    let mut tasks: Vec<Task> = Vec::new();
+    for &mode in &plan.modes {
+        let seeds = match mode {
+            Mode::Sim => plan.sim_seeds,
+            Mode::Emu => plan.emu_reps,
+        };
+        for e in experiments {
+            for r in &e.runs {
+                for seed in 1..=u64::from(seeds.max(1)) {
+                    tasks.push(Task {
+                        experiment: e,
+                        run: r,
+                        mode,
+                        seed,
+                    });
+                }
+            }
+        }
+    }
+    let total = tasks.len();
+    let mut results = Results::default();
+    // Throttled runs take their cap from another run, so they go second.
+    let (first, second): (Vec<Task>, Vec<Task>) =
+        tasks.into_iter().partition(|t| t.run.throttle.is_none());
+    for batch in [first, second] {
+        let (sims, emus): (Vec<&Task>, Vec<&Task>) =
+            batch.iter().partition(|t| t.mode == Mode::Sim);
+        let outcomes: Vec<Result<Outcome, ReproError>> = sims
+            .par_iter()
+            .map(|t| {
+                let o = one(t, plan, &results)?;
+                done(&o, total);
+                Ok(o)
+            })
+            .collect();
+        for o in outcomes {
+            results.add(o?);
+        }
+        for t in emus {
+            let o = one(t, plan, &results)?;
+            done(&o, total);
+            results.add(o);
+        }
+    }
+    Ok(results)
+}
+
+fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
+    let e = t.experiment;
+    let fail = |reason: String| ReproError::Run {
+        experiment: e.id.to_string(),
+        run: t.run.key.clone(),
+        mode: t.mode.as_str(),
+        reason,
+    };
+    let workload = e
+        .workload(t.run.workload)
+        .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
+    let origin = format!("{}/{}.fio", e.id, workload.name);
+    let mut jobs = jobs::parse_str(workload.text, &origin, &|_| None)
+        .map_err(|err| fail(err.to_string()))?
+        .jobs;
+    if let Some(th) = &t.run.throttle {
+        let cap = so_far
+            .stat(e.id, &th.like, t.mode, &Metric::Iops(th.job.to_string()))
+            .ok_or_else(|| {
+                fail(format!(
+                    "no IOPS of '{}' in run '{}' to throttle to",
+                    th.job, th.like
+                ))
+            })?;
+        // Per clone: fio's rate_iops caps each job clone.
+        let clones = jobs.iter().filter(|j| j.name == th.job).count().max(1) as f64;
+        let per_clone = (cap.mean / clones).round().max(1.0) as u64;
+        for j in jobs.iter_mut().filter(|j| j.name == th.job) {
+            j.rate_iops = Some((per_clone, 0));
+        }
+    }
+    let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
+    let report = match t.mode {
+        Mode::Sim => {
+            let host =
+                sim::HostProfile::load("xeon-e5-2660v4").map_err(|err| fail(err.to_string()))?;
+            let config = sim::SimConfig {
+                device,
+                host,
+                policy: t.run.policy.clone(),
+                seed: t.seed,
+                runtime: Some(plan.sim_runtime),
+            };
+            sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
+        }
+        Mode::Emu => {
+            let backend =
+                emu::backend::BackendSpec::parse(emu_backend(t.run.device)).map_err(fail)?;
+            let config = emu::EmuConfig {
+                backend: Some(backend),
+                // The emulator has no profile; the device's tuned delta and
+                // thr come from the same place as the simulator's.
+                policy: sim::with_device_defaults(t.run.policy.clone(), &device),
+                runtime: Some(plan.emu_runtime),
+                seed: t.seed,
+                ..emu::EmuConfig::default()
+            };
+            let mut report = emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?;
+            report.device = format!("{} as {}", t.run.device, emu_backend(t.run.device));
+            report
+        }
+    };
+    Ok(Outcome {
+        experiment: e.id,
+        key: t.run.key.clone(),
+        mode: t.mode,
+        seed: t.seed,
+        report,
+    })
+}

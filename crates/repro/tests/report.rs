@@ -1,0 +1,279 @@
+//! The report generator on small runs: every file written, every figure
+//! well-formed SVG, every claim of the experiments run given a verdict.
+
+use std::path::Path;
+
+use policy::MS;
+use report::Mode;
+use repro::claims::{self, Verdict};
+use repro::run::Plan;
+
+fn small(only: &[&str], out: &Path) -> repro::write::Tally {
+    let opts = repro::Options {
+        only: only.iter().map(|s| s.to_string()).collect(),
+        plan: Plan {
+            modes: vec![Mode::Sim],
+            sim_runtime: 20 * MS,
+            sim_seeds: 2,
+            emu_runtime: 100 * MS,
+            emu_reps: 1,
+        },
+        out: out.to_path_buf(),
+        command: "test".into(),
+    };
+    repro::reproduce(&opts, &|_, _| {}).unwrap()
+}
+
+fn svg_ok(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc =
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        doc.root_element().tag_name().name(),
+        "svg",
+        "{}",
+        path.display()
+    );
+}
+
+#[test]
+fn a_small_report_has_every_file_figure_and_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let tally = small(&["fig10", "fig12"], out);
+    for f in [
+        "report.md",
+        "report.html",
+        "summary.json",
+        "figures/fig10-sim.svg",
+        "figures/fig12-sim.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    assert!(
+        !out.join("figures/fig8-sim.svg").exists(),
+        "fig8 was not asked for"
+    );
+    for e in std::fs::read_dir(out.join("figures")).unwrap() {
+        svg_ok(&e.unwrap().path());
+    }
+    // The HTML page is well-formed too, with the figures inline.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let page = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        page.descendants().filter(|n| n.has_tag_name("svg")).count(),
+        2
+    );
+    // Every run kept, once per seed: fig10 3 runs, fig12 9 runs.
+    let runs = |e: &str| {
+        std::fs::read_dir(out.join("runs/sim").join(e))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(runs("fig10"), 3 * 2);
+    assert_eq!(runs("fig12"), 9 * 2);
+    let one: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("runs/sim/fig10/cint.seed1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        one["cinterrupts"]["policy"]["ooo"], "off",
+        "cint runs without OOO"
+    );
+    // Every claim of the experiments run has a verdict; the rest are "not run".
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let claims = summary["claims"].as_array().unwrap();
+    let shipped = claims::load(claims::SHIPPED, "claims.toml", &repro::figures::all()).unwrap();
+    let expected = shipped
+        .iter()
+        .filter(|c| c.experiment == "fig10" || c.experiment == "fig12")
+        .count();
+    assert!(expected >= 10);
+    assert_eq!(
+        claims.len(),
+        expected,
+        "one verdict per claim of the experiments run"
+    );
+    for c in claims {
+        let v = c["verdict"].as_str().unwrap();
+        assert!(
+            ["holds", "holds qualitatively", "does not hold"].contains(&v),
+            "{c}"
+        );
+        assert!(c["ours"].is_number(), "{c}");
+    }
+    assert_eq!(tally.holds + tally.qualitatively + tally.fails, expected);
+    assert_eq!(tally.not_run, 0);
+    // The Markdown names every claim and links every figure.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for c in shipped.iter().filter(|c| c.experiment == "fig10") {
+        assert!(md.contains(&c.claim), "{} missing from report.md", c.claim);
+    }
+    assert!(md.contains("](figures/fig10-sim.svg)"));
+}
+
+#[test]
+fn throttled_runs_are_capped_at_the_run_they_name() {
+    let dir = tempfile::tempdir().unwrap();
+    small(&["fig15"], dir.path());
+    let iops = |key: &str| {
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("runs/sim/fig15/{key}.seed1.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == "async")
+            .map(|j| j["read"]["iops"].as_f64().unwrap())
+            .unwrap()
+    };
+    let cap = iops("default_async_free");
+    let free = iops("cint_async_free");
+    let throttled = iops("cint_async_throttled");
+    assert!(
+        free > 1.2 * cap,
+        "cint's async job runs faster than default's: {free} vs {cap}"
+    );
+    assert!(
+        throttled <= cap * 1.02,
+        "throttled {throttled} above the cap {cap}"
+    );
+    assert!(
+        throttled >= cap * 0.9,
+        "throttled {throttled} far below the cap {cap}"
+    );
+}
+
+#[test]
+fn the_shipped_claims_name_real_experiments_runs_and_metrics() {
+    let all = repro::figures::all();
+    let shipped = claims::load(claims::SHIPPED, "claims.toml", &all).unwrap();
+    assert!(shipped.len() >= 40);
+    for e in &all {
+        assert!(
+            shipped.iter().any(|c| c.experiment == e.id),
+            "{} has no claim to check",
+            e.id
+        );
+    }
+    // Unique run keys in every experiment, so a claim names one run.
+    for e in &all {
+        let mut keys: Vec<&str> = e.runs.iter().map(|r| r.key.as_str()).collect();
+        keys.sort_unstable();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "{}: duplicate run keys", e.id);
+    }
+}
+
+const ONE: &str = r#"
+[[claim]]
+experiment = "fig10"
+claim = "default fires more"
+source = "s"
+metric = "irq_rate"
+run = "default"
+baseline = "cint"
+compare = "ratio"
+paper = "2.74x"
+holds_if = "1.83..4.11"
+qualitative = ">= 1"
+"#;
+
+#[test]
+fn bad_claims_are_refused_in_one_line_naming_the_claim() {
+    let all = repro::figures::all();
+    assert!(claims::load(ONE, "c.toml", &all).is_ok());
+    for (from, to, want) in [
+        ("run = \"default\"", "run = \"nosuch\"", "no run 'nosuch'"),
+        (
+            "metric = \"irq_rate\"",
+            "metric = \"speed\"",
+            "unknown metric 'speed'",
+        ),
+        (
+            "holds_if = \"1.83..4.11\"",
+            "holds_if = \"about 2\"",
+            "holds_if 'about 2'",
+        ),
+        (
+            "holds_if = \"1.83..4.11\"",
+            "holds_if = \"5..4\"",
+            "an empty range",
+        ),
+        (
+            "experiment = \"fig10\"",
+            "experiment = \"fig99\"",
+            "no experiment 'fig99'",
+        ),
+        ("compare = \"ratio\"", "compare = \"value\"", "a value none"),
+        (
+            "compare = \"ratio\"",
+            "compare = \"times\"",
+            "compare 'times'",
+        ),
+    ] {
+        let text = ONE.replace(from, to);
+        let err = claims::load(&text, "c.toml", &all).unwrap_err();
+        assert!(err.contains(want), "{err}");
+        assert!(err.starts_with("c.toml"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+    let err = claims::load("[[claim]]\nexperiment = 3\n", "c.toml", &all).unwrap_err();
+    assert!(err.starts_with("c.toml:2"), "{err}");
+}
+
+#[test]
+fn a_verdict_follows_the_tolerance_then_the_direction() {
+    let all = repro::figures::all();
+    let claim = &claims::load(ONE, "c.toml", &all).unwrap()[0];
+    let mut results = repro::run::Results::default();
+    let add = |results: &mut repro::run::Results, key: &str, irqs: u64| {
+        results.add(repro::run::Outcome {
+            experiment: "fig10",
+            key: key.into(),
+            mode: Mode::Sim,
+            seed: 1,
+            report: report::RunReport {
+                duration_ns: 1_000_000_000,
+                interrupts: irqs,
+                ..Default::default()
+            },
+        })
+    };
+    assert_eq!(claim.check(&results, Mode::Sim).verdict, Verdict::NotRun);
+    add(&mut results, "cint", 100);
+    add(&mut results, "default", 274);
+    let k = claim.check(&results, Mode::Sim);
+    assert_eq!(k.verdict, Verdict::Holds);
+    assert!((k.ours.unwrap() - 2.74).abs() < 1e-9);
+    assert_eq!(claim.check(&results, Mode::Emu).verdict, Verdict::NotRun);
+    let mut r2 = repro::run::Results::default();
+    add(&mut r2, "cint", 100);
+    add(&mut r2, "default", 120);
+    assert_eq!(claim.check(&r2, Mode::Sim).verdict, Verdict::Qualitatively);
+    let mut r3 = repro::run::Results::default();
+    add(&mut r3, "cint", 100);
+    add(&mut r3, "default", 90);
+    assert_eq!(claim.check(&r3, Mode::Sim).verdict, Verdict::DoesNotHold);
+}
+
+#[test]
+fn only_names_known_experiments() {
+    let err = repro::select(&["fig99".into()]).unwrap_err().to_string();
+    assert!(err.contains("fig99") && err.contains("fig10"), "{err}");
+    let picked = repro::select(&["fig12".into(), "fig8".into()]).unwrap();
+    let ids: Vec<&str> = picked.iter().map(|e| e.id).collect();
+    assert_eq!(ids, ["fig8", "fig12"], "in the paper's order");
+}
