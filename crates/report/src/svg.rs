@@ -247,7 +247,14 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let top = top_of(l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let ys = || l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    // Fractions (a CDF) end just above 1; no legend headroom is needed, as
+    // the legend sits lower right.
+    let top = if ys().any(|y| y > 0.0) && ys().all(|y| y <= 1.0) {
+        1.05
+    } else {
+        top_of(ys())
+    };
     if l.x_log2 {
         let keys: Vec<f64> = (0..=16)
             .map(|k| f64::from(1u32 << k))

@@ -121,7 +121,11 @@ impl Metric {
                     .sum();
                 (any && r.duration_ns > 0).then(|| 100.0 * r.share_of_window(ns))
             }
-            Metric::GapUs(_) => None,
+            Metric::GapUs(p) => r
+                .completion_gaps
+                .as_ref()
+                .filter(|g| g.count > 0)
+                .map(|g| g.value_at(*p) as f64 / 1e3),
         }
     }
 }

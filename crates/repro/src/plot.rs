@@ -97,6 +97,7 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
             series: e
                 .runs
                 .iter()
+                .filter(|r| p.shows(&r.group))
                 .map(|r| LineSeries {
                     name: r.key.clone(),
                     points: gap_cdf(results.reports(e.id, &r.key, mode).first()),
@@ -108,7 +109,26 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
     }
 }
 
-// MERGE-TODO: completion gaps arrive with the tune branch.
-fn gap_cdf(_r: Option<&report::RunReport>) -> Vec<(f64, f64)> {
-    Vec::new()
+/// The paper's Fig 18 shows gaps up to 20 us.
+const GAP_AXIS_US: f64 = 20.0;
+
+/// The first seed's CDF in us, up to [`GAP_AXIS_US`] (seeds differ only in
+/// their draws).
+fn gap_cdf(r: Option<&report::RunReport>) -> Vec<(f64, f64)> {
+    let Some(g) = r.and_then(|r| r.completion_gaps.as_ref()) else {
+        return Vec::new();
+    };
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for (ns, f) in g.cdf() {
+        let us = ns as f64 / 1e3;
+        if us > GAP_AXIS_US {
+            // Carry the curve to the axis' end at the level it reached.
+            if let Some(&(_, last)) = points.last() {
+                points.push((GAP_AXIS_US, last));
+            }
+            break;
+        }
+        points.push((us, f));
+    }
+    points
 }

@@ -1,4 +1,4 @@
-use super::own;
+use super::example;
 use crate::experiment::{Experiment, PanelSpec, RunSpec, Workload};
 
 pub const THRS: &[u32] = &[1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 255];
@@ -9,7 +9,7 @@ pub fn experiment() -> Experiment {
     let mut runs = Vec::new();
     for device in ["optane", "p3700"] {
         for &thr in THRS {
-            let mut r = RunSpec::new("adaptive", "libaio-256", device).in_group(thr.to_string());
+            let mut r = RunSpec::new("adaptive", "tune-libaio", device).in_group(thr.to_string());
             r.system = device.to_string();
             r.key = format!("{device}/{thr}");
             r.policy.thr = Some(thr);
@@ -24,7 +24,7 @@ pub fn experiment() -> Experiment {
                 the P3700 runs about 15K IOPS lower. The paper does not name the workload; \
                 we use Fig 18's unbatched libaio workload at iodepth 256 under \
                 adaptive.",
-        workloads: vec![own!("libaio-256")],
+        workloads: vec![example!("tune-libaio")],
         runs,
         panels: vec![
             PanelSpec::lines("(a) IOPS", "total_iops", "thr", true),

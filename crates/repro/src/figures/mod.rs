@@ -7,6 +7,7 @@ mod fig11;
 mod fig12;
 mod fig15;
 mod fig17;
+mod fig18;
 mod fig19;
 mod fig20;
 mod fig21;
@@ -23,6 +24,7 @@ pub fn all() -> Vec<Experiment> {
         fig12::experiment(),
         fig15::experiment(),
         fig17::experiment(),
+        fig18::experiment(),
         fig19::experiment(),
         fig20::experiment(),
         fig21::experiment(),

@@ -1,0 +1,39 @@
+use super::example;
+use crate::experiment::{Experiment, PanelKind, PanelSpec, RunSpec, Workload};
+use crate::metric::Metric;
+
+/// TOS 5.2, Fig 18: the completion inter-arrival CDF that delta is read
+/// from, for libaio at iodepth 256, unbatched and batched, on both devices.
+/// Without coalescing (default), so the gaps are the device's.
+pub fn experiment() -> Experiment {
+    let mut runs = Vec::new();
+    for device in ["optane", "p3700"] {
+        for (workload, name) in [("tune-libaio", "libaio"), ("tune-libaio-batch", "batch")] {
+            let mut r = RunSpec::new("default", workload, device);
+            r.key = format!("{device}/{name}");
+            r.system = r.key.clone();
+            r.group = device.to_string();
+            runs.push(r);
+        }
+    }
+    let cdf = |title| PanelSpec {
+        title,
+        metric: Metric::GapUs(0.9),
+        kind: PanelKind::GapCdf,
+        groups: Vec::new(),
+    };
+    Experiment {
+        id: "fig18",
+        title: "Fig 18: completion inter-arrival CDF, to choose delta",
+        paper: "TOS 5.2: one thread of 4 KiB libaio reads at iodepth 256, unbatched and \
+                batched. On the Optane the 90th percentile is 6 us unbatched and 1 us \
+                batched, so delta = 6 us; on the P3700 both have a 99th percentile of \
+                15 us, so delta = 15 us. `cinterrupts tune` automates the choice.",
+        workloads: vec![example!("tune-libaio"), example!("tune-libaio-batch")],
+        runs,
+        panels: vec![
+            cdf("(a) Optane").only(&["optane"]),
+            cdf("(b) P3700").only(&["p3700"]),
+        ],
+    }
+}
