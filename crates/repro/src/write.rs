@@ -117,11 +117,7 @@ pub fn report(
             body.push(Block::Figure {
                 file,
                 svg,
-                caption: format!(
-                    "{} [{}]; bar labels relative to the reference system",
-                    e.title,
-                    mode.as_str()
-                ),
+                caption: caption(e, mode),
             });
             body.push(values_table(e, results, mode));
             let mut rows = Vec::new();
@@ -249,6 +245,25 @@ fn values_table(e: &Experiment, results: &Results, mode: Mode) -> Block {
         })
         .collect();
     Block::Table { head, rows }
+}
+
+fn caption(e: &Experiment, mode: Mode) -> String {
+    let relative: Vec<&str> = e
+        .panels
+        .iter()
+        .filter_map(|p| match p.kind {
+            crate::experiment::PanelKind::Bars { relative_to } => Some(relative_to),
+            _ => None,
+        })
+        .collect();
+    match relative.first() {
+        Some(r) => format!(
+            "{} [{}]; bar labels are relative to {r}",
+            e.title,
+            mode.as_str()
+        ),
+        None => format!("{} [{}]", e.title, mode.as_str()),
+    }
 }
 
 fn fmt_number(v: f64) -> String {
