@@ -49,7 +49,7 @@ pub struct TuneArgs {
     pub percentile: f64,
     /// How far below the best later point a thr may be and still start the
     /// plateau
-    #[arg(long, default_value = "1%", value_parser = tolerance, value_name = "PERCENT", allow_hyphen_values = true)]
+    #[arg(long, default_value = "2%", value_parser = tolerance, value_name = "PERCENT", allow_hyphen_values = true)]
     pub tolerance: f64,
     /// Each run's length (the baseline and every sweep point), instead of
     /// the job file's runtime

@@ -33,13 +33,14 @@ pub const THR_POINTS: [u32; 14] = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 
 /// the 99th).
 pub const PERCENTILE: f64 = 90.0;
 
-/// The default plateau tolerance, 1%. TOS 5.2 does not quantify "plateau".
-/// On the simulator a run is deterministic for a seed, and past the knee
-/// thr changes IOPS by far less than 1%; below the knee each step of the
-/// sweep gains several percent. 1% separates the two, and is less than an
-/// administrator would trade for the extra delay a larger thr allows.
-/// On the emulator, run-to-run noise can exceed 1%; give a larger one.
-pub const TOLERANCE: f64 = 0.01;
+/// The default plateau tolerance, 2%. TOS 5.2 does not quantify "plateau"
+/// (its Fig 19 reads one "between 16 and 32"). Below the knee each step of
+/// the sweep gains several percent; past it the simulated Optane still
+/// creeps up 1.6% from thr 32 to 192, as each interrupt saved returns its
+/// cost to a saturated core, and the emulator's runs differ by 2-3% from
+/// one to the next. A plateau rule finer than that noise would pick noise,
+/// so 2%; with 1% the simulated Optane gives 48 instead of 32.
+pub const TOLERANCE: f64 = 0.02;
 
 /// Where the workload runs.
 #[derive(Clone, Debug)]
