@@ -61,14 +61,20 @@ fn main() -> ExitCode {
             }
             // One line: clap's first, without the usage block.
             let rendered = e.render().to_string();
-            eprintln!(
-                "cinterrupts: {}",
-                rendered
-                    .lines()
-                    .next()
-                    .unwrap_or("bad arguments")
-                    .trim_start_matches("error: ")
-            );
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut line = lines
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            // "the following required arguments were not provided:" names
+            // them on the next line.
+            if line.ends_with(':') {
+                if let Some(next) = lines.next() {
+                    line = format!("{line} {next}");
+                }
+            }
+            eprintln!("cinterrupts: {line}");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,99 @@
+//! `cinterrupts reproduce` end to end: a small report, and one-line errors.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_quick_report_of_two_experiments() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = run(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "fig17,fig20",
+        "--sim-runtime",
+        "30ms",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = stdout(&o);
+    assert!(
+        line.contains("claims hold") && line.contains("report.html"),
+        "{line}"
+    );
+    for f in [
+        "report.md",
+        "report.html",
+        "summary.json",
+        "figures/fig17-sim.svg",
+        "figures/fig20-sim.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["sim_runtime_ns"], 30_000_000);
+    assert_eq!(summary["sim_seeds"], 1);
+    // What was printed is what was written.
+    let n = |k: &str| summary[k].as_u64().unwrap();
+    assert!(
+        line.starts_with(&format!(
+            "{} claims hold, {} more qualitatively, {} do not",
+            n("holds"),
+            n("holds_qualitatively"),
+            n("does_not_hold")
+        )),
+        "{line}"
+    );
+    assert_eq!(n("not_run"), 0);
+    // The storm run and its cap, as the fio-shaped JSON of each run.
+    let capped: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("runs/sim/fig17/cint+cap.seed1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(capped["cinterrupts"]["policy"]["max-irq-rate"], "100000");
+}
+
+#[test]
+fn bad_requests_fail_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let out = out.to_str().unwrap();
+    let o = run(&["reproduce", "--only", "fig99", "--out", out]);
+    assert_one_line_error(&o, "no experiment 'fig99'");
+    assert!(
+        !dir.path().join("r").exists(),
+        "nothing written for a bad request"
+    );
+    assert_one_line_error(
+        &run(&["reproduce", "--sim-runtime", "5", "--out", out]),
+        "--sim-runtime",
+    );
+    assert_one_line_error(
+        &run(&["reproduce", "--seeds", "0", "--out", out]),
+        "--seeds",
+    );
+    assert_one_line_error(
+        &run(&["reproduce", "--mode", "gpu", "--out", out]),
+        "--mode",
+    );
+    assert_one_line_error(&run(&["reproduce", "--quick"]), "--out");
+    // A report directory that cannot be made.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let under = file.join("report");
+    let o = run(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "fig17",
+        "--out",
+        under.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&o, "a-file");
+}
