@@ -255,41 +255,34 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
     } else {
         top_of(ys())
     };
+    // The two axes differ in type, so the same drawing is spelled once for
+    // both.
+    macro_rules! draw_on {
+        ($x_range:expr) => {{
+            let mut chart = builder(area, &l.title)
+                .build_cartesian_2d($x_range, 0.0..top)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(&l.x_label)
+                .y_desc(&l.y_label)
+                .x_label_formatter(&|v| short_number(*v))
+                .y_label_formatter(&|v| short_number(*v))
+                .light_line_style(TRANSPARENT)
+                .label_style(("sans-serif", 11))
+                .draw()
+                .map_err(err)?;
+            series_and_markers(&mut chart, l, top)
+        }};
+    }
     if l.x_log2 {
         let keys: Vec<f64> = (0..=16)
             .map(|k| f64::from(1u32 << k))
             .filter(|k| *k >= x_min && *k <= x_max)
             .collect();
-        let range = (x_min..x_max).log_scale().with_key_points(keys);
-        let mut chart = builder(area, &l.title)
-            .build_cartesian_2d(range, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(&l.x_label)
-            .y_desc(&l.y_label)
-            .x_label_formatter(&|v| short_number(*v))
-            .y_label_formatter(&|v| short_number(*v))
-            .light_line_style(TRANSPARENT)
-            .label_style(("sans-serif", 11))
-            .draw()
-            .map_err(err)?;
-        series_and_markers(&mut chart, l, top)
+        draw_on!((x_min..x_max).log_scale().with_key_points(keys))
     } else {
-        let mut chart = builder(area, &l.title)
-            .build_cartesian_2d(x_min..x_max, 0.0..top)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(&l.x_label)
-            .y_desc(&l.y_label)
-            .x_label_formatter(&|v| short_number(*v))
-            .y_label_formatter(&|v| short_number(*v))
-            .light_line_style(TRANSPARENT)
-            .label_style(("sans-serif", 11))
-            .draw()
-            .map_err(err)?;
-        series_and_markers(&mut chart, l, top)
+        draw_on!(x_min..x_max)
     }
 }
 
