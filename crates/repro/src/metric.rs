@@ -73,15 +73,12 @@ impl Metric {
 
     /// The value in one run; `None` where the run has no such job (or
     /// recorded no gaps).
-    pub fn of<'a>(&'a self, r: &'a RunReport) -> Option<f64> {
+    pub fn of(&self, r: &RunReport) -> Option<f64> {
         let secs = r.duration_ns as f64 / 1e9;
-        fn jobs<'r>(
-            r: &'r RunReport,
-            name: &'r str,
-        ) -> impl Iterator<Item = &'r report::JobReport> {
-            r.jobs.iter().filter(move |j| j.name == name)
-        }
-        let jobs = |name: &'a str| jobs(r, name);
+        // The clones of the job `name`; none means the run has no such job.
+        let jobs = |name: &str| -> Vec<&report::JobReport> {
+            r.jobs.iter().filter(|j| j.name == name).collect()
+        };
         match self {
             Metric::TotalIops => Some(r.total_iops()),
             Metric::IrqRate => Some(r.interrupts_per_sec()),
@@ -91,12 +88,9 @@ impl Metric {
                     .then(|| 100.0 * r.cores.iter().map(|c| 1.0 - c.idle).sum::<f64>() / n as f64)
             }
             Metric::Iops(name) => {
-                let mut any = false;
-                let ops: u64 = jobs(name)
-                    .inspect(|_| any = true)
-                    .map(|j| j.read.io_ops + j.write.io_ops)
-                    .sum();
-                (any && secs > 0.0).then(|| ops as f64 / secs)
+                let js = jobs(name);
+                let ops: u64 = js.iter().map(|j| j.read.io_ops + j.write.io_ops).sum();
+                (!js.is_empty() && secs > 0.0).then(|| ops as f64 / secs)
             }
             Metric::LatUs(name) => {
                 let (mut n, mut sum) = (0u64, 0.0);
@@ -109,17 +103,15 @@ impl Metric {
                 (n > 0).then(|| sum / n as f64 / 1e3)
             }
             Metric::P99Us(name) => jobs(name)
+                .into_iter()
                 .flat_map(|j| [&j.read, &j.write])
                 .filter(|d| d.io_ops > 0)
                 .map(|d| d.clat.percentile(99.0) as f64 / 1e3)
                 .reduce(f64::max),
             Metric::CpuShare(name) => {
-                let mut any = false;
-                let ns: u64 = jobs(name)
-                    .inspect(|_| any = true)
-                    .map(|j| j.usr_ns + j.sys_ns)
-                    .sum();
-                (any && r.duration_ns > 0).then(|| 100.0 * r.share_of_window(ns))
+                let js = jobs(name);
+                let ns: u64 = js.iter().map(|j| j.usr_ns + j.sys_ns).sum();
+                (!js.is_empty() && r.duration_ns > 0).then(|| 100.0 * r.share_of_window(ns))
             }
             Metric::GapUs(p) => r
                 .completion_gaps
