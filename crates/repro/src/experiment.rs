@@ -119,6 +119,14 @@ impl RunSpec {
         }
     }
 
+    /// The same policy drawn as another series and keyed `key` (Fig 17's
+    /// capped cint, Fig 19's series per device).
+    pub fn shown_as(mut self, system: impl Into<String>, key: impl Into<String>) -> RunSpec {
+        self.system = system.into();
+        self.key = key.into();
+        self
+    }
+
     /// The same run in group `group`, keyed `system/group`.
     pub fn in_group(mut self, group: impl Into<String>) -> RunSpec {
         self.group = group.into();

@@ -7,9 +7,7 @@ pub const CAP: u64 = 100_000;
 /// reads (all Urgent) on one core, with and without a 100K/s cap.
 pub fn experiment() -> Experiment {
     let free = RunSpec::new("cint", "storm", "optane");
-    let mut capped = RunSpec::new("cint", "storm", "optane");
-    capped.system = "cint+cap".into();
-    capped.key = "cint+cap".into();
+    let mut capped = RunSpec::new("cint", "storm", "optane").shown_as("cint+cap", "cint+cap");
     capped.policy.max_irq_rate = Some(CAP);
     Experiment {
         id: "fig17",

@@ -9,9 +9,8 @@ pub fn experiment() -> Experiment {
     let mut runs = Vec::new();
     for device in ["optane", "p3700"] {
         for (workload, name) in [("tune-libaio", "libaio"), ("tune-libaio-batch", "batch")] {
-            let mut r = RunSpec::new("default", workload, device);
-            r.key = format!("{device}/{name}");
-            r.system = r.key.clone();
+            let key = format!("{device}/{name}");
+            let mut r = RunSpec::new("default", workload, device).shown_as(&key, key.clone());
             r.group = device.to_string();
             runs.push(r);
         }

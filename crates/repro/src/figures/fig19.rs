@@ -9,9 +9,9 @@ pub fn experiment() -> Experiment {
     let mut runs = Vec::new();
     for device in ["optane", "p3700"] {
         for &thr in THRS {
-            let mut r = RunSpec::new("adaptive", "tune-libaio", device).in_group(thr.to_string());
-            r.system = device.to_string();
-            r.key = format!("{device}/{thr}");
+            let mut r = RunSpec::new("adaptive", "tune-libaio", device)
+                .in_group(thr.to_string())
+                .shown_as(device, format!("{device}/{thr}"));
             r.policy.thr = Some(thr);
             runs.push(r);
         }
