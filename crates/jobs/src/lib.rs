@@ -27,6 +27,7 @@
 
 mod error;
 mod ini;
+mod issue;
 mod job;
 mod marks;
 mod options;
@@ -35,6 +36,7 @@ mod plan;
 pub mod units;
 
 pub use error::JobError;
+pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap};
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 pub use marks::{IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};
