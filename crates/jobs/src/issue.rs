@@ -119,7 +119,7 @@ impl Issuer {
     /// `ramp_time` and `runtime` count.
     pub fn new(job: &Job, bounds: Bounds, t0: Nanos) -> Issuer {
         let start = t0 + job.startdelay;
-        let measure_from = start + job.ramp_time;
+        let measure_from = t0 + job.measure_from();
         Issuer {
             io: job.io_loop(),
             blocking: job.ioengine.is_sync(),
