@@ -180,7 +180,6 @@ pub fn worker_specs(jobs: &[Job], size: u64, cfg: &EmuConfig) -> Result<Vec<Work
             Ok(WorkerSpec {
                 owner: i as u32,
                 job: job.clone(),
-                io: job.io_loop(),
                 bounds: job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?,
                 region: (job.offset, len),
                 seed: cfg.seed,

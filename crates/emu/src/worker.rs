@@ -1,17 +1,18 @@
-//! A job thread: fio's I/O loop (the same knobs as the simulator's,
-//! [`jobs::IoLoop`]) on the emulated device. It builds each batch, submits
-//! it through its core's queue pair, and sleeps until the interrupt handler
-//! has delivered enough completions: one for a blocking engine (the call
-//! waits for its own request), `iodepth_batch_complete_min` for libaio and
-//! io_uring. Latency runs from the submission to the moment the thread has
-//! the completion, as fio's clat does for these engines.
+//! A job thread: fio's I/O loop on the emulated device. The loop's decisions
+//! are [`jobs::Issuer`]'s, the same the simulator applies; this thread
+//! applies them: it builds each batch, submits it through its core's queue
+//! pair, and sleeps until the interrupt handler has delivered as many
+//! completions as the issuer asked for (one for a blocking engine, whose
+//! call waits for its own request). Latency runs from the submission to the
+//! moment the thread has the completion, as fio's clat does for these
+//! engines.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
-use jobs::{Bounds, Engine, IoKind, IoLoop, Job};
-use policy::Nanos;
+use jobs::{Batch, Bounds, Decision, Engine, IoKind, Issuer, Job, Reap};
+use policy::{Marks, Nanos};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -49,7 +50,6 @@ pub struct WorkerSpec {
     /// Index of the thread's mailbox; the owner of its tags.
     pub owner: u32,
     pub job: Job,
-    pub io: IoLoop,
     pub bounds: Bounds,
     /// Bytes of the file the job addresses: `[start, start + len)`.
     pub region: (u64, u64),
@@ -125,19 +125,14 @@ struct Worker<'a> {
     spec: WorkerSpec,
     sh: Shared<'a>,
     waiter: Waiter,
+    /// fio's loop: every issuing decision, and the counters they read.
+    issuer: Issuer,
     buffers: Buffers,
     slots: Vec<Slot>,
     free: Vec<u32>,
     in_flight: u32,
     rng: Pcg64Mcg,
     seq_next: u64,
-    issued_ios: u64,
-    issued_bytes: u64,
-    issued: [u64; 2],
-    since_think: u32,
-    start: Nanos,
-    measure_from: Nanos,
-    stop_at: Option<Nanos>,
     written: BTreeMap<u64, u32>,
     /// Still in the measured part (issuing), not draining or verifying.
     issuing: bool,
@@ -148,29 +143,22 @@ struct Worker<'a> {
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
 pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
-    let io = spec.io;
+    let issuer = Issuer::new(&spec.job, spec.bounds, t0);
+    let depth = issuer.max_in_flight();
     let slot_len = spec.job.bs_read.max(spec.job.bs_write) as usize;
-    let start = t0 + spec.job.startdelay;
-    let measure_from = start + spec.job.ramp_time;
     let mut w = Worker {
         waiter: Waiter::of(spec.job.ioengine),
-        buffers: Buffers::new(io.iodepth as usize, slot_len),
-        slots: vec![Slot::default(); io.iodepth as usize],
-        free: (0..io.iodepth).rev().collect(),
+        issuer,
+        buffers: Buffers::new(depth as usize, slot_len),
+        slots: vec![Slot::default(); depth as usize],
+        free: (0..depth).rev().collect(),
         in_flight: 0,
         rng: Pcg64Mcg::seed_from_u64(spec.seed ^ u64::from(spec.owner).wrapping_mul(0x9e37_79b9)),
         seq_next: spec.region.0,
-        issued_ios: 0,
-        issued_bytes: 0,
-        issued: [0; 2],
-        since_think: 0,
-        start,
-        measure_from,
-        stop_at: spec.bounds.runtime.map(|r| measure_from + r),
         written: BTreeMap::new(),
         issuing: true,
-        batch: Vec::with_capacity(io.batch_submit as usize),
-        got: Vec::with_capacity(io.complete_max as usize),
+        batch: Vec::with_capacity(depth as usize),
+        got: Vec::with_capacity(depth as usize),
         out: WorkerResult::default(),
         spec,
         sh,
@@ -184,54 +172,29 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
 }
 
 impl Worker<'_> {
-    fn limit_reached(&self, now: Nanos) -> bool {
-        let b = &self.spec.bounds;
-        self.sh.abort.load(Ordering::Relaxed)
-            || self.stop_at.is_some_and(|t| now >= t)
-            || b.bytes.is_some_and(|n| self.issued_bytes >= n)
-            || b.ios.is_some_and(|n| self.issued_ios >= n)
-    }
-
+    /// Applies the issuer's decisions until it stops issuing, then reaps
+    /// what is in flight outside the measured part.
     fn main(&mut self) {
-        self.sh.clock.wait_until(self.start);
-        let io = self.spec.io;
+        self.sh.clock.wait_until(self.issuer.start());
         let mut usage_from = None;
-        let mut draining = false;
         loop {
             self.take_interrupt(usage_from.is_some());
             let now = self.sh.clock.now();
-            if usage_from.is_none() && now >= self.measure_from {
+            if usage_from.is_none() && now >= self.issuer.measure_from() {
                 usage_from = Some(Usage::of_this_thread());
             }
-            if self.limit_reached(now) {
+            if self.sh.abort.load(Ordering::Relaxed) {
+                self.issuer.stop();
+            }
+            let decision = self.issuer.next(now, self.in_flight, &mut self.rng);
+            if !self.issuer.issuing() {
                 break;
             }
-            if self.in_flight >= io.iodepth {
-                draining = true;
-            }
-            if draining && self.in_flight > io.low_mark {
-                self.reap();
-                continue;
-            }
-            draining = false;
-            let think = self.spec.job.thinktime;
-            if think > 0 && self.since_think >= self.spec.job.thinktime_blocks.max(1) {
-                self.since_think = 0;
-                self.sh.clock.wait_until(now + think);
-                continue;
-            }
-            let mut n = io.batch_submit.min(io.iodepth - self.in_flight).max(1);
-            if let Some(limit) = self.spec.bounds.ios {
-                n = n.min((limit - self.issued_ios).max(1) as u32);
-            }
-            let write = self.rng.random_range(0..100) >= self.spec.job.read_percent();
-            if let Some(at) = self.rate_wait(write, now) {
-                self.sh.clock.wait_until(at);
-                continue;
-            }
-            self.issue(n, write);
-            if self.waiter == Waiter::Blocking {
-                self.reap();
+            match decision {
+                Decision::Issue(batch) => self.issue(batch),
+                Decision::Reap(reap) => self.reap(reap),
+                Decision::SleepUntil(at) => self.sh.clock.wait_until(at),
+                Decision::Done => unreachable!("the issuer is done only once stopped"),
             }
         }
         // The measured part ends when the job stops issuing; what is still
@@ -242,8 +205,13 @@ impl Worker<'_> {
         self.out.usage = usage;
         self.issuing = false;
         self.sh.finished.fetch_add(1, Ordering::Relaxed);
-        while self.in_flight > 0 {
-            self.reap();
+        loop {
+            let now = self.sh.clock.now();
+            match self.issuer.next(now, self.in_flight, &mut self.rng) {
+                Decision::Reap(reap) => self.reap(reap),
+                Decision::Done => break,
+                d => unreachable!("a stopped issuer only reaps, got {d:?}"),
+            }
         }
     }
 
@@ -255,22 +223,6 @@ impl Worker<'_> {
                 self.out.irq_ns += ns;
             }
         }
-    }
-
-    /// When `rate_iops` allows the next I/O in this direction, if later than
-    /// `now` (fio spaces them evenly from the job's start).
-    fn rate_wait(&self, write: bool, now: Nanos) -> Option<Nanos> {
-        let (r, w) = self.spec.job.rate_iops?;
-        let (rate, issued) = if write {
-            (w, self.issued[1])
-        } else {
-            (r, self.issued[0])
-        };
-        if rate == 0 {
-            return None;
-        }
-        let at = self.start + (u128::from(issued) * 1_000_000_000 / u128::from(rate)) as Nanos;
-        (at > now).then_some(at)
     }
 
     fn next_offset(&mut self, len: u64) -> u64 {
@@ -288,39 +240,20 @@ impl Worker<'_> {
         }
     }
 
-    /// Builds and submits a batch of `n`; the first request's direction was
-    /// drawn by the caller (to apply the rate limit to it).
-    fn issue(&mut self, n: u32, first_write: bool) {
+    /// Builds and submits the issuer's batch; each request's offset is drawn
+    /// after its direction, as before the issuer took the directions over.
+    fn issue(&mut self, mut batch: Batch) {
         let now = self.sh.clock.now();
-        let job = &self.spec.job;
-        let (read_percent, bs_read, bs_write) = (job.read_percent(), job.bs_read, job.bs_write);
-        for i in 0..n {
-            let write = if i == 0 {
-                first_write
-            } else {
-                self.rng.random_range(0..100) >= read_percent
-            };
-            let len = if write { bs_write } else { bs_read };
-            let offset = self.next_offset(len);
-            self.push(write, offset, len as u32, i, n, false, now);
+        while let Some(io) = self.issuer.take(&mut batch, &mut self.rng) {
+            let offset = self.next_offset(io.bytes);
+            self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
         }
         self.submit_batch();
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        write: bool,
-        offset: u64,
-        len: u32,
-        i: u32,
-        n: u32,
-        verify: bool,
-        now: Nanos,
-    ) {
-        let job = &self.spec.job;
-        let kind = if write { IoKind::Write } else { IoKind::Read };
-        let marks = job.marks(kind, i as usize, n as usize);
+    /// Puts one request in the batch; `verify` marks a read-back of the
+    /// verify pass, which the job's numbers do not count.
+    fn push(&mut self, write: bool, offset: u64, len: u32, marks: Marks, now: Nanos, verify: bool) {
         let cookie = self.free.pop().expect("a free slot per request in flight");
         if write && self.spec.verify {
             verify::fill(self.buffers.get_mut(cookie as usize, len as usize), offset);
@@ -340,12 +273,6 @@ impl Worker<'_> {
             buf: self.buffers.addr(cookie as usize),
             marks,
         });
-        if !verify {
-            self.issued_ios += 1;
-            self.issued_bytes += u64::from(len);
-            self.issued[usize::from(write)] += 1;
-            self.since_think += 1;
-        }
     }
 
     fn submit_batch(&mut self) {
@@ -356,12 +283,8 @@ impl Worker<'_> {
     }
 
     /// Waits for completions and takes them, as the engine's call does.
-    fn reap(&mut self) {
-        let io = self.spec.io;
-        let min = match self.waiter {
-            Waiter::Blocking => 1,
-            _ => io.complete_min.min(self.in_flight).max(1),
-        } as usize;
+    fn reap(&mut self, Reap { min, max }: Reap) {
+        let min = min as usize;
         let wake_at = if self.waiter == Waiter::Libaio {
             1
         } else {
@@ -370,18 +293,14 @@ impl Worker<'_> {
         let mut got = std::mem::take(&mut self.got);
         let (handler, clock) = (self.sh.handler, self.sh.clock);
         let mut irq_ns = 0;
-        self.sh.mailbox.wait(
-            min,
-            io.complete_max as usize,
-            wake_at,
-            &mut got,
-            &mut || {
+        self.sh
+            .mailbox
+            .wait(min, max as usize, wake_at, &mut got, &mut || {
                 if let Some(h) = handler {
                     irq_ns += h.service(clock);
                 }
-            },
-        );
-        if self.issuing && self.sh.clock.now() >= self.measure_from {
+            });
+        if self.issuing && self.sh.clock.now() >= self.issuer.measure_from() {
             self.out.irq_ns += irq_ns;
         }
         let now = self.sh.clock.now();
@@ -398,8 +317,8 @@ impl Worker<'_> {
         if slot.verify {
             self.check(d, slot);
         } else {
-            let measuring =
-                slot.submitted >= self.measure_from && self.stop_at.map_or(true, |end| now <= end);
+            let measuring = slot.submitted >= self.issuer.measure_from()
+                && self.issuer.stop_at().map_or(true, |end| now <= end);
             let dir = if slot.write {
                 &mut self.out.write
             } else {
@@ -423,7 +342,7 @@ impl Worker<'_> {
     /// depth, and checks it.
     fn verify_pass(&mut self) {
         let written = std::mem::take(&mut self.written);
-        let depth = self.spec.io.iodepth;
+        let depth = self.issuer.max_in_flight();
         let mut blocks = written.into_iter().peekable();
         while blocks.peek().is_some() && !self.sh.abort.load(Ordering::Relaxed) {
             let now = self.sh.clock.now();
@@ -432,11 +351,12 @@ impl Worker<'_> {
                 let Some((offset, len)) = blocks.next() else {
                     break;
                 };
-                self.push(false, offset, len, i, n, true, now);
+                let marks = self.spec.job.marks(IoKind::Read, i as usize, n as usize);
+                self.push(false, offset, len, marks, now, true);
             }
             self.submit_batch();
             while self.in_flight > 0 {
-                self.reap();
+                self.reap(self.issuer.wait_for_completions(self.in_flight));
             }
         }
     }

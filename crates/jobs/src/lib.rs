@@ -4,7 +4,9 @@
 //! typed [`Job`]s with fio's defaults, and says which calibrated-interrupt
 //! marks each request carries ([`Job::marks`]: the kernel defaults of TOS
 //! Table 1, the authors' patched-fio `barrier` option, and our per-job
-//! `cint_flags` override). The simulator and the emulator consume the jobs.
+//! `cint_flags` override). [`Issuer`] is fio's I/O loop for one job thread
+//! as a pure state machine (what to issue, when to reap, sleep or stop); the
+//! simulator and the emulator apply its decisions.
 //!
 //! It is **for** turning the job files the paper's authors ran (fio 3.12,
 //! psync / pvsync2 / libaio jobs, O_DIRECT random 4 KiB I/O) into a workload
@@ -27,6 +29,7 @@
 
 mod error;
 mod ini;
+mod issue;
 mod job;
 mod marks;
 mod options;
@@ -35,6 +38,7 @@ mod plan;
 pub mod units;
 
 pub use error::JobError;
+pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap};
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 pub use marks::{IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};

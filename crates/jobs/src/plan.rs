@@ -1,6 +1,6 @@
-//! What fio's I/O loop does with a job's options: the queue depth, batch
-//! sizes and when the job stops. The simulator and the emulator run the same
-//! loop, so they read it from here.
+//! A job's options normalized for fio's I/O loop: the queue depth, batch
+//! sizes and when the job stops. [`crate::Issuer`] makes the loop's
+//! decisions from them, for the simulator and the emulator alike.
 
 use policy::Nanos;
 
@@ -58,6 +58,12 @@ impl Job {
             complete_max,
             low_mark: self.iodepth_low.map_or(iodepth - 1, |l| l.min(iodepth - 1)),
         }
+    }
+
+    /// When the job's measured part starts, from the run's start
+    /// (`startdelay + ramp_time`).
+    pub fn measure_from(&self) -> Nanos {
+        self.startdelay + self.ramp_time
     }
 
     /// When the job stops issuing; `runtime` (the CLI's `--runtime`) makes

@@ -2,7 +2,7 @@
 //! when it stops. Everything the simulator cannot model faithfully is refused
 //! here, naming the job and its line, before any time is simulated.
 
-use jobs::{Engine, Job};
+use jobs::{Engine, Issuer, Job};
 use policy::Nanos;
 
 use crate::{HostProfile, SimError};
@@ -29,22 +29,15 @@ pub(crate) struct ThreadSpec {
     pub job: Job,
     pub waiter: Waiter,
     pub core: usize,
-    pub iodepth: u32,
-    pub batch_submit: u32,
-    pub complete_min: u32,
-    pub complete_max: u32,
-    /// Refill the queue only once at most this many are in flight.
-    pub low_mark: u32,
+    /// fio's loop for this thread: every issuing decision, and the counters
+    /// they read (its state moves on as the thread runs).
+    pub issuer: Issuer,
     /// When the thread starts issuing (`startdelay`).
     pub start: Nanos,
     /// When measurement starts for it (`startdelay + ramp_time`).
     pub measure_from: Nanos,
     /// When it stops issuing, if time-bounded.
     pub stop_at: Option<Nanos>,
-    /// Bytes after which it stops issuing, if amount-bounded.
-    pub bytes_limit: Option<u64>,
-    /// I/Os after which it stops issuing (`number_ios`).
-    pub ios_limit: Option<u64>,
 }
 
 /// Checks every job and places its thread on a core.
@@ -99,13 +92,6 @@ pub(crate) fn threads(
             Engine::IoUring => Waiter::IoUring,
             _ => Waiter::Blocking,
         };
-        let io = job.io_loop();
-        if io.iodepth > queue_depth {
-            return Err(fail(format!(
-                "iodepth={} exceeds the device's queue depth {queue_depth}",
-                io.iodepth
-            )));
-        }
         let bounds = job.bounds(runtime_override).map_err(|reason| {
             fail(if reason.starts_with("needs runtime=") {
                 format!("{reason}: a simulated device has no size to run through")
@@ -113,22 +99,21 @@ pub(crate) fn threads(
                 reason
             })
         })?;
-        let start = job.startdelay;
-        let measure_from = start + job.ramp_time;
+        let issuer = Issuer::new(job, bounds, 0);
+        let depth = issuer.max_in_flight();
+        if depth > queue_depth {
+            return Err(fail(format!(
+                "iodepth={depth} exceeds the device's queue depth {queue_depth}"
+            )));
+        }
         out.push(ThreadSpec {
             job: job.clone(),
             waiter,
             core,
-            iodepth: io.iodepth,
-            batch_submit: io.batch_submit,
-            complete_min: io.complete_min,
-            complete_max: io.complete_max,
-            low_mark: io.low_mark,
-            start,
-            measure_from,
-            stop_at: bounds.runtime.map(|r| measure_from + r),
-            bytes_limit: bounds.bytes,
-            ios_limit: bounds.ios,
+            start: issuer.start(),
+            measure_from: issuer.measure_from(),
+            stop_at: issuer.stop_at(),
+            issuer,
         });
     }
     if out.is_empty() {

@@ -109,15 +109,9 @@ pub(crate) struct Thread {
     pub got: Vec<u32>,
     /// How many the current waiting call needs before it returns.
     pub needed: u32,
-    pub issued_ios: u64,
-    pub issued_bytes: u64,
-    pub issued_reads: u64,
-    pub issued_writes: u64,
-    pub since_think: u32,
-    pub stop_issuing: bool,
+    /// How many the current waiting call takes at most.
+    pub reap_max: u32,
     pub sleep_gen: u32,
-    /// The queue is full; do not refill until at or below the low mark.
-    pub draining: bool,
 
     // Measurements.
     pub read: DirStats,
@@ -144,14 +138,8 @@ impl Thread {
             ready: VecDeque::new(),
             got: Vec::new(),
             needed: 0,
-            issued_ios: 0,
-            issued_bytes: 0,
-            issued_reads: 0,
-            issued_writes: 0,
-            since_think: 0,
-            stop_issuing: false,
+            reap_max: 0,
             sleep_gen: 0,
-            draining: false,
             read: DirStats::new(),
             write: DirStats::new(),
             usr: 0,
@@ -390,7 +378,7 @@ impl World {
         self.window_to = self.now;
         for tid in 0..self.threads.len() {
             let th = &mut self.threads[tid];
-            th.stop_issuing = true;
+            th.spec.issuer.stop();
             match th.state {
                 // Sleeping only to throttle: wake now so it drains or ends.
                 TState::Sleeping => {
