@@ -66,8 +66,8 @@ pub enum Delivery {
     /// their next step, running the handler in their own context as a
     /// hardware interrupt does. Delivery then costs a cache-line transfer
     /// (about 0.2 us here) instead of an IPI. An interrupt still pending
-    /// after [`POLL_FALLBACK`] (other processes keep the core busy) wakes a
-    /// SCHED_FIFO handler thread, as with [`Delivery::Wake`].
+    /// after `POLL_FALLBACK` (50 us: other processes keep the core busy)
+    /// wakes a SCHED_FIFO handler thread, as with [`Delivery::Wake`].
     Poll,
 }
 

@@ -2,7 +2,7 @@
 //! (TOS 4.2.1, Fig. 16: the paper's emulator polls the queues from a
 //! dedicated core and sends IPIs to the target core).
 //!
-//! [`Device::start`] pins the controller's loop ([`controller`]: SQ fetch,
+//! [`Device::start`] pins the controller's loop (`controller.rs`: SQ fetch,
 //! backend, CQ post, the policy of each CQ, interrupt raise) to its CPU and
 //! returns a [`DeviceHandle`]; [`DeviceHandle::stop`] ends it and returns
 //! what it did. Any host that writes the queue pairs' SQs and reaps their

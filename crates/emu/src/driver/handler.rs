@@ -31,7 +31,7 @@ pub struct HandlerCounters {
     pub errors: AtomicU64,
 }
 
-/// A snapshot of [`HandlerCounters`].
+/// A snapshot of the handler's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HandlerCount {
     pub interrupts: u64,

@@ -3,9 +3,9 @@
 //! request into its queue pair's SQ and rings the doorbell ([`QueuePair`]'s
 //! tags give back-pressure, never a dropped request); the interrupt handler
 //! of each target core reaps the CQ when the device raises the line
-//! ([`handler`]); completion delivery hands each completion to the waiter
+//! (`handler.rs`); completion delivery hands each completion to the waiter
 //! that submitted it and wakes the waiter once enough are there
-//! ([`Mailbox`]).
+//! (the mailbox).
 //!
 //! [`Driver::start`] starts the handler threads for one [`Delivery`] and
 //! returns the driver; a host then calls [`Driver::submit`] and
