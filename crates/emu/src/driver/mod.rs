@@ -228,8 +228,11 @@ impl Driver {
         self.realtime
     }
 
-    /// Stops the handler threads once what is pending is handled.
-    pub fn stop(self) {}
+    /// Stops the handler threads once what is pending is handled, and
+    /// waits for them to exit.
+    pub fn stop(mut self) {
+        self.halt();
+    }
 
     pub(crate) fn halt(&mut self) {
         for h in &self.handlers {
