@@ -268,6 +268,23 @@ fn each_module_uses_only_its_layer_and_below() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The two sides of the queue pair meet only in it (as a controller and a
+/// driver meet only in shared memory): neither uses the other.
+#[test]
+fn the_device_and_the_driver_do_not_use_each_other() {
+    let g = graph();
+    let side = |m: &str| m.split("::").next().unwrap().to_string();
+    for (m, to) in &g {
+        for t in to {
+            let (a, b) = (side(m), side(t));
+            assert!(
+                !(a == "device" && b == "driver" || a == "driver" && b == "device"),
+                "{m} uses {t}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_check_sees_a_cycle() {
     let mut g = Graph::new();
