@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use emu::backend::BackendSpec;
-use emu::handler::Delivery;
+use emu::Delivery;
 use emu::{EmuConfig, EmuError};
 
 use crate::args::{self, PolicyArgs, RunOutput};

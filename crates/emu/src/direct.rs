@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
-use crate::report::latency_histogram;
+use crate::latency::latency_histogram;
 use crate::sys::{self, Clock};
 
 /// Reads `bs` bytes at random `bs`-aligned offsets of the first `size`

@@ -3,54 +3,97 @@
 //!
 //! A **device thread** on its own CPU plays the controller: per-core
 //! submission and completion rings in shared memory with phase bits and
-//! doorbells ([`ring`]), Urgent and Barrier in the command identifier
+//! doorbells, Urgent and Barrier in the command identifier
 //! ([`policy::cid`]), commands executed on a [`backend`] (io_uring with
 //! O_DIRECT on a file, or a timed null device), completions posted to the CQ
 //! and fed to the policy, and an interrupt raised on the target core's line
-//! ([`irq`]) only when the policy fires. On each target core an **interrupt
-//! handler** thread at SCHED_FIFO reaps the CQ ([`handler`]) and wakes the
-//! **job threads** ([`worker`]: fio's loop for psync, pvsync2, libaio,
-//! io_uring) whose requests completed. Completions stay invisible to the job
-//! threads until an interrupt delivers them.
+//! only when the policy fires ([`device`]). The host **driver** submits into
+//! the SQs, handles the interrupts of each target core (reaping the CQ) and
+//! delivers each completion to the thread waiting for it ([`driver`]). The
+//! **job threads** run fio's loop for psync, pvsync2, libaio and io_uring on
+//! top of the driver; completions stay invisible to them until an
+//! interrupt delivers them.
 //!
 //! It is **for** seeing the strategies of the `policy` crate on real I/O and
 //! with this machine's real interrupt cost. It is **not** a kernel driver:
 //! the job threads submit by writing the SQ from user space, so a system
 //! call's cost is not part of the path, and an "interrupt" is a wake-up of a
 //! thread, whose cost on this VM (tens of microseconds) the report measures.
+//!
+//! # Layers
+//!
+//! Each module uses only the ones below it (`tests/layers.rs` checks it):
+//!
+//! ```text
+//!  experiments  bench (Table 2, device capacity)   direct (the io_uring baseline)
+//!  run          run: place, spawn, window, stall, report, audit
+//!  job workers  worker (fio's loop on the driver)
+//!  host driver  driver: submission, interrupt handler, delivery to waiters
+//!  device       device: controller loop (SQ fetch, backend, CQ post,
+//!               policy, interrupt raise), completion gaps
+//!  queue pair   queue (rings + line + the driver's tags)
+//!  config       config (EmuConfig, Delivery, DeviceConfig, DriverConfig)
+//!  leaves       ring  irq  mailbox  buffers  verify  backend  sys  latency  error
+//! ```
+//!
+//! # Driving the device without the job workers
+//!
+//! The device and the driver are a public API of their own, for a host
+//! other than the job threads (such as a library preloaded into a real
+//! program): create one [`QueuePair`] per target core, start the
+//! [`Device`] and the [`Driver`] on the same [`Clock`], then submit and wait
+//! from each waiter's thread.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use emu::backend::BackendSpec;
+//! use emu::{Clock, Delivery, Device, DeviceConfig, Driver, DriverConfig, QueuePair, Request};
+//!
+//! # fn main() -> Result<(), emu::EmuError> {
+//! let queues = vec![Arc::new(QueuePair::new(0, 64, 64))]; // target core 0
+//! let backend = BackendSpec::parse("null:10us").unwrap().open(None, 64).unwrap();
+//! let clock = Clock::new();
+//! let policy = policy::PolicySpec::named("cint");
+//! let device = Device::start(
+//!     &DeviceConfig { cpu: 1, policy, recording: Default::default() },
+//!     clock, backend.backend, queues.clone(),
+//! )?;
+//! let cfg = DriverConfig { delivery: Delivery::Poll, realtime_handler: false, recording: Default::default() };
+//! let driver = Driver::start(&cfg, clock, queues, &[0])?; // one waiter, on queue pair 0
+//! let req = Request { cookie: 7, write: false, offset: 0, len: 4096, buf: 0, marks: policy::Marks::URGENT };
+//! // SAFETY: the null backend never touches the buffer.
+//! unsafe { driver.submit(0, &[req]) };
+//! let mut done = Vec::new();
+//! driver.wait(0, 1, 1, &mut done);
+//! assert_eq!(done[0].cookie, 7);
+//! let stats = device.stop()?.stats;
+//! driver.stop();
+//! # let _ = stats; Ok(()) }
+//! ```
 
 pub mod backend;
-pub mod buffers;
+pub mod bench;
+mod buffers;
+mod config;
 pub mod device;
-pub mod direct;
-pub mod handler;
-pub mod irq;
-pub mod mailbox;
-mod place;
-pub mod queue;
-mod report;
-pub mod ring;
+mod direct;
+pub mod driver;
+mod error;
+mod irq;
+mod latency;
+mod mailbox;
+mod queue;
+mod ring;
 mod run;
-pub mod sys;
-pub mod verify;
-pub mod worker;
+mod sys;
+mod verify;
+mod worker;
 
-pub use run::{run, run_audited, Audit, EmuConfig};
-
-/// Why a run could not start or finish. One line each.
-#[derive(Debug, thiserror::Error)]
-pub enum EmuError {
-    /// A job the emulator cannot run as written.
-    #[error("job '{job}' (line {line}): {reason}")]
-    Job {
-        job: String,
-        line: usize,
-        reason: String,
-    },
-    #[error("{0}")]
-    Config(String),
-    #[error("{0}")]
-    Backend(String),
-    #[error("the emulator stalled: {0}")]
-    Stalled(String),
-}
+pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, Recording};
+pub use device::{Device, DeviceHandle};
+pub use driver::Driver;
+pub use error::EmuError;
+pub use mailbox::Delivered;
+pub use queue::{QueuePair, Request};
+pub use run::{run, run_audited, Audit};
+pub use sys::Clock;

@@ -35,6 +35,13 @@ impl Mailbox {
         let _ = self.thread.set(t);
     }
 
+    /// [`Mailbox::attach`] with the calling thread, unless one is attached.
+    pub fn attach_current(&self) {
+        if self.thread.get().is_none() {
+            self.attach(std::thread::current());
+        }
+    }
+
     /// Handler: hands over completions and wakes the thread if it waits for
     /// no more than are now ready.
     pub fn deliver(&self, done: &[Delivered]) {
@@ -79,6 +86,15 @@ impl Mailbox {
             before_sleep();
             std::thread::park();
         }
+    }
+
+    /// Waiter: moves up to `max` completions already delivered into `out`,
+    /// without waiting. Returns how many.
+    pub fn take(&self, max: usize, out: &mut Vec<Delivered>) -> usize {
+        let mut inbox = self.inbox.lock().expect("mailbox lock");
+        let n = inbox.ready.len().min(max);
+        out.extend(inbox.ready.drain(..n));
+        n
     }
 }
 

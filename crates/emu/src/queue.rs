@@ -1,7 +1,7 @@
 //! One queue pair as both sides use it: the rings, the interrupt line, and
 //! the driver's tags (which host thread and request each in-flight command
 //! belongs to). The host's submit path is here; the handler's reap path is
-//! in `handler.rs`, the device's in `device.rs`.
+//! in `driver/handler.rs`, the device's in `device/controller.rs`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -34,20 +34,23 @@ struct SubmitSide {
     free_tags: Vec<u16>,
 }
 
+/// One SQ/CQ pair, its interrupt line and its tags. A host creates one per
+/// target core and hands the same `Arc`s to `Device::start` and
+/// `Driver::start`.
 pub struct QueuePair {
     /// The host core whose threads submit here and whose handler reaps.
     pub core: usize,
-    pub sq: SubmissionQueue,
-    pub cq: CompletionQueue,
-    pub irq: IrqLine,
+    pub(crate) sq: SubmissionQueue,
+    pub(crate) cq: CompletionQueue,
+    pub(crate) irq: IrqLine,
     submit: Mutex<SubmitSide>,
     tag_freed: Condvar,
     /// Per tag: `owner << 32 | cookie`, or [`FREE`].
     owners: Box<[AtomicU64]>,
     /// Commands submitted and completions posted so far, for the stall
     /// report (the device's own counts are private to its thread).
-    pub submitted: AtomicU64,
-    pub posted: AtomicU64,
+    pub(crate) submitted: AtomicU64,
+    pub(crate) posted: AtomicU64,
 }
 
 impl QueuePair {
@@ -81,7 +84,7 @@ impl QueuePair {
     /// tag it rings for what it has and sleeps until the handler frees one:
     /// back-pressure, never a dropped request. Returns how many times it
     /// had to wait.
-    pub fn submit(&self, owner: u32, reqs: &[Request]) -> u64 {
+    pub(crate) fn submit(&self, owner: u32, reqs: &[Request]) -> u64 {
         let mut waits = 0;
         let mut side = self.submit.lock().expect("submit lock");
         for r in reqs {
@@ -121,13 +124,13 @@ impl QueuePair {
 
     /// Handler: the owner of a completed tag, releasing the tag's owner
     /// record. `None` if the tag was not in flight (a duplicate completion).
-    pub fn complete_tag(&self, tag: u16) -> Option<(u32, u32)> {
+    pub(crate) fn complete_tag(&self, tag: u16) -> Option<(u32, u32)> {
         let v = self.owners.get(tag as usize)?.swap(FREE, Ordering::AcqRel);
         (v != FREE).then_some(((v >> 32) as u32, v as u32))
     }
 
     /// Handler: returns tags to the pool and wakes submitters waiting for one.
-    pub fn free_tags(&self, tags: &[u16]) {
+    pub(crate) fn free_tags(&self, tags: &[u16]) {
         if tags.is_empty() {
             return;
         }

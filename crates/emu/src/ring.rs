@@ -50,6 +50,7 @@ impl SubmissionQueue {
         }
     }
 
+    #[cfg(test)]
     pub fn entries(&self) -> u32 {
         self.mask + 1
     }
@@ -155,10 +156,6 @@ impl CompletionQueue {
             shift: n.trailing_zeros(),
             head: AtomicU32::new(0),
         }
-    }
-
-    pub fn entries(&self) -> u32 {
-        self.mask + 1
     }
 
     fn phase(&self, counter: u32) -> bool {

@@ -17,10 +17,10 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
-use crate::handler::Handler;
+use crate::driver::Handler;
+use crate::latency::latency_histogram;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
-use crate::report::latency_histogram;
 use crate::sys::{Clock, Usage};
 use crate::verify;
 

@@ -4,8 +4,7 @@
 //! corruption; bad jobs are refused with one line.
 
 use emu::backend::BackendSpec;
-use emu::handler::Delivery;
-use emu::{Audit, EmuConfig, EmuError};
+use emu::{Audit, Delivery, EmuConfig, EmuError};
 use policy::PolicySpec;
 use report::RunReport;
 

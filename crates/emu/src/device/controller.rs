@@ -1,5 +1,5 @@
-//! The device thread: the emulated NVMe controller's firmware loop, on its
-//! own core (TOS 4.2.1, Fig. 16: the paper's emulator polls the queues from
+//! The controller: the emulated NVMe controller's firmware loop, which the
+//! device thread runs on its own core (TOS 4.2.1, Fig. 16: the paper's emulator polls the queues from
 //! a dedicated core and sends IPIs to the target core).
 //!
 //! Each pass reads the clock once, fetches new commands from every SQ,
@@ -17,7 +17,8 @@ use hdrhistogram::Histogram;
 use policy::{cid, Command, Completion, Interrupt, Marks, Nanos, Policy};
 
 use crate::backend::{Backend, Done, Io};
-use crate::handler::POLL_FALLBACK;
+use crate::config::{Recording, POLL_FALLBACK};
+use crate::device::gaps::GapRecorder;
 use crate::queue::QueuePair;
 use crate::ring::Cqe;
 use crate::sys::Clock;
@@ -54,39 +55,9 @@ struct QueueState {
     last_post: Option<Nanos>,
 }
 
-/// The gaps between consecutive posts to the same CQ, recorded while the
-/// run's measured window is open (TOS 5.2's inter-arrival CDF). Cheap on
-/// the device thread's path: the window flag is read once a pass, and the
-/// common gap of 0 (completions posted in the same pass, at one clock
-/// read) is only counted, and added to the histogram at the end.
-struct GapRecorder {
-    window: Option<Arc<AtomicBool>>,
-    /// The window flag as this pass read it.
-    open: bool,
-    zeros: u64,
-    hist: Histogram<u64>,
-}
-
-impl GapRecorder {
-    fn post(&mut self, last: &mut Option<Nanos>, now: Nanos) {
-        if let Some(prev) = last.replace(now) {
-            if self.open {
-                match now.saturating_sub(prev) {
-                    0 => self.zeros += 1,
-                    gap => self.hist.saturating_record(gap),
-                }
-            }
-        }
-    }
-
-    fn into_histogram(mut self) -> Histogram<u64> {
-        if self.zeros > 0 {
-            self.hist.saturating_record_n(0, self.zeros);
-        }
-        self.hist
-    }
-}
-
+/// The controller's state: its view of every queue pair (SQ head, CQ tail,
+/// commands in flight, completions held for a full CQ, the CQ's policy),
+/// the backend, and its counts.
 pub struct Device {
     queues: Vec<Arc<QueuePair>>,
     state: Vec<QueueState>,
@@ -97,11 +68,13 @@ pub struct Device {
 }
 
 impl Device {
-    /// One policy per queue pair, in the same order.
-    pub fn new(
+    /// One policy per queue pair, in the same order. Completion gaps are
+    /// recorded while `recording` is open.
+    pub(crate) fn new(
         queues: Vec<Arc<QueuePair>>,
         policies: Vec<Box<dyn Policy>>,
         backend: Box<dyn Backend>,
+        recording: Recording,
     ) -> Device {
         assert_eq!(queues.len(), policies.len(), "a policy per CQ");
         let state = queues
@@ -122,33 +95,22 @@ impl Device {
             backend,
             stats: DeviceStats::default(),
             done: Vec::with_capacity(256),
-            gaps: GapRecorder {
-                window: None,
-                open: false,
-                zeros: 0,
-                hist: report::gaps::histogram(),
-            },
+            gaps: GapRecorder::new(recording),
         }
     }
 
-    /// Records completion gaps while `window` is set (the run's measured
-    /// window); without it, none are recorded.
-    pub fn record_gaps_while(&mut self, window: Arc<AtomicBool>) {
-        self.gaps.window = Some(window);
-    }
-
     /// The gaps recorded, in ns (a gap of 0: posted in the same pass).
-    pub fn into_gaps(self) -> Histogram<u64> {
+    pub(crate) fn into_gaps(self) -> Histogram<u64> {
         self.gaps.into_histogram()
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.backend.describe()
     }
 
     /// Runs until `stop`, which the caller sets once every request has been
     /// delivered.
-    pub fn run(&mut self, clock: &Clock, stop: &AtomicBool) -> DeviceStats {
+    pub(crate) fn run(&mut self, clock: &Clock, stop: &AtomicBool) -> DeviceStats {
         while !stop.load(Ordering::Relaxed) {
             self.pass(clock.now());
         }
@@ -156,13 +118,9 @@ impl Device {
     }
 
     /// One pass of the firmware loop at `now`.
-    pub fn pass(&mut self, now: Nanos) {
+    pub(crate) fn pass(&mut self, now: Nanos) {
         let before = (self.stats.fetched, self.stats.completed);
-        self.gaps.open = self
-            .gaps
-            .window
-            .as_ref()
-            .is_some_and(|w| w.load(Ordering::Relaxed));
+        self.gaps.begin_pass();
         self.fetch(now);
         self.backend.poll(now, &mut self.done);
         let mut done = std::mem::take(&mut self.done);

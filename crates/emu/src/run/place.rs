@@ -5,21 +5,32 @@
 use jobs::Job;
 
 use crate::backend::{BackendSpec, Kind};
-use crate::run::EmuConfig;
-use crate::sys;
+use crate::config::EmuConfig;
+use crate::error::EmuError;
+use crate::sys::{self, cpu_list};
 use crate::worker::WorkerSpec;
-use crate::EmuError;
 
 #[derive(Clone, Debug)]
-pub struct Placement {
-    pub device_cpu: usize,
+pub(crate) struct Placement {
+    pub(crate) device_cpu: usize,
     /// The target cores, one queue pair each, ascending.
-    pub cores: Vec<usize>,
+    pub(crate) cores: Vec<usize>,
     /// Each job's core, by job index.
-    pub core_of: Vec<usize>,
-    pub backend: BackendSpec,
+    pub(crate) core_of: Vec<usize>,
+    pub(crate) backend: BackendSpec,
     /// Bytes the jobs address (the largest `offset + size`), if any says.
-    pub need: Option<u64>,
+    pub(crate) need: Option<u64>,
+}
+
+impl Placement {
+    /// Job `job`'s queue pair: the index of its core in `cores`.
+    pub(crate) fn queue_of(&self, job: usize) -> usize {
+        let core = self.core_of[job];
+        self.cores
+            .iter()
+            .position(|&c| c == core)
+            .expect("a queue per core")
+    }
 }
 
 fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
@@ -30,7 +41,7 @@ fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
     }
 }
 
-pub fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError> {
+pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError> {
     if jobs.is_empty() {
         return Err(EmuError::Config("the job file has no jobs".into()));
     }
@@ -163,7 +174,11 @@ fn backend(jobs: &[Job], cfg: &EmuConfig) -> Result<BackendSpec, EmuError> {
 }
 
 /// The job threads, once the backend's size is known.
-pub fn worker_specs(jobs: &[Job], size: u64, cfg: &EmuConfig) -> Result<Vec<WorkerSpec>, EmuError> {
+pub(crate) fn worker_specs(
+    jobs: &[Job],
+    size: u64,
+    cfg: &EmuConfig,
+) -> Result<Vec<WorkerSpec>, EmuError> {
     jobs.iter()
         .enumerate()
         .map(|(i, job)| {
@@ -187,11 +202,4 @@ pub fn worker_specs(jobs: &[Job], size: u64, cfg: &EmuConfig) -> Result<Vec<Work
             })
         })
         .collect()
-}
-
-pub fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
 }

@@ -4,16 +4,17 @@
 //! 3.5) and hands each completion to the thread that submitted it, waking
 //! those whose wait is satisfied: the work of nvme_irq and blk_mq_complete.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 use policy::{cid, Interrupt, Nanos};
 
+use crate::config::Recording;
 use crate::irq::Taken;
+use crate::latency::latency_histogram;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::QueuePair;
-use crate::report::latency_histogram;
 use crate::sys::Clock;
 
 /// Counters the run reads while the handler works, to cut its window.
@@ -30,7 +31,7 @@ pub struct HandlerCounters {
     pub errors: AtomicU64,
 }
 
-/// A snapshot of [`HandlerCounters`].
+/// A snapshot of the handler's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HandlerCount {
     pub interrupts: u64,
@@ -87,36 +88,6 @@ pub fn new_delivery_hist() -> DeliveryHist {
     Arc::new(Mutex::new(latency_histogram()))
 }
 
-/// How an interrupt reaches the target core.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    /// The device wakes a handler thread parked on the core (a futex wake:
-    /// on this VM a cross-core wake-up, about 34 us, PLATFORM.md section 3).
-    Wake,
-    /// Nothing on the core sleeps through an interrupt: a SCHED_IDLE thread
-    /// polls the line while the core is otherwise idle (as Linux's haltpoll
-    /// idle driver polls instead of halting), and the job threads take it at
-    /// their next step, running the handler in their own context as a
-    /// hardware interrupt does. Delivery then costs a cache-line transfer
-    /// (about 0.2 us here) instead of an IPI. An interrupt still pending
-    /// after [`POLL_FALLBACK`] (other processes keep the core busy) wakes a
-    /// SCHED_FIFO handler thread, as with [`Delivery::Wake`].
-    Poll,
-}
-
-impl Delivery {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Delivery::Wake => "wake",
-            Delivery::Poll => "poll",
-        }
-    }
-}
-
-/// How long polled delivery may leave an interrupt pending before the
-/// device wakes the fallback handler: about one cross-core wake-up here.
-pub const POLL_FALLBACK: Nanos = 50_000;
-
 /// The handler's private state: the CQ head and scratch lists.
 struct Scratch {
     head: u32,
@@ -133,8 +104,8 @@ pub struct Handler {
     mailboxes: Arc<[Arc<Mailbox>]>,
     pub counters: HandlerCounters,
     delivery: DeliveryHist,
-    /// Delivery latencies are recorded while this flag (the window) is set.
-    recording: Arc<AtomicBool>,
+    /// Delivery latencies are recorded while this is open.
+    recording: Recording,
     /// Time spent handling, ns.
     pub irq_ns: AtomicU64,
     scratch: Mutex<Scratch>,
@@ -145,7 +116,7 @@ impl Handler {
         queue: Arc<QueuePair>,
         mailboxes: Arc<[Arc<Mailbox>]>,
         delivery: DeliveryHist,
-        recording: Arc<AtomicBool>,
+        recording: Recording,
     ) -> Handler {
         let owners = mailboxes.len();
         Handler {
@@ -164,7 +135,8 @@ impl Handler {
         }
     }
 
-    /// [`Delivery::Wake`]: the handler thread sleeps until the line is raised.
+    /// [`Delivery::Wake`](crate::config::Delivery::Wake): the handler
+    /// thread sleeps until the line is raised.
     pub fn run_thread(&self, clock: &Clock) {
         while let Taken::Interrupt { kind, raised_at } = self.queue.irq.wait() {
             let mut s = self.scratch.lock().expect("handler lock");
@@ -172,9 +144,10 @@ impl Handler {
         }
     }
 
-    /// [`Delivery::Poll`]'s safety net: a SCHED_FIFO thread the device wakes
-    /// only for an interrupt left pending too long (the core too busy with
-    /// other work for its idle poller to run).
+    /// [`Delivery::Poll`](crate::config::Delivery::Poll)'s safety net: a
+    /// SCHED_FIFO thread the device wakes only for an interrupt left pending
+    /// too long (the core too busy with other work for its idle poller to
+    /// run).
     pub fn run_fallback(&self, clock: &Clock) {
         while !self.queue.irq.stopped() {
             std::thread::park();
@@ -182,7 +155,8 @@ impl Handler {
         }
     }
 
-    /// [`Delivery::Poll`]: the idle poller of the core, until the line stops.
+    /// [`Delivery::Poll`](crate::config::Delivery::Poll): the idle poller
+    /// of the core, until the line stops.
     pub fn run_poller(&self, clock: &Clock) {
         while !self.queue.irq.stopped() {
             if self.service(clock) == 0 {
@@ -214,7 +188,7 @@ impl Handler {
         if kind == Interrupt::UrgentOnly {
             c.urgent_only.fetch_add(1, Ordering::Relaxed);
         }
-        if self.recording.load(Ordering::Relaxed) {
+        if self.recording.is_open() {
             let mut h = self.delivery.lock().expect("histogram lock");
             let _ = h.record(started.saturating_sub(raised_at).max(1));
         }

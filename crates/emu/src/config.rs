@@ -1,0 +1,122 @@
+//! What an emulation runs with: the run's options ([`EmuConfig`]), how
+//! interrupts reach the target cores ([`Delivery`]), and the parts of them
+//! the device ([`DeviceConfig`]) and the host driver ([`DriverConfig`]) each
+//! take, so that a host other than the job workers can start the two alone.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use policy::{Nanos, PolicySpec};
+
+use crate::backend::BackendSpec;
+
+/// What one emulated run runs on.
+#[derive(Clone, Debug)]
+pub struct EmuConfig {
+    /// `None`: the jobs' `filename=`.
+    pub backend: Option<BackendSpec>,
+    pub policy: PolicySpec,
+    /// Makes every job time-based with this runtime.
+    pub runtime: Option<Nanos>,
+    /// The device thread's CPU; `None`: one no job names.
+    pub device_cpu: Option<usize>,
+    /// Commands in flight per queue pair (tags and SQ slots). NVMe's Linux
+    /// driver uses 1024.
+    pub queue_depth: u32,
+    /// CQ slots per queue pair; `None`: the queue depth.
+    pub cq_entries: Option<u32>,
+    /// Seeds the offsets and read/write mix.
+    pub seed: u64,
+    /// Run the interrupt handlers at SCHED_FIFO so that an interrupt
+    /// preempts the job threads; without the privilege they run at normal
+    /// priority, and the report says so.
+    pub realtime_handler: bool,
+    /// Stop with an error when no request completes for this long.
+    pub stall_timeout: Nanos,
+    /// How interrupts reach the target cores.
+    pub delivery: Delivery,
+}
+
+impl Default for EmuConfig {
+    fn default() -> Self {
+        EmuConfig {
+            backend: None,
+            policy: PolicySpec::named("cint"),
+            runtime: None,
+            device_cpu: None,
+            queue_depth: 1024,
+            cq_entries: None,
+            seed: 1,
+            realtime_handler: true,
+            stall_timeout: 10_000_000_000,
+            delivery: Delivery::Poll,
+        }
+    }
+}
+
+/// How an interrupt reaches the target core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// The device wakes a handler thread parked on the core (a futex wake:
+    /// on this VM a cross-core wake-up, about 34 us, PLATFORM.md section 3).
+    Wake,
+    /// Nothing on the core sleeps through an interrupt: a SCHED_IDLE thread
+    /// polls the line while the core is otherwise idle (as Linux's haltpoll
+    /// idle driver polls instead of halting), and the job threads take it at
+    /// their next step, running the handler in their own context as a
+    /// hardware interrupt does. Delivery then costs a cache-line transfer
+    /// (about 0.2 us here) instead of an IPI. An interrupt still pending
+    /// after `POLL_FALLBACK` (50 us: other processes keep the core busy)
+    /// wakes a SCHED_FIFO handler thread, as with [`Delivery::Wake`].
+    Poll,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Wake => "wake",
+            Delivery::Poll => "poll",
+        }
+    }
+}
+
+/// How long polled delivery may leave an interrupt pending before the
+/// device wakes the fallback handler: about one cross-core wake-up here.
+pub const POLL_FALLBACK: Nanos = 50_000;
+
+/// Whether the measured window is open: while it is, the device records
+/// the gaps between completions and the handlers the delivery latency.
+/// Clones share one flag; a new one is closed.
+#[derive(Clone, Debug, Default)]
+pub struct Recording(Arc<AtomicBool>);
+
+impl Recording {
+    pub fn set(&self, open: bool) {
+        self.0.store(open, Ordering::Relaxed);
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// What the device thread runs with.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    /// The CPU the device thread busy-polls on (a core of its own, as the
+    /// paper's emulator).
+    pub cpu: usize,
+    /// The interrupt strategy; each queue pair's CQ gets its own instance.
+    pub policy: PolicySpec,
+    pub recording: Recording,
+}
+
+/// What the host driver runs with.
+#[derive(Clone, Debug)]
+pub struct DriverConfig {
+    pub delivery: Delivery,
+    /// [`Delivery::Wake`]: run the handler threads at SCHED_FIFO (see
+    /// [`EmuConfig::realtime_handler`]).
+    pub realtime_handler: bool,
+    pub recording: Recording,
+}

@@ -1,0 +1,122 @@
+//! The device: the emulated NVMe controller, as a thread of its own
+//! (TOS 4.2.1, Fig. 16: the paper's emulator polls the queues from a
+//! dedicated core and sends IPIs to the target core).
+//!
+//! [`Device::start`] pins the controller's loop (`controller.rs`: SQ fetch,
+//! backend, CQ post, the policy of each CQ, interrupt raise) to its CPU and
+//! returns a [`DeviceHandle`]; [`DeviceHandle::stop`] ends it and returns
+//! what it did. Any host that writes the queue pairs' SQs and reaps their
+//! CQs can drive it: the job workers through the driver, or another.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use hdrhistogram::Histogram;
+
+use crate::backend::Backend;
+use crate::config::DeviceConfig;
+use crate::error::EmuError;
+use crate::queue::QueuePair;
+use crate::sys::{self, Clock};
+
+mod controller;
+mod gaps;
+
+pub use controller::{Device, DeviceStats};
+
+/// What a stopped device hands back.
+#[derive(Clone, Debug)]
+pub struct DeviceReport {
+    pub stats: DeviceStats,
+    /// The gaps between consecutive posts to one CQ while the recording
+    /// was open, ns (a gap of 0: posted in the same pass).
+    pub gaps: Histogram<u64>,
+}
+
+impl Device {
+    /// Starts the device thread on `cfg.cpu`, serving `queues` (one policy
+    /// instance per queue pair) with `backend`. Interrupt raise times are
+    /// read from `clock`, which the driver must share to measure delivery.
+    /// Fails when the policy does not build, or the thread cannot start or
+    /// be pinned; nothing is left running then.
+    pub fn start(
+        cfg: &DeviceConfig,
+        clock: Clock,
+        backend: Box<dyn Backend>,
+        queues: Vec<Arc<QueuePair>>,
+    ) -> Result<DeviceHandle, EmuError> {
+        let policies = (0..queues.len())
+            .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut device = Device::new(queues, policies, backend, cfg.recording.clone());
+        let backend = device.describe();
+        let stop = Arc::new(AtomicBool::new(false));
+        let cpu = cfg.cpu;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("cint-device".into())
+            .spawn(move || {
+                let pinned = sys::pin_to(cpu);
+                let ok = pinned.is_ok();
+                let _ = tx.send(pinned);
+                if !ok {
+                    return None;
+                }
+                let stats = device.run(&clock, &stop2);
+                Some(DeviceReport {
+                    stats,
+                    gaps: device.into_gaps(),
+                })
+            })
+            .map_err(|e| EmuError::Config(format!("cannot start the device thread: {e}")))?;
+        let pinned = rx
+            .recv()
+            .map_err(|_| EmuError::Config("the device thread died at start".into()))?;
+        if let Err(e) = pinned {
+            let _ = thread.join();
+            return Err(EmuError::Config(format!(
+                "cannot pin the device thread to CPU {cpu}: {e}"
+            )));
+        }
+        Ok(DeviceHandle {
+            backend,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The running device thread. Dropping it stops the thread too, so a host
+/// that fails half way leaves no CPU spinning.
+pub struct DeviceHandle {
+    backend: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Option<DeviceReport>>>,
+}
+
+impl DeviceHandle {
+    /// The backend, as `file:/tmp/x (io_uring, O_DIRECT, 256 MiB)`.
+    pub fn describe(&self) -> &str {
+        &self.backend
+    }
+
+    /// Stops the device thread and returns what it did. Call it once every
+    /// request has been delivered: commands still in flight are dropped.
+    pub fn stop(mut self) -> Result<DeviceReport, EmuError> {
+        self.halt()
+            .ok_or_else(|| EmuError::Config("the device thread panicked".into()))
+    }
+
+    fn halt(&mut self) -> Option<DeviceReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take()?.join().ok().flatten()
+    }
+}
+
+impl Drop for DeviceHandle {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}

@@ -1,0 +1,302 @@
+//! The host driver: what the kernel's NVMe driver and block layer do
+//! between a thread's request and its completion. Submission writes the
+//! request into its queue pair's SQ and rings the doorbell ([`QueuePair`]'s
+//! tags give back-pressure, never a dropped request); the interrupt handler
+//! of each target core reaps the CQ when the device raises the line
+//! (`handler.rs`); completion delivery hands each completion to the waiter
+//! that submitted it and wakes the waiter once enough are there
+//! (the mailbox).
+//!
+//! [`Driver::start`] starts the handler threads for one [`Delivery`] and
+//! returns the driver; a host then calls [`Driver::submit`] and
+//! [`Driver::wait`] (or [`Driver::reap`]) from its waiters' threads. The
+//! job workers are one such host; they use the same pieces directly.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use hdrhistogram::Histogram;
+use policy::Nanos;
+
+use crate::config::{Delivery, DriverConfig};
+use crate::error::EmuError;
+use crate::mailbox::{Delivered, Mailbox};
+use crate::queue::{QueuePair, Request};
+use crate::sys::{self, Clock, ThreadProbe, Usage};
+
+mod handler;
+
+pub(crate) use handler::Handler;
+pub use handler::HandlerCount;
+
+/// The host side of every queue pair, for a fixed set of waiters (a waiter
+/// is one thread that submits and waits, as a fio job thread or an
+/// application thread; completions for it are delivered to it alone).
+pub struct Driver {
+    /// One per queue pair, in the order given to [`Driver::start`].
+    handlers: Vec<Arc<Handler>>,
+    /// One per waiter.
+    mailboxes: Arc<[Arc<Mailbox>]>,
+    /// Each waiter's queue pair, as an index into `handlers`.
+    queue_of: Vec<usize>,
+    clock: Clock,
+    delivery: Delivery,
+    latency: handler::DeliveryHist,
+    threads: Vec<JoinHandle<()>>,
+    /// The CPU-time probes of the handler threads, one per queue pair.
+    probes: Vec<ThreadProbe>,
+    realtime: bool,
+}
+
+impl Driver {
+    /// Starts the interrupt handling of `queues` as `cfg.delivery` says:
+    /// per queue pair, a handler thread pinned to its core (at SCHED_FIFO
+    /// with [`Delivery::Wake`] when allowed), or an idle poller (SCHED_IDLE)
+    /// and its fallback thread with [`Delivery::Poll`]. Waiter `i` submits
+    /// to `queues[waiters[i]]`. `clock` must be the device's.
+    pub fn start(
+        cfg: &DriverConfig,
+        clock: Clock,
+        queues: Vec<Arc<QueuePair>>,
+        waiters: &[usize],
+    ) -> Result<Driver, EmuError> {
+        if let Some(&bad) = waiters.iter().find(|&&q| q >= queues.len()) {
+            return Err(EmuError::Config(format!(
+                "a waiter names queue pair {bad} of {}",
+                queues.len()
+            )));
+        }
+        let mailboxes: Arc<[Arc<Mailbox>]> = waiters.iter().map(|_| Arc::default()).collect();
+        let latency = handler::new_delivery_hist();
+        let mut driver = Driver {
+            handlers: queues
+                .into_iter()
+                .map(|q| {
+                    Arc::new(Handler::new(
+                        q,
+                        mailboxes.clone(),
+                        latency.clone(),
+                        cfg.recording.clone(),
+                    ))
+                })
+                .collect(),
+            mailboxes,
+            queue_of: waiters.to_vec(),
+            clock,
+            delivery: cfg.delivery,
+            latency,
+            threads: Vec::new(),
+            probes: Vec::new(),
+            realtime: cfg.realtime_handler,
+        };
+        // On an error, dropping `driver` stops what was started.
+        driver.spawn_handlers(cfg.realtime_handler)?;
+        Ok(driver)
+    }
+
+    /// One thread per target core: the handler thread that the device wakes
+    /// (SCHED_FIFO, so it preempts), or the idle poller (SCHED_IDLE) and,
+    /// with polling, a SCHED_FIFO fallback per core.
+    fn spawn_handlers(&mut self, want_realtime: bool) -> Result<(), EmuError> {
+        let mode = self.delivery;
+        for handler in self.handlers.clone() {
+            let (tx, rx) = mpsc::channel();
+            let h = handler.clone();
+            let clock = self.clock;
+            let core = h.queue.core;
+            let handle = std::thread::Builder::new()
+                .name(format!("cint-irq/{core}"))
+                .spawn(move || {
+                    let pinned = sys::pin_to(core);
+                    let class = match mode {
+                        Delivery::Wake => want_realtime && sys::set_fifo(50).is_ok(),
+                        Delivery::Poll => sys::set_idle().is_ok(),
+                    };
+                    let _ = tx.send((
+                        pinned.map_err(|e| e.to_string()),
+                        class,
+                        ThreadProbe::this_thread(),
+                    ));
+                    match mode {
+                        Delivery::Wake => h.run_thread(&clock),
+                        Delivery::Poll => h.run_poller(&clock),
+                    }
+                })
+                .map_err(|e| EmuError::Config(format!("cannot start an interrupt handler: {e}")))?;
+            if mode == Delivery::Wake {
+                handler.queue.irq.attach(handle.thread().clone());
+            }
+            self.threads.push(handle);
+            let (pinned, class, probe) = rx
+                .recv()
+                .map_err(|_| EmuError::Config("an interrupt handler died at start".into()))?;
+            if let Err(e) = pinned {
+                return Err(EmuError::Config(format!(
+                    "cannot pin the interrupt handler to CPU {core}: {e}"
+                )));
+            }
+            self.realtime &= class;
+            self.probes.push(probe);
+        }
+        if mode == Delivery::Poll {
+            for h in self.handlers.clone() {
+                let h2 = h.clone();
+                let clock = self.clock;
+                let core = h.queue.core;
+                let handle = std::thread::Builder::new()
+                    .name(format!("cint-irqfb/{core}"))
+                    .spawn(move || {
+                        let _ = sys::pin_to(core);
+                        let _ = sys::set_fifo(50);
+                        h2.run_fallback(&clock);
+                    })
+                    .map_err(|e| {
+                        EmuError::Config(format!("cannot start an interrupt handler: {e}"))
+                    })?;
+                h.queue.irq.attach_fallback(handle.thread().clone());
+                self.threads.push(handle);
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits `reqs` for `waiter` into its queue pair's SQ and rings the
+    /// doorbell once (blk-mq's plug). Without a free tag it sleeps until the
+    /// handler frees one. Returns how many times it waited for a tag.
+    ///
+    /// # Safety
+    /// Each request lends the device its buffer, as a DMA address: `buf`
+    /// must be valid for reads and writes of `len` bytes, aligned to 4096
+    /// for a file backend (O_DIRECT), and untouched by anything until this
+    /// request's completion is delivered to `waiter`.
+    pub unsafe fn submit(&self, waiter: u32, reqs: &[Request]) -> u64 {
+        self.queue(waiter).submit(waiter, reqs)
+    }
+
+    /// Blocks until at least `min` of `waiter`'s completions have been
+    /// delivered, then moves up to `max` of them into `out`. The calling
+    /// thread becomes the waiter's thread (the one a delivery wakes) the
+    /// first time; a waiter is one thread. With [`Delivery::Poll`] the
+    /// caller takes a pending interrupt itself before it sleeps, as a
+    /// running thread does.
+    pub fn wait(&self, waiter: u32, min: usize, max: usize, out: &mut Vec<Delivered>) {
+        let mailbox = &self.mailboxes[waiter as usize];
+        mailbox.attach_current();
+        let handler = self.polled_handler(waiter);
+        let clock = &self.clock;
+        mailbox.wait(min, max, min, out, &mut || {
+            if let Some(h) = handler {
+                h.service(clock);
+            }
+        });
+    }
+
+    /// Moves up to `max` of `waiter`'s delivered completions into `out`
+    /// without waiting (after taking a pending interrupt, with polled
+    /// delivery). Returns how many.
+    pub fn reap(&self, waiter: u32, max: usize, out: &mut Vec<Delivered>) -> usize {
+        self.take_interrupt(waiter);
+        self.mailboxes[waiter as usize].take(max, out)
+    }
+
+    /// With [`Delivery::Poll`]: runs the interrupt handler of `waiter`'s
+    /// core in the calling thread if the line is raised (an interrupt taken
+    /// in the running thread's context). Returns the time it took, which is
+    /// interrupt time, not the caller's.
+    pub fn take_interrupt(&self, waiter: u32) -> Nanos {
+        self.polled_handler(waiter)
+            .map_or(0, |h| h.service(&self.clock))
+    }
+
+    /// What the handlers did so far, over every queue pair.
+    pub fn counts(&self) -> HandlerCount {
+        self.handlers.iter().fold(HandlerCount::default(), |a, h| {
+            a.plus(h.counters.snapshot())
+        })
+    }
+
+    /// Delivery latency (device raise to handler start), ns, recorded while
+    /// the configuration's recording is open.
+    pub fn delivery_latency(&self) -> Histogram<u64> {
+        self.latency.lock().expect("histogram lock").clone()
+    }
+
+    /// Whether the handler threads got the scheduling class they asked for
+    /// (SCHED_FIFO with wake-up delivery, SCHED_IDLE pollers with polling).
+    pub fn realtime(&self) -> bool {
+        self.realtime
+    }
+
+    /// Stops the handler threads once what is pending is handled, and
+    /// waits for them to exit.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    pub(crate) fn halt(&mut self) {
+        for h in &self.handlers {
+            h.queue.irq.stop();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+
+    fn queue(&self, waiter: u32) -> &QueuePair {
+        &self.handlers[self.queue_of[waiter as usize]].queue
+    }
+
+    fn polled_handler(&self, waiter: u32) -> Option<&Handler> {
+        (self.delivery == Delivery::Poll).then(|| &*self.handlers[self.queue_of[waiter as usize]])
+    }
+
+    /// The handler of each queue pair, for the run's reports.
+    pub(crate) fn handlers(&self) -> &[Arc<Handler>] {
+        &self.handlers
+    }
+
+    /// What a job thread needs of the driver: its queue pair, its mailbox,
+    /// and (with polled delivery) its core's handler to run itself.
+    pub(crate) fn parts(&self, waiter: u32) -> WaiterParts {
+        let qi = self.queue_of[waiter as usize];
+        WaiterParts {
+            queue: self.handlers[qi].queue.clone(),
+            mailbox: self.mailboxes[waiter as usize].clone(),
+            handler: (self.delivery == Delivery::Poll).then(|| self.handlers[qi].clone()),
+        }
+    }
+
+    /// The handlers' CPU time per queue pair: with wake-up delivery, the
+    /// handler threads' whole time (the kernel's wake-up path included);
+    /// with polling, the time spent handling, wherever it ran (the poller's
+    /// spinning is the core's idle time).
+    pub(crate) fn handler_usage(&self) -> Vec<Usage> {
+        match self.delivery {
+            Delivery::Wake => self.probes.iter().map(|p| p.read()).collect(),
+            Delivery::Poll => self
+                .handlers
+                .iter()
+                .zip(&self.probes)
+                .map(|(h, p)| Usage {
+                    user_ns: h.irq_ns.load(std::sync::atomic::Ordering::Relaxed),
+                    sys_ns: 0,
+                    ..p.read()
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// See [`Driver::parts`].
+pub(crate) struct WaiterParts {
+    pub(crate) queue: Arc<QueuePair>,
+    pub(crate) mailbox: Arc<Mailbox>,
+    pub(crate) handler: Option<Arc<Handler>>,
+}

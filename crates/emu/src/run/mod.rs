@@ -1,0 +1,126 @@
+//! One emulated run of fio jobs: checks the jobs and places the threads
+//! ([`place`]), starts the device and the driver, then the job threads
+//! ([`spawn`]), cuts the measured window ([`window`]) under the stall
+//! watchdog ([`stall`]), and gathers a [`RunReport`] ([`report`]) and an
+//! [`Audit`].
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Barrier};
+
+use ::report::RunReport;
+use jobs::Job;
+
+use crate::config::{DeviceConfig, DriverConfig, EmuConfig, Recording};
+use crate::device::Device;
+use crate::driver::Driver;
+use crate::error::EmuError;
+use crate::queue::QueuePair;
+use crate::run::place::Placement;
+use crate::run::report::Finished;
+use crate::run::shared::Running;
+use crate::run::stall::StallWatch;
+use crate::sys::Clock;
+
+mod audit;
+mod place;
+mod report;
+mod shared;
+mod spawn;
+mod stall;
+mod window;
+
+pub use audit::Audit;
+
+pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
+    run_audited(jobs, cfg).map(|(r, _)| r)
+}
+
+pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), EmuError> {
+    let plan: Placement = place::place(jobs, cfg)?;
+    // Refused before a file is laid out (the device builds its own).
+    policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string()))?;
+    let cq_entries = cfg.cq_entries.unwrap_or(cfg.queue_depth);
+    let queues: Vec<Arc<QueuePair>> = plan
+        .cores
+        .iter()
+        .map(|&c| Arc::new(QueuePair::new(c, cfg.queue_depth, cq_entries)))
+        .collect();
+    let tags: u32 = queues.iter().map(|q| q.tags() as u32).sum();
+    let opened = plan
+        .backend
+        .open(plan.need, tags)
+        .map_err(EmuError::Backend)?;
+    let specs = place::worker_specs(jobs, opened.size, cfg)?;
+
+    let clock = Clock::new();
+    let recording = Recording::default();
+    let device = Device::start(
+        &DeviceConfig {
+            cpu: plan.device_cpu,
+            policy: cfg.policy.clone(),
+            recording: recording.clone(),
+        },
+        clock,
+        opened.backend,
+        queues.clone(),
+    )?;
+    let backend = device.describe().to_string();
+    let waiters: Vec<usize> = specs
+        .iter()
+        .map(|s| plan.queue_of(s.owner as usize))
+        .collect();
+    let mut driver = Driver::start(
+        &DriverConfig {
+            delivery: cfg.delivery,
+            realtime_handler: cfg.realtime_handler,
+            recording: recording.clone(),
+        },
+        clock,
+        queues,
+        &waiters,
+    )?;
+    let r = Running {
+        clock,
+        abort: Arc::new(AtomicBool::new(false)),
+        finished: Arc::new(AtomicUsize::new(0)),
+        driver: &driver,
+        recording,
+    };
+    let start = Arc::new(Barrier::new(specs.len() + 1));
+    let workers = spawn::workers(&r, &plan, &specs, &start)?;
+
+    start.wait();
+    let t0 = clock.now();
+    let mut stall = StallWatch::new(&r, cfg.stall_timeout);
+    let window = window::watch(&r, &specs, &workers, t0, &mut stall);
+    let results = spawn::join_all(workers, &r, &mut stall);
+    // Every request is delivered (or the run failed): the device stops
+    // first, then the handlers, once they have handled what is pending.
+    let device = device.stop()?;
+    driver.halt();
+    let window = window?;
+    let results = results?;
+
+    let audit = Audit {
+        submitted: results.iter().map(|w| w.submitted).sum(),
+        device: device.stats,
+        handlers: driver.counts(),
+        consumed: results.iter().map(|w| w.consumed).sum(),
+        tag_waits: results.iter().map(|w| w.tag_waits).sum(),
+        verified: results.iter().map(|w| w.verified).sum(),
+        mismatches: results.iter().map(|w| w.mismatches).sum(),
+    };
+    let report = report::run_report(Finished {
+        cfg,
+        plan: &plan,
+        specs: &specs,
+        results: &results,
+        window: &window,
+        delivery: &driver.delivery_latency(),
+        gaps: &device.gaps,
+        audit: &audit,
+        backend,
+        realtime: driver.realtime(),
+    });
+    Ok((report, audit))
+}

@@ -1,0 +1,231 @@
+//! A run's [`RunReport`]: the jobs' numbers, each core's time, and the
+//! notes that say how interrupts were delivered here and what they cost.
+
+use hdrhistogram::Histogram;
+use policy::catalogue;
+use report::{
+    CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport, VerifyReport,
+};
+
+use crate::config::{Delivery, EmuConfig, POLL_FALLBACK};
+use crate::run::audit::Audit;
+use crate::run::place::Placement;
+use crate::run::window::Window;
+use crate::worker::{DirStats, WorkerResult, WorkerSpec};
+
+/// Everything a finished run hands to its report.
+pub(crate) struct Finished<'a> {
+    pub(crate) cfg: &'a EmuConfig,
+    pub(crate) plan: &'a Placement,
+    pub(crate) specs: &'a [WorkerSpec],
+    pub(crate) results: &'a [WorkerResult],
+    pub(crate) window: &'a Window,
+    /// Delivery latency in the window.
+    pub(crate) delivery: &'a Histogram<u64>,
+    /// Completion gaps in the window.
+    pub(crate) gaps: &'a Histogram<u64>,
+    pub(crate) audit: &'a Audit,
+    /// The backend, as the device describes it.
+    pub(crate) backend: String,
+    /// Whether the handlers got their scheduling class.
+    pub(crate) realtime: bool,
+}
+
+pub(crate) fn run_report(f: Finished) -> RunReport {
+    let Finished {
+        cfg,
+        plan,
+        specs,
+        results,
+        window,
+        delivery,
+        gaps,
+        audit,
+        backend,
+        realtime,
+    } = f;
+    RunReport {
+        mode: Some(Mode::Emu),
+        policy: PolicyInfo::from_description(&catalogue::describe(&cfg.policy)),
+        device: backend,
+        host: host_line(plan.device_cpu),
+        seed: Some(cfg.seed),
+        duration_ns: window.duration(),
+        jobs: specs
+            .iter()
+            .zip(results)
+            .map(|(s, w)| job_report(s, w, plan.core_of[s.owner as usize]))
+            .collect(),
+        interrupts: window.irq.interrupts,
+        urgent_only_interrupts: window.irq.urgent_only,
+        completions: window.irq.reaped,
+        completion_gaps: report::Gaps::from_histogram(gaps),
+        context_switches: results
+            .iter()
+            .map(|w| w.usage.voluntary + w.usage.involuntary)
+            .sum::<u64>()
+            + window
+                .handler_usage
+                .iter()
+                .map(|u| u.voluntary + u.involuntary)
+                .sum::<u64>(),
+        cores: cores(plan, results, window),
+        notes: notes(
+            window,
+            delivery,
+            audit,
+            realtime,
+            plan.device_cpu,
+            cfg.delivery,
+        ),
+    }
+}
+
+fn job_report(spec: &WorkerSpec, w: &WorkerResult, core: usize) -> JobReport {
+    JobReport {
+        name: spec.job.name.clone(),
+        clone_index: spec.job.clone_index,
+        engine: spec.job.ioengine.to_string(),
+        cpus: vec![core],
+        read: dir_report(&w.read),
+        write: dir_report(&w.write),
+        usr_ns: w.usage.user_ns,
+        sys_ns: w.usage.sys_ns,
+        ctx: w.usage.voluntary + w.usage.involuntary,
+        ctx_voluntary: Some(w.usage.voluntary),
+        ctx_involuntary: Some(w.usage.involuntary),
+        verify: spec.verify.then(|| VerifyReport {
+            blocks: w.verified,
+            mismatches: w.mismatches,
+            first_mismatch: w.first_mismatch.clone(),
+        }),
+    }
+}
+
+/// Each target core's time: the job threads' user and system time, the
+/// handler's time as interrupt time, the rest idle.
+fn cores(plan: &Placement, results: &[WorkerResult], window: &Window) -> Vec<CoreUtil> {
+    let d = window.duration().max(1) as f64;
+    plan.cores
+        .iter()
+        .enumerate()
+        .map(|(qi, &core)| {
+            let on_core = || {
+                results
+                    .iter()
+                    .enumerate()
+                    .filter(move |(i, _)| plan.core_of[*i] == core)
+                    .map(|(_, w)| w)
+            };
+            let user = on_core().map(|w| w.usage.user_ns).sum::<u64>() as f64 / d;
+            let kernel = on_core().map(|w| w.usage.sys_ns).sum::<u64>() as f64 / d;
+            let irq = window.handler_usage[qi].user_ns as f64 / d;
+            let busy = user + kernel + irq;
+            // CPU-time clocks and the wall clock are read at slightly
+            // different moments; scale down rather than report over 100%.
+            let scale = if busy > 1.0 { 1.0 / busy } else { 1.0 };
+            CoreUtil {
+                core,
+                user: user * scale,
+                kernel: kernel * scale,
+                irq: irq * scale,
+                idle: (1.0 - busy).max(0.0),
+            }
+        })
+        .collect()
+}
+
+fn dir_report(d: &DirStats) -> DirReport {
+    DirReport {
+        io_ops: d.ops,
+        io_bytes: d.bytes,
+        clat: LatencyStats::from_histogram(&d.clat),
+        errors: d.errors,
+    }
+}
+
+fn host_line(device_cpu: usize) -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "this machine: {} CPUs, Linux {}, device thread on CPU {device_cpu}",
+        crate::sys::allowed_cpus().len(),
+        kernel.trim()
+    )
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} us", ns / 1000.0)
+}
+
+/// What a reader needs to trust the numbers: the interrupt's cost here and
+/// what the device and the handlers did.
+fn notes(
+    window: &Window,
+    delivery: &Histogram<u64>,
+    audit: &Audit,
+    realtime: bool,
+    device_cpu: usize,
+    mode: Delivery,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if window.irq.reaped == 0 {
+        notes
+            .push("nothing completed in the measured window: these numbers measure nothing".into());
+    }
+    if delivery.is_empty() {
+        notes.push("interrupt delivery: no interrupt in the measured window".into());
+    } else {
+        notes.push(format!(
+            "interrupt delivery (device raise to handler start, measured): mean {}, p50 {}, p99 {} over {} interrupts",
+            us(delivery.mean()),
+            us(delivery.value_at_quantile(0.5) as f64),
+            us(delivery.value_at_quantile(0.99) as f64),
+            delivery.len()
+        ));
+    }
+    let irq_cpu: u64 = window.handler_usage.iter().map(|u| u.user_ns).sum();
+    if window.irq.interrupts > 0 {
+        notes.push(format!(
+            "interrupt handling: {} of CPU per interrupt on the target core",
+            us(irq_cpu as f64 / window.irq.interrupts as f64)
+        ));
+    }
+    notes.push(match mode {
+        Delivery::Wake => format!(
+            "delivery=wake: the device thread (CPU {device_cpu}, busy-polling) unparks the target core's handler thread (a futex wake; an IPI when the core is idle){}",
+            if realtime {
+                ", which runs at SCHED_FIFO and preempts the job threads"
+            } else {
+                "; SCHED_FIFO was refused, so the handler runs at normal priority and does not preempt"
+            }
+        ),
+        Delivery::Poll => format!(
+            "delivery=poll: the device thread (CPU {device_cpu}, busy-polling) raises a line in shared memory; a SCHED_IDLE thread polls it while the target core is idle, and a running job thread takes it at its next step, in its own context"
+        ),
+    });
+    let d = &audit.device;
+    notes.push(format!(
+        "device: {} commands, {} interrupts raised, {} merged into one pending, {} completions held for a full CQ, {} in error",
+        d.completed, d.raised, d.merged, d.held, d.errors
+    ));
+    if mode == Delivery::Poll && d.kicked > 0 {
+        notes.push(format!(
+            "{} interrupts waited over {} for the poller and woke the fallback handler (the core was busy with other work)",
+            d.kicked,
+            policy::format_nanos(POLL_FALLBACK)
+        ));
+    }
+    if audit.tag_waits > 0 {
+        notes.push(format!(
+            "back-pressure: submitters waited {} times for a free tag",
+            audit.tag_waits
+        ));
+    }
+    if window.irq.empty > 0 {
+        notes.push(format!(
+            "{} interrupts found nothing to reap (an earlier pass took their entries)",
+            window.irq.empty
+        ));
+    }
+    notes
+}

@@ -1,0 +1,20 @@
+//! What the run's own threads (the job threads and the thread that cuts
+//! the window) share while the run goes on.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::Arc;
+
+use crate::config::Recording;
+use crate::driver::Driver;
+use crate::sys::Clock;
+
+pub(crate) struct Running<'a> {
+    pub(crate) clock: Clock,
+    /// Set when the run must stop early (a thread failed, or it stalled).
+    pub(crate) abort: Arc<AtomicBool>,
+    /// Job threads whose measured part is over.
+    pub(crate) finished: Arc<AtomicUsize>,
+    pub(crate) driver: &'a Driver,
+    /// The measured window, as the device and the handlers see it.
+    pub(crate) recording: Recording,
+}

@@ -1,0 +1,82 @@
+//! The job threads: started pinned to their cores, held at a barrier so
+//! they start together, and joined at the end (or abandoned with an error
+//! when the run stalls).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+
+use crate::error::EmuError;
+use crate::run::place::Placement;
+use crate::run::shared::Running;
+use crate::run::stall::StallWatch;
+use crate::sys;
+use crate::worker::{self, Shared, WorkerResult, WorkerSpec};
+
+pub(crate) type JobThread = JoinHandle<Result<WorkerResult, String>>;
+
+/// One thread per job, each on its core, waiting at `start`.
+pub(crate) fn workers(
+    r: &Running,
+    plan: &Placement,
+    specs: &[WorkerSpec],
+    start: &Arc<Barrier>,
+) -> Result<Vec<JobThread>, EmuError> {
+    let mut out = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let core = plan.core_of[spec.owner as usize];
+        let parts = r.driver.parts(spec.owner);
+        let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
+        let start = start.clone();
+        let spec = spec.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("cint-job/{}", spec.owner))
+            .spawn(move || {
+                let pinned = sys::pin_to(core);
+                start.wait();
+                if let Err(e) = pinned {
+                    abort.store(true, Ordering::Relaxed);
+                    finished.fetch_add(1, Ordering::Relaxed);
+                    return Err(format!(
+                        "cannot pin job '{}' to CPU {core}: {e}",
+                        spec.job.name
+                    ));
+                }
+                let sh = Shared {
+                    clock: &clock,
+                    queue: &parts.queue,
+                    mailbox: &parts.mailbox,
+                    abort: &abort,
+                    finished: &finished,
+                    handler: parts.handler.as_deref(),
+                };
+                let t0 = clock.now();
+                Ok(worker::run(spec, sh, t0))
+            })
+            .map_err(|e| EmuError::Config(format!("cannot start a job thread: {e}")))?;
+        out.push(handle);
+    }
+    Ok(out)
+}
+
+/// Joins the job threads, unless the run stalls: a thread stuck waiting is
+/// abandoned with an error rather than hanging the run.
+pub(crate) fn join_all(
+    workers: Vec<JobThread>,
+    r: &Running,
+    stall: &mut StallWatch,
+) -> Result<Vec<WorkerResult>, EmuError> {
+    while !workers.iter().all(|w| w.is_finished()) {
+        stall.check(r)?;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let mut out = Vec::with_capacity(workers.len());
+    for w in workers {
+        match w.join() {
+            Ok(Ok(res)) => out.push(res),
+            Ok(Err(e)) => return Err(EmuError::Config(e)),
+            Err(_) => return Err(EmuError::Config("a job thread panicked".into())),
+        }
+    }
+    Ok(out)
+}

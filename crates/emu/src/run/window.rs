@@ -1,0 +1,84 @@
+//! The measured window: it opens when the earliest job's ramp ends and
+//! closes when every job has stopped issuing. The handlers' counters and
+//! CPU time are read at both edges.
+
+use std::sync::atomic::Ordering;
+
+use policy::Nanos;
+
+use crate::driver::HandlerCount;
+use crate::error::EmuError;
+use crate::run::shared::Running;
+use crate::run::spawn::JobThread;
+use crate::run::stall::StallWatch;
+use crate::sys::Usage;
+use crate::worker::WorkerSpec;
+
+/// The measured part of the run, with what the handlers did in it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Window {
+    pub(crate) from: Nanos,
+    pub(crate) to: Nanos,
+    pub(crate) irq: HandlerCount,
+    /// Each handler's CPU time (user and system together) and switches.
+    pub(crate) handler_usage: Vec<Usage>,
+}
+
+impl Window {
+    pub(crate) fn duration(&self) -> Nanos {
+        self.to.saturating_sub(self.from)
+    }
+}
+
+/// Cuts the window while the job threads run (the jobs started at `t0`),
+/// and opens the recording for its length. Stops the run when nothing
+/// completes for the watchdog's limit while jobs still run.
+pub(crate) fn watch(
+    r: &Running,
+    specs: &[WorkerSpec],
+    workers: &[JobThread],
+    t0: Nanos,
+    stall: &mut StallWatch,
+) -> Result<Window, EmuError> {
+    let opens = t0
+        + specs
+            .iter()
+            .map(|s| s.job.measure_from())
+            .min()
+            .unwrap_or(0);
+    let snapshot = |r: &Running| -> (HandlerCount, Vec<Usage>) {
+        (r.driver.counts(), r.driver.handler_usage())
+    };
+    let mut opened = None;
+    loop {
+        let now = r.clock.now();
+        if opened.is_none() && now >= opens {
+            let (irq, usage) = snapshot(r);
+            r.recording.set(true);
+            opened = Some((now, irq, usage));
+        }
+        let finished = r.finished.load(Ordering::Relaxed);
+        if finished >= specs.len() || workers.iter().all(|w| w.is_finished()) {
+            break;
+        }
+        stall.check(r)?;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    r.recording.set(false);
+    let end = r.clock.now();
+    let (irq_end, usage_end) = snapshot(r);
+    let (from, irq_from, usage_from) = opened.unwrap_or_else(|| {
+        let (i, u) = snapshot(r);
+        (end, i, u)
+    });
+    Ok(Window {
+        from,
+        to: end,
+        irq: irq_end.since(irq_from),
+        handler_usage: usage_end
+            .iter()
+            .zip(&usage_from)
+            .map(|(b, a)| b.since(*a))
+            .collect(),
+    })
+}

@@ -1,0 +1,192 @@
+//! The device and the host driver through their public API alone, as a
+//! host other than the job workers drives them (the next front end, a
+//! library preloaded into a real program, will): every request submitted
+//! completes exactly once, with its own result, whatever the marks and the
+//! delivery.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use emu::backend::BackendSpec;
+use emu::{
+    Clock, Delivered, Delivery, Device, DeviceConfig, DeviceHandle, Driver, DriverConfig,
+    QueuePair, Request,
+};
+use policy::{Marks, PolicySpec};
+
+/// One emulation at a time: each has a device thread spinning on a CPU.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The target core; the device thread runs on the other CPU.
+const CORE: usize = 0;
+const DEVICE_CPU: usize = 1;
+const TAGS: u32 = 16;
+
+fn start(policy: &str, delivery: Delivery, waiters: usize) -> (DeviceHandle, Driver) {
+    let queues = vec![Arc::new(QueuePair::new(CORE, TAGS, TAGS))];
+    let opened = BackendSpec::parse("null:2us")
+        .unwrap()
+        .open(None, TAGS)
+        .unwrap();
+    let clock = Clock::new();
+    let device = Device::start(
+        &DeviceConfig {
+            cpu: DEVICE_CPU,
+            policy: PolicySpec::named(policy),
+            recording: Default::default(),
+        },
+        clock,
+        opened.backend,
+        queues.clone(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        device.describe().starts_with("null:2us"),
+        "{}",
+        device.describe()
+    );
+    let driver = Driver::start(
+        &DriverConfig {
+            delivery,
+            realtime_handler: false,
+            recording: Default::default(),
+        },
+        clock,
+        queues,
+        &vec![0; waiters],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    (device, driver)
+}
+
+/// Request `cookie` as a fio libaio batch of `n` marks it under Table 1:
+/// reads Urgent, the batch's last one Barrier too.
+fn request(cookie: u32, last: bool) -> Request {
+    Request {
+        cookie,
+        write: cookie % 3 == 0,
+        offset: u64::from(cookie) * 4096,
+        len: 4096,
+        // The null backend never touches the data.
+        buf: 0,
+        marks: match (cookie % 3 == 0, last) {
+            (false, _) => Marks::URGENT,
+            (true, true) => Marks::BARRIER,
+            (true, false) => Marks::NONE,
+        },
+    }
+}
+
+/// Submits `n` requests for `waiter` in batches of up to `batch` (never more
+/// in flight than that), waiting for at least one completion between
+/// batches, and returns how many times each cookie was delivered.
+fn drive(driver: &Driver, waiter: u32, n: u32, batch: u32) -> BTreeMap<u32, (u32, Delivered)> {
+    let mut seen: BTreeMap<u32, (u32, Delivered)> = BTreeMap::new();
+    let (mut next, mut in_flight) = (0, 0);
+    let mut got = Vec::new();
+    while (seen.values().map(|s| s.0).sum::<u32>()) < n {
+        let k = batch.saturating_sub(in_flight).min(n - next);
+        if k > 0 {
+            let reqs: Vec<Request> = (next..next + k)
+                .map(|c| request(waiter << 16 | c, c + 1 == next + k))
+                .collect();
+            // SAFETY: the null backend never reads or writes the buffers.
+            unsafe { driver.submit(waiter, &reqs) };
+            next += k;
+            in_flight += k;
+        }
+        driver.wait(waiter, 1, batch as usize, &mut got);
+        for d in got.drain(..) {
+            in_flight -= 1;
+            let e = seen.entry(d.cookie).or_insert((0, d));
+            e.0 += 1;
+        }
+    }
+    seen
+}
+
+fn check_exactly_once(seen: &BTreeMap<u32, (u32, Delivered)>, waiter: u32, n: u32) {
+    let want: Vec<u32> = (0..n).map(|c| waiter << 16 | c).collect();
+    assert_eq!(seen.keys().copied().collect::<Vec<_>>(), want);
+    for (cookie, (times, d)) in seen {
+        assert_eq!(*times, 1, "cookie {cookie:#x} delivered {times} times");
+        assert_eq!((d.result, d.error), (4096, false), "cookie {cookie:#x}");
+    }
+}
+
+#[test]
+fn every_request_completes_exactly_once_without_the_job_workers() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    const N: u32 = 2_000;
+    for (policy, delivery) in [
+        ("cint", Delivery::Poll),
+        ("default", Delivery::Poll),
+        ("cint", Delivery::Wake),
+    ] {
+        let (device, driver) = start(policy, delivery, 1);
+        let seen = drive(&driver, 0, N, 8);
+        check_exactly_once(&seen, 0, N);
+        let mut more = Vec::new();
+        assert_eq!(driver.reap(0, 64, &mut more), 0, "nothing left over");
+        let stats = device.stop().unwrap().stats;
+        let counts = driver.counts();
+        driver.stop();
+        let n = u64::from(N);
+        assert_eq!(
+            (stats.fetched, stats.completed, stats.posted),
+            (n, n, n),
+            "{policy} {delivery:?}: {stats:?}"
+        );
+        assert_eq!(counts.reaped, n, "{policy} {delivery:?}: {counts:?}");
+        assert_eq!(counts.duplicates, 0);
+        assert!(counts.interrupts > 0 && counts.interrupts <= stats.raised);
+        if policy == "cint" {
+            // Urgent reads reaped alone: urgent-only interrupts (TOS 3.5).
+            assert!(counts.urgent_only > 0, "{counts:?}");
+        }
+    }
+}
+
+#[test]
+fn two_waiters_on_one_queue_pair_each_get_only_their_own() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    const N: u32 = 500;
+    let (device, driver) = start("cint", Delivery::Poll, 2);
+    let driver = Arc::new(driver);
+    let other = {
+        let driver = driver.clone();
+        std::thread::spawn(move || drive(&driver, 1, N, 4))
+    };
+    let mine = drive(&driver, 0, N, 4);
+    let theirs = other.join().unwrap();
+    check_exactly_once(&mine, 0, N);
+    check_exactly_once(&theirs, 1, N);
+    assert_eq!(device.stop().unwrap().stats.completed, 2 * u64::from(N));
+}
+
+#[test]
+fn a_device_dropped_without_stop_leaves_no_thread_spinning() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (device, driver) = start("default", Delivery::Poll, 1);
+    drop(driver);
+    drop(device);
+    // Both joined their threads on drop: a second device on the same CPU
+    // starts and serves at once.
+    let (device, driver) = start("default", Delivery::Poll, 1);
+    check_exactly_once(&drive(&driver, 0, 10, 2), 0, 10);
+    assert_eq!(device.stop().unwrap().stats.completed, 10);
+}
+
+#[test]
+fn a_waiter_on_a_missing_queue_pair_is_refused() {
+    let queues = vec![Arc::new(QueuePair::new(CORE, TAGS, TAGS))];
+    let cfg = DriverConfig {
+        delivery: Delivery::Poll,
+        realtime_handler: false,
+        recording: Default::default(),
+    };
+    let e = Driver::start(&cfg, Clock::new(), queues, &[0, 1])
+        .err()
+        .expect("waiter 1 names queue pair 1 of 1");
+    assert_eq!(e.to_string(), "a waiter names queue pair 1 of 1");
+}
