@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use jobs::{IoKind, Job, JobFile};
 
-use crate::output::fmt_time;
+use policy::time::readable as fmt_time;
 
 #[derive(Args, Debug)]
 pub struct JobsArgs {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use policy::MS;
 use report::Mode;
 
 use crate::args;
@@ -51,8 +52,6 @@ pub struct ReproduceArgs {
     #[arg(short, long)]
     quiet: bool,
 }
-
-const MS: u64 = 1_000_000;
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let modes = match a.mode {

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use hdrhistogram::Histogram;
 use jobs::Job;
-use policy::{catalogue, Nanos, PolicySpec};
+use policy::{Nanos, PolicySpec};
 use report::{CoreUtil, JobReport, Mode, PolicyInfo, RunReport, VerifyReport};
 
 use crate::backend::BackendSpec;
@@ -175,7 +175,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let delivery = r.delivery.lock().expect("histogram lock").clone();
     let report = RunReport {
         mode: Some(Mode::Emu),
-        policy: PolicyInfo::from_description(&catalogue::describe(&cfg.policy)),
+        policy: PolicyInfo::of(&cfg.policy),
         device: backend_name,
         host: emu_report::host_line(plan.device_cpu),
         seed: Some(cfg.seed),

@@ -128,7 +128,7 @@ fn summary(report: &RunReport) -> Value {
     let mut policy = Map::new();
     policy.insert("name".into(), json!(report.policy.name));
     for (k, v) in &report.policy.params {
-        policy.insert(k.clone(), json!(v));
+        policy.insert(k.to_string(), json!(v.to_string()));
     }
     let mut obj = Map::new();
     obj.insert("mode".into(), json!(report.mode.map(|m| m.as_str())));

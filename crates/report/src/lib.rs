@@ -5,6 +5,7 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod file;
 pub mod gaps;
 pub mod human;
 pub mod json;
@@ -33,27 +34,9 @@ impl Mode {
     }
 }
 
-/// The interrupt strategy and the parameters it ran with, as the user would
-/// type them (`("delta", "6us")`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PolicyInfo {
-    pub name: String,
-    pub params: Vec<(String, String)>,
-}
-
-impl PolicyInfo {
-    /// From the one-line description `policy::describe` gives
-    /// (`cint delta=6us thr=32 ...`).
-    pub fn from_description(described: &str) -> PolicyInfo {
-        let mut words = described.split_whitespace();
-        let name = words.next().unwrap_or_default().to_string();
-        let params = words
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        PolicyInfo { name, params }
-    }
-}
+/// The interrupt strategy and the parameters it ran with, typed, as the
+/// policy crate states them (`policy::Settings::of(spec)`).
+pub type PolicyInfo = policy::Settings;
 
 /// One direction (reads or writes) of one job.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -2,6 +2,7 @@
 //! derived from the window, and reports with nothing in them.
 
 use hdrhistogram::Histogram;
+use policy::Value as Param;
 use report::{CoreUtil, DirReport, Gaps, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 use serde_json::Value;
 
@@ -31,7 +32,7 @@ fn sample() -> RunReport {
         mode: Some(Mode::Sim),
         policy: PolicyInfo {
             name: "cint".into(),
-            params: vec![("delta".into(), "6us".into()), ("thr".into(), "32".into())],
+            params: vec![("delta", Param::Time(6_000)), ("thr", Param::Count(32))],
         },
         device: "optane".into(),
         host: "xeon-e5-2660v4".into(),

@@ -22,9 +22,7 @@ pub fn atomic(path: &Path, contents: &str) -> Result<(), ReproError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
-    let tmp = path.with_extension("part");
-    std::fs::write(&tmp, contents).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+    report::file::write_atomically(path, contents.as_bytes()).map_err(fail)
 }
 
 /// Where one run's fio-shaped JSON goes, relative to the report.
