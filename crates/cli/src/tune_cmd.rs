@@ -45,11 +45,11 @@ pub struct TuneArgs {
     pub backend: Option<BackendSpec>,
     /// The percentile of the completion gaps delta is read at (TOS 5.2: 90
     /// on the Optane, 99 on the P3700)
-    #[arg(long, default_value = "90", value_parser = percentile, value_name = "P", allow_hyphen_values = true)]
+    #[arg(long, default_value = "90", value_parser = tune::render::parse_percentile, value_name = "P", allow_hyphen_values = true)]
     pub percentile: f64,
     /// How far below the best later point a thr may be and still start the
     /// plateau
-    #[arg(long, default_value = "2%", value_parser = tolerance, value_name = "PERCENT", allow_hyphen_values = true)]
+    #[arg(long, default_value = "2%", value_parser = tune::render::parse_tolerance, value_name = "PERCENT", allow_hyphen_values = true)]
     pub tolerance: f64,
     /// Each run's length (the baseline and every sweep point), instead of
     /// the job file's runtime
@@ -75,27 +75,6 @@ pub enum ModeArg {
     Sim,
     /// The emulator on real I/O (--backend)
     Emu,
-}
-
-/// A percentile in (0, 100]: `90`, `99.9`.
-pub fn percentile(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!(
-            "'{s}' is not a percentile in (0, 100] (e.g. 90, 99)"
-        )),
-    }
-}
-
-/// A tolerance written as a percentage in [0, 100): `1%`, `0.5%`; as a
-/// fraction.
-pub fn tolerance(s: &str) -> Result<f64, String> {
-    let bad = || format!("'{s}' is not a percentage in [0, 100) such as 1% or 0.5%");
-    let number = s.strip_suffix('%').ok_or_else(bad)?;
-    match number.trim().parse::<f64>() {
-        Ok(p) if (0.0..100.0).contains(&p) => Ok(p / 100.0),
-        _ => Err(bad()),
-    }
 }
 
 /// The target and what it is, for the header, titles and JSON.
@@ -198,31 +177,4 @@ fn write_out(dir: &Path, t: &Tuning, setup: &Setup, quiet: bool) -> Result<()> {
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_are_in_0_to_100() {
-        assert_eq!(percentile("90"), Ok(90.0));
-        assert_eq!(percentile("99.9"), Ok(99.9));
-        assert_eq!(percentile("100"), Ok(100.0));
-        for bad in ["0", "-5", "100.1", "abc", "90%", "NaN", ""] {
-            let e = percentile(bad).unwrap_err();
-            assert!(e.contains("(0, 100]"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn tolerances_are_percentages() {
-        assert_eq!(tolerance("1%"), Ok(0.01));
-        assert_eq!(tolerance("0%"), Ok(0.0));
-        assert_eq!(tolerance("0.5%"), Ok(0.005));
-        for bad in ["1", "0.01", "100%", "-1%", "x%", "%", "NaN%"] {
-            let e = tolerance(bad).unwrap_err();
-            assert!(e.contains("such as 1%"), "{bad}: {e}");
-        }
-    }
 }

@@ -24,6 +24,15 @@ pub fn render(report: &RunReport) -> Value {
     })
 }
 
+/// The whole document as `--output-format json` prints it: pretty, ending a
+/// line.
+pub fn document(report: &RunReport) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&render(report)).expect("a JSON value always serializes");
+    s.push('\n');
+    s
+}
+
 fn job(report: &RunReport, job: &JobReport) -> Value {
     let mut obj = Map::new();
     obj.insert("jobname".into(), json!(job.name));

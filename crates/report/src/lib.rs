@@ -168,6 +168,24 @@ impl RunReport {
         u64::try_from(bw).unwrap_or(u64::MAX)
     }
 
+    /// The jobs that failed, a line each: I/O errors or verify mismatches.
+    /// As fio, a run with any fails.
+    pub fn failures(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter_map(|j| {
+                let errors = j.read.errors + j.write.errors;
+                let mismatches = j.verify.as_ref().map_or(0, |v| v.mismatches);
+                (errors + mismatches > 0).then(|| {
+                    format!(
+                        "job '{}': {errors} I/O errors, {mismatches} verify mismatches",
+                        j.name
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// All jobs' read plus write IOPS.
     pub fn total_iops(&self) -> f64 {
         let ops: u64 = self

@@ -344,3 +344,27 @@ fn clones_of_a_section_are_told_apart() {
     assert!(text.contains("sync: (groupid=0, jobs=1): engine=libaio, clone=1"));
     assert!(!report::text::render(&sample()).contains("clone="));
 }
+
+#[test]
+fn failures_name_each_job_with_errors() {
+    let r = sample();
+    let failed = r.failures();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].ends_with("': 3 I/O errors, 0 verify mismatches"),
+        "{failed:?}"
+    );
+    assert!(RunReport::default().failures().is_empty());
+}
+
+#[test]
+fn json_document_is_pretty_whole_and_ends_a_line() {
+    let r = RunReport {
+        mode: Some(Mode::Sim),
+        ..Default::default()
+    };
+    let s = report::json::document(&r);
+    assert!(s.ends_with("}\n") && s.contains("\n  \"jobs\": []"), "{s}");
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["cinterrupts"]["mode"], "sim");
+}

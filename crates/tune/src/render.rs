@@ -1,6 +1,7 @@
 //! A tuning as `cinterrupts tune` shows it: the recommendation on one line,
 //! how it was read, the sweep as a table; and the files `--out` writes (two
-//! figures and every number as JSON).
+//! figures and every number as JSON); and how its percentile and tolerance
+//! are written on the command line.
 
 use std::fmt::Write as _;
 
@@ -31,6 +32,27 @@ pub struct Setup {
 pub fn percent(fraction: f64) -> String {
     let s = format!("{:.6}", fraction * 100.0);
     format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A percentile in (0, 100]: `90`, `99.9`.
+pub fn parse_percentile(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentile in (0, 100] (e.g. 90, 99)"
+        )),
+    }
+}
+
+/// A tolerance written as a percentage in [0, 100): `1%`, `0.5%`; as a
+/// fraction.
+pub fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let bad = || format!("'{s}' is not a percentage in [0, 100) such as 1% or 0.5%");
+    let number = s.strip_suffix('%').ok_or_else(bad)?;
+    match number.trim().parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(bad()),
+    }
 }
 
 /// The recommendation on one line, then how it was read, then the sweep.
@@ -152,5 +174,27 @@ mod tests {
         assert_eq!(percent(0.005), "0.5%");
         assert_eq!(percent(0.07), "7%");
         assert_eq!(percent(0.0), "0%");
+    }
+
+    #[test]
+    fn percentiles_are_in_0_to_100() {
+        assert_eq!(parse_percentile("90"), Ok(90.0));
+        assert_eq!(parse_percentile("99.9"), Ok(99.9));
+        assert_eq!(parse_percentile("100"), Ok(100.0));
+        for bad in ["0", "-5", "100.1", "abc", "90%", "NaN", ""] {
+            let e = parse_percentile(bad).unwrap_err();
+            assert!(e.contains("(0, 100]"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn tolerances_are_percentages() {
+        assert_eq!(parse_tolerance("1%"), Ok(0.01));
+        assert_eq!(parse_tolerance("0%"), Ok(0.0));
+        assert_eq!(parse_tolerance("0.5%"), Ok(0.005));
+        for bad in ["1", "0.01", "100%", "-1%", "x%", "%", "NaN%"] {
+            let e = parse_tolerance(bad).unwrap_err();
+            assert!(e.contains("such as 1%"), "{bad}: {e}");
+        }
     }
 }
