@@ -110,11 +110,11 @@ fn value_parser(kind: Kind) -> ValueParser {
         Kind::Factor => ValueParser::new(|s: &str| s.parse::<f64>().map(Value::Factor)),
         Kind::Feature => ValueParser::new(|s: &str| feature(s).map(Value::Feature)),
         Kind::Word(words) => ValueParser::new(
-            PossibleValuesParser::new(words.iter().map(|(w, _)| *w)).map(move |w| {
-                words
-                    .iter()
-                    .find(|(word, _)| *word == w)
-                    .map_or(Value::Off, |(_, v)| *v)
+            PossibleValuesParser::new(words.iter().map(|(w, _)| *w)).try_map(move |w| {
+                let found = words.iter().find(|(word, _)| *word == w);
+                found
+                    .map(|(_, v)| *v)
+                    .ok_or("not one of the possible values")
             }),
         ),
     }
@@ -168,5 +168,62 @@ impl FromArgMatches for PolicyArgs {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::cint::BarrierMode;
+    use policy::dim::DimMode;
+
+    #[test]
+    fn every_policy_option_is_read_into_the_spec() {
+        let cmd = PolicyArgs::augment_args(Command::new("t"));
+        let argv = [
+            "t",
+            "--policy",
+            "x",
+            "--delta",
+            "6us",
+            "--thr",
+            "8",
+            "--ooo",
+            "off",
+            "--barrier",
+            "strict",
+            "--max-irq-rate",
+            "100k",
+            "--aggr-time",
+            "200us",
+            "--nvme-feature",
+            "0x011f",
+            "--a",
+            "0.5",
+            "--delta-unit",
+            "2us",
+            "--dim-mode",
+            "cqe",
+        ];
+        let args = PolicyArgs::from_arg_matches(&cmd.try_get_matches_from(argv).unwrap()).unwrap();
+        let want = PolicySpec {
+            name: "x".into(),
+            delta: Some(6_000),
+            thr: Some(8),
+            ooo: Some(false),
+            barrier: Some(BarrierMode::Strict),
+            max_irq_rate: Some(100_000),
+            aggr_time: Some(200_000),
+            nvme_feature: Some(0x011f),
+            a: Some(0.5),
+            delta_unit: Some(2_000),
+            dim_mode: Some(DimMode::Cqe),
+        };
+        assert_eq!(args.spec(), want);
+        assert!(args.has_parameters());
+        let cmd = PolicyArgs::augment_args(Command::new("t"));
+        let args = PolicyArgs::from_arg_matches(&cmd.try_get_matches_from(["t"]).unwrap()).unwrap();
+        assert_eq!(args.spec(), PolicySpec::named("cint"));
+        assert!(!args.has_parameters());
     }
 }

@@ -10,6 +10,7 @@
 //! the same as fio's, and every number is finite, so a report always gives
 //! the same bytes.
 
+use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
@@ -200,7 +201,7 @@ fn gaps(g: &Gaps) -> Value {
 }
 
 fn millis(ns: u64) -> u64 {
-    ns / 1_000_000
+    ns / MS
 }
 
 #[cfg(test)]

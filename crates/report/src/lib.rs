@@ -164,7 +164,7 @@ impl RunReport {
             return 0;
         }
         // u128: io_bytes * 1e9 overflows u64 past 18 GB.
-        let bw = u128::from(dir.io_bytes) * 1_000_000_000 / u128::from(self.duration_ns);
+        let bw = u128::from(dir.io_bytes) * u128::from(policy::SEC) / u128::from(self.duration_ns);
         u64::try_from(bw).unwrap_or(u64::MAX)
     }
 

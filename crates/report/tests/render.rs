@@ -3,10 +3,9 @@
 
 use hdrhistogram::Histogram;
 use policy::Value as Param;
+use policy::SEC;
 use report::{CoreUtil, DirReport, Gaps, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 use serde_json::Value;
-
-const SEC: u64 = 1_000_000_000;
 
 /// Latencies spread evenly over `lo..=hi` ns.
 fn clat(lo: u64, hi: u64, n: u64) -> LatencyStats {
