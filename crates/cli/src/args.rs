@@ -1,9 +1,11 @@
 //! Value parsers and the policy options every verb that runs a policy takes.
 
-use clap::{Args, ValueEnum};
-use policy::cint::BarrierMode;
-use policy::dim::DimMode;
-use policy::PolicySpec;
+use clap::builder::{PossibleValuesParser, TypedValueParser, ValueParser};
+use clap::error::ErrorKind;
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, ValueEnum};
+use policy::catalogue::{option_help, STRATEGIES};
+use policy::options::{Kind, OPTIONS};
+use policy::{PolicySpec, Value};
 
 /// `6us`, `100us`, `1ms`: a unit is required (except for 0).
 pub fn duration(s: &str) -> Result<u64, String> {
@@ -70,54 +72,14 @@ pub struct RunOutput {
     pub quiet: bool,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum BarrierArg {
-    Relaxed,
-    Strict,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum DimModeArg {
-    Eqe,
-    Cqe,
-}
-
-/// Which interrupt strategy, and its parameters (see `cinterrupts policies`).
-#[derive(Args, Debug, Clone)]
+/// Which interrupt strategy, and its parameters: `--policy` and one option
+/// per row of `policy::options::OPTIONS`, each read by its kind, with its
+/// help naming the strategies that take it (see `cinterrupts policies`).
+#[derive(Debug, Clone)]
 pub struct PolicyArgs {
-    /// Strategy: default, nvme, nvme100, nvme20, nvme6, adaptive, cint, dynamic, dim
-    #[arg(long, default_value = "cint")]
     pub policy: String,
-    /// Quiescent gap that ends a burst (adaptive, cint)
-    #[arg(long, value_parser = duration, value_name = "TIME")]
-    pub delta: Option<u64>,
-    /// Most completions per interrupt
-    #[arg(long, value_name = "N")]
-    pub thr: Option<u32>,
-    /// Out-of-order Urgent processing (cint, dynamic)
-    #[arg(long, value_parser = on_off, value_name = "on|off")]
-    pub ooo: Option<bool>,
-    /// Barrier semantics (cint, dynamic)
-    #[arg(long, value_enum)]
-    pub barrier: Option<BarrierArg>,
-    /// Urgent-storm protection: maximum interrupts per second (cint, dynamic)
-    #[arg(long, value_parser = rate, value_name = "RATE")]
-    pub max_irq_rate: Option<u64>,
-    /// NVMe Aggregation Time, a multiple of 100us (nvme)
-    #[arg(long, value_parser = duration, value_name = "TIME")]
-    pub aggr_time: Option<u64>,
-    /// Raw NVMe Feature 08h value, e.g. 0x011f (nvme)
-    #[arg(long, value_parser = feature, value_name = "VALUE")]
-    pub nvme_feature: Option<u32>,
-    /// Correction factor of the dynamic timeout (dynamic)
-    #[arg(long, value_name = "A")]
-    pub a: Option<f64>,
-    /// What one unit of the dynamic timeout is (dynamic)
-    #[arg(long, value_parser = duration, value_name = "TIME")]
-    pub delta_unit: Option<u64>,
-    /// Moderation timer mode (dim)
-    #[arg(long, value_enum)]
-    pub dim_mode: Option<DimModeArg>,
+    /// The options given (its name is unused: see [`PolicyArgs::spec`]).
+    given: PolicySpec,
 }
 
 impl PolicyArgs {
@@ -128,27 +90,140 @@ impl PolicyArgs {
     pub fn spec_named(&self, name: &str) -> PolicySpec {
         PolicySpec {
             name: name.to_string(),
-            delta: self.delta,
-            thr: self.thr,
-            ooo: self.ooo,
-            barrier: self.barrier.map(|b| match b {
-                BarrierArg::Relaxed => BarrierMode::Relaxed,
-                BarrierArg::Strict => BarrierMode::Strict,
-            }),
-            max_irq_rate: self.max_irq_rate,
-            aggr_time: self.aggr_time,
-            nvme_feature: self.nvme_feature,
-            a: self.a,
-            delta_unit: self.delta_unit,
-            dim_mode: self.dim_mode.map(|m| match m {
-                DimModeArg::Eqe => DimMode::Eqe,
-                DimModeArg::Cqe => DimMode::Cqe,
-            }),
+            ..self.given.clone()
         }
     }
 
     /// True when any strategy parameter was given.
     pub fn has_parameters(&self) -> bool {
         self.spec_named("") != PolicySpec::named("")
+    }
+}
+
+/// How the command line reads a value of each kind.
+fn value_parser(kind: Kind) -> ValueParser {
+    match kind {
+        Kind::Time => ValueParser::new(|s: &str| duration(s).map(Value::Time)),
+        Kind::Count => ValueParser::new(clap::value_parser!(u32).map(Value::Count)),
+        Kind::Rate => ValueParser::new(|s: &str| rate(s).map(Value::Rate)),
+        Kind::Switch => ValueParser::new(|s: &str| on_off(s).map(Value::Switch)),
+        Kind::Factor => ValueParser::new(|s: &str| s.parse::<f64>().map(Value::Factor)),
+        Kind::Feature => ValueParser::new(|s: &str| feature(s).map(Value::Feature)),
+        Kind::Word(words) => ValueParser::new(
+            PossibleValuesParser::new(words.iter().map(|(w, _)| *w)).try_map(move |w| {
+                let found = words.iter().find(|(word, _)| *word == w);
+                found
+                    .map(|(_, v)| *v)
+                    .ok_or("not one of the possible values")
+            }),
+        ),
+    }
+}
+
+impl Args for PolicyArgs {
+    fn augment_args(cmd: Command) -> Command {
+        let names: Vec<&str> = STRATEGIES.iter().map(|s| s.name).collect();
+        let mut cmd = cmd.arg(
+            Arg::new("policy")
+                .long("policy")
+                .value_name("POLICY")
+                .default_value("cint")
+                .help(format!("Strategy: {}", names.join(", "))),
+        );
+        for opt in OPTIONS {
+            cmd = cmd.arg(
+                Arg::new(opt.name())
+                    .long(opt.name())
+                    .value_name(opt.value_name())
+                    .help(option_help(*opt))
+                    .value_parser(value_parser(opt.kind())),
+            );
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for PolicyArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = PolicyArgs {
+            policy: String::new(),
+            given: PolicySpec::default(),
+        };
+        args.update_from_arg_matches(m)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        if let Some(name) = m.get_one::<String>("policy") {
+            self.policy = name.clone();
+        }
+        for opt in OPTIONS {
+            if let Some(v) = m.get_one::<Value>(opt.name()) {
+                opt.give(&mut self.given, *v)
+                    .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::cint::BarrierMode;
+    use policy::dim::DimMode;
+
+    #[test]
+    fn every_policy_option_is_read_into_the_spec() {
+        let cmd = PolicyArgs::augment_args(Command::new("t"));
+        let argv = [
+            "t",
+            "--policy",
+            "x",
+            "--delta",
+            "6us",
+            "--thr",
+            "8",
+            "--ooo",
+            "off",
+            "--barrier",
+            "strict",
+            "--max-irq-rate",
+            "100k",
+            "--aggr-time",
+            "200us",
+            "--nvme-feature",
+            "0x011f",
+            "--a",
+            "0.5",
+            "--delta-unit",
+            "2us",
+            "--dim-mode",
+            "cqe",
+        ];
+        let args = PolicyArgs::from_arg_matches(&cmd.try_get_matches_from(argv).unwrap()).unwrap();
+        let want = PolicySpec {
+            name: "x".into(),
+            delta: Some(6_000),
+            thr: Some(8),
+            ooo: Some(false),
+            barrier: Some(BarrierMode::Strict),
+            max_irq_rate: Some(100_000),
+            aggr_time: Some(200_000),
+            nvme_feature: Some(0x011f),
+            a: Some(0.5),
+            delta_unit: Some(2_000),
+            dim_mode: Some(DimMode::Cqe),
+        };
+        assert_eq!(args.spec(), want);
+        assert!(args.has_parameters());
+        let cmd = PolicyArgs::augment_args(Command::new("t"));
+        let args = PolicyArgs::from_arg_matches(&cmd.try_get_matches_from(["t"]).unwrap()).unwrap();
+        assert_eq!(args.spec(), PolicySpec::named("cint"));
+        assert!(!args.has_parameters());
     }
 }

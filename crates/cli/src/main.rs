@@ -5,12 +5,10 @@ mod bench_cmd;
 mod coalesce;
 mod jobs_cmd;
 mod output;
-mod policies;
 mod progress;
 mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
-mod stream;
 mod tune_cmd;
 
 use std::process::ExitCode;
@@ -81,7 +79,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Verb::Coalesce(a) => coalesce::run(a),
         Verb::Policies => {
-            print!("{}", policies::listing());
+            print!("{}", policy::catalogue::listing());
             Ok(())
         }
         Verb::Jobs(a) => jobs_cmd::run(a),

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use report::Mode;
+use repro::run::Plan;
 
 use crate::args;
 
@@ -52,27 +53,25 @@ pub struct ReproduceArgs {
     quiet: bool,
 }
 
-const MS: u64 = 1_000_000;
-
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let modes = match a.mode {
         Modes::Sim => vec![Mode::Sim],
         Modes::Emu => vec![Mode::Emu],
         Modes::Both => vec![Mode::Sim, Mode::Emu],
     };
-    let (sim_runtime, seeds, emu_runtime, reps) = if a.quick {
-        (200 * MS, 3, 300 * MS, 1)
+    let plan = if a.quick {
+        Plan::quick(modes)
     } else {
-        (1000 * MS, 10, 2000 * MS, 3)
+        Plan::full(modes)
     };
     let opts = repro::Options {
         only: a.only.clone(),
-        plan: repro::run::Plan {
-            modes,
-            sim_runtime: a.sim_runtime.unwrap_or(sim_runtime),
-            sim_seeds: a.seeds.unwrap_or(seeds),
-            emu_runtime: a.emu_runtime.unwrap_or(emu_runtime),
-            emu_reps: a.reps.unwrap_or(reps),
+        plan: Plan {
+            sim_runtime: a.sim_runtime.unwrap_or(plan.sim_runtime),
+            sim_seeds: a.seeds.unwrap_or(plan.sim_seeds),
+            emu_runtime: a.emu_runtime.unwrap_or(plan.emu_runtime),
+            emu_reps: a.reps.unwrap_or(plan.emu_reps),
+            ..plan
         },
         out: a.out.clone(),
         command: std::iter::once("cinterrupts".to_string())
@@ -98,17 +97,6 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         bar.finish_and_clear();
     }
     let tally = tally?;
-    println!(
-        "{} claims hold, {} more qualitatively, {} do not{}; report: {}",
-        tally.holds,
-        tally.qualitatively,
-        tally.fails,
-        if tally.not_run > 0 {
-            format!(" ({} not run)", tally.not_run)
-        } else {
-            String::new()
-        },
-        a.out.join("report.html").display()
-    );
+    println!("{tally}; report: {}", a.out.join("report.html").display());
     Ok(())
 }

@@ -93,20 +93,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let report = emu::run(&file.jobs, &config).map_err(|e| emu_error(&args.job_file, e))?;
     emit(&render(&report, args.out.format), args.out.file.as_deref())?;
     // As fio: the results are printed, and a failed job fails the command.
-    let failed: Vec<String> = report
-        .jobs
-        .iter()
-        .filter_map(|j| {
-            let errors = j.read.errors + j.write.errors;
-            let mismatches = j.verify.as_ref().map_or(0, |v| v.mismatches);
-            (errors + mismatches > 0).then(|| {
-                format!(
-                    "job '{}': {errors} I/O errors, {mismatches} verify mismatches",
-                    j.name
-                )
-            })
-        })
-        .collect();
+    let failed = report.failures();
     if !failed.is_empty() {
         bail!("{}: {}", args.job_file.display(), failed.join("; "));
     }

@@ -51,12 +51,7 @@ pub fn sim_error(job_file: &Path, e: SimError) -> anyhow::Error {
 pub fn render(report: &RunReport, format: OutputFormat) -> String {
     match format {
         OutputFormat::Normal => report::text::render(report),
-        OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&report::json::render(report))
-                .expect("a JSON value always serializes");
-            s.push('\n');
-            s
-        }
+        OutputFormat::Json => report::json::document(report),
     }
 }
 
@@ -110,64 +105,13 @@ pub fn run(args: &SimArgs) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn device(name: &str) -> DeviceProfile {
-        DeviceProfile::load(name).unwrap()
-    }
-
     #[test]
-    fn p3700_gives_cint_and_adaptive_its_delta() {
-        let p3700 = device("p3700");
-        for name in ["cint", "adaptive"] {
-            let spec = with_device_defaults(PolicySpec::named(name), &p3700);
-            assert_eq!(spec.delta, Some(15_000), "{name}");
-            assert_eq!(spec.thr, Some(p3700.default_thr), "{name}");
-            policy::build(&spec).unwrap();
-        }
-    }
-
-    #[test]
-    fn explicit_options_win_one_by_one() {
-        let spec = PolicySpec {
-            thr: Some(8),
-            ..PolicySpec::named("cint")
-        };
-        let spec = with_device_defaults(spec, &device("p3700"));
-        assert_eq!(spec.thr, Some(8));
-        assert_eq!(spec.delta, Some(15_000));
-        let spec = PolicySpec {
-            delta: Some(2_000),
-            ..PolicySpec::named("adaptive")
-        };
-        assert_eq!(
-            with_device_defaults(spec, &device("p3700")).delta,
-            Some(2_000)
-        );
-    }
-
-    #[test]
-    fn strategies_that_refuse_an_option_do_not_get_it() {
-        let p3700 = device("p3700");
-        let dynamic = with_device_defaults(PolicySpec::named("dynamic"), &p3700);
-        assert_eq!(dynamic.delta, None, "dynamic computes its own delta");
-        assert_eq!(dynamic.thr, Some(p3700.default_thr));
-        policy::build(&dynamic).unwrap();
-        for name in ["default", "nvme", "nvme100", "nvme20", "nvme6", "dim"] {
-            let spec = with_device_defaults(PolicySpec::named(name), &p3700);
-            assert_eq!(spec, PolicySpec::named(name), "{name}");
-            policy::build(&spec).unwrap();
-        }
-    }
-
-    #[test]
-    fn json_is_pretty_whole_and_ends_a_line() {
+    fn output_format_picks_the_renderer() {
         let r = RunReport {
             mode: Some(report::Mode::Sim),
             ..Default::default()
         };
-        let s = render(&r, OutputFormat::Json);
-        assert!(s.ends_with("}\n") && s.contains("\n  \"jobs\": []"), "{s}");
-        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-        assert_eq!(v["cinterrupts"]["mode"], "sim");
+        assert!(render(&r, OutputFormat::Json).ends_with("}\n"));
         assert!(render(&r, OutputFormat::Normal).starts_with("cinterrupts (sim): "));
     }
 

@@ -27,6 +27,7 @@
 //! assert_eq!(job.marks(jobs::IoKind::Read, 0, 4), policy::Marks::NONE);
 //! ```
 
+mod describe;
 mod error;
 mod ini;
 mod issue;

@@ -1,5 +1,9 @@
-//! Every strategy by name, its parameters and defaults, and how to build one
-//! from a [`PolicySpec`] (what the CLI parsed).
+//! Every strategy, declared once: its name, what it does, the parameters it
+//! takes with their typed defaults and help, and how to build it from a
+//! [`PolicySpec`]. The CLI's options, `cinterrupts policies` and the
+//! parameters a run reports are all made from [`STRATEGIES`].
+
+use std::fmt::{self, Write as _};
 
 use thiserror::Error;
 
@@ -7,8 +11,11 @@ use crate::burst::DeltaRule;
 use crate::cint::{BarrierMode, Cint, CintConfig};
 use crate::dim::{Dim, DimMode};
 use crate::nvme::{Aggregation, Nvme, TIME_UNIT};
+use crate::options::{self, AnyOpt, Opt, Value, OPTIONS};
 use crate::{adaptive::Adaptive, default::Default as DefaultPolicy, dynamic};
 use crate::{format_nanos, Nanos, Policy, US};
+
+pub use crate::options::PolicySpec;
 
 /// Delta for the Intel Optane DC P4800X (TOS 5.2, Fig. 18: the 90th
 /// percentile inter-arrival of non-batched libaio at iodepth 256).
@@ -20,33 +27,10 @@ pub const THR_DEFAULT: u32 = 32;
 /// The NVMe presets' threshold (TOS 3.2: "All NVMe coalescing configurations
 /// have threshold set to 32").
 pub const NVME_PRESET_THR: u32 = 32;
+/// The smallest Aggregation Time NVMe 1.4 encodes (TOS 3.2).
+const NVME_AGGR_TIME: Nanos = 100 * US;
 
-/// A strategy and its options as given; unset options take the defaults.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PolicySpec {
-    pub name: String,
-    pub delta: Option<Nanos>,
-    pub thr: Option<u32>,
-    pub ooo: Option<bool>,
-    pub barrier: Option<BarrierMode>,
-    pub max_irq_rate: Option<u64>,
-    pub aggr_time: Option<Nanos>,
-    pub nvme_feature: Option<u32>,
-    pub a: Option<f64>,
-    pub delta_unit: Option<Nanos>,
-    pub dim_mode: Option<DimMode>,
-}
-
-impl PolicySpec {
-    pub fn named(name: &str) -> Self {
-        PolicySpec {
-            name: name.to_string(),
-            ..Default::default()
-        }
-    }
-}
-
-#[derive(Debug, Error, PartialEq)]
+#[derive(Clone, Debug, Error, PartialEq)]
 pub enum SpecError {
     #[error("unknown policy '{0}' (try: {1})")]
     UnknownPolicy(String, String),
@@ -63,48 +47,177 @@ pub enum SpecError {
     },
 }
 
-/// One parameter of a strategy, for `cinterrupts policies`.
-pub struct Param {
-    pub option: &'static str,
-    pub default: &'static str,
+/// One parameter of a strategy, whatever its type: for the listing, the
+/// applicability check and the settings a run reports.
+pub trait Parameter: Sync {
+    /// The option's name as the CLI spells it.
+    fn option(&self) -> &'static str;
+    /// What the parameter means for this strategy.
+    fn help(&self) -> &'static str;
+    /// The default as `cinterrupts policies` shows it (`6us`, `off`, `-`).
+    fn default_shown(&self) -> String;
+    /// The value the strategy runs with; `None` when it is not shown at all
+    /// (a raw value standing in for other options, unless given).
+    fn in_force(&self, spec: &PolicySpec) -> Option<Value>;
+}
+
+/// A parameter with a default.
+pub struct Param<T: 'static> {
+    pub opt: &'static Opt<T>,
+    pub default: T,
     pub help: &'static str,
 }
 
+impl<T: Copy> Param<T> {
+    /// As given, or the default.
+    pub fn value(&self, spec: &PolicySpec) -> T {
+        self.opt.given(spec).unwrap_or(self.default)
+    }
+}
+
+impl<T: Copy + Sync + 'static> Parameter for Param<T> {
+    fn option(&self) -> &'static str {
+        self.opt.name
+    }
+    fn help(&self) -> &'static str {
+        self.help
+    }
+    fn default_shown(&self) -> String {
+        self.opt.value(self.default).to_string()
+    }
+    fn in_force(&self, spec: &PolicySpec) -> Option<Value> {
+        Some(self.opt.value(self.value(spec)))
+    }
+}
+
+/// What an [`Optional`] parameter is when not given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unset {
+    /// A protection not in force: shown as `off`.
+    Off,
+    /// Another way to give other parameters: shown as `-` and left out of
+    /// the settings.
+    Instead,
+}
+
+/// A parameter without a default.
+pub struct Optional<T: 'static> {
+    pub opt: &'static Opt<T>,
+    pub unset: Unset,
+    pub help: &'static str,
+}
+
+impl<T: Copy> Optional<T> {
+    pub fn value(&self, spec: &PolicySpec) -> Option<T> {
+        self.opt.given(spec)
+    }
+}
+
+impl<T: Copy + Sync + 'static> Parameter for Optional<T> {
+    fn option(&self) -> &'static str {
+        self.opt.name
+    }
+    fn help(&self) -> &'static str {
+        self.help
+    }
+    fn default_shown(&self) -> String {
+        match self.unset {
+            Unset::Off => "off".into(),
+            Unset::Instead => "-".into(),
+        }
+    }
+    fn in_force(&self, spec: &PolicySpec) -> Option<Value> {
+        match (self.value(spec), self.unset) {
+            (Some(v), _) => Some(self.opt.value(v)),
+            (None, Unset::Off) => Some(Value::Off),
+            (None, Unset::Instead) => None,
+        }
+    }
+}
+
+type Build = fn(&PolicySpec) -> Result<Box<dyn Policy>, SpecError>;
+
+/// One strategy, declared once.
 pub struct Strategy {
     pub name: &'static str,
     pub summary: &'static str,
-    pub params: &'static [Param],
+    pub params: &'static [&'static dyn Parameter],
+    /// Called with a spec that gives only options in `params`.
+    build: Build,
 }
 
-const DELTA: Param = Param {
-    option: "delta",
-    default: "6us",
+impl Strategy {
+    pub fn takes(&self, option: &str) -> bool {
+        self.params.iter().any(|p| p.option() == option)
+    }
+
+    fn takes_list(&self) -> String {
+        if self.params.is_empty() {
+            "no options".to_string()
+        } else {
+            self.params
+                .iter()
+                .map(|p| format!("--{}", p.option()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+}
+
+const DELTA: Param<Nanos> = Param {
+    opt: &options::DELTA,
+    default: DELTA_OPTANE,
     help: "quiescent gap that ends a burst (6us Optane, 15us P3700; TOS 5.2)",
 };
-const THR: Param = Param {
-    option: "thr",
-    default: "32",
+const THR: Param<u32> = Param {
+    opt: &options::THR,
+    default: THR_DEFAULT,
     help: "completions coalesced at most per interrupt",
 };
-const OOO: Param = Param {
-    option: "ooo",
-    default: "on",
+const OOO: Param<bool> = Param {
+    opt: &options::OOO,
+    default: true,
     help: "out-of-order Urgent: urgent-only interrupts reap just the Urgent entries (TOS 3.5)",
 };
-const BARRIER: Param = Param {
-    option: "barrier",
-    default: "relaxed",
+const BARRIER: Param<BarrierMode> = Param {
+    opt: &options::BARRIER,
+    default: BarrierMode::Relaxed,
     help: "relaxed: fire when the Barrier completes; strict: once all earlier submissions have too",
 };
-const STORM: Param = Param {
-    option: "max-irq-rate",
-    default: "off",
+const STORM: Optional<u64> = Optional {
+    opt: &options::MAX_IRQ_RATE,
+    unset: Unset::Off,
     help: "Urgent-storm protection: keep interrupts under this rate per second (EWMA, lambda 1/128; TOS 4.3)",
 };
-const NVME_THR: Param = Param {
-    option: "thr",
-    default: "32",
+const NVME_THR: Param<u32> = Param {
+    opt: &options::THR,
+    default: NVME_PRESET_THR,
     help: "Aggregation Threshold in entries, 1..256 (stored 0's-based)",
+};
+const AGGR_TIME: Param<Nanos> = Param {
+    opt: &options::AGGR_TIME,
+    default: NVME_AGGR_TIME,
+    help: "Aggregation Time, a multiple of 100us up to 25.5ms",
+};
+const NVME_FEATURE: Optional<u32> = Optional {
+    opt: &options::NVME_FEATURE,
+    unset: Unset::Instead,
+    help: "the raw Feature 08h value instead, e.g. 0x011f = 100us, 32 entries",
+};
+const A: Param<f64> = Param {
+    opt: &options::A,
+    default: dynamic::DEFAULT_A,
+    help: "correction factor",
+};
+const DELTA_UNIT: Param<Nanos> = Param {
+    opt: &options::DELTA_UNIT,
+    default: dynamic::DEFAULT_UNIT,
+    help: "what one unit of the formula's delta is (the paper gives none)",
+};
+const DIM_MODE: Param<DimMode> = Param {
+    opt: &options::DIM_MODE,
+    default: DimMode::Eqe,
+    help: "eqe: timer from the first pending completion; cqe: restarted by each",
 };
 
 pub static STRATEGIES: &[Strategy] = &[
@@ -112,77 +225,67 @@ pub static STRATEGIES: &[Strategy] = &[
         name: "default",
         summary: "an interrupt per completion (no coalescing; Linux's default)",
         params: &[],
+        build: |_| Ok(Box::new(DefaultPolicy)),
     },
     Strategy {
         name: "nvme",
         summary: "NVMe 1.4 Feature 08h aggregation: threshold or time since the first pending completion, never extended",
-        params: &[
-            Param {
-                option: "aggr-time",
-                default: "100us",
-                help: "Aggregation Time, a multiple of 100us up to 25.5ms",
-            },
-            NVME_THR,
-            Param {
-                option: "nvme-feature",
-                default: "-",
-                help: "the raw Feature 08h value instead, e.g. 0x011f = 100us, 32 entries",
-            },
-        ],
+        params: &[&AGGR_TIME, &NVME_THR, &NVME_FEATURE],
+        build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
         name: "nvme100",
         summary: "nvme with 100us, the smallest time the standard allows (TOS 3.2)",
-        params: &[NVME_THR],
+        params: &[&NVME_THR],
+        build: |spec| nvme_preset("nvme100", 100 * US, spec),
     },
     Strategy {
         name: "nvme20",
         summary: "nvme with a theoretical 20us (TOS 3.2)",
-        params: &[NVME_THR],
+        params: &[&NVME_THR],
+        build: |spec| nvme_preset("nvme20", 20 * US, spec),
     },
     Strategy {
         name: "nvme6",
         summary: "nvme with a theoretical 6us, adaptive's delta (TOS 3.2)",
-        params: &[NVME_THR],
+        params: &[&NVME_THR],
+        build: |spec| nvme_preset("nvme6", 6 * US, spec),
     },
     Strategy {
         name: "adaptive",
         summary: "TOS Algorithm 1: fire after a quiet gap of delta or at thr completions; marks ignored",
-        params: &[DELTA, THR],
+        params: &[&DELTA, &THR],
+        build: |spec| {
+            let thr = thr(THR.value(spec), u32::MAX)?;
+            Ok(Box::new(Adaptive::new(DELTA.value(spec), thr)))
+        },
     },
     Strategy {
         name: "cint",
         summary: "calibrated interrupts, TOS Algorithm 2: Urgent at once, Barrier ends a batch, the rest adaptive",
-        params: &[DELTA, THR, OOO, BARRIER, STORM],
+        params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM],
+        build: |spec| {
+            let config = CintConfig {
+                delta: DeltaRule::Fixed(DELTA.value(spec)),
+                thr: thr(THR.value(spec), u32::MAX)?,
+                ooo: OOO.value(spec),
+                barrier: BARRIER.value(spec),
+                max_irq_rate: max_irq_rate(spec)?,
+            };
+            Ok(Box::new(Cint::new("cint", config)))
+        },
     },
     Strategy {
         name: "dynamic",
         summary: "Gyawali and Aryal: Algorithm 2 with delta = e^(a (thr - coalesced)) - 1",
-        params: &[
-            Param {
-                option: "a",
-                default: "0.1",
-                help: "correction factor",
-            },
-            Param {
-                option: "delta-unit",
-                default: "1us",
-                help: "what one unit of the formula's delta is (the paper gives none)",
-            },
-            THR,
-            OOO,
-            BARRIER,
-            STORM,
-        ],
+        params: &[&A, &DELTA_UNIT, &THR, &OOO, &BARRIER, &STORM],
+        build: build_dynamic,
     },
     Strategy {
         name: "dim",
         summary: "Linux net_dim: moderation profiles {usec, completions}, stepped per 64-interrupt window",
-        params: &[Param {
-            option: "dim-mode",
-            default: "eqe",
-            help: "eqe: timer from the first pending completion; cqe: restarted by each",
-        }],
+        params: &[&DIM_MODE],
+        build: |spec| Ok(Box::new(Dim::new(DIM_MODE.value(spec)))),
     },
 ];
 
@@ -191,58 +294,7 @@ pub fn strategy(name: &str) -> Option<&'static Strategy> {
     STRATEGIES.iter().find(|s| s.name == name)
 }
 
-fn takes(s: &Strategy) -> String {
-    if s.params.is_empty() {
-        "no options".to_string()
-    } else {
-        s.params
-            .iter()
-            .map(|p| format!("--{}", p.option))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// Every option a spec can carry, with its value as given (`None` if unset),
-/// spelled as the CLI prints it.
-impl PolicySpec {
-    pub fn given(&self) -> [(&'static str, Option<String>); 10] {
-        let on_off = |v: bool| if v { "on" } else { "off" }.to_string();
-        [
-            ("delta", self.delta.map(format_nanos)),
-            ("thr", self.thr.map(|v| v.to_string())),
-            ("ooo", self.ooo.map(on_off)),
-            ("barrier", self.barrier.map(|b| b.as_str().to_string())),
-            ("max-irq-rate", self.max_irq_rate.map(|v| v.to_string())),
-            ("aggr-time", self.aggr_time.map(format_nanos)),
-            (
-                "nvme-feature",
-                self.nvme_feature.map(|v| format!("{v:#06x}")),
-            ),
-            ("a", self.a.map(|v| v.to_string())),
-            ("delta-unit", self.delta_unit.map(format_nanos)),
-            ("dim-mode", self.dim_mode.map(|m| m.as_str().to_string())),
-        ]
-    }
-}
-
-/// Refuses options the strategy does not take, so a typo in a sweep is not
-/// silently a no-op.
-fn check_applicable(spec: &PolicySpec, s: &Strategy) -> Result<(), SpecError> {
-    for (option, value) in spec.given() {
-        if value.is_some() && !s.params.iter().any(|p| p.option == option) {
-            return Err(SpecError::NotApplicable {
-                option,
-                policy: s.name.to_string(),
-                takes: takes(s),
-            });
-        }
-    }
-    Ok(())
-}
-
-fn thr(spec: &PolicySpec, default: u32, max: u32) -> Result<u32, SpecError> {
-    let thr = spec.thr.unwrap_or(default);
+fn thr(thr: u32, max: u32) -> Result<u32, SpecError> {
     if thr == 0 || thr > max {
         return Err(SpecError::BadValue {
             option: "thr",
@@ -253,7 +305,7 @@ fn thr(spec: &PolicySpec, default: u32, max: u32) -> Result<u32, SpecError> {
 }
 
 fn max_irq_rate(spec: &PolicySpec) -> Result<Option<u64>, SpecError> {
-    match spec.max_irq_rate {
+    match STORM.value(spec) {
         Some(0) => Err(SpecError::BadValue {
             option: "max-irq-rate",
             message: "must be at least 1 interrupt per second".into(),
@@ -262,9 +314,14 @@ fn max_irq_rate(spec: &PolicySpec) -> Result<Option<u64>, SpecError> {
     }
 }
 
+fn nvme_preset(name: &str, time: Nanos, spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
+    let threshold = thr(NVME_THR.value(spec), 256)?;
+    Ok(Box::new(Nvme::new(name, Aggregation { time, threshold })))
+}
+
 fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
-    if let Some(f) = spec.nvme_feature {
-        if spec.aggr_time.is_some() || spec.thr.is_some() {
+    if let Some(f) = NVME_FEATURE.value(spec) {
+        if AGGR_TIME.opt.given(spec).is_some() || NVME_THR.opt.given(spec).is_some() {
             return Err(SpecError::BadValue {
                 option: "nvme-feature",
                 message: "give either the feature value or --aggr-time/--thr, not both".into(),
@@ -275,10 +332,10 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
             message,
         });
     }
-    let time = spec.aggr_time.unwrap_or(100 * US);
+    let time = AGGR_TIME.value(spec);
     let agg = Aggregation {
         time,
-        threshold: thr(spec, NVME_PRESET_THR, 256)?,
+        threshold: thr(NVME_THR.value(spec), 256)?,
     };
     if agg.to_feature().is_none() {
         return Err(SpecError::BadValue {
@@ -293,29 +350,44 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     Ok(agg)
 }
 
-/// The strategy's name and every parameter in force, defaults filled in:
-/// `cint delta=6us thr=32 ooo=on barrier=relaxed max-irq-rate=off`.
-pub fn describe(spec: &PolicySpec) -> String {
-    let Some(s) = strategy(&spec.name) else {
-        return spec.name.clone();
-    };
-    let given = spec.given();
-    let mut out = s.name.to_string();
-    for p in s.params {
-        let value = given
-            .iter()
-            .find(|(o, _)| *o == p.option)
-            .and_then(|(_, v)| v.clone());
-        if p.option == "nvme-feature" && value.is_none() {
-            continue;
-        }
-        out.push_str(&format!(
-            " {}={}",
-            p.option,
-            value.as_deref().unwrap_or(p.default)
-        ));
+fn build_dynamic(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
+    let a = A.value(spec);
+    if !(a.is_finite() && a > 0.0) {
+        return Err(SpecError::BadValue {
+            option: "a",
+            message: format!("{a} must be a positive number"),
+        });
     }
-    out
+    let unit = DELTA_UNIT.value(spec);
+    if unit == 0 {
+        return Err(SpecError::BadValue {
+            option: "delta-unit",
+            message: "must be more than 0".into(),
+        });
+    }
+    Ok(Box::new(dynamic::dynamic(
+        a,
+        unit,
+        thr(THR.value(spec), u32::MAX)?,
+        OOO.value(spec),
+        BARRIER.value(spec),
+        max_irq_rate(spec)?,
+    )))
+}
+
+/// Refuses options the strategy does not take, so a typo in a sweep is not
+/// silently a no-op.
+fn check_applicable(spec: &PolicySpec, s: &Strategy) -> Result<(), SpecError> {
+    for opt in OPTIONS {
+        if opt.given(spec).is_some() && !s.takes(opt.name()) {
+            return Err(SpecError::NotApplicable {
+                option: opt.name(),
+                policy: s.name.to_string(),
+                takes: s.takes_list(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Builds the strategy a spec names.
@@ -331,59 +403,81 @@ pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
         )
     })?;
     check_applicable(spec, s)?;
-    let preset = |time: Nanos| -> Result<Box<dyn Policy>, SpecError> {
-        let threshold = thr(spec, NVME_PRESET_THR, 256)?;
-        Ok(Box::new(Nvme::new(s.name, Aggregation { time, threshold })))
-    };
-    let ooo = spec.ooo.unwrap_or(true);
-    let barrier = spec.barrier.unwrap_or(BarrierMode::Relaxed);
-    Ok(match s.name {
-        "default" => Box::new(DefaultPolicy),
-        "nvme" => Box::new(Nvme::new("nvme", nvme_aggregation(spec)?)),
-        "nvme100" => preset(100 * US)?,
-        "nvme20" => preset(20 * US)?,
-        "nvme6" => preset(6 * US)?,
-        "adaptive" => Box::new(Adaptive::new(
-            spec.delta.unwrap_or(DELTA_OPTANE),
-            thr(spec, THR_DEFAULT, u32::MAX)?,
-        )),
-        "cint" => Box::new(Cint::new(
-            "cint",
-            CintConfig {
-                delta: DeltaRule::Fixed(spec.delta.unwrap_or(DELTA_OPTANE)),
-                thr: thr(spec, THR_DEFAULT, u32::MAX)?,
-                ooo,
-                barrier,
-                max_irq_rate: max_irq_rate(spec)?,
-            },
-        )),
-        "dynamic" => {
-            let a = spec.a.unwrap_or(dynamic::DEFAULT_A);
-            if !(a.is_finite() && a > 0.0) {
-                return Err(SpecError::BadValue {
-                    option: "a",
-                    message: format!("{a} must be a positive number"),
-                });
-            }
-            let unit = spec.delta_unit.unwrap_or(dynamic::DEFAULT_UNIT);
-            if unit == 0 {
-                return Err(SpecError::BadValue {
-                    option: "delta-unit",
-                    message: "must be more than 0".into(),
-                });
-            }
-            Box::new(dynamic::dynamic(
-                a,
-                unit,
-                thr(spec, THR_DEFAULT, u32::MAX)?,
-                ooo,
-                barrier,
-                max_irq_rate(spec)?,
-            ))
+    (s.build)(spec)
+}
+
+/// A strategy as it runs: its name and every parameter in force, defaults
+/// filled in, typed. `Display` gives the one-line description:
+/// `cint delta=6us thr=32 ooo=on barrier=relaxed max-irq-rate=off`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    pub name: String,
+    pub params: Vec<(&'static str, Value)>,
+}
+
+impl Settings {
+    /// The settings `spec` gives; an unknown strategy has none.
+    pub fn of(spec: &PolicySpec) -> Settings {
+        let params = strategy(&spec.name).map_or_else(Vec::new, |s| {
+            s.params
+                .iter()
+                .filter_map(|p| Some((p.option(), p.in_force(spec)?)))
+                .collect()
+        });
+        Settings {
+            name: spec.name.clone(),
+            params,
         }
-        "dim" => Box::new(Dim::new(spec.dim_mode.unwrap_or(DimMode::Eqe))),
-        other => unreachable!("strategy {other} listed but not built"),
-    })
+    }
+}
+
+impl fmt::Display for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (option, value) in &self.params {
+            write!(f, " {option}={value}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The strategy's name and every parameter in force, defaults filled in:
+/// `cint delta=6us thr=32 ooo=on barrier=relaxed max-irq-rate=off`.
+pub fn describe(spec: &PolicySpec) -> String {
+    Settings::of(spec).to_string()
+}
+
+/// The `--help` line of an option: what it is, then the strategies that take
+/// it (`Quiescent gap that ends a burst (adaptive, cint)`).
+pub fn option_help(opt: &dyn AnyOpt) -> String {
+    let takers: Vec<&str> = STRATEGIES
+        .iter()
+        .filter(|s| s.takes(opt.name()))
+        .map(|s| s.name)
+        .collect();
+    format!("{} ({})", opt.about(), takers.join(", "))
+}
+
+/// `cinterrupts policies`: every strategy, its parameters and defaults.
+pub fn listing() -> String {
+    let mut s = String::new();
+    for st in STRATEGIES {
+        let _ = writeln!(s, "{:<9} {}", st.name, st.summary);
+        for p in st.params {
+            let _ = writeln!(
+                s,
+                "          --{:<14} {:<8} {}",
+                p.option(),
+                p.default_shown(),
+                p.help()
+            );
+        }
+    }
+    s.push_str(
+        "\nEvery strategy delivers a completion in error at once (never coalesced).\n\
+         Defaults are the paper's for the Intel Optane P4800X; use --delta 15us for the Intel P3700 (TOS 5.2).\n",
+    );
+    s
 }
 
 #[cfg(test)]
@@ -448,11 +542,52 @@ mod tests {
     }
 
     #[test]
+    fn settings_are_typed_and_show_a_raw_feature_only_when_given() {
+        let s = Settings::of(&PolicySpec::named("cint"));
+        assert_eq!(s.params[0], ("delta", Value::Time(DELTA_OPTANE)));
+        assert_eq!(s.params[4], ("max-irq-rate", Value::Off));
+        assert_eq!(
+            describe(&PolicySpec::named("nvme")),
+            "nvme aggr-time=100us thr=32"
+        );
+        let spec = PolicySpec {
+            nvme_feature: Some(0x011f),
+            ..PolicySpec::named("nvme")
+        };
+        assert_eq!(
+            describe(&spec),
+            "nvme aggr-time=100us thr=32 nvme-feature=0x011f"
+        );
+        assert_eq!(Settings::of(&PolicySpec::named("fast")).params, vec![]);
+    }
+
+    #[test]
     fn zero_thr_is_refused() {
         let spec = PolicySpec {
             thr: Some(0),
             ..PolicySpec::named("adaptive")
         };
         assert!(build(&spec).is_err());
+    }
+
+    #[test]
+    fn every_parameter_is_a_known_option_and_every_option_is_taken() {
+        for s in STRATEGIES {
+            for p in s.params {
+                assert!(
+                    OPTIONS.iter().any(|o| o.name() == p.option()),
+                    "{} {}",
+                    s.name,
+                    p.option()
+                );
+            }
+        }
+        for o in OPTIONS {
+            assert!(STRATEGIES.iter().any(|s| s.takes(o.name())), "{}", o.name());
+        }
+        assert_eq!(
+            option_help(&options::DELTA),
+            "Quiescent gap that ends a burst (adaptive, cint)"
+        );
     }
 }

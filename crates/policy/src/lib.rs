@@ -48,20 +48,18 @@ pub mod dim;
 pub mod dynamic;
 mod marks;
 pub mod nvme;
+pub mod options;
 pub mod replay;
 mod storm;
+pub mod stream;
 mod strict;
+pub mod time;
 
 pub use burst::DeltaRule;
-pub use catalogue::{build, describe, PolicySpec, SpecError};
+pub use catalogue::{build, describe, Settings, SpecError};
 pub use marks::Marks;
-
-/// Nanoseconds. All times inside the project are this.
-pub type Nanos = u64;
-
-pub const US: Nanos = 1_000;
-pub const MS: Nanos = 1_000_000;
-pub const SEC: Nanos = 1_000_000_000;
+pub use options::{PolicySpec, Value};
+pub use time::{format_nanos, Nanos, MS, SEC, US};
 
 /// A command as the device sees it in the submission queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,34 +134,4 @@ pub trait Policy: Send {
     /// interrupt that delivers it, whatever the stream: the guarantee that
     /// no completion waits forever. Property tests hold every strategy to it.
     fn delay_bound(&self) -> Nanos;
-}
-
-/// Formats nanoseconds the way the CLI accepts them (`6us`, `100us`, `1ms`).
-pub fn format_nanos(ns: Nanos) -> String {
-    if ns == 0 {
-        "0".to_string()
-    } else if ns % SEC == 0 {
-        format!("{}s", ns / SEC)
-    } else if ns % MS == 0 {
-        format!("{}ms", ns / MS)
-    } else if ns % US == 0 {
-        format!("{}us", ns / US)
-    } else {
-        format!("{ns}ns")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_picks_the_largest_exact_unit() {
-        assert_eq!(format_nanos(0), "0");
-        assert_eq!(format_nanos(6_000), "6us");
-        assert_eq!(format_nanos(100_000), "100us");
-        assert_eq!(format_nanos(1_000_000), "1ms");
-        assert_eq!(format_nanos(1_500), "1500ns");
-        assert_eq!(format_nanos(2 * SEC), "2s");
-    }
 }

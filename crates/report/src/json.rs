@@ -10,6 +10,7 @@
 //! the same as fio's, and every number is finite, so a report always gives
 //! the same bytes.
 
+use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
@@ -22,6 +23,15 @@ pub fn render(report: &RunReport) -> Value {
         "jobs": report.jobs.iter().map(|j| job(report, j)).collect::<Vec<_>>(),
         "cinterrupts": summary(report),
     })
+}
+
+/// The whole document as `--output-format json` prints it: pretty, ending a
+/// line.
+pub fn document(report: &RunReport) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&render(report)).expect("a JSON value always serializes");
+    s.push('\n');
+    s
 }
 
 fn job(report: &RunReport, job: &JobReport) -> Value {
@@ -128,7 +138,7 @@ fn summary(report: &RunReport) -> Value {
     let mut policy = Map::new();
     policy.insert("name".into(), json!(report.policy.name));
     for (k, v) in &report.policy.params {
-        policy.insert(k.clone(), json!(v));
+        policy.insert(k.to_string(), json!(v.to_string()));
     }
     let mut obj = Map::new();
     obj.insert("mode".into(), json!(report.mode.map(|m| m.as_str())));
@@ -191,7 +201,7 @@ fn gaps(g: &Gaps) -> Value {
 }
 
 fn millis(ns: u64) -> u64 {
-    ns / 1_000_000
+    ns / MS
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod file;
 pub mod gaps;
 pub mod human;
 pub mod json;
@@ -33,27 +34,9 @@ impl Mode {
     }
 }
 
-/// The interrupt strategy and the parameters it ran with, as the user would
-/// type them (`("delta", "6us")`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PolicyInfo {
-    pub name: String,
-    pub params: Vec<(String, String)>,
-}
-
-impl PolicyInfo {
-    /// From the one-line description `policy::describe` gives
-    /// (`cint delta=6us thr=32 ...`).
-    pub fn from_description(described: &str) -> PolicyInfo {
-        let mut words = described.split_whitespace();
-        let name = words.next().unwrap_or_default().to_string();
-        let params = words
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        PolicyInfo { name, params }
-    }
-}
+/// The interrupt strategy and the parameters it ran with, typed, as the
+/// policy crate states them (`policy::Settings::of(spec)`).
+pub type PolicyInfo = policy::Settings;
 
 /// One direction (reads or writes) of one job.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -181,8 +164,26 @@ impl RunReport {
             return 0;
         }
         // u128: io_bytes * 1e9 overflows u64 past 18 GB.
-        let bw = u128::from(dir.io_bytes) * 1_000_000_000 / u128::from(self.duration_ns);
+        let bw = u128::from(dir.io_bytes) * u128::from(policy::SEC) / u128::from(self.duration_ns);
         u64::try_from(bw).unwrap_or(u64::MAX)
+    }
+
+    /// The jobs that failed, a line each: I/O errors or verify mismatches.
+    /// As fio, a run with any fails.
+    pub fn failures(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter_map(|j| {
+                let errors = j.read.errors + j.write.errors;
+                let mismatches = j.verify.as_ref().map_or(0, |v| v.mismatches);
+                (errors + mismatches > 0).then(|| {
+                    format!(
+                        "job '{}': {errors} I/O errors, {mismatches} verify mismatches",
+                        j.name
+                    )
+                })
+            })
+            .collect()
     }
 
     /// All jobs' read plus write IOPS.

@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use policy::{MS, US};
+
 use crate::human::{count, digits, finite, num2str, percent};
 use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
@@ -82,7 +84,7 @@ fn write_dir(out: &mut String, report: &RunReport, name: &str, dir: &DirReport) 
         num2str(bw, 4, true, "B/s"),
         num2str(bw, 4, false, "B/s"),
         num2str(dir.io_bytes, 4, true, "B"),
-        report.duration_ns / 1_000_000
+        report.duration_ns / MS
     );
     if dir.errors > 0 {
         let _ = write!(out, ", errors={}", dir.errors);
@@ -99,9 +101,9 @@ fn write_dir(out: &mut String, report: &RunReport, name: &str, dir: &DirReport) 
 /// fio picks the `clat` line's unit by a rule of its own, which can differ.
 fn unit(clat: &LatencyStats) -> (&'static str, u64) {
     if clat.min > 2_000_000 && clat.max > 99_999_999 {
-        ("msec", 1_000_000)
+        ("msec", MS)
     } else if clat.min > 2_000 && clat.max > 99_999 {
-        ("usec", 1_000)
+        ("usec", US)
     } else {
         ("nsec", 1)
     }
@@ -163,7 +165,7 @@ fn write_summary(out: &mut String, report: &RunReport) {
         out,
         "  io: IOPS={} (all jobs) in {}msec",
         count(report.total_iops()),
-        report.duration_ns / 1_000_000
+        report.duration_ns / MS
     );
     let _ = writeln!(
         out,

@@ -2,10 +2,10 @@
 //! derived from the window, and reports with nothing in them.
 
 use hdrhistogram::Histogram;
+use policy::Value as Param;
+use policy::SEC;
 use report::{CoreUtil, DirReport, Gaps, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 use serde_json::Value;
-
-const SEC: u64 = 1_000_000_000;
 
 /// Latencies spread evenly over `lo..=hi` ns.
 fn clat(lo: u64, hi: u64, n: u64) -> LatencyStats {
@@ -31,7 +31,7 @@ fn sample() -> RunReport {
         mode: Some(Mode::Sim),
         policy: PolicyInfo {
             name: "cint".into(),
-            params: vec![("delta".into(), "6us".into()), ("thr".into(), "32".into())],
+            params: vec![("delta", Param::Time(6_000)), ("thr", Param::Count(32))],
         },
         device: "optane".into(),
         host: "xeon-e5-2660v4".into(),
@@ -342,4 +342,28 @@ fn clones_of_a_section_are_told_apart() {
     assert!(text.contains("sync: (groupid=0, jobs=1): engine=psync, clone=0"));
     assert!(text.contains("sync: (groupid=0, jobs=1): engine=libaio, clone=1"));
     assert!(!report::text::render(&sample()).contains("clone="));
+}
+
+#[test]
+fn failures_name_each_job_with_errors() {
+    let r = sample();
+    let failed = r.failures();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].ends_with("': 3 I/O errors, 0 verify mismatches"),
+        "{failed:?}"
+    );
+    assert!(RunReport::default().failures().is_empty());
+}
+
+#[test]
+fn json_document_is_pretty_whole_and_ends_a_line() {
+    let r = RunReport {
+        mode: Some(Mode::Sim),
+        ..Default::default()
+    };
+    let s = report::json::document(&r);
+    assert!(s.ends_with("}\n") && s.contains("\n  \"jobs\": []"), "{s}");
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["cinterrupts"]["mode"], "sim");
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use policy::Nanos;
+use policy::{Nanos, MS};
 use rayon::prelude::*;
 use report::{Mode, RunReport};
 
@@ -23,6 +23,30 @@ pub struct Plan {
     /// Wall time per emulated run, and how many repetitions.
     pub emu_runtime: Nanos,
     pub emu_reps: u32,
+}
+
+impl Plan {
+    /// Short runs: about a minute in all on 2 cores with the simulator.
+    pub fn quick(modes: Vec<Mode>) -> Plan {
+        Plan {
+            modes,
+            sim_runtime: 200 * MS,
+            sim_seeds: 3,
+            emu_runtime: 300 * MS,
+            emu_reps: 1,
+        }
+    }
+
+    /// Longer runs, 10 seeds per simulated point as the paper's 10 runs.
+    pub fn full(modes: Vec<Mode>) -> Plan {
+        Plan {
+            modes,
+            sim_runtime: 1000 * MS,
+            sim_seeds: 10,
+            emu_runtime: 2000 * MS,
+            emu_reps: 3,
+        }
+    }
 }
 
 /// The emulator's stand-in for a device profile: the null backend at the

@@ -22,9 +22,7 @@ pub fn atomic(path: &Path, contents: &str) -> Result<(), ReproError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
-    let tmp = path.with_extension("part");
-    std::fs::write(&tmp, contents).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+    report::file::write_atomically(path, contents.as_bytes()).map_err(fail)
 }
 
 /// Where one run's fio-shaped JSON goes, relative to the report.
@@ -69,6 +67,21 @@ pub struct Tally {
     pub qualitatively: usize,
     pub fails: usize,
     pub not_run: usize,
+}
+
+impl std::fmt::Display for Tally {
+    /// `42 claims hold, 9 more qualitatively, 12 do not (3 not run)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} claims hold, {} more qualitatively, {} do not",
+            self.holds, self.qualitatively, self.fails
+        )?;
+        if self.not_run > 0 {
+            write!(f, " ({} not run)", self.not_run)?;
+        }
+        Ok(())
+    }
 }
 
 pub fn report(
@@ -303,4 +316,33 @@ fn modes_text(plan: &Plan) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_reads_as_one_line_and_names_runs_not_made() {
+        let mut t = Tally {
+            holds: 42,
+            qualitatively: 9,
+            fails: 12,
+            not_run: 0,
+        };
+        assert_eq!(
+            t.to_string(),
+            "42 claims hold, 9 more qualitatively, 12 do not"
+        );
+        t.not_run = 3;
+        assert!(t.to_string().ends_with("12 do not (3 not run)"));
+    }
+
+    #[test]
+    fn quick_plans_run_less_than_full_ones() {
+        let quick = crate::run::Plan::quick(vec![Mode::Sim]);
+        let full = crate::run::Plan::full(vec![Mode::Sim]);
+        assert_eq!((quick.sim_runtime, quick.sim_seeds), (200 * policy::MS, 3));
+        assert_eq!((full.sim_seeds, full.emu_reps), (10, 3));
+    }
 }

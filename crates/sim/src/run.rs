@@ -94,7 +94,7 @@ pub fn with_device_defaults(mut spec: PolicySpec, device: &DeviceProfile) -> Pol
     let Some(strategy) = catalogue::strategy(&spec.name) else {
         return spec;
     };
-    let takes = |option: &str| strategy.params.iter().any(|p| p.option == option);
+    let takes = |option: &str| strategy.takes(option);
     if spec.delta.is_none() && takes("delta") {
         spec.delta = Some(device.default_delta);
     }
@@ -195,7 +195,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
     };
     RunReport {
         mode: Some(Mode::Sim),
-        policy: PolicyInfo::from_description(&catalogue::describe(spec)),
+        policy: PolicyInfo::of(spec),
         device: config.device.name.clone(),
         host: config.host.name.clone(),
         seed: Some(config.seed),

@@ -16,6 +16,7 @@
 
 pub mod pick;
 pub mod plot;
+pub mod render;
 
 use emu::{EmuConfig, EmuError};
 use jobs::Job;

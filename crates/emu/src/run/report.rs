@@ -2,7 +2,6 @@
 //! notes that say how interrupts were delivered here and what they cost.
 
 use hdrhistogram::Histogram;
-use policy::catalogue;
 use report::{
     CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport, VerifyReport,
 };
@@ -46,7 +45,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
     } = f;
     RunReport {
         mode: Some(Mode::Emu),
-        policy: PolicyInfo::from_description(&catalogue::describe(&cfg.policy)),
+        policy: PolicyInfo::of(&cfg.policy),
         device: backend,
         host: host_line(plan.device_cpu),
         seed: Some(cfg.seed),

@@ -1,0 +1,99 @@
+//! A job as `cinterrupts jobs` shows it: its shape on one line, then the
+//! marks its requests carry, so a reader can check a job file against TOS
+//! Table 1 before running it.
+
+use std::fmt::Write as _;
+
+use policy::time::readable;
+
+use crate::{IoKind, Job};
+
+/// The marks of one batch of `kind` (a lone request for blocking engines);
+/// long batches shortened to their first three and the last.
+fn marks_pattern(job: &Job, kind: IoKind) -> String {
+    let batch = if job.ioengine.is_async() {
+        job.iodepth_batch_submit.max(1) as usize
+    } else {
+        1
+    };
+    let marks: Vec<String> = (0..batch)
+        .map(|i| job.marks(kind, i, batch).to_string())
+        .collect();
+    if batch <= 8 {
+        marks.join(" ")
+    } else {
+        format!(
+            "{} ... {} (batch of {batch})",
+            marks[..3].join(" "),
+            marks[batch - 1]
+        )
+    }
+}
+
+impl Job {
+    /// The job on one line, then the marks its reads, writes and fsyncs
+    /// carry (TOS Table 1), as `cinterrupts jobs` shows it.
+    pub fn describe(&self) -> String {
+        let job = self;
+        let mut s = job.name.clone();
+        if job.numjobs > 1 {
+            let _ = write!(s, "#{}", job.clone_index);
+        }
+        let _ = write!(
+            s,
+            ": ioengine={} rw={} bs={}/{} iodepth={} batch_submit={} batch_complete={}..{}",
+            job.ioengine,
+            job.rw,
+            job.bs_read,
+            job.bs_write,
+            job.iodepth,
+            job.iodepth_batch_submit,
+            job.iodepth_batch_complete_min,
+            job.iodepth_batch_complete_max
+        );
+        if let Some(cpus) = job.cpus() {
+            let _ = write!(s, " cpus={cpus:?}");
+        }
+        if let Some(rt) = job.runtime {
+            let _ = write!(s, " runtime={}", readable(rt));
+        }
+        if job.rw.reads() {
+            let _ = write!(s, "\n    read marks:  {}", marks_pattern(job, IoKind::Read));
+        }
+        if job.rw.writes() {
+            let _ = write!(
+                s,
+                "\n    write marks: {}",
+                marks_pattern(job, IoKind::Write)
+            );
+        }
+        if job.fsync > 0 || job.fdatasync > 0 {
+            let _ = write!(s, "\n    fsync marks: {}", job.marks(IoKind::Fsync, 0, 1));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_str;
+
+    #[test]
+    fn blocking_reads_are_urgent_and_a_batch_ends_in_a_barrier() {
+        let text = "[sync]\nrw=randread\nioengine=psync\nruntime=2\n\n\
+                    [async]\nrw=randread\nioengine=libaio\niodepth=16\niodepth_batch_submit=16\n";
+        let file = parse_str(text, "t.fio", &|_| None).unwrap();
+        let sync = file.jobs[0].describe();
+        assert!(
+            sync.starts_with("sync: ioengine=psync rw=randread"),
+            "{sync}"
+        );
+        assert!(sync.contains(" runtime=2.000s"), "{sync}");
+        assert!(sync.contains("\n    read marks:  U"), "{sync}");
+        let batch = file.jobs[1].describe();
+        assert!(
+            batch.contains("read marks:  - - - ... B (batch of 16)"),
+            "{batch}"
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! Time inside the project: `u64` nanoseconds, and the two ways it is shown
+//! at the edges: exactly as the CLI takes it (`6us`), or rounded as a
+//! person reads it (`6.26us`).
+
+/// Nanoseconds. All times inside the project are this.
+pub type Nanos = u64;
+
+pub const US: Nanos = 1_000;
+pub const MS: Nanos = 1_000_000;
+pub const SEC: Nanos = 1_000_000_000;
+
+/// Formats nanoseconds the way the CLI accepts them (`6us`, `100us`, `1ms`).
+pub fn format_nanos(ns: Nanos) -> String {
+    if ns == 0 {
+        "0".to_string()
+    } else if ns % SEC == 0 {
+        format!("{}s", ns / SEC)
+    } else if ns % MS == 0 {
+        format!("{}ms", ns / MS)
+    } else if ns % US == 0 {
+        format!("{}us", ns / US)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// Nanoseconds at a scale a person reads: `812ns`, `6.00us`, `1.250ms`,
+/// `2.000s`.
+pub fn readable(ns: Nanos) -> String {
+    if ns < US {
+        format!("{ns}ns")
+    } else if ns < MS {
+        format!("{:.2}us", ns as f64 / US as f64)
+    } else if ns < SEC {
+        format!("{:.3}ms", ns as f64 / MS as f64)
+    } else {
+        format!("{:.3}s", ns as f64 / SEC as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_picks_the_largest_exact_unit() {
+        assert_eq!(format_nanos(0), "0");
+        assert_eq!(format_nanos(6_000), "6us");
+        assert_eq!(format_nanos(100_000), "100us");
+        assert_eq!(format_nanos(1_000_000), "1ms");
+        assert_eq!(format_nanos(1_500), "1500ns");
+        assert_eq!(format_nanos(2 * SEC), "2s");
+    }
+
+    #[test]
+    fn times_pick_a_readable_unit() {
+        assert_eq!(readable(812), "812ns");
+        assert_eq!(readable(6_000), "6.00us");
+        assert_eq!(readable(1_250_000), "1.250ms");
+        assert_eq!(readable(2_000_000_000), "2.000s");
+    }
+}

@@ -1,0 +1,200 @@
+//! A tuning as `cinterrupts tune` shows it: the recommendation on one line,
+//! how it was read, the sweep as a table; and the files `--out` writes (two
+//! figures and every number as JSON); and how its percentile and tolerance
+//! are written on the command line.
+
+use std::fmt::Write as _;
+
+use policy::format_nanos;
+use policy::time::readable;
+use serde_json::json;
+
+use crate::{plot, Point, Tuning};
+
+/// What the tuning ran: the workload and where, for the header, the titles
+/// and the JSON.
+pub struct Setup {
+    /// The job file as given.
+    pub workload: String,
+    /// `sim` or `emu`.
+    pub mode: &'static str,
+    /// The device or backend, for figure titles.
+    pub short: String,
+    /// The device and host, or the backend, for the header.
+    pub on: String,
+    /// The same as JSON fields (`device`, `host` or `backend`).
+    pub extra: serde_json::Value,
+    pub seed: u64,
+    pub runtime: policy::Nanos,
+}
+
+/// `0.01` as `1%`, `0.005` as `0.5%`.
+pub fn percent(fraction: f64) -> String {
+    let s = format!("{:.6}", fraction * 100.0);
+    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A percentile in (0, 100]: `90`, `99.9`.
+pub fn parse_percentile(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentile in (0, 100] (e.g. 90, 99)"
+        )),
+    }
+}
+
+/// A tolerance written as a percentage in [0, 100): `1%`, `0.5%`; as a
+/// fraction.
+pub fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let bad = || format!("'{s}' is not a percentage in [0, 100) such as 1% or 0.5%");
+    let number = s.strip_suffix('%').ok_or_else(bad)?;
+    match number.trim().parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(bad()),
+    }
+}
+
+/// The recommendation on one line, then how it was read, then the sweep.
+pub fn text(t: &Tuning, s: &Setup) -> String {
+    let p = t.percentile;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "delta = {} (p{p} of completion gaps), thr = {} (IOPS within {} of the plateau from thr={} up)",
+        format_nanos(t.delta),
+        t.thr,
+        percent(t.tolerance),
+        t.thr
+    );
+    let _ = writeln!(
+        out,
+        "  workload: {} on {} ({}, seed {}, {} per run)",
+        s.workload,
+        s.on,
+        s.mode,
+        s.seed,
+        format_nanos(s.runtime)
+    );
+    let g = &t.gaps;
+    let _ = writeln!(
+        out,
+        "  completion gaps under default (per CQ, {} gaps): p50={} p90={} p99={} max={}",
+        g.count,
+        readable(g.value_at(0.5)),
+        readable(g.value_at(0.9)),
+        readable(g.value_at(0.99)),
+        readable(g.max())
+    );
+    let _ = writeln!(
+        out,
+        "  delta: p{p} is {}; delta is the next whole microsecond above it",
+        readable(t.gap_at_percentile)
+    );
+    let _ = writeln!(
+        out,
+        "\nthr sweep (adaptive, delta={}):",
+        format_nanos(t.delta)
+    );
+    let _ = writeln!(
+        out,
+        "  {:>7} {:>10} {:>10} {:>10} {:>11}",
+        "thr", "IOPS", "irq/s", "compl/irq", "mean clat"
+    );
+    let row = |out: &mut String, label: String, p: &Point| {
+        let _ = writeln!(
+            out,
+            "  {label:>7} {:>10.0} {:>10.0} {:>10.2} {:>11}",
+            p.iops,
+            p.irq_per_sec,
+            p.completions_per_irq,
+            readable(p.mean_clat_ns.round() as u64)
+        );
+    };
+    row(&mut out, "default".into(), &t.baseline);
+    for p in &t.sweep {
+        let thr = p.thr.unwrap_or_default();
+        let label = if thr == t.thr {
+            format!("*{thr}")
+        } else {
+            thr.to_string()
+        };
+        row(&mut out, label, p);
+    }
+    out
+}
+
+/// The files `--out` writes, by name: `tune-cdf.svg`, `tune-thr.svg`,
+/// `tune.json`.
+pub fn files(t: &Tuning, s: &Setup) -> Result<[(&'static str, String); 3], String> {
+    let name = std::path::Path::new(&s.workload)
+        .file_stem()
+        .map_or(s.workload.clone(), |n| n.to_string_lossy().into_owned());
+    let cdf = plot::cdf_svg(
+        t,
+        &format!("completion gaps: {name}, {} ({})", s.short, s.mode),
+    )?;
+    let thr = plot::thr_svg(
+        t,
+        &format!(
+            "thr sweep: adaptive delta={}, {name} on {} ({})",
+            format_nanos(t.delta),
+            s.on,
+            s.mode
+        ),
+    )?;
+    let mut v = json!({
+        "workload": s.workload,
+        "mode": s.mode,
+    });
+    for (k, x) in s.extra.as_object().into_iter().flatten() {
+        v[k] = x.clone();
+    }
+    v["seed"] = json!(s.seed);
+    v["runtime_ns"] = json!(s.runtime);
+    for (k, x) in t.to_json().as_object().into_iter().flatten() {
+        v[k] = x.clone();
+    }
+    let mut text = serde_json::to_string_pretty(&v).expect("a JSON value always serializes");
+    text.push('\n');
+    Ok([
+        ("tune-cdf.svg", cdf),
+        ("tune-thr.svg", thr),
+        ("tune.json", text),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percents_print_short() {
+        assert_eq!(percent(0.01), "1%");
+        assert_eq!(percent(0.005), "0.5%");
+        assert_eq!(percent(0.07), "7%");
+        assert_eq!(percent(0.0), "0%");
+    }
+
+    #[test]
+    fn percentiles_are_in_0_to_100() {
+        assert_eq!(parse_percentile("90"), Ok(90.0));
+        assert_eq!(parse_percentile("99.9"), Ok(99.9));
+        assert_eq!(parse_percentile("100"), Ok(100.0));
+        for bad in ["0", "-5", "100.1", "abc", "90%", "NaN", ""] {
+            let e = parse_percentile(bad).unwrap_err();
+            assert!(e.contains("(0, 100]"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn tolerances_are_percentages() {
+        assert_eq!(parse_tolerance("1%"), Ok(0.01));
+        assert_eq!(parse_tolerance("0%"), Ok(0.0));
+        assert_eq!(parse_tolerance("0.5%"), Ok(0.005));
+        for bad in ["1", "0.01", "100%", "-1%", "x%", "%", "NaN%"] {
+            let e = parse_tolerance(bad).unwrap_err();
+            assert!(e.contains("such as 1%"), "{bad}: {e}");
+        }
+    }
+}
