@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Instant;
 
-use policy::Nanos;
+use policy::{Nanos, SEC, US};
 
 /// Pins the calling thread to one CPU.
 pub fn pin_to(cpu: usize) -> io::Result<()> {
@@ -88,7 +88,7 @@ impl Usage {
             libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
             ru
         };
-        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
+        let ns = |tv: libc::timeval| tv.tv_sec as u64 * SEC + tv.tv_usec as u64 * US;
         Usage {
             user_ns: ns(ru.ru_utime),
             sys_ns: ns(ru.ru_stime),
@@ -152,7 +152,7 @@ impl ThreadProbe {
                 .unwrap_or(0)
         };
         Usage {
-            user_ns: ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
+            user_ns: ts.tv_sec as u64 * SEC + ts.tv_nsec as u64,
             sys_ns: 0,
             voluntary: field("voluntary_ctxt_switches:"),
             involuntary: field("nonvoluntary_ctxt_switches:"),

@@ -14,7 +14,7 @@
 //! thread; the simulator applies it in virtual time, the emulator on real
 //! I/O.
 
-use policy::{Marks, Nanos};
+use policy::{Marks, Nanos, SEC};
 use rand::Rng;
 
 use crate::plan::{Bounds, IoLoop};
@@ -291,7 +291,7 @@ impl Issuer {
         if rate == 0 {
             return None;
         }
-        let at = self.start + (u128::from(issued) * 1_000_000_000 / u128::from(rate)) as Nanos;
+        let at = self.start + (u128::from(issued) * u128::from(SEC) / u128::from(rate)) as Nanos;
         (at > now).then_some(at)
     }
 }

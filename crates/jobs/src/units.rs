@@ -8,12 +8,9 @@ pub const MAX_CPU: usize = 8191;
 
 /// Nanoseconds per unit, for [`parse_duration`]'s `default_unit`.
 pub const NS: u64 = 1;
-/// Nanoseconds in a microsecond.
-pub const US: u64 = 1_000;
-/// Nanoseconds in a millisecond.
-pub const MS: u64 = 1_000_000;
-/// Nanoseconds in a second.
-pub const SEC: u64 = 1_000_000_000;
+/// Nanoseconds in a microsecond, a millisecond and a second: the project's
+/// one set of time constants, [`policy::time`].
+pub use policy::time::{MS, SEC, US};
 
 /// A non-negative decimal number split into its integer part and the digits
 /// after the point, followed by whatever text comes after it.

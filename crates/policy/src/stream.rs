@@ -229,7 +229,7 @@ pub fn replay(
         completions: 0,
         errors: 0,
         // 1 ns to an hour at 3 significant figures; longer delays are clamped.
-        delays: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
+        delays: crate::time::histogram(),
         max_delay: 0,
         input_end: rows.last().map_or(0, |r| r.time),
         last_delivery: 0,

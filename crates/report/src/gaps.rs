@@ -9,12 +9,12 @@
 
 use hdrhistogram::Histogram;
 
-/// A histogram for gaps in ns: 1 ns to 60 s at 3 significant digits, so a
-/// gap is exact below 2,048 ns and within 0.1% above. Longer gaps are
-/// clamped to 60 s (record with `saturating_record`). Zero, two
-/// completions posted at the same instant, is a gap too.
+/// A histogram for gaps in ns: the project's one time histogram
+/// ([`policy::time::histogram`]: exact below 2,048 ns, within 0.1% above;
+/// record with `saturating_record`, longer gaps are clamped to its bound).
+/// Zero, two completions posted at the same instant, is a gap too.
 pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
+    policy::time::histogram()
 }
 
 /// The percentiles of the gaps the text and JSON outputs show.
