@@ -37,14 +37,6 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// `0,1,3`: CPUs as a message lists them.
-pub fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// Gives the calling thread SCHED_FIFO at `priority`, so that waking it
 /// preempts whatever normal thread runs on its CPU, as an interrupt does.
 pub fn set_fifo(priority: i32) -> io::Result<()> {

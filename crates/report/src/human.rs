@@ -61,6 +61,31 @@ pub(crate) fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+/// `0-3,8` for [0, 1, 2, 3, 8]: CPUs as fio's `cpus_allowed` is written
+/// (the inverse of `jobs::units::parse_cpu_list`), in reports and messages.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +120,12 @@ mod tests {
         // Four digits fit before the prefix changes, as fio prints 1.2M IOPS.
         assert_eq!(count(1_200_000.0), "1200k");
         assert_eq!(count(12_000_000.0), "12.0M");
+    }
+
+    #[test]
+    fn cpu_lists_collapse_ranges() {
+        assert_eq!(cpu_list(&[1]), "1");
+        assert_eq!(cpu_list(&[3, 0, 1, 2, 8]), "0-3,8");
+        assert_eq!(cpu_list(&[0, 2, 4]), "0,2,4");
     }
 }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use policy::{MS, US};
 
-use crate::human::{count, digits, finite, num2str, percent};
+use crate::human::{count, cpu_list, digits, finite, num2str, percent};
 use crate::{DirReport, JobReport, LatencyStats, RunReport};
 
 /// The report as fio's normal output would show it, plus the run's interrupt
@@ -210,40 +210,9 @@ fn gap(ns: u64) -> String {
     }
 }
 
-/// `0-3,8` for [0, 1, 2, 3, 8], as `cpus_allowed` is written.
-fn cpu_list(cpus: &[usize]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_collapse_ranges() {
-        assert_eq!(cpu_list(&[1]), "1");
-        assert_eq!(cpu_list(&[3, 0, 1, 2, 8]), "0-3,8");
-        assert_eq!(cpu_list(&[0, 2, 4]), "0,2,4");
-    }
 
     #[test]
     fn units_round_to_nearest() {

@@ -3,11 +3,12 @@
 //! backend, and the part of the file each job addresses.
 
 use jobs::Job;
+use report::human::cpu_list;
 
 use crate::backend::{BackendSpec, Kind};
 use crate::config::EmuConfig;
 use crate::error::EmuError;
-use crate::sys::{self, cpu_list};
+use crate::sys;
 use crate::worker::WorkerSpec;
 
 #[derive(Clone, Debug)]
