@@ -127,6 +127,7 @@ impl World {
         c.busy = Busy::Idle;
         c.idle_since = self.now;
         c.gen = c.gen.wrapping_add(1);
+        self.events.cancel_core_done(core);
         self.schedule(core);
     }
 
@@ -149,6 +150,7 @@ impl World {
             let c = &mut self.cores[core as usize];
             c.busy = Busy::Idle;
             c.gen = c.gen.wrapping_add(1);
+            self.events.cancel_core_done(core);
         }
     }
 

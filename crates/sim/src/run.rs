@@ -127,7 +127,11 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
     }
     let mut cores: Vec<_> = (0..host.cores).map(|_| Core::new()).collect();
     let mut world_threads = Vec::with_capacity(threads.len());
-    let mut events = Events::default();
+    let mut events = Events::new(
+        host.cores as usize,
+        threads.iter().map(|t| t.core as u32).collect(),
+        queues.iter().map(|q| q.irq_core).collect(),
+    );
     for (i, t) in threads.into_iter().enumerate() {
         cores[t.core].threads += 1;
         events.push(t.start, Ev::Start { tid: i as u32 });
