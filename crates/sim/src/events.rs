@@ -52,39 +52,67 @@ struct Entry {
 }
 
 /// One core's (or the device's) pending events.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Part {
-    /// The core's `CoreDone`, if one is pending.
-    done: Option<Entry>,
-    /// The rest, latest first (the next one pops off the end).
-    later_first: Vec<Entry>,
+    /// The core's `CoreDone` (key NONE when none is pending).
+    done: Entry,
+    /// The rest in order from `next`; what precedes `next` has run.
+    sorted: Vec<Entry>,
+    next: usize,
 }
 
+const EMPTY: Entry = Entry {
+    key: NONE,
+    ev: Ev::End,
+};
+
+/// Popped entries left at the front of a part before they are dropped.
+const COMPACT_AT: usize = 64;
+
 impl Part {
-    fn head(&self) -> Key {
-        let rest = self.later_first.last().map_or(NONE, |e| e.key);
-        self.done.map_or(rest, |d| d.key.min(rest))
-    }
-
-    fn insert(&mut self, e: Entry) {
-        // New events mostly land late: search from the latest.
-        let at = self.later_first.partition_point(|x| x.key > e.key);
-        self.later_first.insert(at, e);
-    }
-
-    fn pop(&mut self) -> Option<Entry> {
-        match (self.done, self.later_first.last()) {
-            (Some(d), Some(l)) if l.key < d.key => self.later_first.pop(),
-            (Some(d), _) => {
-                self.done = None;
-                Some(d)
-            }
-            (None, _) => self.later_first.pop(),
+    fn new() -> Part {
+        Part {
+            done: EMPTY,
+            sorted: Vec::new(),
+            next: 0,
         }
     }
 
+    fn head(&self) -> Key {
+        let rest = self.sorted.get(self.next).map_or(NONE, |e| e.key);
+        self.done.key.min(rest)
+    }
+
+    fn insert(&mut self, e: Entry) {
+        // New events mostly land last: walk back from the end.
+        self.sorted.push(e);
+        let mut i = self.sorted.len() - 1;
+        while i > self.next && self.sorted[i - 1].key > e.key {
+            self.sorted[i] = self.sorted[i - 1];
+            i -= 1;
+        }
+        self.sorted[i] = e;
+    }
+
+    fn pop(&mut self) -> Entry {
+        let rest = self.sorted.get(self.next).map_or(NONE, |e| e.key);
+        if self.done.key < rest {
+            return std::mem::replace(&mut self.done, EMPTY);
+        }
+        let e = self.sorted[self.next];
+        self.next += 1;
+        if self.next == self.sorted.len() {
+            self.sorted.clear();
+            self.next = 0;
+        } else if self.next >= COMPACT_AT {
+            self.sorted.drain(..self.next);
+            self.next = 0;
+        }
+        e
+    }
+
     fn len(&self) -> usize {
-        self.later_first.len() + usize::from(self.done.is_some())
+        self.sorted.len() - self.next + usize::from(self.done.key != NONE)
     }
 }
 
@@ -95,17 +123,20 @@ const UNSET: u32 = u32::MAX;
 #[derive(Debug)]
 pub(crate) struct Events {
     parts: Vec<Part>,
-    /// Each part's earliest key (NONE when empty), padded to the tree's
-    /// leaves.
-    heads: Vec<Key>,
-    /// A tournament tree: node i (from 1) holds the part with the earliest
-    /// head among its leaves; leaves start at `heads.len()`.
-    tree: Vec<u32>,
+    /// A tournament tree over the parts' earliest keys: node i (from 1)
+    /// holds the earliest key among its leaves and its part; part p's leaf
+    /// is node `leaves + p`.
+    tree: Vec<(Key, u32)>,
+    leaves: usize,
     /// Core to part.
     core_part: Vec<u32>,
     /// Thread to core, and queue to the core it interrupts.
     thread_core: Vec<u32>,
     queue_core: Vec<u32>,
+    /// The part the last event popped from: its leaf is replayed at the
+    /// next pop, not at once, since the popped event's handler mostly
+    /// schedules the next one in the same part.
+    dirty: Option<usize>,
     seq: u64,
     /// Entries other than ticks: when none is left, nothing but the
     /// scheduler tick can ever happen again.
@@ -118,11 +149,12 @@ impl Events {
     pub(crate) fn new(cores: usize, thread_core: Vec<u32>, queue_core: Vec<u32>) -> Events {
         let mut q = Events {
             parts: Vec::new(),
-            heads: Vec::new(),
             tree: Vec::new(),
+            leaves: 0,
             core_part: vec![UNSET; cores],
             thread_core,
             queue_core,
+            dirty: None,
             seq: 0,
             live: 0,
         };
@@ -132,36 +164,50 @@ impl Events {
 
     fn add_part(&mut self) -> usize {
         let p = self.parts.len();
-        self.parts.push(Part::default());
-        if self.parts.len() > self.heads.len() {
-            let leaves = self.parts.len().next_power_of_two().max(2);
-            self.heads.resize(leaves, NONE);
-            self.tree = vec![0; 2 * leaves];
-            for (i, leaf) in self.tree[leaves..].iter_mut().enumerate() {
-                *leaf = i as u32;
+        self.parts.push(Part::new());
+        if self.parts.len() > self.leaves {
+            // Grow the tree and replay every match.
+            self.leaves = self.parts.len().next_power_of_two().max(2);
+            self.tree = vec![(NONE, 0); 2 * self.leaves];
+            for i in 0..self.leaves {
+                let head = self.parts.get(i).map_or(NONE, Part::head);
+            // (the dirty part's fresh head included: no replay owed)
+                self.tree[self.leaves + i] = (head, i as u32);
             }
-            for i in (1..leaves).rev() {
-                self.tree[i] = self.winner(self.tree[2 * i], self.tree[2 * i + 1]);
+            for i in (1..self.leaves).rev() {
+                let (a, b) = (self.tree[2 * i], self.tree[2 * i + 1]);
+                self.tree[i] = if b.0 < a.0 { b } else { a };
             }
         }
+        self.dirty = None;
         p
     }
 
-    fn winner(&self, a: u32, b: u32) -> u32 {
-        if self.heads[b as usize] < self.heads[a as usize] {
-            b
-        } else {
-            a
+    /// The part's head changed: replay its matches up the tree. With
+    /// `early`, stop where a match's winner stays the same (the nodes above
+    /// then hold, except on the dirty part's path, which the next pop
+    /// replays in full).
+    fn update(&mut self, p: usize, early: bool) {
+        let mut node = (self.parts[p].head(), p as u32);
+        let mut i = self.leaves + p;
+        self.tree[i] = node;
+        while i > 1 {
+            let sibling = self.tree[i ^ 1];
+            if sibling.0 < node.0 {
+                node = sibling;
+            }
+            i >>= 1;
+            if early && self.tree[i] == node {
+                return;
+            }
+            self.tree[i] = node;
         }
     }
 
-    /// The part's head changed: replay its matches up to the root.
-    fn update(&mut self, p: usize) {
-        self.heads[p] = self.parts[p].head();
-        let mut i = (self.heads.len() + p) / 2;
-        while i >= 1 {
-            self.tree[i] = self.winner(self.tree[2 * i], self.tree[2 * i + 1]);
-            i /= 2;
+    /// A part's head changed.
+    fn changed(&mut self, p: usize) {
+        if self.dirty != Some(p) {
+            self.update(p, true);
         }
     }
 
@@ -175,56 +221,56 @@ impl Events {
         p
     }
 
-    fn part_of(&mut self, ev: Ev) -> usize {
-        match ev {
-            Ev::CoreDone { core, .. } | Ev::Tick { core } => self.core(core),
-            Ev::Timer { tid, .. } | Ev::Start { tid } => self.core(self.thread_core[tid as usize]),
-            Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
-            Ev::ServiceDone { .. } | Ev::End => DEVICE,
-        }
-    }
-
     pub(crate) fn push(&mut self, time: Nanos, ev: Ev) {
         self.seq += 1;
         let e = Entry {
             key: key(time, self.seq),
             ev,
         };
-        let p = self.part_of(ev);
-        let part = &mut self.parts[p];
-        match ev {
-            Ev::CoreDone { .. } => {
-                if part.done.replace(e).is_none() {
+        // One match: the event's part, and whether it keeps the run alive.
+        let p = match ev {
+            Ev::CoreDone { core, .. } => {
+                let p = self.core(core);
+                if std::mem::replace(&mut self.parts[p].done, e).key == NONE {
                     self.live += 1;
                 }
+                self.changed(p);
+                return;
             }
-            Ev::Tick { .. } => part.insert(e),
-            _ => {
-                self.live += 1;
-                part.insert(e);
+            Ev::Tick { core } => {
+                let p = self.core(core);
+                self.parts[p].insert(e);
+                self.changed(p);
+                return;
             }
-        }
-        if e.key < self.heads[p] || matches!(ev, Ev::CoreDone { .. }) {
-            self.update(p);
-        }
+            Ev::ServiceDone { .. } | Ev::End => DEVICE,
+            Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
+            Ev::Timer { tid, .. } | Ev::Start { tid } => self.core(self.thread_core[tid as usize]),
+        };
+        self.live += 1;
+        self.parts[p].insert(e);
+        self.changed(p);
     }
 
     /// Drops the core's pending `CoreDone`, if any: its work was cut short.
     pub(crate) fn cancel_core_done(&mut self, core: u32) {
         let p = self.core(core);
-        if self.parts[p].done.take().is_some() {
+        if std::mem::replace(&mut self.parts[p].done, EMPTY).key != NONE {
             self.live -= 1;
-            self.update(p);
+            self.changed(p);
         }
     }
 
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
-        let p = self.tree[1] as usize;
-        if self.heads[p] == NONE {
+        if let Some(d) = self.dirty.take() {
+            self.update(d, false);
+        }
+        let (head, p) = self.tree[1];
+        if head == NONE {
             return None;
         }
-        let e = self.parts[p].pop().expect("a part with a head has an event");
-        self.update(p);
+        let e = self.parts[p as usize].pop();
+        self.dirty = Some(p as usize);
         if !matches!(e.ev, Ev::Tick { .. }) {
             self.live -= 1;
         }
