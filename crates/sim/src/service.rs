@@ -70,7 +70,7 @@ impl Sampler {
 /// `as u64` does (negative and NaN to 0).
 pub(crate) fn round(v: f64) -> u64 {
     let t = v as u64;
-    if v - t as f64 >= 0.5 {
+    if v - t as f64 >= 0.5 && t < u64::MAX {
         t + 1
     } else {
         t
