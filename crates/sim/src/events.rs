@@ -111,8 +111,13 @@ impl Part {
         e
     }
 
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.sorted.len() - self.next + usize::from(self.done.key != NONE)
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Part>() + self.sorted.capacity() * std::mem::size_of::<Entry>()
     }
 }
 
@@ -171,7 +176,7 @@ impl Events {
             self.tree = vec![(NONE, 0); 2 * self.leaves];
             for i in 0..self.leaves {
                 let head = self.parts.get(i).map_or(NONE, Part::head);
-            // (the dirty part's fresh head included: no replay owed)
+                // (the dirty part's fresh head included: no replay owed)
                 self.tree[self.leaves + i] = (head, i as u32);
             }
             for i in (1..self.leaves).rev() {
@@ -282,9 +287,19 @@ impl Events {
         self.live > 0
     }
 
-    /// Events pending (for the memory figures of `bench sim --cores`).
-    pub(crate) fn len(&self) -> usize {
+    /// Events pending.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.parts.iter().map(Part::len).sum()
+    }
+
+    /// What the queue holds, bytes (for `bench sim --cores`).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.parts.iter().map(Part::bytes).sum::<usize>()
+            + self.tree.capacity() * size_of::<(Key, u32)>()
+            + (self.core_part.capacity() + self.thread_core.capacity() + self.queue_core.capacity())
+                * 4
     }
 }
 
@@ -335,7 +350,9 @@ mod tests {
         let mut seq = 0u64;
         let mut x = 12345u64;
         for _ in 0..2000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let time = (x >> 33) % 50;
             let core = ((x >> 20) % cores as u64) as u32;
             let ev = match x % 3 {

@@ -14,6 +14,7 @@
 //! assert_eq!(host.irq_entry, 740); // ns, TOS 2
 //! ```
 
+pub mod bench;
 mod device;
 mod events;
 mod host;
