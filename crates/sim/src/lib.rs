@@ -20,6 +20,7 @@ mod events;
 mod host;
 pub mod profile;
 mod run;
+mod sched;
 mod service;
 mod thread;
 mod workload;

@@ -11,6 +11,7 @@ use rand_pcg::Pcg64Mcg;
 use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 
 use crate::events::{Ev, Events};
+use crate::sched::Tunables;
 use crate::service::Sampler;
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
@@ -150,6 +151,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         now: 0,
         events,
         host: host.clone(),
+        sched: Tunables::of(host),
         cores,
         threads: world_threads,
         requests: Vec::new(),

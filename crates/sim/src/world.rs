@@ -11,6 +11,7 @@ use policy::{Interrupt, Marks, Nanos, Policy};
 use rand_pcg::Pcg64Mcg;
 
 use crate::events::{Ev, Events};
+use crate::sched::{RunQueue, Tunables};
 use crate::service::Sampler;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
@@ -202,9 +203,8 @@ pub(crate) struct Core {
     pub gen: u32,
     /// The thread owning the CPU (possibly cut short by the handler).
     pub current: Option<u32>,
-    pub rq: Vec<u32>,
-    pub min_vruntime: Nanos,
-    pub need_resched: bool,
+    /// Its runnable threads and CFS's state (crate::sched).
+    pub rq: RunQueue,
     pub pending: VecDeque<IrqWork>,
     /// Threads the running handler wakes when it ends.
     pub waking: Vec<u32>,
@@ -220,9 +220,7 @@ impl Core {
             busy: Busy::Idle,
             gen: 0,
             current: None,
-            rq: Vec::new(),
-            min_vruntime: 0,
-            need_resched: false,
+            rq: RunQueue::default(),
             pending: VecDeque::new(),
             waking: Vec::new(),
             idle_since: 0,
@@ -315,6 +313,8 @@ pub(crate) struct World {
     pub now: Nanos,
     pub events: Events,
     pub host: HostProfile,
+    /// The scheduler's tunables, from the host.
+    pub sched: Tunables,
     pub cores: Vec<Core>,
     pub threads: Vec<Thread>,
     pub requests: Vec<Request>,
@@ -400,7 +400,8 @@ impl World {
             .iter()
             .map(|c| {
                 size_of::<Core>()
-                    + (c.rq.capacity() + c.waking.capacity()) * 4
+                    + c.rq.capacity() * size_of::<(Nanos, u32)>()
+                    + c.waking.capacity() * 4
                     + c.pending.capacity() * size_of::<IrqWork>()
             })
             .sum();
