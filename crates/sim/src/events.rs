@@ -176,15 +176,15 @@ impl Events {
             self.tree = vec![(NONE, 0); 2 * self.leaves];
             for i in 0..self.leaves {
                 let head = self.parts.get(i).map_or(NONE, Part::head);
-                // (the dirty part's fresh head included: no replay owed)
                 self.tree[self.leaves + i] = (head, i as u32);
             }
             for i in (1..self.leaves).rev() {
                 let (a, b) = (self.tree[2 * i], self.tree[2 * i + 1]);
                 self.tree[i] = if b.0 < a.0 { b } else { a };
             }
+            // Every leaf was just read fresh, the dirty one's too.
+            self.dirty = None;
         }
-        self.dirty = None;
         p
     }
 
@@ -368,5 +368,51 @@ mod tests {
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         let want: Vec<_> = want.into_iter().map(|(t, _, e)| (t, e)).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn pops_between_pushes_keep_the_order_as_parts_appear() {
+        // Pushes and pops interleaved while cores get their first events
+        // (new parts, with and without the tree growing), against a model
+        // that keeps everything in one (time, seq)-sorted list.
+        let cores = 13u32;
+        let mut q = Events::new(cores as usize, (0..cores).collect(), (0..cores).collect());
+        let mut model: Vec<(Nanos, u64, Ev)> = Vec::new();
+        let (mut seq, mut now, mut x) = (0u64, 0u64, 99u64);
+        let mut gen = 0u32;
+        for step in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x % 5 < 2 {
+                let got = q.pop();
+                model.sort_by_key(|&(t, s, _)| (t, s));
+                let want = (!model.is_empty()).then(|| model.remove(0));
+                assert_eq!(got, want.map(|(t, _, e)| (t, e)), "step {step}");
+                if let Some((t, _, _)) = want {
+                    now = t;
+                }
+                continue;
+            }
+            // Cores come into use one by one over the run.
+            let core = ((x >> 20) % (1 + step as u64 / 300).min(cores as u64)) as u32;
+            let time = now + (x >> 33) % 20;
+            let ev = match (x >> 8) % 4 {
+                0 => Ev::Tick { core },
+                1 => Ev::Start { tid: core },
+                2 => Ev::ServiceDone { req: step },
+                _ => {
+                    gen += 1;
+                    // The model drops the core's CoreDone it replaces.
+                    model.retain(
+                        |&(_, _, e)| !matches!(e, Ev::CoreDone { core: c, .. } if c == core),
+                    );
+                    Ev::CoreDone { core, gen }
+                }
+            };
+            seq += 1;
+            q.push(time, ev);
+            model.push((time, seq, ev));
+        }
     }
 }
