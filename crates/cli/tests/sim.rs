@@ -225,3 +225,32 @@ fn bench_sim_reports_completions_per_second() {
     assert!(v["runs"][0]["wall_seconds"].as_f64().unwrap() > 0.0);
     assert!((v["runs"][0]["virtual_seconds"].as_f64().unwrap() - 0.02).abs() < 1e-3);
 }
+
+#[test]
+fn bench_sim_cores_gives_a_row_per_core_count() {
+    let o = run(&[
+        "bench",
+        "sim",
+        "--cores",
+        "4",
+        "--runtime",
+        "2ms",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let cores: Vec<u64> = rows.iter().map(|r| r["cores"].as_u64().unwrap()).collect();
+    assert_eq!(cores, [1, 2, 4]);
+    for r in rows {
+        assert!(r["ns_per_completion"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["state_bytes_per_core"].as_u64().unwrap() > 0, "{r}");
+    }
+    // Each core runs its own copy: four cores complete about four times as
+    // much as one.
+    let done = |i: usize| rows[i]["best"]["completions"].as_f64().unwrap();
+    assert!(done(2) > 3.5 * done(0), "{v}");
+    let o = run(&["bench", "sim", "--cores", "0"]);
+    assert!(!o.status.success());
+}

@@ -6,6 +6,7 @@
 use policy::{Command, Completion, Nanos};
 
 use crate::events::Ev;
+use crate::service;
 use crate::world::{IrqWork, RState, World};
 
 impl World {
@@ -49,7 +50,7 @@ impl World {
             d.gate = start + spacing;
             let service = sampler.sample(&mut d.rng, r.bytes).max(1);
             self.events
-                .push(start.ceil() as Nanos + service, Ev::ServiceDone { req });
+                .push(service::ceil(start) + service, Ev::ServiceDone { req });
         }
     }
 

@@ -1,9 +1,19 @@
-//! The event queue: a min-heap on (time, insertion order), so events at the
+//! The event queue: events run in (time, insertion order), so events at the
 //! same instant run in the order they were scheduled and a run is
 //! deterministic.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! The queue is split per core (and one part for the device), so its cost
+//! does not grow with the number of cores: each part is a short sorted list,
+//! and a tournament tree over the parts' earliest events finds the next one
+//! in log2(parts) comparisons. Every event names the core it happens on (a
+//! core's own work and tick, a thread's timers on the thread's core, a
+//! queue's deadline on the core its interrupt goes to), so the parts stay as
+//! short as one core's pending work, however many cores run.
+//!
+//! A core has at most one live `CoreDone`: it sits in its part's slot, and a
+//! new one replaces it, so the work an interrupt or a preemption cuts short
+//! leaves no stale event behind. Keys are unique (the insertion counter), so
+//! the merged order is exactly the order of one global (time, seq) heap.
 
 use policy::Nanos;
 
@@ -27,34 +37,111 @@ pub(crate) enum Ev {
     End,
 }
 
-#[derive(Debug)]
+/// (time, seq) in one integer: one comparison orders two events.
+type Key = u128;
+const NONE: Key = Key::MAX;
+
+fn key(time: Nanos, seq: u64) -> Key {
+    ((time as Key) << 64) | seq as Key
+}
+
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Nanos,
-    seq: u64,
+    key: Key,
     ev: Ev,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
-    }
+/// One core's (or the device's) pending events.
+#[derive(Debug)]
+struct Part {
+    /// The core's `CoreDone` (key NONE when none is pending).
+    done: Entry,
+    /// The rest in order from `next`; what precedes `next` has run.
+    sorted: Vec<Entry>,
+    next: usize,
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+const EMPTY: Entry = Entry {
+    key: NONE,
+    ev: Ev::End,
+};
+
+/// Popped entries left at the front of a part before they are dropped.
+const COMPACT_AT: usize = 64;
+
+impl Part {
+    fn new() -> Part {
+        Part {
+            done: EMPTY,
+            sorted: Vec::new(),
+            next: 0,
+        }
     }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+
+    fn head(&self) -> Key {
+        let rest = self.sorted.get(self.next).map_or(NONE, |e| e.key);
+        self.done.key.min(rest)
+    }
+
+    fn insert(&mut self, e: Entry) {
+        // New events mostly land last: walk back from the end.
+        self.sorted.push(e);
+        let mut i = self.sorted.len() - 1;
+        while i > self.next && self.sorted[i - 1].key > e.key {
+            self.sorted[i] = self.sorted[i - 1];
+            i -= 1;
+        }
+        self.sorted[i] = e;
+    }
+
+    fn pop(&mut self) -> Entry {
+        let rest = self.sorted.get(self.next).map_or(NONE, |e| e.key);
+        if self.done.key < rest {
+            return std::mem::replace(&mut self.done, EMPTY);
+        }
+        let e = self.sorted[self.next];
+        self.next += 1;
+        if self.next == self.sorted.len() {
+            self.sorted.clear();
+            self.next = 0;
+        } else if self.next >= COMPACT_AT {
+            self.sorted.drain(..self.next);
+            self.next = 0;
+        }
+        e
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.sorted.len() - self.next + usize::from(self.done.key != NONE)
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Part>() + self.sorted.capacity() * std::mem::size_of::<Entry>()
     }
 }
 
-#[derive(Debug, Default)]
+/// The device's part; cores get theirs when they first have an event.
+const DEVICE: usize = 0;
+const UNSET: u32 = u32::MAX;
+
+#[derive(Debug)]
 pub(crate) struct Events {
-    heap: BinaryHeap<Entry>,
+    parts: Vec<Part>,
+    /// A tournament tree over the parts' earliest keys: node i (from 1)
+    /// holds the earliest key among its leaves and its part; part p's leaf
+    /// is node `leaves + p`.
+    tree: Vec<(Key, u32)>,
+    leaves: usize,
+    /// Core to part.
+    core_part: Vec<u32>,
+    /// Thread to core, and queue to the core it interrupts.
+    thread_core: Vec<u32>,
+    queue_core: Vec<u32>,
+    /// The part the last event popped from: its leaf is replayed at the
+    /// next pop, not at once, since the popped event's handler mostly
+    /// schedules the next one in the same part.
+    dirty: Option<usize>,
     seq: u64,
     /// Entries other than ticks: when none is left, nothing but the
     /// scheduler tick can ever happen again.
@@ -62,29 +149,157 @@ pub(crate) struct Events {
 }
 
 impl Events {
+    /// A queue for threads on `thread_core[tid]` and queues interrupting
+    /// `queue_core[q]`.
+    pub(crate) fn new(cores: usize, thread_core: Vec<u32>, queue_core: Vec<u32>) -> Events {
+        let mut q = Events {
+            parts: Vec::new(),
+            tree: Vec::new(),
+            leaves: 0,
+            core_part: vec![UNSET; cores],
+            thread_core,
+            queue_core,
+            dirty: None,
+            seq: 0,
+            live: 0,
+        };
+        q.add_part();
+        q
+    }
+
+    fn add_part(&mut self) -> usize {
+        let p = self.parts.len();
+        self.parts.push(Part::new());
+        if self.parts.len() > self.leaves {
+            // Grow the tree and replay every match.
+            self.leaves = self.parts.len().next_power_of_two().max(2);
+            self.tree = vec![(NONE, 0); 2 * self.leaves];
+            for i in 0..self.leaves {
+                let head = self.parts.get(i).map_or(NONE, Part::head);
+                self.tree[self.leaves + i] = (head, i as u32);
+            }
+            for i in (1..self.leaves).rev() {
+                let (a, b) = (self.tree[2 * i], self.tree[2 * i + 1]);
+                self.tree[i] = if b.0 < a.0 { b } else { a };
+            }
+            // Every leaf was just read fresh, the dirty one's too.
+            self.dirty = None;
+        }
+        p
+    }
+
+    /// The part's head changed: replay its matches up the tree. With
+    /// `early`, stop where a match's winner stays the same (the nodes above
+    /// then hold, except on the dirty part's path, which the next pop
+    /// replays in full).
+    fn update(&mut self, p: usize, early: bool) {
+        let mut node = (self.parts[p].head(), p as u32);
+        let mut i = self.leaves + p;
+        self.tree[i] = node;
+        while i > 1 {
+            let sibling = self.tree[i ^ 1];
+            if sibling.0 < node.0 {
+                node = sibling;
+            }
+            i >>= 1;
+            if early && self.tree[i] == node {
+                return;
+            }
+            self.tree[i] = node;
+        }
+    }
+
+    /// A part's head changed.
+    fn changed(&mut self, p: usize) {
+        if self.dirty != Some(p) {
+            self.update(p, true);
+        }
+    }
+
+    fn core(&mut self, core: u32) -> usize {
+        let p = self.core_part[core as usize];
+        if p != UNSET {
+            return p as usize;
+        }
+        let p = self.add_part();
+        self.core_part[core as usize] = p as u32;
+        p
+    }
+
     pub(crate) fn push(&mut self, time: Nanos, ev: Ev) {
         self.seq += 1;
-        if !matches!(ev, Ev::Tick { .. }) {
-            self.live += 1;
-        }
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
+        let e = Entry {
+            key: key(time, self.seq),
             ev,
-        });
+        };
+        // One match: the event's part, and whether it keeps the run alive.
+        let p = match ev {
+            Ev::CoreDone { core, .. } => {
+                let p = self.core(core);
+                if std::mem::replace(&mut self.parts[p].done, e).key == NONE {
+                    self.live += 1;
+                }
+                self.changed(p);
+                return;
+            }
+            Ev::Tick { core } => {
+                let p = self.core(core);
+                self.parts[p].insert(e);
+                self.changed(p);
+                return;
+            }
+            Ev::ServiceDone { .. } | Ev::End => DEVICE,
+            Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
+            Ev::Timer { tid, .. } | Ev::Start { tid } => self.core(self.thread_core[tid as usize]),
+        };
+        self.live += 1;
+        self.parts[p].insert(e);
+        self.changed(p);
+    }
+
+    /// Drops the core's pending `CoreDone`, if any: its work was cut short.
+    pub(crate) fn cancel_core_done(&mut self, core: u32) {
+        let p = self.core(core);
+        if std::mem::replace(&mut self.parts[p].done, EMPTY).key != NONE {
+            self.live -= 1;
+            self.changed(p);
+        }
     }
 
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
-        let e = self.heap.pop()?;
+        if let Some(d) = self.dirty.take() {
+            self.update(d, false);
+        }
+        let (head, p) = self.tree[1];
+        if head == NONE {
+            return None;
+        }
+        let e = self.parts[p as usize].pop();
+        self.dirty = Some(p as usize);
         if !matches!(e.ev, Ev::Tick { .. }) {
             self.live -= 1;
         }
-        Some((e.time, e.ev))
+        Some(((e.key >> 64) as Nanos, e.ev))
     }
 
     /// Whether anything but ticks is scheduled.
     pub(crate) fn any_live(&self) -> bool {
         self.live > 0
+    }
+
+    /// Events pending.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.parts.iter().map(Part::len).sum()
+    }
+
+    /// What the queue holds, bytes (for `bench sim --cores`).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.parts.iter().map(Part::bytes).sum::<usize>()
+            + self.tree.capacity() * size_of::<(Key, u32)>()
+            + (self.core_part.capacity() + self.thread_core.capacity() + self.queue_core.capacity())
+                * 4
     }
 }
 
@@ -92,15 +307,112 @@ impl Events {
 mod tests {
     use super::*;
 
+    fn queue() -> Events {
+        Events::new(4, vec![0, 1, 3], vec![0, 1, 2, 3])
+    }
+
     #[test]
     fn earliest_first_then_insertion_order() {
-        let mut q = Events::default();
+        let mut q = queue();
         q.push(5, Ev::End);
         q.push(3, Ev::Tick { core: 1 });
         q.push(3, Ev::Tick { core: 2 });
+        q.push(3, Ev::ServiceDone { req: 9 });
         assert_eq!(q.pop(), Some((3, Ev::Tick { core: 1 })));
         assert_eq!(q.pop(), Some((3, Ev::Tick { core: 2 })));
+        assert_eq!(q.pop(), Some((3, Ev::ServiceDone { req: 9 })));
         assert_eq!(q.pop(), Some((5, Ev::End)));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn a_new_core_done_replaces_the_cut_short_one() {
+        let mut q = queue();
+        q.push(10, Ev::CoreDone { core: 2, gen: 1 });
+        q.push(20, Ev::CoreDone { core: 2, gen: 2 });
+        q.push(15, Ev::Start { tid: 2 });
+        q.push(12, Ev::CoreDone { core: 3, gen: 1 });
+        q.cancel_core_done(3);
+        assert!(q.any_live());
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop(), Some((15, Ev::Start { tid: 2 })));
+        assert_eq!(q.pop(), Some((20, Ev::CoreDone { core: 2, gen: 2 })));
+        assert!(!q.any_live());
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn many_parts_merge_in_time_then_insertion_order() {
+        // Against a plain sort of the same pushes, across the tree's growth.
+        let cores = 40u32;
+        let mut q = Events::new(cores as usize, (0..cores).collect(), (0..cores).collect());
+        let mut want = Vec::new();
+        let mut seq = 0u64;
+        let mut x = 12345u64;
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let time = (x >> 33) % 50;
+            let core = ((x >> 20) % cores as u64) as u32;
+            let ev = match x % 3 {
+                0 => Ev::Tick { core },
+                1 => Ev::Start { tid: core },
+                _ => Ev::Deadline { queue: core },
+            };
+            seq += 1;
+            q.push(time, ev);
+            want.push((time, seq, ev));
+        }
+        want.sort_by_key(|&(t, s, _)| (t, s));
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = want.into_iter().map(|(t, _, e)| (t, e)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn pops_between_pushes_keep_the_order_as_parts_appear() {
+        // Pushes and pops interleaved while cores get their first events
+        // (new parts, with and without the tree growing), against a model
+        // that keeps everything in one (time, seq)-sorted list.
+        let cores = 13u32;
+        let mut q = Events::new(cores as usize, (0..cores).collect(), (0..cores).collect());
+        let mut model: Vec<(Nanos, u64, Ev)> = Vec::new();
+        let (mut seq, mut now, mut x) = (0u64, 0u64, 99u64);
+        let mut gen = 0u32;
+        for step in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x % 5 < 2 {
+                let got = q.pop();
+                model.sort_by_key(|&(t, s, _)| (t, s));
+                let want = (!model.is_empty()).then(|| model.remove(0));
+                assert_eq!(got, want.map(|(t, _, e)| (t, e)), "step {step}");
+                if let Some((t, _, _)) = want {
+                    now = t;
+                }
+                continue;
+            }
+            // Cores come into use one by one over the run.
+            let core = ((x >> 20) % (1 + step as u64 / 300).min(cores as u64)) as u32;
+            let time = now + (x >> 33) % 20;
+            let ev = match (x >> 8) % 4 {
+                0 => Ev::Tick { core },
+                1 => Ev::Start { tid: core },
+                2 => Ev::ServiceDone { req: step },
+                _ => {
+                    gen += 1;
+                    // The model drops the core's CoreDone it replaces.
+                    model.retain(
+                        |&(_, _, e)| !matches!(e, Ev::CoreDone { core: c, .. } if c == core),
+                    );
+                    Ev::CoreDone { core, gen }
+                }
+            };
+            seq += 1;
+            q.push(time, ev);
+            model.push((time, seq, ev));
+        }
     }
 }

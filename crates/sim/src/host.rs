@@ -1,15 +1,9 @@
-//! The host's cores: CPU time accounting, a CFS-like scheduler with wake-up
-//! preemption, and the interrupt handler.
+//! The host's cores: CPU time accounting, applying the CFS-like scheduler's
+//! decisions ([`crate::sched`]), and the interrupt handler.
 //!
-//! Scheduling follows Linux 5.0's fair class (kernel/sched/fair.c) with
-//! equal weights: a thread's vruntime grows with the CPU it uses; the
-//! runnable thread with the smallest runs next; a woken thread is placed at
-//! most `sched_latency / 2` behind the core's min_vruntime and preempts the
-//! running one if that is ahead by more than `sched_wakeup_granularity`; the
-//! tick preempts a thread that has used its slice. Interrupt time is charged
-//! to the core, not to the interrupted thread's vruntime
-//! (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it started on
-//! (no load balancing).
+//! Interrupt time is charged to the core, not to the interrupted thread's
+//! vruntime (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it
+//! started on (no load balancing).
 
 use policy::{Interrupt, Nanos};
 
@@ -71,44 +65,17 @@ impl World {
         Some(self.threads[tid as usize].vruntime + running)
     }
 
-    fn update_min_vruntime(&mut self, core: u32) {
-        let cur = self.current_vruntime(core);
-        let c = &self.cores[core as usize];
-        let rq_min =
-            c.rq.iter()
-                .map(|&t| self.threads[t as usize].vruntime)
-                .min();
-        let m = match (cur, rq_min) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return,
-        };
-        let c = &mut self.cores[core as usize];
-        c.min_vruntime = c.min_vruntime.max(m);
-    }
-
-    /// The runnable thread that should run next (smallest vruntime).
-    fn pick(&self, core: u32) -> Option<usize> {
-        let c = &self.cores[core as usize];
-        (0..c.rq.len()).min_by_key(|&i| {
-            let t = c.rq[i];
-            (self.threads[t as usize].vruntime, t)
-        })
-    }
-
     /// Switches `core` to the best runnable thread, or leaves it idle.
     fn schedule(&mut self, core: u32) {
-        let Some(i) = self.pick(core) else {
+        let Some((tid, _)) = self.cores[core as usize].rq.pick() else {
             return;
         };
-        let tid = self.cores[core as usize].rq.swap_remove(i);
         if matches!(self.cores[core as usize].busy, Busy::Idle) {
             self.charge_idle(core);
         }
         let measuring = self.measuring(self.now);
         let c = &mut self.cores[core as usize];
         c.current = Some(tid);
-        c.need_resched = false;
         let th = &mut self.threads[tid as usize];
         th.state = TState::Running;
         th.exec_at_switch_in = th.sum_exec;
@@ -127,6 +94,7 @@ impl World {
         c.busy = Busy::Idle;
         c.idle_since = self.now;
         c.gen = c.gen.wrapping_add(1);
+        self.events.cancel_core_done(core);
         self.schedule(core);
     }
 
@@ -149,6 +117,7 @@ impl World {
             let c = &mut self.cores[core as usize];
             c.busy = Busy::Idle;
             c.gen = c.gen.wrapping_add(1);
+            self.events.cancel_core_done(core);
         }
     }
 
@@ -157,7 +126,7 @@ impl World {
         self.cut_short(core);
         let c = &mut self.cores[core as usize];
         let tid = c.current.take().expect("preempting nothing");
-        c.rq.push(tid);
+        c.rq.enqueue(tid, self.threads[tid as usize].vruntime);
         self.threads[tid as usize].state = TState::Runnable;
         // The core was busy up to now: no idle time between the two.
         self.cores[core as usize].idle_since = self.now;
@@ -173,7 +142,7 @@ impl World {
                 self.charge(core, kind, start);
                 let tid = self.cores[core as usize].current.expect("thread work");
                 self.cores[core as usize].busy = Busy::Idle;
-                if self.cores[core as usize].need_resched && self.better_waiting(core) {
+                if self.cores[core as usize].rq.need_resched() && self.better_waiting(core) {
                     self.threads[tid as usize].next = then;
                     self.preempt(core);
                 } else {
@@ -187,11 +156,8 @@ impl World {
 
     /// Whether a runnable thread should take the CPU from the current one.
     fn better_waiting(&self, core: u32) -> bool {
-        let (Some(cur), Some(i)) = (self.current_vruntime(core), self.pick(core)) else {
-            return self.pick(core).is_some();
-        };
-        let cand = self.cores[core as usize].rq[i];
-        self.threads[cand as usize].vruntime < cur
+        let current = self.current_vruntime(core);
+        self.cores[core as usize].rq.better_waiting(current)
     }
 
     /// A thread runs for the first time.
@@ -202,8 +168,9 @@ impl World {
         }
         let core = th.spec.core as u32;
         th.state = TState::Runnable;
-        th.vruntime = self.cores[core as usize].min_vruntime;
-        self.cores[core as usize].rq.push(tid);
+        let rq = &mut self.cores[core as usize].rq;
+        th.vruntime = rq.min_vruntime();
+        rq.enqueue(tid, th.vruntime);
         if !self.cores[core as usize].ticking {
             self.cores[core as usize].ticking = true;
             self.events
@@ -216,20 +183,12 @@ impl World {
     /// check_preempt_wakeup).
     fn enqueue_woken(&mut self, tid: u32) {
         let core = self.threads[tid as usize].spec.core as u32;
-        self.update_min_vruntime(core);
-        let floor = self.cores[core as usize]
-            .min_vruntime
-            .saturating_sub(self.host.sched_latency / 2);
+        let current = self.current_vruntime(core);
         let th = &mut self.threads[tid as usize];
-        th.vruntime = th.vruntime.max(floor);
+        th.vruntime = self.cores[core as usize]
+            .rq
+            .wake(tid, th.vruntime, current, &self.sched);
         th.state = TState::Runnable;
-        let vr = th.vruntime;
-        self.cores[core as usize].rq.push(tid);
-        if let Some(cur) = self.current_vruntime(core) {
-            if cur > vr + self.host.sched_wakeup_granularity {
-                self.cores[core as usize].need_resched = true;
-            }
-        }
     }
 
     /// Lets a core act on a change: run a thread if idle, or preempt.
@@ -237,7 +196,7 @@ impl World {
         let c = &self.cores[core as usize];
         match c.busy {
             Busy::Idle if c.current.is_none() => self.schedule(core),
-            Busy::Thread { .. } if c.need_resched => self.preempt(core),
+            Busy::Thread { .. } if c.rq.need_resched() => self.preempt(core),
             _ => {}
         }
     }
@@ -257,23 +216,10 @@ impl World {
         if c.rq.is_empty() || !matches!(c.busy, Busy::Thread { .. }) {
             return;
         }
-        let h = &self.host;
-        let nr = c.rq.len() as u64 + 1;
-        let period = if nr > h.sched_latency / h.sched_min_granularity {
-            nr * h.sched_min_granularity
-        } else {
-            h.sched_latency
-        };
-        let ideal = period / nr;
         let cur = self.current_vruntime(core).expect("current");
         let th = &self.threads[tid as usize];
         let ran = th.sum_exec + (cur - th.vruntime) - th.exec_at_switch_in;
-        let leftmost =
-            c.rq.iter()
-                .map(|&t| self.threads[t as usize].vruntime)
-                .min()
-                .expect("non-empty");
-        if ran > ideal || (ran >= h.sched_min_granularity && cur.saturating_sub(leftmost) > ideal) {
+        if c.rq.slice_used(ran, cur, &self.sched) {
             self.preempt(core);
         }
     }
@@ -409,7 +355,7 @@ impl World {
         self.cores[core as usize].busy = Busy::Idle;
         let c = &self.cores[core as usize];
         match c.current {
-            Some(_) if c.need_resched && self.better_waiting(core) => {
+            Some(_) if c.rq.need_resched() && self.better_waiting(core) => {
                 self.cores[core as usize].idle_since = self.now;
                 self.preempt(core);
             }

@@ -14,11 +14,13 @@
 //! assert_eq!(host.irq_entry, 740); // ns, TOS 2
 //! ```
 
+pub mod bench;
 mod device;
 mod events;
 mod host;
 pub mod profile;
 mod run;
+mod sched;
 mod service;
 mod thread;
 mod workload;

@@ -8,7 +8,10 @@
 
 use std::path::Path;
 
+use std::ops::Range;
+
 use serde::{Deserialize, Deserializer};
+use toml::Spanned;
 
 /// Errors loading a profile. Every message is one line naming the file and,
 /// where known, the line and key.
@@ -26,29 +29,23 @@ pub enum ProfileError {
         name: String,
         shipped: String,
     },
-    /// A required key is absent.
-    #[error("{file}: missing key '{key}'")]
-    MissingKey { file: String, key: String },
-    /// A key the schema does not have.
-    #[error("{file}:{line}: unknown key '{key}'")]
-    UnknownKey {
+    /// The toml crate refused the file (malformed TOML, a missing or
+    /// unknown key, a value of the wrong type): its own message, with the
+    /// line of its span and the key there (or the table a missing key
+    /// belongs in), found through toml's spans.
+    #[error("{file}:{line}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
+    Toml {
         file: String,
         line: usize,
-        key: String,
+        key: Option<String>,
+        message: String,
     },
-    /// A key with a value of the wrong type or out of range.
+    /// A value out of range.
     #[error("{file}:{line}: key '{key}': {reason}")]
     BadValue {
         file: String,
         line: usize,
         key: String,
-        reason: String,
-    },
-    /// Malformed TOML (no key to blame).
-    #[error("{file}:{line}: {reason}")]
-    Syntax {
-        file: String,
-        line: usize,
         reason: String,
     },
 }
@@ -231,7 +228,7 @@ impl DeviceProfile {
 
     fn validate(&self, text: &str, origin: &str) -> Result<(), ProfileError> {
         let bad = |table: Option<&str>, key: &str, reason: &str| {
-            Err(bad_value(text, origin, table, key, reason))
+            Err(bad_value(text, origin, &dotted(table, key), reason))
         };
         if self.name.trim().is_empty() {
             return bad(None, "name", "must not be empty");
@@ -295,7 +292,7 @@ impl HostProfile {
     }
 
     fn validate(&self, text: &str, origin: &str) -> Result<(), ProfileError> {
-        let bad = |key: &str, reason: &str| Err(bad_value(text, origin, None, key, reason));
+        let bad = |key: &str, reason: &str| Err(bad_value(text, origin, key, reason));
         if self.name.trim().is_empty() {
             return bad("name", "must not be empty");
         }
@@ -365,29 +362,6 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// The `[table]` a 1-based line belongs to, if any.
-fn table_at(text: &str, line: usize) -> Option<String> {
-    text.lines()
-        .take(line)
-        .filter_map(header)
-        .last()
-        .map(str::to_string)
-}
-
-/// The name of a `[table]` header line.
-fn header(line: &str) -> Option<&str> {
-    let t = line.trim();
-    let inner = t.strip_prefix('[')?.split(']').next()?;
-    Some(inner.trim())
-}
-
-/// The key assigned on a line (`key = value`), if any.
-fn key_on(line: &str) -> Option<&str> {
-    let (key, _) = line.split_once('=')?;
-    let key = key.trim().trim_matches('"');
-    (!key.is_empty() && !key.starts_with('#')).then_some(key)
-}
-
 /// `table.key` or `key`.
 fn dotted(table: Option<&str>, key: &str) -> String {
     match table {
@@ -396,104 +370,123 @@ fn dotted(table: Option<&str>, key: &str) -> String {
     }
 }
 
-/// The line where `key` is assigned in `table` (None = top level).
-fn locate(text: &str, table: Option<&str>, key: &str) -> usize {
-    let mut current: Option<&str> = None;
-    for (i, line) in text.lines().enumerate() {
-        if let Some(h) = header(line) {
-            current = Some(h);
-        } else if current == table && key_on(line) == Some(key) {
-            return i + 1;
+/// A TOML document's keys with toml's spans: of each key, and of its value
+/// (a table's value spans its keys).
+#[derive(Debug, Default)]
+struct Node(Vec<(Spanned<String>, Spanned<Node>)>);
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Node;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a TOML value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    keys.push(entry);
+                }
+                Ok(Node(keys))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Node::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+                Ok(Node::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+                Ok(Node::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+                Ok(Node::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+                Ok(Node::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Node, E> {
+                Ok(Node::default())
+            }
         }
+        d.deserialize_any(Visit)
     }
-    1
 }
 
-fn bad_value(
-    text: &str,
-    origin: &str,
-    table: Option<&str>,
-    key: &str,
-    reason: &str,
-) -> ProfileError {
+/// One key of the document: its dotted path and toml's spans.
+struct Key {
+    path: String,
+    key: Range<usize>,
+    value: Range<usize>,
+    table: bool,
+}
+
+/// Every key of `text`, tables before their keys (empty if toml cannot
+/// read the text at all: then only the error's own span locates it).
+fn keys(text: &str) -> Vec<Key> {
+    fn walk(node: &Node, prefix: Option<&str>, out: &mut Vec<Key>) {
+        for (k, v) in &node.0 {
+            let path = dotted(prefix, k.get_ref());
+            out.push(Key {
+                path: path.clone(),
+                key: k.span(),
+                value: v.span(),
+                table: !v.get_ref().0.is_empty(),
+            });
+            walk(v.get_ref(), Some(&path), out);
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(root) = toml::from_str::<Node>(text) {
+        walk(&root, None, &mut out);
+    }
+    out
+}
+
+/// The line where `key` (dotted) is assigned, from toml's key span.
+fn line_of_key(text: &str, key: &str) -> usize {
+    keys(text)
+        .iter()
+        .find(|k| k.path == key)
+        .map_or(1, |k| line_of(text, k.key.start))
+}
+
+fn bad_value(text: &str, origin: &str, key: &str, reason: &str) -> ProfileError {
     ProfileError::BadValue {
         file: origin.to_string(),
-        line: locate(text, table, key),
-        key: dotted(table, key),
+        line: line_of_key(text, key),
+        key: key.to_string(),
         reason: reason.to_string(),
     }
 }
 
-/// The text between the first pair of backticks in a serde message.
-fn quoted(msg: &str) -> Option<&str> {
-    let start = msg.find('`')? + 1;
-    let len = msg[start..].find('`')?;
-    Some(&msg[start..start + len])
-}
-
-/// serde's "invalid type: string \"x\", expected u32" in plain words.
-fn plain(msg: &str) -> String {
-    let msg = msg.trim();
-    if let Some(rest) = msg.strip_prefix("invalid type: ") {
-        if let Some((found, expected)) = rest.split_once(", expected ") {
-            let expected = match expected {
-                e if e.starts_with('u') || e.starts_with('i') => "an integer",
-                e if e.starts_with('f') => "a number",
-                "a string" => "a string with units (\"8us\")",
-                e => e,
-            };
-            return format!("expected {expected}, found {found}");
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("unknown variant ") {
-        return format!("unknown value {}", rest.replace('`', "'"));
-    }
-    msg.replace('`', "'")
+/// A toml error as a one-line [`ProfileError`]: toml's own message, the
+/// line its span starts on, and the key whose key or value the span falls
+/// in (the innermost); for a span covering a whole table (a key missing
+/// from it), that table.
+fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
+    let message = e
+        .message()
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// A toml/serde error as a one-line [`ProfileError`].
-fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
-    let msg = e.message().trim();
-    let file = origin.to_string();
-    let span_line = e.span().map(|s| line_of(text, s.start));
-    if let Some(field) = msg.strip_prefix("missing field ").and_then(quoted) {
-        // The span covers the table missing the field (or the whole file).
-        let table = span_line.and_then(|l| table_at(text, l));
-        return ProfileError::MissingKey {
-            file,
-            key: dotted(table.as_deref(), field),
-        };
-    }
-    let line = span_line.unwrap_or(1);
-    let line_text = text.lines().nth(line - 1).unwrap_or("");
-    // A `[table]` header line belongs to the table before it.
-    let table = match header(line_text) {
-        Some(_) => table_at(text, line - 1),
-        None => table_at(text, line),
-    };
-    if let Some(field) = msg.strip_prefix("unknown field ").and_then(quoted) {
-        return ProfileError::UnknownKey {
-            file,
-            line,
-            key: dotted(table.as_deref(), field),
-        };
-    }
-    match key_on(line_text) {
-        Some(key) => ProfileError::BadValue {
-            file,
-            line,
-            key: dotted(table.as_deref(), key),
-            reason: plain(msg),
-        },
-        None => ProfileError::Syntax {
-            file,
-            line,
-            reason: plain(msg),
-        },
+        .join("; ");
+    let span = e.span();
+    let keys = keys(text);
+    let key = span.as_ref().and_then(|s| {
+        let inside = |r: &Range<usize>| r.start <= s.start && s.end <= r.end.max(r.start + 1);
+        keys.iter()
+            .rev()
+            .find(|k| inside(&k.key) || (!k.table && inside(&k.value)))
+            .or_else(|| keys.iter().rev().find(|k| k.table && inside(&k.value)))
+            .map(|k| k.path.clone())
+    });
+    ProfileError::Toml {
+        file: origin.to_string(),
+        line: span.map_or(1, |s| line_of(text, s.start)),
+        key,
+        message,
     }
 }

@@ -11,6 +11,7 @@ use rand_pcg::Pcg64Mcg;
 use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 
 use crate::events::{Ev, Events};
+use crate::sched::Tunables;
 use crate::service::Sampler;
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
@@ -127,7 +128,11 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
     }
     let mut cores: Vec<_> = (0..host.cores).map(|_| Core::new()).collect();
     let mut world_threads = Vec::with_capacity(threads.len());
-    let mut events = Events::default();
+    let mut events = Events::new(
+        host.cores as usize,
+        threads.iter().map(|t| t.core as u32).collect(),
+        queues.iter().map(|q| q.irq_core).collect(),
+    );
     for (i, t) in threads.into_iter().enumerate() {
         cores[t.core].threads += 1;
         events.push(t.start, Ev::Start { tid: i as u32 });
@@ -146,6 +151,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         now: 0,
         events,
         host: host.clone(),
+        sched: Tunables::of(host),
         cores,
         threads: world_threads,
         requests: Vec::new(),

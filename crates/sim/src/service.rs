@@ -60,7 +60,30 @@ impl Sampler {
             Shape::LogNormal(l) => l.sample(rng).max(self.floor),
         };
         let extra_kib = (bytes / 1024).saturating_sub(4);
-        base.round() as u64 + extra_kib * self.per_kib
+        round(base) + extra_kib * self.per_kib
+    }
+}
+
+/// `v.round() as u64` without the libm call (not inlined on baseline
+/// x86-64; this is the device's per-command path). Exact: for 0 <= v < 2^53
+/// the fraction `v - trunc(v)` is representable, and casts saturate as
+/// `as u64` does (negative and NaN to 0).
+pub(crate) fn round(v: f64) -> u64 {
+    let t = v as u64;
+    if v - t as f64 >= 0.5 && t < u64::MAX {
+        t + 1
+    } else {
+        t
+    }
+}
+
+/// `v.ceil() as u64`, likewise.
+pub(crate) fn ceil(v: f64) -> u64 {
+    let t = v as u64;
+    if (t as f64) < v && t < u64::MAX {
+        t + 1
+    } else {
+        t
     }
 }
 
@@ -88,6 +111,18 @@ mod tests {
         let s = Sampler::new(&optane.read);
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
         assert!((0..100_000).all(|_| s.sample(&mut rng, 4096) >= optane.read.floor));
+    }
+
+    #[test]
+    fn round_and_ceil_match_the_float_ones() {
+        let mut cases = vec![0.0, 0.5, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5];
+        cases.extend([-0.3, -2.5, f64::NAN, 1e30, 7.000000000000001, 6260.4999]);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        cases.extend((0..10_000).map(|_| rng.random_range(0.0..1e7)));
+        for v in cases {
+            assert_eq!(round(v), v.round() as u64, "round {v}");
+            assert_eq!(ceil(v), v.ceil() as u64, "ceil {v}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use policy::{Interrupt, Marks, Nanos, Policy};
 use rand_pcg::Pcg64Mcg;
 
 use crate::events::{Ev, Events};
+use crate::sched::{RunQueue, Tunables};
 use crate::service::Sampler;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
@@ -190,9 +191,8 @@ pub(crate) struct Core {
     pub gen: u32,
     /// The thread owning the CPU (possibly cut short by the handler).
     pub current: Option<u32>,
-    pub rq: Vec<u32>,
-    pub min_vruntime: Nanos,
-    pub need_resched: bool,
+    /// Its runnable threads and CFS's state (crate::sched).
+    pub rq: RunQueue,
     pub pending: VecDeque<IrqWork>,
     /// Threads the running handler wakes when it ends.
     pub waking: Vec<u32>,
@@ -208,9 +208,7 @@ impl Core {
             busy: Busy::Idle,
             gen: 0,
             current: None,
-            rq: Vec::new(),
-            min_vruntime: 0,
-            need_resched: false,
+            rq: RunQueue::default(),
             pending: VecDeque::new(),
             waking: Vec::new(),
             idle_since: 0,
@@ -293,12 +291,18 @@ pub struct Audit {
     pub window_ns: Nanos,
     /// Per used core: (core, user + kernel + irq + idle ns in the window).
     pub core_accounted_ns: Vec<(usize, Nanos)>,
+    /// The simulator's own state at the end, bytes: threads (with their
+    /// latency histograms), requests, cores, queues and the event queue
+    /// (the policies' own state not counted).
+    pub state_bytes: u64,
 }
 
 pub(crate) struct World {
     pub now: Nanos,
     pub events: Events,
     pub host: HostProfile,
+    /// The scheduler's tunables, from the host.
+    pub sched: Tunables,
     pub cores: Vec<Core>,
     pub threads: Vec<Thread>,
     pub requests: Vec<Request>,
@@ -363,6 +367,47 @@ impl World {
         self.finish();
     }
 
+    /// What the world's own structures hold, bytes (capacities, not
+    /// lengths: what is allocated).
+    fn state_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let hist = |h: &Histogram<u64>| h.distinct_values() * size_of::<u64>();
+        let threads: usize = self
+            .threads
+            .iter()
+            .map(|t| {
+                size_of::<Thread>()
+                    + hist(&t.read.clat)
+                    + hist(&t.write.clat)
+                    + (t.batch.capacity() + t.ready.capacity() + t.got.capacity()) * 4
+                    + t.saved.capacity() * size_of::<Seg>()
+            })
+            .sum();
+        let cores: usize = self
+            .cores
+            .iter()
+            .map(|c| {
+                size_of::<Core>()
+                    + c.rq.capacity() * size_of::<(Nanos, u32)>()
+                    + c.waking.capacity() * 4
+                    + c.pending.capacity() * size_of::<IrqWork>()
+            })
+            .sum();
+        let queues: usize = self
+            .queues
+            .iter()
+            .map(|q| {
+                size_of::<Queue>()
+                    + q.cq.capacity() * size_of::<policy::Completion>()
+                    + q.overflow.capacity() * 4
+            })
+            .sum();
+        let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
+        let device = self.device.pending.capacity() * 4;
+        (threads + cores + queues + requests + device + self.events.bytes() + hist(&self.gaps))
+            as u64
+    }
+
     /// Counts `[from, to)` clipped to the measured window.
     pub(crate) fn clip(&self, from: Nanos, to: Nanos) -> Nanos {
         let a = from.max(self.window_from);
@@ -422,6 +467,7 @@ impl World {
             .filter(|t| t.state != TState::Done)
             .count() as u64;
         self.audit.window_ns = self.window_to - self.window_from.min(self.window_to);
+        self.audit.state_bytes = self.state_bytes();
         self.audit.core_accounted_ns = self
             .used_cores()
             .into_iter()

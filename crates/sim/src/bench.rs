@@ -1,0 +1,452 @@
+//! `bench sim`: how fast the simulator itself runs, on a fixed workload, so
+//! a change to the engine can be measured before and after; and, with
+//! `cores`, whether its cost per simulated completion and its memory stay
+//! flat as the simulated machine grows.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use policy::{Nanos, PolicySpec};
+use report::human::count;
+use serde_json::json;
+
+use crate::SimError;
+use crate::{simulate_audited, with_device_defaults, DeviceProfile, HostProfile, SimConfig};
+
+/// The paper's mixed workload (TOS Fig. 10): a blocking reader beside a
+/// libaio batch reader on one core, so the run exercises Urgent, Barrier and
+/// coalescing alike.
+pub const WORKLOAD: &str = include_str!("../../../examples/mixed-16.fio");
+pub const WORKLOAD_NAME: &str = "examples/mixed-16.fio";
+pub const DEVICE: &str = "optane";
+pub const HOST: &str = "xeon-e5-2660v4";
+pub const POLICY: &str = "cint";
+pub const SEED: u64 = 1;
+/// Timings on a shared machine are noisy: the best of a few says what the
+/// code can do, the median what to expect.
+pub const RUNS: usize = 3;
+
+/// One timed run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub wall_seconds: f64,
+    pub virtual_seconds: f64,
+    /// Completions delivered to the host by interrupts.
+    pub completions: u64,
+    /// The simulated workload's IOPS (all jobs).
+    pub iops: f64,
+    /// Events the engine processed.
+    pub events: u64,
+    /// The simulator's own state at the end of the run, bytes.
+    pub state_bytes: u64,
+}
+
+impl Timing {
+    /// Engine events per delivered completion (where the time goes).
+    pub fn events_per_completion(&self) -> f64 {
+        if self.completions == 0 {
+            0.0
+        } else {
+            self.events as f64 / self.completions as f64
+        }
+    }
+
+    /// Wall-clock nanoseconds per engine event.
+    pub fn ns_per_event(&self) -> f64 {
+        if self.events == 0 {
+            0.0
+        } else {
+            self.wall_seconds * 1e9 / self.events as f64
+        }
+    }
+
+    /// Wall-clock nanoseconds per simulated completion.
+    pub fn ns_per_completion(&self) -> f64 {
+        if self.completions == 0 {
+            0.0
+        } else {
+            self.wall_seconds * 1e9 / self.completions as f64
+        }
+    }
+
+    /// Simulated completions per wall-clock second: the simulator's speed.
+    pub fn completions_per_sec(&self) -> f64 {
+        if self.wall_seconds > 0.0 {
+            self.completions as f64 / self.wall_seconds
+        } else {
+            0.0
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "wall_seconds": self.wall_seconds,
+            "virtual_seconds": self.virtual_seconds,
+            "completions": self.completions,
+            "completions_per_sec": self.completions_per_sec(),
+            "iops": self.iops,
+            "events": self.events,
+            "events_per_completion": self.events_per_completion(),
+            "ns_per_event": self.ns_per_event(),
+            "ns_per_completion": self.ns_per_completion(),
+            "state_bytes": self.state_bytes,
+        })
+    }
+}
+
+/// The fastest and the median of `runs` (by completions per second).
+pub fn best_and_median(runs: &[Timing]) -> Option<(Timing, Timing)> {
+    let mut sorted = runs.to_vec();
+    sorted.sort_by(|a, b| a.completions_per_sec().total_cmp(&b.completions_per_sec()));
+    Some((*sorted.last()?, sorted[sorted.len() / 2]))
+}
+
+/// What `bench sim` measured: [`RUNS`] runs of the workload on one core.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimBench {
+    /// The policy as run, with its parameters.
+    pub policy: String,
+    pub runtime_ns: Nanos,
+    pub runs: Vec<Timing>,
+}
+
+/// One row of `bench sim --cores`: the workload on each of `cores` cores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoresRow {
+    pub cores: usize,
+    pub runs: Vec<Timing>,
+    /// The process's peak resident set after this row's runs (VmHWM), bytes,
+    /// where the system tells it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// What `bench sim --cores` measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoresBench {
+    pub policy: String,
+    pub runtime_ns: Nanos,
+    pub rows: Vec<CoresRow>,
+}
+
+fn config(runtime: Nanos) -> Result<SimConfig, SimError> {
+    let profile = |e: crate::ProfileError| SimError::Config(e.to_string());
+    let device = DeviceProfile::load(DEVICE).map_err(profile)?;
+    let host = HostProfile::load(HOST).map_err(profile)?;
+    let policy = with_device_defaults(PolicySpec::named(POLICY), &device);
+    Ok(SimConfig {
+        device,
+        host,
+        policy,
+        seed: SEED,
+        runtime: Some(runtime),
+    })
+}
+
+fn workload() -> Result<Vec<jobs::Job>, SimError> {
+    jobs::parse_str(WORKLOAD, WORKLOAD_NAME, &|_| None)
+        .map(|f| f.jobs)
+        .map_err(|e| SimError::Config(e.to_string()))
+}
+
+fn timed(jobs: &[jobs::Job], config: &SimConfig) -> Result<Timing, SimError> {
+    let start = Instant::now();
+    let (report, audit) = simulate_audited(jobs, config, &mut |_, _| {})?;
+    let wall_seconds = start.elapsed().as_secs_f64();
+    Ok(Timing {
+        wall_seconds,
+        virtual_seconds: report.duration_ns as f64 / 1e9,
+        completions: report.completions,
+        iops: report.total_iops(),
+        events: audit.events,
+        state_bytes: audit.state_bytes,
+    })
+}
+
+/// Times [`RUNS`] runs of the workload for `runtime` of virtual time.
+pub fn run(runtime: Nanos) -> Result<SimBench, SimError> {
+    let jobs = workload()?;
+    let config = config(runtime)?;
+    let runs = (0..RUNS)
+        .map(|_| timed(&jobs, &config))
+        .collect::<Result<_, _>>()?;
+    Ok(SimBench {
+        policy: policy::describe(&config.policy),
+        runtime_ns: runtime,
+        runs,
+    })
+}
+
+/// 1, 2, 4, ... up to `max` (and `max` itself).
+pub fn core_counts(max: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
+        .take_while(|&n| n < max)
+        .collect();
+    v.push(max.max(1));
+    v
+}
+
+/// The workload's jobs once per core, each pinned to its core
+/// (`cpus_allowed=c`), so every core is as busy as the single core of
+/// [`run`].
+pub fn replicate(jobs: &[jobs::Job], cores: usize) -> Vec<jobs::Job> {
+    (0..cores)
+        .flat_map(|c| {
+            jobs.iter().map(move |j| {
+                let mut j = j.clone();
+                j.name = format!("{}-{c}", j.name);
+                j.cpus_allowed = Some(vec![c]);
+                j
+            })
+        })
+        .collect()
+}
+
+/// The host with `cores` cores, and the device grown with it: a queue per
+/// core, and `cores` times the units and the IOPS ceiling, so no core waits
+/// longer for the device than the single core of [`run`] does (a device of
+/// fixed size would make the rows measure its saturation, not the
+/// simulator). The units are pooled, so commands queue less than on one
+/// core's share: each core completes somewhat more.
+pub fn scaled(config: &SimConfig, cores: usize) -> SimConfig {
+    let mut c = config.clone();
+    let n = cores as u32;
+    c.host.cores = n;
+    c.host.name = format!("{} ({cores} cores)", config.host.name);
+    let d = &mut c.device;
+    d.queues = d.queues.max(n);
+    d.parallelism = d.parallelism.saturating_mul(n);
+    d.max_read_iops = d.max_read_iops.saturating_mul(cores as u64);
+    d.max_write_iops = d.max_write_iops.saturating_mul(cores as u64);
+    c
+}
+
+/// Times the workload on 1, 2, 4, ... `max` busy cores.
+pub fn run_cores(runtime: Nanos, max: usize) -> Result<CoresBench, SimError> {
+    let jobs = workload()?;
+    let config = config(runtime)?;
+    let mut rows = Vec::new();
+    for cores in core_counts(max) {
+        let config = scaled(&config, cores);
+        let jobs = replicate(&jobs, cores);
+        let runs = (0..RUNS)
+            .map(|_| timed(&jobs, &config))
+            .collect::<Result<_, _>>()?;
+        rows.push(CoresRow {
+            cores,
+            runs,
+            peak_rss_bytes: peak_rss(),
+        });
+    }
+    Ok(CoresBench {
+        policy: policy::describe(&config.policy),
+        runtime_ns: runtime,
+        rows,
+    })
+}
+
+/// The process's peak resident set so far (Linux's VmHWM), bytes.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+const DEBUG_NOTE: &str = "  (a debug build: timings mean little without --release)\n";
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+impl SimBench {
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "bench sim: {WORKLOAD_NAME} for {:.3}s virtual on {DEVICE} / {HOST}, policy {}, seed {SEED}\n",
+            self.runtime_ns as f64 / 1e9,
+            self.policy
+        );
+        for (i, r) in self.runs.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  run {}: {:.3}s wall, {:.3}s virtual, {} completions ({}/s), simulated IOPS {}, {} events ({:.2} per completion, {:.0} ns each)",
+                i + 1,
+                r.wall_seconds,
+                r.virtual_seconds,
+                r.completions,
+                count(r.completions_per_sec()),
+                count(r.iops),
+                r.events,
+                r.events_per_completion(),
+                r.ns_per_event()
+            );
+        }
+        if let Some((best, median)) = best_and_median(&self.runs) {
+            let _ = writeln!(
+                s,
+                "  completions per wall-clock second: best {}, median {}",
+                count(best.completions_per_sec()),
+                count(median.completions_per_sec())
+            );
+        }
+        if cfg!(debug_assertions) {
+            s.push_str(DEBUG_NOTE);
+        }
+        s
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let (best, median) = best_and_median(&self.runs).expect("a bench has runs");
+        json!({
+            "bench": "sim",
+            "workload": WORKLOAD_NAME,
+            "device": DEVICE,
+            "host": HOST,
+            "policy": self.policy,
+            "seed": SEED,
+            "runtime_ns": self.runtime_ns,
+            "debug_build": cfg!(debug_assertions),
+            "completions_per_sec": best.completions_per_sec(),
+            "median_completions_per_sec": median.completions_per_sec(),
+            "best": best.json(),
+            "median": median.json(),
+            "runs": self.runs.iter().map(Timing::json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl CoresBench {
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "bench sim --cores: {WORKLOAD_NAME} on each core (cpus_allowed=c) for {:.3}s virtual, {HOST} with N cores, {DEVICE} grown per core (a queue, {} units and the IOPS ceiling each), policy {}, seed {SEED}, best and median of {RUNS}\n",
+            self.runtime_ns as f64 / 1e9,
+            DeviceProfile::load(DEVICE).map_or(0, |d| d.parallelism),
+            self.policy
+        );
+        s.push_str("  cores  completions  events/compl  ns/compl best  median  compl/s best  sim state/core  peak RSS\n");
+        for row in &self.rows {
+            let Some((best, median)) = best_and_median(&row.runs) else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "  {:>5}  {:>11}  {:>12.2}  {:>13.0}  {:>6.0}  {:>12}  {:>14}  {:>8}",
+                row.cores,
+                best.completions,
+                best.events_per_completion(),
+                best.ns_per_completion(),
+                median.ns_per_completion(),
+                count(best.completions_per_sec()),
+                mib(best.state_bytes / row.cores as u64),
+                row.peak_rss_bytes.map_or("-".into(), mib)
+            );
+        }
+        if cfg!(debug_assertions) {
+            s.push_str(DEBUG_NOTE);
+        }
+        s
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let rows: Vec<_> = self
+            .rows
+            .iter()
+            .filter_map(|row| {
+                let (best, median) = best_and_median(&row.runs)?;
+                Some(json!({
+                    "cores": row.cores,
+                    "ns_per_completion": best.ns_per_completion(),
+                    "median_ns_per_completion": median.ns_per_completion(),
+                    "completions_per_sec": best.completions_per_sec(),
+                    "state_bytes_per_core": best.state_bytes / row.cores as u64,
+                    "peak_rss_bytes": row.peak_rss_bytes,
+                    "best": best.json(),
+                    "median": median.json(),
+                }))
+            })
+            .collect();
+        json!({
+            "bench": "sim-cores",
+            "workload": WORKLOAD_NAME,
+            "device": DEVICE,
+            "host": HOST,
+            "policy": self.policy,
+            "seed": SEED,
+            "runtime_ns": self.runtime_ns,
+            "debug_build": cfg!(debug_assertions),
+            "rows": rows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(wall: f64, completions: u64) -> Timing {
+        Timing {
+            wall_seconds: wall,
+            virtual_seconds: 2.0,
+            completions,
+            iops: 0.0,
+            events: 0,
+            state_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn best_is_fastest_and_median_is_middle() {
+        let runs = [timing(2.0, 1000), timing(1.0, 1000), timing(4.0, 1000)];
+        let (best, median) = best_and_median(&runs).unwrap();
+        assert_eq!(best.completions_per_sec(), 1000.0);
+        assert_eq!(median.completions_per_sec(), 500.0);
+        assert_eq!(best.ns_per_completion(), 1e6);
+        assert!(best_and_median(&[]).is_none());
+    }
+
+    #[test]
+    fn an_instant_run_has_no_rate() {
+        assert_eq!(timing(0.0, 10).completions_per_sec(), 0.0);
+        assert_eq!(timing(1.0, 0).ns_per_completion(), 0.0);
+    }
+
+    #[test]
+    fn the_embedded_workload_parses() {
+        let names: Vec<String> = workload().unwrap().into_iter().map(|j| j.name).collect();
+        assert_eq!(names, ["sync", "async"]);
+    }
+
+    #[test]
+    fn core_counts_double_up_to_the_maximum() {
+        assert_eq!(core_counts(1), [1]);
+        assert_eq!(core_counts(64), [1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(core_counts(6), [1, 2, 4, 6]);
+    }
+
+    #[test]
+    fn each_core_gets_its_own_pinned_copy_of_the_workload() {
+        let jobs = replicate(&workload().unwrap(), 3);
+        let placed: Vec<(String, Option<Vec<usize>>)> = jobs
+            .into_iter()
+            .map(|j| (j.name.clone(), j.cpus()))
+            .collect();
+        assert_eq!(placed[0], ("sync-0".into(), Some(vec![0])));
+        assert_eq!(placed[3], ("async-1".into(), Some(vec![1])));
+        assert_eq!(placed[5], ("async-2".into(), Some(vec![2])));
+    }
+
+    #[test]
+    fn every_core_completes_at_least_as_much_as_one_core_alone() {
+        // The device grows with the cores: four cores do at least four times
+        // the single core's work (more: the pooled units queue less), and
+        // the simulator's state per core does not grow.
+        let jobs = workload().unwrap();
+        let config = config(5_000_000).unwrap();
+        let one = timed(&replicate(&jobs, 1), &scaled(&config, 1)).unwrap();
+        let four = timed(&replicate(&jobs, 4), &scaled(&config, 4)).unwrap();
+        let ratio = four.completions as f64 / one.completions as f64;
+        assert!((3.9..8.0).contains(&ratio), "{ratio}");
+        let per_core = |t: &Timing, n: u64| t.state_bytes / n;
+        let (a, b) = (per_core(&one, 1), per_core(&four, 4));
+        assert!(a > 0 && b <= a + a / 10, "{a} {b}");
+    }
+}
