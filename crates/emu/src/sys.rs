@@ -213,20 +213,31 @@ mod tests {
     fn a_probe_sees_another_threads_cpu_time_and_switches() {
         let (tx, rx) = std::sync::mpsc::channel();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
             tx.send(ThreadProbe::this_thread()).unwrap();
             go_rx.recv().unwrap();
-            let clock = Clock::new();
-            while clock.now() < 20_000_000 {
+            // Spin for 20 ms of its own CPU time, not of wall time: on a
+            // loaded machine 20 ms of wall time may hold little CPU.
+            let from = Usage::of_this_thread();
+            while Usage::of_this_thread().since(from).user_ns < 20_000_000 {
                 std::hint::spin_loop();
             }
+            done_tx.send(()).unwrap();
             go_rx.recv().unwrap();
         });
         let probe = rx.recv().unwrap();
         let a = probe.read();
         go_tx.send(()).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(60));
-        let b = probe.read().since(a);
+        done_rx.recv().unwrap();
+        // It next blocks in recv (a voluntary switch); give a loaded
+        // machine time to get it there.
+        let waited = Instant::now();
+        let mut b = probe.read().since(a);
+        while b.voluntary == 0 && waited.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            b = probe.read().since(a);
+        }
         go_tx.send(()).unwrap();
         t.join().unwrap();
         assert!(b.user_ns >= 10_000_000, "{b:?}");
