@@ -12,27 +12,9 @@ fn example(name: &str) -> String {
 
 /// One unit with a constant 5.5 us service time: kept busy, it posts a
 /// completion every 5.5 us, so delta is 6 us at any percentile.
-const CONSTANT_DEVICE: &str = r#"
-name = "const"
-description = "one unit, constant service time"
-queues = 32
-queue_depth = 4096
-parallelism = 1
-max_read_iops = 10000000
-max_write_iops = 10000000
-default_delta = "6us"
-default_thr = 32
-[read]
-distribution = "normal"
-mean = "5500ns"
-stddev = "0ns"
-per_kib = "0ns"
-[write]
-distribution = "normal"
-mean = "5500ns"
-stddev = "0ns"
-per_kib = "0ns"
-"#;
+fn constant_device() -> String {
+    sim::DeviceProfile::constant_service_toml("5500ns", 1, 10_000_000)
+}
 
 #[test]
 fn bad_percentiles_and_tolerances_give_one_line() {
@@ -89,7 +71,7 @@ fn bad_job_files_name_the_file() {
 #[test]
 fn a_constant_device_gets_the_next_microsecond_above_its_gap() {
     let dir = tempfile::tempdir().unwrap();
-    let device = write(dir.path(), "const.toml", CONSTANT_DEVICE);
+    let device = write(dir.path(), "const.toml", &constant_device());
     let o = run(&[
         "tune",
         &example("tune-libaio.fio"),

@@ -219,6 +219,38 @@ impl DeviceProfile {
         DEVICES.iter().map(|(name, _, _)| *name).collect()
     }
 
+    /// A device whose timing is hand-computable: every read and write takes
+    /// exactly `service` (a time as the profiles write it: `5500ns`, `10us`)
+    /// on one of `parallelism` units, under an IOPS ceiling of `max_iops`
+    /// each way. Kept busy with one unit, it posts a completion every
+    /// `service` exactly, so the completion gaps, TOS 5.2's delta and the
+    /// throughput are known in advance: the fixture the tests of the gaps,
+    /// of `tune` and of the CLI share. The TOML text, for a file a command
+    /// line can name.
+    pub fn constant_service_toml(service: &str, parallelism: u32, max_iops: u64) -> String {
+        let op = format!(
+            "distribution = \"normal\"\nmean = \"{service}\"\nstddev = \"0ns\"\nper_kib = \"0ns\"\n"
+        );
+        format!(
+            "name = \"const\"\ndescription = \"constant service time\"\nqueues = 32\n\
+             queue_depth = 4096\nparallelism = {parallelism}\nmax_read_iops = {max_iops}\n\
+             max_write_iops = {max_iops}\ndefault_delta = \"6us\"\ndefault_thr = 32\n\
+             [read]\n{op}[write]\n{op}"
+        )
+    }
+
+    /// [`DeviceProfile::constant_service_toml`], parsed.
+    pub fn constant_service(
+        service: &str,
+        parallelism: u32,
+        max_iops: u64,
+    ) -> Result<DeviceProfile, ProfileError> {
+        Self::parse(
+            &Self::constant_service_toml(service, parallelism, max_iops),
+            "const.toml",
+        )
+    }
+
     /// Parses profile text; `origin` names it in messages.
     pub fn parse(text: &str, origin: &str) -> Result<DeviceProfile, ProfileError> {
         let p: DeviceProfile = toml::from_str(text).map_err(|e| convert(&e, text, origin))?;

@@ -6,33 +6,10 @@ use policy::{PolicySpec, MS};
 use report::RunReport;
 use sim::{DeviceProfile, HostProfile, SimConfig};
 
-/// A device with a constant read service time `service`, `parallelism`
-/// units and a read IOPS ceiling.
+/// A device with a constant service time `service`, `parallelism` units
+/// and an IOPS ceiling.
 fn device(service: &str, parallelism: u32, max_read_iops: u64) -> DeviceProfile {
-    let text = format!(
-        r#"
-name = "const"
-description = "constant service time"
-queues = 32
-queue_depth = 4096
-parallelism = {parallelism}
-max_read_iops = {max_read_iops}
-max_write_iops = {max_read_iops}
-default_delta = "6us"
-default_thr = 32
-[read]
-distribution = "normal"
-mean = "{service}"
-stddev = "0ns"
-per_kib = "0ns"
-[write]
-distribution = "normal"
-mean = "{service}"
-stddev = "0ns"
-per_kib = "0ns"
-"#
-    );
-    DeviceProfile::parse(&text, "const.toml").unwrap()
+    DeviceProfile::constant_service(service, parallelism, max_read_iops).unwrap()
 }
 
 /// One libaio reader at `iodepth`, 4 KiB random reads, on core 1.

@@ -7,31 +7,9 @@ use policy::{MS, US};
 use sim::{DeviceProfile, HostProfile};
 use tune::{Target, TuneConfig, TuneError};
 
+/// One unit, constant service time.
 fn device(service: &str) -> DeviceProfile {
-    let text = format!(
-        r#"
-name = "const"
-description = "one unit, constant service time"
-queues = 32
-queue_depth = 4096
-parallelism = 1
-max_read_iops = 10000000
-max_write_iops = 10000000
-default_delta = "6us"
-default_thr = 32
-[read]
-distribution = "normal"
-mean = "{service}"
-stddev = "0ns"
-per_kib = "0ns"
-[write]
-distribution = "normal"
-mean = "{service}"
-stddev = "0ns"
-per_kib = "0ns"
-"#
-    );
-    DeviceProfile::parse(&text, "const.toml").unwrap()
+    DeviceProfile::constant_service(service, 1, 10_000_000).unwrap()
 }
 
 fn jobs(text: &str) -> Vec<jobs::Job> {
