@@ -10,7 +10,6 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use emu::backend::BackendSpec;
 use emu::EmuConfig;
-use serde_json::json;
 use sim::{DeviceProfile, HostProfile};
 use tune::render::Setup;
 use tune::{Target, TuneConfig, TuneError, Tuning};
@@ -86,15 +85,13 @@ fn target(args: &TuneArgs) -> Result<(Target, Setup)> {
             }
             let device = DeviceProfile::load(args.device.as_deref().unwrap_or(DEFAULT_DEVICE))?;
             let host = HostProfile::load(args.host.as_deref().unwrap_or(DEFAULT_HOST))?;
-            let setup = Setup {
-                mode: "sim",
-                short: device.name.clone(),
-                on: format!("{}, host {}", device.name, host.name),
-                extra: json!({ "device": device.name, "host": host.name }),
-                workload: args.job_file.display().to_string(),
-                seed: args.seed,
-                runtime: args.runtime,
-            };
+            let setup = Setup::sim(
+                args.job_file.display().to_string(),
+                &device.name,
+                &host.name,
+                args.seed,
+                args.runtime,
+            );
             let seed = args.seed;
             Ok((Target::Sim { device, host, seed }, setup))
         }
@@ -106,15 +103,12 @@ fn target(args: &TuneArgs) -> Result<(Target, Setup)> {
                 .backend
                 .as_ref()
                 .map_or("the job file's filename=".to_string(), |b| b.to_string());
-            let setup = Setup {
-                mode: "emu",
-                short: backend.clone(),
-                on: format!("backend {backend}"),
-                extra: json!({ "backend": backend }),
-                workload: args.job_file.display().to_string(),
-                seed: args.seed,
-                runtime: args.runtime,
-            };
+            let setup = Setup::emu(
+                args.job_file.display().to_string(),
+                &backend,
+                args.seed,
+                args.runtime,
+            );
             let config = EmuConfig {
                 backend: args.backend.clone(),
                 seed: args.seed,

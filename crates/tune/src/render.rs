@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use policy::format_nanos;
 use policy::time::readable;
+use policy::{format_nanos, Nanos};
 use serde_json::json;
 
 use crate::{plot, Point, Tuning};
@@ -26,6 +26,34 @@ pub struct Setup {
     pub extra: serde_json::Value,
     pub seed: u64,
     pub runtime: policy::Nanos,
+}
+
+impl Setup {
+    /// A run of `workload` on the simulator's `device` and `host`.
+    pub fn sim(workload: String, device: &str, host: &str, seed: u64, runtime: Nanos) -> Setup {
+        Setup {
+            workload,
+            mode: "sim",
+            short: device.to_string(),
+            on: format!("{device}, host {host}"),
+            extra: json!({ "device": device, "host": host }),
+            seed,
+            runtime,
+        }
+    }
+
+    /// A run of `workload` on the emulator's `backend`.
+    pub fn emu(workload: String, backend: &str, seed: u64, runtime: Nanos) -> Setup {
+        Setup {
+            workload,
+            mode: "emu",
+            short: backend.to_string(),
+            on: format!("backend {backend}"),
+            extra: json!({ "backend": backend }),
+            seed,
+            runtime,
+        }
+    }
 }
 
 /// `0.01` as `1%`, `0.005` as `0.5%`.
