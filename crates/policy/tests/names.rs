@@ -40,11 +40,3 @@ fn interrupt_kinds_are_spelled_as_coalesce_writes_them() {
     assert_eq!(Interrupt::Full.as_str(), "full");
     assert_eq!(Interrupt::UrgentOnly.as_str(), "urgent");
 }
-
-#[test]
-fn every_strategy_reports_the_name_it_was_built_under() {
-    for s in policy::catalogue::STRATEGIES {
-        let p = policy::build(&PolicySpec::named(s.name)).unwrap();
-        assert_eq!(p.name(), s.name);
-    }
-}
