@@ -1,0 +1,49 @@
+//! The edges of option values: `read,write[,trim]` lists take up to three
+//! parts, percentages run 0..=100.
+
+use jobs::{lookup, parse_str, Disposition, JobFile};
+
+fn parse(text: &str) -> Result<JobFile, String> {
+    parse_str(text, "t.fio", &|_| None).map_err(|e| e.to_string())
+}
+
+#[test]
+fn block_sizes_take_read_write_and_a_checked_trim_part() {
+    let f = parse("[j]\nbs=4k,8k,16k\n").unwrap();
+    assert_eq!((f.jobs[0].bs_read, f.jobs[0].bs_write), (4096, 8192));
+    let e = parse("[j]\nbs=4k,8k,16k,32k\n").unwrap_err();
+    assert!(e.contains("too many values"), "{e}");
+    let e = parse("[j]\nbs=4k,8k,xyz\n").unwrap_err();
+    assert!(e.contains("xyz"), "the trim part is still checked: {e}");
+}
+
+#[test]
+fn a_mix_percentage_runs_from_0_to_100() {
+    for (text, read) in [
+        ("rwmixread=100", 100),
+        ("rwmixread=0", 0),
+        ("rwmixwrite=100", 0),
+        ("rwmixwrite=0", 100),
+    ] {
+        let f = parse(&format!("[j]\nrw=randrw\n{text}\n")).unwrap();
+        assert_eq!(f.jobs[0].rwmixread, read, "{text}");
+        assert_eq!(f.jobs[0].read_percent(), read, "{text}");
+    }
+    for text in ["rwmixread=101", "rwmixwrite=101"] {
+        let e = parse(&format!("[j]\n{text}\n")).unwrap_err();
+        assert!(e.contains("not a percentage"), "{e}");
+    }
+}
+
+#[test]
+fn an_option_prints_its_name_aliases_and_disposition_for_debugging() {
+    let text = format!("{:?}", lookup("bs").unwrap());
+    for part in ["\"bs\"", "\"blocksize\"", "Modelled"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let text = format!("{:?}", lookup("group_reporting").unwrap());
+    assert!(
+        text.contains(&format!("{:?}", Disposition::Ignored)),
+        "{text}"
+    );
+}
