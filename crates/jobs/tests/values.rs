@@ -47,3 +47,11 @@ fn an_option_prints_its_name_aliases_and_disposition_for_debugging() {
         "{text}"
     );
 }
+
+#[test]
+fn number_ios_of_zero_means_no_limit() {
+    let ios = |v: &str| parse(&format!("[j]\nnumber_ios={v}\n")).unwrap().jobs[0].number_ios;
+    assert_eq!(ios("0"), None);
+    assert_eq!(ios("1"), Some(1));
+    assert_eq!(ios("1k"), Some(1024));
+}
