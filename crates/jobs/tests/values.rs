@@ -55,3 +55,33 @@ fn number_ios_of_zero_means_no_limit() {
     assert_eq!(ios("1"), Some(1));
     assert_eq!(ios("1k"), Some(1024));
 }
+
+#[test]
+fn iodepth_low_of_zero_means_iodepth() {
+    let low = |v: &str| {
+        parse(&format!(
+            "[j]\nioengine=libaio\niodepth=8\niodepth_low={v}\n"
+        ))
+        .unwrap()
+        .jobs[0]
+            .iodepth_low
+    };
+    assert_eq!(low("0"), None);
+    assert_eq!(low("1"), Some(1));
+}
+
+#[test]
+fn sync_takes_fios_words_as_well_as_a_boolean() {
+    let sync = |v: &str| parse(&format!("[j]\nsync={v}\n")).unwrap().jobs[0].sync;
+    for (v, on) in [
+        ("sync", true),
+        ("dsync", true),
+        ("none", false),
+        ("1", true),
+        ("0", false),
+    ] {
+        assert_eq!(sync(v), on, "sync={v}");
+    }
+    let e = parse("[j]\nsync=maybe\n").unwrap_err();
+    assert!(e.contains("none, sync, dsync"), "{e}");
+}
