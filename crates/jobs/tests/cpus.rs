@@ -41,3 +41,19 @@ fn split_of_an_empty_set_gives_no_cpu() {
 fn no_cpus_allowed_means_no_restriction() {
     assert_eq!(clone(0, None, CpusAllowedPolicy::Split).cpus(), None);
 }
+
+#[test]
+fn the_policy_is_read_from_the_job_file() {
+    let policy =
+        |text: &str| jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs[0].cpus_allowed_policy;
+    let global_split = "[global]\ncpus_allowed=0-3\ncpus_allowed_policy=split\n";
+    assert_eq!(
+        policy(&format!("{global_split}[j]\n")),
+        CpusAllowedPolicy::Split
+    );
+    assert_eq!(
+        policy(&format!("{global_split}[j]\ncpus_allowed_policy=shared\n")),
+        CpusAllowedPolicy::Shared
+    );
+    assert!(jobs::parse_str("[j]\ncpus_allowed_policy=spread\n", "t.fio", &|_| None).is_err());
+}

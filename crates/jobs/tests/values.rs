@@ -85,3 +85,12 @@ fn sync_takes_fios_words_as_well_as_a_boolean() {
     let e = parse("[j]\nsync=maybe\n").unwrap_err();
     assert!(e.contains("none, sync, dsync"), "{e}");
 }
+
+#[test]
+fn a_file_holds_at_most_max_jobs_clones_in_all() {
+    let max = jobs::MAX_JOBS;
+    let f = parse(&format!("[a]\nnumjobs={}\n[b]\n", max - 1)).unwrap();
+    assert_eq!(f.jobs.len(), max as usize, "exactly the limit");
+    let e = parse(&format!("[a]\n[b]\nnumjobs={max}\n")).unwrap_err();
+    assert!(e.contains(&format!("more than {max} jobs")), "{e}");
+}
