@@ -57,7 +57,7 @@ fn number_ios_of_zero_means_no_limit() {
 }
 
 #[test]
-fn iodepth_low_of_zero_means_iodepth() {
+fn iodepth_low_of_zero_or_iodepth_or_more_means_iodepth() {
     let low = |v: &str| {
         parse(&format!(
             "[j]\nioengine=libaio\niodepth=8\niodepth_low={v}\n"
@@ -68,6 +68,9 @@ fn iodepth_low_of_zero_means_iodepth() {
     };
     assert_eq!(low("0"), None);
     assert_eq!(low("1"), Some(1));
+    assert_eq!(low("7"), Some(7));
+    assert_eq!(low("8"), None, "iodepth itself is the default");
+    assert_eq!(low("9"), None, "above iodepth means iodepth");
 }
 
 #[test]
