@@ -29,3 +29,20 @@ fn digits_past_the_twentieth_still_decide_whether_a_size_is_whole() {
     let e = parse_size(&format!("1.{}1k", "0".repeat(23))).unwrap_err();
     assert!(e.contains("not a whole number of bytes"), "{e}");
 }
+
+#[test]
+fn a_zero_duration_needs_no_unit_however_it_is_written() {
+    use jobs::units::parse_duration;
+    assert_eq!(parse_duration("0", None), Ok(0));
+    assert_eq!(parse_duration("0.00", None), Ok(0));
+    assert!(parse_duration("0.01", None)
+        .unwrap_err()
+        .contains("needs a unit"));
+}
+
+#[test]
+fn days_are_86400_seconds() {
+    use jobs::units::{parse_duration, SEC};
+    assert_eq!(parse_duration("1d", None), Ok(86_400 * SEC));
+    assert_eq!(parse_duration("2day", None), Ok(2 * 86_400 * SEC));
+}
