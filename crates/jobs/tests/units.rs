@@ -46,3 +46,22 @@ fn days_are_86400_seconds() {
     assert_eq!(parse_duration("1d", None), Ok(86_400 * SEC));
     assert_eq!(parse_duration("2day", None), Ok(2 * 86_400 * SEC));
 }
+
+#[test]
+fn rates_take_g_for_a_billion() {
+    assert_eq!(jobs::units::parse_rate("2g"), Ok(2_000_000_000));
+}
+
+#[test]
+fn a_cpu_range_may_be_a_single_cpu() {
+    assert_eq!(jobs::units::parse_cpu_list("3-3"), Ok(vec![3]));
+}
+
+#[test]
+fn a_cpu_that_is_not_a_number_is_invalid_not_too_high() {
+    use jobs::units::parse_cpu_list;
+    for s in ["1,a", "1,", "x-2"] {
+        assert_eq!(parse_cpu_list(s), Err(format!("invalid CPU list '{s}'")));
+    }
+    assert!(parse_cpu_list("8192").unwrap_err().contains("above 8191"));
+}
