@@ -176,6 +176,92 @@ mod tests {
         assert!(!s.on_completion(t + 20_000 * US, false));
     }
 
+    /// Marked completions (each would fire an interrupt) at these instants;
+    /// whether the last one was throttled.
+    fn marked(s: &mut Storm, times: &[Nanos]) -> bool {
+        times.iter().fold(false, |_, &t| s.on_completion(t, true))
+    }
+
+    #[test]
+    fn from_idle_one_marked_completion_is_no_storm_and_the_first_gap_seeds_the_mean() {
+        let mut s = Storm::new(100_000);
+        assert!(!marked(&mut s, &[0]), "one interrupt is no storm");
+        assert_eq!(s.demand_rate(0), 1.0, "idle: one a second");
+        // The second comes 5 us later: 200K/s at once, not after ~1,400.
+        assert!(marked(&mut s, &[5 * US]));
+        assert_eq!(s.demand_rate(5 * US), 200_000.0);
+    }
+
+    #[test]
+    fn each_later_gap_moves_the_mean_gap_by_lambda() {
+        let mut s = Storm::new(1_000_000);
+        marked(&mut s, &[0, 10 * US]);
+        assert_eq!(s.demand_rate(10 * US), 100_000.0, "seeded: 10 us");
+        // A 138 us gap moves the mean 1/128 of the way: 10 + 128/128 us.
+        marked(&mut s, &[148 * US]);
+        assert_eq!(s.demand_rate(148 * US), SEC as f64 / 11_000.0);
+    }
+
+    #[test]
+    fn an_open_gap_counts_once_it_is_longer_than_the_mean() {
+        let mut s = Storm::new(1_000_000);
+        marked(&mut s, &[0, 10 * US]);
+        assert_eq!(s.demand_rate(15 * US), 100_000.0, "5 us open: not yet");
+        assert_eq!(s.demand_rate(20 * US), 100_000.0, "10 us open: the mean");
+        // 138 us open counts as if a marked completion closed it now.
+        assert_eq!(s.demand_rate(148 * US), SEC as f64 / 11_000.0);
+    }
+
+    #[test]
+    fn demand_exactly_at_the_limit_is_not_throttled() {
+        let mut s = Storm::new(100_000);
+        assert!(
+            !marked(&mut s, &[0, 10 * US]),
+            "100K/s under a 100K/s limit"
+        );
+        assert!(!s.throttled());
+        assert!(marked(&mut s, &[10 * US + 9_990]), "a hair over it");
+        assert!(s.throttled());
+    }
+
+    #[test]
+    fn once_throttled_it_holds_until_demand_falls_under_90_percent_of_the_limit() {
+        let mut s = Storm::new(100_000);
+        assert!(marked(&mut s, &[0, 5 * US]), "200K/s");
+        // Mean 5 + 707/128 us = 10.52 us: 95K/s, under the limit but not
+        // clearly: still throttled.
+        let t = 5 * US + 712 * US;
+        assert!(marked(&mut s, &[t]));
+        assert!((95_000.0..95_100.0).contains(&s.demand_rate(t)));
+        // Mean 11.22 us: 89K/s, under 90%: released.
+        let t = t + 100 * US;
+        assert!(!marked(&mut s, &[t]));
+        assert!((89_000.0..89_200.0).contains(&s.demand_rate(t)));
+        assert!(!s.throttled());
+    }
+
+    #[test]
+    fn unmarked_completions_alone_never_raise_demand() {
+        let mut s = Storm::new(100_000);
+        for i in 0..1_000 {
+            assert!(!s.on_completion(i * 100, false), "10M/s of unmarked");
+        }
+        assert_eq!(s.demand_rate(100_000), 1.0);
+    }
+
+    #[test]
+    fn delta_and_thr_interrupts_count_toward_demand_until_throttled() {
+        // Two thr interrupts 5 us apart, then an Urgent 5 us later: 200K/s.
+        let mut s = Storm::new(100_000);
+        s.on_coalesced_interrupt(0);
+        s.on_coalesced_interrupt(5 * US);
+        assert!(marked(&mut s, &[10 * US]));
+        // Throttled, delta'/thr' interrupts are the ones storm protection
+        // paces itself: they do not feed the demand it measures.
+        s.on_coalesced_interrupt(11 * US);
+        assert_eq!(s.demand_rate(11 * US), 200_000.0);
+    }
+
     #[test]
     fn stream_below_limit_never_throttles() {
         let mut s = Storm::new(100_000);
