@@ -473,9 +473,11 @@ pub fn listing() -> String {
             );
         }
     }
-    s.push_str(
+    let _ = write!(
+        s,
         "\nEvery strategy delivers a completion in error at once (never coalesced).\n\
-         Defaults are the paper's for the Intel Optane P4800X; use --delta 15us for the Intel P3700 (TOS 5.2).\n",
+         Defaults are the paper's for the Intel Optane P4800X; use --delta {} for the Intel P3700 (TOS 5.2).\n",
+        format_nanos(DELTA_P3700)
     );
     s
 }
