@@ -121,3 +121,17 @@ fn the_comparison_has_a_row_per_strategy() {
         "{t}"
     );
 }
+
+#[test]
+fn an_urgent_completion_is_reaped_out_of_order_and_both_kinds_count() {
+    // cint with OOO (TOS 3.5): the Urgent one at 2 us gets an urgent-only
+    // interrupt at once; the unmarked one waits for delta after it.
+    let text = "time_ns,id,flags,event\n1000,1,-,complete\n2000,2,U,complete\n";
+    let o = run(text, "cint");
+    assert_eq!(o.csv, "time_ns,kind,ids\n2000,urgent,2\n8000,full,1\n");
+    assert_eq!((o.full, o.urgent_only, o.interrupts()), (1, 1, 2));
+    assert_eq!(o.per_interrupt(), 1.0);
+    assert!(o
+        .summary()
+        .contains("interrupts:   2 (1 full, 1 urgent-only)"));
+}
