@@ -69,6 +69,11 @@ mod tests {
     fn times_pick_a_readable_unit() {
         assert_eq!(readable(812), "812ns");
         assert_eq!(readable(6_000), "6.00us");
+        // Each unit starts at exactly one of it.
+        assert_eq!(readable(999), "999ns");
+        assert_eq!(readable(1_000), "1.00us");
+        assert_eq!(readable(1_000_000), "1.000ms");
+        assert_eq!(readable(1_000_000_000), "1.000s");
         assert_eq!(readable(1_250_000), "1.250ms");
         assert_eq!(readable(2_000_000_000), "2.000s");
     }
