@@ -8,3 +8,8 @@ use hdrhistogram::Histogram;
 pub(crate) fn latency_histogram() -> Histogram<u64> {
     policy::time::histogram()
 }
+
+/// A latency in ns as the emulator's notes and `bench emu` print it: `63.0 us`.
+pub(crate) fn us(ns: f64) -> String {
+    format!("{:.1} us", ns / 1e3)
+}

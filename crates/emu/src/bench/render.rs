@@ -8,6 +8,7 @@ use crate::bench::{
     EmuBench, Latency, CAPACITY_BACKEND, CAPACITY_GOAL, CAPACITY_POLICY, DEVICE_BOUND_SHARE,
     FILE_SIZE, OVERHEAD_GOAL,
 };
+use crate::latency::us;
 
 /// `32000` as `32,000`.
 fn grouped(n: u64) -> String {
@@ -20,10 +21,6 @@ fn grouped(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-fn us(ns: f64) -> String {
-    format!("{:.1} us", ns / 1e3)
 }
 
 /// A rate at a readable scale: `2.4M`, `86.1k`, `950`.

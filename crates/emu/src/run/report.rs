@@ -7,6 +7,7 @@ use report::{
 };
 
 use crate::config::{Delivery, EmuConfig, POLL_FALLBACK};
+use crate::latency::us;
 use crate::run::audit::Audit;
 use crate::run::place::Placement;
 use crate::run::window::Window;
@@ -150,10 +151,6 @@ fn host_line(device_cpu: usize) -> String {
         crate::sys::allowed_cpus().len(),
         kernel.trim()
     )
-}
-
-fn us(ns: f64) -> String {
-    format!("{:.1} us", ns / 1000.0)
 }
 
 /// What a reader needs to trust the numbers: the interrupt's cost here and
