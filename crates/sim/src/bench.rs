@@ -296,21 +296,16 @@ impl SimBench {
 
     pub fn json(&self) -> serde_json::Value {
         let (best, median) = best_and_median(&self.runs).expect("a bench has runs");
-        json!({
-            "bench": "sim",
-            "workload": WORKLOAD_NAME,
-            "device": DEVICE,
-            "host": HOST,
-            "policy": self.policy,
-            "seed": SEED,
-            "runtime_ns": self.runtime_ns,
-            "debug_build": cfg!(debug_assertions),
+        let mut v = setup_json("sim", &self.policy, self.runtime_ns);
+        let extra = json!({
             "completions_per_sec": best.completions_per_sec(),
             "median_completions_per_sec": median.completions_per_sec(),
             "best": best.json(),
             "median": median.json(),
             "runs": self.runs.iter().map(Timing::json).collect::<Vec<_>>(),
-        })
+        });
+        extend(&mut v, extra);
+        v
     }
 }
 
@@ -364,17 +359,30 @@ impl CoresBench {
                 }))
             })
             .collect();
-        json!({
-            "bench": "sim-cores",
-            "workload": WORKLOAD_NAME,
-            "device": DEVICE,
-            "host": HOST,
-            "policy": self.policy,
-            "seed": SEED,
-            "runtime_ns": self.runtime_ns,
-            "debug_build": cfg!(debug_assertions),
-            "rows": rows,
-        })
+        let mut v = setup_json("sim-cores", &self.policy, self.runtime_ns);
+        extend(&mut v, json!({ "rows": rows }));
+        v
+    }
+}
+
+/// What both benches' JSON starts with: the fixed set-up they ran.
+fn setup_json(bench: &str, policy: &str, runtime_ns: Nanos) -> serde_json::Value {
+    json!({
+        "bench": bench,
+        "workload": WORKLOAD_NAME,
+        "device": DEVICE,
+        "host": HOST,
+        "policy": policy,
+        "seed": SEED,
+        "runtime_ns": runtime_ns,
+        "debug_build": cfg!(debug_assertions),
+    })
+}
+
+/// Appends `more`'s fields to the object `v`, in order.
+fn extend(v: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(v), serde_json::Value::Object(more)) = (v.as_object_mut(), more) {
+        v.extend(more);
     }
 }
 
