@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
-use jobs::{Batch, Bounds, Decision, Engine, IoKind, Issuer, Job, Reap};
+use jobs::{Batch, Bounds, Decision, IoKind, Issuer, Job, Reap, Waiter};
 use policy::{Marks, Nanos};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -23,26 +23,6 @@ use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{Clock, Usage};
 use crate::verify;
-
-/// How the engine's completion call waits (the simulator's `Waiter`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Waiter {
-    Blocking,
-    /// Woken by every delivery, re-checks `min` (fs/aio.c read_events).
-    Libaio,
-    /// The waker checks `min` before waking.
-    IoUring,
-}
-
-impl Waiter {
-    pub fn of(engine: Engine) -> Waiter {
-        match engine {
-            Engine::Libaio => Waiter::Libaio,
-            Engine::IoUring => Waiter::IoUring,
-            _ => Waiter::Blocking,
-        }
-    }
-}
 
 /// What one job thread does.
 #[derive(Clone, Debug)]

@@ -20,6 +20,34 @@ use rand::Rng;
 use crate::plan::{Bounds, IoLoop};
 use crate::{IoKind, Job};
 
+/// How an engine's completion call waits: what both front ends model when
+/// they apply a [`Decision::Reap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiter {
+    /// A blocking system call: the submitting call sleeps until its one
+    /// request completes (psync, pvsync2, ...).
+    Blocking,
+    /// `io_getevents(min, max)`: every completion delivered to the context
+    /// wakes the waiter, which re-checks `min` and sleeps again if short
+    /// (fs/aio.c read_events).
+    Libaio,
+    /// `io_uring_enter(GETEVENTS, min)`: the waker checks `min` before
+    /// waking, and events already in the CQ ring are reaped from user space
+    /// without a system call (fio's io_uring engine).
+    IoUring,
+}
+
+impl Waiter {
+    /// The waiter of `engine`'s completion call.
+    pub fn of(engine: crate::Engine) -> Waiter {
+        match engine {
+            crate::Engine::Libaio => Waiter::Libaio,
+            crate::Engine::IoUring => Waiter::IoUring,
+            _ => Waiter::Blocking,
+        }
+    }
+}
+
 /// What a job thread does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {

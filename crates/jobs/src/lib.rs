@@ -39,7 +39,7 @@ mod plan;
 pub mod units;
 
 pub use error::JobError;
-pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap};
+pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 pub use marks::{IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};

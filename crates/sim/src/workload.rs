@@ -2,26 +2,12 @@
 //! when it stops. Everything the simulator cannot model faithfully is refused
 //! here, naming the job and its line, before any time is simulated.
 
-use jobs::{Engine, Issuer, Job};
+use jobs::{Issuer, Job};
 use policy::Nanos;
 
 use crate::{HostProfile, SimError};
 
-/// How a thread waits for its completions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Waiter {
-    /// A blocking system call: the submitting call sleeps until its one
-    /// request completes (psync, pvsync2, ...).
-    Blocking,
-    /// `io_getevents(min, max)`: every completion delivered to the context
-    /// wakes the waiter, which re-checks `min` and sleeps again if short
-    /// (fs/aio.c read_events).
-    Libaio,
-    /// `io_uring_enter(GETEVENTS, min)`: the waker checks `min` before
-    /// waking, and events already in the CQ ring are reaped from user space
-    /// without a system call (fio's io_uring engine).
-    IoUring,
-}
+pub(crate) use jobs::Waiter;
 
 /// One thread of the workload (one clone of a job section).
 #[derive(Clone, Debug)]
@@ -87,11 +73,7 @@ pub(crate) fn threads(
             .expect("non-empty");
         per_core[core] += 1;
 
-        let waiter = match job.ioengine {
-            Engine::Libaio => Waiter::Libaio,
-            Engine::IoUring => Waiter::IoUring,
-            _ => Waiter::Blocking,
-        };
+        let waiter = Waiter::of(job.ioengine);
         let bounds = job.bounds(runtime_override).map_err(|reason| {
             fail(if reason.starts_with("needs runtime=") {
                 format!("{reason}: a simulated device has no size to run through")
