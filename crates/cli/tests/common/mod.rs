@@ -34,3 +34,99 @@ pub fn assert_one_line_error(o: &Output, want: &str) {
     assert!(err.contains(want), "'{want}' not in: {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// What a bounded run of the binary did: its status and output, its peak
+/// resident memory (the kernel's `ru_maxrss` for the child alone) and the
+/// wall time it took. Issue 12: no hostile input may make a command use more
+/// than 200 MB or run more than 10 s past its stated runtime.
+pub struct Bounded {
+    pub output: Output,
+    pub max_rss_mib: f64,
+    pub elapsed: std::time::Duration,
+}
+
+/// Runs `cmd` with `stdin` fed to it, kills it (and fails the test) if it runs
+/// past `limit`, and measures its peak RSS through `wait4`.
+pub fn bounded(mut cmd: Command, stdin: &[u8], limit: std::time::Duration) -> Bounded {
+    use std::io::{Read, Write};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    // Feed and drain on their own threads so a full pipe never stalls the
+    // child (or this test) and a child that never reads stdin is fine.
+    let input = stdin.to_vec();
+    let mut sink = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = sink.write_all(&input);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut killed = false;
+    loop {
+        // SAFETY: pid is our own child, not yet reaped; status and usage are
+        // valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
+        if !killed && start.elapsed() > limit {
+            // SAFETY: signalling our own live child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let elapsed = start.elapsed();
+    let _ = feeder.join();
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    };
+    assert!(
+        !killed,
+        "still running after {limit:?}; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Bounded {
+        output,
+        max_rss_mib: usage.ru_maxrss as f64 / 1024.0,
+        elapsed,
+    }
+}
+
+/// The issue's memory bound for any command on hostile input.
+pub const MEMORY_BOUND_MIB: f64 = 200.0;
+
+/// Runs the binary with `args` under [`bounded`] and asserts the memory bound.
+pub fn hostile(args: &[&str], stdin: &[u8], limit_secs: u64) -> Bounded {
+    let mut cmd = bin();
+    cmd.args(args);
+    let b = bounded(cmd, stdin, std::time::Duration::from_secs(limit_secs));
+    assert!(
+        b.max_rss_mib <= MEMORY_BOUND_MIB,
+        "{args:?} used {:.0} MiB (bound {MEMORY_BOUND_MIB} MiB)",
+        b.max_rss_mib
+    );
+    b
+}
