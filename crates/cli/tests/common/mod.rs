@@ -52,6 +52,8 @@ pub fn bounded(mut cmd: Command, stdin: &[u8], limit: std::time::Duration) -> Bo
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     let start = std::time::Instant::now();
+    // Reaped below through wait4 (for its rusage), not Child::wait.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
