@@ -74,6 +74,21 @@ pub enum JobError {
         var: String,
     },
 
+    /// More jobs than fio allows in one run; `line` is the `[section]` whose
+    /// clones pass the bound.
+    #[error("{file}:{line}: job '{job}': {message}")]
+    TooManyJobs {
+        file: String,
+        line: usize,
+        job: String,
+        message: String,
+    },
+
+    /// Only `[global]` sections, comments, or nothing (fio: "No job(s)
+    /// defined").
+    #[error("{file}: no jobs to run: no job section in the file (fio: \"No job(s) defined\")")]
+    NoJobs { file: String },
+
     /// A job whose merged options are inconsistent; `line` is the job's
     /// `[section]` line.
     #[error("{file}:{line}: job '{job}': option '{option}': {message}")]
@@ -90,7 +105,7 @@ impl JobError {
     /// The 1-based line the error refers to (0 for errors about the whole file).
     pub fn line(&self) -> usize {
         match self {
-            JobError::Read { .. } => 0,
+            JobError::Read { .. } | JobError::NoJobs { .. } => 0,
             JobError::Syntax { line, .. }
             | JobError::OptionBeforeSection { line, .. }
             | JobError::EmptySection { line, .. }
@@ -99,7 +114,79 @@ impl JobError {
             | JobError::MissingValue { line, .. }
             | JobError::InvalidValue { line, .. }
             | JobError::UndefinedVariable { line, .. }
+            | JobError::TooManyJobs { line, .. }
             | JobError::InvalidJob { line, .. } => *line,
         }
+    }
+}
+
+/// Longest piece of the file an error quotes, in characters. A hostile value
+/// (1 MB of `A`, say) is cut here so the error stays one readable line.
+pub(crate) const MAX_QUOTED_CHARS: usize = 60;
+
+/// `s` as an error may quote it: control characters (NUL, escape, a stray
+/// carriage return) and other unprintable ones (bidi overrides) escaped as
+/// Rust writes them (`\0`, `\u{1b}`), and cut to [`MAX_QUOTED_CHARS`] with
+/// an ellipsis and the full length when longer.
+pub(crate) fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == MAX_QUOTED_CHARS {
+            out.push_str(&format!("\u{2026} ({} bytes)", s.len()));
+            return out;
+        }
+        match c {
+            '\\' | '\'' | '"' => out.push(c),
+            _ => out.extend(c.escape_debug()),
+        }
+    }
+    out
+}
+
+/// `message` with each occurrence of the raw `value` replaced by its
+/// [`quoted`] form, then any control character left escaped: the setters'
+/// messages quote the value as written.
+pub(crate) fn with_quoted_value(message: &str, value: &str) -> String {
+    let shown = quoted(value);
+    let message = if !value.is_empty() && shown != value {
+        message.replace(value, &shown)
+    } else {
+        message.to_string()
+    };
+    escape_controls(&message)
+}
+
+/// Control characters escaped, nothing cut: for text whose quoted parts are
+/// already bounded.
+pub(crate) fn escape_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_escapes_and_cuts() {
+        assert_eq!(quoted("4k"), "4k");
+        assert_eq!(quoted("a\0b\x1b"), "a\\0b\\u{1b}");
+        assert_eq!(quoted("caf\u{e9} 'x'"), "caf\u{e9} 'x'");
+        let long = "A".repeat(1000);
+        let q = quoted(&long);
+        assert!(q.starts_with(&"A".repeat(MAX_QUOTED_CHARS)));
+        assert!(q.ends_with("\u{2026} (1000 bytes)"), "{q}");
+        assert_eq!(
+            with_quoted_value(&format!("invalid size '{long}'"), &long),
+            format!("invalid size '{q}'")
+        );
+        assert_eq!(escape_controls("a\tb"), "a\\tb");
     }
 }

@@ -1,5 +1,5 @@
 //! fio's INI job-file syntax, lexed into sections of `option[=value]`
-//! entries with their line numbers. No option is interpreted here.
+//! entries with their file and line. No option is interpreted here.
 //!
 //! - `[global]` and `[job]` headers; section names may not be empty.
 //! - Whole-line comments start with `;` or `#` (after optional whitespace);
@@ -7,12 +7,19 @@
 //! - `key = value` splits at the first `=` only (`name=raw=random-read`).
 //! - `${VAR}` in a value is replaced from the environment lookup; an
 //!   undefined variable is an error.
+//! - `include FILE` inside a section pulls FILE's options into it, in place
+//!   (fio's HOWTO, "Include files"); an included file has no sections. The
+//!   caller reads the file (see [`Includer`]).
 
-use crate::error::JobError;
+use std::rc::Rc;
+
+use crate::error::{escape_controls, quoted, JobError};
 
 /// One `option[=value]` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The file it was read from: the job file, or a file it includes.
+    pub file: Rc<str>,
     pub line: usize,
     pub key: String,
     /// `None` for a bare option (`time_based`); `Some("")` for `bs=`.
@@ -34,14 +41,65 @@ impl Section {
     }
 }
 
+/// Reads an included file's entries: called with the name as written after
+/// `include`, the including file and the line of the directive.
+pub(crate) type Includer<'a> = dyn FnMut(&str, &str, usize) -> Result<Vec<Entry>, JobError> + 'a;
+
 /// Splits `text` into sections. `file` names the origin in errors; `env`
-/// resolves `${VAR}`.
+/// resolves `${VAR}`; `include` reads `include FILE` directives.
 pub fn lex(
     text: &str,
     file: &str,
     env: &dyn Fn(&str) -> Option<String>,
+    include: &mut Includer<'_>,
 ) -> Result<Vec<Section>, JobError> {
-    let mut sections: Vec<Section> = Vec::new();
+    let mut sections = Vec::new();
+    lex_into(text, file, env, include, false, &mut sections)?;
+    Ok(sections)
+}
+
+/// The entries of an included file, which may not hold sections (fio:
+/// "No new sections in included files").
+pub fn lex_included(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    include: &mut Includer<'_>,
+) -> Result<Vec<Entry>, JobError> {
+    let mut sections = vec![Section {
+        line: 0,
+        name: String::new(),
+        entries: Vec::new(),
+    }];
+    lex_into(text, file, env, include, true, &mut sections)?;
+    Ok(sections.pop().map(|s| s.entries).unwrap_or_default())
+}
+
+/// `include NAME` (or fio's looser `include=NAME`): the name, if the line is
+/// an include directive.
+fn include_directive(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("include")?;
+    match rest.chars().next() {
+        None => Some(""),
+        Some(c) if c.is_whitespace() || c == '=' => Some(rest[c.len_utf8()..].trim()),
+        Some(_) => None,
+    }
+}
+
+fn lex_into(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    include: &mut Includer<'_>,
+    nested: bool,
+    sections: &mut Vec<Section>,
+) -> Result<(), JobError> {
+    let origin: Rc<str> = Rc::from(file);
+    let syntax = |line: usize, message: String| JobError::Syntax {
+        file: file.to_string(),
+        line,
+        message,
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (idx, raw) in text.lines().enumerate() {
         let line = idx + 1;
@@ -51,12 +109,17 @@ pub fn lex(
         }
         let t = strip_trailing_comment(t);
         if let Some(inner) = t.strip_prefix('[') {
-            let Some(name) = inner.strip_suffix(']') else {
-                return Err(JobError::Syntax {
-                    file: file.to_string(),
+            if nested {
+                return Err(syntax(
                     line,
-                    message: format!("section header '{t}' must end with ']'"),
-                });
+                    "no new sections in included files (fio's rule)".to_string(),
+                ));
+            }
+            let Some(name) = inner.strip_suffix(']') else {
+                return Err(syntax(
+                    line,
+                    format!("section header '{}' must end with ']'", quoted(t)),
+                ));
             };
             let name = name.trim();
             if name.is_empty() {
@@ -72,22 +135,44 @@ pub fn lex(
             });
             continue;
         }
+        if let Some(name) = include_directive(t) {
+            if sections.is_empty() {
+                return Err(JobError::OptionBeforeSection {
+                    file: file.to_string(),
+                    line,
+                    option: "include".to_string(),
+                });
+            }
+            if name.is_empty() {
+                return Err(JobError::MissingValue {
+                    file: file.to_string(),
+                    line,
+                    option: "include".to_string(),
+                });
+            }
+            let entries = include(name, file, line)?;
+            sections
+                .last_mut()
+                .expect("checked above")
+                .entries
+                .extend(entries);
+            continue;
+        }
         let (key, value) = match t.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (t, None),
         };
         if key.is_empty() {
-            return Err(JobError::Syntax {
-                file: file.to_string(),
+            return Err(syntax(
                 line,
-                message: format!("missing option name before '=' in '{t}'"),
-            });
+                format!("missing option name before '=' in '{}'", quoted(t)),
+            ));
         }
         let Some(section) = sections.last_mut() else {
             return Err(JobError::OptionBeforeSection {
                 file: file.to_string(),
                 line,
-                option: key.to_string(),
+                option: quoted(key),
             });
         };
         let value = match value {
@@ -95,25 +180,26 @@ pub fn lex(
                 Subst::Undefined(var) => JobError::UndefinedVariable {
                     file: file.to_string(),
                     line,
-                    option: key.to_string(),
-                    var,
+                    option: quoted(key),
+                    var: quoted(&var),
                 },
                 Subst::Unterminated => JobError::InvalidValue {
                     file: file.to_string(),
                     line,
-                    option: key.to_string(),
-                    message: format!("unterminated '${{' in '{v}'"),
+                    option: quoted(key),
+                    message: escape_controls(&format!("unterminated '${{' in '{}'", quoted(v))),
                 },
             })?),
             None => None,
         };
         section.entries.push(Entry {
+            file: origin.clone(),
             line,
             key: key.to_string(),
             value,
         });
     }
-    Ok(sections)
+    Ok(())
 }
 
 /// Cuts a `;` or `#` comment that follows whitespace, then trims.
@@ -160,6 +246,17 @@ mod tests {
         None
     }
 
+    /// [`super::lex`] with includes refused.
+    fn lex(
+        text: &str,
+        file: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Section>, JobError> {
+        super::lex(text, file, env, &mut |name, _, _| {
+            panic!("include {name} in a test without includes")
+        })
+    }
+
     #[test]
     fn sections_entries_and_lines() {
         let text = "; top comment\n[global]\nbs = 4k\n\n  # indented comment\n[job1]\ntime_based\nname=raw=random-read ; trailing\n";
@@ -169,6 +266,7 @@ mod tests {
         assert_eq!(
             s[0].entries[0],
             Entry {
+                file: Rc::from("t.fio"),
                 line: 3,
                 key: "bs".into(),
                 value: Some("4k".into())

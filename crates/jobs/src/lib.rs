@@ -36,13 +36,15 @@ mod marks;
 mod options;
 mod parse;
 mod plan;
+mod source;
 pub mod units;
 
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 pub use marks::{IoKind, RwfFlags};
-pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_JOBS};
+pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
 pub use plan::{Bounds, IoLoop};
+pub use source::{MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 pub use policy::Marks;

@@ -9,8 +9,16 @@ use crate::units::{
     SEC, US,
 };
 
-/// Most clones one section may ask for (fio's own limit on jobs).
+/// Most jobs one file may define, clones included: fio's own limit,
+/// `REAL_MAX_JOBS` in axboe/fio fio.h ("error: maximum number of jobs
+/// reached", init.c `add_thread_segment`).
 pub const MAX_JOBS: u32 = 4096;
+
+/// Largest block size: the most Linux moves in one read or write,
+/// `MAX_RW_COUNT` (`INT_MAX & PAGE_MASK` with 4 KiB pages, include/linux/fs.h);
+/// a larger request would be cut short by the kernel. fio itself sets no
+/// upper bound on `bs` (options.c: `minval = 1` only).
+pub const MAX_BLOCK_SIZE: u64 = 0x7fff_f000;
 
 /// A job being built: the fields of [`Job`] plus what must be resolved once
 /// all options are known.
@@ -179,6 +187,29 @@ fn block_size(v: &str) -> Result<u64, String> {
     Ok(b)
 }
 
+/// fio's `filename=a:b` names two files (HOWTO, `filename`: "separating
+/// the names with a ':' colon"; `\:` is a colon inside a name). One file per
+/// job is modelled, so several are refused; `\:` becomes `:`.
+fn one_file(v: &str) -> Result<String, String> {
+    let mut name = String::with_capacity(v.len());
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                name.push(':');
+                chars.next();
+            }
+            ':' => {
+                return Err(format!(
+                    "'{v}' names several files (fio separates them with ':'; write '\\:' for a colon in a name): one file per job is modelled"
+                ))
+            }
+            _ => name.push(c),
+        }
+    }
+    Ok(name)
+}
+
 fn at_least_one(v: &str) -> Result<u32, String> {
     let n = parse_u32(v)?;
     if n == 0 {
@@ -202,7 +233,7 @@ static TABLE: &[OptionSpec] = &[
         Ok(())
     }),
     modelled("filename", &[], |d, v| {
-        d.job.filename = Some(v.to_string());
+        d.job.filename = Some(one_file(v)?);
         Ok(())
     }),
     modelled("directory", &[], |d, v| {
@@ -246,7 +277,9 @@ static TABLE: &[OptionSpec] = &[
         Ok(())
     }),
     modelled("size", &["filesize"], |d, v| {
-        d.job.size = Some(parse_size(v)?);
+        // fio: size=0 is the whole file or device (filesetup.c,
+        // `if (!o->size || ...) o->size = total_size`), as no size is.
+        d.job.size = Some(parse_size(v)?).filter(|&s| s > 0);
         Ok(())
     }),
     modelled("offset", &[], |d, v| {
@@ -254,7 +287,8 @@ static TABLE: &[OptionSpec] = &[
         Ok(())
     }),
     modelled("io_size", &["io_limit"], |d, v| {
-        d.job.io_size = Some(parse_size(v)?);
+        // fio: io_size=0 (its default) means size.
+        d.job.io_size = Some(parse_size(v)?).filter(|&s| s > 0);
         Ok(())
     }),
     modelled("number_ios", &[], |d, v| {
@@ -532,11 +566,6 @@ static TABLE: &[OptionSpec] = &[
     ),
     unsupported("exec_prerun", &[], "running commands is not supported"),
     unsupported("exec_postrun", &[], "running commands is not supported"),
-    unsupported(
-        "include",
-        &[],
-        "include files are not supported; inline the options",
-    ),
 ];
 
 #[cfg(test)]

@@ -2,12 +2,13 @@
 //! option application, validation of each merged job, `numjobs` expansion.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::error::JobError;
+use crate::error::{quoted, with_quoted_value, JobError};
 use crate::ini::{self, Entry};
+use crate::source::{self, MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 use crate::job::Job;
-use crate::options::{lookup, Draft, Kind, MAX_JOBS};
+use crate::options::{lookup, Draft, Kind, MAX_BLOCK_SIZE, MAX_JOBS};
 use crate::units::parse_bool;
 
 /// A parsed job file.
@@ -55,31 +56,122 @@ impl fmt::Display for Note {
     }
 }
 
-/// Reads and parses a job file; `${VAR}` comes from the process environment.
+/// Reads and parses a job file, and the files it includes; `${VAR}` comes
+/// from the process environment. The file must be a regular file or a FIFO,
+/// and it and its includes together at most [`MAX_JOB_FILE_BYTES`].
 pub fn parse_file(path: &Path) -> Result<JobFile, JobError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| JobError::Read {
-        file: file.clone(),
-        reason: e.to_string(),
+    let shown = path.display().to_string();
+    let env = |var: &str| std::env::var(var).ok();
+    let mut disk = DiskIncludes {
+        stack: vec![Opened::new(path)],
+        budget: MAX_JOB_FILE_BYTES,
+        env: &env,
+    };
+    let text = source::read_text(path, &shown, &mut disk.budget)?;
+    let sections = ini::lex(&text, &shown, &env, &mut |name, from, line| {
+        disk.include(name, from, line)
     })?;
-    parse_str(&text, &file, &|var| std::env::var(var).ok())
+    from_sections(&sections, &shown)
 }
 
 /// Parses job-file text. `origin` names it in messages; `env` resolves
-/// `${VAR}`.
+/// `${VAR}`. Reads nothing: an `include` directive is an error here (use
+/// [`parse_file`]).
 pub fn parse_str(
     text: &str,
     origin: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, JobError> {
-    let sections = ini::lex(text, origin, env)?;
+    let sections = ini::lex(text, origin, env, &mut |_, from, line| {
+        Err(JobError::Unsupported {
+            file: from.to_string(),
+            line,
+            option: "include".to_string(),
+            why: "include files are read only from a job file on disk".to_string(),
+        })
+    })?;
+    from_sections(&sections, origin)
+}
+
+/// A file being read, as opened and as resolved (for cycles).
+struct Opened {
+    path: PathBuf,
+    real: PathBuf,
+}
+
+impl Opened {
+    fn new(path: &Path) -> Opened {
+        Opened {
+            path: path.to_path_buf(),
+            // A FIFO from a shell (`/dev/fd/63`) may not resolve; its own
+            // name then stands for it.
+            real: path.canonicalize().unwrap_or_else(|_| path.to_path_buf()),
+        }
+    }
+}
+
+/// fio's `include FILE`, read from disk: the chain of files being read (the
+/// job file first), and the bytes left to read.
+struct DiskIncludes<'a> {
+    stack: Vec<Opened>,
+    budget: u64,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl DiskIncludes<'_> {
+    /// The entries of `include NAME` at `from:line`, its own includes
+    /// expanded in place.
+    fn include(&mut self, name: &str, from: &str, line: usize) -> Result<Vec<Entry>, JobError> {
+        let refuse = |message: String| JobError::InvalidValue {
+            file: from.to_string(),
+            line,
+            option: "include".to_string(),
+            message,
+        };
+        let including = &self.stack.last().expect("the job file").path;
+        let path = source::include_path(name, including);
+        if self.stack.len() > MAX_INCLUDE_DEPTH {
+            return Err(refuse(format!(
+                "'{}': includes nested deeper than {MAX_INCLUDE_DEPTH}",
+                quoted(name)
+            )));
+        }
+        let opened = Opened::new(&path);
+        if self.stack.iter().any(|o| o.real == opened.real) {
+            return Err(refuse(format!(
+                "'{}' includes itself (an include cycle)",
+                quoted(name)
+            )));
+        }
+        let shown = path.display().to_string();
+        let text = source::read_text(&path, &shown, &mut self.budget).map_err(|e| match e {
+            JobError::Read { reason, .. } => {
+                refuse(format!("cannot read '{}': {reason}", quoted(&shown)))
+            }
+            other => other,
+        })?;
+        self.stack.push(opened);
+        let env = self.env;
+        let entries = ini::lex_included(&text, &shown, env, &mut |n, f, l| self.include(n, f, l));
+        self.stack.pop();
+        entries
+    }
+}
+
+/// Jobs from lexed sections: `[global]` inheritance, options applied, each
+/// job checked, `numjobs` expanded, the job count bounded.
+fn from_sections(sections: &[ini::Section], origin: &str) -> Result<JobFile, JobError> {
     let mut out = JobFile::default();
     // fio: a job starts from the global options accumulated so far.
     let mut global = Draft::default();
-    for section in &sections {
+    // Every section is still parsed past the job bound, so an invalid
+    // option anywhere is reported as itself; only the count goes on.
+    let mut total = 0usize;
+    let mut first_over: Option<Job> = None;
+    for section in sections {
         if section.is_global() {
             for e in &section.entries {
-                apply(&mut global, e, origin, &mut out.ignored)?;
+                apply(&mut global, e, &mut out.ignored)?;
             }
             continue;
         }
@@ -87,17 +179,13 @@ pub fn parse_str(
         draft.job.name = section.name.clone();
         draft.job.section_line = section.line;
         for e in &section.entries {
-            apply(&mut draft, e, origin, &mut out.ignored)?;
+            apply(&mut draft, e, &mut out.ignored)?;
         }
         let job = finish(draft, origin, &mut out.notes)?;
-        if out.jobs.len() + job.numjobs as usize > MAX_JOBS as usize {
-            return Err(JobError::InvalidJob {
-                file: origin.to_string(),
-                line: job.section_line,
-                job: job.name,
-                option: "numjobs".to_string(),
-                message: format!("more than {MAX_JOBS} jobs in the file"),
-            });
+        total += job.numjobs as usize;
+        if total > MAX_JOBS as usize {
+            first_over.get_or_insert(job);
+            continue;
         }
         for i in 0..job.numjobs as usize {
             out.jobs.push(Job {
@@ -106,26 +194,49 @@ pub fn parse_str(
             });
         }
     }
+    if let Some(job) = first_over {
+        let cause = if job.numjobs > 1 {
+            format!("option 'numjobs': its {} clones bring", job.numjobs)
+        } else {
+            "this section brings".to_string()
+        };
+        return Err(JobError::TooManyJobs {
+            file: origin.to_string(),
+            line: job.section_line,
+            job: quoted(&job.name),
+            message: format!(
+                "{cause} the file past fio's limit of {MAX_JOBS} jobs (REAL_MAX_JOBS); it defines {total}"
+            ),
+        });
+    }
+    if out.jobs.is_empty() {
+        return Err(JobError::NoJobs {
+            file: origin.to_string(),
+        });
+    }
     Ok(out)
 }
 
 /// Applies one `option[=value]` to a draft.
-fn apply(d: &mut Draft, e: &Entry, file: &str, ignored: &mut Vec<Ignored>) -> Result<(), JobError> {
+fn apply(d: &mut Draft, e: &Entry, ignored: &mut Vec<Ignored>) -> Result<(), JobError> {
+    let file = &*e.file;
     let spec = lookup(&e.key).ok_or_else(|| JobError::UnknownOption {
         file: file.to_string(),
         line: e.line,
-        option: e.key.clone(),
+        option: quoted(&e.key),
     })?;
     let missing = || JobError::MissingValue {
         file: file.to_string(),
         line: e.line,
         option: e.key.clone(),
     };
+    // The setters quote the value as written: a hostile one (1 MB, NUL
+    // bytes) is cut and escaped here, once for all of them.
     let invalid = |message: String| JobError::InvalidValue {
         file: file.to_string(),
         line: e.line,
         option: e.key.clone(),
-        message,
+        message: with_quoted_value(&message, e.value.as_deref().unwrap_or("")),
     };
     let value = e.value.as_deref();
     match spec.kind {
@@ -170,7 +281,7 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
     let err = |job: &Job, option: &str, message: String| JobError::InvalidJob {
         file: file.to_string(),
         line: job.section_line,
-        job: job.name.clone(),
+        job: quoted(&job.name),
         option: option.to_string(),
         message,
     };
@@ -178,7 +289,7 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
         notes.push(Note {
             file: file.to_string(),
             line: job.section_line,
-            message: format!("job '{}': {message}", job.name),
+            message: format!("job '{}': {message}", quoted(&job.name)),
         })
     };
 
@@ -265,5 +376,62 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
             ),
         ));
     }
+    check_block_sizes(&job).map_err(|(option, message)| err(&job, option, message))?;
     Ok(job)
+}
+
+/// The block sizes against the kernel, `direct` and `size`: the one check
+/// both front ends (the simulator and the emulator) get from the parser.
+/// Only the directions the job does I/O in count, as fio's `td_min_bs`.
+fn check_block_sizes(job: &Job) -> Result<(), (&'static str, String)> {
+    let mut used = Vec::with_capacity(2);
+    if job.rw.reads() {
+        used.push(("read", job.bs_read));
+    }
+    if job.rw.writes() {
+        used.push(("write", job.bs_write));
+    }
+    let differ = job.bs_read != job.bs_write && used.len() == 2;
+    let named = |dir: &str, bs: u64| {
+        if differ {
+            format!("{bs}-byte {dir} block size")
+        } else {
+            format!("block size {bs}")
+        }
+    };
+    for &(dir, bs) in &used {
+        if bs > MAX_BLOCK_SIZE {
+            return Err((
+                "bs",
+                format!(
+                    "{} is above {MAX_BLOCK_SIZE}, the most Linux transfers in one read or write (MAX_RW_COUNT)",
+                    named(dir, bs)
+                ),
+            ));
+        }
+        // O_DIRECT needs the logical block's alignment; 512 bytes is the
+        // smallest there is. fio does not check it up front: the kernel
+        // fails the first I/O with EINVAL (ioengines.c, "first direct IO
+        // errored ... invalid block size").
+        if job.direct && bs % 512 != 0 {
+            return Err((
+                "bs",
+                format!(
+                    "{} is not a multiple of 512, which direct=1 (O_DIRECT) needs",
+                    named(dir, bs)
+                ),
+            ));
+        }
+    }
+    // fio filesetup.c: "blocksize is larger than data set range".
+    let smallest = used.iter().map(|&(_, bs)| bs).min().unwrap_or(job.bs_read);
+    if let Some(size) = job.size {
+        if smallest > size {
+            return Err((
+                "bs",
+                format!("block size {smallest} is larger than size={size}: not one I/O fits"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -237,6 +237,7 @@ fn verify_null_or_zero_means_none() {
 
 #[test]
 fn a_file_with_only_globals_has_no_jobs() {
-    let f = parse("; nothing\n[global]\nbs=4k\n");
-    assert!(f.jobs.is_empty());
+    // fio: "No job(s) defined", and so an error here too (issue 12).
+    let e = parse_str("; nothing\n[global]\nbs=4k\n", "t.fio", &|_| None).unwrap_err();
+    assert!(e.to_string().starts_with("t.fio: no jobs to run"), "{e}");
 }
