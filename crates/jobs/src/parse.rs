@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{quoted, with_quoted_value, JobError};
 use crate::ini::{self, Entry};
-use crate::source::{self, MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 use crate::job::Job;
 use crate::options::{lookup, Draft, Kind, MAX_BLOCK_SIZE, MAX_JOBS};
+use crate::source::{self, MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 use crate::units::parse_bool;
 
 /// A parsed job file.

@@ -95,5 +95,8 @@ fn a_file_holds_at_most_max_jobs_clones_in_all() {
     let f = parse(&format!("[a]\nnumjobs={}\n[b]\n", max - 1)).unwrap();
     assert_eq!(f.jobs.len(), max as usize, "exactly the limit");
     let e = parse(&format!("[a]\n[b]\nnumjobs={max}\n")).unwrap_err();
-    assert!(e.contains(&format!("past fio's limit of {max} jobs")), "{e}");
+    assert!(
+        e.contains(&format!("past fio's limit of {max} jobs")),
+        "{e}"
+    );
 }
