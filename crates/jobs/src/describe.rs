@@ -30,6 +30,29 @@ fn marks_pattern(job: &Job, kind: IoKind) -> String {
     }
 }
 
+/// `0-3,8` for [0, 1, 2, 3, 8], as fio's `cpus_allowed` is written: a
+/// 0-8191 set stays one short word, not 8,192 numbers on each clone's line.
+fn cpu_ranges(cpus: &[usize]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        let _ = if j > i {
+            write!(out, "{}-{}", cpus[i], cpus[j])
+        } else {
+            write!(out, "{}", cpus[i])
+        };
+        i = j + 1;
+    }
+    out
+}
+
 impl Job {
     /// The job on one line, then the marks its reads, writes and fsyncs
     /// carry (TOS Table 1), as `cinterrupts jobs` shows it.
@@ -52,7 +75,7 @@ impl Job {
             job.iodepth_batch_complete_max
         );
         if let Some(cpus) = job.cpus() {
-            let _ = write!(s, " cpus={cpus:?}");
+            let _ = write!(s, " cpus={}", cpu_ranges(&cpus));
         }
         if let Some(rt) = job.runtime {
             let _ = write!(s, " runtime={}", readable(rt));
@@ -77,6 +100,15 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use crate::parse_str;
+
+    #[test]
+    fn cpu_sets_print_as_fio_writes_them() {
+        assert_eq!(super::cpu_ranges(&[0, 1, 2, 3, 8]), "0-3,8");
+        assert_eq!(super::cpu_ranges(&[5]), "5");
+        assert_eq!(super::cpu_ranges(&[]), "");
+        let all: Vec<usize> = (0..8192).collect();
+        assert_eq!(super::cpu_ranges(&all), "0-8191");
+    }
 
     #[test]
     fn blocking_reads_are_urgent_and_a_batch_ends_in_a_barrier() {

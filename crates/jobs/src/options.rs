@@ -384,7 +384,7 @@ static TABLE: &[OptionSpec] = &[
     }),
     // --- placement
     modelled("cpus_allowed", &[], |d, v| {
-        d.job.cpus_allowed = Some(parse_cpu_list(v)?);
+        d.job.cpus_allowed = Some(parse_cpu_list(v)?.into());
         Ok(())
     }),
     modelled("cpus_allowed_policy", &[], |d, v| {

@@ -6,7 +6,7 @@ use jobs::{CpusAllowedPolicy, Job};
 fn clone(index: usize, set: Option<Vec<usize>>, policy: CpusAllowedPolicy) -> Job {
     Job {
         clone_index: index,
-        cpus_allowed: set,
+        cpus_allowed: set.map(Into::into),
         cpus_allowed_policy: policy,
         ..Job::default()
     }

@@ -24,7 +24,7 @@ fn mixed_psync_beside_libaio() {
         assert_eq!(j.filename.as_deref(), Some("/dev/nvme0n1"));
         assert!(j.direct);
         assert_eq!(j.rw, RwMode::RandRead);
-        assert_eq!(j.cpus_allowed, Some(vec![1]));
+        assert_eq!(j.cpus_allowed.as_deref(), Some(&[1][..]));
         assert_eq!((j.bs_read, j.bs_write), (4096, 4096));
         assert_eq!(j.runtime, Some(60 * SEC));
         assert!(j.time_based);
@@ -75,7 +75,7 @@ fn barrier_job_with_two_clones() {
         assert_eq!(j.iodepth_batch_complete_max, 4);
         assert!(j.barrier);
         assert_eq!(j.cint_flags, CintFlags::Default);
-        assert_eq!(j.cpus_allowed, Some(vec![1]));
+        assert_eq!(j.cpus_allowed.as_deref(), Some(&[1][..]));
     }
     assert_eq!(f.ignored.len(), 2);
 }

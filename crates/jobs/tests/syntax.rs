@@ -179,7 +179,7 @@ fn rate_iops_one_or_two_values() {
 #[test]
 fn cpus_allowed_and_split_policy() {
     let f = parse("[j]\ncpus_allowed=0,2,4-5\ncpus_allowed_policy=split\nnumjobs=5\n");
-    assert_eq!(f.jobs[0].cpus_allowed, Some(vec![0, 2, 4, 5]));
+    assert_eq!(f.jobs[0].cpus_allowed.as_deref(), Some(&[0, 2, 4, 5][..]));
     assert_eq!(f.jobs[0].cpus_allowed_policy, CpusAllowedPolicy::Split);
     let each: Vec<_> = f.jobs.iter().map(|j| j.cpus().unwrap()).collect();
     assert_eq!(each, vec![vec![0], vec![2], vec![4], vec![5], vec![0]]);
