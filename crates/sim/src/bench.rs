@@ -194,7 +194,7 @@ pub fn replicate(jobs: &[jobs::Job], cores: usize) -> Vec<jobs::Job> {
             jobs.iter().map(move |j| {
                 let mut j = j.clone();
                 j.name = format!("{}-{c}", j.name);
-                j.cpus_allowed = Some(vec![c]);
+                j.cpus_allowed = Some(vec![c].into());
                 j
             })
         })

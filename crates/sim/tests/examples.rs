@@ -22,7 +22,11 @@ fn shape(file: &str) -> Vec<Shape> {
             assert!(j.direct, "{file}: direct");
             assert_eq!(j.bs_read, 4096, "{file}: bs");
             assert_eq!(j.rw, jobs::RwMode::RandRead, "{file}: rw");
-            assert_eq!(j.cpus_allowed, Some(vec![1]), "{file}: cpus_allowed");
+            assert_eq!(
+                j.cpus_allowed.as_deref(),
+                Some(&[1][..]),
+                "{file}: cpus_allowed"
+            );
             assert!(j.time_based, "{file}: time_based");
             assert_eq!(j.runtime, Some(10_000_000_000), "{file}: runtime");
             assert_eq!(j.filename.as_deref(), Some("/dev/nvme0n1"), "{file}");
