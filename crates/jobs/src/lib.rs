@@ -12,6 +12,12 @@
 //! psync / pvsync2 / libaio jobs, O_DIRECT random 4 KiB I/O) into a workload
 //! description, with one-line `FILE:LINE: option 'x': ...` errors.
 //!
+//! [`parse_file`] is the one front door for every command that reads a job
+//! file: it reads only regular files and FIFOs, at most
+//! [`MAX_JOB_FILE_BYTES`] with fio's `include`s, and defines at most
+//! [`MAX_JOBS`] jobs. [`parse_str`] is the same parser on text, without side
+//! effects.
+//!
 //! It is **not** fio: it runs no I/O, reads no clock, and models only the
 //! options that change the interrupts and latency being measured. Options
 //! that do not (logging, reporting, buffer contents) are accepted and

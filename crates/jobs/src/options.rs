@@ -204,6 +204,8 @@ fn one_file(v: &str) -> Result<String, String> {
                     "'{v}' names several files (fio separates them with ':'; write '\\:' for a colon in a name): one file per job is modelled"
                 ))
             }
+            // No path holds a NUL; open(2) would stop at it.
+            '\0' => return Err(format!("'{v}' holds a NUL byte, which no file name can")),
             _ => name.push(c),
         }
     }

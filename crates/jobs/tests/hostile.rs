@@ -218,6 +218,10 @@ fn nul_and_control_bytes_in_a_value_are_escaped() {
         "h.fio:2: option 'bs': invalid size '4\\0k\\u{1b}[2J'"
     );
     assert_eq!(err("[a]\nfo\0o=1\n"), "h.fio:2: unknown option 'fo\\0o'");
+    assert_eq!(
+        err("[a]\nfilename=/tmp/x\0y\n"),
+        "h.fio:2: option 'filename': '/tmp/x\\0y' holds a NUL byte, which no file name can"
+    );
     let e = err("[a\0\n");
     assert!(e.contains("'[a\\0'"), "{e}");
 }
