@@ -1,6 +1,7 @@
 //! `cinterrupts jobs`: reads fio job files and shows what each job will do,
 //! with the marks its requests carry (TOS Table 1).
 
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -22,14 +23,19 @@ pub fn parse_all(files: &[PathBuf]) -> Result<Vec<JobFile>> {
     Ok(parsed)
 }
 
-/// Prints accepted-but-ignored options and fio-style adjustments.
+/// Prints accepted-but-ignored options and fio-style adjustments, buffered:
+/// a hostile file can hold a quarter of a million ignored options, and one
+/// unbuffered write each took seconds.
 pub fn print_notes(file: &JobFile) {
+    let mut err = BufWriter::new(std::io::stderr().lock());
+    // A closed stderr loses the notes, not the run.
     for i in &file.ignored {
-        eprintln!("note: {i}");
+        let _ = writeln!(err, "note: {i}");
     }
     for n in &file.notes {
-        eprintln!("note: {n}");
+        let _ = writeln!(err, "note: {n}");
     }
+    let _ = err.flush();
 }
 
 pub fn run(args: &JobsArgs) -> Result<()> {
