@@ -28,7 +28,8 @@ pub struct SimConfig {
     pub policy: PolicySpec,
     /// Seeds every random draw; the same seed gives the same report.
     pub seed: u64,
-    /// Overrides every job's `runtime` (and makes the jobs time-based).
+    /// Overrides every job's `runtime` (fio's `--runtime`): it caps a
+    /// size-bounded job and does not make it time-based.
     pub runtime: Option<Nanos>,
 }
 
@@ -170,6 +171,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         },
         window_from,
         window_to: Nanos::MAX,
+        threads_done: 0,
         interrupts: 0,
         urgent_only: 0,
         completions: 0,

@@ -118,6 +118,7 @@ impl World {
             Decision::Done => {
                 th.state = TState::Done;
                 self.cores[core as usize].threads -= 1;
+                self.thread_done();
                 self.leave_cpu(core);
             }
             Decision::Reap(Reap { min, max }) => {

@@ -309,9 +309,16 @@ pub(crate) struct World {
     pub free: Vec<u32>,
     pub queues: Vec<Queue>,
     pub device: Device,
-    /// The measured window [from, to).
+    /// The measured window [from, to): from the last thread's
+    /// `startdelay + ramp_time` to the planned end of a time-bounded run or,
+    /// earlier, the moment the last thread finished (fio's run time is a
+    /// job's, from its start to its last completion; HOWTO `runtime`:
+    /// "until it completes the configured I/O workload or until it has run
+    /// for this specified amount of time, whichever occurs first").
     pub window_from: Nanos,
     pub window_to: Nanos,
+    /// Threads that have finished.
+    pub threads_done: usize,
     pub interrupts: u64,
     pub urgent_only: u64,
     pub completions: u64,
@@ -420,7 +427,7 @@ impl World {
     }
 
     fn end_window(&mut self) {
-        self.window_to = self.now;
+        self.window_to = self.window_to.min(self.now);
         for tid in 0..self.threads.len() {
             let th = &mut self.threads[tid];
             th.spec.issuer.stop();
@@ -440,6 +447,15 @@ impl World {
                 TState::NotStarted => th.state = TState::Done,
                 _ => {}
             }
+        }
+    }
+
+    /// A thread has finished; the last one to finish closes the window
+    /// unless the planned end already has.
+    pub(crate) fn thread_done(&mut self) {
+        self.threads_done += 1;
+        if self.threads_done == self.threads.len() {
+            self.window_to = self.window_to.min(self.now);
         }
     }
 
