@@ -44,8 +44,10 @@ pub struct SimArgs {
 /// every other error about a file does.
 pub fn sim_error(job_file: &Path, e: SimError) -> anyhow::Error {
     match e {
-        SimError::Job { .. } => anyhow!("{}: {e}", job_file.display()),
-        SimError::Config(_) => anyhow!(e),
+        SimError::Job { .. } | SimError::NothingMeasured { .. } => {
+            anyhow!("{}: {e}", job_file.display())
+        }
+        SimError::Config(_) | SimError::TooSlow { .. } => anyhow!(e),
     }
 }
 
