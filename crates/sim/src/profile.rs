@@ -447,10 +447,19 @@ fn resolve(
 /// (a device node or a FIFO is refused before anything is read).
 fn read_bounded(path: &Path) -> Result<String, String> {
     use std::io::Read;
+    let not_regular = || "not a regular file (a profile is a .toml file)".to_string();
+    // Checked before opening too: opening a FIFO blocks until a writer
+    // comes.
+    if !std::fs::metadata(path)
+        .map_err(|e| e.to_string())?
+        .is_file()
+    {
+        return Err(not_regular());
+    }
     let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
-        return Err("not a regular file (a profile is a .toml file)".into());
+        return Err(not_regular());
     }
     let too_big = || {
         format!(

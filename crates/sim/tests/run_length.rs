@@ -55,3 +55,88 @@ fn the_runtime_override_caps_a_size_bounded_job_and_does_not_make_it_time_based(
     assert_eq!(r.duration_ns, 100 * MS);
     assert!(r.jobs[0].read.io_bytes > 16 << 20);
 }
+
+fn sim_on(
+    text: &str,
+    device: sim::DeviceProfile,
+    runtime: Option<Nanos>,
+) -> Result<(RunReport, sim::Audit), sim::SimError> {
+    let jobs = jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs;
+    let mut cfg = config("optane", PolicySpec::named("default"), 0, 1);
+    cfg.device = device;
+    cfg.runtime = runtime;
+    sim::simulate_audited(&jobs, &cfg, &mut |_, _| {})
+}
+
+#[test]
+fn a_run_too_short_to_complete_any_io_is_an_error_not_iops_zero() {
+    // `--runtime 1ns` exited 0 with IOPS=0.
+    let e = sim(SIZE_16M, Some(1)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no I/O completed in the measured 1ns: give a longer runtime, or check the device profile's service times"
+    );
+}
+
+#[test]
+fn a_device_slower_than_the_run_stops_at_the_runtime_and_says_what_was_in_flight() {
+    // A 30 s command (the most a profile may ask) in a 100 ms run: the run
+    // stops 30 s (virtual) after its end instead of running on, and fails
+    // with one line saying what was in flight.
+    let slow = sim::DeviceProfile::constant_service("30s", 1, 1000).unwrap();
+    let e = sim_on(SIZE_16M, slow.clone(), Some(100 * MS)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no I/O completed in the measured 100ms (1 request(s) still in flight at its end): give a longer runtime, or check the device profile's service times"
+    );
+    // Deep queues of them: completions past the histograms' 100 s top are
+    // counted at it and said (this panicked), and requests still in flight
+    // 30 s after the end are dropped and said.
+    let deep = "[a]\nioengine=libaio\niodepth=8\nrw=randread\nbs=4k\nruntime=200s\ntime_based\n";
+    let (r, audit) = sim_on(deep, slow, None).unwrap();
+    assert!(audit.clat_above_max > 0, "{audit:?}");
+    assert!(audit.stranded > 0, "{audit:?}");
+    assert!(
+        r.notes.iter().any(|n| n.contains("counted as 100s")),
+        "{:?}",
+        r.notes
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("still in flight 30s after the run's end")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn an_idle_core_does_not_tick_through_a_slow_device() {
+    // 256 psync reads of 30 s each: 2 hours of virtual time. A core whose
+    // only thread waits stopped ticking, so the events grow with the I/Os
+    // (a few per read), not with the 1.9M ticks of 4 ms in between.
+    let slow = sim::DeviceProfile::constant_service("30s", 1, 1000).unwrap();
+    let text = "[a]\nioengine=psync\nrw=randread\nbs=4k\nsize=1m\n";
+    let (r, audit) = sim_on(text, slow, None).unwrap();
+    assert_eq!(r.jobs[0].read.io_ops, 256);
+    assert!(audit.events < 100_000, "{} events", audit.events);
+}
+
+#[test]
+fn more_threads_or_requests_than_the_simulator_holds_are_refused_by_name() {
+    // numjobs=1024 took 476 MB.
+    let e = sim("[many]\nrw=randread\nnumjobs=300\nruntime=1\n", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "job 'many' (line 1): more than 256 threads (jobs times numjobs): the simulator's bound, each holding 0.5 MB of latency histograms"
+    );
+    let e = sim(
+        "[deep]\nioengine=libaio\niodepth=4096\nrw=randread\nnumjobs=65\nruntime=1\n",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "job 'deep' (line 1): more than 262144 requests in flight over all threads (the sum of iodepth): the simulator's bound"
+    );
+}
