@@ -31,8 +31,9 @@ pub struct SimArgs {
     /// Seed of every random draw; the same seed gives the same results
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// Run every job this long in virtual time (e.g. 10s, 500ms), instead of
-    /// the job file's runtime
+    /// Every job's runtime in virtual time (e.g. 10s, 500ms), instead of the
+    /// job file's runtime=, as fio's --runtime: it caps a size-bounded job
+    /// (which ends earlier when its size is done) and loops a time_based one
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
     pub runtime: Option<u64>,
     #[command(flatten)]
@@ -43,8 +44,10 @@ pub struct SimArgs {
 /// every other error about a file does.
 pub fn sim_error(job_file: &Path, e: SimError) -> anyhow::Error {
     match e {
-        SimError::Job { .. } => anyhow!("{}: {e}", job_file.display()),
-        SimError::Config(_) => anyhow!(e),
+        SimError::Job { .. } | SimError::NothingMeasured { .. } => {
+            anyhow!("{}: {e}", job_file.display())
+        }
+        SimError::Config(_) | SimError::TooSlow { .. } => anyhow!(e),
     }
 }
 

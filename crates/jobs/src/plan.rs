@@ -66,11 +66,26 @@ impl Job {
         self.startdelay + self.ramp_time
     }
 
-    /// When the job stops issuing; `runtime` (the CLI's `--runtime`) makes
-    /// every job time-based. An error when nothing bounds the job, or when
-    /// `time_based` has no runtime.
+    /// When the job stops issuing. `runtime` (the CLI's `--runtime`)
+    /// replaces the job's `runtime=` and nothing else, as fio's command-line
+    /// `--runtime` is its `runtime` option (fio HOWTO, "Command line
+    /// options": every job option may be given as `--name=value`).
+    ///
+    /// fio's rules (HOWTO, "Time related parameters" and `size`):
+    /// - `runtime`: "The test will run until it completes the configured I/O
+    ///   workload or until it has run for this specified amount of time,
+    ///   whichever occurs first": it caps a size-bounded job.
+    /// - `time_based`: "fio will run for the duration of the runtime
+    ///   specified even if the file(s) are completely read or written. It
+    ///   will simply loop over the same workload": the size stops bounding.
+    /// - `size`: "Fio will run until this many bytes has been transferred,
+    ///   unless runtime is altered by other means such as (1) runtime,
+    ///   (2) io_size (3) number_ios".
+    ///
+    /// An error when nothing bounds the job, or when `time_based` has no
+    /// runtime.
     pub fn bounds(&self, runtime: Option<Nanos>) -> Result<Bounds, String> {
-        let time_based = runtime.is_some() || self.time_based;
+        let time_based = self.time_based;
         let runtime = runtime.or(self.runtime);
         let size = self.size.map(|s| s.saturating_sub(self.offset));
         let amount = self
@@ -116,10 +131,23 @@ mod tests {
     }
 
     #[test]
+    fn the_command_line_runtime_caps_a_size_bounded_job_and_does_not_make_it_time_based() {
+        // fio: runtime caps, size still bounds (HOWTO `runtime`, `size`).
+        let j = job("[a]\nsize=16m\nruntime=10\n");
+        let b = j.bounds(Some(7)).unwrap();
+        assert_eq!((b.runtime, b.bytes), (Some(7), Some(16 << 20)));
+        // time_based still loops over the size until the (overridden) runtime.
+        let j = job("[a]\nsize=16m\nruntime=10\ntime_based\n");
+        let b = j.bounds(Some(7)).unwrap();
+        assert_eq!((b.runtime, b.bytes), (Some(7), None));
+    }
+
+    #[test]
     fn bounds_need_something_to_stop_on() {
         let j = job("[a]\nrw=read\n");
         assert!(j.bounds(None).unwrap_err().contains("needs runtime="));
         assert_eq!(j.bounds(Some(5)).unwrap().runtime, Some(5));
+        assert_eq!(j.bounds(Some(5)).unwrap().bytes, None);
         let j = job("[a]\nsize=1m\nloops=2\n");
         assert_eq!(j.bounds(None).unwrap().bytes, Some(2 << 20));
         let j = job("[a]\nsize=1m\ntime_based\nruntime=1\n");

@@ -173,6 +173,7 @@ impl World {
         rq.enqueue(tid, th.vruntime);
         if !self.cores[core as usize].ticking {
             self.cores[core as usize].ticking = true;
+            self.cores[core as usize].tick_origin = self.now;
             self.events
                 .push(self.now + self.host.tick, Ev::Tick { core });
         }
@@ -189,6 +190,21 @@ impl World {
             .rq
             .wake(tid, th.vruntime, current, &self.sched);
         th.state = TState::Runnable;
+        self.resume_ticks(core);
+    }
+
+    /// Restarts the ticks of a core whose ticks stopped while it idled, on
+    /// the same grid: the next tick is where it would have been, as if the
+    /// idle ticks (which do nothing) had run.
+    fn resume_ticks(&mut self, core: u32) {
+        let c = &mut self.cores[core as usize];
+        if c.ticking || c.threads == 0 {
+            return;
+        }
+        c.ticking = true;
+        let tick = self.host.tick;
+        let next = c.tick_origin + ((self.now - c.tick_origin) / tick + 1) * tick;
+        self.events.push(next, Ev::Tick { core });
     }
 
     /// Lets a core act on a change: run a thread if idle, or preempt.
@@ -207,6 +223,14 @@ impl World {
         // Ticks stop with the threads, or when nothing else is scheduled (a
         // thread stuck forever must end the run, for the audit to see it).
         if c.threads == 0 || !self.events.any_live() {
+            self.cores[core as usize].ticking = false;
+            return;
+        }
+        // An idle core stops ticking until a thread wakes on it (Linux's
+        // NO_HZ idle): a run's events then grow with its I/Os, not with its
+        // virtual time (a device taking seconds a command would otherwise
+        // tick millions of times in between).
+        if c.current.is_none() && c.rq.is_empty() && matches!(c.busy, Busy::Idle) {
             self.cores[core as usize].ticking = false;
             return;
         }

@@ -18,6 +18,7 @@ pub mod bench;
 mod device;
 mod events;
 mod host;
+pub mod limits;
 pub mod profile;
 mod run;
 mod sched;

@@ -10,8 +10,15 @@ use std::path::Path;
 
 use std::ops::Range;
 
+use crate::limits::{
+    MAX_CORES, MAX_HOST_TIME, MAX_IOPS, MAX_PROFILE_BYTES, MAX_QUEUES, MAX_QUEUE_DEPTH,
+    MAX_SERVICE, TICK,
+};
+
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
+
+use policy::{Nanos, SEC};
 
 /// Errors loading a profile. Every message is one line naming the file and,
 /// where known, the line and key.
@@ -265,31 +272,62 @@ impl DeviceProfile {
         if self.name.trim().is_empty() {
             return bad(None, "name", "must not be empty");
         }
-        if self.queues < 1 {
-            return bad(None, "queues", "must be at least 1");
+        if !(1..=MAX_QUEUES).contains(&self.queues) {
+            return bad(
+                None,
+                "queues",
+                &format!("must be 1 to {MAX_QUEUES} (NVMe Number of Queues)"),
+            );
         }
-        if self.queue_depth < 2 {
-            return bad(None, "queue_depth", "must be at least 2 (NVMe)");
+        if !(2..=MAX_QUEUE_DEPTH).contains(&self.queue_depth) {
+            return bad(
+                None,
+                "queue_depth",
+                &format!("must be 2 to {MAX_QUEUE_DEPTH} (NVMe CAP.MQES)"),
+            );
         }
         if self.parallelism < 1 {
             return bad(None, "parallelism", "must be at least 1");
         }
-        if self.max_read_iops == 0 {
-            return bad(None, "max_read_iops", "must be greater than 0");
+        for (key, iops) in [
+            ("max_read_iops", self.max_read_iops),
+            ("max_write_iops", self.max_write_iops),
+        ] {
+            if !(1..=MAX_IOPS).contains(&iops) {
+                return bad(
+                    None,
+                    key,
+                    &format!("must be 1 to {MAX_IOPS} (10M, three times the fastest NVMe drives)"),
+                );
+            }
         }
-        if self.max_write_iops == 0 {
-            return bad(None, "max_write_iops", "must be greater than 0");
-        }
+        let service = format!(
+            "must be at most {} (Linux's NVMe I/O timeout)",
+            human(MAX_SERVICE)
+        );
         for (table, st) in [("read", &self.read), ("write", &self.write)] {
             if st.mean == 0 {
                 return bad(Some(table), "mean", "must be greater than 0");
+            }
+            for (key, t) in [
+                ("mean", st.mean),
+                ("stddev", st.stddev),
+                ("per_kib", st.per_kib),
+            ] {
+                if t > MAX_SERVICE {
+                    return bad(Some(table), key, &service);
+                }
             }
             if st.floor >= st.mean {
                 return bad(Some(table), "floor", "must be below mean");
             }
         }
-        if self.default_delta == 0 {
-            return bad(None, "default_delta", "must be greater than 0");
+        if self.default_delta == 0 || self.default_delta > MAX_HOST_TIME {
+            return bad(
+                None,
+                "default_delta",
+                &format!("must be more than 0 and at most {}", human(MAX_HOST_TIME)),
+            );
         }
         if self.default_thr < 1 {
             return bad(None, "default_thr", "must be at least 1");
@@ -328,8 +366,11 @@ impl HostProfile {
         if self.name.trim().is_empty() {
             return bad("name", "must not be empty");
         }
-        if self.cores < 1 {
-            return bad("cores", "must be at least 1");
+        if !(1..=MAX_CORES).contains(&self.cores) {
+            return bad(
+                "cores",
+                &format!("must be 1 to {MAX_CORES} (Linux's largest NR_CPUS)"),
+            );
         }
         if !(self.ghz.is_finite() && self.ghz > 0.0) {
             return bad("ghz", "must be greater than 0");
@@ -343,8 +384,33 @@ impl HostProfile {
                 "must be at least sched_min_granularity, which must be > 0",
             );
         }
-        if self.tick == 0 {
-            return bad("tick", "must be greater than 0");
+        if !TICK.contains(&self.tick) {
+            return bad(
+                "tick",
+                "must be 1ms to 10ms (Linux's HZ is 100 to 1000, kernel/Kconfig.hz)",
+            );
+        }
+        for (key, t) in [
+            ("syscall", self.syscall),
+            ("submit_per_request", self.submit_per_request),
+            ("irq_entry", self.irq_entry),
+            ("per_completion", self.per_completion),
+            ("context_switch", self.context_switch),
+            ("wakeup", self.wakeup),
+            ("user_per_io", self.user_per_io),
+            ("sched_latency", self.sched_latency),
+            ("sched_min_granularity", self.sched_min_granularity),
+            ("sched_wakeup_granularity", self.sched_wakeup_granularity),
+        ] {
+            if t > MAX_HOST_TIME {
+                return bad(
+                    key,
+                    &format!(
+                        "must be at most {} (kernel/sysctl.c's bound on CFS's periods)",
+                        human(MAX_HOST_TIME)
+                    ),
+                );
+            }
         }
         Ok(())
     }
@@ -357,11 +423,10 @@ fn resolve(
     name_or_path: &str,
 ) -> Result<(String, String), ProfileError> {
     if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
-        let text =
-            std::fs::read_to_string(Path::new(name_or_path)).map_err(|e| ProfileError::Read {
-                file: name_or_path.to_string(),
-                reason: e.to_string(),
-            })?;
+        let text = read_bounded(Path::new(name_or_path)).map_err(|reason| ProfileError::Read {
+            file: name_or_path.to_string(),
+            reason,
+        })?;
         return Ok((text, name_or_path.to_string()));
     }
     match shipped.iter().find(|(name, _, _)| *name == name_or_path) {
@@ -375,6 +440,62 @@ fn resolve(
                 .collect::<Vec<_>>()
                 .join(", "),
         }),
+    }
+}
+
+/// A profile file's text: a regular file of at most [`MAX_PROFILE_BYTES`]
+/// (a device node or a FIFO is refused before anything is read).
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let not_regular = || "not a regular file (a profile is a .toml file)".to_string();
+    // Checked before opening too: opening a FIFO blocks until a writer
+    // comes.
+    if !std::fs::metadata(path)
+        .map_err(|e| e.to_string())?
+        .is_file()
+    {
+        return Err(not_regular());
+    }
+    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let too_big = || {
+        format!(
+            "larger than {} KiB, the most a profile may be (the shipped ones are 3 KB)",
+            MAX_PROFILE_BYTES >> 10
+        )
+    };
+    if meta.len() > MAX_PROFILE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    // The file may grow after the check: read one byte past the bound.
+    f.by_ref()
+        .take(MAX_PROFILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "line {}: not UTF-8 text",
+            1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+        )
+    })
+}
+
+/// `ns` as the profiles write times (`30s`, `1s`).
+fn human(ns: Nanos) -> String {
+    if ns % SEC == 0 {
+        format!("{}s", ns / SEC)
+    } else {
+        format!("{ns}ns")
     }
 }
 

@@ -28,7 +28,8 @@ pub struct SimConfig {
     pub policy: PolicySpec,
     /// Seeds every random draw; the same seed gives the same report.
     pub seed: u64,
-    /// Overrides every job's `runtime` (and makes the jobs time-based).
+    /// Overrides every job's `runtime` (fio's `--runtime`): it caps a
+    /// size-bounded job and does not make it time-based.
     pub runtime: Option<Nanos>,
 }
 
@@ -44,6 +45,14 @@ pub enum SimError {
     },
     #[error("{0}")]
     Config(String),
+    /// Nothing completed in the measured window: a run too short (or a
+    /// device too slow) to measure anything has no figures to report.
+    #[error("no I/O completed in the measured {window}{}: give a longer runtime, or check the device profile's service times", in_flight_at_end(*.in_flight))]
+    NothingMeasured { window: String, in_flight: u64 },
+    /// The run fell [`crate::limits::BEHIND_REAL_TIME`] behind real time:
+    /// a workload and profiles too costly to simulate (the bound).
+    #[error("stopped: the simulation fell 10 s behind real time at {at} of virtual time (the profiles' costs are too small, or the workload too large, to simulate in real time); shorten the runtime")]
+    TooSlow { at: String },
 }
 
 /// Runs `jobs` to completion in virtual time. `progress(now, end)` is called
@@ -76,8 +85,40 @@ pub fn simulate_audited(
         world.events.push(end, Ev::End);
     }
     world.run(planned_end.unwrap_or(0), progress);
-    let report = report(&world, config, &spec);
-    Ok((report, world.audit.clone()))
+    if world.fell_behind {
+        return Err(SimError::TooSlow {
+            at: human(world.now),
+        });
+    }
+    let mut report = report(&world, config, &spec);
+    let audit = world.audit.clone();
+    let measured: u64 = report
+        .jobs
+        .iter()
+        .map(|j| j.read.io_ops + j.write.io_ops)
+        .sum();
+    if measured == 0 {
+        return Err(SimError::NothingMeasured {
+            window: human(report.duration_ns),
+            in_flight: world.in_flight_at_end,
+        });
+    }
+    if audit.clat_above_max > 0 {
+        report.notes.push(format!(
+            "{} completion latencies above {} were counted as {} (the histograms' top)",
+            audit.clat_above_max,
+            human(crate::world::CLAT_MAX),
+            human(crate::world::CLAT_MAX)
+        ));
+    }
+    if audit.stranded > 0 {
+        report.notes.push(format!(
+            "{} request(s) still in flight {} after the run's end (Linux's NVMe I/O timeout) were dropped, not counted",
+            audit.stranded,
+            human(crate::limits::MAX_SERVICE)
+        ));
+    }
+    Ok((report, audit))
 }
 
 /// The strategies built on adaptive coalescing, whose delta and thr TOS 5.2
@@ -170,6 +211,10 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         },
         window_from,
         window_to: Nanos::MAX,
+        threads_done: 0,
+        drain_until: Nanos::MAX,
+        in_flight_at_end: 0,
+        fell_behind: false,
         interrupts: 0,
         urgent_only: 0,
         completions: 0,
@@ -243,5 +288,32 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
             })
             .collect(),
         notes: Vec::new(),
+    }
+}
+
+fn in_flight_at_end(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" ({n} request(s) still in flight at its end)"),
+    }
+}
+
+/// `ns` in the largest unit it reaches (`1ns`, `100ms`, `1.626s`), as the
+/// command line writes times.
+fn human(ns: Nanos) -> String {
+    const UNITS: [(Nanos, &str); 4] = [
+        (policy::SEC, "s"),
+        (policy::MS, "ms"),
+        (policy::US, "us"),
+        (1, "ns"),
+    ];
+    let (div, unit) = UNITS
+        .into_iter()
+        .find(|&(d, _)| ns >= d)
+        .unwrap_or((1, "ns"));
+    if ns % div == 0 {
+        format!("{}{unit}", ns / div)
+    } else {
+        format!("{:.3}{unit}", ns as f64 / div as f64)
     }
 }

@@ -3,6 +3,7 @@
 use rand::Rng;
 use rand_distr::{Distribution as _, LogNormal, Normal};
 
+use crate::limits::MAX_SERVICE;
 use crate::profile::{Distribution, ServiceTime};
 
 /// Samples one operation's service time: the 4 KiB shape, plus transfer time
@@ -60,7 +61,11 @@ impl Sampler {
             Shape::LogNormal(l) => l.sample(rng).max(self.floor),
         };
         let extra_kib = (bytes / 1024).saturating_sub(4);
-        round(base) + extra_kib * self.per_kib
+        // No command outlives Linux's NVMe I/O timeout (crate::limits): a
+        // long tail or a huge block cannot push an event past it.
+        round(base)
+            .saturating_add(extra_kib.saturating_mul(self.per_kib))
+            .min(MAX_SERVICE)
     }
 }
 

@@ -18,7 +18,7 @@ use policy::Nanos;
 
 use crate::events::Ev;
 use crate::workload::Waiter;
-use crate::world::{Kind, RState, Request, Step, TState, World};
+use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
 
 impl World {
     /// Carries a thread on from `step` (it is on its core's CPU).
@@ -95,9 +95,13 @@ impl World {
                 let dir = if r.write { &mut th.write } else { &mut th.read };
                 dir.ops += 1;
                 dir.bytes += r.bytes;
-                dir.clat
-                    .record((self.now - r.issued).max(1))
-                    .expect("histogram bounds hold a latency");
+                let clat = (self.now - r.issued).max(1);
+                if clat > CLAT_MAX {
+                    // Above the histogram's range: counted at its top, and
+                    // said in the report (a queue of 30 s commands).
+                    self.audit.clat_above_max += 1;
+                }
+                dir.clat.saturating_record(clat);
             }
             self.requests[req as usize].state = RState::Free;
             self.free.push(req);
@@ -118,6 +122,7 @@ impl World {
             Decision::Done => {
                 th.state = TState::Done;
                 self.cores[core as usize].threads -= 1;
+                self.thread_done();
                 self.leave_cpu(core);
             }
             Decision::Reap(Reap { min, max }) => {

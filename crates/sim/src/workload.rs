@@ -5,6 +5,7 @@
 use jobs::{Issuer, Job};
 use policy::Nanos;
 
+use crate::limits::{MAX_IN_FLIGHT, MAX_THREADS};
 use crate::{HostProfile, SimError};
 
 pub(crate) use jobs::Waiter;
@@ -101,5 +102,31 @@ pub(crate) fn threads(
     if out.is_empty() {
         return Err(SimError::Config("the job file has no jobs".into()));
     }
+    check_size(&out)?;
     Ok(out)
+}
+
+/// Refuses a workload whose state would pass the memory bound
+/// ([`MAX_THREADS`], [`MAX_IN_FLIGHT`]), naming the job that passes it.
+fn check_size(threads: &[ThreadSpec]) -> Result<(), SimError> {
+    let mut in_flight = 0u64;
+    for (i, t) in threads.iter().enumerate() {
+        let fail = |reason: String| SimError::Job {
+            job: t.job.name.clone(),
+            line: t.job.section_line,
+            reason,
+        };
+        if i == MAX_THREADS {
+            return Err(fail(format!(
+                "more than {MAX_THREADS} threads (jobs times numjobs): the simulator's bound, each holding 0.5 MB of latency histograms"
+            )));
+        }
+        in_flight += u64::from(t.issuer.max_in_flight());
+        if in_flight > MAX_IN_FLIGHT {
+            return Err(fail(format!(
+                "more than {MAX_IN_FLIGHT} requests in flight over all threads (the sum of iodepth): the simulator's bound"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ use policy::{Interrupt, Marks, Nanos, Policy};
 use rand_pcg::Pcg64Mcg;
 
 use crate::events::{Ev, Events};
+use crate::limits::BEHIND_REAL_TIME;
 use crate::sched::{RunQueue, Tunables};
 use crate::service::Sampler;
 use crate::workload::ThreadSpec;
@@ -64,6 +65,12 @@ pub(crate) enum TState {
     Done,
 }
 
+/// The longest completion latency the histograms hold: 100 s, 3 significant
+/// digits, bounded memory however long the run. Longer ones (possible only
+/// with service times near [`crate::limits::MAX_SERVICE`] queued deep) are
+/// counted at 100 s and reported.
+pub(crate) const CLAT_MAX: Nanos = 100_000_000_000;
+
 /// Per-direction measurements of a thread.
 #[derive(Debug)]
 pub(crate) struct DirStats {
@@ -79,7 +86,7 @@ impl DirStats {
             bytes: 0,
             // 1 ns to 100 s at 3 significant digits: bounded memory however
             // long the run.
-            clat: Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid bounds"),
+            clat: Histogram::new_with_bounds(1, CLAT_MAX, 3).expect("valid bounds"),
         }
     }
 }
@@ -200,6 +207,8 @@ pub(crate) struct Core {
     pub time: CoreTime,
     pub threads: u32,
     pub ticking: bool,
+    /// When the core's ticks started: they fall on `tick_origin + k * tick`.
+    pub tick_origin: Nanos,
 }
 
 impl Core {
@@ -215,6 +224,7 @@ impl Core {
             time: CoreTime::default(),
             threads: 0,
             ticking: false,
+            tick_origin: 0,
         }
     }
 }
@@ -278,6 +288,8 @@ pub struct Audit {
     pub duplicates: u64,
     /// Requests still in flight when the simulation ran out of events.
     pub stranded: u64,
+    /// Completion latencies above the histograms' range, counted at its top.
+    pub clat_above_max: u64,
     /// Times the CQ was full and the device held a completion.
     pub cq_full: u64,
     /// Size of the request table: bounded by what is ever in flight, not by
@@ -309,9 +321,26 @@ pub(crate) struct World {
     pub free: Vec<u32>,
     pub queues: Vec<Queue>,
     pub device: Device,
-    /// The measured window [from, to).
+    /// The measured window [from, to): from the last thread's
+    /// `startdelay + ramp_time` to the planned end of a time-bounded run or,
+    /// earlier, the moment the last thread finished (fio's run time is a
+    /// job's, from its start to its last completion; HOWTO `runtime`:
+    /// "until it completes the configured I/O workload or until it has run
+    /// for this specified amount of time, whichever occurs first").
     pub window_from: Nanos,
     pub window_to: Nanos,
+    /// Threads that have finished.
+    pub threads_done: usize,
+    /// After a time-bounded run's end, requests in flight are drained (not
+    /// measured) until this time at most: [`crate::limits::MAX_SERVICE`]
+    /// after the end, then the run stops and reports them as stranded.
+    pub drain_until: Nanos,
+    /// Requests issued and not yet taken by their thread when the planned
+    /// end came.
+    pub in_flight_at_end: u64,
+    /// The run stopped because it fell [`BEHIND_REAL_TIME`] behind real
+    /// time.
+    pub fell_behind: bool,
     pub interrupts: u64,
     pub urgent_only: u64,
     pub completions: u64,
@@ -332,11 +361,16 @@ impl World {
         used
     }
 
-    /// Runs until no event is left. `progress` is called every so often.
+    /// Runs until no event is left, or until the drain after the planned end
+    /// is over. `progress` is called every so often.
     pub(crate) fn run(&mut self, planned_end: Nanos, progress: &mut dyn FnMut(Nanos, Nanos)) {
         let mut n: u32 = 0;
+        let started = std::time::Instant::now();
         while let Some((t, ev)) = self.events.pop() {
             debug_assert!(t >= self.now, "time went back: {t} < {}", self.now);
+            if t > self.drain_until {
+                break;
+            }
             self.now = t;
             self.audit.events += 1;
             match ev {
@@ -361,6 +395,13 @@ impl World {
             n = n.wrapping_add(1);
             if n % (1 << 16) == 0 {
                 progress(self.now, planned_end);
+                // The one clock the simulator reads: a guard, not a model
+                // input (crate::limits::BEHIND_REAL_TIME).
+                let behind = std::time::Duration::from_nanos(self.now) + BEHIND_REAL_TIME;
+                if started.elapsed() > behind {
+                    self.fell_behind = true;
+                    break;
+                }
             }
         }
         progress(self.now, planned_end);
@@ -420,7 +461,13 @@ impl World {
     }
 
     fn end_window(&mut self) {
-        self.window_to = self.now;
+        self.window_to = self.window_to.min(self.now);
+        self.drain_until = self.now.saturating_add(crate::limits::MAX_SERVICE);
+        self.in_flight_at_end = self
+            .requests
+            .iter()
+            .filter(|r| r.state != RState::Free)
+            .count() as u64;
         for tid in 0..self.threads.len() {
             let th = &mut self.threads[tid];
             th.spec.issuer.stop();
@@ -440,6 +487,15 @@ impl World {
                 TState::NotStarted => th.state = TState::Done,
                 _ => {}
             }
+        }
+    }
+
+    /// A thread has finished; the last one to finish closes the window
+    /// unless the planned end already has.
+    pub(crate) fn thread_done(&mut self) {
+        self.threads_done += 1;
+        if self.threads_done == self.threads.len() {
+            self.window_to = self.window_to.min(self.now);
         }
     }
 

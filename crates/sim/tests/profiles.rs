@@ -241,7 +241,12 @@ fn invalid_values_name_line_and_key() {
         (
             "queues = 1",
             "queues = 0",
-            "x.toml:3: key 'queues': must be at least 1",
+            "x.toml:3: key 'queues': must be 1 to 65535 (NVMe Number of Queues)",
+        ),
+        (
+            "queues = 1",
+            "queues = 100000",
+            "x.toml:3: key 'queues': must be 1 to 65535 (NVMe Number of Queues)",
         ),
         (
             "mean = \"2us\"",
@@ -281,7 +286,8 @@ fn bad_host_values() {
     .unwrap();
     let e = HostProfile::parse(&text.replace("cores = 28", "cores = 0"), "h.toml").unwrap_err();
     assert!(
-        e.to_string().contains(": key 'cores': must be at least 1"),
+        e.to_string()
+            .contains(": key 'cores': must be 1 to 8192 (Linux's largest NR_CPUS)"),
         "{e}"
     );
     let e = HostProfile::parse(&text.replace("ghz = 2.0", "ghz = 0.0"), "h.toml").unwrap_err();
@@ -296,6 +302,70 @@ fn bad_host_values() {
     assert!(
         e.to_string()
             .contains(":16: key 'ghz': invalid type: string \"fast\", expected f64"),
+        "{e}"
+    );
+}
+
+/// Sizes and times a profile could make unbounded (issue 12: `cores =
+/// 100000000` took 7.9 GB; a 1000 h mean ran forever, then reported IOPS=0).
+#[test]
+fn a_profile_cannot_ask_for_unbounded_cores_queues_or_times() {
+    let host = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/hosts/xeon-e5-2660v4.toml"
+    ))
+    .unwrap();
+    let host_err = |from: &str, to: &str| {
+        assert!(host.contains(from), "{from}");
+        HostProfile::parse(&host.replace(from, to), "h.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        host_err("cores = 28", "cores = 100000000"),
+        "h.toml:14: key 'cores': must be 1 to 8192 (Linux's largest NR_CPUS)"
+    );
+    assert!(host_err("tick = \"4ms\"", "tick = \"1ns\"").ends_with(
+        "key 'tick': must be 1ms to 10ms (Linux's HZ is 100 to 1000, kernel/Kconfig.hz)"
+    ));
+    assert!(host_err("wakeup = \"1us\"", "wakeup = \"1000h\"")
+        .contains("key 'wakeup': must be at most 1s"));
+    let device = DeviceProfile::constant_service_toml("10us", 1, 1000);
+    let device_err = |from: &str, to: &str| {
+        assert!(device.contains(from), "{from}");
+        DeviceProfile::parse(&device.replace(from, to), "d.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        device_err("mean = \"10us\"", "mean = \"1000h\""),
+        "d.toml:12: key 'read.mean': must be at most 30s (Linux's NVMe I/O timeout)"
+    );
+    assert!(device_err("queue_depth = 4096", "queue_depth = 4294967295")
+        .ends_with("key 'queue_depth': must be 2 to 65536 (NVMe CAP.MQES)"));
+    assert!(
+        device_err("max_read_iops = 1000", "max_read_iops = 100000000000")
+            .contains("key 'max_read_iops': must be 1 to 10000000")
+    );
+}
+
+/// `--device /dev/zero` grew to about 5 GB: only a regular file of at most
+/// 1 MiB is read.
+#[test]
+fn a_profile_path_that_is_not_a_small_regular_file_is_refused_unread() {
+    let e = DeviceProfile::load("/dev/zero").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "/dev/zero: not a regular file (a profile is a .toml file)"
+    );
+    let big = std::env::temp_dir().join(format!("sim-big-{}.toml", std::process::id()));
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    let e = HostProfile::load(big.to_str().unwrap())
+        .unwrap_err()
+        .to_string();
+    std::fs::remove_file(&big).unwrap();
+    assert!(
+        e.ends_with("larger than 1024 KiB, the most a profile may be (the shipped ones are 3 KB)"),
         "{e}"
     );
 }
