@@ -1,0 +1,448 @@
+//! What is fuzzed: each target's side-effect-free parse function (no file
+//! opened, nothing simulated), its seed corpus (the repository's own inputs)
+//! and its dictionary of hostile tokens.
+
+use std::path::{Path, PathBuf};
+
+/// One parser under test.
+pub struct Target {
+    pub name: &'static str,
+    /// Starting inputs; the driver adds the inputs a parser accepts.
+    pub seeds: Vec<Vec<u8>>,
+    /// Tokens the mutator inserts.
+    pub dict: Vec<Vec<u8>>,
+    /// Parses one input, true if accepted; a panic, a hang or a large
+    /// allocation is a finding, an `Err` is the parser doing its job.
+    pub run: fn(&[u8]) -> bool,
+}
+
+/// The names `--target` accepts besides `all`.
+pub const NAMES: &[&str] = &["jobs", "stream", "profile-host", "profile-device"];
+
+/// The target called `name`, seeded from the repository at `root`.
+pub fn by_name(name: &str, root: &Path) -> Option<Target> {
+    Some(match name {
+        "jobs" => Target {
+            name: "jobs",
+            seeds: seeds(
+                root,
+                &[
+                    ("examples", "fio"),
+                    ("crates/jobs/tests/data", "fio"),
+                    ("crates/repro/jobs", "fio"),
+                ],
+            ),
+            dict: jobs_dict(),
+            run: run_jobs,
+        },
+        "stream" => Target {
+            name: "stream",
+            seeds: seeds(root, &[("examples/streams", "csv")]),
+            dict: stream_dict(),
+            run: run_stream,
+        },
+        "profile-host" => Target {
+            name: "profile-host",
+            seeds: seeds(root, &[("profiles/hosts", "toml")]),
+            dict: profile_dict(&seeds(root, &[("profiles/hosts", "toml")])),
+            run: run_host,
+        },
+        "profile-device" => {
+            let mut s = seeds(root, &[("profiles/devices", "toml")]);
+            s.push(sim::DeviceProfile::constant_service_toml("5500ns", 1, 1_000_000).into_bytes());
+            Target {
+                name: "profile-device",
+                dict: profile_dict(&s),
+                seeds: s,
+                run: run_device,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The workspace root this crate was built in (the seed files live there).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+// The parsers take `&str`; the CLI reads files with `read_to_string`, which
+// refuses invalid UTF-8 before any parser runs. Lossy conversion keeps the
+// fuzzer's invalid bytes as U+FFFD, the nearest text a parser can see.
+fn text(input: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(input)
+}
+
+/// The CLI prints each error's message: formatting it is part of parsing (a
+/// message that slices a long value could panic).
+fn accepted<T, E: std::fmt::Display>(result: Result<T, E>) -> bool {
+    match result {
+        Ok(_) => true,
+        Err(e) => {
+            std::hint::black_box(e.to_string());
+            false
+        }
+    }
+}
+
+fn run_jobs(input: &[u8]) -> bool {
+    let env = |var: &str| match var {
+        "FUZZ" => Some("4k".to_string()),
+        // Substitution is single-pass (jobs/src/ini.rs); a self-reference
+        // checks that it stays so.
+        "SELF" => Some("${SELF}".to_string()),
+        _ => None,
+    };
+    accepted(jobs::parse_str(&text(input), "fuzz.fio", &env))
+}
+
+fn run_stream(input: &[u8]) -> bool {
+    accepted(policy::stream::parse(&text(input), "fuzz.csv"))
+}
+
+fn run_host(input: &[u8]) -> bool {
+    accepted(sim::HostProfile::parse(&text(input), "fuzz-host.toml"))
+}
+
+fn run_device(input: &[u8]) -> bool {
+    accepted(sim::DeviceProfile::parse(&text(input), "fuzz-device.toml"))
+}
+
+/// Largest seed kept whole: the shipped streams run to 180 KB and would slow
+/// every execution; their first 8 KiB (cut at a line) hold every row shape.
+const MAX_SEED: usize = 8 << 10;
+
+/// Every file with extension `ext` in each directory, read once.
+fn seeds(root: &Path, dirs: &[(&str, &str)]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (dir, ext) in dirs {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == *ext))
+            .collect();
+        // Sorted, so a seed names the same run on every machine.
+        paths.sort();
+        for p in paths {
+            if let Ok(mut bytes) = std::fs::read(&p) {
+                if bytes.len() > MAX_SEED {
+                    let cut = bytes[..MAX_SEED]
+                        .iter()
+                        .rposition(|&c| c == b'\n')
+                        .map_or(MAX_SEED, |i| i + 1);
+                    bytes.truncate(cut);
+                }
+                out.push(bytes);
+            }
+        }
+    }
+    if out.is_empty() {
+        // Outside the repository the dictionary still builds inputs.
+        out.push(Vec::new());
+    }
+    out
+}
+
+/// Hostile bytes for every text format: NUL, invalid UTF-8, a BOM, line
+/// endings, a right-to-left override, a 100 KB run and a 1 MB one.
+fn common_tokens() -> Vec<Vec<u8>> {
+    let mut d: Vec<Vec<u8>> = [
+        &b"\0"[..],
+        b"\xff\xfe",
+        b"\xc3\x28",
+        b"\xed\xa0\x80",
+        b"\xef\xbb\xbf",
+        b"\r\n",
+        b"\r",
+        b"\n",
+        b"\t",
+        "\u{202e}".as_bytes(),
+        "é".as_bytes(),
+        b"=",
+        b",",
+        b"#",
+        b";",
+        b" ",
+        b"-",
+        b"0",
+        b"-1",
+        b"-0",
+        b"18446744073709551615",
+        b"18446744073709551616",
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"4294967295",
+        b"4294967296",
+        b"99999999999999999999999999999999999999",
+        b"0x",
+        b"0xffffffffffffffff",
+        b"1e308",
+        b"1e-308",
+        b"nan",
+        b"NaN",
+        b"inf",
+        b"-inf",
+    ]
+    .iter()
+    .map(|t| t.to_vec())
+    .collect();
+    d.push(vec![b'A'; 100_000]);
+    d.push(vec![b'9'; 1 << 20]);
+    d
+}
+
+fn jobs_dict() -> Vec<Vec<u8>> {
+    let mut d = common_tokens();
+    for o in jobs::known_options() {
+        for name in std::iter::once(&o.name).chain(o.aliases) {
+            d.push(name.as_bytes().to_vec());
+            d.push(format!("{name}=").into_bytes());
+            d.push(format!("\n{name}=").into_bytes());
+        }
+    }
+    for t in [
+        // Units and forms fio accepts (fio's parse.c: check_str_bytes,
+        // str_to_decimal, check_str_time), at and past their ends.
+        "1t",
+        "100p",
+        "1p",
+        "1e",
+        "1z",
+        "4k",
+        "4K",
+        "4kib",
+        "4KiB",
+        "1m",
+        "1g",
+        "1pib",
+        "1ei",
+        "0k",
+        "-4k",
+        "4k-1m",
+        "1m-4k",
+        "4k:8k",
+        "4k,8k",
+        "4k/50:8k/50",
+        "4k,",
+        ",4k",
+        "1:2",
+        "a:b",
+        "10%",
+        "0%",
+        "100%",
+        "101%",
+        "-1%",
+        "1ns",
+        "1us",
+        "1ms",
+        "1s",
+        "1m",
+        "1h",
+        "1d",
+        "100h",
+        "1000000h",
+        "0s",
+        "1.5",
+        "0.1",
+        ".5",
+        "5.",
+        "1e3",
+        "1_000",
+        "+1",
+        "0b1",
+        "0o7",
+        "0x10",
+        "0X10",
+        "0x1p",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "1,2,3",
+        "0-3",
+        "0-1000000",
+        "3-0",
+        "0,",
+        ",",
+        "randrw",
+        "randread",
+        "trim",
+        "libaio",
+        "psync",
+        "pvsync2",
+        "io_uring",
+        "null",
+        "sync",
+        "/dev/nvme0n1",
+        "/dev/null",
+        "/dev/zero",
+        "/tmp/x",
+        "a:b:c",
+        "\\:",
+        "${FUZZ}",
+        "${SELF}",
+        "${NOPE}",
+        "${",
+        "$FUZZ",
+        "${}",
+        // Sections, comments, directives.
+        "[global]\n",
+        "[job]\n",
+        "[j]\n",
+        "[]\n",
+        "[ ]\n",
+        "[\n",
+        "]\n",
+        "[global",
+        "[a]b\n",
+        "; comment\n",
+        "# comment\n",
+        "include x.fio\n",
+        "include ",
+        "$include",
+        "=\n",
+        "numjobs=1000000\n",
+        "iodepth=100000\n",
+        "bs=1\n",
+        "bs=1t\n",
+        "size=0\n",
+        "size=100p\n",
+        "runtime=1ns\n",
+        "time_based\n",
+        "time_based=1\n",
+        "direct=1\n",
+        "thinktime=11s\n",
+        "startdelay=11\n",
+        "loops=4294967295\n",
+        "number_ios=0\n",
+        "rate_iops=1\n",
+        "cint_flags=",
+        "barrier=",
+    ] {
+        d.push(t.as_bytes().to_vec());
+    }
+    // Thousands of sections (issue 12 item 14: 5,000 sections).
+    d.push("[s]\nrw=randread\n".repeat(5_000).into_bytes());
+    d.push(format!("bs={}\n", "9".repeat(1_000_000)).into_bytes());
+    d
+}
+
+fn stream_dict() -> Vec<Vec<u8>> {
+    let mut d = common_tokens();
+    for t in [
+        policy::stream::HEADER,
+        "time_ns,id,flags,event\n",
+        "0,0,-,complete\n",
+        "18446744073709551615,18446744073709551615,UB,complete\n",
+        "1,1,U,error\n",
+        "2,2,B,submit\n",
+        "complete",
+        "error",
+        "submit",
+        "U",
+        "B",
+        "UB",
+        "BU",
+        "UU",
+        ",,,",
+        ",,,,,,,,,,",
+        "+1",
+        "1e9",
+        "1.0",
+        "0x10",
+        " 1",
+    ] {
+        d.push(t.as_bytes().to_vec());
+    }
+    d.push(",".repeat(100_000).into_bytes());
+    d
+}
+
+/// Hostile TOML: the seeds' own keys, floats the spec allows (NaN, inf,
+/// -0.0), integers at i64's ends, durations that overflow `u64` nanoseconds,
+/// table forms and nesting deep enough to find a recursive descent.
+fn profile_dict(seeds: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut d = common_tokens();
+    for s in seeds {
+        for line in String::from_utf8_lossy(s).lines() {
+            if let Some((key, _)) = line.split_once('=') {
+                let key = key.trim();
+                if !key.is_empty() && !key.starts_with('#') {
+                    d.push(key.as_bytes().to_vec());
+                    d.push(format!("\n{key} = ").into_bytes());
+                }
+            }
+            if line.starts_with('[') {
+                d.push(format!("{line}\n").into_bytes());
+            }
+        }
+    }
+    for t in [
+        "nan",
+        "+nan",
+        "-nan",
+        "inf",
+        "+inf",
+        "-inf",
+        "-0.0",
+        "0.0",
+        "1e308",
+        "1e309",
+        "-1e308",
+        "5e-324",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "0x7fffffffffffffff",
+        "0o777",
+        "0b1",
+        "1_000",
+        "100000000",
+        "4294967296",
+        "\"\"",
+        "\" \"",
+        "\"normal\"",
+        "\"lognormal\"",
+        "\"uniform\"",
+        "\"0ns\"",
+        "\"1ns\"",
+        "\"-1us\"",
+        "\"1000h\"",
+        "\"1e30us\"",
+        "\"18446744073709551615ns\"",
+        "\"18446744073709551616ns\"",
+        "\"NaNus\"",
+        "\"infms\"",
+        "\"1.5us\"",
+        "\"1 us\"",
+        "\"us\"",
+        "\"5\"",
+        "\"\\u0000\"",
+        "\"\\uD800\"",
+        "'''",
+        "\"\"\"",
+        "true",
+        "1979-05-27T07:32:00Z",
+        "[]",
+        "{}",
+        "[read]\n",
+        "[write]\n",
+        "[[read]]\n",
+        "[a.b.c]\n",
+        "a.b.c = 1\n",
+        "name = \"x\"\n",
+        "cores = 100000000\n",
+        "ghz = nan\n",
+        "mean = \"1000h\"\n",
+    ] {
+        d.push(t.as_bytes().to_vec());
+    }
+    d.push(format!("x = {}1{}\n", "[".repeat(10_000), "]".repeat(10_000)).into_bytes());
+    d.push(format!("x = {}1{}\n", "{a=".repeat(10_000), "}".repeat(10_000)).into_bytes());
+    d.push(format!("[{}]\n", vec!["a"; 10_000].join(".")).into_bytes());
+    d
+}
