@@ -31,6 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "run::shared",
             "run::spawn",
             "run::stall",
+            "run::target",
             "run::window",
         ],
     ),

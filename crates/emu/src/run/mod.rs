@@ -10,6 +10,7 @@ use std::sync::{Arc, Barrier};
 use ::report::RunReport;
 use jobs::Job;
 
+use crate::backend::Access;
 use crate::config::{DeviceConfig, DriverConfig, EmuConfig, Recording};
 use crate::device::Device;
 use crate::driver::Driver;
@@ -27,9 +28,11 @@ mod report;
 mod shared;
 mod spawn;
 mod stall;
+mod target;
 mod window;
 
 pub use audit::Audit;
+pub use target::{choose as choose_target, StandIn, Target, STAND_IN};
 
 pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
     run_audited(jobs, cfg).map(|(r, _)| r)
@@ -46,9 +49,13 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         .map(|&c| Arc::new(QueuePair::new(c, cfg.queue_depth, cq_entries)))
         .collect();
     let tags: u32 = queues.iter().map(|q| q.tags() as u32).sum();
+    let access = Access {
+        writes: jobs.iter().any(|j| j.rw.writes()),
+        say: cfg.say,
+    };
     let opened = plan
         .backend
-        .open(plan.need, tags)
+        .open_with(plan.need, tags, access)
         .map_err(EmuError::Backend)?;
     let specs = place::worker_specs(jobs, opened.size, cfg)?;
 
@@ -91,7 +98,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
 
     start.wait();
     let t0 = clock.now();
-    let mut stall = StallWatch::new(&r, cfg.stall_timeout);
+    let mut stall = StallWatch::new(&r, cfg.stall_timeout.unwrap_or(10_000_000_000));
     let window = window::watch(&r, &specs, &workers, t0, &mut stall);
     let results = spawn::join_all(workers, &r, &mut stall);
     // Every request is delivered (or the run failed): the device stops

@@ -8,6 +8,7 @@ use report::human::cpu_list;
 use crate::backend::{BackendSpec, Kind};
 use crate::config::EmuConfig;
 use crate::error::EmuError;
+use crate::run::target::{self, StandIn};
 use crate::sys;
 use crate::worker::WorkerSpec;
 
@@ -19,6 +20,8 @@ pub(crate) struct Placement {
     /// Each job's core, by job index.
     pub(crate) core_of: Vec<usize>,
     pub(crate) backend: BackendSpec,
+    /// Why the backend is not the device the job file names.
+    pub(crate) stand_in: Option<StandIn>,
     /// Bytes the jobs address (the largest `offset + size`), if any says.
     pub(crate) need: Option<u64>,
 }
@@ -58,7 +61,10 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
             ));
         }
     }
-    let backend = backend(jobs, cfg)?;
+    let target::Target {
+        spec: backend,
+        stand_in,
+    } = target::choose(jobs, cfg)?;
     if let Kind::File { .. } = backend.kind {
         for job in jobs {
             for (name, bs) in [("bs (read)", job.bs_read), ("bs (write)", job.bs_write)] {
@@ -142,36 +148,9 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         cores,
         core_of,
         backend,
+        stand_in,
         need,
     })
-}
-
-/// `--backend`, else the one file every job names.
-fn backend(jobs: &[Job], cfg: &EmuConfig) -> Result<BackendSpec, EmuError> {
-    if let Some(b) = &cfg.backend {
-        return Ok(b.clone());
-    }
-    let first = &jobs[0];
-    let Some(name) = first.filename.clone() else {
-        return Err(job_error(
-            first,
-            "no filename= to run on; give one or pass --backend file:PATH or null:10us",
-        ));
-    };
-    if let Some(other) = jobs.iter().find(|j| j.filename.as_deref() != Some(&name)) {
-        return Err(job_error(
-            other,
-            format!(
-                "filename={} differs from '{name}': the emulator runs one device; pass --backend",
-                other.filename.as_deref().unwrap_or("(none)")
-            ),
-        ));
-    }
-    let path = match &first.directory {
-        Some(dir) if !name.starts_with('/') => format!("{dir}/{name}"),
-        _ => name,
-    };
-    Ok(BackendSpec::file(path))
 }
 
 /// The job threads, once the backend's size is known.

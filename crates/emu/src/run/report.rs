@@ -10,6 +10,7 @@ use crate::config::{Delivery, EmuConfig, POLL_FALLBACK};
 use crate::latency::us;
 use crate::run::audit::Audit;
 use crate::run::place::Placement;
+use crate::run::target::StandIn;
 use crate::run::window::Window;
 use crate::worker::{DirStats, WorkerResult, WorkerSpec};
 
@@ -77,6 +78,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
             realtime,
             plan.device_cpu,
             cfg.delivery,
+            plan.stand_in.as_ref(),
         ),
     }
 }
@@ -162,8 +164,12 @@ fn notes(
     realtime: bool,
     device_cpu: usize,
     mode: Delivery,
+    stand_in: Option<&StandIn>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(s) = stand_in {
+        notes.push(s.to_string());
+    }
     if window.irq.reaped == 0 {
         notes
             .push("nothing completed in the measured window: these numbers measure nothing".into());

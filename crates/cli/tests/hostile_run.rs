@@ -1,0 +1,134 @@
+//! `run` (and `tune --mode emu`) against hostile job files and options
+//! (issue 12): each bounded in time and memory by `common::hostile`, each
+//! asserting the one-line error or the figure that must be right. Nothing
+//! here creates or writes anything under /dev: the device cases only check
+//! refusals and the null stand-in, which look at /dev and never open it.
+//! Each run needs both CPUs of this machine, so the tests take turns and
+//! keep their runs at 100-300 ms.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Mutex, MutexGuard};
+
+use common::*;
+use serde_json::Value;
+
+static EMU: Mutex<()> = Mutex::new(());
+
+fn turn() -> MutexGuard<'static, ()> {
+    EMU.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(o), stderr(o)))
+}
+
+fn job(dir: &Path, body: &str) -> String {
+    write(
+        dir,
+        "job.fio",
+        &format!("[global]\nbs=4k\nrw=randread\n\n[j]\n{body}"),
+    )
+}
+
+/// A name under /dev no machine has; the runs below must leave it absent.
+const NO_SUCH_DEVICE: &str = "/dev/cinterrupts-issue12-no-such-disk";
+
+#[test]
+fn a_job_file_naming_a_missing_device_runs_on_the_null_backend_and_says_so() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = job(
+        dir.path(),
+        &format!("filename={NO_SUCH_DEVICE}\nsize=1m\nioengine=psync\n"),
+    );
+    let b = hostile(
+        &["run", &f, "--runtime", "150ms", "--output-format", "json"],
+        b"",
+        20,
+    );
+    assert!(
+        !Path::new(NO_SUCH_DEVICE).exists(),
+        "a file was created in /dev"
+    );
+    let o = &b.output;
+    assert!(o.status.success(), "{}", stderr(o));
+    let err = stderr(o);
+    assert!(
+        err.contains(&format!("{f}:5: job 'j': option 'filename': {NO_SUCH_DEVICE} names a device this machine does not have: running on the null backend null:10us,depth=64 instead")),
+        "{err}"
+    );
+    let v = json(o);
+    assert_eq!(v["cinterrupts"]["device"], "null:10us,depth=64");
+    assert!(v["cinterrupts"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("running on the null backend"));
+}
+
+#[test]
+fn nothing_is_created_under_dev_through_backend_either() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = job(dir.path(), "size=1m\nioengine=psync\n");
+    let backend = format!("file:{NO_SUCH_DEVICE}");
+    let b = hostile(
+        &["run", &f, "--backend", &backend, "--runtime", "100ms"],
+        b"",
+        20,
+    );
+    assert!(
+        !Path::new(NO_SUCH_DEVICE).exists(),
+        "a file was created in /dev"
+    );
+    assert_one_line_error(
+        &b.output,
+        "not a block device, and nothing is ever created or laid out under /dev",
+    );
+    // The same through a symlink into /dev.
+    let link = dir.path().join("devlink");
+    std::os::unix::fs::symlink("/dev", &link).unwrap();
+    let backend = format!("file:{}/cinterrupts-issue12-no-such-disk", link.display());
+    let b = hostile(
+        &["run", &f, "--backend", &backend, "--runtime", "100ms"],
+        b"",
+        20,
+    );
+    assert!(
+        !Path::new(NO_SUCH_DEVICE).exists(),
+        "a file was created in /dev"
+    );
+    assert_one_line_error(&b.output, "nothing is ever created or laid out under /dev");
+}
+
+#[test]
+fn a_filename_that_cannot_hold_data_names_the_line_and_the_option() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("a-directory");
+    std::fs::create_dir(&sub).unwrap();
+    for (target, cause) in [
+        (sub.to_str().unwrap(), "is a directory"),
+        // Looked at (stat), never opened.
+        ("/dev/null", "is a character device"),
+        ("/proc/version", "is a procfs file"),
+    ] {
+        let f = job(
+            dir.path(),
+            &format!("filename={target}\nsize=1m\nioengine=psync\n"),
+        );
+        let b = hostile(&["run", &f, "--runtime", "100ms"], b"", 20);
+        assert_one_line_error(
+            &b.output,
+            &format!("{f}:5: job 'j': option 'filename': {target} {cause}"),
+        );
+    }
+    assert_eq!(
+        std::fs::metadata("/dev/null").unwrap().len(),
+        0,
+        "/dev/null is still the null device"
+    );
+}
