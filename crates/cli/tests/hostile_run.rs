@@ -132,3 +132,27 @@ fn a_filename_that_cannot_hold_data_names_the_line_and_the_option() {
         "/dev/null is still the null device"
     );
 }
+
+#[test]
+fn a_layout_larger_than_the_free_space_is_refused_before_a_byte_is_written() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("huge.dat");
+    let f = job(
+        dir.path(),
+        &format!(
+            "filename={}\nsize=100p\nrw=randwrite\nioengine=psync\n",
+            data.display()
+        ),
+    );
+    let b = hostile(&["run", &f, "--runtime", "100ms"], b"", 10);
+    assert_one_line_error(
+        &b.output,
+        &format!(
+            "{f}:5: job 'j': option 'size': laying out 100PiB of {} takes 100PiB more, and its filesystem has",
+            data.display()
+        ),
+    );
+    assert!(!data.exists(), "nothing laid out");
+    assert!(b.elapsed.as_secs() < 2, "{:?}", b.elapsed);
+}

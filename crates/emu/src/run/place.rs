@@ -5,6 +5,7 @@
 use jobs::Job;
 use report::human::cpu_list;
 
+use crate::backend::path::{free_bytes, inspect, Found};
 use crate::backend::{BackendSpec, Kind};
 use crate::config::EmuConfig;
 use crate::error::EmuError;
@@ -139,10 +140,14 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
     let mut cores = core_of.clone();
     cores.sort_unstable();
     cores.dedup();
-    let need = jobs
+    let largest = jobs
         .iter()
-        .filter_map(|j| j.size.map(|s| j.offset + s))
-        .max();
+        .filter_map(|j| j.size.map(|s| (j.offset.saturating_add(s), j)))
+        .max_by_key(|&(n, _)| n);
+    let need = largest.map(|(n, _)| n);
+    if let (Kind::File { path }, Some((n, job))) = (&backend.kind, largest) {
+        room_for(path, n).map_err(|r| job_error(job, format!("option 'size': {r}")))?;
+    }
     Ok(Placement {
         device_cpu,
         cores,
@@ -151,6 +156,33 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         stand_in,
         need,
     })
+}
+
+/// Refuses a layout the filesystem has no room for before a byte is
+/// written (issue 12: `size=100p` wrote 13.8 GB, and filled a small
+/// filesystem to ENOSPC).
+fn room_for(path: &std::path::Path, need: u64) -> Result<(), String> {
+    let len = match inspect(path) {
+        Ok(Found::Regular { len }) => len,
+        Ok(Found::Missing) => 0,
+        // Devices have their size; the rest fails when opened.
+        _ => return Ok(()),
+    };
+    if need <= len {
+        return Ok(());
+    }
+    let free = free_bytes(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if need - len > free {
+        let b = |n: u64| report::human::num2str(n, 3, true, "B");
+        return Err(format!(
+            "laying out {} of {} takes {} more, and its filesystem has {} free",
+            b(need),
+            path.display(),
+            b(need - len),
+            b(free)
+        ));
+    }
+    Ok(())
 }
 
 /// The job threads, once the backend's size is known.
