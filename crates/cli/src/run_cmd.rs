@@ -128,5 +128,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if !failed.is_empty() {
         bail!("{}: {}", args.job_file.display(), failed.join("; "));
     }
+    // Numbers that measure nothing are not a result (issue 12: IOPS=0 and
+    // exit 0).
+    let measured: u64 = report
+        .jobs
+        .iter()
+        .map(|j| j.read.io_ops + j.write.io_ops)
+        .sum();
+    if measured == 0 {
+        bail!(
+            "{}: no I/O completed in the measured window ({}): these numbers measure nothing",
+            args.job_file.display(),
+            policy::format_nanos(report.duration_ns)
+        );
+    }
     Ok(())
 }

@@ -156,3 +156,81 @@ fn a_layout_larger_than_the_free_space_is_refused_before_a_byte_is_written() {
     assert!(!data.exists(), "nothing laid out");
     assert!(b.elapsed.as_secs() < 2, "{:?}", b.elapsed);
 }
+
+#[test]
+fn a_depth_the_queue_cannot_hold_is_refused_naming_the_line() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    for (depth, cause) in [
+        ("100000", "option 'iodepth': 100000 is more than the emulator's 8192 commands per queue"),
+        ("1025", "option 'iodepth': 1025 is more than the queue depth 1024, so the job could never have that many in flight; pass --queue-depth 1025"),
+    ] {
+        let f = job(
+            dir.path(),
+            &format!("ioengine=io_uring\niodepth={depth}\nsize=1m\n"),
+        );
+        let b = hostile(&["run", &f, "--backend", "null:10us", "--runtime", "100ms"], b"", 10);
+        assert_one_line_error(&b.output, &format!("{f}:5: job 'j': {cause}"));
+    }
+    // Deep queues of large blocks: refused before gigabytes of buffers.
+    let f = job(
+        dir.path(),
+        "ioengine=io_uring\niodepth=8192\nbs=16m\nsize=1g\n",
+    );
+    let b = hostile(
+        &[
+            "run",
+            &f,
+            "--backend",
+            "null:10us",
+            "--runtime",
+            "100ms",
+            "--queue-depth",
+            "8192",
+        ],
+        b"",
+        10,
+    );
+    assert_one_line_error(&b.output, "the emulator's bound");
+}
+
+#[test]
+fn a_runtime_too_short_to_measure_is_refused() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = job(dir.path(), "ioengine=psync\nsize=1m\n");
+    let b = hostile(
+        &["run", &f, "--backend", "null:10us", "--runtime", "1ns"],
+        b"",
+        10,
+    );
+    assert_one_line_error(&b.output, "--runtime 1ns: shorter than 1ms");
+    let f = job(
+        dir.path(),
+        "ioengine=psync\nsize=1m\nruntime=10us\ntime_based\n",
+    );
+    let b = hostile(&["run", &f, "--backend", "null:10us"], b"", 10);
+    assert_one_line_error(
+        &b.output,
+        &format!("{f}:5: job 'j': option 'runtime': 10us is shorter than 1ms"),
+    );
+}
+
+#[test]
+fn a_run_where_nothing_completes_in_the_window_fails() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    // A device slower than the run: the one read completes after the
+    // window closed.
+    let f = job(dir.path(), "ioengine=psync\nsize=1m\n");
+    let b = hostile(
+        &["run", &f, "--backend", "null:250ms", "--runtime", "50ms", "-q"],
+        b"",
+        10,
+    );
+    assert_one_line_error(&b.output, "no I/O completed in the measured window");
+    assert!(
+        stdout(&b.output).contains("IOPS=0"),
+        "the results are printed first"
+    );
+}

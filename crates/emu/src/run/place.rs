@@ -3,6 +3,7 @@
 //! backend, and the part of the file each job addresses.
 
 use jobs::Job;
+use policy::{cid, format_nanos, Nanos};
 use report::human::cpu_list;
 
 use crate::backend::path::{free_bytes, inspect, Found};
@@ -46,15 +47,65 @@ fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
     }
 }
 
+/// The shortest run the emulator measures: the thread that cuts the
+/// measured window looks every millisecond (`run/window.rs`), so a shorter
+/// window is below its resolution (issue 12: `--runtime 1ns` gave IOPS=0
+/// and exit 0).
+pub const MIN_RUNTIME: Nanos = 1_000_000;
+
+/// Bytes of data buffers all the job threads may hold (one per request in
+/// flight, iodepth x bs each): issue 12 bounds a command at 200 MB, and a
+/// run's own memory besides its buffers is about 10 MB here (`/usr/bin/time
+/// -f %M cinterrupts run examples/mixed-16.fio --backend null:10us`: 9 MB).
+pub const MAX_BUFFER_BYTES: u64 = 128 << 20;
+
 pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError> {
     if jobs.is_empty() {
         return Err(EmuError::Config("the job file has no jobs".into()));
     }
+    if let Some(r) = cfg.runtime.filter(|&r| r < MIN_RUNTIME) {
+        return Err(EmuError::Config(format!(
+            "--runtime {}: shorter than {}, the emulator's window resolution; nothing could be measured",
+            format_nanos(r),
+            format_nanos(MIN_RUNTIME)
+        )));
+    }
+    // Tags per queue pair: the CID's tag bits (`policy::cid`), whatever the
+    // caller asked.
+    let queue_depth = cfg.queue_depth.clamp(1, cid::MAX_TAGS as u32);
+    let mut buffers = 0u64;
     for job in jobs {
         if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
             return Err(job_error(job, "fsync/fdatasync are not emulated yet"));
         }
-        job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
+        let bounds = job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
+        if let Some(r) = bounds.runtime.filter(|&r| r < MIN_RUNTIME) {
+            return Err(job_error(
+                job,
+                format!(
+                    "option 'runtime': {} is shorter than {}, the emulator's window resolution; nothing could be measured",
+                    format_nanos(r),
+                    format_nanos(MIN_RUNTIME)
+                ),
+            ));
+        }
+        let depth = job.io_loop().iodepth;
+        if depth > queue_depth {
+            return Err(job_error(job, depth_error(depth, queue_depth)));
+        }
+        buffers = buffers.saturating_add(
+            u64::from(depth).saturating_mul(job.bs_read.max(job.bs_write).div_ceil(4096) * 4096),
+        );
+        if buffers > MAX_BUFFER_BYTES {
+            return Err(job_error(
+                job,
+                format!(
+                    "option 'iodepth': iodepth={depth} with bs={} brings the jobs' data buffers (one per request in flight) over {}, the emulator's bound",
+                    job.bs_read.max(job.bs_write),
+                    report::human::num2str(MAX_BUFFER_BYTES, 3, true, "B")
+                ),
+            ));
+        }
         if job.verify.is_some() && job.do_verify && !job.rw.writes() {
             return Err(job_error(
                 job,
@@ -156,6 +207,24 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         stand_in,
         need,
     })
+}
+
+/// A job deeper than its queue pair could never have its depth in flight:
+/// it would wait for tags and lose throughput without a word (issue 12:
+/// iodepth=1025 to 32768), or, past the buffers it can hold, do nothing.
+/// Refused as the simulator refuses a depth over its device's queue.
+fn depth_error(depth: u32, queue_depth: u32) -> String {
+    if depth as usize > cid::MAX_TAGS {
+        format!(
+            "option 'iodepth': {depth} is more than the emulator's {} commands per queue (the tag bits of the 16-bit command id, beside Urgent, Barrier and reaped; NVMe itself allows at most 65536 entries per queue, CAP.MQES)",
+            cid::MAX_TAGS
+        )
+    } else {
+        format!(
+            "option 'iodepth': {depth} is more than the queue depth {queue_depth}, so the job could never have that many in flight; pass --queue-depth {depth} (at most {})",
+            cid::MAX_TAGS
+        )
+    }
 }
 
 /// Refuses a layout the filesystem has no room for before a byte is
