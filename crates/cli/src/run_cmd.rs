@@ -137,9 +137,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .sum();
     if measured == 0 {
         bail!(
-            "{}: no I/O completed in the measured window ({}): these numbers measure nothing",
+            "{}: no I/O completed in the measured window ({}msec): these numbers measure nothing",
             args.job_file.display(),
-            policy::format_nanos(report.duration_ns)
+            report.duration_ns / 1_000_000
         );
     }
     Ok(())

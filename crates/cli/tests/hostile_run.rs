@@ -224,7 +224,15 @@ fn a_run_where_nothing_completes_in_the_window_fails() {
     // window closed.
     let f = job(dir.path(), "ioengine=psync\nsize=1m\n");
     let b = hostile(
-        &["run", &f, "--backend", "null:250ms", "--runtime", "50ms", "-q"],
+        &[
+            "run",
+            &f,
+            "--backend",
+            "null:250ms",
+            "--runtime",
+            "50ms",
+            "-q",
+        ],
         b"",
         10,
     );
@@ -233,4 +241,28 @@ fn a_run_where_nothing_completes_in_the_window_fails() {
         stdout(&b.output).contains("IOPS=0"),
         "the results are printed first"
     );
+}
+
+#[test]
+fn a_slow_device_neither_trips_the_watchdog_nor_holds_the_run_past_its_runtime() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = job(dir.path(), "ioengine=io_uring\niodepth=4\nsize=1m\n");
+    let b = hostile(
+        &[
+            "run",
+            &f,
+            "--backend",
+            "null:100h",
+            "--runtime",
+            "100ms",
+            "-q",
+        ],
+        b"",
+        15,
+    );
+    // Not "stalled": a 100 h device is the user's choice; the requests
+    // left in flight after the runtime are not waited out.
+    assert_one_line_error(&b.output, "no I/O completed in the measured window");
+    assert!(b.elapsed.as_secs() < 3, "{:?}", b.elapsed);
 }

@@ -98,8 +98,18 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
 
     start.wait();
     let t0 = clock.now();
-    let mut stall = StallWatch::new(&r, cfg.stall_timeout.unwrap_or(10_000_000_000));
-    let window = window::watch(&r, &specs, &workers, t0, &mut stall);
+    let limit = match cfg.stall_timeout {
+        Some(t) => stall::Limit {
+            total: t,
+            why: "stall_timeout".into(),
+        },
+        None => stall::limit(&specs, &plan.backend),
+    };
+    let mut stall = StallWatch::new(&r, limit, &specs);
+    let window = window::watch(&r, &specs, &workers, t0, &mut stall, &|| device.hurry());
+    // Every job has stopped issuing: what is still in flight is not
+    // measured, and need not wait out a slow null device.
+    device.hurry();
     let results = spawn::join_all(workers, &r, &mut stall);
     // Every request is delivered (or the run failed): the device stops
     // first, then the handlers, once they have handled what is pending.
