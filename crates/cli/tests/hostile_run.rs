@@ -63,10 +63,11 @@ fn a_job_file_naming_a_missing_device_runs_on_the_null_backend_and_says_so() {
     );
     let v = json(o);
     assert_eq!(v["cinterrupts"]["device"], "null:10us,depth=64");
-    assert!(v["cinterrupts"]["notes"][0]
-        .as_str()
+    assert!(v["cinterrupts"]["notes"]
+        .as_array()
         .unwrap()
-        .contains("running on the null backend"));
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("running on the null backend")));
 }
 
 #[test]
@@ -265,4 +266,50 @@ fn a_slow_device_neither_trips_the_watchdog_nor_holds_the_run_past_its_runtime()
     // left in flight after the runtime are not waited out.
     assert_one_line_error(&b.output, "no I/O completed in the measured window");
     assert!(b.elapsed.as_secs() < 3, "{:?}", b.elapsed);
+}
+
+#[test]
+fn a_run_beside_another_emulation_says_its_latencies_are_spoilt() {
+    use std::os::fd::AsRawFd;
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = job(dir.path(), "ioengine=psync\nsize=1m\n");
+    // The locks another run would hold, in this test's own lock directory.
+    let locks = tempfile::tempdir().unwrap();
+    let held: Vec<std::fs::File> = (0..2)
+        .map(|cpu| {
+            let file =
+                std::fs::File::create(locks.path().join(format!("cinterrupts-cpu{cpu}.lock")))
+                    .unwrap();
+            // SAFETY: a valid descriptor.
+            assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+            file
+        })
+        .collect();
+    let mut cmd = bin();
+    cmd.env("XDG_RUNTIME_DIR", locks.path()).args([
+        "run",
+        &f,
+        "--backend",
+        "null:10us",
+        "--runtime",
+        "100ms",
+        "--output-format",
+        "json",
+    ]);
+    let b = bounded(cmd, b"", std::time::Duration::from_secs(10));
+    assert!(b.max_rss_mib <= MEMORY_BOUND_MIB);
+    drop(held);
+    let o = &b.output;
+    assert!(o.status.success(), "{}", stderr(o));
+    assert!(
+        stderr(o).contains("cinterrupts: contention: another emulation holds CPU 0-1"),
+        "{}",
+        stderr(o)
+    );
+    let v = json(o);
+    assert!(v["cinterrupts"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("contention: another emulation holds CPU 0-1"));
 }

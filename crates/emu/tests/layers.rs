@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run",
             "run::audit",
+            "run::claim",
             "run::place",
             "run::report",
             "run::shared",

@@ -23,6 +23,7 @@ use crate::run::stall::StallWatch;
 use crate::sys::Clock;
 
 mod audit;
+mod claim;
 mod place;
 mod report;
 mod shared;
@@ -42,6 +43,14 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let plan: Placement = place::place(jobs, cfg)?;
     // Refused before a file is laid out (the device builds its own).
     policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string()))?;
+    let mut cpus = plan.cores.clone();
+    cpus.push(plan.device_cpu);
+    cpus.sort_unstable();
+    let claims = claim::claim(&cpus);
+    let contention = claims.warning();
+    if let (Some(say), Some(w)) = (cfg.say, &contention) {
+        say(w);
+    }
     let cq_entries = cfg.cq_entries.unwrap_or(cfg.queue_depth);
     let queues: Vec<Arc<QueuePair>> = plan
         .cores
@@ -138,6 +147,8 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         audit: &audit,
         backend,
         realtime: driver.realtime(),
+        contention,
     });
+    drop(claims);
     Ok((report, audit))
 }

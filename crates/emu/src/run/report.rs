@@ -30,6 +30,8 @@ pub(crate) struct Finished<'a> {
     pub(crate) backend: String,
     /// Whether the handlers got their scheduling class.
     pub(crate) realtime: bool,
+    /// Another emulation on the same CPUs, said first in the notes.
+    pub(crate) contention: Option<String>,
 }
 
 pub(crate) fn run_report(f: Finished) -> RunReport {
@@ -44,6 +46,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         audit,
         backend,
         realtime,
+        contention,
     } = f;
     RunReport {
         mode: Some(Mode::Emu),
@@ -71,15 +74,18 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 .map(|u| u.voluntary + u.involuntary)
                 .sum::<u64>(),
         cores: cores(plan, results, window),
-        notes: notes(
-            window,
-            delivery,
-            audit,
-            realtime,
-            plan.device_cpu,
-            cfg.delivery,
-            plan.stand_in.as_ref(),
-        ),
+        notes: contention
+            .into_iter()
+            .chain(notes(
+                window,
+                delivery,
+                audit,
+                realtime,
+                plan.device_cpu,
+                cfg.delivery,
+                plan.stand_in.as_ref(),
+            ))
+            .collect(),
     }
 }
 
