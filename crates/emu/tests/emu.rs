@@ -154,8 +154,8 @@ fn a_lone_unmarked_request_waits_for_the_timeout_and_an_urgent_one_does_not() {
 #[test]
 fn back_pressure_from_few_tags_and_a_small_cq_loses_nothing() {
     // Each job fits the 8 tags (a deeper one is refused), but together
-    // the three on CPU 0's queue pair want 17.
-    let text = "[a]\nioengine=libaio\niodepth=8\niodepth_batch_submit=8\niodepth_batch_complete_min=4\nrw=randread\nnumber_ios=20000\nsize=1m\nnumjobs=2\ncpus_allowed=0\n[b]\nioengine=psync\nrw=randread\nnumber_ios=2000\nsize=1m\ncpus_allowed=0\n";
+    // the five on CPU 0's queue pair want 33.
+    let text = "[a]\nioengine=libaio\niodepth=8\niodepth_batch_submit=8\niodepth_batch_complete_min=4\nrw=randread\nruntime=100ms\ntime_based\nsize=1m\nnumjobs=4\ncpus_allowed=0\n[b]\nioengine=psync\nrw=randread\nnumber_ios=2000\nsize=1m\ncpus_allowed=0\n";
     let cfg = EmuConfig {
         queue_depth: 8,
         cq_entries: Some(4),
