@@ -65,7 +65,7 @@ pub struct Device {
     stats: DeviceStats,
     done: Vec<Done>,
     gaps: GapRecorder,
-    /// Set by [`super::DeviceHandle::hurry`]: the backend is polled as if
+    /// Set by `DeviceHandle::hurry`: the backend is polled as if
     /// every request's time had come.
     hurried: bool,
 }
