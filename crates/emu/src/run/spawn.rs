@@ -67,7 +67,7 @@ pub(crate) fn join_all(
     stall: &mut StallWatch<'_>,
 ) -> Result<Vec<WorkerResult>, EmuError> {
     while !workers.iter().all(|w| w.is_finished()) {
-        stall.check(r, &workers)?;
+        stall.check(r, workers.iter().position(|w| !w.is_finished()))?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let mut out = Vec::with_capacity(workers.len());

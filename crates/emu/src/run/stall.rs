@@ -12,7 +12,6 @@ use policy::{format_nanos, Nanos, SEC};
 use crate::backend::{BackendSpec, Kind};
 use crate::error::EmuError;
 use crate::run::shared::Running;
-use crate::run::spawn::JobThread;
 use crate::worker::WorkerSpec;
 
 /// What the watchdog allows on top of the jobs' and the device's own quiet
@@ -97,15 +96,14 @@ impl<'a> StallWatch<'a> {
         }
     }
 
-    pub(crate) fn check(&mut self, r: &Running, workers: &[JobThread]) -> Result<(), EmuError> {
+    /// `waiting`: the index of the first job thread still running.
+    pub(crate) fn check(&mut self, r: &Running, waiting: Option<usize>) -> Result<(), EmuError> {
         let (now, reaped) = (r.clock.now(), r.driver.counts().reaped);
         if reaped != self.reaped {
             (self.reaped, self.since) = (reaped, now);
         } else if now - self.since > self.limit.total {
             r.abort.store(true, Ordering::Relaxed);
-            let waiting = workers
-                .iter()
-                .position(|w| !w.is_finished())
+            let waiting = waiting
                 .and_then(|i| self.specs.get(i))
                 .or(self.specs.first());
             let reason = format!(

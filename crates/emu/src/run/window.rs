@@ -75,7 +75,7 @@ pub(crate) fn watch(
         if finished >= specs.len() || workers.iter().all(|w| w.is_finished()) {
             break;
         }
-        stall.check(r, workers)?;
+        stall.check(r, workers.iter().position(|w| !w.is_finished()))?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     r.recording.set(false);
