@@ -69,6 +69,8 @@ fn statfs(path: &Path) -> Option<libc::statfs> {
 }
 
 fn pseudo_fs(path: &Path) -> Option<&'static str> {
+    // f_type is i64 on x86-64 and narrower elsewhere.
+    #[allow(clippy::unnecessary_cast)]
     let kind = statfs(path)?.f_type as i64;
     PSEUDO_FS
         .iter()

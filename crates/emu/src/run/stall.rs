@@ -166,7 +166,7 @@ mod tests {
         let null = |s| BackendSpec::parse(s).unwrap();
         let file = BackendSpec::file("/tmp/x");
         let plain = spec("[a]\nsize=1m\n");
-        assert_eq!(limit(&[plain.clone()], &file).total, BASE);
+        assert_eq!(limit(std::slice::from_ref(&plain), &file).total, BASE);
         let late = spec("[late]\nsize=1m\nstartdelay=11\n");
         let l = limit(&[plain.clone(), late], &file);
         assert_eq!(l.total, BASE + 11 * SEC);
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(limit(&[slow], &file).total, BASE + SEC);
         let hour = 3600 * SEC;
         assert_eq!(
-            limit(&[plain.clone()], &null("null:100h")).total,
+            limit(std::slice::from_ref(&plain), &null("null:100h")).total,
             BASE + 100 * hour
         );
         // 128 in flight on a depth of 64: the last waits two rounds.
