@@ -26,6 +26,12 @@ pub struct RunArgs {
     /// file's filename=
     #[arg(long, value_parser = BackendSpec::parse, value_name = "SPEC")]
     pub backend: Option<BackendSpec>,
+    /// Let the run use a block device the job file names, and write to a
+    /// block device (its data is lost). Without it, a job file naming a
+    /// device runs on the null backend (said on stderr), and --backend
+    /// file:DEVICE may only read
+    #[arg(long)]
+    pub allow_device_write: bool,
     /// Run every job this long (e.g. 10s, 500ms), instead of the job file's
     /// runtime
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
@@ -63,11 +69,31 @@ impl From<DeliveryArg> for Delivery {
     }
 }
 
+/// One line: a job's error as `FILE:LINE: job 'x': ...`, as the job
+/// file's own errors are.
 pub fn emu_error(job_file: &std::path::Path, e: EmuError) -> anyhow::Error {
     match e {
-        EmuError::Job { .. } => anyhow!("{}: {e}", job_file.display()),
+        EmuError::Job { job, line, reason } => {
+            anyhow!("{}:{line}: job '{job}': {reason}", job_file.display())
+        }
         other => anyhow!(other),
     }
+}
+
+/// Says on stderr (one line) that the job file's device is replaced by the
+/// null backend, before the run starts.
+pub fn say_stand_in(job_file: &std::path::Path, jobs: &[jobs::Job], config: &EmuConfig) {
+    if let Ok(emu::Target {
+        stand_in: Some(s), ..
+    }) = emu::choose_target(jobs, config)
+    {
+        eprintln!("{}:{}: {}", job_file.display(), s.line, s.text);
+    }
+}
+
+/// Where the emulator says what it does on the user's behalf.
+pub fn say(line: &str) {
+    eprintln!("cinterrupts: {line}");
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -88,14 +114,33 @@ pub fn run(args: &RunArgs) -> Result<()> {
         queue_depth: args.queue_depth,
         seed: args.seed,
         delivery: args.delivery.into(),
+        allow_device_write: args.allow_device_write,
+        say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };
+    if !args.out.quiet {
+        say_stand_in(&args.job_file, &file.jobs, &config);
+    }
     let report = emu::run(&file.jobs, &config).map_err(|e| emu_error(&args.job_file, e))?;
     emit(&render(&report, args.out.format), args.out.file.as_deref())?;
     // As fio: the results are printed, and a failed job fails the command.
     let failed = report.failures();
     if !failed.is_empty() {
         bail!("{}: {}", args.job_file.display(), failed.join("; "));
+    }
+    // Numbers that measure nothing are not a result (issue 12: IOPS=0 and
+    // exit 0).
+    let measured: u64 = report
+        .jobs
+        .iter()
+        .map(|j| j.read.io_ops + j.write.io_ops)
+        .sum();
+    if measured == 0 {
+        bail!(
+            "{}: no I/O completed in the measured window ({}msec): these numbers measure nothing",
+            args.job_file.display(),
+            report.duration_ns / 1_000_000
+        );
     }
     Ok(())
 }

@@ -112,6 +112,7 @@ fn target(args: &TuneArgs) -> Result<(Target, Setup)> {
             let config = EmuConfig {
                 backend: args.backend.clone(),
                 seed: args.seed,
+                say: (!args.quiet).then_some(crate::run_cmd::say as fn(&str)),
                 ..EmuConfig::default()
             };
             Ok((Target::Emu(config), setup))
@@ -127,6 +128,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let (target, setup) = target(args)?;
     if !args.quiet {
         print_notes(&file);
+        if let Target::Emu(config) = &target {
+            crate::run_cmd::say_stand_in(&args.job_file, &file.jobs, config);
+        }
     }
     let cfg = TuneConfig {
         runtime: Some(args.runtime),

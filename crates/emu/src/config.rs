@@ -31,10 +31,21 @@ pub struct EmuConfig {
     /// preempts the job threads; without the privilege they run at normal
     /// priority, and the report says so.
     pub realtime_handler: bool,
-    /// Stop with an error when no request completes for this long.
-    pub stall_timeout: Nanos,
+    /// Stop with an error when no request completes for this long while a
+    /// job runs; `None`: derived from the jobs and the device
+    /// (`run::stall::limit`).
+    pub stall_timeout: Option<Nanos>,
     /// How interrupts reach the target cores.
     pub delivery: Delivery,
+    /// Let the run use a block device a job file names, and write to a
+    /// block device (`--allow-device-write`; fio's `allow_mounted_write`).
+    pub allow_device_write: bool,
+    /// Told one line each about what the run does on the user's behalf
+    /// before it measures: a large layout, another emulation on the same
+    /// CPUs. `None`: said only in the report's notes, if at all. (A device
+    /// replaced by the null backend is for the caller to say, from
+    /// `choose_target`, with the job file's name.)
+    pub say: Option<fn(&str)>,
 }
 
 impl Default for EmuConfig {
@@ -48,8 +59,10 @@ impl Default for EmuConfig {
             cq_entries: None,
             seed: 1,
             realtime_handler: true,
-            stall_timeout: 10_000_000_000,
+            stall_timeout: None,
             delivery: Delivery::Poll,
+            allow_device_write: false,
+            say: None,
         }
     }
 }

@@ -95,5 +95,5 @@ pub use driver::Driver;
 pub use error::EmuError;
 pub use mailbox::Delivered;
 pub use queue::{QueuePair, Request};
-pub use run::{run, run_audited, Audit};
+pub use run::{choose_target, run, run_audited, Audit, StandIn, Target, STAND_IN};
 pub use sys::Clock;

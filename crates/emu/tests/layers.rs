@@ -26,11 +26,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "run",
             "run::audit",
+            "run::claim",
             "run::place",
             "run::report",
             "run::shared",
             "run::spawn",
             "run::stall",
+            "run::target",
             "run::window",
         ],
     ),

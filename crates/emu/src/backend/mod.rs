@@ -16,11 +16,12 @@ mod file;
 mod layout;
 mod null;
 mod open;
+pub mod path;
 mod spec;
 
 pub use file::{FileBackend, MAX_RING_ENTRIES};
 pub use null::NullBackend;
-pub use open::Opened;
+pub use open::{Access, Opened, ANNOUNCED_LAYOUT};
 pub use spec::{BackendSpec, Faults, Kind, DEFAULT_NULL_DEPTH};
 
 /// A data buffer the host lent the device for one command, as a DMA address.

@@ -55,6 +55,8 @@ impl Device {
         let cpu = cfg.cpu;
         let (tx, rx) = std::sync::mpsc::channel();
         let stop2 = stop.clone();
+        let hurry = Arc::new(AtomicBool::new(false));
+        let hurry2 = hurry.clone();
         let thread = std::thread::Builder::new()
             .name("cint-device".into())
             .spawn(move || {
@@ -64,7 +66,7 @@ impl Device {
                 if !ok {
                     return None;
                 }
-                let stats = device.run(&clock, &stop2);
+                let stats = device.run(&clock, &stop2, &hurry2);
                 Some(DeviceReport {
                     stats,
                     gaps: device.into_gaps(),
@@ -83,6 +85,7 @@ impl Device {
         Ok(DeviceHandle {
             backend,
             stop,
+            hurry,
             thread: Some(thread),
         })
     }
@@ -93,6 +96,7 @@ impl Device {
 pub struct DeviceHandle {
     backend: String,
     stop: Arc<AtomicBool>,
+    hurry: Arc<AtomicBool>,
     thread: Option<JoinHandle<Option<DeviceReport>>>,
 }
 
@@ -100,6 +104,15 @@ impl DeviceHandle {
     /// The backend, as `file:/tmp/x (io_uring, O_DIRECT, 256 MiB)`.
     pub fn describe(&self) -> &str {
         &self.backend
+    }
+
+    /// From now on, what the backend holds finishes at the device's next
+    /// pass instead of at its time: a null device's requests no longer wait
+    /// out their latency. For the requests left in flight once the measured
+    /// part is over, which nobody times (issue 12: with `null:100h`, a run
+    /// would otherwise wait 100 hours past its runtime).
+    pub fn hurry(&self) {
+        self.hurry.store(true, Ordering::Relaxed);
     }
 
     /// Stops the device thread and returns what it did. Call it once every

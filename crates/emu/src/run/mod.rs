@@ -10,6 +10,7 @@ use std::sync::{Arc, Barrier};
 use ::report::RunReport;
 use jobs::Job;
 
+use crate::backend::Access;
 use crate::config::{DeviceConfig, DriverConfig, EmuConfig, Recording};
 use crate::device::Device;
 use crate::driver::Driver;
@@ -22,14 +23,17 @@ use crate::run::stall::StallWatch;
 use crate::sys::Clock;
 
 mod audit;
+mod claim;
 mod place;
 mod report;
 mod shared;
 mod spawn;
 mod stall;
+mod target;
 mod window;
 
 pub use audit::Audit;
+pub use target::{choose as choose_target, StandIn, Target, STAND_IN};
 
 pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
     run_audited(jobs, cfg).map(|(r, _)| r)
@@ -39,6 +43,14 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let plan: Placement = place::place(jobs, cfg)?;
     // Refused before a file is laid out (the device builds its own).
     policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string()))?;
+    let mut cpus = plan.cores.clone();
+    cpus.push(plan.device_cpu);
+    cpus.sort_unstable();
+    let claims = claim::claim(&cpus);
+    let contention = claims.warning();
+    if let (Some(say), Some(w)) = (cfg.say, &contention) {
+        say(w);
+    }
     let cq_entries = cfg.cq_entries.unwrap_or(cfg.queue_depth);
     let queues: Vec<Arc<QueuePair>> = plan
         .cores
@@ -46,9 +58,13 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         .map(|&c| Arc::new(QueuePair::new(c, cfg.queue_depth, cq_entries)))
         .collect();
     let tags: u32 = queues.iter().map(|q| q.tags() as u32).sum();
+    let access = Access {
+        writes: jobs.iter().any(|j| j.rw.writes()),
+        say: cfg.say,
+    };
     let opened = plan
         .backend
-        .open(plan.need, tags)
+        .open_with(plan.need, tags, access)
         .map_err(EmuError::Backend)?;
     let specs = place::worker_specs(jobs, opened.size, cfg)?;
 
@@ -91,8 +107,18 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
 
     start.wait();
     let t0 = clock.now();
-    let mut stall = StallWatch::new(&r, cfg.stall_timeout);
-    let window = window::watch(&r, &specs, &workers, t0, &mut stall);
+    let limit = match cfg.stall_timeout {
+        Some(t) => stall::Limit {
+            total: t,
+            why: "stall_timeout".into(),
+        },
+        None => stall::limit(&specs, &plan.backend),
+    };
+    let mut stall = StallWatch::new(&r, limit, &specs);
+    let window = window::watch(&r, &specs, &workers, t0, &mut stall, &|| device.hurry());
+    // Every job has stopped issuing: what is still in flight is not
+    // measured, and need not wait out a slow null device.
+    device.hurry();
     let results = spawn::join_all(workers, &r, &mut stall);
     // Every request is delivered (or the run failed): the device stops
     // first, then the handlers, once they have handled what is pending.
@@ -121,6 +147,8 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         audit: &audit,
         backend,
         realtime: driver.realtime(),
+        contention,
     });
+    drop(claims);
     Ok((report, audit))
 }

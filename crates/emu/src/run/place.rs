@@ -3,11 +3,14 @@
 //! backend, and the part of the file each job addresses.
 
 use jobs::Job;
+use policy::{cid, format_nanos, Nanos};
 use report::human::cpu_list;
 
+use crate::backend::path::{free_bytes, inspect, Found};
 use crate::backend::{BackendSpec, Kind};
 use crate::config::EmuConfig;
 use crate::error::EmuError;
+use crate::run::target::{self, StandIn};
 use crate::sys;
 use crate::worker::WorkerSpec;
 
@@ -19,6 +22,8 @@ pub(crate) struct Placement {
     /// Each job's core, by job index.
     pub(crate) core_of: Vec<usize>,
     pub(crate) backend: BackendSpec,
+    /// Why the backend is not the device the job file names.
+    pub(crate) stand_in: Option<StandIn>,
     /// Bytes the jobs address (the largest `offset + size`), if any says.
     pub(crate) need: Option<u64>,
 }
@@ -42,15 +47,65 @@ fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
     }
 }
 
+/// The shortest run the emulator measures: the thread that cuts the
+/// measured window looks every millisecond (`run/window.rs`), so a shorter
+/// window is below its resolution (issue 12: `--runtime 1ns` gave IOPS=0
+/// and exit 0).
+pub const MIN_RUNTIME: Nanos = 1_000_000;
+
+/// Bytes of data buffers all the job threads may hold (one per request in
+/// flight, iodepth x bs each): issue 12 bounds a command at 200 MB, and a
+/// run's own memory besides its buffers is about 10 MB here (`/usr/bin/time
+/// -f %M cinterrupts run examples/mixed-16.fio --backend null:10us`: 9 MB).
+pub const MAX_BUFFER_BYTES: u64 = 128 << 20;
+
 pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError> {
     if jobs.is_empty() {
         return Err(EmuError::Config("the job file has no jobs".into()));
     }
+    if let Some(r) = cfg.runtime.filter(|&r| r < MIN_RUNTIME) {
+        return Err(EmuError::Config(format!(
+            "--runtime {}: shorter than {}, the emulator's window resolution; nothing could be measured",
+            format_nanos(r),
+            format_nanos(MIN_RUNTIME)
+        )));
+    }
+    // Tags per queue pair: the CID's tag bits (`policy::cid`), whatever the
+    // caller asked.
+    let queue_depth = cfg.queue_depth.clamp(1, cid::MAX_TAGS as u32);
+    let mut buffers = 0u64;
     for job in jobs {
         if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
             return Err(job_error(job, "fsync/fdatasync are not emulated yet"));
         }
-        job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
+        let bounds = job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
+        if let Some(r) = bounds.runtime.filter(|&r| r < MIN_RUNTIME) {
+            return Err(job_error(
+                job,
+                format!(
+                    "option 'runtime': {} is shorter than {}, the emulator's window resolution; nothing could be measured",
+                    format_nanos(r),
+                    format_nanos(MIN_RUNTIME)
+                ),
+            ));
+        }
+        let depth = job.io_loop().iodepth;
+        if depth > queue_depth {
+            return Err(job_error(job, depth_error(depth, queue_depth)));
+        }
+        buffers = buffers.saturating_add(
+            u64::from(depth).saturating_mul(job.bs_read.max(job.bs_write).div_ceil(4096) * 4096),
+        );
+        if buffers > MAX_BUFFER_BYTES {
+            return Err(job_error(
+                job,
+                format!(
+                    "option 'iodepth': iodepth={depth} with bs={} brings the jobs' data buffers (one per request in flight) over {}, the emulator's bound",
+                    job.bs_read.max(job.bs_write),
+                    report::human::num2str(MAX_BUFFER_BYTES, 3, true, "B")
+                ),
+            ));
+        }
         if job.verify.is_some() && job.do_verify && !job.rw.writes() {
             return Err(job_error(
                 job,
@@ -58,7 +113,10 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
             ));
         }
     }
-    let backend = backend(jobs, cfg)?;
+    let target::Target {
+        spec: backend,
+        stand_in,
+    } = target::choose(jobs, cfg)?;
     if let Kind::File { .. } = backend.kind {
         for job in jobs {
             for (name, bs) in [("bs (read)", job.bs_read), ("bs (write)", job.bs_write)] {
@@ -133,45 +191,67 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
     let mut cores = core_of.clone();
     cores.sort_unstable();
     cores.dedup();
-    let need = jobs
+    let largest = jobs
         .iter()
-        .filter_map(|j| j.size.map(|s| j.offset + s))
-        .max();
+        .filter_map(|j| j.size.map(|s| (j.offset.saturating_add(s), j)))
+        .max_by_key(|&(n, _)| n);
+    let need = largest.map(|(n, _)| n);
+    if let (Kind::File { path }, Some((n, job))) = (&backend.kind, largest) {
+        room_for(path, n).map_err(|r| job_error(job, format!("option 'size': {r}")))?;
+    }
     Ok(Placement {
         device_cpu,
         cores,
         core_of,
         backend,
+        stand_in,
         need,
     })
 }
 
-/// `--backend`, else the one file every job names.
-fn backend(jobs: &[Job], cfg: &EmuConfig) -> Result<BackendSpec, EmuError> {
-    if let Some(b) = &cfg.backend {
-        return Ok(b.clone());
+/// A job deeper than its queue pair could never have its depth in flight:
+/// it would wait for tags and lose throughput without a word (issue 12:
+/// iodepth=1025 to 32768), or, past the buffers it can hold, do nothing.
+/// Refused as the simulator refuses a depth over its device's queue.
+fn depth_error(depth: u32, queue_depth: u32) -> String {
+    if depth as usize > cid::MAX_TAGS {
+        format!(
+            "option 'iodepth': {depth} is more than the emulator's {} commands per queue (the tag bits of the 16-bit command id, beside Urgent, Barrier and reaped; NVMe itself allows at most 65536 entries per queue, CAP.MQES)",
+            cid::MAX_TAGS
+        )
+    } else {
+        format!(
+            "option 'iodepth': {depth} is more than the queue depth {queue_depth}, so the job could never have that many in flight; pass --queue-depth {depth} (at most {})",
+            cid::MAX_TAGS
+        )
     }
-    let first = &jobs[0];
-    let Some(name) = first.filename.clone() else {
-        return Err(job_error(
-            first,
-            "no filename= to run on; give one or pass --backend file:PATH or null:10us",
-        ));
+}
+
+/// Refuses a layout the filesystem has no room for before a byte is
+/// written (issue 12: `size=100p` wrote 13.8 GB, and filled a small
+/// filesystem to ENOSPC).
+fn room_for(path: &std::path::Path, need: u64) -> Result<(), String> {
+    let len = match inspect(path) {
+        Ok(Found::Regular { len }) => len,
+        Ok(Found::Missing) => 0,
+        // Devices have their size; the rest fails when opened.
+        _ => return Ok(()),
     };
-    if let Some(other) = jobs.iter().find(|j| j.filename.as_deref() != Some(&name)) {
-        return Err(job_error(
-            other,
-            format!(
-                "filename={} differs from '{name}': the emulator runs one device; pass --backend",
-                other.filename.as_deref().unwrap_or("(none)")
-            ),
+    if need <= len {
+        return Ok(());
+    }
+    let free = free_bytes(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if need - len > free {
+        let b = |n: u64| report::human::num2str(n, 3, true, "B");
+        return Err(format!(
+            "laying out {} of {} takes {} more, and its filesystem has {} free",
+            b(need),
+            path.display(),
+            b(need - len),
+            b(free)
         ));
     }
-    let path = match &first.directory {
-        Some(dir) if !name.starts_with('/') => format!("{dir}/{name}"),
-        _ => name,
-    };
-    Ok(BackendSpec::file(path))
+    Ok(())
 }
 
 /// The job threads, once the backend's size is known.

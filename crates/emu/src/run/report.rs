@@ -10,6 +10,7 @@ use crate::config::{Delivery, EmuConfig, POLL_FALLBACK};
 use crate::latency::us;
 use crate::run::audit::Audit;
 use crate::run::place::Placement;
+use crate::run::target::StandIn;
 use crate::run::window::Window;
 use crate::worker::{DirStats, WorkerResult, WorkerSpec};
 
@@ -29,6 +30,8 @@ pub(crate) struct Finished<'a> {
     pub(crate) backend: String,
     /// Whether the handlers got their scheduling class.
     pub(crate) realtime: bool,
+    /// Another emulation on the same CPUs, said first in the notes.
+    pub(crate) contention: Option<String>,
 }
 
 pub(crate) fn run_report(f: Finished) -> RunReport {
@@ -43,6 +46,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         audit,
         backend,
         realtime,
+        contention,
     } = f;
     RunReport {
         mode: Some(Mode::Emu),
@@ -70,14 +74,18 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 .map(|u| u.voluntary + u.involuntary)
                 .sum::<u64>(),
         cores: cores(plan, results, window),
-        notes: notes(
-            window,
-            delivery,
-            audit,
-            realtime,
-            plan.device_cpu,
-            cfg.delivery,
-        ),
+        notes: contention
+            .into_iter()
+            .chain(notes(
+                window,
+                delivery,
+                audit,
+                realtime,
+                plan.device_cpu,
+                cfg.delivery,
+                plan.stand_in.as_ref(),
+            ))
+            .collect(),
     }
 }
 
@@ -162,8 +170,12 @@ fn notes(
     realtime: bool,
     device_cpu: usize,
     mode: Delivery,
+    stand_in: Option<&StandIn>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    if let Some(s) = stand_in {
+        notes.push(s.to_string());
+    }
     if window.irq.reaped == 0 {
         notes
             .push("nothing completed in the measured window: these numbers measure nothing".into());

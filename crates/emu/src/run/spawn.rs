@@ -64,10 +64,10 @@ pub(crate) fn workers(
 pub(crate) fn join_all(
     workers: Vec<JobThread>,
     r: &Running,
-    stall: &mut StallWatch,
+    stall: &mut StallWatch<'_>,
 ) -> Result<Vec<WorkerResult>, EmuError> {
     while !workers.iter().all(|w| w.is_finished()) {
-        stall.check(r)?;
+        stall.check(r, workers.iter().position(|w| !w.is_finished()))?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let mut out = Vec::with_capacity(workers.len());

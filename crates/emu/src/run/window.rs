@@ -30,7 +30,8 @@ impl Window {
     }
 }
 
-/// Cuts the window while the job threads run (the jobs started at `t0`),
+/// Cuts the window while the job threads run (and calls `over` once every
+/// job's runtime has passed) (the jobs started at `t0`),
 /// and opens the recording for its length. Stops the run when nothing
 /// completes for the watchdog's limit while jobs still run.
 pub(crate) fn watch(
@@ -38,8 +39,17 @@ pub(crate) fn watch(
     specs: &[WorkerSpec],
     workers: &[JobThread],
     t0: Nanos,
-    stall: &mut StallWatch,
+    stall: &mut StallWatch<'_>,
+    over: &dyn Fn(),
 ) -> Result<Window, EmuError> {
+    // When every job's runtime is over: a blocking call still waiting then
+    // is not measured, and `over` lets it end without waiting out the device.
+    let ends: Option<Vec<Nanos>> = specs
+        .iter()
+        .map(|s| jobs::Issuer::new(&s.job, s.bounds, t0).stop_at())
+        .collect();
+    let last_end = ends.and_then(|e| e.into_iter().max());
+    let mut was_over = false;
     let opens = t0
         + specs
             .iter()
@@ -57,11 +67,15 @@ pub(crate) fn watch(
             r.recording.set(true);
             opened = Some((now, irq, usage));
         }
+        if !was_over && last_end.is_some_and(|end| now > end) {
+            over();
+            was_over = true;
+        }
         let finished = r.finished.load(Ordering::Relaxed);
         if finished >= specs.len() || workers.iter().all(|w| w.is_finished()) {
             break;
         }
-        stall.check(r)?;
+        stall.check(r, workers.iter().position(|w| !w.is_finished()))?;
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     r.recording.set(false);

@@ -1,0 +1,163 @@
+//! What a run executes its commands on: `--backend`, or the one file every
+//! job's `filename=` names; and the safety rules for both (issue 12).
+//!
+//! - Nothing is ever created or laid out under `/dev`.
+//! - A block device is written only with `allow_device_write`
+//!   (`--allow-device-write`): fio guards mounted devices the same way
+//!   (`allow_mounted_write`, fio's HOWTO), and here a raw drive's data is
+//!   lost whether or not it is mounted.
+//! - A device a job file names (the shipped examples say
+//!   `filename=/dev/nvme0n1`, the paper's drive) is not used unless
+//!   `allow_device_write` says so: the run goes to [`STAND_IN`] instead and
+//!   says so. The same command then does the same thing on every machine,
+//!   with or without that drive; a refusal would make every shipped example
+//!   fail without a `--backend`.
+//! - A `filename=` that cannot hold data (a directory, a character device,
+//!   a procfs file) is refused naming the job's line and the option.
+
+use std::path::PathBuf;
+
+use jobs::Job;
+
+use crate::backend::path::{inspect, under_dev, Found};
+use crate::backend::{BackendSpec, Kind};
+use crate::config::EmuConfig;
+use crate::error::EmuError;
+
+/// The backend a run uses instead of a device its job file names: the
+/// README's reference device, a 10 us null device (the paper's fast SSD,
+/// "a 10 us device") with null_blk's default depth of 64.
+pub const STAND_IN: &str = "null:10us";
+
+/// The chosen backend.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub spec: BackendSpec,
+    /// Set when the job file names a device and the run uses [`STAND_IN`]
+    /// instead, to be said in the run's output.
+    pub stand_in: Option<StandIn>,
+}
+
+/// Why the run is not on the device its job file names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StandIn {
+    /// The line of the job's section.
+    pub line: usize,
+    /// `job 'x': option 'filename': ...`, one line.
+    pub text: String,
+}
+
+impl std::fmt::Display for StandIn {
+    /// Without the job file's name, which the library does not know.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.text)
+    }
+}
+
+fn job_error(job: &Job, reason: String) -> EmuError {
+    EmuError::Job {
+        job: job.name.clone(),
+        line: job.section_line,
+        reason,
+    }
+}
+
+/// `--backend`, else the one file every job names, under the rules above.
+pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
+    let writer = jobs.iter().find(|j| j.rw.writes());
+    if let Some(spec) = &cfg.backend {
+        if let Kind::File { path } = &spec.kind {
+            let refuse = |why: String| EmuError::Config(format!("--backend '{spec}': {why}"));
+            match inspect(path).map_err(|e| refuse(e.to_string()))? {
+                Found::Block => {
+                    if let (Some(w), false) = (writer, cfg.allow_device_write) {
+                        return Err(refuse(format!(
+                            "job '{}' (line {}) writes (rw={}), and writing a block device destroys its data; pass --allow-device-write if that is meant",
+                            w.name, w.section_line, w.rw
+                        )));
+                    }
+                }
+                _ if under_dev(path) => {
+                    return Err(refuse(
+                        "not a block device, and nothing is ever created or laid out under /dev"
+                            .into(),
+                    ))
+                }
+                Found::Unusable(what) => {
+                    return Err(refuse(format!(
+                        "{what}; the emulator runs on a regular file or a block device"
+                    )))
+                }
+                Found::Regular { .. } | Found::Missing => {}
+            }
+        }
+        return Ok(Target {
+            spec: spec.clone(),
+            stand_in: None,
+        });
+    }
+
+    let first = &jobs[0];
+    let Some(name) = first.filename.clone() else {
+        return Err(job_error(
+            first,
+            "no filename= to run on; give one or pass --backend file:PATH or null:10us".into(),
+        ));
+    };
+    if let Some(other) = jobs.iter().find(|j| j.filename.as_deref() != Some(&name)) {
+        return Err(job_error(
+            other,
+            format!(
+                "option 'filename': {} differs from '{name}': the emulator runs one device; pass --backend",
+                other.filename.as_deref().unwrap_or("(none)")
+            ),
+        ));
+    }
+    let path = match &first.directory {
+        Some(dir) if !name.starts_with('/') => PathBuf::from(format!("{dir}/{name}")),
+        _ => PathBuf::from(&name),
+    };
+    let shown = path.display();
+    let found =
+        inspect(&path).map_err(|e| job_error(first, format!("option 'filename': {shown}: {e}")))?;
+    let device = found == Found::Block || under_dev(&path);
+    match found {
+        Found::Block if cfg.allow_device_write => Ok(Target {
+            spec: BackendSpec::file(&path),
+            stand_in: None,
+        }),
+        Found::Unusable(what) => Err(job_error(
+            first,
+            format!(
+                "option 'filename': {shown} is {what}; the emulator runs on a regular file or a block device"
+            ),
+        )),
+        _ if device => {
+            let spec = BackendSpec::parse(STAND_IN).expect("the stand-in parses");
+            let how = match found {
+                Found::Block => "a block device",
+                Found::Missing => "a device this machine does not have",
+                _ => "a file under /dev (in RAM)",
+            };
+            Ok(Target {
+                stand_in: Some(StandIn {
+                    line: first.section_line,
+                    text: format!(
+                        "job '{}': option 'filename': {shown} names {how}: running on the null backend {spec} instead; pass --backend file:PATH or null:LATENCY to choose{}",
+                        first.name,
+                        if found == Found::Block {
+                            ", or --allow-device-write to run on the device (its data is overwritten if the jobs write)"
+                        } else {
+                            ""
+                        }
+                    ),
+                }),
+                spec,
+            })
+        }
+        Found::Block | Found::Regular { .. } | Found::Missing => Ok(Target {
+            spec: BackendSpec::file(&path),
+            stand_in: None,
+        }),
+    }
+}
