@@ -73,13 +73,31 @@ fn text(input: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(input)
 }
 
+/// The longest error message a hostile input may produce: values are quoted
+/// cut to 60 characters (jobs' `quote`), so a message past this echoes input
+/// it should have cut (issue 12 item 14: "echo a 1 MB value").
+pub const MAX_MESSAGE: usize = 1000;
+
 /// The CLI prints each error's message: formatting it is part of parsing (a
-/// message that slices a long value could panic).
+/// message that slices a long value could panic). Bad input gets one line
+/// (the README's error convention), so a message with a line break or an echo
+/// of a long value is a finding, reported as a panic with the message.
 fn accepted<T, E: std::fmt::Display>(result: Result<T, E>) -> bool {
     match result {
         Ok(_) => true,
         Err(e) => {
-            std::hint::black_box(e.to_string());
+            let message = e.to_string();
+            assert!(
+                !message.contains('\n') && !message.contains('\r'),
+                "an error message spans lines: {:?}",
+                message.chars().take(300).collect::<String>()
+            );
+            assert!(
+                message.chars().count() <= MAX_MESSAGE,
+                "an error message of {} characters: {:?}",
+                message.chars().count(),
+                message.chars().take(300).collect::<String>()
+            );
             false
         }
     }

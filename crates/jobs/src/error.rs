@@ -120,28 +120,9 @@ impl JobError {
     }
 }
 
-/// Longest piece of the file an error quotes, in characters. A hostile value
-/// (1 MB of `A`, say) is cut here so the error stays one readable line.
-pub(crate) const MAX_QUOTED_CHARS: usize = 60;
-
-/// `s` as an error may quote it: control characters (NUL, escape, a stray
-/// carriage return) and other unprintable ones (bidi overrides) escaped as
-/// Rust writes them (`\0`, `\u{1b}`), and cut to [`MAX_QUOTED_CHARS`] with
-/// an ellipsis and the full length when longer.
-pub(crate) fn quoted(s: &str) -> String {
-    let mut out = String::new();
-    for (n, c) in s.chars().enumerate() {
-        if n == MAX_QUOTED_CHARS {
-            out.push_str(&format!("\u{2026} ({} bytes)", s.len()));
-            return out;
-        }
-        match c {
-            '\\' | '\'' | '"' => out.push(c),
-            _ => out.extend(c.escape_debug()),
-        }
-    }
-    out
-}
+/// How an error quotes the file: one bounded, printable line, shared with
+/// every other front door (`policy::quote`).
+pub(crate) use policy::quote::{escape_controls, quoted, MAX_QUOTED_CHARS};
 
 /// `message` with each occurrence of the raw `value` replaced by its
 /// [`quoted`] form, then any control character left escaped: the setters'
@@ -154,20 +135,6 @@ pub(crate) fn with_quoted_value(message: &str, value: &str) -> String {
         message.to_string()
     };
     escape_controls(&message)
-}
-
-/// Control characters escaped, nothing cut: for text whose quoted parts are
-/// already bounded.
-pub(crate) fn escape_controls(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

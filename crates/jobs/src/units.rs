@@ -3,6 +3,8 @@
 //! Every function returns a one-line `String` error that quotes the input, so
 //! callers can prefix it with `FILE:LINE: option 'x': `.
 
+use crate::error::quoted;
+
 /// Largest CPU number accepted in a CPU list (Linux's largest `NR_CPUS` is 8192).
 pub const MAX_CPU: usize = 8191;
 
@@ -82,18 +84,20 @@ enum Scale {
 /// values, garbage and values beyond u64 are errors.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let invalid = || format!("invalid size '{t}'");
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
+    let invalid = || format!("invalid size '{q}'");
     if t.is_empty() {
         return Err("invalid size '' (empty)".to_string());
     }
     if t.starts_with('-') {
-        return Err(format!("invalid size '{t}' (negative)"));
+        return Err(format!("invalid size '{q}' (negative)"));
     }
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(invalid());
         }
-        return u64::from_str_radix(hex, 16).map_err(|_| format!("size '{t}' is too large"));
+        return u64::from_str_radix(hex, 16).map_err(|_| format!("size '{q}' is too large"));
     }
     let n = leading_number(t).ok_or_else(invalid)?;
     let mult: u64 = match n.rest.to_ascii_lowercase().as_str() {
@@ -106,8 +110,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         _ => return Err(invalid()),
     };
     scale(&n, mult, true).map_err(|e| match e {
-        Scale::Overflow => format!("size '{t}' is too large"),
-        Scale::Inexact => format!("invalid size '{t}' (not a whole number of bytes)"),
+        Scale::Overflow => format!("size '{q}' is too large"),
+        Scale::Inexact => format!("invalid size '{q}' (not a whole number of bytes)"),
     })
 }
 
@@ -119,12 +123,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// it is an error, except `0`.
 pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String> {
     let t = s.trim();
-    let invalid = || format!("invalid duration '{t}'");
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
+    let invalid = || format!("invalid duration '{q}'");
     if t.is_empty() {
         return Err("invalid duration '' (empty)".to_string());
     }
     if t.starts_with('-') {
-        return Err(format!("invalid duration '{t}' (negative)"));
+        return Err(format!("invalid duration '{q}' (negative)"));
     }
     let n = leading_number(t).ok_or_else(invalid)?;
     let unit: u64 = match n.rest.to_ascii_lowercase().as_str() {
@@ -135,7 +141,7 @@ pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String>
                 None if zero => 1,
                 None => {
                     return Err(format!(
-                        "invalid duration '{t}': needs a unit (ns, us, ms, s)"
+                        "invalid duration '{q}': needs a unit (ns, us, ms, s)"
                     ))
                 }
             }
@@ -149,19 +155,21 @@ pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String>
         "d" | "day" => 86_400 * SEC,
         _ => return Err(invalid()),
     };
-    scale(&n, unit, false).map_err(|_| format!("duration '{t}' is too large"))
+    scale(&n, unit, false).map_err(|_| format!("duration '{q}' is too large"))
 }
 
 /// A count per second with decimal suffixes: `250000`, `100k` = 100000,
 /// `1.5m` or `1.5M` = 1500000, `2g`. Must come out a whole number.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let invalid = || format!("invalid rate '{t}'");
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
+    let invalid = || format!("invalid rate '{q}'");
     if t.is_empty() {
         return Err("invalid rate '' (empty)".to_string());
     }
     if t.starts_with('-') {
-        return Err(format!("invalid rate '{t}' (negative)"));
+        return Err(format!("invalid rate '{q}' (negative)"));
     }
     let n = leading_number(t).ok_or_else(invalid)?;
     let mult: u64 = match n.rest.to_ascii_lowercase().as_str() {
@@ -172,8 +180,8 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         _ => return Err(invalid()),
     };
     scale(&n, mult, true).map_err(|e| match e {
-        Scale::Overflow => format!("rate '{t}' is too large"),
-        Scale::Inexact => format!("invalid rate '{t}' (not a whole number)"),
+        Scale::Overflow => format!("rate '{q}' is too large"),
+        Scale::Inexact => format!("invalid rate '{q}' (not a whole number)"),
     })
 }
 
@@ -181,18 +189,20 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 /// and deduplicated. CPU numbers above [`MAX_CPU`] are rejected.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let t = s.trim();
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
     if t.is_empty() {
         return Err("invalid CPU list '' (empty)".to_string());
     }
     let cpu = |p: &str| -> Result<usize, String> {
         let p = p.trim();
         if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("invalid CPU list '{t}'"));
+            return Err(format!("invalid CPU list '{q}'"));
         }
         match p.parse::<usize>() {
             Ok(n) if n <= MAX_CPU => Ok(n),
             _ => Err(format!(
-                "invalid CPU list '{t}' (CPU {p} is above {MAX_CPU})"
+                "invalid CPU list '{q}' (CPU {p} is above {MAX_CPU})"
             )),
         }
     };
@@ -203,7 +213,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
                 let (lo, hi) = (cpu(lo)?, cpu(hi)?);
                 if lo > hi {
                     return Err(format!(
-                        "invalid CPU list '{t}' (range {lo}-{hi} is backwards)"
+                        "invalid CPU list '{q}' (range {lo}-{hi} is backwards)"
                     ));
                 }
                 cpus.extend(lo..=hi);
@@ -222,24 +232,26 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("invalid boolean '{}' (0 or 1)", s.trim())),
+        _ => Err(format!("invalid boolean '{}' (0 or 1)", quoted(s.trim()))),
     }
 }
 
 /// A plain non-negative integer that fits in u32 (`iodepth=32`).
 pub fn parse_u32(s: &str) -> Result<u32, String> {
     let t = s.trim();
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("invalid number '{t}'"));
+        return Err(format!("invalid number '{q}'"));
     }
     t.parse::<u32>()
-        .map_err(|_| format!("number '{t}' is too large"))
+        .map_err(|_| format!("number '{q}' is too large"))
 }
 
 /// A plain non-negative integer that fits in u64, or a size with suffix
 /// (`number_ios=1m` is 1048576, as fio reads integers).
 pub fn parse_count(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|_| format!("invalid number '{}'", s.trim()))
+    parse_size(s).map_err(|_| format!("invalid number '{}'", quoted(s.trim())))
 }
 
 #[cfg(test)]

@@ -187,6 +187,40 @@ fn size_0_means_the_whole_file_as_in_fio() {
     assert_eq!(f.jobs[0].size, None, "size=0 undoes an inherited size");
 }
 
+/// Found by the fuzzer (crates/fuzz): a value that starts as a number went
+/// through the unit parsers, whose messages quoted it whole (1 MB of `9`).
+#[test]
+fn a_megabyte_number_in_a_size_or_time_is_not_echoed_whole() {
+    let digits = "9".repeat(1_000_000);
+    for option in [
+        "bs",
+        "blocksize",
+        "runtime",
+        "rate_iops",
+        "iodepth",
+        "cpus_allowed",
+        "direct",
+        "number_ios",
+    ] {
+        let e = err(&format!("[a]\n{option}={digits}x\n"));
+        assert!(
+            e.len() < 200,
+            "{option}: {} bytes: {}",
+            e.len(),
+            &e[..200.min(e.len())]
+        );
+        assert!(e.contains("\u{2026} (1000001 bytes)"), "{option}: {e}");
+    }
+    // The fuzzer's minimised input: the value ends in a `;` comment, so the
+    // number the unit parser quoted was not the value as written.
+    let e = err(&format!(
+        "[a]\nblocksize={digits}; Mixed workload (TOS 5.4,\n"
+    ));
+    assert!(e.len() < 200, "{} bytes", e.len());
+    let e = err("[a]\nbs=1\r55\n");
+    assert!(!e.contains('\r'), "{e:?}");
+}
+
 #[test]
 fn a_megabyte_value_is_not_echoed_whole() {
     let value = "A".repeat(1_000_000);

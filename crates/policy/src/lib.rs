@@ -49,6 +49,7 @@ pub mod dynamic;
 mod marks;
 pub mod nvme;
 pub mod options;
+pub mod quote;
 pub mod replay;
 mod storm;
 pub mod stream;

@@ -18,6 +18,7 @@ use crate::limits::{
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
+use policy::quote::{one_line, quoted};
 use policy::{Nanos, SEC};
 
 /// Errors loading a profile. Every message is one line naming the file and,
@@ -609,8 +610,8 @@ fn bad_value(text: &str, origin: &str, key: &str, reason: &str) -> ProfileError 
     ProfileError::BadValue {
         file: origin.to_string(),
         line: line_of_key(text, key),
-        key: key.to_string(),
-        reason: reason.to_string(),
+        key: quoted(key),
+        reason: one_line(reason),
     }
 }
 
@@ -634,12 +635,15 @@ fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
             .rev()
             .find(|k| inside(&k.key) || (!k.table && inside(&k.value)))
             .or_else(|| keys.iter().rev().find(|k| k.table && inside(&k.value)))
-            .map(|k| k.path.clone())
+            .map(|k| quoted(&k.path))
     });
+    // toml's messages can carry the input (a 1 MB key, a bad duration
+    // string): one bounded line, as every front door quotes (found by the
+    // fuzzer, crates/fuzz).
     ProfileError::Toml {
         file: origin.to_string(),
         line: span.map_or(1, |s| line_of(text, s.start)),
         key,
-        message,
+        message: one_line(&message),
     }
 }

@@ -369,3 +369,30 @@ fn a_profile_path_that_is_not_a_small_regular_file_is_refused_unread() {
         "{e}"
     );
 }
+
+/// Found by the fuzzer (crates/fuzz): toml's own message carried a 1 MB
+/// duration, and a key a megabyte long was named whole, so an error was a
+/// megabyte on one line.
+#[test]
+fn a_megabyte_value_or_key_in_a_profile_is_not_echoed_whole() {
+    let host = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/hosts/xeon-e5-2660v4.toml"
+    ))
+    .unwrap();
+    let digits = "9".repeat(1_000_000);
+    let cases = [
+        host.replace("tick = \"4ms\"", &format!("tick = \"{digits}\"")),
+        host.replace(
+            "cores = 28",
+            &format!("cores = 28\n{} = 1", "A".repeat(1_000_000)),
+        ),
+        host.replace("tick = \"4ms\"", "tick = \"4\r\nms\""),
+    ];
+    for text in cases {
+        let e = HostProfile::parse(&text, "h.toml").unwrap_err().to_string();
+        assert!(e.len() < 500, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+        assert!(e.starts_with("h.toml:"), "{e}");
+    }
+}
