@@ -75,6 +75,9 @@ pub struct WorkerResult {
     pub mismatches: u64,
     /// The first mismatch, for the report.
     pub first_mismatch: Option<String>,
+    /// When the job stopped issuing (the end of its measured part), on the
+    /// run's clock.
+    pub stopped_at: Nanos,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -183,6 +186,7 @@ impl Worker<'_> {
         let mut usage = Usage::of_this_thread().since(from);
         usage.user_ns = usage.user_ns.saturating_sub(self.out.irq_ns);
         self.out.usage = usage;
+        self.out.stopped_at = self.sh.clock.now();
         self.issuing = false;
         self.sh.finished.fetch_add(1, Ordering::Relaxed);
         loop {

@@ -39,7 +39,11 @@ fn job(report: &RunReport, job: &JobReport) -> Value {
     obj.insert("jobname".into(), json!(job.name));
     obj.insert("groupid".into(), json!(0));
     obj.insert("error".into(), json!(job_error(job)));
-    obj.insert("job_runtime".into(), json!(millis(report.duration_ns)));
+    let own = job.read.run_ns.or(job.write.run_ns);
+    obj.insert(
+        "job_runtime".into(),
+        json!(millis(own.unwrap_or(report.duration_ns))),
+    );
     obj.insert(
         "usr_cpu".into(),
         json!(percent(report.share_of_window(job.usr_ns))),
@@ -89,7 +93,7 @@ fn job_error(job: &JobReport) -> i32 {
 fn direction(report: &RunReport, dir: &DirReport) -> Value {
     let bw_bytes = report.bw_bytes(dir);
     let runtime = if dir.io_ops > 0 {
-        millis(report.duration_ns)
+        millis(report.run_ns(dir))
     } else {
         0
     };

@@ -49,6 +49,11 @@ pub struct DirReport {
     pub clat: LatencyStats,
     /// I/Os that completed with an error.
     pub errors: u64,
+    /// The job's own run time when it ended before the measured window did
+    /// (a size-bounded job beside longer ones): fio divides each job by its
+    /// own `runtime` (stat.c `show_ddir_status`: `bw = io_bytes / runtime`),
+    /// not the group's. `None`: the whole window.
+    pub run_ns: Option<u64>,
 }
 
 /// One job (one clone of a job-file section).
@@ -155,16 +160,23 @@ impl RunReport {
     }
 
     pub fn iops(&self, dir: &DirReport) -> f64 {
-        per_sec(dir.io_ops, self.seconds())
+        per_sec(dir.io_ops, self.run_ns(dir) as f64 / 1e9)
+    }
+
+    /// How long one direction of one job ran: its own run time, or the
+    /// measured window.
+    pub fn run_ns(&self, dir: &DirReport) -> u64 {
+        dir.run_ns.unwrap_or(self.duration_ns)
     }
 
     /// Bytes per second in one direction, as fio's `bw_bytes`.
     pub fn bw_bytes(&self, dir: &DirReport) -> u64 {
-        if self.duration_ns == 0 {
+        let run = self.run_ns(dir);
+        if run == 0 {
             return 0;
         }
         // u128: io_bytes * 1e9 overflows u64 past 18 GB.
-        let bw = u128::from(dir.io_bytes) * u128::from(policy::SEC) / u128::from(self.duration_ns);
+        let bw = u128::from(dir.io_bytes) * u128::from(policy::SEC) / u128::from(run);
         u64::try_from(bw).unwrap_or(u64::MAX)
     }
 

@@ -84,7 +84,7 @@ fn write_dir(out: &mut String, report: &RunReport, name: &str, dir: &DirReport) 
         num2str(bw, 4, true, "B/s"),
         num2str(bw, 4, false, "B/s"),
         num2str(dir.io_bytes, 4, true, "B"),
-        report.duration_ns / MS
+        report.run_ns(dir) / MS
     );
     if dir.errors > 0 {
         let _ = write!(out, ", errors={}", dir.errors);

@@ -22,6 +22,7 @@ fn reads(io_ops: u64, lat: LatencyStats) -> DirReport {
         io_bytes: io_ops * 4096,
         clat: lat,
         errors: 0,
+        run_ns: None,
     }
 }
 

@@ -225,13 +225,23 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
     })
 }
 
-fn dir_report(d: &DirStats) -> DirReport {
+fn dir_report(d: &DirStats, run_ns: Option<Nanos>) -> DirReport {
     DirReport {
         io_ops: d.ops,
         io_bytes: d.bytes,
         clat: LatencyStats::from_histogram(&d.clat),
         errors: 0,
+        run_ns,
     }
+}
+
+/// A thread's own run time when it finished inside the measured window
+/// (item 6 of issue 12: fio divides each job by its own runtime); `None` for
+/// a thread that ran to the window's end.
+fn own_run(w: &World, t: &Thread) -> Option<Nanos> {
+    t.done_at
+        .filter(|&done| done < w.window_to)
+        .map(|done| done.saturating_sub(w.window_from))
 }
 
 fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
@@ -259,8 +269,8 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 clone_index: t.spec.job.clone_index,
                 engine: t.spec.job.ioengine.to_string(),
                 cpus: vec![t.spec.core],
-                read: dir_report(&t.read),
-                write: dir_report(&t.write),
+                read: dir_report(&t.read, own_run(w, t)),
+                write: dir_report(&t.write, own_run(w, t)),
                 usr_ns: t.usr,
                 sys_ns: t.sys,
                 ctx: t.ctx,

@@ -121,6 +121,7 @@ impl World {
         match th.spec.issuer.next(now, th.in_flight, &mut th.rng) {
             Decision::Done => {
                 th.state = TState::Done;
+                th.done_at = Some(now);
                 self.cores[core as usize].threads -= 1;
                 self.thread_done();
                 self.leave_cpu(core);

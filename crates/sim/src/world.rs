@@ -95,6 +95,8 @@ impl DirStats {
 pub(crate) struct Thread {
     pub spec: ThreadSpec,
     pub queue: u32,
+    /// When the thread finished its work (its last completion), if it did.
+    pub done_at: Option<Nanos>,
     pub state: TState,
     pub next: Step,
     /// Segments an interrupt or preemption cut short, finished (last first)
@@ -134,6 +136,7 @@ impl Thread {
         Thread {
             spec,
             queue,
+            done_at: None,
             state: TState::NotStarted,
             next: Step::Plan,
             saved: Vec::with_capacity(2),

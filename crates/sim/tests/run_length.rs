@@ -140,3 +140,34 @@ fn more_threads_or_requests_than_the_simulator_holds_are_refused_by_name() {
         "job 'deep' (line 1): more than 262144 requests in flight over all threads (the sum of iodepth): the simulator's bound"
     );
 }
+
+/// Issue 12 item 6, the rest of it: with two jobs of different lengths, the
+/// short one was divided by the long one's window (fio divides each job by
+/// its own runtime: stat.c `show_ddir_status`).
+#[test]
+fn a_size_bounded_job_beside_a_longer_one_is_divided_by_its_own_run_time() {
+    let text = "[short]\nioengine=psync\nrw=randread\nbs=4k\nsize=4m\ncpus_allowed=0\n\
+                [long]\nioengine=psync\nrw=randread\nbs=4k\nruntime=200ms\ntime_based\ncpus_allowed=1\n";
+    let (r, _) = sim(text, None).unwrap();
+    // The long job's last read, issued before 200 ms, ends the window.
+    assert!(
+        r.duration_ns >= 200 * MS && r.duration_ns < 201 * MS,
+        "{}",
+        r.duration_ns
+    );
+    let short = &r.jobs[0];
+    assert_eq!(short.read.io_bytes, 4 << 20);
+    let own = short.read.run_ns.expect("the short job's own run time");
+    // About 10 us per 4 KiB psync read: 1024 of them take about 10 ms.
+    assert!(own > 5 * MS && own < 50 * MS, "{own}");
+    let iops = r.iops(&short.read);
+    let expect = 1024.0 / (own as f64 / 1e9);
+    assert!((iops - expect).abs() < 1.0, "{iops} vs {expect}");
+    // The long job ran the whole window: divided by it.
+    assert_eq!(r.jobs[1].read.run_ns, None);
+    let text_out = report::text::render(&r);
+    assert!(
+        text_out.contains(&format!("(4096KiB/{}msec)", own / MS)),
+        "{text_out}"
+    );
+}
