@@ -313,3 +313,50 @@ fn a_run_beside_another_emulation_says_its_latencies_are_spoilt() {
         .unwrap()
         .starts_with("contention: another emulation holds CPU 0-1"));
 }
+
+/// Issue 12 item 6 on the emulator: a size-bounded job beside a longer one
+/// was divided by the whole window (`1024KiB/77msec` for a job that ran a
+/// few ms); fio divides each job by its own runtime.
+#[test]
+fn a_size_bounded_job_beside_a_longer_one_is_divided_by_its_own_run_time() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "two.fio",
+        "[global]\nbs=4k\nrw=randread\nioengine=psync\n\n[short]\nsize=1m\n\n\
+         [long]\nsize=1m\ntime_based\nruntime=300ms\n",
+    );
+    let b = hostile(
+        &[
+            "run",
+            &f,
+            "--backend",
+            "null:10us",
+            "--output-format",
+            "json",
+            "-q",
+        ],
+        b"",
+        20,
+    );
+    assert!(b.output.status.success(), "{}", stderr(&b.output));
+    let v = json(&b.output);
+    let short = &v["jobs"][0]["read"];
+    let long = &v["jobs"][1]["read"];
+    assert_eq!(short["io_bytes"], 1 << 20);
+    let (own, window) = (
+        short["runtime"].as_u64().unwrap(),
+        long["runtime"].as_u64().unwrap(),
+    );
+    assert!(window >= 300, "{window}");
+    assert!(
+        own < window / 2,
+        "short job divided by {own} ms of a {window} ms window"
+    );
+    let iops = short["iops"].as_f64().unwrap();
+    assert!(
+        iops > 256.0 / (own as f64 / 1000.0) * 0.5,
+        "{iops} IOPS over {own} ms"
+    );
+}
