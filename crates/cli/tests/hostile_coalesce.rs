@@ -218,3 +218,59 @@ fn too_many_commands_in_flight_are_refused_in_one_line() {
         "<stdin>:65538: more than 65536 commands outstanding at once",
     );
 }
+
+// Option values: every verb shares the binary's one-line rule, so these
+// stand for all of them (none gets as far as running anything).
+
+#[test]
+fn an_option_given_a_word_it_does_not_take_lists_the_words_it_does() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["coalesce", "--policy", "dim", "--dim-mode", "bogus"],
+            "invalid value 'bogus' for '--dim-mode <DIM_MODE>' (possible values: eqe, cqe)",
+        ),
+        (
+            &["sim", "job.fio", "--output-format", "xml"],
+            "invalid value 'xml' for '--output-format <FORMAT>' (possible values: normal, json)",
+        ),
+        (
+            &["run", "job.fio", "--delivery", "sometimes"],
+            "invalid value 'sometimes' for '--delivery <HOW>' (possible values: poll, wake)",
+        ),
+        (
+            &["reproduce", "--out", "r", "--mode", "x"],
+            "invalid value 'x' for '--mode <MODE>' (possible values: sim, emu, both)",
+        ),
+    ];
+    for (args, want) in cases {
+        let b = hostile(args, b"", 10);
+        assert_one_line_error(&b.output, want);
+        assert_eq!(b.output.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn a_negative_value_is_refused_by_its_option_not_as_an_unexpected_argument() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["coalesce", "--delta", "-1us"],
+            "invalid value '-1us' for '--delta <TIME>': invalid duration '-1us' (negative)",
+        ),
+        (
+            &["coalesce", "--thr", "-1"],
+            "invalid value '-1' for '--thr <N>'",
+        ),
+        (
+            &["reproduce", "--out", "r", "--sim-runtime", "-200ms"],
+            "invalid value '-200ms' for '--sim-runtime <TIME>'",
+        ),
+        (
+            &["tune", "job.fio", "--runtime", "-5ms"],
+            "invalid value '-5ms' for '--runtime <TIME>'",
+        ),
+    ];
+    for (args, want) in cases {
+        let b = hostile(args, b"", 10);
+        assert_one_line_error(&b.output, want);
+    }
+}
