@@ -130,6 +130,33 @@ fn destination(path: &Path) -> io::Result<Destination> {
     }
 }
 
+/// Refuses a path under `/dev` (symbolic links and `..` resolved as far as
+/// the path exists), before a directory is made for it: for outputs that
+/// create directories (`tune --out`, `reproduce --out`).
+pub fn refuse_dev(path: &Path) -> io::Result<()> {
+    let mut existing = std::path::absolute(path)?;
+    let mut rest = Vec::new();
+    let real = loop {
+        match std::fs::canonicalize(&existing) {
+            Ok(real) => break real,
+            Err(_) => match (existing.file_name(), existing.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name.to_owned());
+                    existing = parent.to_path_buf();
+                }
+                _ => break existing,
+            },
+        }
+    };
+    let full: PathBuf = rest.iter().rev().fold(real, |p, c| p.join(c));
+    if under_dev(&full) {
+        return Err(io::Error::other(format!(
+            "will not create a file under {DEV}"
+        )));
+    }
+    Ok(())
+}
+
 /// The directory `path` is in, as given (`.` for a bare name).
 fn dir_of(path: &Path) -> &Path {
     path.parent()
@@ -249,6 +276,21 @@ mod tests {
         assert_eq!(e.to_string(), "will not create a file under /dev");
         let t = temporary(Path::new("out/x.csv")).unwrap();
         assert!(!std::path::absolute(&t).unwrap().starts_with("/dev"));
+    }
+
+    #[test]
+    fn a_directory_to_be_made_under_dev_is_refused_before_it_is_made() {
+        for p in [
+            "/dev/report",
+            "/dev/a/b/c",
+            "/dev/../dev/x",
+            "/tmp/../dev/y",
+        ] {
+            let e = refuse_dev(Path::new(p)).unwrap_err();
+            assert_eq!(e.to_string(), "will not create a file under /dev", "{p}");
+        }
+        assert!(refuse_dev(Path::new("/tmp/no/such/report")).is_ok());
+        assert!(refuse_dev(Path::new("report")).is_ok());
     }
 
     #[test]
