@@ -274,3 +274,29 @@ fn a_negative_value_is_refused_by_its_option_not_as_an_unexpected_argument() {
         assert_one_line_error(&b.output, want);
     }
 }
+
+#[test]
+fn a_run_on_a_raw_nvme_feature_reports_its_time_and_threshold_in_json() {
+    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sync-read.fio");
+    let b = hostile(
+        &[
+            "sim",
+            job,
+            "--policy",
+            "nvme",
+            "--nvme-feature",
+            "0x0205",
+            "--runtime",
+            "10ms",
+            "--output-format",
+            "json",
+            "--quiet",
+        ],
+        b"",
+        10,
+    );
+    assert!(b.output.status.success(), "{}", stderr(&b.output));
+    let v: serde_json::Value = serde_json::from_slice(&b.output.stdout).unwrap();
+    let p = &v["cinterrupts"]["policy"];
+    assert_eq!((p["aggr-time"].as_str(), p["thr"].as_str()), (Some("200us"), Some("6")));
+}
