@@ -298,5 +298,8 @@ fn a_run_on_a_raw_nvme_feature_reports_its_time_and_threshold_in_json() {
     assert!(b.output.status.success(), "{}", stderr(&b.output));
     let v: serde_json::Value = serde_json::from_slice(&b.output.stdout).unwrap();
     let p = &v["cinterrupts"]["policy"];
-    assert_eq!((p["aggr-time"].as_str(), p["thr"].as_str()), (Some("200us"), Some("6")));
+    assert_eq!(
+        (p["aggr-time"].as_str(), p["thr"].as_str()),
+        (Some("200us"), Some("6"))
+    );
 }

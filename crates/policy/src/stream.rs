@@ -363,19 +363,17 @@ pub struct Replayer<W: io::Write> {
     /// Submitted and not yet completed.
     outstanding: HashSet<u64>,
     csv: Option<W>,
+    header_written: bool,
     /// The first failed write of the CSV.
     write_error: Option<io::Error>,
 }
 
 impl<W: io::Write> Replayer<W> {
     /// A replay of the strategy `spec` names; `csv`, if given, receives the
-    /// interrupts (its header at once).
-    pub fn new(spec: &PolicySpec, origin: &str, mut csv: Option<W>) -> Result<Self, StreamError> {
+    /// interrupts (its header with the first row, so a stream refused at
+    /// its own header writes nothing).
+    pub fn new(spec: &PolicySpec, origin: &str, csv: Option<W>) -> Result<Self, StreamError> {
         let policy = build(spec)?;
-        if let Some(w) = &mut csv {
-            w.write_all(b"time_ns,kind,ids\n")
-                .map_err(|e| StreamError::Write(e.to_string()))?;
-        }
         Ok(Replayer {
             replay: Replay::new(policy),
             origin: origin.to_string(),
@@ -395,12 +393,27 @@ impl<W: io::Write> Replayer<W> {
             undelivered: HashSet::new(),
             outstanding: HashSet::new(),
             csv,
+            header_written: false,
             write_error: None,
         })
     }
 
+    /// The CSV's header, once, before its first line.
+    fn write_header(&mut self) {
+        if self.header_written {
+            return;
+        }
+        self.header_written = true;
+        if let Some(w) = &mut self.csv {
+            if let Err(e) = w.write_all(b"time_ns,kind,ids\n") {
+                self.write_error.get_or_insert(e);
+            }
+        }
+    }
+
     /// Replays one row (rows come in time order, as [`Reader`] checks).
     pub fn feed(&mut self, row: &Row) -> Result<(), StreamError> {
+        self.write_header();
         let bad = |problem: Problem| StreamError::Row {
             origin: self.origin.clone(),
             line: row.line,
@@ -487,6 +500,7 @@ impl<W: io::Write> Replayer<W> {
     /// strategy did and the CSV's writer (flushed), for the caller to
     /// commit.
     pub fn finish(mut self) -> Result<(Outcome, Option<W>), StreamError> {
+        self.write_header();
         let Replayer {
             replay,
             out,
