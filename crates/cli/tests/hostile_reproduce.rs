@@ -184,3 +184,38 @@ fn tune_to_an_unwritable_place_fails_before_the_sweep() {
     assert_one_line_error(&b.output, "cannot create");
     assert!(b.elapsed < Duration::from_secs(5), "{:?}", b.elapsed);
 }
+
+#[test]
+fn a_killed_reproduce_leaves_the_previous_report_and_the_next_clears_its_leftover() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = out.to_str().unwrap();
+    assert!(hostile(&args(o, "1"), b"", 60).output.status.success());
+    let before = snapshot(&out);
+    // The full plan runs for minutes: killed a moment in, mid-runs.
+    let mut child = bin()
+        .args(["reproduce", "--out", o, "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let leftover = dir.path().join(format!(".report.part{}", child.id()));
+    let start = std::time::Instant::now();
+    while !leftover.exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(snapshot(&out), before, "a killed run changed the report");
+    assert!(
+        leftover.is_dir(),
+        "the unfinished report was where expected"
+    );
+    assert!(hostile(&args(o, "1"), b"", 60).output.status.success());
+    assert_eq!(
+        names(dir.path()),
+        ["report"],
+        "the leftover outlived the next run"
+    );
+}

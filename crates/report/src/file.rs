@@ -178,6 +178,35 @@ fn under_dev(path: &Path) -> bool {
     path.starts_with(DEV)
 }
 
+/// Removes what a killed process left in `dir`: entries named `prefix`
+/// then the id of a process no longer running (`.out.csv.tmp4242`). An
+/// interrupted `coalesce -o` or `reproduce` leaves its unfinished output
+/// under such a hidden name (the target itself untouched); the next one
+/// clears it.
+pub fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let path = entry.path();
+        let _ = match entry.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+    }
+}
+
 /// A hidden name beside `path`, unique to this process; never under `/dev`.
 fn temporary(path: &Path) -> io::Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
@@ -188,11 +217,9 @@ fn temporary(path: &Path) -> io::Result<PathBuf> {
             "will not create a file under {DEV}"
         )));
     }
-    Ok(dir_of(path).join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
+    let prefix = format!(".{}.tmp", name.to_string_lossy());
+    remove_stale(dir_of(path), &prefix);
+    Ok(dir_of(path).join(format!("{prefix}{}", std::process::id())))
 }
 
 #[cfg(test)]
@@ -291,6 +318,23 @@ mod tests {
         }
         assert!(refuse_dev(Path::new("/tmp/no/such/report")).is_ok());
         assert!(refuse_dev(Path::new("report")).is_ok());
+    }
+
+    #[test]
+    fn what_a_killed_writer_left_is_cleared_by_the_next() {
+        let dir = scratch("stale");
+        let path = dir.join("out.csv");
+        // No process has id 4294967295 (ids stop at 2^22, pid_max).
+        std::fs::write(dir.join(".out.csv.tmp4294967295"), "half").unwrap();
+        std::fs::write(dir.join(".out.csv.tmp1"), "init's: kept").unwrap();
+        write_atomically(&path, b"whole").unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, [".out.csv.tmp1", "out.csv"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

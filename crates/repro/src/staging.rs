@@ -56,6 +56,9 @@ impl Staged {
         let parent = std::fs::canonicalize(parent).map_err(|e| write_error(parent, e))?;
         let target = parent.join(name);
         check_replaceable(&target)?;
+        let prefix = format!(".{}.part", name.to_string_lossy());
+        // What an interrupted reproduce left (its target untouched).
+        report::file::remove_stale(&parent, &prefix);
         let mut hidden = OsString::from(".");
         hidden.push(name);
         hidden.push(format!(".part{}", std::process::id()));
