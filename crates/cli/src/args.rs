@@ -2,10 +2,30 @@
 
 use clap::builder::{PossibleValuesParser, TypedValueParser, ValueParser};
 use clap::error::ErrorKind;
-use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, ValueEnum};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, CommandFactory, FromArgMatches, ValueEnum};
 use policy::catalogue::{option_help, STRATEGIES};
 use policy::options::{Kind, OPTIONS};
 use policy::{PolicySpec, Value};
+
+/// The command line as the binary reads it: `C`'s, with every option that
+/// takes a value taking one that starts with `-`. Otherwise `--delta -1us`
+/// fails as "unexpected argument '-1'", losing the option's name; this way
+/// the option's own parser refuses the value and the error names both.
+pub fn command<C: CommandFactory>() -> Command {
+    dashed_values(C::command())
+}
+
+fn dashed_values(cmd: Command) -> Command {
+    cmd.mut_args(|a| {
+        let takes_value = matches!(a.get_action(), ArgAction::Set | ArgAction::Append);
+        if takes_value && !a.is_positional() {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(dashed_values)
+}
 
 /// `6us`, `100us`, `1ms`: a unit is required (except for 0).
 pub fn duration(s: &str) -> Result<u64, String> {

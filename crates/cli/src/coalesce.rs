@@ -1,16 +1,21 @@
 //! `cinterrupts coalesce`: replays a recorded completion stream through a
 //! strategy and prints the interrupts it would raise (`policy::stream`).
+//!
+//! The stream is read and replayed row by row, never held: a stream of any
+//! length takes the same memory, and from a live pipe the interrupts come
+//! out as the rows come in. An `--output` file is still whole or nothing.
 
-use std::io::Read;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use policy::stream::{self, comparison_table};
+use policy::stream::{comparison_table, Reader, Replayer, StreamError};
 use policy::PolicySpec;
+use report::file::AtomicFile;
 
 use crate::args::PolicyArgs;
-use crate::output::write_file;
 
 #[derive(Args, Debug)]
 pub struct CoalesceArgs {
@@ -26,48 +31,112 @@ pub struct CoalesceArgs {
     pub output: Option<PathBuf>,
 }
 
-/// The stream's text and its name for errors.
-fn read_input(input: Option<&PathBuf>) -> Result<(String, String)> {
+/// The stream, buffered, and its name for errors.
+fn open_input(input: Option<&PathBuf>) -> Result<(BufReader<Box<dyn Read>>, String)> {
     match input {
         Some(p) if p.as_os_str() != "-" => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read", p.display()))?;
-            Ok((text, p.display().to_string()))
+            let f = File::open(p).with_context(|| format!("{}: cannot read", p.display()))?;
+            Ok((BufReader::new(Box::new(f)), p.display().to_string()))
         }
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("<stdin>: cannot read")?;
-            Ok((text, "<stdin>".to_string()))
+        _ => Ok((BufReader::new(Box::new(io::stdin())), "<stdin>".to_string())),
+    }
+}
+
+/// Where the interrupts' CSV goes.
+enum Sink {
+    /// Written as it comes, flushed whenever the input would wait.
+    Stdout(BufWriter<io::Stdout>),
+    /// Whole or not at all, opened before the first row is read.
+    File(AtomicFile),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(w) => w.write(buf),
+            Sink::File(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(w) => w.flush(),
+            Sink::File(w) => w.flush(),
         }
     }
 }
 
+/// A stream error on one line; a failed write names where it was going.
+fn stream_error(e: StreamError, output: Option<&Path>) -> anyhow::Error {
+    match (e, output) {
+        (StreamError::Write(reason), Some(p)) => {
+            anyhow::anyhow!("{}: cannot write: {reason}", p.display())
+        }
+        (StreamError::Write(reason), None) => anyhow::anyhow!("<stdout>: cannot write: {reason}"),
+        (e, _) => e.into(),
+    }
+}
+
 pub fn run(args: &CoalesceArgs) -> Result<()> {
-    let (text, origin) = read_input(args.input.as_ref())?;
-    let rows = stream::parse(&text, &origin)?;
     if args.policy.policy == "all" {
         if args.policy.has_parameters() || args.output.is_some() {
             bail!("--policy all compares every strategy on its defaults; it takes no strategy options and no --output");
         }
-        let mut outcomes = Vec::new();
-        for s in policy::catalogue::STRATEGIES {
-            let spec = PolicySpec::named(s.name);
-            outcomes.push(stream::replay(&rows, &spec, &origin, false)?);
-        }
-        print!("{}", comparison_table(&outcomes));
-        return Ok(());
+        return compare_all(args);
     }
-    let want_csv = !args.summary || args.output.is_some();
-    let outcome = stream::replay(&rows, &args.policy.spec(), &origin, want_csv)?;
-    match &args.output {
-        Some(path) => write_file(path, outcome.csv.as_bytes())?,
-        None if !args.summary => print!("{}", outcome.csv),
-        None => {}
+    let output = args.output.as_deref();
+    let sink = match output {
+        // The destination is checked (and its temporary file made) before
+        // a row is read, so a bad --output fails at once.
+        Some(path) => {
+            Some(Sink::File(AtomicFile::create(path).with_context(|| {
+                format!("{}: cannot write", path.display())
+            })?))
+        }
+        None if !args.summary => Some(Sink::Stdout(BufWriter::new(io::stdout()))),
+        None => None,
+    };
+    let (input, origin) = open_input(args.input.as_ref())?;
+    let mut replayer = Replayer::new(&args.policy.spec(), &origin, sink)?;
+    let mut reader = Reader::new(input, &origin);
+    loop {
+        // On a live pipe, what is known is shown before waiting for more.
+        if reader.get_ref().buffer().is_empty() {
+            replayer.flush_csv().map_err(|e| stream_error(e, output))?;
+        }
+        let Some(row) = reader.next_row()? else {
+            break;
+        };
+        replayer.feed(&row).map_err(|e| stream_error(e, output))?;
+    }
+    let (outcome, sink) = replayer.finish().map_err(|e| stream_error(e, output))?;
+    if let (Some(Sink::File(f)), Some(path)) = (sink, output) {
+        f.commit()
+            .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     if args.summary {
         print!("{}", outcome.summary());
     }
+    Ok(())
+}
+
+/// Every strategy on its defaults over the one stream, read once.
+fn compare_all(args: &CoalesceArgs) -> Result<()> {
+    let (input, origin) = open_input(args.input.as_ref())?;
+    let mut replayers = policy::catalogue::STRATEGIES
+        .iter()
+        .map(|s| Replayer::<io::Sink>::new(&PolicySpec::named(s.name), &origin, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    for row in Reader::new(input, &origin) {
+        let row = row?;
+        for r in &mut replayers {
+            r.feed(&row)?;
+        }
+    }
+    let mut outcomes = Vec::new();
+    for r in replayers {
+        outcomes.push(r.finish()?.0);
+    }
+    print!("{}", comparison_table(&outcomes));
     Ok(())
 }

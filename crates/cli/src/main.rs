@@ -13,7 +13,7 @@ mod tune_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 /// Calibrated interrupts for fast storage: when should a device interrupt the host?
 #[derive(Parser, Debug)]
@@ -44,7 +44,10 @@ enum Verb {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = args::command::<Cli>()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -70,6 +73,14 @@ fn main() -> ExitCode {
             if line.ends_with(':') {
                 if let Some(next) = lines.next() {
                     line = format!("{line} {next}");
+                }
+            }
+            // A value not among an option's words: say which they are.
+            if let Some(clap::error::ContextValue::Strings(valid)) =
+                e.get(clap::error::ContextKind::ValidValue)
+            {
+                if !valid.is_empty() {
+                    line = format!("{line} (possible values: {})", valid.join(", "));
                 }
             }
             eprintln!("cinterrupts: {line}");

@@ -24,7 +24,7 @@ pub enum Modes {
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Short runs (about a minute in all on 2 cores with the simulator)
+    /// Short runs (about 4 s of CPU in all with the simulator)
     #[arg(long)]
     quick: bool,
     /// Only these experiments, comma-separated (fig8,fig10,fig11,fig12,fig15,fig17,fig18,fig19,fig20,fig21,gyawali)
@@ -33,11 +33,12 @@ pub struct ReproduceArgs {
     /// Where the experiments run
     #[arg(long, value_enum, default_value = "sim")]
     mode: Modes,
-    /// The report's directory (created; files in it are replaced)
+    /// The report's directory: new, empty or an earlier report, which is
+    /// replaced whole once the new one is complete (checked before any run)
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Virtual time per simulated run [quick: 200ms, full: 1s]
-    #[arg(long, value_parser = args::runtime, value_name = "TIME")]
+    /// Virtual time per simulated run, at least 30ms [quick: 200ms, full: 1s]
+    #[arg(long, value_parser = sim_runtime, value_name = "TIME")]
     sim_runtime: Option<u64>,
     /// Seeds per simulated run, averaged [quick: 3, full: 10, as the paper's 10 runs]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
@@ -51,6 +52,19 @@ pub struct ReproduceArgs {
     /// No progress bar
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// A simulated run's length: long enough for every job of every experiment
+/// to complete I/O ([`repro::run::MIN_SIM_RUNTIME`]).
+fn sim_runtime(s: &str) -> Result<u64, String> {
+    let least = repro::run::MIN_SIM_RUNTIME;
+    match args::runtime(s)? {
+        ns if ns < least => Err(format!(
+            "shorter than {}, the least in which every experiment's jobs all complete I/O (shorter runs report 0 IOPS)",
+            policy::format_nanos(least)
+        )),
+        ns => Ok(ns),
+    }
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {

@@ -126,6 +126,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         bail!("{}: no jobs to run", args.job_file.display());
     }
     let (target, setup) = target(args)?;
+    if let Some(dir) = &args.out {
+        check_out(dir)?;
+    }
     if !args.quiet {
         print_notes(&file);
         if let Target::Emu(config) = &target {
@@ -156,6 +159,24 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if let Some(dir) = &args.out {
         write_out(dir, &t, &setup, args.quiet)?;
     }
+    Ok(())
+}
+
+/// Makes `--out` and checks a file can be written in it, before any run:
+/// an unwritable place used to fail only after the whole sweep.
+fn check_out(dir: &Path) -> Result<()> {
+    report::file::refuse_dev(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    if !dir.is_dir() {
+        bail!(
+            "{}: not a directory (--out names where the files go)",
+            dir.display()
+        );
+    }
+    // A file made and dropped unfinished: its temporary file is removed.
+    let probe = dir.join("tune.json");
+    report::file::AtomicFile::create(&probe)
+        .with_context(|| format!("{}: cannot write", probe.display()))?;
     Ok(())
 }
 

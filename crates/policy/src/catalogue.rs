@@ -135,6 +135,36 @@ impl<T: Copy + Sync + 'static> Parameter for Optional<T> {
     }
 }
 
+/// An `nvme` parameter that a raw Feature 08h value, when given, stands
+/// for: the value in force is the one decoded from the feature, not the
+/// option's default (a run on `--nvme-feature 0x0205` reported
+/// `aggr-time=100us thr=32` while it ran 200us and 6, issue 12).
+pub struct FromFeature<T: 'static> {
+    pub param: Param<T>,
+    pub decode: fn(Aggregation) -> T,
+}
+
+impl<T: Copy + Sync + 'static> Parameter for FromFeature<T> {
+    fn option(&self) -> &'static str {
+        self.param.option()
+    }
+    fn help(&self) -> &'static str {
+        self.param.help()
+    }
+    fn default_shown(&self) -> String {
+        self.param.default_shown()
+    }
+    fn in_force(&self, spec: &PolicySpec) -> Option<Value> {
+        let decoded = NVME_FEATURE
+            .value(spec)
+            .and_then(|f| Aggregation::from_feature(f).ok());
+        match decoded {
+            Some(agg) => Some(self.param.opt.value((self.decode)(agg))),
+            None => self.param.in_force(spec),
+        }
+    }
+}
+
 type Build = fn(&PolicySpec) -> Result<Box<dyn Policy>, SpecError>;
 
 /// One strategy, declared once.
@@ -199,6 +229,15 @@ const AGGR_TIME: Param<Nanos> = Param {
     default: NVME_AGGR_TIME,
     help: "Aggregation Time, a multiple of 100us up to 25.5ms",
 };
+/// `nvme`'s own time and threshold: what a given feature value decodes to.
+const NVME_AGGR_TIME_IN_FORCE: FromFeature<Nanos> = FromFeature {
+    param: AGGR_TIME,
+    decode: |agg| agg.time,
+};
+const NVME_THR_IN_FORCE: FromFeature<u32> = FromFeature {
+    param: NVME_THR,
+    decode: |agg| agg.threshold,
+};
 const NVME_FEATURE: Optional<u32> = Optional {
     opt: &options::NVME_FEATURE,
     unset: Unset::Instead,
@@ -230,7 +269,7 @@ pub static STRATEGIES: &[Strategy] = &[
     Strategy {
         name: "nvme",
         summary: "NVMe 1.4 Feature 08h aggregation: threshold or time since the first pending completion, never extended",
-        params: &[&AGGR_TIME, &NVME_THR, &NVME_FEATURE],
+        params: &[&NVME_AGGR_TIME_IN_FORCE, &NVME_THR_IN_FORCE, &NVME_FEATURE],
         build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
@@ -561,6 +600,23 @@ mod tests {
             "nvme aggr-time=100us thr=32 nvme-feature=0x011f"
         );
         assert_eq!(Settings::of(&PolicySpec::named("fast")).params, vec![]);
+    }
+
+    #[test]
+    fn a_raw_nvme_feature_reports_the_time_and_threshold_it_runs_with() {
+        let spec = PolicySpec {
+            nvme_feature: Some(0x0205),
+            ..PolicySpec::named("nvme")
+        };
+        let p = build(&spec).unwrap();
+        assert_eq!(p.delay_bound(), 200 * US);
+        assert_eq!(
+            describe(&spec),
+            "nvme aggr-time=200us thr=6 nvme-feature=0x0205"
+        );
+        let s = Settings::of(&spec);
+        assert_eq!(s.params[0], ("aggr-time", Value::Time(200 * US)));
+        assert_eq!(s.params[1], ("thr", Value::Count(6)));
     }
 
     #[test]

@@ -55,6 +55,12 @@ impl Replay {
         self.cq.unreaped()
     }
 
+    /// CQ entries the host has not handed back (reaped or not): what the
+    /// replay holds in memory.
+    pub fn occupied(&self) -> usize {
+        self.cq.occupied()
+    }
+
     fn deliver(&mut self, kind: Interrupt, sink: &mut impl FnMut(&Delivery)) {
         self.scratch.clear();
         self.cq.reap(kind, &mut self.scratch);

@@ -1,7 +1,9 @@
 //! The completion-stream format and its replay (`cinterrupts coalesce`),
 //! on streams small enough to work out by hand.
 
-use policy::stream::{comparison_table, parse, replay, Outcome};
+use policy::stream::{
+    comparison_table, parse, replay, Outcome, Reader, Replayer, MAX_IN_FLIGHT, MAX_LINE,
+};
 use policy::PolicySpec;
 
 fn run(text: &str, policy: &str) -> Outcome {
@@ -134,4 +136,130 @@ fn an_urgent_completion_is_reaped_out_of_order_and_both_kinds_count() {
     assert!(o
         .summary()
         .contains("interrupts:   2 (1 full, 1 urgent-only)"));
+}
+
+#[test]
+fn a_deadline_past_u64_max_is_refused_not_saturated_into_a_short_delay() {
+    // nvme100 at 2^64 - 616 ns: its 100 us timer saturated at u64::MAX and
+    // the summary reported a 615 ns delay (issue 12, item 10).
+    let text = "time_ns,id,flags,event\n18446744073709551000,1,-,complete\n";
+    let rows = parse(text, "s.csv").unwrap();
+    let e = replay(&rows, &PolicySpec::named("nvme100"), "s.csv", false)
+        .err()
+        .expect("a saturated deadline was accepted");
+    assert_eq!(
+        e.to_string(),
+        "s.csv:2: column 'time_ns': 18446744073709551000 leaves no room for the policy's deadline after it below 2^64 ns, the latest time a stream can hold"
+    );
+    // Just below the edge, the delay is the policy's own.
+    let edge = u64::MAX - 100_001;
+    let text = format!("time_ns,id,flags,event\n{edge},1,-,complete\n");
+    let o = replay(
+        &parse(&text, "s.csv").unwrap(),
+        &PolicySpec::named("nvme100"),
+        "s.csv",
+        false,
+    )
+    .unwrap();
+    assert_eq!(o.max_delay, 100_000);
+}
+
+#[test]
+fn a_stream_with_a_utf8_byte_order_mark_is_read_as_a_job_file_is() {
+    let o = run(&format!("\u{feff}{THREE}"), "default");
+    assert_eq!(o.completions, 3);
+    // Only at the very start: elsewhere it is a bad row.
+    let late = "time_ns,id,flags,event\n\u{feff}1,1,-,complete\n";
+    assert!(parse(late, "s.csv").is_err());
+}
+
+#[test]
+fn binary_input_is_refused_on_its_first_line_without_reading_it_all() {
+    // /dev/zero: no newline ever; read up to the line bound, then refused.
+    let zeros = std::io::BufReader::new(std::io::repeat(0));
+    let e = Reader::new(zeros, "/dev/zero").next().unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "/dev/zero:1: line longer than {MAX_LINE} bytes (a row is one short line of CSV text)"
+        )
+    );
+    let e = parse("time_ns,id,flags,event\n5,\u{0}\u{0},-\n", "s.csv");
+    assert!(e.is_err());
+    let bytes = b"time_ns,id,flags,event\n1,1,-,compl\xffete\n";
+    let e = Reader::new(&bytes[..], "s.csv")
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "s.csv:2: not valid UTF-8 (a completion stream is CSV text)"
+    );
+}
+
+/// Gives its bytes, then fails: a live pipe whose writer has not finished.
+struct Live(&'static [u8]);
+
+impl std::io::Read for Live {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(std::io::Error::other("no more yet"));
+        }
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn rows_are_replayed_as_they_arrive_not_after_the_stream_ends() {
+    let input = std::io::BufReader::new(Live(b"time_ns,id,flags,event\n1000,1,-,complete\n"));
+    let mut reader = Reader::new(input, "<stdin>");
+    let mut csv = Vec::new();
+    let mut r = Replayer::new(&PolicySpec::named("default"), "<stdin>", Some(&mut csv)).unwrap();
+    let row = reader.next_row().unwrap().unwrap();
+    r.feed(&row).unwrap();
+    r.flush_csv().unwrap();
+    drop(r);
+    assert_eq!(csv, b"time_ns,kind,ids\n1000,full,1\n");
+    // The next read is where the pipe stands: an error naming the line.
+    let e = reader.next_row().unwrap_err();
+    assert_eq!(e.to_string(), "<stdin>:3: cannot read: no more yet");
+}
+
+#[test]
+fn commands_outstanding_beyond_an_nvme_queue_are_refused() {
+    let mut text = String::from("time_ns,id,flags,event\n");
+    for id in 0..=MAX_IN_FLIGHT as u64 {
+        text.push_str(&format!("{id},{id},-,submit\n"));
+    }
+    let rows = parse(&text, "s.csv").unwrap();
+    let e = replay(&rows, &PolicySpec::named("cint"), "s.csv", false)
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "s.csv:{}: more than 65536 commands outstanding at once; one NVMe queue holds at most 64Ki entries (NVMe 1.4 CAP.MQES)",
+            MAX_IN_FLIGHT + 2
+        )
+    );
+    // Completions a strategy never delivers (an hour's delta, no thr) too.
+    let mut text = String::from("time_ns,id,flags,event\n");
+    for id in 0..=MAX_IN_FLIGHT as u64 {
+        text.push_str(&format!("{id},{id},-,complete\n"));
+    }
+    let spec = PolicySpec {
+        delta: Some(3_600_000_000_000),
+        thr: Some(u32::MAX),
+        ..PolicySpec::named("adaptive")
+    };
+    let e = replay(&parse(&text, "s.csv").unwrap(), &spec, "s.csv", false)
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("commands completed and not delivered at once"),
+        "{e}"
+    );
 }

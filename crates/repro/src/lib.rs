@@ -6,7 +6,8 @@
 //! - [`figures`]: one small file per experiment (runs and panels);
 //! - [`run`]: runs them, simulator runs in parallel;
 //! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
-//! - [`write`]: report.md, report.html, the SVG figures and every run's JSON.
+//! - [`write`]: report.md, report.html, the SVG figures and every run's JSON;
+//! - [`staging`]: the report's directory, whole or not at all.
 
 pub mod claims;
 pub mod doc;
@@ -15,6 +16,7 @@ pub mod figures;
 pub mod metric;
 pub mod plot;
 pub mod run;
+pub mod staging;
 pub mod write;
 
 pub use experiment::Experiment;
@@ -64,7 +66,9 @@ pub struct Options {
 }
 
 /// Runs the selected experiments, saves every run as it finishes, and
-/// writes the report. `progress(done, total)` follows the runs.
+/// writes the report. `progress(done, total)` follows the runs. The
+/// destination is checked before any run, and the report replaces it whole
+/// at the end, or not at all ([`staging`]).
 pub fn reproduce(
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -73,25 +77,22 @@ pub fn reproduce(
     let experiments = select(&opts.only)?;
     let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
         .map_err(ReproError::Claims)?;
+    let staged = staging::Staged::prepare(&opts.out)?;
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let saved = std::sync::Mutex::new(Ok(()));
     let results = run::run_all(&experiments, &opts.plan, &|o, total| {
-        if let Err(e) = write::save_run(&opts.out, o) {
-            let mut s = saved.lock().unwrap_or_else(|p| p.into_inner());
-            if s.is_ok() {
-                *s = Err(e);
-            }
-        }
+        write::save_run(staged.path(), o)?;
         progress(
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             total,
         );
+        Ok(())
     })?;
-    saved.into_inner().unwrap_or_else(|p| p.into_inner())?;
     let ctx = write::Context {
         command: &opts.command,
         plan: &opts.plan,
         wall_secs: started.elapsed().as_secs_f64(),
     };
-    write::report(&opts.out, &experiments, &claims, &results, &ctx)
+    let tally = write::report(staged.path(), &experiments, &claims, &results, &ctx)?;
+    staged.commit()?;
+    Ok(tally)
 }

@@ -1,6 +1,6 @@
 //! Writes the report: `report.md`, `report.html`, `figures/*.svg`,
-//! `runs/MODE/EXPERIMENT/RUN.seedN.json` and `summary.json`. Every file is
-//! written whole or not at all (a temporary file renamed into place).
+//! `runs/MODE/EXPERIMENT/RUN.seedN.json` and `summary.json`, into the
+//! staging directory that replaces the report whole ([`crate::staging`]).
 
 use std::path::{Path, PathBuf};
 
