@@ -17,6 +17,7 @@ use hdrhistogram::Histogram;
 use thiserror::Error;
 
 use crate::catalogue::{build, Settings, SpecError};
+use crate::quote::quoted;
 use crate::replay::{Delivery, Replay};
 use crate::time::readable;
 use crate::{Command, Completion, Interrupt, Marks, Nanos, PolicySpec};
@@ -55,7 +56,9 @@ pub struct Row {
     pub event: Event,
 }
 
-/// What is wrong with one row (or the stream as a whole).
+/// What is wrong with one row (or the stream as a whole). A field it
+/// echoes is quoted: cut and escaped (`crate::quote`), so the error stays
+/// one short line whatever the row held.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Problem {
     #[error("header must be '{HEADER}', found '{0}'")]
@@ -213,7 +216,7 @@ impl<R: BufRead> Reader<R> {
             let fields: Vec<&str> = trimmed.split(',').map(str::trim).collect();
             if !self.header_seen {
                 if fields.join(",") != HEADER {
-                    return Err(self.err(self.line, Problem::Header(trimmed.to_string())));
+                    return Err(self.err(self.line, Problem::Header(quoted(trimmed))));
                 }
                 self.header_seen = true;
                 continue;
@@ -241,7 +244,7 @@ fn parse_row(fields: &[&str], line: usize, last_time: Nanos) -> Result<Row, Prob
     }
     let time: Nanos = fields[0]
         .parse()
-        .map_err(|_| Problem::Time(fields[0].to_string()))?;
+        .map_err(|_| Problem::Time(quoted(fields[0])))?;
     if time < last_time {
         return Err(Problem::TimeWentBack {
             time,
@@ -250,13 +253,13 @@ fn parse_row(fields: &[&str], line: usize, last_time: Nanos) -> Result<Row, Prob
     }
     let id: u64 = fields[1]
         .parse()
-        .map_err(|_| Problem::Id(fields[1].to_string()))?;
-    let marks = Marks::parse(fields[2]).ok_or_else(|| Problem::Flags(fields[2].to_string()))?;
+        .map_err(|_| Problem::Id(quoted(fields[1])))?;
+    let marks = Marks::parse(fields[2]).ok_or_else(|| Problem::Flags(quoted(fields[2])))?;
     let event = match fields[3] {
         "complete" => Event::Complete,
         "error" => Event::Error,
         "submit" => Event::Submit,
-        other => return Err(Problem::Event(other.to_string())),
+        other => return Err(Problem::Event(quoted(other))),
     };
     Ok(Row {
         line,

@@ -263,3 +263,25 @@ fn commands_outstanding_beyond_an_nvme_queue_are_refused() {
         "{e}"
     );
 }
+
+/// Found by the fuzzer (crates/fuzz): a field with a carriage return, or
+/// a few thousand bytes long, was echoed as it was, so the error spanned
+/// lines or ran to kilobytes.
+#[test]
+fn a_bad_field_is_echoed_cut_and_escaped_on_one_line() {
+    let long = "A".repeat(3000);
+    for row in [
+        "5,1,-,compl\rete".to_string(),
+        format!("5,1,-,comple{long}"),
+        format!("5,{long},-,complete"),
+        format!("{long}5,1,-,complete"),
+        format!("5,1,{long},complete"),
+    ] {
+        let e = policy::stream::parse(&format!("time_ns,id,flags,event\n{row}\n"), "s.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\r') && !e.contains('\n'), "{e:?}");
+        assert!(e.len() < 200, "{} bytes", e.len());
+        assert!(e.starts_with("s.csv:2: column '"), "{e}");
+    }
+}
