@@ -122,7 +122,7 @@ impl JobError {
 
 /// How an error quotes the file: one bounded, printable line, shared with
 /// every other front door (`policy::quote`).
-pub(crate) use policy::quote::{escape_controls, quoted, MAX_QUOTED_CHARS};
+pub(crate) use policy::quote::{escape_controls, quoted};
 
 /// `message` with each occurrence of the raw `value` replaced by its
 /// [`quoted`] form, then any control character left escaped: the setters'
@@ -140,6 +140,7 @@ pub(crate) fn with_quoted_value(message: &str, value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use policy::quote::MAX_QUOTED_CHARS;
 
     #[test]
     fn quoting_escapes_and_cuts() {
