@@ -32,10 +32,11 @@ pub fn duration(s: &str) -> Result<u64, String> {
     jobs::units::parse_duration(s, None)
 }
 
-/// A run length: like [`duration`] (a unit is required, though fio's job
-/// files default to seconds), and more than 0.
+/// A run length, more than 0: `500ms`, `10s`, or a bare number of seconds
+/// as fio's own `--runtime=10` (fio's runtime is an `is_seconds` option;
+/// job files read it the same way).
 pub fn runtime(s: &str) -> Result<u64, String> {
-    match duration(s)? {
+    match jobs::units::parse_duration(s, Some(policy::SEC))? {
         0 => Err("must be more than 0".to_string()),
         ns => Ok(ns),
     }

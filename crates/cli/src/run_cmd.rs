@@ -32,8 +32,10 @@ pub struct RunArgs {
     /// file:DEVICE may only read
     #[arg(long)]
     pub allow_device_write: bool,
-    /// Run every job this long (e.g. 10s, 500ms), instead of the job file's
-    /// runtime
+    /// Every job's runtime (e.g. 10s, 500ms; a bare number is seconds),
+    /// instead of the job file's runtime=, as fio's --runtime: it caps a
+    /// size-bounded job (which ends earlier when its size is done) and loops
+    /// a time_based one
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
     pub runtime: Option<u64>,
     /// The device thread's CPU (default: the highest one no job names)

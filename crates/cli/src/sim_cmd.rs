@@ -31,7 +31,8 @@ pub struct SimArgs {
     /// Seed of every random draw; the same seed gives the same results
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// Every job's runtime in virtual time (e.g. 10s, 500ms), instead of the
+    /// Every job's runtime in virtual time (e.g. 10s, 500ms; a bare number
+    /// is seconds), instead of the
     /// job file's runtime=, as fio's --runtime: it caps a size-bounded job
     /// (which ends earlier when its size is done) and loops a time_based one
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]

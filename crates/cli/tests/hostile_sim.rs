@@ -250,3 +250,24 @@ fn workloads_larger_than_the_simulator_holds_are_refused_by_job_and_line() {
         "d.fio: job 'd' (line 1): more than 262144 requests in flight",
     );
 }
+
+/// Issue 12 item 15: `--runtime 10` was refused on the command line while
+/// job files (and fio's own `--runtime=10`) read a bare number as seconds.
+#[test]
+fn a_bare_runtime_on_the_command_line_is_seconds_as_in_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "t.fio",
+        "[a]\nioengine=psync\nrw=randread\nbs=4k\ntime_based\nruntime=10ms\n",
+    );
+    let b = hostile(
+        &["sim", &job, "--runtime", "1", "--output-format", "json"],
+        b"",
+        20,
+    );
+    assert!(b.output.status.success(), "{}", stderr(&b.output));
+    let v: serde_json::Value = serde_json::from_slice(&b.output.stdout).unwrap();
+    let ms = v["jobs"][0]["read"]["runtime"].as_u64().unwrap();
+    assert!((1000..1002).contains(&ms), "{ms} ms");
+}

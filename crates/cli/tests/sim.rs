@@ -56,7 +56,11 @@ fn bad_options_give_one_line() {
         &run(&["sim", &job, "--output-format", "bogus"]),
         "invalid value 'bogus' for '--output-format",
     );
-    assert_one_line_error(&run(&["sim", &job, "--runtime", "10"]), "needs a unit");
+    // A bare number is seconds, as fio's --runtime; a wrong unit is refused.
+    assert_one_line_error(
+        &run(&["sim", &job, "--runtime", "10 parsecs"]),
+        "invalid duration",
+    );
     assert_one_line_error(
         &run(&["sim", &job, "--runtime", "0s"]),
         "must be more than 0",

@@ -31,7 +31,11 @@ fn bad_percentiles_and_tolerances_give_one_line() {
             "is not a percentage in [0, 100) such as 1%",
         );
     }
-    assert_one_line_error(&run(&["tune", &job, "--runtime", "200"]), "needs a unit");
+    // A bare number is seconds, as fio's --runtime; a wrong unit is refused.
+    assert_one_line_error(
+        &run(&["tune", &job, "--runtime", "200 parsecs"]),
+        "invalid duration",
+    );
     assert_one_line_error(
         &run(&["tune", &job, "--mode", "hardware"]),
         "invalid value 'hardware' for '--mode",

@@ -5,8 +5,7 @@
 
 use crate::job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
 use crate::units::{
-    parse_bool, parse_count, parse_cpu_list, parse_duration, parse_rate, parse_size, parse_u32,
-    SEC, US,
+    parse_bool, parse_count, parse_cpu_list, parse_duration, parse_size, parse_u32, SEC, US,
 };
 
 /// Most jobs one file may define, clones included: fio's own limit,
@@ -377,9 +376,13 @@ static TABLE: &[OptionSpec] = &[
         d.job.thinktime_blocks = at_least_one(v)?;
         Ok(())
     }),
+    // fio reads rate_iops as an integer option (FIO_OPT_INT), through
+    // check_str_bytes (parse.c __handle_option), so `k` is 1024 there as in
+    // sizes; the command line's own rates (`--max-irq-rate 100k`) are
+    // decimal counts per second.
     modelled("rate_iops", &[], |d, v| {
         let (old_r, old_w) = d.job.rate_iops.unwrap_or((0, 0));
-        let (r, w) = split_rw(v, parse_rate)?;
+        let (r, w) = split_rw(v, parse_count)?;
         let rate = (r.unwrap_or(old_r), w.unwrap_or(old_w));
         d.job.rate_iops = Some(rate).filter(|&rw| rw != (0, 0));
         Ok(())

@@ -108,7 +108,8 @@ fn overrides_with_variables_and_units() {
     assert_eq!(bulk.iodepth_batch_submit, 32);
     assert_eq!(bulk.iodepth_batch_complete_min, 8);
     assert_eq!(bulk.iodepth_batch_complete_max, 16);
-    assert_eq!(bulk.rate_iops, Some((100_000, 20_000)));
+    // fio's integer options take k as 1024 (parse.c check_str_bytes).
+    assert_eq!(bulk.rate_iops, Some((102_400, 20_480)));
     assert_eq!(bulk.verify, Some(Verify::Crc32c));
     assert!(bulk.do_verify);
     assert_eq!(bulk.cint_flags, CintFlags::Urgent);

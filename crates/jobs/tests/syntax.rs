@@ -171,7 +171,8 @@ fn rate_iops_one_or_two_values() {
     );
     assert_eq!(
         parse("[j]\nrate_iops=1.5m\n").jobs[0].rate_iops,
-        Some((1_500_000, 1_500_000))
+        Some((1_572_864, 1_572_864)),
+        "fio reads rate_iops through check_str_bytes: m is 1024 * 1024"
     );
     assert_eq!(parse("[j]\nrate_iops=0\n").jobs[0].rate_iops, None);
 }
