@@ -71,7 +71,7 @@ fn bad_requests_fail_in_one_line() {
         "nothing written for a bad request"
     );
     assert_one_line_error(
-        &run(&["reproduce", "--sim-runtime", "5", "--out", out]),
+        &run(&["reproduce", "--sim-runtime", "5 parsecs", "--out", out]),
         "--sim-runtime",
     );
     assert_one_line_error(
