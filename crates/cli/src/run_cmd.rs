@@ -132,12 +132,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     // Numbers that measure nothing are not a result (issue 12: IOPS=0 and
     // exit 0).
-    let measured: u64 = report
-        .jobs
-        .iter()
-        .map(|j| j.read.io_ops + j.write.io_ops)
-        .sum();
-    if measured == 0 {
+    if report.completed_ios() == 0 {
         bail!(
             "{}: no I/O completed in the measured window ({}msec): these numbers measure nothing",
             args.job_file.display(),

@@ -92,12 +92,7 @@ pub fn simulate_audited(
     }
     let mut report = report(&world, config, &spec);
     let audit = world.audit.clone();
-    let measured: u64 = report
-        .jobs
-        .iter()
-        .map(|j| j.read.io_ops + j.write.io_ops)
-        .sum();
-    if measured == 0 {
+    if report.completed_ios() == 0 {
         return Err(SimError::NothingMeasured {
             window: human(report.duration_ns),
             in_flight: world.in_flight_at_end,
