@@ -349,7 +349,8 @@ fn a_size_bounded_job_beside_a_longer_one_is_divided_by_its_own_run_time() {
         short["runtime"].as_u64().unwrap(),
         long["runtime"].as_u64().unwrap(),
     );
-    assert!(window >= 300, "{window}");
+    // The long job runs 300 ms; the window opens and closes on a 1 ms poll.
+    assert!(window >= 290, "{window}");
     assert!(
         own < window / 2,
         "short job divided by {own} ms of a {window} ms window"
