@@ -258,3 +258,23 @@ fn bench_sim_cores_gives_a_row_per_core_count() {
     let o = run(&["bench", "sim", "--cores", "0"]);
     assert!(!o.status.success());
 }
+
+/// Issue 13: the authors' job files (`disk_util=0`, `time_based` with the
+/// runtime on fio's command line) run with `--runtime`, and without it say
+/// what is missing at the job's line.
+#[test]
+fn an_authors_style_job_file_runs_with_the_command_lines_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "a.fio",
+        "[global]\ndisk_util=0\n\n[sync]\nioengine=psync\nrw=randread\nbs=4k\ntime_based\n",
+    );
+    let o = run(&["sim", &job, "--runtime", "50ms", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("/50msec)"), "{}", stdout(&o));
+    assert_one_line_error(
+        &run(&["sim", &job, "-q"]),
+        "a.fio: job 'sync' (line 4): time_based needs runtime=",
+    );
+}

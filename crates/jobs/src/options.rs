@@ -436,6 +436,9 @@ static TABLE: &[OptionSpec] = &[
     ignored("numa_mem_policy", &[]),
     ignored("numa_cpu_nodes", &[]),
     ignored("group_reporting", &[]),
+    // The authors' job files set it (artifact fig5-fig14 files): disk
+    // utilisation statistics only.
+    ignored("disk_util", &[]),
     ignored("new_group", &[]),
     ignored("unified_rw_reporting", &[]),
     ignored("stats", &[]),

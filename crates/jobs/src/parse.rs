@@ -352,13 +352,8 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
     .max(1);
     // fio: iodepth_low above iodepth (or 0) means iodepth.
     job.iodepth_low = job.iodepth_low.filter(|&low| low < job.iodepth);
-    if job.time_based && job.runtime.is_none() {
-        return Err(err(
-            &job,
-            "time_based",
-            "needs a runtime above 0".to_string(),
-        ));
-    }
+    // time_based without runtime= is checked by `Job::bounds`, which knows
+    // the command line's --runtime (fio's own command line satisfies it too).
     if job.barrier && !job.ioengine.is_async() {
         return Err(err(
             &job,
