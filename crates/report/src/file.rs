@@ -134,6 +134,19 @@ fn destination(path: &Path) -> io::Result<Destination> {
 /// the path exists), before a directory is made for it: for outputs that
 /// create directories (`tune --out`, `reproduce --out`).
 pub fn refuse_dev(path: &Path) -> io::Result<()> {
+    if under_dev(&resolved(path)?) {
+        return Err(io::Error::other(format!(
+            "will not create a file under {DEV}"
+        )));
+    }
+    Ok(())
+}
+
+/// `path` made absolute with every symbolic link and `..` in its existing
+/// part resolved, the missing rest joined back on: `/tmp/link/x` with
+/// `link -> /dev` is `/dev/x`. One resolution for every "never under /dev"
+/// check (outputs here, the emulator's backends and layouts).
+pub fn resolved(path: &Path) -> io::Result<PathBuf> {
     let mut existing = std::path::absolute(path)?;
     let mut rest = Vec::new();
     let real = loop {
@@ -148,13 +161,7 @@ pub fn refuse_dev(path: &Path) -> io::Result<()> {
             },
         }
     };
-    let full: PathBuf = rest.iter().rev().fold(real, |p, c| p.join(c));
-    if under_dev(&full) {
-        return Err(io::Error::other(format!(
-            "will not create a file under {DEV}"
-        )));
-    }
-    Ok(())
+    Ok(rest.iter().rev().fold(real, |p, c| p.join(c)))
 }
 
 /// The directory `path` is in, as given (`.` for a bare name).

@@ -83,27 +83,10 @@ fn pseudo_fs(path: &Path) -> Option<&'static str> {
 }
 
 /// `path` made absolute with every symlink in its existing part resolved,
-/// so that `/tmp/link/x` with `link -> /dev` counts as under `/dev`.
+/// so that `/tmp/link/x` with `link -> /dev` counts as under `/dev`
+/// (`report::file::resolved`; `path` as given if even that fails).
 fn resolved(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut rest = Vec::new();
-    let mut at = abs.as_path();
-    loop {
-        if let Ok(real) = at.canonicalize() {
-            return rest.iter().rev().fold(real, |p, part| p.join(part));
-        }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                at = parent;
-            }
-            _ => return abs,
-        }
-    }
+    report::file::resolved(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Whether `path` lies under `/dev` (devtmpfs: a regular file there lives
