@@ -85,11 +85,21 @@ pub enum Engine {
     Libaio,
     /// `io_uring_enter(2)`.
     IoUring,
+    /// fio's `null` engine: no system call and no device; every request
+    /// completes at once (engines/null.c: `null_queue` queues it,
+    /// `null_commit` turns every queued request into an event,
+    /// `null_getevents` returns them). It queues and commits like an
+    /// asynchronous engine, so `iodepth` holds (at iodepth 1 fio marks it
+    /// FIO_SYNCIO, the same loop at depth one). Here its requests go to a
+    /// device that completes them at once: the emulator's null backend with
+    /// no latency, and in the simulator the run's device profile (the
+    /// simulator has one device per run).
+    Null,
 }
 
 impl Engine {
     /// Names accepted by `ioengine=`, in the order error messages list them.
-    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
+    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null";
 
     pub fn parse(s: &str) -> Option<Engine> {
         Some(match s {
@@ -100,6 +110,7 @@ impl Engine {
             "pvsync2" => Engine::Pvsync2,
             "libaio" => Engine::Libaio,
             "io_uring" => Engine::IoUring,
+            "null" => Engine::Null,
             _ => return None,
         })
     }
@@ -109,9 +120,10 @@ impl Engine {
         !self.is_async()
     }
 
-    /// Submission and completion are separate system calls (libaio, io_uring).
+    /// Submission and completion are separate calls (libaio, io_uring; fio's
+    /// null engine queues, commits and gets events the same way).
     pub fn is_async(self) -> bool {
-        matches!(self, Engine::Libaio | Engine::IoUring)
+        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Null)
     }
 
     /// The engine can pass per-request RWF flags (`nowait`, and in the
@@ -131,6 +143,7 @@ impl fmt::Display for Engine {
             Engine::Pvsync2 => "pvsync2",
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
+            Engine::Null => "null",
         })
     }
 }

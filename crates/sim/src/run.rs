@@ -98,6 +98,14 @@ pub fn simulate_audited(
             in_flight: world.in_flight_at_end,
         });
     }
+    if let Some(null) = jobs.iter().find(|j| j.ioengine == jobs::Engine::Null) {
+        // fio's null engine completes every request at once with no device
+        // (engines/null.c); the simulator has one device per run.
+        report.notes.push(format!(
+            "job '{}': ioengine=null: fio's null engine has no device; its requests are simulated on the device profile '{}' (the emulator runs them on a null device with no latency)",
+            null.name, config.device.name
+        ));
+    }
     if audit.clat_above_max > 0 {
         report.notes.push(format!(
             "{} completion latencies above {} were counted as {} (the histograms' top)",
