@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
-use jobs::{Batch, Bounds, Decision, IoKind, Issuer, Job, Reap, Waiter};
+use jobs::{Batch, Bounds, Decision, IoKind, Issuer, Job, Offsets, Reap, Waiter};
 use policy::{Marks, Nanos};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
@@ -115,7 +115,9 @@ struct Worker<'a> {
     free: Vec<u32>,
     in_flight: u32,
     rng: Pcg64Mcg,
-    seq_next: u64,
+    /// Where each I/O goes (fio's offset choice, `nrfiles` files laid end to
+    /// end in the job's region).
+    offsets: Offsets,
     written: BTreeMap<u64, u32>,
     /// Still in the measured part (issuing), not draining or verifying.
     issuing: bool,
@@ -128,7 +130,10 @@ struct Worker<'a> {
 pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
     let issuer = Issuer::new(&spec.job, spec.bounds, t0);
     let depth = issuer.max_in_flight();
-    let slot_len = spec.job.bs_read.max(spec.job.bs_write) as usize;
+    let slot_len = spec.job.max_block_size() as usize;
+    let mut rng =
+        Pcg64Mcg::seed_from_u64(spec.seed ^ u64::from(spec.owner).wrapping_mul(0x9e37_79b9));
+    let offsets = Offsets::new(&spec.job, spec.region, &mut rng);
     let mut w = Worker {
         waiter: Waiter::of(spec.job.ioengine),
         issuer,
@@ -136,8 +141,8 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         slots: vec![Slot::default(); depth as usize],
         free: (0..depth).rev().collect(),
         in_flight: 0,
-        rng: Pcg64Mcg::seed_from_u64(spec.seed ^ u64::from(spec.owner).wrapping_mul(0x9e37_79b9)),
-        seq_next: spec.region.0,
+        rng,
+        offsets,
         written: BTreeMap::new(),
         issuing: true,
         batch: Vec::with_capacity(depth as usize),
@@ -209,27 +214,12 @@ impl Worker<'_> {
         }
     }
 
-    fn next_offset(&mut self, len: u64) -> u64 {
-        let (start, size) = self.spec.region;
-        let blocks = (size / len).max(1);
-        if self.spec.job.rw.is_random() {
-            start + self.rng.random_range(0..blocks) * len
-        } else {
-            if self.seq_next + len > start + size.max(len) {
-                self.seq_next = start;
-            }
-            let at = self.seq_next;
-            self.seq_next += len;
-            at
-        }
-    }
-
     /// Builds and submits the issuer's batch; each request's offset is drawn
     /// after its direction, as before the issuer took the directions over.
     fn issue(&mut self, mut batch: Batch) {
         let now = self.sh.clock.now();
         while let Some(io) = self.issuer.take(&mut batch, &mut self.rng) {
-            let offset = self.next_offset(io.bytes);
+            let offset = self.offsets.next(io.write, io.bytes, &mut self.rng);
             self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
         }
         self.submit_batch();

@@ -18,7 +18,7 @@ use policy::{Marks, Nanos, SEC};
 use rand::Rng;
 
 use crate::plan::{Bounds, IoLoop};
-use crate::{IoKind, Job};
+use crate::{BlockSizes, IoKind, Job};
 
 /// How an engine's completion call waits: what both front ends model when
 /// they apply a [`Decision::Reap`].
@@ -114,6 +114,10 @@ pub struct Issued {
     pub bytes: u64,
     pub reads: u64,
     pub writes: u64,
+    /// Bytes per direction (fio's `rate_io_issue_bytes`), which `rate` and
+    /// `rate_iops` pace.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// One job thread's issuing state machine.
@@ -124,6 +128,8 @@ pub struct Issuer {
     /// The submitting call waits for its own request (blocking engines).
     blocking: bool,
     read_percent: u32,
+    /// Block sizes (read, write).
+    sizes: [BlockSizes; 2],
     /// When the thread starts issuing (`startdelay`).
     start: Nanos,
     /// When its measured part starts (`startdelay + ramp_time`).
@@ -154,6 +160,7 @@ impl Issuer {
             io: job.io_loop(),
             blocking: job.ioengine.is_sync(),
             read_percent: job.read_percent(),
+            sizes: [job.block_sizes(false), job.block_sizes(true)],
             start,
             measure_from,
             stop_at: bounds.runtime.map(|r| measure_from + r),
@@ -279,18 +286,22 @@ impl Issuer {
         } else {
             self.draw_write(rng)
         };
+        // The size is drawn after the direction, as fio's get_io_u does
+        // (set_rw_ddir, then get_next_buflen); only when sizes vary.
         let (kind, bytes) = if write {
-            (IoKind::Write, self.job.bs_write)
+            (IoKind::Write, crate::sizes::next(&self.sizes[1], rng))
         } else {
-            (IoKind::Read, self.job.bs_read)
+            (IoKind::Read, crate::sizes::next(&self.sizes[0], rng))
         };
         self.issued.ios += 1;
         self.issued.bytes += bytes;
         self.since_think += 1;
         if write {
             self.issued.writes += 1;
+            self.issued.write_bytes += bytes;
         } else {
             self.issued.reads += 1;
+            self.issued.read_bytes += bytes;
         }
         Some(Io {
             write,
@@ -309,19 +320,27 @@ impl Issuer {
             || self.ios_limit.is_some_and(|n| self.issued.ios >= n)
     }
 
-    /// When `rate_iops` allows the next I/O in this direction, if later than
-    /// `now` (fio spaces them evenly from the job's start).
+    /// When `rate` or `rate_iops` allows the next I/O in this direction, if
+    /// later than `now`. fio paces bytes: `rate` is bytes per second, and
+    /// `rate_iops` becomes `rate_iops * min_bs` (init.c `__setup_rate`); the
+    /// next I/O is due once the bytes issued so far would have taken their
+    /// time at that rate from the job's start (io_u.c `usec_for_io`).
     fn rate_wait(&self, write: bool, now: Nanos) -> Option<Nanos> {
-        let (r, w) = self.job.rate_iops?;
-        let (rate, issued) = if write {
-            (w, self.issued.writes)
-        } else {
-            (r, self.issued.reads)
+        let d = usize::from(write);
+        let pick = |rw: Option<(u64, u64)>| rw.map_or(0, |(r, w)| if write { w } else { r });
+        let bps = match pick(self.job.rate) {
+            0 => u128::from(pick(self.job.rate_iops)) * u128::from(self.sizes[d].min()),
+            b => u128::from(b),
         };
-        if rate == 0 {
+        if bps == 0 {
             return None;
         }
-        let at = self.start + (u128::from(issued) * u128::from(SEC) / u128::from(rate)) as Nanos;
+        let issued = if write {
+            self.issued.write_bytes
+        } else {
+            self.issued.read_bytes
+        };
+        let at = self.start + (u128::from(issued) * u128::from(SEC) / bps) as Nanos;
         (at > now).then_some(at)
     }
 }

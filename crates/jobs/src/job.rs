@@ -148,6 +148,75 @@ impl fmt::Display for Engine {
     }
 }
 
+/// One entry of fio's `bssplit`: a block size and the percent of I/Os
+/// that take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BsSplit {
+    pub bs: u64,
+    pub perc: u32,
+}
+
+/// How a direction's block size is chosen per I/O (fio's `min_bs`,
+/// `max_bs`, `bssplit`; io_u.c `get_next_buflen`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSizes {
+    /// `bs`: every I/O the same size.
+    Fixed(u64),
+    /// `bsrange=MIN-MAX`.
+    Range { min: u64, max: u64 },
+    /// `bssplit`, sorted by percent as fio sorts it (options.c `bs_cmp`).
+    Split(Arc<[BsSplit]>),
+}
+
+impl BlockSizes {
+    /// fio's `min_bs`.
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Split(s) => s.iter().map(|e| e.bs).min().unwrap_or(0),
+        }
+    }
+
+    /// fio's `max_bs`.
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Split(s) => s.iter().map(|e| e.bs).max().unwrap_or(0),
+        }
+    }
+}
+
+/// fio's `random_distribution` (HOWTO `random_distribution`; io_u.c
+/// `get_next_rand_offset`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Distribution {
+    /// Uniform (fio's default).
+    #[default]
+    Random,
+    /// `zipf:THETA[:CENTER]` (lib/zipf.c); THETA defaults to 1.1 (fio.h
+    /// `FIO_DEF_ZIPF`).
+    Zipf { theta: f64, center: Option<f64> },
+    /// `pareto:H[:CENTER]` (lib/zipf.c); H defaults to 0.2 (fio.h
+    /// `FIO_DEF_PARETO`).
+    Pareto { h: f64, center: Option<f64> },
+    /// `normal:DEV[:CENTER]` (alias `gauss`; lib/gauss.c); DEV in percent of
+    /// the file, default 0.
+    Normal { dev: f64, center: Option<f64> },
+    /// `zoned:A/S:...`: A percent of accesses to the next S percent of the
+    /// file (io_u.c `__get_next_rand_offset_zoned`).
+    Zoned(Arc<[(u32, u32)]>),
+}
+
+impl Eq for Distribution {}
+
+impl std::hash::Hash for Distribution {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+    }
+}
+
 /// fio's `cpus_allowed_policy`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CpusAllowedPolicy {
@@ -210,6 +279,27 @@ pub struct Job {
     /// `bs=4k` sets both; `bs=4k,8k` sets read,write. Default 4096.
     pub bs_read: u64,
     pub bs_write: u64,
+    /// `bsrange=MIN-MAX[,MIN-MAX]` (read, write): wins over `bs` (fio sets
+    /// `min_bs`/`max_bs` from `bs` only where they are unset).
+    pub bsrange: [Option<(u64, u64)>; 2],
+    /// `bssplit` (read, write): wins over `bsrange` and `bs`.
+    pub bssplit: [Option<Arc<[BsSplit]>>; 2],
+    /// `blockalign` (alias `ba`; read, write): random offsets are multiples
+    /// of it; `None` is the direction's minimum block size (fio's default).
+    pub blockalign: [Option<u64>; 2],
+    /// `random_distribution`.
+    pub distribution: Distribution,
+    /// `rw=randread:N`: a new random offset every N I/Os, sequential in
+    /// between (fio's `ddir_seq_nr`, default 1).
+    pub rw_seq_nr: u32,
+    /// `rw=read:N`: N bytes skipped (or, negative, stepped back) after each
+    /// sequential I/O (fio's `ddir_seq_add`).
+    pub rw_seq_add: i64,
+    /// `nrfiles`: files per job; `size` is divided between them.
+    pub nrfiles: u32,
+    /// `rate` (read, write) in bytes per second; 0 = none. Wins over
+    /// `rate_iops` in its direction (init.c `__setup_rate`).
+    pub rate: Option<(u64, u64)>,
     /// `size` (alias `filesize`): bytes of the file/device region used.
     pub size: Option<u64>,
     pub offset: u64,
@@ -290,6 +380,14 @@ impl Default for Job {
             rwmixread: 50,
             bs_read: 4096,
             bs_write: 4096,
+            bsrange: [None, None],
+            bssplit: [None, None],
+            blockalign: [None, None],
+            distribution: Distribution::Random,
+            rw_seq_nr: 1,
+            rw_seq_add: 0,
+            nrfiles: 1,
+            rate: None,
             size: None,
             offset: 0,
             io_size: None,
@@ -334,6 +432,28 @@ impl Job {
             RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => self.rwmixread,
         }
+    }
+
+    /// How the block size of an I/O in this direction is chosen: `bssplit`,
+    /// else `bsrange`, else `bs` (fio's precedence: fixup_options fills
+    /// `min_bs`/`max_bs` from `bs` only where nothing set them).
+    pub fn block_sizes(&self, write: bool) -> BlockSizes {
+        let d = usize::from(write);
+        if let Some(split) = &self.bssplit[d] {
+            return BlockSizes::Split(split.clone());
+        }
+        if let Some((min, max)) = self.bsrange[d] {
+            return BlockSizes::Range { min, max };
+        }
+        BlockSizes::Fixed(if write { self.bs_write } else { self.bs_read })
+    }
+
+    /// The largest I/O this job issues in either direction: what a buffer
+    /// must hold.
+    pub fn max_block_size(&self) -> u64 {
+        self.block_sizes(false)
+            .max()
+            .max(self.block_sizes(true).max())
     }
 
     /// The CPUs this clone may run on, after `cpus_allowed_policy=split`.

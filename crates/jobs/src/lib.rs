@@ -39,16 +39,22 @@ mod ini;
 mod issue;
 mod job;
 mod marks;
+mod offsets;
 mod options;
 mod parse;
 mod plan;
+mod sizes;
+mod skew;
 mod source;
 pub mod units;
 
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
-pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
+pub use job::{
+    BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
+};
 pub use marks::{IoKind, RwfFlags};
+pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
 pub use plan::{Bounds, IoLoop};

@@ -56,6 +56,12 @@ const MODELLED: &[&str] = &[
     "rwmixwrite",
     "bs",
     "blocksize",
+    "bsrange",
+    "bssplit",
+    "blockalign",
+    "random_distribution",
+    "nrfiles",
+    "rate",
     "size",
     "filesize",
     "offset",
@@ -121,8 +127,7 @@ fn unsupported_options_say_why() {
     for name in [
         "hipri",
         "stonewall",
-        "bssplit",
-        "rate",
+        "rate_min",
         "thinktime_spin",
         "io_submit_mode",
     ] {
