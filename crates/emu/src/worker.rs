@@ -36,6 +36,9 @@ pub struct WorkerSpec {
     pub seed: u64,
     /// Read back and check every block written (`verify=crc32c`).
     pub verify: bool,
+    /// The job threads (owners) that must have exited before this one
+    /// starts (`stonewall`, `wait_for`: [`jobs::serial_order`]).
+    pub after: Vec<u32>,
 }
 
 /// One direction's numbers.
@@ -78,6 +81,9 @@ pub struct WorkerResult {
     /// When the job stopped issuing (the end of its measured part), on the
     /// run's clock.
     pub stopped_at: Nanos,
+    /// When its measured part began (its start plus `ramp_time`), on the
+    /// run's clock.
+    pub measured_from: Nanos,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -98,6 +104,9 @@ pub struct Shared<'a> {
     pub abort: &'a AtomicBool,
     /// Counts job threads whose measured part is over.
     pub finished: &'a AtomicUsize,
+    /// Per job thread (by owner): it has exited, verify pass included
+    /// (what `stonewall` and `wait_for` wait for).
+    pub exited: &'a [AtomicBool],
     /// With polled delivery, the core's handler, which the thread runs
     /// itself when it finds the line raised (an interrupt taken in the
     /// running thread's context).
@@ -128,7 +137,17 @@ struct Worker<'a> {
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
 pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
-    let issuer = Issuer::new(&spec.job, spec.bounds, t0);
+    // fio's run_threads starts a job once those it waits for have exited;
+    // its ramp and runtime count from then.
+    while !spec
+        .after
+        .iter()
+        .all(|&k| sh.exited[k as usize].load(Ordering::Acquire))
+        && !sh.abort.load(Ordering::Relaxed)
+    {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    let issuer = Issuer::released(&spec.job, spec.bounds, t0, sh.clock.now());
     let depth = issuer.max_in_flight();
     let slot_len = spec.job.max_block_size() as usize;
     let mut rng =
@@ -151,11 +170,13 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         spec,
         sh,
     };
+    w.out.measured_from = w.issuer.measure_from();
     w.sh.mailbox.attach(std::thread::current());
     w.main();
     if w.spec.verify {
         w.verify_pass();
     }
+    w.sh.exited[w.spec.owner as usize].store(true, Ordering::Release);
     w.out
 }
 

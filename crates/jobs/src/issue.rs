@@ -154,8 +154,17 @@ impl Issuer {
     /// ([`Job::bounds`]); `t0` is the run's start, from which `startdelay`,
     /// `ramp_time` and `runtime` count.
     pub fn new(job: &Job, bounds: Bounds, t0: Nanos) -> Issuer {
-        let start = t0 + job.startdelay;
-        let measure_from = t0 + job.measure_from();
+        Issuer::released(job, bounds, t0, t0)
+    }
+
+    /// The issuer of a job that may start only at `released` (when the jobs
+    /// it waits for, `stonewall` or `wait_for`, have finished): it starts at
+    /// the later of that and `startdelay` after the run's start `t0` (fio
+    /// counts start_delay from the run's genesis, backend.c run_threads),
+    /// and its `ramp_time` and `runtime` count from its own start.
+    pub fn released(job: &Job, bounds: Bounds, t0: Nanos, released: Nanos) -> Issuer {
+        let start = (t0 + job.startdelay).max(released);
+        let measure_from = start + job.ramp_time;
         Issuer {
             io: job.io_loop(),
             blocking: job.ioengine.is_sync(),

@@ -297,6 +297,15 @@ pub struct Job {
     pub rw_seq_add: i64,
     /// `nrfiles`: files per job; `size` is divided between them.
     pub nrfiles: u32,
+    /// `stonewall` (alias `wait_for_previous`): the job starts once every
+    /// job of the sections before it has finished. fio clears it on a
+    /// section's clones (init.c, `td_new->o.stonewall = 0`), which start
+    /// together; here every clone of the section carries it and
+    /// [`crate::serial_order`] waits on earlier sections only.
+    pub stonewall: bool,
+    /// `wait_for=NAME`: the job starts once every clone of the job NAME,
+    /// defined before it, has finished.
+    pub wait_for: Option<String>,
     /// `rate` (read, write) in bytes per second; 0 = none. Wins over
     /// `rate_iops` in its direction (init.c `__setup_rate`).
     pub rate: Option<(u64, u64)>,
@@ -388,6 +397,8 @@ impl Default for Job {
             rw_seq_add: 0,
             nrfiles: 1,
             rate: None,
+            stonewall: false,
+            wait_for: None,
             size: None,
             offset: 0,
             io_size: None,

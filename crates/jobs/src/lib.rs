@@ -57,6 +57,6 @@ pub use marks::{IoKind, RwfFlags};
 pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
-pub use plan::{Bounds, IoLoop};
+pub use plan::{serial_order, Bounds, IoLoop};
 pub use policy::Marks;
 pub use source::{MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};

@@ -395,9 +395,11 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             Distribution::Normal { dev, center }
         }
         "zoned" => Distribution::Zoned(zoned(v, rest.unwrap_or(""))?.into()),
-        "zoned_abs" | "sequence" => return Err(format!(
+        "zoned_abs" | "sequence" => {
+            return Err(format!(
             "random_distribution '{kind}' is not modelled (random, zipf, pareto, normal, zoned)"
-        )),
+        ))
+        }
         _ => {
             return Err(format!(
                 "invalid random_distribution '{v}' (random, zipf, pareto, normal, gauss, zoned)"
@@ -662,6 +664,14 @@ static TABLE: &[OptionSpec] = &[
         d.job.rate = Some(rate).filter(|&rw| rw != (0, 0));
         Ok(())
     }),
+    // --- order (fio backend.c run_threads; HOWTO `stonewall`, `wait_for`)
+    flag("stonewall", &["wait_for_previous"], |d, b| {
+        d.job.stonewall = b
+    }),
+    modelled("wait_for", &[], |d, v| {
+        d.job.wait_for = Some(v.to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    }),
     // --- placement
     modelled("cpus_allowed", &[], |d, v| {
         d.job.cpus_allowed = Some(parse_cpu_list(v)?.into());
@@ -770,22 +780,22 @@ static TABLE: &[OptionSpec] = &[
         &[],
         "polled I/O completes without interrupts and is not modelled",
     ),
+    // HOWTO rate_min: "Failing to meet this requirement will cause the job
+    // to exit": a job may end early.
     unsupported(
-        "stonewall",
-        &["wait_for_previous"],
-        "jobs here run concurrently; serialising them is not modelled",
+        "rate_min",
+        &["ratemin"],
+        "minimum rates, which end a job that misses them, are not modelled",
     ),
     unsupported(
-        "wait_for",
+        "rate_iops_min",
         &[],
-        "jobs here run concurrently; serialising them is not modelled",
+        "minimum rates, which end a job that misses them, are not modelled",
     ),
-    unsupported("rate_min", &["ratemin"], "only rate_iops is modelled"),
-    unsupported("rate_iops_min", &[], "only rate_iops is modelled"),
     unsupported(
         "rate_process",
         &[],
-        "only rate_iops with even spacing is modelled",
+        "only evenly spaced rates (fio's rate_process=linear) are modelled",
     ),
     unsupported("thinktime_spin", &[], "spinning think time is not modelled"),
     unsupported(

@@ -356,3 +356,52 @@ fn zoned_sends_each_share_of_accesses_to_its_share_of_the_file() {
         assert!((*z as f64 / n as f64 - want).abs() < 0.01, "{zone:?}");
     }
 }
+
+#[test]
+fn stonewall_waits_for_every_earlier_section_and_its_clones_start_together() {
+    let js = jobs_of("[a]\nsize=1m\n[b]\nsize=1m\n[c]\nstonewall\nnumjobs=2\nsize=1m\n[d]\nsize=1m\n[e]\nwait_for_previous\nsize=1m\n");
+    let order = jobs::serial_order(&js).unwrap();
+    // a, b, c.0, c.1, d, e
+    assert_eq!(
+        order,
+        [
+            vec![],
+            vec![],
+            vec![0, 1],
+            vec![0, 1],
+            vec![0, 1],
+            vec![0, 1, 2, 3, 4]
+        ]
+    );
+    // Without a wall nothing waits.
+    let js = jobs_of("[a]\nsize=1m\n[b]\nsize=1m\n");
+    assert!(jobs::serial_order(&js).unwrap().iter().all(Vec::is_empty));
+    // stonewall in [global] serialises every section.
+    let js = jobs_of("[global]\nstonewall\nsize=1m\n[a]\n[b]\n[c]\n");
+    assert_eq!(
+        jobs::serial_order(&js).unwrap(),
+        [vec![], vec![0], vec![0, 1]]
+    );
+}
+
+#[test]
+fn wait_for_names_an_earlier_job_and_waits_for_all_its_clones() {
+    // fio's examples/waitfor.fio shape: readers wait for 4 writers.
+    let js = jobs_of(
+        "[writers]\nnumjobs=4\nsize=1m\n[other]\nsize=1m\n[readers]\nwait_for=writers\nsize=1m\n",
+    );
+    let order = jobs::serial_order(&js).unwrap();
+    assert_eq!(order[5], [0, 1, 2, 3]);
+    assert!(order[4].is_empty());
+    // init.c wait_for_ok: unknown, self and forward references are refused.
+    for text in [
+        "[a]\nwait_for=b\nsize=1m\n[b]\nsize=1m\n",
+        "[a]\nwait_for=a\nsize=1m\n",
+        "[a]\nwait_for=zzz\nsize=1m\n",
+    ] {
+        let js = jobs_of(text);
+        let (i, why) = jobs::serial_order(&js).unwrap_err();
+        assert_eq!(i, 0, "{text}");
+        assert!(why.starts_with("option 'wait_for'"), "{why}");
+    }
+}

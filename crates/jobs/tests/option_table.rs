@@ -126,7 +126,6 @@ fn modelled_options_are_known() {
 fn unsupported_options_say_why() {
     for name in [
         "hipri",
-        "stonewall",
         "rate_min",
         "thinktime_spin",
         "io_submit_mode",

@@ -273,9 +273,11 @@ pub(crate) fn worker_specs(
     size: u64,
     cfg: &EmuConfig,
 ) -> Result<Vec<WorkerSpec>, EmuError> {
+    let order = jobs::serial_order(jobs).map_err(|(i, reason)| job_error(&jobs[i], reason))?;
     jobs.iter()
+        .zip(order)
         .enumerate()
-        .map(|(i, job)| {
+        .map(|(i, (job, after))| {
             let len = job.size.unwrap_or(size.saturating_sub(job.offset));
             if job.offset + len > size || len < job.max_block_size() {
                 return Err(job_error(
@@ -293,6 +295,7 @@ pub(crate) fn worker_specs(
                 region: (job.offset, len),
                 seed: cfg.seed,
                 verify: job.verify.is_some() && job.do_verify,
+                after: after.into_iter().map(|k| k as u32).collect(),
             })
         })
         .collect()

@@ -158,6 +158,7 @@ mod tests {
             region: (0, 1 << 20),
             seed: 1,
             verify: false,
+            after: Vec::new(),
         }
     }
 
