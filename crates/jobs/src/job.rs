@@ -207,6 +207,11 @@ pub enum Distribution {
     /// `zoned:A/S:...`: A percent of accesses to the next S percent of the
     /// file (io_u.c `__get_next_rand_offset_zoned`).
     Zoned(Arc<[(u32, u32)]>),
+    /// `sequence:B,B,...`: these block indices in turn (io_u.c
+    /// `__get_next_rand_offset_sequence`); with
+    /// [`Job::random_sequence_stride`] the pattern moves on by its length
+    /// each cycle.
+    Sequence(Arc<[u64]>),
 }
 
 impl Eq for Distribution {}
@@ -289,6 +294,8 @@ pub struct Job {
     pub blockalign: [Option<u64>; 2],
     /// `random_distribution`.
     pub distribution: Distribution,
+    /// `random_sequence_stride` (default off).
+    pub random_sequence_stride: bool,
     /// `rw=randread:N`: a new random offset every N I/Os, sequential in
     /// between (fio's `ddir_seq_nr`, default 1).
     pub rw_seq_nr: u32,
@@ -393,6 +400,7 @@ impl Default for Job {
             bssplit: [None, None],
             blockalign: [None, None],
             distribution: Distribution::Random,
+            random_sequence_stride: false,
             rw_seq_nr: 1,
             rw_seq_add: 0,
             nrfiles: 1,

@@ -40,6 +40,10 @@ pub struct Offsets {
     /// else the minimum block size).
     align: [u64; 2],
     zoned: Option<std::sync::Arc<[(u32, u32)]>>,
+    sequence: Option<(std::sync::Arc<[u64]>, bool)>,
+    /// Random offsets taken per direction (fio's `io_issues`, which the
+    /// sequence distribution indexes).
+    taken: [u64; 2],
 }
 
 impl Offsets {
@@ -74,7 +78,9 @@ impl Offsets {
                     Distribution::Normal { dev, center } => {
                         Some(Skew::gauss(nranges, dev, center, rng))
                     }
-                    Distribution::Random | Distribution::Zoned(_) => None,
+                    Distribution::Random | Distribution::Zoned(_) | Distribution::Sequence(_) => {
+                        None
+                    }
                 },
             })
             .collect();
@@ -90,6 +96,13 @@ impl Offsets {
                 Distribution::Zoned(z) => Some(z.clone()),
                 _ => None,
             },
+            sequence: match &job.distribution {
+                Distribution::Sequence(blocks) => {
+                    Some((blocks.clone(), job.random_sequence_stride))
+                }
+                _ => None,
+            },
+            taken: [0, 0],
         }
     }
 
@@ -113,6 +126,11 @@ impl Offsets {
         }
         let align = self.align[d];
         let zoned = self.zoned.clone();
+        let sequence = random_now.then(|| self.sequence.clone()).flatten();
+        let count = self.taken[d];
+        if random_now {
+            self.taken[d] += 1;
+        }
         let file = &mut self.files[f];
         let room = file.size.saturating_sub(len);
         let at = if random_now {
@@ -121,6 +139,14 @@ impl Offsets {
                 skew.next(rng) % blocks
             } else if let Some(z) = zoned {
                 zoned_block(&z, blocks, rng)
+            } else if let Some((seq, stride)) = sequence {
+                // io_u.c __get_next_rand_offset_sequence: the pattern's
+                // element for this I/O, moved on by a group per cycle with
+                // the stride; past the file it wraps.
+                let n = seq.len() as u64;
+                let idx = seq[(count % n) as usize];
+                let b = if stride { count / n * n + idx } else { idx };
+                b % blocks
             } else {
                 rng.random_range(0..blocks)
             };

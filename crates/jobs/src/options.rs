@@ -395,17 +395,45 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             Distribution::Normal { dev, center }
         }
         "zoned" => Distribution::Zoned(zoned(v, rest.unwrap_or(""))?.into()),
-        "zoned_abs" | "sequence" => {
+        "sequence" => Distribution::Sequence(sequence(v, rest.unwrap_or(""))?.into()),
+        "zoned_abs" => {
             return Err(format!(
-            "random_distribution '{kind}' is not modelled (random, zipf, pareto, normal, zoned)"
-        ))
+                "random_distribution '{kind}' is not modelled (random, zipf, pareto, normal, zoned, sequence)"
+            ))
         }
         _ => {
             return Err(format!(
-                "invalid random_distribution '{v}' (random, zipf, pareto, normal, gauss, zoned)"
+                "invalid random_distribution '{v}' (random, zipf, pareto, normal, gauss, zoned, sequence)"
             ))
         }
     })
+}
+
+/// fio's `FIO_SEQ_MAX` (thread_options.h).
+const SEQUENCE_MAX: usize = 64;
+
+/// `sequence:B,B,...` (options.c `parse_sequence_distribution`): block
+/// indices, digits only.
+fn sequence(v: &str, spec: &str) -> Result<Vec<u64>, String> {
+    if spec.is_empty() {
+        return Err(format!("'{v}': missing pattern in sequence distribution"));
+    }
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if parts.len() > SEQUENCE_MAX {
+        return Err(format!(
+            "'{v}': at most {SEQUENCE_MAX} elements (fio's FIO_SEQ_MAX)"
+        ));
+    }
+    parts
+        .iter()
+        .map(|p| {
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("'{v}': invalid or negative element '{p}'"));
+            }
+            p.parse::<u64>()
+                .map_err(|_| format!("'{v}': element '{p}' is too large"))
+        })
+        .collect()
 }
 
 /// `zoned:A/S:A/S...` for every direction (options.c `zone_split_ddir`):
@@ -532,6 +560,9 @@ static TABLE: &[OptionSpec] = &[
     modelled("random_distribution", &[], |d, v| {
         d.job.distribution = distribution(v)?;
         Ok(())
+    }),
+    flag("random_sequence_stride", &[], |d, b| {
+        d.job.random_sequence_stride = b
     }),
     // HOWTO `nrfiles`: "The size of files will be size divided by this".
     modelled("nrfiles", &["nr_files"], |d, v| {
@@ -739,8 +770,16 @@ static TABLE: &[OptionSpec] = &[
     ignored("per_job_logs", &[]),
     ignored("bwavgtime", &[]),
     ignored("iopsavgtime", &[]),
-    ignored("exitall", &[]),
     ignored("exitall_on_error", &[]),
+    // Logging of each I/O's priority only.
+    ignored("log_prio", &[]),
+    // Buffer contents: the emulator's null and file backends neither
+    // compress nor deduplicate, as dedupe_percentage above.
+    ignored("dedupe_mode", &[]),
+    ignored("dedupe_global", &[]),
+    ignored("dedupe_working_set_percentage", &[]),
+    // Printing of errors only.
+    ignored("error_dump", &[]),
     ignored("scramble_buffers", &[]),
     ignored("refill_buffers", &[]),
     ignored("zero_buffers", &[]),
@@ -792,20 +831,52 @@ static TABLE: &[OptionSpec] = &[
         &[],
         "minimum rates, which end a job that misses them, are not modelled",
     ),
-    unsupported(
-        "rate_process",
-        &[],
-        "only evenly spaced rates (fio's rate_process=linear) are modelled",
-    ),
+    // fio's default, `linear`, is what rate and rate_iops model.
+    OptionSpec {
+        name: "rate_process",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "linear" => Ok(()),
+            _ => Err(format!(
+                "rate_process '{v}' is not supported: only evenly spaced rates are modelled (linear)"
+            )),
+        }
+        }),
+    },
     unsupported("thinktime_spin", &[], "spinning think time is not modelled"),
-    unsupported(
-        "io_submit_mode",
-        &[],
-        "offloaded submission is not modelled",
-    ),
+    // fio's default, `inline`, is what is modelled (the job thread submits).
+    OptionSpec {
+        name: "io_submit_mode",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "inline" => Ok(()),
+            _ => Err(format!(
+                "io_submit_mode '{v}' is not supported: offloaded submission is not modelled (inline)"
+            )),
+        }
+        }),
+    },
     unsupported("cpumask", &[], "use cpus_allowed"),
-    unsupported("openfiles", &[], "one file per job is modelled"),
-    unsupported("file_service_type", &[], "one file per job is modelled"),
+    unsupported(
+        "openfiles",
+        &[],
+        "every file of a job is open at once here (fio's default)",
+    ),
+    // fio's default, `roundrobin` (one I/O per file), is what nrfiles models.
+    OptionSpec {
+        name: "file_service_type",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "roundrobin" | "roundrobin:1" => Ok(()),
+            _ => Err(format!(
+                "file_service_type '{v}' is not supported: files are served round robin, one I/O each (roundrobin)"
+            )),
+        }
+        }),
+    },
     unsupported("zonemode", &[], "zoned I/O is not modelled"),
     unsupported("zonesize", &[], "zoned I/O is not modelled"),
     unsupported("zonerange", &[], "zoned I/O is not modelled"),
@@ -850,6 +921,54 @@ static TABLE: &[OptionSpec] = &[
         "stopping at steady state is not modelled",
     ),
     unsupported("exec_prerun", &[], "running commands is not supported"),
+    // HOWTO exitall: "terminate all jobs in the same group, as soon as one
+    // job of that group finishes": the others' measured parts end early.
+    unsupported(
+        "exitall",
+        &[],
+        "ending every job when one finishes is not modelled",
+    ),
+    unsupported(
+        "exit_what",
+        &[],
+        "ending other jobs when one finishes is not modelled",
+    ),
+    unsupported(
+        "continue_on_error",
+        &[],
+        "an I/O error ends the job here (fio's default continue_on_error=none)",
+    ),
+    unsupported(
+        "ignore_error",
+        &[],
+        "an I/O error ends the job here (fio's default)",
+    ),
+    // HOWTO latency_target: fio searches for the queue depth that meets it.
+    unsupported(
+        "latency_target",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "latency_window",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "latency_percentile",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "flow_sleep",
+        &[],
+        "flow control between jobs is not modelled",
+    ),
+    unsupported(
+        "max_latency",
+        &[],
+        "ending a job on a latency bound is not modelled",
+    ),
     unsupported("exec_postrun", &[], "running commands is not supported"),
 ];
 

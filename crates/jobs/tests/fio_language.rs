@@ -405,3 +405,43 @@ fn wait_for_names_an_earlier_job_and_waits_for_all_its_clones() {
         assert!(why.starts_with("option 'wait_for'"), "{why}");
     }
 }
+
+#[test]
+fn sequence_visits_its_blocks_in_turn_and_strides_on_when_asked() {
+    // fio's examples/sequence-distribution.fio: "2, 0, 1, 2, 0, 1" and,
+    // with random_sequence_stride=1, "2, 0, 1, 5, 3, 4".
+    let text = "rw=randread\nbs=4k\nsize=48k\nrandom_distribution=sequence:2,0,1\n";
+    let blocks =
+        |t: &str| -> Vec<u64> { offsets(t, 48 << 10, 6).iter().map(|o| o / 4096).collect() };
+    assert_eq!(blocks(text), [2, 0, 1, 2, 0, 1]);
+    assert_eq!(
+        blocks(&format!("{text}random_sequence_stride=1\n")),
+        [2, 0, 1, 5, 3, 4]
+    );
+    assert!(refusal("random_distribution=sequence:1,-2\n").contains("invalid or negative"));
+}
+
+#[test]
+fn options_that_end_jobs_early_or_search_the_depth_are_refused_saying_why() {
+    for (text, why) in [
+        ("exitall\n", "ending every job when one finishes"),
+        (
+            "latency_target=1ms\n",
+            "queue depth that meets a latency target",
+        ),
+        ("continue_on_error=all\n", "an I/O error ends the job"),
+        ("io_submit_mode=offload\n", "offloaded submission"),
+        ("rate_process=poisson\n", "evenly spaced"),
+    ] {
+        let e = refusal(text);
+        assert!(e.contains(why), "{text}: {e}");
+    }
+    // fio's defaults of the same options are what is modelled.
+    for text in [
+        "io_submit_mode=inline\n",
+        "rate_process=linear\n",
+        "file_service_type=roundrobin\n",
+    ] {
+        job(&format!("{text}size=1m\n"));
+    }
+}

@@ -27,7 +27,6 @@ const IGNORED: &[&str] = &[
     "write_bw_log",
     "write_iops_log",
     "per_job_logs",
-    "exitall",
     "scramble_buffers",
     "refill_buffers",
     "zero_buffers",
@@ -124,12 +123,7 @@ fn modelled_options_are_known() {
 
 #[test]
 fn unsupported_options_say_why() {
-    for name in [
-        "hipri",
-        "rate_min",
-        "thinktime_spin",
-        "io_submit_mode",
-    ] {
+    for name in ["hipri", "rate_min", "thinktime_spin", "exitall"] {
         let Some(Disposition::Unsupported(why)) = lookup(name).map(|s| s.disposition()) else {
             panic!("{name} is not marked unsupported");
         };
