@@ -130,6 +130,11 @@ pub struct Issuer {
     read_percent: u32,
     /// Block sizes (read, write).
     sizes: [BlockSizes; 2],
+    /// A mixed job's current direction (fio's `rwmix_ddir`, reads first).
+    rwmix_write: bool,
+    /// Issues in the current direction before a new one is drawn (fio's
+    /// `rwmix_issues`).
+    rwmix_issues: u64,
     /// When the thread starts issuing (`startdelay`).
     start: Nanos,
     /// When its measured part starts (`startdelay + ramp_time`).
@@ -170,6 +175,8 @@ impl Issuer {
             blocking: job.ioengine.is_sync(),
             read_percent: job.read_percent(),
             sizes: [job.block_sizes(false), job.block_sizes(true)],
+            rwmix_write: false,
+            rwmix_issues: 0,
             start,
             measure_from,
             stop_at: bounds.runtime.map(|r| measure_from + r),
@@ -319,8 +326,36 @@ impl Issuer {
         })
     }
 
-    fn draw_write<R: Rng + ?Sized>(&self, rng: &mut R) -> bool {
-        rng.random_range(0..100) >= self.read_percent
+    /// The next request's direction. A mixed job keeps fio's direction
+    /// until it has issued its share (io_u.c `get_rw_ddir`): a new one is
+    /// drawn only once the current direction's issues reach
+    /// `rwmix_issues`, and a switch sets that to the old direction's issues
+    /// times the new one's percent (`set_rwmix_bytes`). A job that only
+    /// reads or writes draws one number per request all the same, as it
+    /// always has here (its stream, and so its results, stay as they were).
+    fn draw_write<R: Rng + ?Sized>(&mut self, rng: &mut R) -> bool {
+        if !self.job.rw.is_mixed() {
+            return rng.random_range(0..100) >= self.read_percent;
+        }
+        let issues = if self.rwmix_write {
+            self.issued.writes
+        } else {
+            self.issued.reads
+        };
+        if issues >= self.rwmix_issues {
+            // get_rand_ddir: v in 1..=100 reads when v <= rwmixread.
+            let write = rng.random_range(0..100) >= self.read_percent;
+            if write != self.rwmix_write {
+                let share = if write {
+                    100 - self.read_percent
+                } else {
+                    self.read_percent
+                };
+                self.rwmix_issues = issues * u64::from(share) / 100;
+            }
+            self.rwmix_write = write;
+        }
+        self.rwmix_write
     }
 
     fn bound_reached(&self, now: Nanos) -> bool {

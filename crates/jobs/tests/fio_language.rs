@@ -445,3 +445,18 @@ fn options_that_end_jobs_early_or_search_the_depth_are_refused_saying_why() {
         job(&format!("{text}size=1m\n"));
     }
 }
+
+#[test]
+fn rwmixread_splits_a_mixed_job_in_its_proportion() {
+    // HOWTO rwmixread: "Percentage of a mixed workload that should be
+    // reads"; rwmixwrite=30 says the same.
+    for text in [
+        "rw=randrw\nrwmixread=70\nnumber_ios=100000\n",
+        "rw=randrw\nrwmixwrite=30\nnumber_ios=100000\n",
+        "rw=rw\nrwmixread=70\nnumber_ios=100000\n",
+    ] {
+        let ios = issued(&job(text), 100_000, 8);
+        let reads = ios.iter().filter(|io| !io.write).count() as f64 / ios.len() as f64;
+        assert!((reads - 0.7).abs() < 0.01, "{text}: {reads}");
+    }
+}
