@@ -460,3 +460,20 @@ fn rwmixread_splits_a_mixed_job_in_its_proportion() {
         assert!((reads - 0.7).abs() < 0.01, "{text}: {reads}");
     }
 }
+
+#[test]
+fn jobs_shows_what_changes_what_is_measured() {
+    let js = jobs_of("[a]\nrw=randread:8\nbssplit=4k/20:64k/80\nrandom_distribution=zipf:1.2\nnrfiles=4\nrate=1m\nsize=1g\n[b]\nstonewall\nwait_for=a\nsize=1m\n");
+    let a = js[0].describe();
+    for want in [
+        "read_bssplit=4096/20:65536/80",
+        "random_every=8",
+        "random_distribution=zipf:1.2",
+        "nrfiles=4",
+        "rate=1048576,1048576B/s",
+    ] {
+        assert!(a.contains(want), "{want} in {a}");
+    }
+    let b = js[1].describe();
+    assert!(b.contains("stonewall") && b.contains("wait_for=a"), "{b}");
+}
