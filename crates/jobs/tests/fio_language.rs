@@ -477,3 +477,45 @@ fn jobs_shows_what_changes_what_is_measured() {
     let b = js[1].describe();
     assert!(b.contains("stonewall") && b.contains("wait_for=a"), "{b}");
 }
+
+/// fio's own measure of a distribution (t/genzipf.c): draw as many values
+/// as there are blocks, count the hits of each block hit, sort by hits,
+/// and give the share of all hits on the top 10% and 20% of those blocks.
+fn genzipf_rows(distribution: &str) -> (f64, f64) {
+    let j = job(&format!(
+        "rw=randread\nbs=4k\nsize=1g\nrandom_distribution={distribution}\n"
+    ));
+    let blocks = (1u64 << 30) / 4096;
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut o = jobs::Offsets::new(&j, (0, 1 << 30), &mut rng);
+    let mut hits = std::collections::HashMap::new();
+    for _ in 0..blocks {
+        *hits.entry(o.next(false, 4096, &mut rng)).or_insert(0u64) += 1;
+    }
+    let mut counts: Vec<u64> = hits.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    // genzipf's rows: interval_step = (nnodes - 1) / 10 + 1 nodes each.
+    let step = (counts.len() - 1) / 10 + 1;
+    let share =
+        |rows: usize| counts.iter().take(rows * step).sum::<u64>() as f64 * 100.0 / blocks as f64;
+    (share(1), share(2))
+}
+
+#[test]
+fn zipf_and_pareto_match_fios_own_genzipf() {
+    // Measured on this machine with fio's tool, Debian fio 3.33-3:
+    // `fio-genzipf -t zipf -i 1.2 -b 4096 -g 1 -o 10` (and -i 0.5, -i 1.1,
+    // `-t pareto -i 0.2`): the "Sum %" of the Top 10% and 20% rows.
+    for (dist, top10, top20) in [
+        ("zipf:1.2", 88.76, 91.58),
+        ("zipf:1.1", 81.97, 86.30),
+        ("zipf:0.5", 28.89, 43.48),
+        ("pareto:0.2", 63.55, 71.37),
+    ] {
+        let (a, b) = genzipf_rows(dist);
+        assert!(
+            (a - top10).abs() < 1.5 && (b - top20).abs() < 1.5,
+            "{dist}: top 10% {a:.2} (fio {top10}), top 20% {b:.2} (fio {top20})"
+        );
+    }
+}
