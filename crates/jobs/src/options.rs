@@ -464,11 +464,7 @@ fn zoned(v: &str, spec: &str) -> Result<Vec<(u32, u32)>, String> {
             "'{v}': access percentages must add to 100 and sizes to at most 100"
         ));
     }
-    let share = if missing > 0 {
-        (100 - sized) / missing
-    } else {
-        0
-    };
+    let share = (100 - sized).checked_div(missing).unwrap_or(0);
     Ok(zones
         .into_iter()
         .map(|(a, s)| (a, s.unwrap_or(share)))

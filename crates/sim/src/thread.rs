@@ -71,7 +71,7 @@ impl World {
     fn reap(&mut self, tid: u32, core: u32) {
         let spec = &self.threads[tid as usize].spec;
         let own = !spec.serial
-            || (self.now >= spec.measure_from && spec.stop_at.is_none_or(|end| self.now <= end));
+            || (self.now >= spec.measure_from && spec.stop_at.map_or(true, |end| self.now <= end));
         let measuring = self.measuring(self.now) && own;
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
