@@ -46,7 +46,19 @@ pub fn run(args: &JobsArgs) -> Result<()> {
     if args.check {
         return check(&args.files);
     }
-    for file in parse_all(&args.files)? {
+    for (file, path) in parse_all(&args.files)?.into_iter().zip(&args.files) {
+        // Who waits for whom (stonewall, wait_for) is checked here as sim
+        // and run check it: an unknown waitee is refused before anything
+        // is shown.
+        if let Err((i, why)) = jobs::serial_order(&file.jobs) {
+            let j = &file.jobs[i];
+            anyhow::bail!(
+                "{}:{}: job '{}': {why}",
+                path.display(),
+                j.section_line,
+                policy::quote::quoted(&j.name)
+            );
+        }
         print_notes(&file);
         for job in &file.jobs {
             println!("{}", job.describe());
@@ -71,7 +83,7 @@ fn check(files: &[PathBuf]) -> Result<()> {
                     "refused  {}:{}: job '{}': {why}",
                     f.display(),
                     j.section_line,
-                    j.name
+                    policy::quote::quoted(&j.name)
                 )?;
             }
             Err(e) => match engine_refusal(f) {
