@@ -254,13 +254,10 @@ fn own_run(w: &World, t: &Thread) -> Option<Nanos> {
         // Serial groups (stonewall, wait_for): each thread's own measured
         // part, from its own start to its end.
         let from = w.window_from.max(t.spec.measure_from);
-        // A time-bounded thread's own part ends at its stop; the drain
-        // after it is not measured (thread.rs reap).
-        let to = t
-            .done_at
-            .unwrap_or(w.window_to)
-            .min(w.window_to)
-            .min(t.spec.stop_at.unwrap_or(Nanos::MAX));
+        // To its last completion, its drain included, as for a thread that
+        // ends inside a shared window (and as fio's run time includes the
+        // I/O it reaps after its runtime).
+        let to = t.done_at.unwrap_or(w.window_to).min(w.window_to);
         return Some(to.saturating_sub(from));
     }
     t.done_at

@@ -70,8 +70,9 @@ impl World {
     /// arrived, else sleeps in the call.
     fn reap(&mut self, tid: u32, core: u32) {
         let spec = &self.threads[tid as usize].spec;
-        let own = !spec.serial
-            || (self.now >= spec.measure_from && spec.stop_at.map_or(true, |end| self.now <= end));
+        // Serial groups: a thread counts from its own measured start (the
+        // shared window opened with the first group).
+        let own = !spec.serial || self.now >= spec.measure_from;
         let measuring = self.measuring(self.now) && own;
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
