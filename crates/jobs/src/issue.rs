@@ -107,6 +107,18 @@ pub struct Io {
     pub marks: Marks,
 }
 
+/// A request the rate holds back (fio's `rate_ddir`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RateHold {
+    write: bool,
+    at: Nanos,
+}
+
+enum RateChoice {
+    Go(bool),
+    Hold(RateHold),
+}
+
 /// What the thread has issued so far (fio's `io_issues`, `io_issue_bytes`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Issued {
@@ -135,6 +147,9 @@ pub struct Issuer {
     /// Issues in the current direction before a new one is drawn (fio's
     /// `rwmix_issues`).
     rwmix_issues: u64,
+    /// The rate holds the next I/O back: its direction and when it is due.
+    rate_hold: Option<RateHold>,
+
     /// When the thread starts issuing (`startdelay`).
     start: Nanos,
     /// When its measured part starts (`startdelay + ramp_time`).
@@ -177,6 +192,7 @@ impl Issuer {
             sizes: [job.block_sizes(false), job.block_sizes(true)],
             rwmix_write: false,
             rwmix_issues: 0,
+            rate_hold: None,
             start,
             measure_from,
             stop_at: bounds.runtime.map(|r| measure_from + r),
@@ -278,10 +294,38 @@ impl Issuer {
             let left = (limit - self.issued.ios).max(1);
             len = len.min(u32::try_from(left).unwrap_or(u32::MAX));
         }
-        let first_write = self.draw_write(rng);
-        if let Some(at) = self.rate_wait(first_write, now) {
-            return Decision::SleepUntil(at);
-        }
+        let first_write = match self.rate_hold {
+            // Held back by the rate: everything in flight completes, then
+            // the thread sleeps, then it issues the direction it chose.
+            Some(_) if in_flight > 0 => {
+                return Decision::Reap(Reap {
+                    min: 1,
+                    max: self.io.complete_max,
+                });
+            }
+            Some(hold) if now < hold.at => return Decision::SleepUntil(hold.at),
+            Some(hold) => {
+                self.rate_hold = None;
+                hold.write
+            }
+            None => {
+                let drawn = self.draw_write(rng);
+                match self.rate_ddir(drawn, now) {
+                    RateChoice::Go(write) => write,
+                    RateChoice::Hold(hold) => {
+                        self.rate_hold = Some(hold);
+                        return if in_flight > 0 {
+                            Decision::Reap(Reap {
+                                min: 1,
+                                max: self.io.complete_max,
+                            })
+                        } else {
+                            Decision::SleepUntil(hold.at)
+                        };
+                    }
+                }
+            }
+        };
         Decision::Issue(Batch {
             len,
             taken: 0,
@@ -362,6 +406,40 @@ impl Issuer {
         self.stop_at.is_some_and(|t| now >= t)
             || self.bytes_limit.is_some_and(|b| self.issued.bytes >= b)
             || self.ios_limit.is_some_and(|n| self.issued.ios >= n)
+    }
+
+    /// fio's `rate_ddir` (io_u.c): go with the drawn direction when it is
+    /// due, or with the other direction of a mixed job when that one is.
+    /// When neither is due, hold the one due first: fio quiesces
+    /// (`io_u_quiesce`: everything in flight completes, with the default
+    /// `io_submit_mode=inline`), sleeps until it is due, and issues it.
+    /// The chosen direction becomes the mixed job's current one.
+    fn rate_ddir(&mut self, write: bool, now: Nanos) -> RateChoice {
+        let Some(at) = self.rate_wait(write, now) else {
+            return RateChoice::Go(write);
+        };
+        let other_share = if write {
+            self.read_percent
+        } else {
+            100 - self.read_percent
+        };
+        if self.job.rw.is_mixed() && other_share > 0 {
+            match self.rate_wait(!write, now) {
+                None => {
+                    self.rwmix_write = !write;
+                    return RateChoice::Go(!write);
+                }
+                Some(other) if other < at => {
+                    self.rwmix_write = !write;
+                    return RateChoice::Hold(RateHold {
+                        write: !write,
+                        at: other,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        RateChoice::Hold(RateHold { write, at })
     }
 
     /// When `rate` or `rate_iops` allows the next I/O in this direction, if

@@ -519,3 +519,37 @@ fn zipf_and_pareto_match_fios_own_genzipf() {
         );
     }
 }
+
+#[test]
+fn a_rate_held_job_lets_everything_in_flight_complete_then_sleeps() {
+    // io_u.c rate_ddir: ahead of its rate, fio quiesces (io_u_quiesce,
+    // io_submit_mode=inline) and sleeps until the next I/O is due.
+    let j = job("ioengine=libaio\niodepth=8\nrw=randread\nbs=4k\nrate_iops=1000\nsize=1g\n");
+    let mut iss = Issuer::new(&j, j.bounds(None).unwrap(), 0);
+    let mut rng = StdRng::seed_from_u64(1);
+    let Decision::Issue(mut b) = iss.next(0, 0, &mut rng) else {
+        panic!("the first is due at once")
+    };
+    while iss.take(&mut b, &mut rng).is_some() {}
+    // The second is due at 1 ms: with one in flight it waits for it first.
+    assert!(matches!(iss.next(10, 1, &mut rng), Decision::Reap(r) if r.min == 1));
+    assert_eq!(iss.next(20, 0, &mut rng), Decision::SleepUntil(1_000_000));
+    assert!(matches!(
+        iss.next(1_000_000, 0, &mut rng),
+        Decision::Issue(_)
+    ));
+}
+
+#[test]
+fn a_mixed_job_ahead_of_its_rate_in_one_direction_takes_the_other() {
+    // rate_ddir: "Other direction is behind rate, switch". Writes are
+    // capped, reads not: every I/O after the first write is a read until
+    // the next write is due.
+    let j = job("rw=randrw\nrwmixread=50\nbs=4k\nrate_iops=1000000,1\nsize=1g\n");
+    let t = issue_times(&j, 1);
+    assert_eq!(t, [0]);
+    let ios = issued(&j, 200, 3);
+    let writes = ios.iter().filter(|io| io.write).count();
+    // 1 MIOPS of reads take 200 us; one write is due at 0, the next at 1 s.
+    assert_eq!(writes, 1, "{writes} writes");
+}
