@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hdrhistogram::Histogram;
-use jobs::{Batch, Bounds, Decision, IoKind, Issuer, Job, Reap, Waiter};
+use jobs::{Batch, Bounds, Decision, IoKind, Issuer, Job, Offsets, Reap, Waiter};
 use policy::{Marks, Nanos};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
@@ -36,6 +36,9 @@ pub struct WorkerSpec {
     pub seed: u64,
     /// Read back and check every block written (`verify=crc32c`).
     pub verify: bool,
+    /// The job threads (owners) that must have exited before this one
+    /// starts (`stonewall`, `wait_for`: [`jobs::serial_order`]).
+    pub after: Vec<u32>,
 }
 
 /// One direction's numbers.
@@ -78,6 +81,9 @@ pub struct WorkerResult {
     /// When the job stopped issuing (the end of its measured part), on the
     /// run's clock.
     pub stopped_at: Nanos,
+    /// When its measured part began (its start plus `ramp_time`), on the
+    /// run's clock.
+    pub measured_from: Nanos,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -98,6 +104,9 @@ pub struct Shared<'a> {
     pub abort: &'a AtomicBool,
     /// Counts job threads whose measured part is over.
     pub finished: &'a AtomicUsize,
+    /// Per job thread (by owner): it has exited, verify pass included
+    /// (what `stonewall` and `wait_for` wait for).
+    pub exited: &'a [AtomicBool],
     /// With polled delivery, the core's handler, which the thread runs
     /// itself when it finds the line raised (an interrupt taken in the
     /// running thread's context).
@@ -115,7 +124,9 @@ struct Worker<'a> {
     free: Vec<u32>,
     in_flight: u32,
     rng: Pcg64Mcg,
-    seq_next: u64,
+    /// Where each I/O goes (fio's offset choice, `nrfiles` files laid end to
+    /// end in the job's region).
+    offsets: Offsets,
     written: BTreeMap<u64, u32>,
     /// Still in the measured part (issuing), not draining or verifying.
     issuing: bool,
@@ -126,9 +137,22 @@ struct Worker<'a> {
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
 pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
-    let issuer = Issuer::new(&spec.job, spec.bounds, t0);
+    // fio's run_threads starts a job once those it waits for have exited;
+    // its ramp and runtime count from then.
+    while !spec
+        .after
+        .iter()
+        .all(|&k| sh.exited[k as usize].load(Ordering::Acquire))
+        && !sh.abort.load(Ordering::Relaxed)
+    {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    let issuer = Issuer::released(&spec.job, spec.bounds, t0, sh.clock.now());
     let depth = issuer.max_in_flight();
-    let slot_len = spec.job.bs_read.max(spec.job.bs_write) as usize;
+    let slot_len = spec.job.max_block_size() as usize;
+    let mut rng =
+        Pcg64Mcg::seed_from_u64(spec.seed ^ u64::from(spec.owner).wrapping_mul(0x9e37_79b9));
+    let offsets = Offsets::new(&spec.job, spec.region, &mut rng);
     let mut w = Worker {
         waiter: Waiter::of(spec.job.ioengine),
         issuer,
@@ -136,8 +160,8 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         slots: vec![Slot::default(); depth as usize],
         free: (0..depth).rev().collect(),
         in_flight: 0,
-        rng: Pcg64Mcg::seed_from_u64(spec.seed ^ u64::from(spec.owner).wrapping_mul(0x9e37_79b9)),
-        seq_next: spec.region.0,
+        rng,
+        offsets,
         written: BTreeMap::new(),
         issuing: true,
         batch: Vec::with_capacity(depth as usize),
@@ -146,11 +170,13 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         spec,
         sh,
     };
+    w.out.measured_from = w.issuer.measure_from();
     w.sh.mailbox.attach(std::thread::current());
     w.main();
     if w.spec.verify {
         w.verify_pass();
     }
+    w.sh.exited[w.spec.owner as usize].store(true, Ordering::Release);
     w.out
 }
 
@@ -209,27 +235,12 @@ impl Worker<'_> {
         }
     }
 
-    fn next_offset(&mut self, len: u64) -> u64 {
-        let (start, size) = self.spec.region;
-        let blocks = (size / len).max(1);
-        if self.spec.job.rw.is_random() {
-            start + self.rng.random_range(0..blocks) * len
-        } else {
-            if self.seq_next + len > start + size.max(len) {
-                self.seq_next = start;
-            }
-            let at = self.seq_next;
-            self.seq_next += len;
-            at
-        }
-    }
-
     /// Builds and submits the issuer's batch; each request's offset is drawn
     /// after its direction, as before the issuer took the directions over.
     fn issue(&mut self, mut batch: Batch) {
         let now = self.sh.clock.now();
         while let Some(io) = self.issuer.take(&mut batch, &mut self.rng) {
-            let offset = self.next_offset(io.bytes);
+            let offset = self.offsets.next(io.write, io.bytes, &mut self.rng);
             self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
         }
         self.submit_batch();

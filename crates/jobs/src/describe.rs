@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use policy::time::readable;
 
-use crate::{IoKind, Job};
+use crate::{BlockSizes, Distribution, IoKind, Job};
 
 /// The marks of one batch of `kind` (a lone request for blocking engines);
 /// long batches shortened to their first three and the last.
@@ -79,6 +79,60 @@ impl Job {
         }
         if let Some(rt) = job.runtime {
             let _ = write!(s, " runtime={}", readable(rt));
+        }
+        // What changes what is measured beyond the defaults.
+        for (dir, write) in [("read", false), ("write", true)] {
+            let used = if write {
+                job.rw.writes()
+            } else {
+                job.rw.reads()
+            };
+            match job.block_sizes(write) {
+                BlockSizes::Fixed(_) => {}
+                _ if !used => {}
+                BlockSizes::Range { min, max } => {
+                    let _ = write!(s, " {dir}_bs={min}-{max}");
+                }
+                BlockSizes::Split(split) => {
+                    let parts: Vec<String> = split
+                        .iter()
+                        .map(|e| format!("{}/{}", e.bs, e.perc))
+                        .collect();
+                    let _ = write!(s, " {dir}_bssplit={}", parts.join(":"));
+                }
+            }
+        }
+        if job.rw_seq_nr > 1 {
+            let _ = write!(s, " random_every={}", job.rw_seq_nr);
+        }
+        if job.rw_seq_add != 0 {
+            let _ = write!(s, " seq_step={:+}", job.rw_seq_add);
+        }
+        match &job.distribution {
+            Distribution::Random => {}
+            Distribution::Zipf { theta, .. } => {
+                let _ = write!(s, " random_distribution=zipf:{theta}");
+            }
+            Distribution::Pareto { h, .. } => {
+                let _ = write!(s, " random_distribution=pareto:{h}");
+            }
+            Distribution::Normal { dev, .. } => {
+                let _ = write!(s, " random_distribution=normal:{dev}");
+            }
+            Distribution::Zoned(_) => s.push_str(" random_distribution=zoned"),
+            Distribution::Sequence(_) => s.push_str(" random_distribution=sequence"),
+        }
+        if job.nrfiles > 1 {
+            let _ = write!(s, " nrfiles={}", job.nrfiles);
+        }
+        if let Some((r, w)) = job.rate {
+            let _ = write!(s, " rate={r},{w}B/s");
+        }
+        if job.stonewall {
+            s.push_str(" stonewall");
+        }
+        if let Some(w) = &job.wait_for {
+            let _ = write!(s, " wait_for={}", crate::error::quoted(w));
         }
         if job.rw.reads() {
             let _ = write!(s, "\n    read marks:  {}", marks_pattern(job, IoKind::Read));

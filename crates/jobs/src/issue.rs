@@ -18,7 +18,7 @@ use policy::{Marks, Nanos, SEC};
 use rand::Rng;
 
 use crate::plan::{Bounds, IoLoop};
-use crate::{IoKind, Job};
+use crate::{BlockSizes, IoKind, Job};
 
 /// How an engine's completion call waits: what both front ends model when
 /// they apply a [`Decision::Reap`].
@@ -42,7 +42,9 @@ impl Waiter {
     pub fn of(engine: crate::Engine) -> Waiter {
         match engine {
             crate::Engine::Libaio => Waiter::Libaio,
-            crate::Engine::IoUring => Waiter::IoUring,
+            // fio's null engine gets its events with a function call, as
+            // io_uring reaps what is already in its CQ ring.
+            crate::Engine::IoUring | crate::Engine::Null => Waiter::IoUring,
             _ => Waiter::Blocking,
         }
     }
@@ -105,6 +107,18 @@ pub struct Io {
     pub marks: Marks,
 }
 
+/// A request the rate holds back (fio's `rate_ddir`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RateHold {
+    write: bool,
+    at: Nanos,
+}
+
+enum RateChoice {
+    Go(bool),
+    Hold(RateHold),
+}
+
 /// What the thread has issued so far (fio's `io_issues`, `io_issue_bytes`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Issued {
@@ -112,6 +126,10 @@ pub struct Issued {
     pub bytes: u64,
     pub reads: u64,
     pub writes: u64,
+    /// Bytes per direction (fio's `rate_io_issue_bytes`), which `rate` and
+    /// `rate_iops` pace.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// One job thread's issuing state machine.
@@ -122,6 +140,16 @@ pub struct Issuer {
     /// The submitting call waits for its own request (blocking engines).
     blocking: bool,
     read_percent: u32,
+    /// Block sizes (read, write).
+    sizes: [BlockSizes; 2],
+    /// A mixed job's current direction (fio's `rwmix_ddir`, reads first).
+    rwmix_write: bool,
+    /// Issues in the current direction before a new one is drawn (fio's
+    /// `rwmix_issues`).
+    rwmix_issues: u64,
+    /// The rate holds the next I/O back: its direction and when it is due.
+    rate_hold: Option<RateHold>,
+
     /// When the thread starts issuing (`startdelay`).
     start: Nanos,
     /// When its measured part starts (`startdelay + ramp_time`).
@@ -146,12 +174,25 @@ impl Issuer {
     /// ([`Job::bounds`]); `t0` is the run's start, from which `startdelay`,
     /// `ramp_time` and `runtime` count.
     pub fn new(job: &Job, bounds: Bounds, t0: Nanos) -> Issuer {
-        let start = t0 + job.startdelay;
-        let measure_from = t0 + job.measure_from();
+        Issuer::released(job, bounds, t0, t0)
+    }
+
+    /// The issuer of a job that may start only at `released` (when the jobs
+    /// it waits for, `stonewall` or `wait_for`, have finished): it starts at
+    /// the later of that and `startdelay` after the run's start `t0` (fio
+    /// counts start_delay from the run's genesis, backend.c run_threads),
+    /// and its `ramp_time` and `runtime` count from its own start.
+    pub fn released(job: &Job, bounds: Bounds, t0: Nanos, released: Nanos) -> Issuer {
+        let start = (t0 + job.startdelay).max(released);
+        let measure_from = start + job.ramp_time;
         Issuer {
             io: job.io_loop(),
             blocking: job.ioengine.is_sync(),
             read_percent: job.read_percent(),
+            sizes: [job.block_sizes(false), job.block_sizes(true)],
+            rwmix_write: false,
+            rwmix_issues: 0,
+            rate_hold: None,
             start,
             measure_from,
             stop_at: bounds.runtime.map(|r| measure_from + r),
@@ -253,10 +294,38 @@ impl Issuer {
             let left = (limit - self.issued.ios).max(1);
             len = len.min(u32::try_from(left).unwrap_or(u32::MAX));
         }
-        let first_write = self.draw_write(rng);
-        if let Some(at) = self.rate_wait(first_write, now) {
-            return Decision::SleepUntil(at);
-        }
+        let first_write = match self.rate_hold {
+            // Held back by the rate: everything in flight completes, then
+            // the thread sleeps, then it issues the direction it chose.
+            Some(_) if in_flight > 0 => {
+                return Decision::Reap(Reap {
+                    min: 1,
+                    max: self.io.complete_max,
+                });
+            }
+            Some(hold) if now < hold.at => return Decision::SleepUntil(hold.at),
+            Some(hold) => {
+                self.rate_hold = None;
+                hold.write
+            }
+            None => {
+                let drawn = self.draw_write(rng);
+                match self.rate_ddir(drawn, now) {
+                    RateChoice::Go(write) => write,
+                    RateChoice::Hold(hold) => {
+                        self.rate_hold = Some(hold);
+                        return if in_flight > 0 {
+                            Decision::Reap(Reap {
+                                min: 1,
+                                max: self.io.complete_max,
+                            })
+                        } else {
+                            Decision::SleepUntil(hold.at)
+                        };
+                    }
+                }
+            }
+        };
         Decision::Issue(Batch {
             len,
             taken: 0,
@@ -277,18 +346,22 @@ impl Issuer {
         } else {
             self.draw_write(rng)
         };
+        // The size is drawn after the direction, as fio's get_io_u does
+        // (set_rw_ddir, then get_next_buflen); only when sizes vary.
         let (kind, bytes) = if write {
-            (IoKind::Write, self.job.bs_write)
+            (IoKind::Write, crate::sizes::next(&self.sizes[1], rng))
         } else {
-            (IoKind::Read, self.job.bs_read)
+            (IoKind::Read, crate::sizes::next(&self.sizes[0], rng))
         };
         self.issued.ios += 1;
         self.issued.bytes += bytes;
         self.since_think += 1;
         if write {
             self.issued.writes += 1;
+            self.issued.write_bytes += bytes;
         } else {
             self.issued.reads += 1;
+            self.issued.read_bytes += bytes;
         }
         Some(Io {
             write,
@@ -297,8 +370,36 @@ impl Issuer {
         })
     }
 
-    fn draw_write<R: Rng + ?Sized>(&self, rng: &mut R) -> bool {
-        rng.random_range(0..100) >= self.read_percent
+    /// The next request's direction. A mixed job keeps fio's direction
+    /// until it has issued its share (io_u.c `get_rw_ddir`): a new one is
+    /// drawn only once the current direction's issues reach
+    /// `rwmix_issues`, and a switch sets that to the old direction's issues
+    /// times the new one's percent (`set_rwmix_bytes`). A job that only
+    /// reads or writes draws one number per request all the same, as it
+    /// always has here (its stream, and so its results, stay as they were).
+    fn draw_write<R: Rng + ?Sized>(&mut self, rng: &mut R) -> bool {
+        if !self.job.rw.is_mixed() {
+            return rng.random_range(0..100) >= self.read_percent;
+        }
+        let issues = if self.rwmix_write {
+            self.issued.writes
+        } else {
+            self.issued.reads
+        };
+        if issues >= self.rwmix_issues {
+            // get_rand_ddir: v in 1..=100 reads when v <= rwmixread.
+            let write = rng.random_range(0..100) >= self.read_percent;
+            if write != self.rwmix_write {
+                let share = if write {
+                    100 - self.read_percent
+                } else {
+                    self.read_percent
+                };
+                self.rwmix_issues = issues * u64::from(share) / 100;
+            }
+            self.rwmix_write = write;
+        }
+        self.rwmix_write
     }
 
     fn bound_reached(&self, now: Nanos) -> bool {
@@ -307,19 +408,61 @@ impl Issuer {
             || self.ios_limit.is_some_and(|n| self.issued.ios >= n)
     }
 
-    /// When `rate_iops` allows the next I/O in this direction, if later than
-    /// `now` (fio spaces them evenly from the job's start).
-    fn rate_wait(&self, write: bool, now: Nanos) -> Option<Nanos> {
-        let (r, w) = self.job.rate_iops?;
-        let (rate, issued) = if write {
-            (w, self.issued.writes)
-        } else {
-            (r, self.issued.reads)
+    /// fio's `rate_ddir` (io_u.c): go with the drawn direction when it is
+    /// due, or with the other direction of a mixed job when that one is.
+    /// When neither is due, hold the one due first: fio quiesces
+    /// (`io_u_quiesce`: everything in flight completes, with the default
+    /// `io_submit_mode=inline`), sleeps until it is due, and issues it.
+    /// The chosen direction becomes the mixed job's current one.
+    fn rate_ddir(&mut self, write: bool, now: Nanos) -> RateChoice {
+        let Some(at) = self.rate_wait(write, now) else {
+            return RateChoice::Go(write);
         };
-        if rate == 0 {
+        let other_share = if write {
+            self.read_percent
+        } else {
+            100 - self.read_percent
+        };
+        if self.job.rw.is_mixed() && other_share > 0 {
+            match self.rate_wait(!write, now) {
+                None => {
+                    self.rwmix_write = !write;
+                    return RateChoice::Go(!write);
+                }
+                Some(other) if other < at => {
+                    self.rwmix_write = !write;
+                    return RateChoice::Hold(RateHold {
+                        write: !write,
+                        at: other,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        RateChoice::Hold(RateHold { write, at })
+    }
+
+    /// When `rate` or `rate_iops` allows the next I/O in this direction, if
+    /// later than `now`. fio paces bytes: `rate` is bytes per second, and
+    /// `rate_iops` becomes `rate_iops * min_bs` (init.c `__setup_rate`); the
+    /// next I/O is due once the bytes issued so far would have taken their
+    /// time at that rate from the job's start (io_u.c `usec_for_io`).
+    fn rate_wait(&self, write: bool, now: Nanos) -> Option<Nanos> {
+        let d = usize::from(write);
+        let pick = |rw: Option<(u64, u64)>| rw.map_or(0, |(r, w)| if write { w } else { r });
+        let bps = match pick(self.job.rate) {
+            0 => u128::from(pick(self.job.rate_iops)) * u128::from(self.sizes[d].min()),
+            b => u128::from(b),
+        };
+        if bps == 0 {
             return None;
         }
-        let at = self.start + (u128::from(issued) * u128::from(SEC) / u128::from(rate)) as Nanos;
+        let issued = if write {
+            self.issued.write_bytes
+        } else {
+            self.issued.read_bytes
+        };
+        let at = self.start + (u128::from(issued) * u128::from(SEC) / bps) as Nanos;
         (at > now).then_some(at)
     }
 }

@@ -85,11 +85,21 @@ pub enum Engine {
     Libaio,
     /// `io_uring_enter(2)`.
     IoUring,
+    /// fio's `null` engine: no system call and no device; every request
+    /// completes at once (engines/null.c: `null_queue` queues it,
+    /// `null_commit` turns every queued request into an event,
+    /// `null_getevents` returns them). It queues and commits like an
+    /// asynchronous engine, so `iodepth` holds (at iodepth 1 fio marks it
+    /// FIO_SYNCIO, the same loop at depth one). Here its requests go to a
+    /// device that completes them at once: the emulator's null backend with
+    /// no latency, and in the simulator the run's device profile (the
+    /// simulator has one device per run).
+    Null,
 }
 
 impl Engine {
     /// Names accepted by `ioengine=`, in the order error messages list them.
-    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
+    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null";
 
     pub fn parse(s: &str) -> Option<Engine> {
         Some(match s {
@@ -100,6 +110,7 @@ impl Engine {
             "pvsync2" => Engine::Pvsync2,
             "libaio" => Engine::Libaio,
             "io_uring" => Engine::IoUring,
+            "null" => Engine::Null,
             _ => return None,
         })
     }
@@ -109,9 +120,10 @@ impl Engine {
         !self.is_async()
     }
 
-    /// Submission and completion are separate system calls (libaio, io_uring).
+    /// Submission and completion are separate calls (libaio, io_uring; fio's
+    /// null engine queues, commits and gets events the same way).
     pub fn is_async(self) -> bool {
-        matches!(self, Engine::Libaio | Engine::IoUring)
+        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Null)
     }
 
     /// The engine can pass per-request RWF flags (`nowait`, and in the
@@ -131,7 +143,82 @@ impl fmt::Display for Engine {
             Engine::Pvsync2 => "pvsync2",
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
+            Engine::Null => "null",
         })
+    }
+}
+
+/// One entry of fio's `bssplit`: a block size and the percent of I/Os
+/// that take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BsSplit {
+    pub bs: u64,
+    pub perc: u32,
+}
+
+/// How a direction's block size is chosen per I/O (fio's `min_bs`,
+/// `max_bs`, `bssplit`; io_u.c `get_next_buflen`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSizes {
+    /// `bs`: every I/O the same size.
+    Fixed(u64),
+    /// `bsrange=MIN-MAX`.
+    Range { min: u64, max: u64 },
+    /// `bssplit`, sorted by percent as fio sorts it (options.c `bs_cmp`).
+    Split(Arc<[BsSplit]>),
+}
+
+impl BlockSizes {
+    /// fio's `min_bs`.
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Split(s) => s.iter().map(|e| e.bs).min().unwrap_or(0),
+        }
+    }
+
+    /// fio's `max_bs`.
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Split(s) => s.iter().map(|e| e.bs).max().unwrap_or(0),
+        }
+    }
+}
+
+/// fio's `random_distribution` (HOWTO `random_distribution`; io_u.c
+/// `get_next_rand_offset`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Distribution {
+    /// Uniform (fio's default).
+    #[default]
+    Random,
+    /// `zipf:THETA[:CENTER]` (lib/zipf.c); THETA defaults to 1.1 (fio.h
+    /// `FIO_DEF_ZIPF`).
+    Zipf { theta: f64, center: Option<f64> },
+    /// `pareto:H[:CENTER]` (lib/zipf.c); H defaults to 0.2 (fio.h
+    /// `FIO_DEF_PARETO`).
+    Pareto { h: f64, center: Option<f64> },
+    /// `normal:DEV[:CENTER]` (alias `gauss`; lib/gauss.c); DEV in percent of
+    /// the file, default 0.
+    Normal { dev: f64, center: Option<f64> },
+    /// `zoned:A/S:...`: A percent of accesses to the next S percent of the
+    /// file (io_u.c `__get_next_rand_offset_zoned`).
+    Zoned(Arc<[(u32, u32)]>),
+    /// `sequence:B,B,...`: these block indices in turn (io_u.c
+    /// `__get_next_rand_offset_sequence`); with
+    /// [`Job::random_sequence_stride`] the pattern moves on by its length
+    /// each cycle.
+    Sequence(Arc<[u64]>),
+}
+
+impl Eq for Distribution {}
+
+impl std::hash::Hash for Distribution {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
     }
 }
 
@@ -197,6 +284,38 @@ pub struct Job {
     /// `bs=4k` sets both; `bs=4k,8k` sets read,write. Default 4096.
     pub bs_read: u64,
     pub bs_write: u64,
+    /// `bsrange=MIN-MAX[,MIN-MAX]` (read, write): wins over `bs` (fio sets
+    /// `min_bs`/`max_bs` from `bs` only where they are unset).
+    pub bsrange: [Option<(u64, u64)>; 2],
+    /// `bssplit` (read, write): wins over `bsrange` and `bs`.
+    pub bssplit: [Option<Arc<[BsSplit]>>; 2],
+    /// `blockalign` (alias `ba`; read, write): random offsets are multiples
+    /// of it; `None` is the direction's minimum block size (fio's default).
+    pub blockalign: [Option<u64>; 2],
+    /// `random_distribution`.
+    pub distribution: Distribution,
+    /// `random_sequence_stride` (default off).
+    pub random_sequence_stride: bool,
+    /// `rw=randread:N`: a new random offset every N I/Os, sequential in
+    /// between (fio's `ddir_seq_nr`, default 1).
+    pub rw_seq_nr: u32,
+    /// `rw=read:N`: N bytes skipped (or, negative, stepped back) after each
+    /// sequential I/O (fio's `ddir_seq_add`).
+    pub rw_seq_add: i64,
+    /// `nrfiles`: files per job; `size` is divided between them.
+    pub nrfiles: u32,
+    /// `stonewall` (alias `wait_for_previous`): the job starts once every
+    /// job of the sections before it has finished. fio clears it on a
+    /// section's clones (init.c, `td_new->o.stonewall = 0`), which start
+    /// together; here every clone of the section carries it and
+    /// [`crate::serial_order`] waits on earlier sections only.
+    pub stonewall: bool,
+    /// `wait_for=NAME`: the job starts once every clone of the job NAME,
+    /// defined before it, has finished.
+    pub wait_for: Option<String>,
+    /// `rate` (read, write) in bytes per second; 0 = none. Wins over
+    /// `rate_iops` in its direction (init.c `__setup_rate`).
+    pub rate: Option<(u64, u64)>,
     /// `size` (alias `filesize`): bytes of the file/device region used.
     pub size: Option<u64>,
     pub offset: u64,
@@ -277,6 +396,17 @@ impl Default for Job {
             rwmixread: 50,
             bs_read: 4096,
             bs_write: 4096,
+            bsrange: [None, None],
+            bssplit: [None, None],
+            blockalign: [None, None],
+            distribution: Distribution::Random,
+            random_sequence_stride: false,
+            rw_seq_nr: 1,
+            rw_seq_add: 0,
+            nrfiles: 1,
+            rate: None,
+            stonewall: false,
+            wait_for: None,
             size: None,
             offset: 0,
             io_size: None,
@@ -321,6 +451,28 @@ impl Job {
             RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => self.rwmixread,
         }
+    }
+
+    /// How the block size of an I/O in this direction is chosen: `bssplit`,
+    /// else `bsrange`, else `bs` (fio's precedence: fixup_options fills
+    /// `min_bs`/`max_bs` from `bs` only where nothing set them).
+    pub fn block_sizes(&self, write: bool) -> BlockSizes {
+        let d = usize::from(write);
+        if let Some(split) = &self.bssplit[d] {
+            return BlockSizes::Split(split.clone());
+        }
+        if let Some((min, max)) = self.bsrange[d] {
+            return BlockSizes::Range { min, max };
+        }
+        BlockSizes::Fixed(if write { self.bs_write } else { self.bs_read })
+    }
+
+    /// The largest I/O this job issues in either direction: what a buffer
+    /// must hold.
+    pub fn max_block_size(&self) -> u64 {
+        self.block_sizes(false)
+            .max()
+            .max(self.block_sizes(true).max())
     }
 
     /// The CPUs this clone may run on, after `cpus_allowed_policy=split`.

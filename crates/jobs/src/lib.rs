@@ -22,7 +22,7 @@
 //! options that change the interrupts and latency being measured. Options
 //! that do not (logging, reporting, buffer contents) are accepted and
 //! recorded in [`JobFile::ignored`]; options that would but are not modelled
-//! (`hipri`, `stonewall`, `bssplit`, ...) are errors saying why.
+//! (`hipri`, `zonemode`, `exitall`, ...) are errors saying why.
 //!
 //! ```
 //! let text = "[global]\ndirect=1\nbs=4k\n[reader]\nrw=randread\nioengine=libaio\niodepth=4\niodepth_batch_submit=4\n";
@@ -39,18 +39,24 @@ mod ini;
 mod issue;
 mod job;
 mod marks;
+mod offsets;
 mod options;
 mod parse;
 mod plan;
+mod sizes;
+mod skew;
 mod source;
 pub mod units;
 
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
-pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
+pub use job::{
+    BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
+};
 pub use marks::{IoKind, RwfFlags};
+pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
-pub use plan::{Bounds, IoLoop};
+pub use plan::{serial_order, Bounds, IoLoop};
 pub use policy::Marks;
 pub use source::{MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};

@@ -100,7 +100,7 @@ impl Job {
                 // TOS 4.1.1, Table 1: io_submit marks the last request of the
                 // batch Barrier. io_uring postdates the paper (Linux 5.0.8);
                 // its submit is treated like io_submit.
-                Engine::Libaio | Engine::IoUring => {
+                Engine::Libaio | Engine::IoUring | Engine::Null => {
                     if is_last(index_in_batch, batch_len) {
                         Marks::BARRIER
                     } else {

@@ -3,7 +3,9 @@
 //! change the interrupts or latency being measured), or get rejected because
 //! it would change them and is not modelled.
 
-use crate::job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
+use crate::job::{
+    BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
+};
 use crate::units::{
     parse_bool, parse_count, parse_cpu_list, parse_duration, parse_size, parse_u32, SEC, US,
 };
@@ -211,6 +213,264 @@ fn one_file(v: &str) -> Result<String, String> {
     Ok(name)
 }
 
+/// Most files one job spreads its I/O over (`nrfiles`): each is a region
+/// of the emulator's one backend with its own state; fio has no bound but
+/// the open-file limit (`openfiles`), Linux's default `ulimit -n` of 1024.
+pub const MAX_FILES: u32 = 1024;
+
+/// fio's `rw` with its offset modifier (options.c `str_rw_cb`): `:N` after
+/// a random mode is how many I/Os share one random offset (the rest go on
+/// sequentially, `ddir_seq_nr`); after a sequential mode, bytes to skip
+/// after each I/O, negative to step back (`ddir_seq_add`).
+fn rw_mode(d: &mut Draft, v: &str) -> Result<(), String> {
+    let (mode, postfix) = match v.split_once(':') {
+        Some((m, p)) => (m.trim(), Some(p.trim())),
+        None => (v, None),
+    };
+    let Some(m) = RwMode::parse(mode) else {
+        if matches!(mode, "trim" | "randtrim" | "trimwrite" | "randtrimwrite") {
+            return Err(format!(
+                "rw '{mode}' is not supported (trims are not modelled)"
+            ));
+        }
+        return Err(format!(
+            "invalid rw '{v}' (read, write, randread, randwrite, rw, readwrite, randrw)"
+        ));
+    };
+    d.job.rw = m;
+    d.job.rw_seq_nr = 1;
+    d.job.rw_seq_add = 0;
+    let Some(p) = postfix else { return Ok(()) };
+    if m.is_random() {
+        let n = parse_count(p).map_err(|e| format!("'{v}': {e}"))?;
+        d.job.rw_seq_nr = u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
+            format!(
+                "'{v}': the I/Os per random offset must be 1 to {}",
+                u32::MAX
+            )
+        })?;
+    } else {
+        let (neg, mag) = match p.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, p),
+        };
+        let n = parse_size(mag).map_err(|e| format!("'{v}': {e}"))?;
+        let n = i64::try_from(n).map_err(|_| format!("'{v}': the step is too large"))?;
+        d.job.rw_seq_add = if neg { -n } else { n };
+    }
+    Ok(())
+}
+
+/// `MIN-MAX` (fio's FIO_OPT_RANGE; `:` also separates them).
+fn bs_range(v: &str) -> Result<(u64, u64), String> {
+    let (a, b) = v
+        .split_once('-')
+        .or_else(|| v.split_once(':'))
+        .ok_or_else(|| format!("'{v}' is not a range MIN-MAX"))?;
+    let (a, b) = (block_size(a.trim())?, block_size(b.trim())?);
+    check_bs_bound(a.max(b))?;
+    // fio's check_range swaps a reversed range.
+    Ok((a.min(b), a.max(b)))
+}
+
+fn check_bs_bound(b: u64) -> Result<(), String> {
+    if b > MAX_BLOCK_SIZE {
+        return Err(format!(
+            "block size {b} is above {MAX_BLOCK_SIZE}, the most Linux transfers in one read or write (MAX_RW_COUNT)"
+        ));
+    }
+    Ok(())
+}
+
+/// fio's `BSSPLIT_MAX` (thread_options.h).
+const BSSPLIT_MAX: usize = 64;
+
+/// One direction of `bssplit` (options.c `split_parse_ddir`,
+/// `bssplit_ddir`): `BS/PERC` entries split by `:`; a missing or zero
+/// percent shares what the others leave; sorted by percent.
+fn bs_split(v: &str) -> Result<Vec<BsSplit>, String> {
+    let mut out = Vec::new();
+    let mut missing = 0u32;
+    for part in v.split(':') {
+        if part.is_empty() {
+            break;
+        }
+        if out.len() == BSSPLIT_MAX {
+            return Err(format!(
+                "more than {BSSPLIT_MAX} entries (fio's BSSPLIT_MAX)"
+            ));
+        }
+        let (bs, perc) = match part.split_once('/') {
+            Some((bs, p)) => {
+                let p = p.trim();
+                let perc = if p.is_empty() {
+                    0
+                } else {
+                    parse_u32(p)?.min(100)
+                };
+                (bs, perc)
+            }
+            None => (part, 0),
+        };
+        let bs = block_size(bs.trim())?;
+        check_bs_bound(bs)?;
+        if perc == 0 {
+            missing += 1;
+        }
+        out.push(BsSplit { bs, perc });
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}' has no BS/PERCENT entry"));
+    }
+    let given: u32 = out.iter().map(|e| e.perc).sum();
+    if given > 100 && missing > 1 {
+        return Err(format!("'{v}': percentages add to more than 100"));
+    }
+    if missing > 0 {
+        let share = if missing == 1 && out.len() == 1 {
+            100
+        } else {
+            100u32.saturating_sub(given) / missing
+        };
+        for e in out.iter_mut().filter(|e| e.perc == 0) {
+            e.perc = share;
+        }
+    }
+    out.sort_by_key(|e| e.perc);
+    Ok(out)
+}
+
+/// fio's `random_distribution` (options.c `str_random_distribution_cb`):
+/// `random`, `zipf[:THETA[:CENTER]]`, `pareto[:H[:CENTER]]`,
+/// `normal`/`gauss[:DEV[:CENTER]]`, `zoned:A/S:...`.
+fn distribution(v: &str) -> Result<Distribution, String> {
+    let (kind, rest) = match v.split_once(':') {
+        Some((k, r)) => (k.trim(), Some(r.trim())),
+        None => (v.trim(), None),
+    };
+    let value_center = |default: f64| -> Result<(f64, Option<f64>), String> {
+        let Some(rest) = rest else {
+            return Ok((default, None));
+        };
+        let (val, center) = match rest.split_once(':') {
+            Some((a, c)) => (a, Some(c)),
+            None => (rest, None),
+        };
+        let num = |s: &str| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("'{v}': '{s}' is not a number"))
+        };
+        let center = center.map(num).transpose()?;
+        if center.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
+            return Err(format!("'{v}': the center must be between 0 and 1"));
+        }
+        Ok((num(val)?, center))
+    };
+    Ok(match kind {
+        "random" => Distribution::Random,
+        "zipf" => {
+            // fio.h FIO_DEF_ZIPF.
+            let (theta, center) = value_center(1.1)?;
+            if theta == 1.0 || theta <= 0.0 {
+                return Err(format!("'{v}': zipf theta must be above 0 and not 1"));
+            }
+            Distribution::Zipf { theta, center }
+        }
+        "pareto" => {
+            // fio.h FIO_DEF_PARETO.
+            let (h, center) = value_center(0.2)?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err(format!("'{v}': pareto h must be between 0 and 1"));
+            }
+            Distribution::Pareto { h, center }
+        }
+        "normal" | "gauss" => {
+            let (dev, center) = value_center(0.0)?;
+            if !(0.0..100.0).contains(&dev) {
+                return Err(format!("'{v}': normal deviation must be 0 to below 100"));
+            }
+            Distribution::Normal { dev, center }
+        }
+        "zoned" => Distribution::Zoned(zoned(v, rest.unwrap_or(""))?.into()),
+        "sequence" => Distribution::Sequence(sequence(v, rest.unwrap_or(""))?.into()),
+        "zoned_abs" => {
+            return Err(format!(
+                "random_distribution '{kind}' is not modelled (random, zipf, pareto, normal, zoned, sequence)"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "invalid random_distribution '{v}' (random, zipf, pareto, normal, gauss, zoned, sequence)"
+            ))
+        }
+    })
+}
+
+/// fio's `FIO_SEQ_MAX` (thread_options.h).
+const SEQUENCE_MAX: usize = 64;
+
+/// `sequence:B,B,...` (options.c `parse_sequence_distribution`): block
+/// indices, digits only.
+fn sequence(v: &str, spec: &str) -> Result<Vec<u64>, String> {
+    if spec.is_empty() {
+        return Err(format!("'{v}': missing pattern in sequence distribution"));
+    }
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if parts.len() > SEQUENCE_MAX {
+        return Err(format!(
+            "'{v}': at most {SEQUENCE_MAX} elements (fio's FIO_SEQ_MAX)"
+        ));
+    }
+    parts
+        .iter()
+        .map(|p| {
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("'{v}': invalid or negative element '{p}'"));
+            }
+            p.parse::<u64>()
+                .map_err(|_| format!("'{v}': element '{p}' is too large"))
+        })
+        .collect()
+}
+
+/// `zoned:A/S:A/S...` for every direction (options.c `zone_split_ddir`):
+/// access percents must add to 100; a missing size takes what is left.
+fn zoned(v: &str, spec: &str) -> Result<Vec<(u32, u32)>, String> {
+    if spec.contains(',') {
+        return Err(format!("'{v}': per-direction zones are not modelled"));
+    }
+    let mut zones = Vec::new();
+    let mut missing = 0u32;
+    for part in spec.split(':').filter(|p| !p.is_empty()) {
+        let (a, s) = part
+            .split_once('/')
+            .ok_or_else(|| format!("'{v}': zone '{part}' is not ACCESS/SIZE"))?;
+        let a = parse_u32(a.trim())?.min(100);
+        let s = if s.trim().is_empty() {
+            missing += 1;
+            None
+        } else {
+            Some(parse_u32(s.trim())?.min(100))
+        };
+        zones.push((a, s));
+    }
+    let access: u32 = zones.iter().map(|z| z.0).sum();
+    let sized: u32 = zones.iter().filter_map(|z| z.1).sum();
+    if access != 100 || sized > 100 {
+        return Err(format!(
+            "'{v}': access percentages must add to 100 and sizes to at most 100"
+        ));
+    }
+    let share = (100 - sized).checked_div(missing).unwrap_or(0);
+    Ok(zones
+        .into_iter()
+        .map(|(a, s)| (a, s.unwrap_or(share)))
+        .collect())
+}
+
 fn at_least_one(v: &str) -> Result<u32, String> {
     let n = parse_u32(v)?;
     if n == 0 {
@@ -242,23 +502,7 @@ static TABLE: &[OptionSpec] = &[
         Ok(())
     }),
     // --- what is read and written
-    modelled("rw", &["readwrite"], |d, v| {
-        if let Some(m) = RwMode::parse(v) {
-            d.job.rw = m;
-            return Ok(());
-        }
-        if v.contains(':') {
-            return Err(format!("'{v}': offset modifiers (':N') are not modelled"));
-        }
-        if matches!(v, "trim" | "randtrim" | "trimwrite" | "randtrimwrite") {
-            return Err(format!(
-                "rw '{v}' is not supported (trims are not modelled)"
-            ));
-        }
-        Err(format!(
-            "invalid rw '{v}' (read, write, randread, randwrite, rw, readwrite, randrw)"
-        ))
-    }),
+    modelled("rw", &["readwrite"], rw_mode),
     modelled("rwmixread", &[], |d, v| {
         d.job.rwmixread = percent(v)?;
         Ok(())
@@ -275,6 +519,56 @@ static TABLE: &[OptionSpec] = &[
         if let Some(w) = w {
             d.job.bs_write = w;
         }
+        Ok(())
+    }),
+    // fio's bsrange=MIN-MAX[,MIN-MAX] (FIO_OPT_RANGE): sizes drawn per I/O.
+    modelled("bsrange", &["blocksize_range"], |d, v| {
+        let (r, w) = split_rw(v, bs_range)?;
+        if let Some(r) = r {
+            d.job.bsrange[0] = Some(r);
+        }
+        if let Some(w) = w {
+            d.job.bsrange[1] = Some(w);
+        }
+        Ok(())
+    }),
+    // fio's bssplit=BS/PERC:BS/PERC[,...] (options.c `bssplit_ddir`).
+    modelled("bssplit", &[], |d, v| {
+        let (r, w) = split_rw(v, bs_split)?;
+        if let Some(r) = r {
+            d.job.bssplit[0] = Some(r.into());
+        }
+        if let Some(w) = w {
+            d.job.bssplit[1] = Some(w.into());
+        }
+        Ok(())
+    }),
+    modelled("blockalign", &["ba"], |d, v| {
+        let (r, w) = split_rw(v, block_size)?;
+        if let Some(r) = r {
+            d.job.blockalign[0] = Some(r);
+        }
+        if let Some(w) = w {
+            d.job.blockalign[1] = Some(w);
+        }
+        Ok(())
+    }),
+    modelled("random_distribution", &[], |d, v| {
+        d.job.distribution = distribution(v)?;
+        Ok(())
+    }),
+    flag("random_sequence_stride", &[], |d, b| {
+        d.job.random_sequence_stride = b
+    }),
+    // HOWTO `nrfiles`: "The size of files will be size divided by this".
+    modelled("nrfiles", &["nr_files"], |d, v| {
+        let n = at_least_one(v)?;
+        if n > MAX_FILES {
+            return Err(format!(
+                "{n} files is above the {MAX_FILES} a job may open here"
+            ));
+        }
+        d.job.nrfiles = n;
         Ok(())
     }),
     modelled("size", &["filesize"], |d, v| {
@@ -387,6 +681,24 @@ static TABLE: &[OptionSpec] = &[
         d.job.rate_iops = Some(rate).filter(|&rw| rw != (0, 0));
         Ok(())
     }),
+    // fio's `rate` (FIO_OPT_ULL, read,write[,trim]): bytes per second, `k`
+    // as 1024 like every fio size; it wins over rate_iops in its direction
+    // (init.c `__setup_rate`).
+    modelled("rate", &[], |d, v| {
+        let (old_r, old_w) = d.job.rate.unwrap_or((0, 0));
+        let (r, w) = split_rw(v, parse_size)?;
+        let rate = (r.unwrap_or(old_r), w.unwrap_or(old_w));
+        d.job.rate = Some(rate).filter(|&rw| rw != (0, 0));
+        Ok(())
+    }),
+    // --- order (fio backend.c run_threads; HOWTO `stonewall`, `wait_for`)
+    flag("stonewall", &["wait_for_previous"], |d, b| {
+        d.job.stonewall = b
+    }),
+    modelled("wait_for", &[], |d, v| {
+        d.job.wait_for = Some(v.to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    }),
     // --- placement
     modelled("cpus_allowed", &[], |d, v| {
         d.job.cpus_allowed = Some(parse_cpu_list(v)?.into());
@@ -454,8 +766,16 @@ static TABLE: &[OptionSpec] = &[
     ignored("per_job_logs", &[]),
     ignored("bwavgtime", &[]),
     ignored("iopsavgtime", &[]),
-    ignored("exitall", &[]),
     ignored("exitall_on_error", &[]),
+    // Logging of each I/O's priority only.
+    ignored("log_prio", &[]),
+    // Buffer contents: the emulator's null and file backends neither
+    // compress nor deduplicate, as dedupe_percentage above.
+    ignored("dedupe_mode", &[]),
+    ignored("dedupe_global", &[]),
+    ignored("dedupe_working_set_percentage", &[]),
+    // Printing of errors only.
+    ignored("error_dump", &[]),
     ignored("scramble_buffers", &[]),
     ignored("refill_buffers", &[]),
     ignored("zero_buffers", &[]),
@@ -495,40 +815,64 @@ static TABLE: &[OptionSpec] = &[
         &[],
         "polled I/O completes without interrupts and is not modelled",
     ),
+    // HOWTO rate_min: "Failing to meet this requirement will cause the job
+    // to exit": a job may end early.
     unsupported(
-        "stonewall",
-        &["wait_for_previous"],
-        "jobs here run concurrently; serialising them is not modelled",
+        "rate_min",
+        &["ratemin"],
+        "minimum rates, which end a job that misses them, are not modelled",
     ),
     unsupported(
-        "wait_for",
+        "rate_iops_min",
         &[],
-        "jobs here run concurrently; serialising them is not modelled",
+        "minimum rates, which end a job that misses them, are not modelled",
     ),
-    unsupported("bssplit", &[], "mixed block sizes are not modelled"),
-    unsupported(
-        "bsrange",
-        &["blocksize_range"],
-        "mixed block sizes are not modelled",
-    ),
-    unsupported("rate", &[], "only rate_iops is modelled"),
-    unsupported("rate_min", &["ratemin"], "only rate_iops is modelled"),
-    unsupported("rate_iops_min", &[], "only rate_iops is modelled"),
-    unsupported(
-        "rate_process",
-        &[],
-        "only rate_iops with even spacing is modelled",
-    ),
+    // fio's default, `linear`, is what rate and rate_iops model.
+    OptionSpec {
+        name: "rate_process",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "linear" => Ok(()),
+            _ => Err(format!(
+                "rate_process '{v}' is not supported: only evenly spaced rates are modelled (linear)"
+            )),
+        }
+        }),
+    },
     unsupported("thinktime_spin", &[], "spinning think time is not modelled"),
-    unsupported(
-        "io_submit_mode",
-        &[],
-        "offloaded submission is not modelled",
-    ),
+    // fio's default, `inline`, is what is modelled (the job thread submits).
+    OptionSpec {
+        name: "io_submit_mode",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "inline" => Ok(()),
+            _ => Err(format!(
+                "io_submit_mode '{v}' is not supported: offloaded submission is not modelled (inline)"
+            )),
+        }
+        }),
+    },
     unsupported("cpumask", &[], "use cpus_allowed"),
-    unsupported("nrfiles", &[], "one file per job is modelled"),
-    unsupported("openfiles", &[], "one file per job is modelled"),
-    unsupported("file_service_type", &[], "one file per job is modelled"),
+    unsupported(
+        "openfiles",
+        &[],
+        "every file of a job is open at once here (fio's default)",
+    ),
+    // fio's default, `roundrobin` (one I/O per file), is what nrfiles models.
+    OptionSpec {
+        name: "file_service_type",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| {
+            match v {
+            "roundrobin" | "roundrobin:1" => Ok(()),
+            _ => Err(format!(
+                "file_service_type '{v}' is not supported: files are served round robin, one I/O each (roundrobin)"
+            )),
+        }
+        }),
+    },
     unsupported("zonemode", &[], "zoned I/O is not modelled"),
     unsupported("zonesize", &[], "zoned I/O is not modelled"),
     unsupported("zonerange", &[], "zoned I/O is not modelled"),
@@ -573,6 +917,54 @@ static TABLE: &[OptionSpec] = &[
         "stopping at steady state is not modelled",
     ),
     unsupported("exec_prerun", &[], "running commands is not supported"),
+    // HOWTO exitall: "terminate all jobs in the same group, as soon as one
+    // job of that group finishes": the others' measured parts end early.
+    unsupported(
+        "exitall",
+        &[],
+        "ending every job when one finishes is not modelled",
+    ),
+    unsupported(
+        "exit_what",
+        &[],
+        "ending other jobs when one finishes is not modelled",
+    ),
+    unsupported(
+        "continue_on_error",
+        &[],
+        "an I/O error ends the job here (fio's default continue_on_error=none)",
+    ),
+    unsupported(
+        "ignore_error",
+        &[],
+        "an I/O error ends the job here (fio's default)",
+    ),
+    // HOWTO latency_target: fio searches for the queue depth that meets it.
+    unsupported(
+        "latency_target",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "latency_window",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "latency_percentile",
+        &[],
+        "searching for the queue depth that meets a latency target is not modelled",
+    ),
+    unsupported(
+        "flow_sleep",
+        &[],
+        "flow control between jobs is not modelled",
+    ),
+    unsupported(
+        "max_latency",
+        &[],
+        "ending a job on a latency bound is not modelled",
+    ),
     unsupported("exec_postrun", &[], "running commands is not supported"),
 ];
 

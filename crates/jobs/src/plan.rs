@@ -34,6 +34,52 @@ pub struct Bounds {
     pub ios: Option<u64>,
 }
 
+/// Which jobs each job waits for before it starts (indices into `jobs`,
+/// the parsed order): fio's `stonewall` (HOWTO: "Wait for preceding jobs in
+/// the job file to exit, before starting this one"; every job of the
+/// sections before the wall) and `wait_for=NAME` (HOWTO: "won't be started
+/// until all workers of the specified waitee job are done"; the waitee must
+/// come first). Jobs after a wall wait for it too, as fio's run_threads
+/// stops starting jobs at a stonewall until everything before has exited.
+/// An error (job index, message) names a waitee that is unknown, the job
+/// itself, or defined later (init.c `wait_for_ok`).
+pub fn serial_order(jobs: &[Job]) -> Result<Vec<Vec<usize>>, (usize, String)> {
+    // The first job of the latest wall so far: everything before it must
+    // have finished.
+    let mut wall = 0usize;
+    let mut out = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
+        let first_of_section =
+            i == 0 || jobs[i - 1].section_line != job.section_line || job.clone_index == 0;
+        if job.stonewall && first_of_section {
+            wall = i;
+        }
+        let mut after: Vec<usize> = (0..wall).collect();
+        if let Some(name) = &job.wait_for {
+            if *name == job.name {
+                return Err((
+                    i,
+                    format!("option 'wait_for': a job cannot wait for itself ('{name}')"),
+                ));
+            }
+            let waitees: Vec<usize> = (0..i).filter(|&k| jobs[k].name == *name).collect();
+            if waitees.is_empty() {
+                return Err((
+                    i,
+                    format!(
+                        "option 'wait_for': waitee job '{name}' unknown (it must be defined before)"
+                    ),
+                ));
+            }
+            after.extend(waitees);
+            after.sort_unstable();
+            after.dedup();
+        }
+        out.push(after);
+    }
+    Ok(out)
+}
+
 impl Job {
     /// fio's loop knobs for this job.
     pub fn io_loop(&self) -> IoLoop {

@@ -73,7 +73,7 @@ fn bad_values() {
 fn unsupported_engines_verify_and_modes() {
     says(
         "[j]\nioengine=posixaio\n",
-        "mixed.fio:2: option 'ioengine': ioengine 'posixaio' is not supported (sync, psync, vsync, pvsync, pvsync2, libaio, io_uring)",
+        "mixed.fio:2: option 'ioengine': ioengine 'posixaio' is not supported (sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null)",
     );
     says(
         "[j]\nverify=md5\n",
@@ -88,8 +88,8 @@ fn unsupported_engines_verify_and_modes() {
         "mixed.fio:2: option 'hipri' is not supported: polled I/O completes without interrupts and is not modelled",
     );
     says(
-        "[a]\n[b]\nstonewall\n",
-        "mixed.fio:3: option 'stonewall' is not supported: jobs here run concurrently; serialising them is not modelled",
+        "[a]\n[b]\nrate_min=1m\n",
+        "mixed.fio:3: option 'rate_min' is not supported: minimum rates, which end a job that misses them, are not modelled",
     );
 }
 

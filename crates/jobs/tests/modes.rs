@@ -54,10 +54,10 @@ fn engines_print_as_fio_spells_them_and_parse_back() {
 }
 
 #[test]
-fn only_libaio_and_io_uring_are_asynchronous() {
+fn only_libaio_io_uring_and_null_are_asynchronous() {
     for name in Engine::NAMES.split(", ") {
         let e = Engine::parse(name).unwrap();
-        let is_async = matches!(e, Engine::Libaio | Engine::IoUring);
+        let is_async = matches!(e, Engine::Libaio | Engine::IoUring | Engine::Null);
         assert_eq!(e.is_async(), is_async, "{name}");
         assert_eq!(e.is_sync(), !is_async, "{name}");
     }

@@ -27,7 +27,6 @@ const IGNORED: &[&str] = &[
     "write_bw_log",
     "write_iops_log",
     "per_job_logs",
-    "exitall",
     "scramble_buffers",
     "refill_buffers",
     "zero_buffers",
@@ -56,6 +55,12 @@ const MODELLED: &[&str] = &[
     "rwmixwrite",
     "bs",
     "blocksize",
+    "bsrange",
+    "bssplit",
+    "blockalign",
+    "random_distribution",
+    "nrfiles",
+    "rate",
     "size",
     "filesize",
     "offset",
@@ -118,14 +123,7 @@ fn modelled_options_are_known() {
 
 #[test]
 fn unsupported_options_say_why() {
-    for name in [
-        "hipri",
-        "stonewall",
-        "bssplit",
-        "rate",
-        "thinktime_spin",
-        "io_submit_mode",
-    ] {
+    for name in ["hipri", "rate_min", "thinktime_spin", "exitall"] {
         let Some(Disposition::Unsupported(why)) = lookup(name).map(|s| s.disposition()) else {
             panic!("{name} is not marked unsupported");
         };

@@ -69,7 +69,11 @@ impl World {
     /// Takes delivered completions; returns to the thread when enough have
     /// arrived, else sleeps in the call.
     fn reap(&mut self, tid: u32, core: u32) {
-        let measuring = self.measuring(self.now);
+        let spec = &self.threads[tid as usize].spec;
+        // Serial groups: a thread counts from its own measured start (the
+        // shared window opened with the first group).
+        let own = !spec.serial || self.now >= spec.measure_from;
+        let measuring = self.measuring(self.now) && own;
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
         let take = room.min(th.ready.len());
@@ -124,6 +128,7 @@ impl World {
                 th.done_at = Some(now);
                 self.cores[core as usize].threads -= 1;
                 self.thread_done();
+                self.release_waiters();
                 self.leave_cpu(core);
             }
             Decision::Reap(Reap { min, max }) => {
@@ -169,6 +174,31 @@ impl World {
                 }
             };
             th.batch.push(slot);
+        }
+    }
+
+    /// Starts every thread whose `stonewall` or `wait_for` jobs have all
+    /// finished (fio's run_threads, which starts them as they do).
+    fn release_waiters(&mut self) {
+        let now = self.now;
+        for tid in 0..self.threads.len() {
+            let th = &self.threads[tid];
+            // Released threads have no one left to wait for.
+            if th.state != TState::NotStarted || th.spec.after.is_empty() {
+                continue;
+            }
+            let ready = th
+                .spec
+                .after
+                .iter()
+                .all(|&k| self.threads[k as usize].state == TState::Done);
+            if ready {
+                let spec = &mut self.threads[tid].spec;
+                spec.after.clear();
+                spec.release(now);
+                let at = spec.start;
+                self.events.push(at, Ev::Start { tid: tid as u32 });
+            }
         }
     }
 

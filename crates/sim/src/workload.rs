@@ -2,7 +2,7 @@
 //! when it stops. Everything the simulator cannot model faithfully is refused
 //! here, naming the job and its line, before any time is simulated.
 
-use jobs::{Issuer, Job};
+use jobs::{Bounds, Issuer, Job};
 use policy::Nanos;
 
 use crate::limits::{MAX_IN_FLIGHT, MAX_THREADS};
@@ -25,6 +25,26 @@ pub(crate) struct ThreadSpec {
     pub measure_from: Nanos,
     /// When it stops issuing, if time-bounded.
     pub stop_at: Option<Nanos>,
+    pub bounds: Bounds,
+    /// The threads that must finish before this one starts (`stonewall`,
+    /// `wait_for`: [`jobs::serial_order`]); its start, measured part and
+    /// end are set when they have.
+    pub after: Vec<u32>,
+    /// Some thread of the workload waits for others: each thread's own
+    /// measured part `[measure_from, stop_at]` bounds what it counts, as
+    /// the groups do not share one window.
+    pub serial: bool,
+}
+
+impl ThreadSpec {
+    /// The thread may start now, at `now`: its issuer counts `ramp_time`
+    /// and `runtime` from its own start ([`Issuer::released`]).
+    pub fn release(&mut self, now: Nanos) {
+        self.issuer = Issuer::released(&self.job, self.bounds, 0, now);
+        self.start = self.issuer.start();
+        self.measure_from = self.issuer.measure_from();
+        self.stop_at = self.issuer.stop_at();
+    }
 }
 
 /// Checks every job and places its thread on a core.
@@ -36,7 +56,13 @@ pub(crate) fn threads(
 ) -> Result<Vec<ThreadSpec>, SimError> {
     let mut per_core = vec![0usize; host.cores as usize];
     let mut out = Vec::with_capacity(jobs.len());
-    for job in jobs {
+    let order = jobs::serial_order(jobs).map_err(|(i, reason)| SimError::Job {
+        job: jobs[i].name.clone(),
+        line: jobs[i].section_line,
+        reason,
+    })?;
+    let serial = order.iter().any(|a| !a.is_empty());
+    for (job, after) in jobs.iter().zip(order) {
         let fail = |reason: String| SimError::Job {
             job: job.name.clone(),
             line: job.section_line,
@@ -97,6 +123,9 @@ pub(crate) fn threads(
             measure_from: issuer.measure_from(),
             stop_at: issuer.stop_at(),
             issuer,
+            bounds,
+            after: after.into_iter().map(|k| k as u32).collect(),
+            serial,
         });
     }
     if out.is_empty() {

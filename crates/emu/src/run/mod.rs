@@ -99,6 +99,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         clock,
         abort: Arc::new(AtomicBool::new(false)),
         finished: Arc::new(AtomicUsize::new(0)),
+        exited: specs.iter().map(|_| AtomicBool::new(false)).collect(),
         driver: &driver,
         recording,
     };

@@ -94,14 +94,14 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
             return Err(job_error(job, depth_error(depth, queue_depth)));
         }
         buffers = buffers.saturating_add(
-            u64::from(depth).saturating_mul(job.bs_read.max(job.bs_write).div_ceil(4096) * 4096),
+            u64::from(depth).saturating_mul(job.max_block_size().div_ceil(4096) * 4096),
         );
         if buffers > MAX_BUFFER_BYTES {
             return Err(job_error(
                 job,
                 format!(
                     "option 'iodepth': iodepth={depth} with bs={} brings the jobs' data buffers (one per request in flight) over {}, the emulator's bound",
-                    job.bs_read.max(job.bs_write),
+                    job.max_block_size(),
                     report::human::num2str(MAX_BUFFER_BYTES, 3, true, "B")
                 ),
             ));
@@ -119,7 +119,20 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
     } = target::choose(jobs, cfg)?;
     if let Kind::File { .. } = backend.kind {
         for job in jobs {
-            for (name, bs) in [("bs (read)", job.bs_read), ("bs (write)", job.bs_write)] {
+            // Every size the job can draw: a range's are multiples of its
+            // minimum, a split's are its entries.
+            let sizes = |write: bool| -> Vec<u64> {
+                match job.block_sizes(write) {
+                    jobs::BlockSizes::Fixed(b) => vec![b],
+                    jobs::BlockSizes::Range { min, .. } => vec![min],
+                    jobs::BlockSizes::Split(s) => s.iter().map(|e| e.bs).collect(),
+                }
+            };
+            let all = sizes(false)
+                .into_iter()
+                .map(|b| ("bs (read)", b))
+                .chain(sizes(true).into_iter().map(|b| ("bs (write)", b)));
+            for (name, bs) in all {
                 if bs % 512 != 0 {
                     return Err(job_error(
                         job,
@@ -260,11 +273,13 @@ pub(crate) fn worker_specs(
     size: u64,
     cfg: &EmuConfig,
 ) -> Result<Vec<WorkerSpec>, EmuError> {
+    let order = jobs::serial_order(jobs).map_err(|(i, reason)| job_error(&jobs[i], reason))?;
     jobs.iter()
+        .zip(order)
         .enumerate()
-        .map(|(i, job)| {
+        .map(|(i, (job, after))| {
             let len = job.size.unwrap_or(size.saturating_sub(job.offset));
-            if job.offset + len > size || len < job.bs_read.max(job.bs_write) {
+            if job.offset + len > size || len < job.max_block_size() {
                 return Err(job_error(
                     job,
                     format!(
@@ -280,6 +295,7 @@ pub(crate) fn worker_specs(
                 region: (job.offset, len),
                 seed: cfg.seed,
                 verify: job.verify.is_some() && job.do_verify,
+                after: after.into_iter().map(|k| k as u32).collect(),
             })
         })
         .collect()

@@ -48,6 +48,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         realtime,
         contention,
     } = f;
+    let serial = specs.iter().any(|s| !s.after.is_empty());
     RunReport {
         mode: Some(Mode::Emu),
         policy: PolicyInfo::of(&cfg.policy),
@@ -58,7 +59,14 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         jobs: specs
             .iter()
             .zip(results)
-            .map(|(s, w)| job_report(s, w, plan.core_of[s.owner as usize], own_run(w, window)))
+            .map(|(s, w)| {
+                let run = if serial {
+                    serial_run(w, window)
+                } else {
+                    own_run(w, window)
+                };
+                job_report(s, w, plan.core_of[s.owner as usize], run)
+            })
             .collect(),
         interrupts: window.irq.interrupts,
         urgent_only_interrupts: window.irq.urgent_only,
@@ -99,6 +107,13 @@ const WINDOW_POLL: policy::Nanos = policy::MS;
 /// job by its own runtime).
 fn own_run(w: &WorkerResult, window: &Window) -> Option<policy::Nanos> {
     (w.stopped_at + WINDOW_POLL < window.to).then(|| w.stopped_at.saturating_sub(window.from))
+}
+
+/// With serial groups (stonewall, wait_for) every job's own measured part,
+/// from its own start to its stop.
+fn serial_run(w: &WorkerResult, window: &Window) -> Option<policy::Nanos> {
+    let from = window.from.max(w.measured_from);
+    Some(w.stopped_at.min(window.to).saturating_sub(from))
 }
 
 fn job_report(

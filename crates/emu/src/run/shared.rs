@@ -14,6 +14,8 @@ pub(crate) struct Running<'a> {
     pub(crate) abort: Arc<AtomicBool>,
     /// Job threads whose measured part is over.
     pub(crate) finished: Arc<AtomicUsize>,
+    /// Per job thread: it has exited (`stonewall`, `wait_for`).
+    pub(crate) exited: Arc<[AtomicBool]>,
     pub(crate) driver: &'a Driver,
     /// The measured window, as the device and the handlers see it.
     pub(crate) recording: Recording,

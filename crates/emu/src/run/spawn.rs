@@ -27,6 +27,7 @@ pub(crate) fn workers(
         let core = plan.core_of[spec.owner as usize];
         let parts = r.driver.parts(spec.owner);
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
+        let exited = r.exited.clone();
         let start = start.clone();
         let spec = spec.clone();
         let handle = std::thread::Builder::new()
@@ -37,6 +38,7 @@ pub(crate) fn workers(
                 if let Err(e) = pinned {
                     abort.store(true, Ordering::Relaxed);
                     finished.fetch_add(1, Ordering::Relaxed);
+                    exited[spec.owner as usize].store(true, Ordering::Release);
                     return Err(format!(
                         "cannot pin job '{}' to CPU {core}: {e}",
                         spec.job.name
@@ -48,6 +50,7 @@ pub(crate) fn workers(
                     mailbox: &parts.mailbox,
                     abort: &abort,
                     finished: &finished,
+                    exited: &exited,
                     handler: parts.handler.as_deref(),
                 };
                 let t0 = clock.now();

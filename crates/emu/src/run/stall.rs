@@ -28,8 +28,8 @@ pub(crate) struct Limit {
 }
 
 /// [`BASE`], plus the longest a job may go without a completion by its own
-/// options (its start delay, its think time, the gap its `rate_iops`
-/// leaves), plus the longest the device may hold a request (a null
+/// options (its start delay, its think time, the gap its `rate_iops` or
+/// `rate` leaves), plus the longest the device may hold a request (a null
 /// device's latency, once per round of its depth that the jobs' requests
 /// in flight need).
 pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
@@ -43,6 +43,19 @@ pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
             .map(|n| SEC.div_ceil(n))
             .max()
             .unwrap_or(0);
+        // `rate` in bytes/s: the gap its largest I/O leaves.
+        let bytes_gap = j
+            .rate
+            .iter()
+            .flat_map(|&(r, w)| [r, w])
+            .filter(|&b| b > 0)
+            .map(|b| {
+                let gap = u128::from(j.max_block_size()) * u128::from(SEC) / u128::from(b);
+                Nanos::try_from(gap).unwrap_or(Nanos::MAX)
+            })
+            .max()
+            .unwrap_or(0);
+        let rate_gap = rate_gap.max(bytes_gap);
         j.startdelay
             .saturating_add(j.thinktime)
             .saturating_add(rate_gap)
@@ -158,6 +171,7 @@ mod tests {
             region: (0, 1 << 20),
             seed: 1,
             verify: false,
+            after: Vec::new(),
         }
     }
 
@@ -175,6 +189,9 @@ mod tests {
         assert_eq!(limit(&[thinker], &file).total, BASE + 11 * SEC);
         let slow = spec("[r]\nsize=1m\nrate_iops=1\n");
         assert_eq!(limit(&[slow], &file).total, BASE + SEC);
+        // rate=4k (bytes/s) with 8 KiB I/Os: one every 2 s.
+        let slow_bytes = spec("[b]\nsize=1m\nbs=8k\nrate=4k\n");
+        assert_eq!(limit(&[slow_bytes], &file).total, BASE + 2 * SEC);
         let hour = 3600 * SEC;
         assert_eq!(
             limit(std::slice::from_ref(&plain), &null("null:100h")).total,

@@ -29,6 +29,10 @@ use crate::error::EmuError;
 /// "a 10 us device") with null_blk's default depth of 64.
 pub const STAND_IN: &str = "null:10us";
 
+/// The backend of jobs on fio's `null` engine, which completes every
+/// request at once (engines/null.c): the null device with no latency.
+pub const NULL_ENGINE: &str = "null:0ns";
+
 /// The chosen backend.
 #[derive(Clone, Debug)]
 pub struct Target {
@@ -98,6 +102,21 @@ pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
     }
 
     let first = &jobs[0];
+    // fio's null engine has no file and no device: every request completes
+    // at once (engines/null.c). Its requests go to the null backend with no
+    // latency; a file a null job names is not opened, as fio does not.
+    if jobs.iter().all(|j| j.ioengine == jobs::Engine::Null) {
+        return Ok(Target {
+            spec: BackendSpec::parse(NULL_ENGINE).expect("the null engine's backend parses"),
+            stand_in: None,
+        });
+    }
+    if let Some(null) = jobs.iter().find(|j| j.ioengine == jobs::Engine::Null) {
+        return Err(job_error(
+            null,
+            "option 'ioengine': null beside jobs on a file or device: the emulator runs one device; pass --backend".into(),
+        ));
+    }
     let Some(name) = first.filename.clone() else {
         return Err(job_error(
             first,

@@ -48,7 +48,10 @@ pub(crate) fn watch(
         .iter()
         .map(|s| jobs::Issuer::new(&s.job, s.bounds, t0).stop_at())
         .collect();
-    let last_end = ends.and_then(|e| e.into_iter().max());
+    // Serial groups (stonewall, wait_for): a later group's end is not known
+    // until it starts.
+    let serial = specs.iter().any(|s| !s.after.is_empty());
+    let last_end = ends.and_then(|e| e.into_iter().max()).filter(|_| !serial);
     let mut was_over = false;
     let opens = t0
         + specs
