@@ -8,17 +8,37 @@ use anyhow::Result;
 use clap::Args;
 use jobs::JobFile;
 
+use crate::args::{self, FioArgs};
+
 #[derive(Args, Debug)]
 pub struct JobsArgs {
     /// fio job files
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Every job's runtime (e.g. 10s, 500ms; a bare number is seconds),
+    /// instead of the job file's runtime=, as `sim` and `run` take it
+    #[arg(long, value_parser = args::runtime, value_name = "TIME")]
+    pub runtime: Option<u64>,
+    #[command(flatten)]
+    pub fio: FioArgs,
 }
 
-pub fn parse_all(files: &[PathBuf]) -> Result<Vec<JobFile>> {
+/// Parses each file with the command line's fio options; `runtime`
+/// replaces every job's `runtime=`.
+pub fn parse_all(
+    files: &[PathBuf],
+    cmd: &jobs::CommandLine,
+    runtime: Option<u64>,
+) -> Result<Vec<JobFile>> {
     let mut parsed = Vec::new();
     for f in files {
-        parsed.push(jobs::parse_file(f)?);
+        let mut file = jobs::parse_file_with(f, cmd)?;
+        if runtime.is_some() {
+            for j in &mut file.jobs {
+                j.runtime = runtime;
+            }
+        }
+        parsed.push(file);
     }
     Ok(parsed)
 }
@@ -39,7 +59,7 @@ pub fn print_notes(file: &JobFile) {
 }
 
 pub fn run(args: &JobsArgs) -> Result<()> {
-    for file in parse_all(&args.files)? {
+    for file in parse_all(&args.files, &args.fio.command_line(), args.runtime)? {
         print_notes(&file);
         for job in &file.jobs {
             println!("{}", job.describe());

@@ -66,6 +66,14 @@ pub struct OptionSpec {
 }
 
 impl OptionSpec {
+    /// True when the option needs a value (`bs=4k`); false for a boolean
+    /// (`time_based`) or one taking any value or none. fio's command line
+    /// takes the next argument as the value of such an option
+    /// (`--iodepth 16`, getopt's `required_argument`).
+    pub fn takes_value(&self) -> bool {
+        matches!(self.kind, Kind::Value(_))
+    }
+
     pub fn disposition(&self) -> Disposition {
         match self.kind {
             Kind::Bool(_) | Kind::Value(_) => Disposition::Modelled,
