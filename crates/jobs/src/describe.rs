@@ -80,6 +80,8 @@ impl Job {
         if let Some(rt) = job.runtime {
             let _ = write!(s, " runtime={}", readable(rt));
         }
+        // Which kernel's defaults the marks below follow (DefaultMarks).
+        let _ = write!(s, " default_marks={}", job.default_marks);
         if job.rw.reads() {
             let _ = write!(s, "\n    read marks:  {}", marks_pattern(job, IoKind::Read));
         }

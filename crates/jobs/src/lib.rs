@@ -55,7 +55,7 @@ pub use cmdline::CommandLine;
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{CintFlags, CpusAllowedPolicy, Engine, Job, RwMode, Verify};
-pub use marks::{IoKind, RwfFlags};
+pub use marks::{default_marks_of, DefaultMarks, IoKind, RwfFlags};
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{
     parse_file, parse_file_with, parse_str, parse_str_with, Ignored, JobFile, Note, COMMAND_LINE,

@@ -425,6 +425,11 @@ static TABLE: &[OptionSpec] = &[
             .ok_or_else(|| format!("invalid cint_flags '{v}' (urgent, barrier, none, default)"))?;
         Ok(())
     }),
+    // Ours: the kernel whose default marks apply (crate::marks::DefaultMarks).
+    modelled("default_marks", &[], |d, v| {
+        d.job.default_marks = v.parse()?;
+        Ok(())
+    }),
     // --- accepted, ignored: reporting, logging, buffers, randomness
     ignored("gtod_reduce", &[]),
     ignored("norandommap", &[]),
