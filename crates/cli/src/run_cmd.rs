@@ -19,6 +19,8 @@ pub struct RunArgs {
     /// fio job file
     pub job_file: PathBuf,
     #[command(flatten)]
+    pub fio: crate::args::FioArgs,
+    #[command(flatten)]
     pub policy: PolicyArgs,
     /// Where commands run: file:PATH (io_uring, O_DIRECT; laid out when
     /// missing or short) or null:LATENCY[,depth=N]; fault injection with
@@ -99,7 +101,7 @@ pub fn say(line: &str) {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let file = jobs::parse_file(&args.job_file)?;
+    let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }
