@@ -67,6 +67,7 @@ fn sample() -> RunReport {
         interrupts: 400_000,
         urgent_only_interrupts: 1_234,
         completions: 1_750_000,
+        irq_line: None,
         context_switches: 45_678,
         // 1 to 10 us in steps of 1 us, ten of each.
         completion_gaps: Gaps::from_values((1..=100u64).map(|i| i.div_ceil(10) * 1_000)),
