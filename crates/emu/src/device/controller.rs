@@ -37,7 +37,8 @@ pub struct DeviceStats {
     pub raised: u64,
     pub merged: u64,
     /// IPI delivery: fires that found the call slot taken (the previous
-    /// interrupt not yet taken by the target), and the time they waited, ns.
+    /// interrupt not yet taken by the target) and got it since, and the
+    /// time they waited, ns.
     pub slot_waits: u64,
     pub slot_wait_ns: u64,
     /// IPI delivery: CQ entries the poller never walked because the device
@@ -299,6 +300,7 @@ fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDel
             }
             st.waiting = None;
             let waited = now.saturating_sub(since);
+            stats.slot_waits += 1;
             stats.slot_wait_ns += waited;
             q.irq.waited_for_slot(waited);
             raise(q, stats, kind, now);
@@ -342,7 +344,6 @@ fn fire(
     now: Nanos,
 ) {
     if irq != IrqDelivery::Apic && q.irq.is_pending() {
-        stats.slot_waits += 1;
         st.waiting = Some((kind, now));
     } else {
         raise(q, stats, kind, now);

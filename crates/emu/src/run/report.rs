@@ -3,7 +3,8 @@
 
 use hdrhistogram::Histogram;
 use report::{
-    CoreUtil, DirReport, IrqLineReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport, VerifyReport,
+    CoreUtil, DirReport, IrqLineReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport,
+    VerifyReport,
 };
 
 use crate::config::{Delivery, EmuConfig, IrqDelivery, POLL_FALLBACK};
