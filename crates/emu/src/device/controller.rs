@@ -308,13 +308,15 @@ fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDel
         let Some(&(at, c)) = st.unwalked.front() else {
             return;
         };
-        if st.cq_tail.wrapping_sub(at) >= q.cq.entries() {
+        // Index `at + entries` posted: `at`'s slot was written again.
+        if st.cq_tail.wrapping_sub(at) > q.cq.entries() {
             // Its slot holds a later entry, of the other phase: the poller
             // stops there and resumes at the host's head (`irq_poller`: "If
             // fake_queue is behind the actual pointer, get it up-to-date").
             // The host reaped every entry before it: a slot is written again
             // only after the doorbell freed it.
             let head = q.cq.doorbell();
+            let before = stats.unwalked_lapped;
             while let Some(&(at, _)) = st.unwalked.front() {
                 if (head.wrapping_sub(at) as i32) <= 0 {
                     break;
@@ -322,7 +324,9 @@ fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDel
                 st.unwalked.pop_front();
                 stats.unwalked_lapped += 1;
             }
-            continue;
+            if stats.unwalked_lapped > before {
+                continue;
+            }
         }
         st.unwalked.pop_front();
         if let Some(kind) = st.policy.completed(now, c) {
