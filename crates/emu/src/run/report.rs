@@ -90,8 +90,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 audit,
                 realtime,
                 plan.device_cpu,
-                cfg.delivery,
-                cfg.irq_delivery,
+                cfg,
                 plan.stand_in.as_ref(),
             ))
             .collect(),
@@ -196,10 +195,10 @@ fn notes(
     audit: &Audit,
     realtime: bool,
     device_cpu: usize,
-    mode: Delivery,
-    irq: IrqDelivery,
+    cfg: &EmuConfig,
     stand_in: Option<&StandIn>,
 ) -> Vec<String> {
+    let (mode, irq) = (cfg.delivery, cfg.irq_delivery);
     let mut notes = Vec::new();
     if let Some(s) = stand_in {
         notes.push(s.to_string());
