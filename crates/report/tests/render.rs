@@ -369,3 +369,34 @@ fn json_document_is_pretty_whole_and_ends_a_line() {
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(v["cinterrupts"]["mode"], "sim");
 }
+
+#[test]
+fn the_emulators_interrupt_line_is_shown_in_text_and_json() {
+    let mut r = sample();
+    assert!(
+        json(&r)["cinterrupts"].get("irq_line").is_none(),
+        "sim: none"
+    );
+    assert!(!report::text::render(&r).contains("interrupt line"));
+    r.irq_line = Some(report::IrqLineReport {
+        delivery: "ipi".into(),
+        raised: 400_000,
+        merged: 0,
+        slot_waits: 1_000,
+        slot_wait_ns: SEC / 2,
+    });
+    let l = &json(&r)["cinterrupts"]["irq_line"];
+    assert_eq!(l["delivery"], "ipi");
+    assert_eq!(l["raised"], 400_000);
+    assert_eq!(l["delivered"], r.interrupts, "delivered: the interrupts");
+    assert_eq!(
+        (l["merged"].as_u64(), l["slot_waits"].as_u64()),
+        (Some(0), Some(1_000))
+    );
+    assert_eq!(l["slot_wait_ns"], SEC / 2);
+    let text = report::text::render(&r);
+    assert!(
+        text.contains("  interrupt line (ipi): raised 400000, delivered 400000, merged 0; the device waited for the call slot 1000 times, 500.0 ms (5.0% of the window)\n"),
+        "{text}"
+    );
+}
