@@ -245,8 +245,8 @@ fn notes(
     });
     let d = &audit.device;
     notes.push(format!(
-        "device: {} commands, {} interrupts raised, {} merged into one pending, {} waited for the call slot ({} in all), {} completions held for a full CQ, {} in error",
-        d.completed, d.raised, d.merged, d.slot_waits, policy::format_nanos(d.slot_wait_ns), d.held, d.errors
+        "device: {} commands, {} interrupts raised, {} merged into one pending, {} waited for the call slot ({:.1} ms in all), {} completions held for a full CQ, {} in error",
+        d.completed, d.raised, d.merged, d.slot_waits, d.slot_wait_ns as f64 / 1e6, d.held, d.errors
     ));
     if d.unwalked_lapped > 0 {
         notes.push(format!(
