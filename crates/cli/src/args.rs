@@ -27,6 +27,111 @@ fn dashed_values(cmd: Command) -> Command {
     .mut_subcommands(dashed_values)
 }
 
+/// fio's job options on the command line (`jobs`, `sim`, `run`, `tune`).
+/// The binary rewrites each `--NAME[=VALUE]` that is not one of the verb's
+/// own options but names a job option (or `section`) to `--fio
+/// NAME[=VALUE]` before clap reads it ([`fio_argv`]), so the help lists
+/// one option for all of them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FioArgs {
+    /// A fio job option, written as fio's command line writes it:
+    /// --iodepth=16, --blocksize=4K, --numjobs=4, --time_based,
+    /// --section=NAME (repeatable: only those job sections run). As in fio,
+    /// they are every job's defaults: the job file's [global] and the job's
+    /// own section override them. Where a name is also one of this
+    /// command's options (--runtime, --barrier), the command's wins; write
+    /// --fio NAME=VALUE for fio's
+    #[arg(long = "fio", value_name = "NAME[=VALUE]", action = ArgAction::Append)]
+    pub options: Vec<String>,
+}
+
+impl FioArgs {
+    /// The options as the jobs crate takes them.
+    pub fn command_line(&self) -> jobs::CommandLine {
+        let mut cmd = jobs::CommandLine::default();
+        for o in &self.options {
+            cmd.push_arg(o);
+        }
+        cmd
+    }
+}
+
+/// `argv` with fio's job options rewritten for clap: after a verb that
+/// takes [`FioArgs`] (an argument with id `options` and long `fio`), each
+/// `--NAME[=VALUE]` (or `--NAME VALUE` for an option that needs a value, as
+/// fio's getopt reads it) that is not one of the verb's own options and
+/// names a job option or `section` becomes `--fio NAME[=VALUE]`. Anything
+/// else, and everything after `--`, is left for clap to judge.
+pub fn fio_argv(cmd: &Command, argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use std::ffi::OsString;
+    let Some(verb) = argv.get(1).and_then(|v| v.to_str()) else {
+        return argv;
+    };
+    let Some(sub) = cmd.find_subcommand(verb) else {
+        return argv;
+    };
+    if !sub.get_arguments().any(|a| a.get_long() == Some("fio")) {
+        return argv;
+    }
+    // The verb's own long options, and whether each takes a value.
+    let own = |name: &str| -> Option<bool> {
+        if name == "help" || name == "version" {
+            return Some(false);
+        }
+        sub.get_arguments()
+            .find(|a| {
+                a.get_long() == Some(name)
+                    || a.get_all_aliases().is_some_and(|al| al.contains(&name))
+            })
+            .map(|a| matches!(a.get_action(), ArgAction::Set | ArgAction::Append))
+    };
+    let mut out: Vec<OsString> = argv[..2].to_vec();
+    let mut rest = argv.into_iter().skip(2).peekable();
+    while let Some(arg) = rest.next() {
+        let Some(body) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            out.push(arg);
+            continue;
+        };
+        if body.is_empty() {
+            // `--`: the rest is positional.
+            out.push(arg);
+            out.extend(rest);
+            break;
+        }
+        let (name, has_value) = match body.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (body, false),
+        };
+        if let Some(takes_value) = own(name) {
+            out.push(arg.clone());
+            // `--device --x`: the next argument is the option's value.
+            if takes_value && !has_value {
+                out.extend(rest.next());
+            }
+            continue;
+        }
+        let needs_value = match name {
+            "section" => true,
+            _ => match jobs::lookup(name) {
+                Some(spec) => spec.takes_value(),
+                None => {
+                    out.push(arg);
+                    continue;
+                }
+            },
+        };
+        let mut given = body.to_string();
+        if needs_value && !has_value {
+            if let Some(v) = rest.next_if(|v| v.to_str().is_some()) {
+                given = format!("{name}={}", v.to_str().unwrap_or_default());
+            }
+        }
+        out.push("--fio".into());
+        out.push(given.into());
+    }
+    out
+}
+
 /// `6us`, `100us`, `1ms`: a unit is required (except for 0).
 pub fn duration(s: &str) -> Result<u64, String> {
     jobs::units::parse_duration(s, None)

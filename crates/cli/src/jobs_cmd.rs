@@ -8,6 +8,8 @@ use anyhow::Result;
 use clap::Args;
 use jobs::JobFile;
 
+use crate::args::{self, FioArgs};
+
 #[derive(Args, Debug)]
 pub struct JobsArgs {
     /// fio job files
@@ -17,12 +19,30 @@ pub struct JobsArgs {
     /// is refused, then how many parse; exits 1 if any is refused
     #[arg(long)]
     pub check: bool,
+    /// Every job's runtime (e.g. 10s, 500ms; a bare number is seconds),
+    /// instead of the job file's runtime=, as `sim` and `run` take it
+    #[arg(long, value_parser = args::runtime, value_name = "TIME")]
+    pub runtime: Option<u64>,
+    #[command(flatten)]
+    pub fio: FioArgs,
 }
 
-pub fn parse_all(files: &[PathBuf]) -> Result<Vec<JobFile>> {
+/// Parses each file with the command line's fio options; `runtime`
+/// replaces every job's `runtime=`.
+pub fn parse_all(
+    files: &[PathBuf],
+    cmd: &jobs::CommandLine,
+    runtime: Option<u64>,
+) -> Result<Vec<JobFile>> {
     let mut parsed = Vec::new();
     for f in files {
-        parsed.push(jobs::parse_file(f)?);
+        let mut file = jobs::parse_file_with(f, cmd)?;
+        if runtime.is_some() {
+            for j in &mut file.jobs {
+                j.runtime = runtime;
+            }
+        }
+        parsed.push(file);
     }
     Ok(parsed)
 }
@@ -46,7 +66,10 @@ pub fn run(args: &JobsArgs) -> Result<()> {
     if args.check {
         return check(&args.files);
     }
-    for (file, path) in parse_all(&args.files)?.into_iter().zip(&args.files) {
+    for (file, path) in parse_all(&args.files, &args.fio.command_line(), args.runtime)?
+        .into_iter()
+        .zip(&args.files)
+    {
         // Who waits for whom (stonewall, wait_for) is checked here as sim
         // and run check it: an unknown waitee is refused before anything
         // is shown.

@@ -44,8 +44,10 @@ enum Verb {
 }
 
 fn main() -> ExitCode {
-    let parsed = args::command::<Cli>()
-        .try_get_matches()
+    let cmd = args::command::<Cli>();
+    let argv = args::fio_argv(&cmd, std::env::args_os().collect());
+    let parsed = cmd
+        .try_get_matches_from(argv)
         .and_then(|m| Cli::from_arg_matches(&m));
     let cli = match parsed {
         Ok(cli) => cli,
@@ -102,6 +104,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A bad fio option on the command line is a usage error, as clap's.
+        Err(e) if matches!(e.downcast_ref(), Some(jobs::JobError::CommandLine { .. })) => {
+            eprintln!("cinterrupts: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             // anyhow's chain on one line: "context: cause".
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

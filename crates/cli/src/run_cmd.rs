@@ -19,6 +19,8 @@ pub struct RunArgs {
     /// fio job file
     pub job_file: PathBuf,
     #[command(flatten)]
+    pub fio: crate::args::FioArgs,
+    #[command(flatten)]
     pub policy: PolicyArgs,
     /// Where commands run: file:PATH (io_uring, O_DIRECT; laid out when
     /// missing or short) or null:LATENCY[,depth=N]; fault injection with
@@ -49,6 +51,12 @@ pub struct RunArgs {
     /// handler thread: a cross-core wake-up, ~34 us on this VM)
     #[arg(long, value_enum, default_value = "poll", value_name = "HOW")]
     pub delivery: DeliveryArg,
+    /// What a fire does while the previous interrupt is not yet taken: ipi
+    /// (the authors' emulator: one IPI per fire, never merged, the device
+    /// waits for the call slot while the device goes on), ipi-stall (the
+    /// whole device waits too) or apic (merges into the pending one)
+    #[arg(long, default_value = "ipi", value_parser = ["ipi", "ipi-stall", "apic"], value_name = "HOW")]
+    pub irq_delivery: String,
     /// Seed of the offsets and the read/write mix
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -99,7 +107,7 @@ pub fn say(line: &str) {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let file = jobs::parse_file(&args.job_file)?;
+    let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }
@@ -116,6 +124,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         queue_depth: args.queue_depth,
         seed: args.seed,
         delivery: args.delivery.into(),
+        irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()

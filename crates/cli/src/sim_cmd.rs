@@ -19,6 +19,8 @@ pub struct SimArgs {
     /// fio job file
     pub job_file: PathBuf,
     #[command(flatten)]
+    pub fio: crate::args::FioArgs,
+    #[command(flatten)]
     pub policy: PolicyArgs,
     /// Device profile: a shipped name or a .toml file. Without --delta or --thr,
     /// adaptive, cint and dynamic take the profile's tuned values (TOS 5.2):
@@ -82,7 +84,7 @@ pub fn config(
 }
 
 pub fn run(args: &SimArgs) -> Result<()> {
-    let file = jobs::parse_file(&args.job_file)?;
+    let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }

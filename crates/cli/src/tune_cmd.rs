@@ -28,6 +28,8 @@ pub struct TuneArgs {
     /// fio job file: the workload the gaps are measured on and thr is swept
     /// on (TOS Fig 18: examples/tune-libaio.fio, tune-libaio-batch.fio)
     pub job_file: PathBuf,
+    #[command(flatten)]
+    pub fio: crate::args::FioArgs,
     /// Where the workload runs: the simulator, or the emulator on real I/O
     #[arg(long, value_enum, default_value = "sim", value_name = "MODE")]
     pub mode: ModeArg,
@@ -121,7 +123,7 @@ fn target(args: &TuneArgs) -> Result<(Target, Setup)> {
 }
 
 pub fn run(args: &TuneArgs) -> Result<()> {
-    let file = jobs::parse_file(&args.job_file)?;
+    let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }

@@ -37,6 +37,9 @@ pub struct EmuConfig {
     pub stall_timeout: Option<Nanos>,
     /// How interrupts reach the target cores.
     pub delivery: Delivery,
+    /// Whether a fire is its own interrupt (the authors' IPIs) or merges
+    /// into one still pending (an APIC's line).
+    pub irq_delivery: IrqDelivery,
     /// Let the run use a block device a job file names, and write to a
     /// block device (`--allow-device-write`; fio's `allow_mounted_write`).
     pub allow_device_write: bool,
@@ -61,6 +64,7 @@ impl Default for EmuConfig {
             realtime_handler: true,
             stall_timeout: None,
             delivery: Delivery::Poll,
+            irq_delivery: IrqDelivery::Ipi,
             allow_device_write: false,
             say: None,
         }
@@ -93,6 +97,56 @@ impl Delivery {
     }
 }
 
+/// What the device does when its policy fires while the previous
+/// interrupt has not been taken yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IrqDelivery {
+    /// As the authors' emulator (artifact, `linux-kernel/cinterrupts-01-basis.patch`,
+    /// `irq_poller_fire`): every fire is an IPI sent with
+    /// `smp_call_function_single(dst_cpu, nvme_irq_helper, queue, 0)`. With
+    /// `wait=0` Linux 5.0 (`kernel/smp.c`) sends it through the sending CPU's
+    /// one `csd_data` slot, taken by `csd_lock`, which first spins in
+    /// `csd_lock_wait` until the previous call released it; the target
+    /// releases it (`csd_unlock`) in `flush_smp_call_function_queue` just
+    /// before it runs the function. So the poller waits at a fire until the
+    /// target has taken the previous one: nothing merges, and a slow target
+    /// holds back the poller's next interrupts. The poller is a thread
+    /// apart from the SSD (one per queue, on its own CPU, in the
+    /// rocks-addon patch), so the device keeps fetching, executing and
+    /// posting while it waits; only the policy's walk of the CQ stops.
+    #[default]
+    Ipi,
+    /// As [`IrqDelivery::Ipi`], but the whole device waits at the fire:
+    /// nothing is fetched, executed or posted until the slot is free, as if
+    /// the SSD were the poller. Not the authors' arrangement (their SSD
+    /// never waits for their poller); for comparison.
+    IpiStall,
+    /// A real device's MSI-X vector on an APIC: a fire while one is still
+    /// pending merges into it (one pending bit per vector), and the device
+    /// never waits. For what-ifs about real hardware.
+    Apic,
+}
+
+impl IrqDelivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IrqDelivery::Ipi => "ipi",
+            IrqDelivery::IpiStall => "ipi-stall",
+            IrqDelivery::Apic => "apic",
+        }
+    }
+
+    /// `ipi`, `ipi-stall` or `apic`.
+    pub fn parse(s: &str) -> Option<IrqDelivery> {
+        match s {
+            "ipi" => Some(IrqDelivery::Ipi),
+            "ipi-stall" => Some(IrqDelivery::IpiStall),
+            "apic" => Some(IrqDelivery::Apic),
+            _ => None,
+        }
+    }
+}
+
 /// How long polled delivery may leave an interrupt pending before the
 /// device wakes the fallback handler: about one cross-core wake-up here.
 pub const POLL_FALLBACK: Nanos = 50_000;
@@ -121,6 +175,9 @@ pub struct DeviceConfig {
     pub cpu: usize,
     /// The interrupt strategy; each queue pair's CQ gets its own instance.
     pub policy: PolicySpec,
+    /// IPIs that wait for the call slot (the authors'), or an APIC line
+    /// that merges.
+    pub irq_delivery: IrqDelivery,
     pub recording: Recording,
 }
 
@@ -131,5 +188,9 @@ pub struct DriverConfig {
     /// [`Delivery::Wake`]: run the handler threads at SCHED_FIFO (see
     /// [`EmuConfig::realtime_handler`]).
     pub realtime_handler: bool,
+    /// Time each interrupt's handler spends before it reaps, busy (0: none).
+    /// A what-if for a slower target core, and how the tests make a handler
+    /// deliberately slow.
+    pub handler_delay: Nanos,
     pub recording: Recording,
 }

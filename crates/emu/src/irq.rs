@@ -7,7 +7,14 @@
 //! runs at SCHED_FIFO, so waking it preempts whatever job thread runs on the
 //! core, as a hardware interrupt does. While it is pending, further raises
 //! merge into it (an APIC holds one pending vector, and so does MSI-X's
-//! pending bit); a full interrupt covers an urgent-only one.
+//! pending bit); a full interrupt covers an urgent-only one. With the
+//! authors' IPIs (`IrqDelivery::Ipi`) the device raises only once the line
+//! is clear, so nothing merges: the line is then their call slot, locked
+//! from the raise until the handler takes it.
+//!
+//! The line also counts what was raised on it, for the report: raises,
+//! raises that merged, and the fires that waited for the slot and for how
+//! long.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -38,6 +45,22 @@ pub struct IrqLine {
     fallback: OnceLock<Thread>,
     /// The `raised_at` of the last raise the fallback was woken for.
     kicked: AtomicU64,
+    /// Raises, and those that merged into one pending (written by the
+    /// device thread alone).
+    raised: AtomicU64,
+    merged: AtomicU64,
+    /// Fires that found the slot taken, and the time they waited, ns.
+    slot_waits: AtomicU64,
+    slot_wait_ns: AtomicU64,
+}
+
+/// What was raised on a line so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCount {
+    pub raised: u64,
+    pub merged: u64,
+    pub slot_waits: u64,
+    pub slot_wait_ns: u64,
 }
 
 impl IrqLine {
@@ -80,6 +103,32 @@ impl IrqLine {
     /// Device: raises an interrupt of `kind` at `now`. Returns `false` when
     /// it merged into one still pending.
     pub fn raise(&self, kind: Interrupt, now: Nanos) -> bool {
+        let sent = self.set_pending(kind, now);
+        bump(&self.raised, 1);
+        if !sent {
+            bump(&self.merged, 1);
+        }
+        sent
+    }
+
+    /// Device: a fire waited `ns` for the slot (the line to clear).
+    pub fn waited_for_slot(&self, ns: Nanos) {
+        bump(&self.slot_waits, 1);
+        bump(&self.slot_wait_ns, ns);
+    }
+
+    /// What was raised so far.
+    pub fn count(&self) -> LineCount {
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        LineCount {
+            raised: r(&self.raised),
+            merged: r(&self.merged),
+            slot_waits: r(&self.slot_waits),
+            slot_wait_ns: r(&self.slot_wait_ns),
+        }
+    }
+
+    fn set_pending(&self, kind: Interrupt, now: Nanos) -> bool {
         let bit = match kind {
             Interrupt::Full => FULL,
             Interrupt::UrgentOnly => URGENT_ONLY,
@@ -158,6 +207,31 @@ impl IrqLine {
                 return t;
             }
             std::thread::park();
+        }
+    }
+}
+
+/// One writer (the device thread): a load and a store, no locked add.
+fn bump(a: &AtomicU64, by: u64) {
+    a.store(a.load(Ordering::Relaxed) + by, Ordering::Relaxed);
+}
+
+impl LineCount {
+    pub fn since(self, e: LineCount) -> LineCount {
+        LineCount {
+            raised: self.raised - e.raised,
+            merged: self.merged - e.merged,
+            slot_waits: self.slot_waits - e.slot_waits,
+            slot_wait_ns: self.slot_wait_ns - e.slot_wait_ns,
+        }
+    }
+
+    pub fn plus(self, o: LineCount) -> LineCount {
+        LineCount {
+            raised: self.raised + o.raised,
+            merged: self.merged + o.merged,
+            slot_waits: self.slot_waits + o.slot_waits,
+            slot_wait_ns: self.slot_wait_ns + o.slot_wait_ns,
         }
     }
 }

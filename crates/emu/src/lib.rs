@@ -55,10 +55,10 @@
 //! let clock = Clock::new();
 //! let policy = policy::PolicySpec::named("cint");
 //! let device = Device::start(
-//!     &DeviceConfig { cpu: 1, policy, recording: Default::default() },
+//!     &DeviceConfig { cpu: 1, policy, irq_delivery: Default::default(), recording: Default::default() },
 //!     clock, backend.backend, queues.clone(),
 //! )?;
-//! let cfg = DriverConfig { delivery: Delivery::Poll, realtime_handler: false, recording: Default::default() };
+//! let cfg = DriverConfig { delivery: Delivery::Poll, realtime_handler: false, handler_delay: 0, recording: Default::default() };
 //! let driver = Driver::start(&cfg, clock, queues, &[0])?; // one waiter, on queue pair 0
 //! let req = Request { cookie: 7, write: false, offset: 0, len: 4096, buf: 0, marks: policy::Marks::URGENT };
 //! // SAFETY: the null backend never touches the buffer.
@@ -89,10 +89,11 @@ mod sys;
 mod verify;
 mod worker;
 
-pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, Recording};
+pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
 pub use device::{Device, DeviceHandle};
 pub use driver::Driver;
 pub use error::EmuError;
+pub use irq::LineCount;
 pub use mailbox::Delivered;
 pub use queue::{QueuePair, Request};
 pub use run::{choose_target, run, run_audited, Audit, StandIn, Target, STAND_IN};

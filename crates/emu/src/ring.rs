@@ -162,6 +162,16 @@ impl CompletionQueue {
         (counter >> self.shift) & 1 == 0
     }
 
+    /// How many entries the ring has.
+    pub fn entries(&self) -> u32 {
+        self.mask + 1
+    }
+
+    /// The head doorbell as the host last rang it (a free-running count).
+    pub fn doorbell(&self) -> u32 {
+        self.head.load(Ordering::Acquire)
+    }
+
     /// Device: posts `cqe` at `*tail` unless the ring is full.
     pub fn post(&self, tail: &mut u32, cqe: Cqe) -> Result<(), CqFull> {
         let head = self.head.load(Ordering::Acquire);

@@ -33,6 +33,7 @@ fn start(policy: &str, delivery: Delivery, waiters: usize) -> (DeviceHandle, Dri
         &DeviceConfig {
             cpu: DEVICE_CPU,
             policy: PolicySpec::named(policy),
+            irq_delivery: Default::default(),
             recording: Default::default(),
         },
         clock,
@@ -49,6 +50,7 @@ fn start(policy: &str, delivery: Delivery, waiters: usize) -> (DeviceHandle, Dri
         &DriverConfig {
             delivery,
             realtime_handler: false,
+            handler_delay: 0,
             recording: Default::default(),
         },
         clock,
@@ -183,6 +185,7 @@ fn a_waiter_on_a_missing_queue_pair_is_refused() {
     let cfg = DriverConfig {
         delivery: Delivery::Poll,
         realtime_handler: false,
+        handler_delay: 0,
         recording: Default::default(),
     };
     let e = Driver::start(&cfg, Clock::new(), queues, &[0, 1])

@@ -134,6 +134,8 @@ impl Job {
         if let Some(w) = &job.wait_for {
             let _ = write!(s, " wait_for={}", crate::error::quoted(w));
         }
+        // Which kernel's defaults the marks below follow (DefaultMarks).
+        let _ = write!(s, " default_marks={}", job.default_marks);
         if job.rw.reads() {
             let _ = write!(s, "\n    read marks:  {}", marks_pattern(job, IoKind::Read));
         }

@@ -99,13 +99,18 @@ pub enum JobError {
         option: String,
         message: String,
     },
+
+    /// A job option or `--section` given on the command line that is not
+    /// valid; `given` is the option as written (`--iodepth=x`).
+    #[error("{given}: {message}")]
+    CommandLine { given: String, message: String },
 }
 
 impl JobError {
     /// The 1-based line the error refers to (0 for errors about the whole file).
     pub fn line(&self) -> usize {
         match self {
-            JobError::Read { .. } | JobError::NoJobs { .. } => 0,
+            JobError::Read { .. } | JobError::NoJobs { .. } | JobError::CommandLine { .. } => 0,
             JobError::Syntax { line, .. }
             | JobError::OptionBeforeSection { line, .. }
             | JobError::EmptySection { line, .. }

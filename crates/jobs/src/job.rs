@@ -382,6 +382,8 @@ pub struct Job {
     /// submitted batch Barrier (and the others explicitly unmarked).
     pub barrier: bool,
     pub cint_flags: CintFlags,
+    /// Ours: which kernel's default marks apply (`default_marks=`).
+    pub default_marks: crate::marks::DefaultMarks,
 }
 
 impl Default for Job {
@@ -439,6 +441,7 @@ impl Default for Job {
             do_verify: true,
             barrier: false,
             cint_flags: CintFlags::Default,
+            default_marks: crate::marks::DefaultMarks::Table1,
         }
     }
 }

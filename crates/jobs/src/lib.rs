@@ -12,6 +12,11 @@
 //! psync / pvsync2 / libaio jobs, O_DIRECT random 4 KiB I/O) into a workload
 //! description, with one-line `FILE:LINE: option 'x': ...` errors.
 //!
+//! fio's job options given on its command line (`--iodepth=16
+//! --section=psync`) come in as a [`CommandLine`] to [`parse_file_with`] or
+//! [`parse_str_with`], in fio's precedence: they are every job's defaults,
+//! and the file's `[global]` and each job's own section override them.
+//!
 //! [`parse_file`] is the one front door for every command that reads a job
 //! file: it reads only regular files and FIFOs, at most
 //! [`MAX_JOB_FILE_BYTES`] with fio's `include`s, and defines at most
@@ -33,6 +38,7 @@
 //! assert_eq!(job.marks(jobs::IoKind::Read, 0, 4), policy::Marks::NONE);
 //! ```
 
+mod cmdline;
 mod describe;
 mod error;
 mod ini;
@@ -48,15 +54,18 @@ mod skew;
 mod source;
 pub mod units;
 
+pub use cmdline::CommandLine;
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{
     BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
 };
-pub use marks::{IoKind, RwfFlags};
+pub use marks::{default_marks_of, DefaultMarks, IoKind, RwfFlags};
 pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
-pub use parse::{parse_file, parse_str, Ignored, JobFile, Note};
+pub use parse::{
+    parse_file, parse_file_with, parse_str, parse_str_with, Ignored, JobFile, Note, COMMAND_LINE,
+};
 pub use plan::{serial_order, Bounds, IoLoop};
 pub use policy::Marks;
 pub use source::{MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};

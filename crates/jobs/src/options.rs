@@ -68,6 +68,14 @@ pub struct OptionSpec {
 }
 
 impl OptionSpec {
+    /// True when the option needs a value (`bs=4k`); false for a boolean
+    /// (`time_based`) or one taking any value or none. fio's command line
+    /// takes the next argument as the value of such an option
+    /// (`--iodepth 16`, getopt's `required_argument`).
+    pub fn takes_value(&self) -> bool {
+        matches!(self.kind, Kind::Value(_))
+    }
+
     pub fn disposition(&self) -> Disposition {
         match self.kind {
             Kind::Bool(_) | Kind::Value(_) => Disposition::Modelled,
@@ -727,6 +735,11 @@ static TABLE: &[OptionSpec] = &[
     modelled("cint_flags", &[], |d, v| {
         d.job.cint_flags = CintFlags::parse(v)
             .ok_or_else(|| format!("invalid cint_flags '{v}' (urgent, barrier, none, default)"))?;
+        Ok(())
+    }),
+    // Ours: the kernel whose default marks apply (crate::marks::DefaultMarks).
+    modelled("default_marks", &[], |d, v| {
+        d.job.default_marks = v.parse()?;
         Ok(())
     }),
     // --- accepted, ignored: reporting, logging, buffers, randomness

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::cmdline::{CommandLine, Given};
 use crate::error::{quoted, with_quoted_value, JobError};
 use crate::ini::{self, Entry};
 use crate::job::Job;
@@ -32,8 +33,19 @@ pub struct Ignored {
     pub option: String,
 }
 
+/// What [`Ignored::file`] says for an option given on the command line
+/// (its `line` is 0).
+pub const COMMAND_LINE: &str = "command line";
+
 impl fmt::Display for Ignored {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            return write!(
+                f,
+                "{}: option '{}' ignored (does not change what is measured)",
+                self.file, self.option
+            );
+        }
         write!(
             f,
             "{}:{}: option '{}' ignored (does not change what is measured)",
@@ -60,6 +72,15 @@ impl fmt::Display for Note {
 /// from the process environment. The file must be a regular file or a FIFO,
 /// and it and its includes together at most [`MAX_JOB_FILE_BYTES`].
 pub fn parse_file(path: &Path) -> Result<JobFile, JobError> {
+    parse_file_with(path, &CommandLine::default())
+}
+
+/// [`parse_file`] with fio's command-line job options and `--section`s, in
+/// fio's precedence (see [`CommandLine`]): the command line gives every
+/// job's defaults, the file's `[global]` and the job's own section win.
+/// An error in a command-line option is [`JobError::CommandLine`], naming
+/// it as given (`--iodepth=x: ...`).
+pub fn parse_file_with(path: &Path, cmd: &CommandLine) -> Result<JobFile, JobError> {
     let shown = path.display().to_string();
     let env = |var: &str| std::env::var(var).ok();
     let mut disk = DiskIncludes {
@@ -71,7 +92,7 @@ pub fn parse_file(path: &Path) -> Result<JobFile, JobError> {
     let sections = ini::lex(&text, &shown, &env, &mut |name, from, line| {
         disk.include(name, from, line)
     })?;
-    from_sections(&sections, &shown)
+    from_sections(&sections, &shown, cmd)
 }
 
 /// Parses job-file text. `origin` names it in messages; `env` resolves
@@ -82,6 +103,17 @@ pub fn parse_str(
     origin: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, JobError> {
+    parse_str_with(text, origin, env, &CommandLine::default())
+}
+
+/// [`parse_str`] with fio's command-line job options and `--section`s, as
+/// [`parse_file_with`].
+pub fn parse_str_with(
+    text: &str,
+    origin: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    cmd: &CommandLine,
+) -> Result<JobFile, JobError> {
     let sections = ini::lex(text, origin, env, &mut |_, from, line| {
         Err(JobError::Unsupported {
             file: from.to_string(),
@@ -90,7 +122,7 @@ pub fn parse_str(
             why: "include files are read only from a job file on disk".to_string(),
         })
     })?;
-    from_sections(&sections, origin)
+    from_sections(&sections, origin, cmd)
 }
 
 /// A file being read, as opened and as resolved (for cycles).
@@ -158,12 +190,22 @@ impl DiskIncludes<'_> {
     }
 }
 
-/// Jobs from lexed sections: `[global]` inheritance, options applied, each
-/// job checked, `numjobs` expanded, the job count bounded.
-fn from_sections(sections: &[ini::Section], origin: &str) -> Result<JobFile, JobError> {
+/// Jobs from lexed sections: the command line's defaults, `[global]`
+/// inheritance, options applied, each job checked, `numjobs` expanded, the
+/// job count bounded.
+fn from_sections(
+    sections: &[ini::Section],
+    origin: &str,
+    cmd: &CommandLine,
+) -> Result<JobFile, JobError> {
     let mut out = JobFile::default();
-    // fio: a job starts from the global options accumulated so far.
+    check_sections(sections, origin, cmd)?;
+    // fio: a job starts from the global options accumulated so far, and
+    // they start from the command line's (crate::cmdline).
     let mut global = Draft::default();
+    for (name, value) in &cmd.options {
+        apply_given(&mut global, name, value.as_deref(), &mut out.ignored)?;
+    }
     // Every section is still parsed past the job bound, so an invalid
     // option anywhere is reported as itself; only the count goes on.
     let mut total = 0usize;
@@ -173,6 +215,10 @@ fn from_sections(sections: &[ini::Section], origin: &str) -> Result<JobFile, Job
             for e in &section.entries {
                 apply(&mut global, e, &mut out.ignored)?;
             }
+            continue;
+        }
+        // fio init.c `skip_this_section`: only the --section's jobs.
+        if !cmd.sections.is_empty() && !cmd.sections.contains(&section.name) {
             continue;
         }
         let mut draft = global.clone();
@@ -215,6 +261,85 @@ fn from_sections(sections: &[ini::Section], origin: &str) -> Result<JobFile, Job
         });
     }
     Ok(out)
+}
+
+/// Each `--section=NAME` names a job section of the file, and not
+/// `global` (fio: "can't use global as only section"). fio itself runs
+/// nothing for a name it does not find; naming it is kinder.
+fn check_sections(
+    sections: &[ini::Section],
+    origin: &str,
+    cmd: &CommandLine,
+) -> Result<(), JobError> {
+    for want in &cmd.sections {
+        let refuse = |message: String| JobError::CommandLine {
+            given: Given("section", Some(want)).to_string(),
+            message,
+        };
+        if want == "global" {
+            return Err(refuse(
+                "[global] cannot be the only section (fio: \"can't use global as only section\")"
+                    .to_string(),
+            ));
+        }
+        if !sections.iter().any(|s| &s.name == want) {
+            let names: Vec<&str> = sections
+                .iter()
+                .filter(|s| !s.is_global())
+                .map(|s| s.name.as_str())
+                .collect();
+            return Err(refuse(format!(
+                "{origin} has no job section [{}] (it has: {})",
+                quoted(want),
+                quoted(&names.join(", "))
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Applies one job option given on the command line; an error names it as
+/// given (`--iodepth=x: ...`).
+fn apply_given(
+    d: &mut Draft,
+    name: &str,
+    value: Option<&str>,
+    ignored: &mut Vec<Ignored>,
+) -> Result<(), JobError> {
+    let given = Given(name, value).to_string();
+    let refuse = |message: String| JobError::CommandLine {
+        given: quoted(&given),
+        message,
+    };
+    match name {
+        "section" => return Err(refuse("needs a section name".to_string())),
+        // fio: --name starts a job defined on the command line (init.c,
+        // FIO_GETOPT_JOB); only job files define jobs here.
+        "name" => {
+            return Err(refuse(
+                "jobs defined on the command line are not supported: put the job in a job file"
+                    .to_string(),
+            ))
+        }
+        _ => {}
+    }
+    let entry = Entry {
+        file: COMMAND_LINE.into(),
+        line: 0,
+        key: name.to_string(),
+        value: value.map(str::to_string),
+    };
+    apply(d, &entry, ignored).map_err(|e| {
+        refuse(match e {
+            JobError::UnknownOption { .. } => {
+                "unknown option (neither a fio job option we know nor one of ours)".to_string()
+            }
+            JobError::Unsupported { why, .. } => format!("not supported: {why}"),
+            JobError::MissingValue { .. } => "needs a value".to_string(),
+            JobError::InvalidValue { message, .. } => message,
+            other => other.to_string(),
+        })
+    })
 }
 
 /// Applies one `option[=value]` to a draft.
@@ -317,35 +442,34 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
     if job.iodepth_batch_submit == 0 {
         job.iodepth_batch_submit = job.iodepth;
     }
-    if job.iodepth_batch_submit > job.iodepth {
-        return Err(err(
-            &job,
-            "iodepth_batch_submit",
-            format!(
-                "{} exceeds iodepth {}",
-                job.iodepth_batch_submit, job.iodepth
-            ),
-        ));
-    }
-    if job.iodepth_batch_complete_min > job.iodepth {
-        return Err(err(
-            &job,
-            "iodepth_batch_complete_min",
-            format!(
-                "{} exceeds iodepth {}",
-                job.iodepth_batch_complete_min, job.iodepth
-            ),
-        ));
-    }
+    // fio caps the batch sizes at the depth, it does not refuse them (the
+    // authors' fig5 passes --iodepth_batch_complete_max=16 to a psync job
+    // whose section sets iodepth=1). init.c `fixup_options` (line 816): "if
+    // (o->iodepth_batch > o->iodepth ...) o->iodepth_batch = o->iodepth";
+    // backend.c reaps `min(iodepth_batch_complete_min, cur_depth)` at least
+    // and at most `iodepth_batch_complete_max` of what is in flight, so
+    // neither ever counts past the depth.
+    let depth = job.iodepth;
+    let mut cap = |job: &Job, option: &str, value: u32| -> u32 {
+        if value > depth {
+            note(
+                job,
+                format!("{option} {value} above iodepth {depth}: capped at {depth}, as fio"),
+            );
+            depth
+        } else {
+            value
+        }
+    };
+    job.iodepth_batch_submit = cap(&job, "iodepth_batch_submit", job.iodepth_batch_submit);
+    job.iodepth_batch_complete_min = cap(
+        &job,
+        "iodepth_batch_complete_min",
+        job.iodepth_batch_complete_min,
+    );
+    let complete_max = complete_max.map(|m| cap(&job, "iodepth_batch_complete_max", m));
     // fio: the maximum defaults to the minimum, and is raised to it if lower.
     job.iodepth_batch_complete_max = match complete_max {
-        Some(m) if m > job.iodepth => {
-            return Err(err(
-                &job,
-                "iodepth_batch_complete_max",
-                format!("{m} exceeds iodepth {}", job.iodepth),
-            ))
-        }
         Some(m) => m.max(job.iodepth_batch_complete_min),
         None => job.iodepth_batch_complete_min,
     }

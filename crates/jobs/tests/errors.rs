@@ -136,18 +136,6 @@ fn errors_in_a_global_are_reported_even_without_jobs() {
 #[test]
 fn validation_names_the_job_section_line() {
     says(
-        "[global]\nioengine=libaio\n[j]\niodepth=4\niodepth_batch_submit=8\n",
-        "mixed.fio:3: job 'j': option 'iodepth_batch_submit': 8 exceeds iodepth 4",
-    );
-    says(
-        "[j]\nioengine=libaio\niodepth=4\niodepth_batch_complete_min=5\n",
-        "mixed.fio:1: job 'j': option 'iodepth_batch_complete_min': 5 exceeds iodepth 4",
-    );
-    says(
-        "[j]\nioengine=libaio\niodepth=4\niodepth_batch_complete_max=5\n",
-        "mixed.fio:1: job 'j': option 'iodepth_batch_complete_max': 5 exceeds iodepth 4",
-    );
-    says(
         "[j]\niodepth=0\n",
         "mixed.fio:1: job 'j': option 'iodepth': must be at least 1",
     );
@@ -209,5 +197,32 @@ fn disk_util_is_accepted_and_listed_as_ignored() {
     assert_eq!(
         (f.ignored[0].option.as_str(), f.ignored[0].line),
         ("disk_util", 2)
+    );
+}
+
+#[test]
+fn batch_sizes_above_the_depth_are_capped_with_a_note_as_fio() {
+    // fio init.c fixup_options caps iodepth_batch; backend.c reaps at most
+    // what is in flight. The authors' fig5 relies on it (issue 13).
+    let text = "[j]\nioengine=libaio\niodepth=4\niodepth_batch_submit=8\n\
+                iodepth_batch_complete_min=5\niodepth_batch_complete_max=6\n";
+    let file = jobs::parse_str(text, "mixed.fio", &|_| None).unwrap();
+    let j = &file.jobs[0];
+    assert_eq!(
+        (
+            j.iodepth_batch_submit,
+            j.iodepth_batch_complete_min,
+            j.iodepth_batch_complete_max
+        ),
+        (4, 4, 4)
+    );
+    let notes: Vec<String> = file.notes.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        notes,
+        [
+            "mixed.fio:1: job 'j': iodepth_batch_submit 8 above iodepth 4: capped at 4, as fio",
+            "mixed.fio:1: job 'j': iodepth_batch_complete_min 5 above iodepth 4: capped at 4, as fio",
+            "mixed.fio:1: job 'j': iodepth_batch_complete_max 6 above iodepth 4: capped at 4, as fio",
+        ]
     );
 }

@@ -167,6 +167,19 @@ fn summary(report: &RunReport) -> Value {
         "completions_per_interrupt".into(),
         json!(finite(report.completions_per_interrupt())),
     );
+    if let Some(l) = &report.irq_line {
+        obj.insert(
+            "irq_line".into(),
+            json!({
+                "delivery": l.delivery,
+                "raised": l.raised,
+                "delivered": report.interrupts,
+                "merged": l.merged,
+                "slot_waits": l.slot_waits,
+                "slot_wait_ns": l.slot_wait_ns,
+            }),
+        );
+    }
     obj.insert("context_switches".into(), json!(report.context_switches));
     if let Some(g) = &report.completion_gaps {
         obj.insert("completion_gaps".into(), gaps(g));

@@ -101,6 +101,24 @@ pub struct CoreUtil {
     pub idle: f64,
 }
 
+/// Emulator only: what the device raised on the interrupt lines in the
+/// measured window (the interrupts delivered are `RunReport::interrupts`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IrqLineReport {
+    /// `ipi`: the authors' emulator, one IPI per fire, never merged, the
+    /// device's poller waiting for the call slot; `apic`: a pending line
+    /// that merges.
+    pub delivery: String,
+    /// Fires of the policy, each an interrupt raised.
+    pub raised: u64,
+    /// Raises that merged into one still pending (0 with `ipi`).
+    pub merged: u64,
+    /// Fires that found the call slot taken, and the time the device
+    /// waited for it, ns.
+    pub slot_waits: u64,
+    pub slot_wait_ns: u64,
+}
+
 /// Everything one run measured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
@@ -120,6 +138,8 @@ pub struct RunReport {
     pub urgent_only_interrupts: u64,
     /// Completions those interrupts delivered.
     pub completions: u64,
+    /// Emulator only: interrupts raised, merged, and the call-slot waits.
+    pub irq_line: Option<IrqLineReport>,
     /// Context switches on the workload cores.
     pub context_switches: u64,
     /// Time between consecutive completions posted to the same CQ, for the

@@ -175,6 +175,19 @@ fn write_summary(out: &mut String, report: &RunReport) {
         report.urgent_only_interrupts,
         report.completions_per_interrupt()
     );
+    if let Some(l) = &report.irq_line {
+        let _ = writeln!(
+            out,
+            "  interrupt line ({}): raised {}, delivered {}, merged {}; the device waited for the call slot {} times, {:.1} ms ({:.1}% of the window)",
+            l.delivery,
+            l.raised,
+            report.interrupts,
+            l.merged,
+            l.slot_waits,
+            l.slot_wait_ns as f64 / 1e6,
+            percent(report.share_of_window(l.slot_wait_ns))
+        );
+    }
     if let Some(g) = &report.completion_gaps {
         out.push_str("  completion gaps (per CQ):");
         for p in crate::gaps::SHOWN {

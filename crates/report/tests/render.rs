@@ -67,6 +67,7 @@ fn sample() -> RunReport {
         interrupts: 400_000,
         urgent_only_interrupts: 1_234,
         completions: 1_750_000,
+        irq_line: None,
         context_switches: 45_678,
         // 1 to 10 us in steps of 1 us, ten of each.
         completion_gaps: Gaps::from_values((1..=100u64).map(|i| i.div_ceil(10) * 1_000)),
@@ -367,4 +368,35 @@ fn json_document_is_pretty_whole_and_ends_a_line() {
     assert!(s.ends_with("}\n") && s.contains("\n  \"jobs\": []"), "{s}");
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(v["cinterrupts"]["mode"], "sim");
+}
+
+#[test]
+fn the_emulators_interrupt_line_is_shown_in_text_and_json() {
+    let mut r = sample();
+    assert!(
+        json(&r)["cinterrupts"].get("irq_line").is_none(),
+        "sim: none"
+    );
+    assert!(!report::text::render(&r).contains("interrupt line"));
+    r.irq_line = Some(report::IrqLineReport {
+        delivery: "ipi".into(),
+        raised: 400_000,
+        merged: 0,
+        slot_waits: 1_000,
+        slot_wait_ns: SEC / 2,
+    });
+    let l = &json(&r)["cinterrupts"]["irq_line"];
+    assert_eq!(l["delivery"], "ipi");
+    assert_eq!(l["raised"], 400_000);
+    assert_eq!(l["delivered"], r.interrupts, "delivered: the interrupts");
+    assert_eq!(
+        (l["merged"].as_u64(), l["slot_waits"].as_u64()),
+        (Some(0), Some(1_000))
+    );
+    assert_eq!(l["slot_wait_ns"], SEC / 2);
+    let text = report::text::render(&r);
+    assert!(
+        text.contains("  interrupt line (ipi): raised 400000, delivered 400000, merged 0; the device waited for the call slot 1000 times, 500.0 ms (5.0% of the window)\n"),
+        "{text}"
+    );
 }

@@ -303,6 +303,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         interrupts: w.interrupts,
         urgent_only_interrupts: w.urgent_only,
         completions: w.completions,
+        irq_line: None,
         context_switches: w.context_switches,
         completion_gaps: report::Gaps::from_histogram(&w.gaps),
         cores: used

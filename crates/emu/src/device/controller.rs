@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use policy::{cid, Command, Completion, Interrupt, Marks, Nanos, Policy};
 
 use crate::backend::{Backend, Done, Io};
-use crate::config::{Recording, POLL_FALLBACK};
+use crate::config::{IrqDelivery, Recording, POLL_FALLBACK};
 use crate::device::gaps::GapRecorder;
 use crate::queue::QueuePair;
 use crate::ring::Cqe;
@@ -32,9 +32,19 @@ pub struct DeviceStats {
     /// Completions that found their CQ full and waited for the doorbell.
     pub held: u64,
     pub errors: u64,
-    /// Interrupts raised, and raises that merged into a pending one.
+    /// Fires (each an interrupt raised), and those that merged into one
+    /// still pending (APIC delivery only: 0 with IPIs by construction).
     pub raised: u64,
     pub merged: u64,
+    /// IPI delivery: fires that found the call slot taken (the previous
+    /// interrupt not yet taken by the target) and got it since, and the
+    /// time they waited, ns.
+    pub slot_waits: u64,
+    pub slot_wait_ns: u64,
+    /// IPI delivery: CQ entries the poller never walked because the device
+    /// wrote their slot again first (the poller was a lap behind; the
+    /// authors' `irq_poller` then jumps to the host's head).
+    pub unwalked_lapped: u64,
     /// Polled delivery: interrupts left pending so long that the device
     /// woke the fallback handler.
     pub kicked: u64,
@@ -53,6 +63,13 @@ struct QueueState {
     policy: Box<dyn Policy>,
     /// When the last completion was posted to this CQ.
     last_post: Option<Nanos>,
+    /// Completions posted to the CQ that the policy has not walked yet: the
+    /// authors' poller walks the CQ behind the device (its `fake_queue`
+    /// head), and stops walking while a fire waits for the call slot.
+    /// Each with its CQ index.
+    unwalked: VecDeque<(u32, Completion)>,
+    /// IPI delivery: a fire waiting for the slot, and since when.
+    waiting: Option<(Interrupt, Nanos)>,
 }
 
 /// The controller's state: its view of every queue pair (SQ head, CQ tail,
@@ -65,6 +82,7 @@ pub struct Device {
     stats: DeviceStats,
     done: Vec<Done>,
     gaps: GapRecorder,
+    irq: IrqDelivery,
     /// Set by `DeviceHandle::hurry`: the backend is polled as if
     /// every request's time had come.
     hurried: bool,
@@ -77,6 +95,7 @@ impl Device {
         queues: Vec<Arc<QueuePair>>,
         policies: Vec<Box<dyn Policy>>,
         backend: Box<dyn Backend>,
+        irq: IrqDelivery,
         recording: Recording,
     ) -> Device {
         assert_eq!(queues.len(), policies.len(), "a policy per CQ");
@@ -90,6 +109,8 @@ impl Device {
                 cmds: vec![(0, Marks::NONE); q.tags()],
                 policy,
                 last_post: None,
+                unwalked: VecDeque::new(),
+                waiting: None,
             })
             .collect();
         Device {
@@ -99,6 +120,7 @@ impl Device {
             stats: DeviceStats::default(),
             done: Vec::with_capacity(256),
             gaps: GapRecorder::new(recording),
+            irq,
             hurried: false,
         }
     }
@@ -131,19 +153,40 @@ impl Device {
     pub(crate) fn pass(&mut self, now: Nanos) {
         let before = (self.stats.fetched, self.stats.completed);
         self.gaps.begin_pass();
+        if self.stalled(now) {
+            // `ipi-stall`: the whole controller spins in the call slot's lock.
+            for q in &self.queues {
+                if q.irq.kick_if_overdue(now, POLL_FALLBACK) {
+                    self.stats.kicked += 1;
+                }
+            }
+            self.stats.passes += 1;
+            return;
+        }
         self.fetch(now);
         let due = if self.hurried { Nanos::MAX } else { now };
         self.backend.poll(due, &mut self.done);
         let mut done = std::mem::take(&mut self.done);
-        for d in done.drain(..) {
-            self.finish(now, d);
+        let mut finished = 0;
+        while finished < done.len() {
+            self.finish(now, done[finished]);
+            finished += 1;
+            if self.irq == IrqDelivery::IpiStall && self.state.iter().any(|s| s.waiting.is_some()) {
+                break;
+            }
         }
+        // What a stalled controller has not posted yet waits for it, ahead
+        // of what the backend returns next.
+        done.drain(..finished);
         self.done = done;
         for (q, st) in self.queues.iter().zip(&mut self.state) {
             drain_held(q, st, &mut self.stats, &mut self.gaps, now);
-            if st.policy.deadline().is_some_and(|d| now >= d) {
+            walk(q, st, &mut self.stats, self.irq, now);
+            // The poller checks its timer only when it is not stuck at a
+            // fire (`irq_poller`'s delay loop runs after the walk).
+            if st.waiting.is_none() && st.policy.deadline().is_some_and(|d| now >= d) {
                 if let Some(kind) = st.policy.deadline_reached(now) {
-                    raise(q, &mut self.stats, kind, now);
+                    fire(q, st, &mut self.stats, self.irq, kind, now);
                 }
             }
             if q.irq.kick_if_overdue(now, POLL_FALLBACK) {
@@ -154,6 +197,20 @@ impl Device {
         if (self.stats.fetched, self.stats.completed) != before {
             self.stats.busy_passes += 1;
         }
+    }
+
+    /// `ipi-stall`: a fire waits for its slot, and the controller with it.
+    /// Tries the waiting fires first: a slot the target freed lets them go.
+    fn stalled(&mut self, now: Nanos) -> bool {
+        if self.irq != IrqDelivery::IpiStall {
+            return false;
+        }
+        let mut stalled = false;
+        for (q, st) in self.queues.iter().zip(&mut self.state) {
+            walk(q, st, &mut self.stats, self.irq, now);
+            stalled |= st.waiting.is_some();
+        }
+        stalled
     }
 
     fn fetch(&mut self, now: Nanos) {
@@ -195,15 +252,18 @@ impl Device {
         // Behind completions already held, to keep the CQ in completion order.
         let st = &mut self.state[qi];
         st.held.push_back(cqe);
-        drain_held(&self.queues[qi], st, &mut self.stats, &mut self.gaps, now);
+        let q = &self.queues[qi];
+        drain_held(q, st, &mut self.stats, &mut self.gaps, now);
         if !st.held.is_empty() {
             self.stats.held += 1;
         }
+        walk(q, st, &mut self.stats, self.irq, now);
     }
 }
 
-/// Posts held completions while the CQ has room; each posted one is shown
-/// to the policy, which sees a completion when it is in the CQ.
+/// Posts held completions while the CQ has room; each posted one joins
+/// the entries the policy has still to walk (it sees a completion once it
+/// is in the CQ).
 fn drain_held(
     q: &QueuePair,
     st: &mut QueueState,
@@ -212,6 +272,7 @@ fn drain_held(
     now: Nanos,
 ) {
     while let Some(&cqe) = st.held.front() {
+        let at = st.cq_tail;
         if q.cq.post(&mut st.cq_tail, cqe).is_err() {
             return;
         }
@@ -224,16 +285,78 @@ fn drain_held(
             marks: cqe.marks(),
             error: cqe.error,
         };
-        if let Some(kind) = st.policy.completed(now, c) {
+        st.unwalked.push_back((at, c));
+    }
+}
+
+/// The poller's walk of the CQ (`irq_poller`'s inner loop): first the fire
+/// it is stuck at, once the slot is free, then each entry not walked yet,
+/// through the policy, until a fire finds the slot taken.
+fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDelivery, now: Nanos) {
+    loop {
+        if let Some((kind, since)) = st.waiting {
+            if q.irq.is_pending() {
+                return;
+            }
+            st.waiting = None;
+            let waited = now.saturating_sub(since);
+            stats.slot_waits += 1;
+            stats.slot_wait_ns += waited;
+            q.irq.waited_for_slot(waited);
             raise(q, stats, kind, now);
+        }
+        let Some(&(at, c)) = st.unwalked.front() else {
+            return;
+        };
+        // Index `at + entries` posted: `at`'s slot was written again.
+        if st.cq_tail.wrapping_sub(at) > q.cq.entries() {
+            // Its slot holds a later entry, of the other phase: the poller
+            // stops there and resumes at the host's head (`irq_poller`: "If
+            // fake_queue is behind the actual pointer, get it up-to-date").
+            // The host reaped every entry before it: a slot is written again
+            // only after the doorbell freed it.
+            let head = q.cq.doorbell();
+            let before = stats.unwalked_lapped;
+            while let Some(&(at, _)) = st.unwalked.front() {
+                if (head.wrapping_sub(at) as i32) <= 0 {
+                    break;
+                }
+                st.unwalked.pop_front();
+                stats.unwalked_lapped += 1;
+            }
+            if stats.unwalked_lapped > before {
+                continue;
+            }
+        }
+        st.unwalked.pop_front();
+        if let Some(kind) = st.policy.completed(now, c) {
+            fire(q, st, stats, irq, kind, now);
         }
     }
 }
 
-fn raise(q: &QueuePair, stats: &mut DeviceStats, kind: Interrupt, now: Nanos) {
-    if q.irq.raise(kind, now) {
-        stats.raised += 1;
+/// The policy fired. With IPIs, a fire while the previous interrupt is
+/// still pending waits for the slot (`csd_lock` in
+/// `smp_call_function_single`, Linux 5.0 `kernel/smp.c`); with an APIC it
+/// merges into the pending one.
+fn fire(
+    q: &QueuePair,
+    st: &mut QueueState,
+    stats: &mut DeviceStats,
+    irq: IrqDelivery,
+    kind: Interrupt,
+    now: Nanos,
+) {
+    if irq != IrqDelivery::Apic && q.irq.is_pending() {
+        st.waiting = Some((kind, now));
     } else {
+        raise(q, stats, kind, now);
+    }
+}
+
+fn raise(q: &QueuePair, stats: &mut DeviceStats, kind: Interrupt, now: Nanos) {
+    stats.raised += 1;
+    if !q.irq.raise(kind, now) {
         stats.merged += 1;
     }
 }

@@ -49,7 +49,13 @@ impl Device {
         let policies = (0..queues.len())
             .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut device = Device::new(queues, policies, backend, cfg.recording.clone());
+        let mut device = Device::new(
+            queues,
+            policies,
+            backend,
+            cfg.irq_delivery,
+            cfg.recording.clone(),
+        );
         let backend = device.describe();
         let stop = Arc::new(AtomicBool::new(false));
         let cpu = cfg.cpu;

@@ -108,6 +108,9 @@ pub struct Handler {
     recording: Recording,
     /// Time spent handling, ns.
     pub irq_ns: AtomicU64,
+    /// Spent busy at the start of each interrupt, after it is taken
+    /// (`DriverConfig::handler_delay`).
+    delay: Nanos,
     scratch: Mutex<Scratch>,
 }
 
@@ -117,6 +120,7 @@ impl Handler {
         mailboxes: Arc<[Arc<Mailbox>]>,
         delivery: DeliveryHist,
         recording: Recording,
+        delay: Nanos,
     ) -> Handler {
         let owners = mailboxes.len();
         Handler {
@@ -126,6 +130,7 @@ impl Handler {
             delivery,
             recording,
             irq_ns: AtomicU64::new(0),
+            delay,
             scratch: Mutex::new(Scratch {
                 head: 0,
                 per_owner: vec![Vec::new(); owners],
@@ -191,6 +196,12 @@ impl Handler {
         if self.recording.is_open() {
             let mut h = self.delivery.lock().expect("histogram lock");
             let _ = h.record(started.saturating_sub(raised_at).max(1));
+        }
+        // Taken: the line is clear (with IPIs, the slot is free) while the
+        // handler is busy, as Linux unlocks an asynchronous call's slot
+        // before it runs the function (`flush_smp_call_function_queue`).
+        while clock.now() < started + self.delay {
+            std::hint::spin_loop();
         }
         let (mut dup, mut errors) = (0, 0);
         let q = &self.queue;

@@ -21,6 +21,7 @@ use policy::Nanos;
 
 use crate::config::{Delivery, DriverConfig};
 use crate::error::EmuError;
+use crate::irq::LineCount;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{self, Clock, ThreadProbe, Usage};
@@ -78,6 +79,7 @@ impl Driver {
                         mailboxes.clone(),
                         latency.clone(),
                         cfg.recording.clone(),
+                        cfg.handler_delay,
                     ))
                 })
                 .collect(),
@@ -214,6 +216,14 @@ impl Driver {
         self.handlers.iter().fold(HandlerCount::default(), |a, h| {
             a.plus(h.counters.snapshot())
         })
+    }
+
+    /// What the device raised on the lines so far, over every queue pair:
+    /// raises, merges, and the fires that waited for the call slot.
+    pub fn line_counts(&self) -> LineCount {
+        self.handlers
+            .iter()
+            .fold(LineCount::default(), |a, h| a.plus(h.queue.irq.count()))
     }
 
     /// Delivery latency (device raise to handler start), ns, recorded while

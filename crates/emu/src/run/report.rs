@@ -3,10 +3,11 @@
 
 use hdrhistogram::Histogram;
 use report::{
-    CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport, VerifyReport,
+    CoreUtil, DirReport, IrqLineReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport,
+    VerifyReport,
 };
 
-use crate::config::{Delivery, EmuConfig, POLL_FALLBACK};
+use crate::config::{Delivery, EmuConfig, IrqDelivery, POLL_FALLBACK};
 use crate::latency::us;
 use crate::run::audit::Audit;
 use crate::run::place::Placement;
@@ -71,6 +72,13 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         interrupts: window.irq.interrupts,
         urgent_only_interrupts: window.irq.urgent_only,
         completions: window.irq.reaped,
+        irq_line: Some(IrqLineReport {
+            delivery: cfg.irq_delivery.as_str().into(),
+            raised: window.line.raised,
+            merged: window.line.merged,
+            slot_waits: window.line.slot_waits,
+            slot_wait_ns: window.line.slot_wait_ns,
+        }),
         completion_gaps: report::Gaps::from_histogram(gaps),
         context_switches: results
             .iter()
@@ -90,7 +98,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 audit,
                 realtime,
                 plan.device_cpu,
-                cfg.delivery,
+                cfg,
                 plan.stand_in.as_ref(),
             ))
             .collect(),
@@ -202,9 +210,10 @@ fn notes(
     audit: &Audit,
     realtime: bool,
     device_cpu: usize,
-    mode: Delivery,
+    cfg: &EmuConfig,
     stand_in: Option<&StandIn>,
 ) -> Vec<String> {
+    let (mode, irq) = (cfg.delivery, cfg.irq_delivery);
     let mut notes = Vec::new();
     if let Some(s) = stand_in {
         notes.push(s.to_string());
@@ -244,11 +253,22 @@ fn notes(
             "delivery=poll: the device thread (CPU {device_cpu}, busy-polling) raises a line in shared memory; a SCHED_IDLE thread polls it while the target core is idle, and a running job thread takes it at its next step, in its own context"
         ),
     });
+    notes.push(match irq {
+        IrqDelivery::Ipi => "irq-delivery=ipi: as the authors' emulator, each fire is one interrupt (an IPI sent with smp_call_function_single), never merged; while the target core has not taken the previous one, the device's policy waits for the call slot (Linux's csd lock) and the CQ fills behind it".to_string(),
+        IrqDelivery::IpiStall => "irq-delivery=ipi-stall: each fire is one interrupt, never merged; while the target core has not taken the previous one, the whole device waits (nothing fetched, executed or posted)".to_string(),
+        IrqDelivery::Apic => "irq-delivery=apic: a fire while an interrupt is pending merges into it (one pending vector, as an APIC's), and the device never waits".to_string(),
+    });
     let d = &audit.device;
     notes.push(format!(
-        "device: {} commands, {} interrupts raised, {} merged into one pending, {} completions held for a full CQ, {} in error",
-        d.completed, d.raised, d.merged, d.held, d.errors
+        "device: {} commands, {} interrupts raised, {} merged into one pending, {} waited for the call slot ({:.1} ms in all), {} completions held for a full CQ, {} in error",
+        d.completed, d.raised, d.merged, d.slot_waits, d.slot_wait_ns as f64 / 1e6, d.held, d.errors
     ));
+    if d.unwalked_lapped > 0 {
+        notes.push(format!(
+            "{} completions were reaped before the device's poller walked them, a CQ lap behind (it resumes at the host's head, as the authors' irq_poller): no interrupt was raised for them",
+            d.unwalked_lapped
+        ));
+    }
     if mode == Delivery::Poll && d.kicked > 0 {
         notes.push(format!(
             "{} interrupts waited over {} for the poller and woke the fallback handler (the core was busy with other work)",

@@ -8,6 +8,7 @@ use policy::Nanos;
 
 use crate::driver::HandlerCount;
 use crate::error::EmuError;
+use crate::irq::LineCount;
 use crate::run::shared::Running;
 use crate::run::spawn::JobThread;
 use crate::run::stall::StallWatch;
@@ -20,6 +21,8 @@ pub(crate) struct Window {
     pub(crate) from: Nanos,
     pub(crate) to: Nanos,
     pub(crate) irq: HandlerCount,
+    /// What the device raised on the lines in the window.
+    pub(crate) line: LineCount,
     /// Each handler's CPU time (user and system together) and switches.
     pub(crate) handler_usage: Vec<Usage>,
 }
@@ -59,16 +62,20 @@ pub(crate) fn watch(
             .map(|s| s.job.measure_from())
             .min()
             .unwrap_or(0);
-    let snapshot = |r: &Running| -> (HandlerCount, Vec<Usage>) {
-        (r.driver.counts(), r.driver.handler_usage())
+    let snapshot = |r: &Running| -> (HandlerCount, LineCount, Vec<Usage>) {
+        (
+            r.driver.counts(),
+            r.driver.line_counts(),
+            r.driver.handler_usage(),
+        )
     };
     let mut opened = None;
     loop {
         let now = r.clock.now();
         if opened.is_none() && now >= opens {
-            let (irq, usage) = snapshot(r);
+            let (irq, line, usage) = snapshot(r);
             r.recording.set(true);
-            opened = Some((now, irq, usage));
+            opened = Some((now, irq, line, usage));
         }
         if !was_over && last_end.is_some_and(|end| now > end) {
             over();
@@ -83,15 +90,16 @@ pub(crate) fn watch(
     }
     r.recording.set(false);
     let end = r.clock.now();
-    let (irq_end, usage_end) = snapshot(r);
-    let (from, irq_from, usage_from) = opened.unwrap_or_else(|| {
-        let (i, u) = snapshot(r);
-        (end, i, u)
+    let (irq_end, line_end, usage_end) = snapshot(r);
+    let (from, irq_from, line_from, usage_from) = opened.unwrap_or_else(|| {
+        let (i, l, u) = snapshot(r);
+        (end, i, l, u)
     });
     Ok(Window {
         from,
         to: end,
         irq: irq_end.since(irq_from),
+        line: line_end.since(line_from),
         handler_usage: usage_end
             .iter()
             .zip(&usage_from)
