@@ -89,7 +89,11 @@ mod tests {
     fn parameters_are_found_by_name_and_ours_are_listed() {
         let p = Provenance::new(Origin::Artifact("fig5/test.sh"))
             .with("iodepth", "16", Origin::Artifact("fig5/test.sh"))
-            .with("device", "optane", Origin::Ours("the artifact's env names no model"));
+            .with(
+                "device",
+                "optane",
+                Origin::Ours("the artifact's env names no model"),
+            );
         assert_eq!(p.get("iodepth").map(|x| x.value.as_str()), Some("16"));
         assert!(p.get("bs").is_none());
         let ours: Vec<&str> = p.ours().map(|x| x.name).collect();

@@ -226,7 +226,9 @@ impl Task<'_> {
             r.device,
             r.policy,
             r.fio_args,
-            r.throttle.as_ref().map(|t| (t.job, t.like.clone(), self.experiment.id)),
+            r.throttle
+                .as_ref()
+                .map(|t| (t.job, t.like.clone(), self.experiment.id)),
             self.mode.as_str(),
             self.seed
         )
@@ -245,7 +247,12 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
         .workload(t.run.workload)
         .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
     let origin = format!("{}/{}.fio", e.id, workload.name);
-    let mut jobs = jobs::parse_str(workload.text, &origin, &|_| None)
+    // The artifact's scripts pass fio options on fio's command line.
+    let mut cmd = jobs::CommandLine::default();
+    for arg in &t.run.fio_args {
+        cmd.push_arg(arg.trim_start_matches("--"));
+    }
+    let mut jobs = jobs::parse_str_with(workload.text, &origin, &|_| None, &cmd)
         .map_err(|err| fail(err.to_string()))?
         .jobs;
     if let Some(th) = &t.run.throttle {

@@ -363,13 +363,11 @@ fn provenance_table(p: &crate::provenance::Provenance) -> Block {
         String::new(),
         p.source.describe(),
     ]];
-    rows.extend(p.params.iter().map(|x| {
-        vec![
-            x.name.to_string(),
-            x.value.clone(),
-            x.origin.describe(),
-        ]
-    }));
+    rows.extend(
+        p.params
+            .iter()
+            .map(|x| vec![x.name.to_string(), x.value.clone(), x.origin.describe()]),
+    );
     Block::Table {
         head: ["parameter", "value", "source"].map(String::from).to_vec(),
         rows,

@@ -1,6 +1,6 @@
 use super::{example, own};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 use crate::experiment::{systems_in, Experiment, PanelSpec, Workload};
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 const SYSTEMS: &[&str] = &["default", "nvme100", "nvme20", "nvme6", "adaptive"];
 

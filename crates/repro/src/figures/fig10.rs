@@ -38,7 +38,9 @@ pub fn experiment() -> Experiment {
         workloads: vec![artifact!("rand_mix", "fig5/rand_mix.fio")],
         runs: SYSTEMS
             .iter()
-            .map(|(shown, name)| RunSpec::artifact(shown, name, "rand_mix", "optane").with_fio(FIO_ARGS))
+            .map(|(shown, name)| {
+                RunSpec::artifact(shown, name, "rand_mix", "optane").with_fio(FIO_ARGS)
+            })
             .collect(),
         panels: vec![
             PanelSpec::bars("(a) total IOPS", "total_iops", "cint"),

@@ -1,7 +1,7 @@
 use super::example;
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 use crate::experiment::{Experiment, PanelKind, PanelSpec, RunSpec, Workload};
 use crate::metric::Metric;
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 /// TOS 5.2, Fig 18: the completion inter-arrival CDF that delta is read
 /// from, for libaio at iodepth 256, unbatched and batched, on both devices.

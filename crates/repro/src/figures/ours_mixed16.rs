@@ -1,6 +1,6 @@
 use super::example;
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 use crate::experiment::{systems_in, Experiment, PanelSpec, Workload};
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 /// Ours: Fig 10 on our own mixed workload, batches of 16 under TOS Table 1
 /// (Barrier on the last iocb of each io_submit), to show what Table 1's
