@@ -326,6 +326,25 @@ fn modes_text(plan: &Plan) -> String {
         .join(" ")
 }
 
+/// The experiment's provenance as a table: what it reproduces, then every
+/// parameter with its source.
+fn provenance_table(p: &crate::provenance::Provenance) -> Block {
+    let mut rows = vec![vec![
+        "reproduces".to_string(),
+        String::new(),
+        p.source.describe(),
+    ]];
+    rows.extend(
+        p.params
+            .iter()
+            .map(|x| vec![x.name.to_string(), x.value.clone(), x.origin.describe()]),
+    );
+    Block::Table {
+        head: ["parameter", "value", "source"].map(String::from).to_vec(),
+        rows,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,24 +371,5 @@ mod tests {
         let full = crate::run::Plan::full(vec![Mode::Sim]);
         assert_eq!((quick.sim_runtime, quick.sim_seeds), (200 * policy::MS, 3));
         assert_eq!((full.sim_seeds, full.emu_reps), (10, 3));
-    }
-}
-
-/// The experiment's provenance as a table: what it reproduces, then every
-/// parameter with its source.
-fn provenance_table(p: &crate::provenance::Provenance) -> Block {
-    let mut rows = vec![vec![
-        "reproduces".to_string(),
-        String::new(),
-        p.source.describe(),
-    ]];
-    rows.extend(
-        p.params
-            .iter()
-            .map(|x| vec![x.name.to_string(), x.value.clone(), x.origin.describe()]),
-    );
-    Block::Table {
-        head: ["parameter", "value", "source"].map(String::from).to_vec(),
-        rows,
     }
 }

@@ -17,9 +17,8 @@ fn every_experiment_names_its_device_workload_and_run_length() {
         );
         for x in &p.params {
             assert!(!x.value.is_empty(), "{}: '{}' has no value", e.id, x.name);
-            if let Origin::Ours(why) | Origin::Paper(why) | Origin::Artifact(why) = x.origin {
-                assert!(!why.is_empty(), "{}: '{}' has no source", e.id, x.name);
-            }
+            let (Origin::Ours(why) | Origin::Paper(why) | Origin::Artifact(why)) = x.origin;
+            assert!(!why.is_empty(), "{}: '{}' has no source", e.id, x.name);
         }
     }
 }
