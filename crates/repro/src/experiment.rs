@@ -4,6 +4,7 @@
 use policy::PolicySpec;
 
 use crate::metric::Metric;
+use crate::provenance::Provenance;
 
 /// One of the paper's figures, as runs plus panels.
 #[derive(Clone, Debug)]
@@ -13,6 +14,9 @@ pub struct Experiment {
     pub title: &'static str,
     /// What the paper ran and what it showed, with its section.
     pub paper: &'static str,
+    /// Where the workload, the fio command line, the kernel and each
+    /// system's parameters come from.
+    pub provenance: Provenance,
     pub workloads: Vec<Workload>,
     pub runs: Vec<RunSpec>,
     pub panels: Vec<PanelSpec>,
@@ -39,6 +43,10 @@ pub struct RunSpec {
     /// A device profile name (`optane`, `p3700`).
     pub device: &'static str,
     pub policy: PolicySpec,
+    /// Job options given as on fio's command line (`--iodepth=16`): the
+    /// defaults every job starts from, below the job file's own (fio's
+    /// precedence), as the artifact's scripts pass them.
+    pub fio_args: Vec<String>,
     /// Cap a job at the IOPS another run measured for it (TOS 5.3, Fig 15
     /// bottom row: the async job throttled to its IOPS under default).
     pub throttle: Option<Throttle>,
@@ -115,8 +123,29 @@ impl RunSpec {
             workload,
             device,
             policy: system_policy(system),
+            fio_args: Vec::new(),
             throttle: None,
         }
+    }
+
+    /// A run of one of the artifact's systems (`cint-1000000-65535`,
+    /// `alpha-6-32`), drawn as the paper's series `system`.
+    pub fn artifact(
+        system: &str,
+        artifact_system: &str,
+        workload: &'static str,
+        device: &'static str,
+    ) -> RunSpec {
+        RunSpec {
+            policy: artifact_policy(artifact_system),
+            ..RunSpec::new(system, workload, device)
+        }
+    }
+
+    /// The same run with these fio command-line options.
+    pub fn with_fio(mut self, args: &[&str]) -> RunSpec {
+        self.fio_args.extend(args.iter().map(|a| a.to_string()));
+        self
     }
 
     /// The same policy drawn as another series and keyed `key` (Fig 17's
@@ -203,5 +232,33 @@ impl Experiment {
             }
         }
         out
+    }
+}
+
+/// The policy one of the artifact's system names stands for (TEMPORARY:
+/// replaced by `policy::PolicySpec::from_artifact_name` at merge).
+pub fn artifact_policy(name: &str) -> PolicySpec {
+    let parts: Vec<&str> = name.split('-').collect();
+    let num = |s: &str| s.parse::<u64>().expect("an artifact system name");
+    match parts.as_slice() {
+        ["alpha", "0", "0"] => PolicySpec::named("default"),
+        ["alpha", d, t] => PolicySpec {
+            delta: Some(num(d) * 1_000),
+            thr: Some(num(t) as u32),
+            ..PolicySpec::named("adaptive")
+        },
+        ["cint", d, t, rest @ ..] => PolicySpec {
+            delta: Some(num(d) * 1_000),
+            thr: Some(num(t) as u32),
+            ooo: Some(rest == ["ooo"]),
+            ..PolicySpec::named("cint")
+        },
+        ["baseline", "0", "0"] => PolicySpec::named("default"),
+        ["baseline", us, t] => PolicySpec {
+            aggr_time: Some(num(us) * 1_000),
+            thr: Some(num(t) as u32),
+            ..PolicySpec::named("nvme")
+        },
+        _ => panic!("not an artifact system name: {name}"),
     }
 }

@@ -15,6 +15,7 @@ pub mod experiment;
 pub mod figures;
 pub mod metric;
 pub mod plot;
+pub mod provenance;
 pub mod run;
 pub mod staging;
 pub mod write;

@@ -177,16 +177,33 @@ pub fn run_all(
     for batch in [first, second] {
         let (sims, emus): (Vec<&Task>, Vec<&Task>) =
             batch.iter().partition(|t| t.mode == Mode::Sim);
+        // A simulated run is a function of its configuration and seed, so
+        // runs an experiment repeats only to draw them in every group (Fig
+        // 11's one cint line) are simulated once and their report shared.
+        let mut first_of: BTreeMap<String, usize> = BTreeMap::new();
+        let owners: Vec<usize> = sims
+            .iter()
+            .enumerate()
+            .map(|(i, t)| *first_of.entry(t.signature()).or_insert(i))
+            .collect();
+        let unique: Vec<usize> = (0..sims.len()).filter(|&i| owners[i] == i).collect();
         // Collected into a Result, the first error stops the rest.
-        let outcomes: Vec<Outcome> = sims
+        let outcomes: Vec<(usize, Outcome)> = unique
             .par_iter()
-            .map(|t| {
-                let o = one(t, plan, &results)?;
+            .map(|&i| {
+                let o = one(sims[i], plan, &results)?;
                 done(&o, total)?;
-                Ok(o)
+                Ok((i, o))
             })
             .collect::<Result<_, ReproError>>()?;
-        for o in outcomes {
+        let by_task: BTreeMap<usize, Outcome> = outcomes.into_iter().collect();
+        for (i, t) in sims.iter().enumerate() {
+            let mut o = by_task[&owners[i]].clone();
+            if owners[i] != i {
+                o.key = t.run.key.clone();
+                o.experiment = t.experiment.id;
+                done(&o, total)?;
+            }
             results.add(o);
         }
         for t in emus {
@@ -196,6 +213,26 @@ pub fn run_all(
         }
     }
     Ok(results)
+}
+
+impl Task<'_> {
+    /// Everything a simulated run depends on, beside the experiment's
+    /// panels and the key it is drawn under.
+    fn signature(&self) -> String {
+        let r = self.run;
+        let text = self.experiment.workload(r.workload).map(|w| w.text);
+        format!(
+            "{text:?}|{}|{:?}|{:?}|{:?}|{}|{}",
+            r.device,
+            r.policy,
+            r.fio_args,
+            r.throttle
+                .as_ref()
+                .map(|t| (t.job, t.like.clone(), self.experiment.id)),
+            self.mode.as_str(),
+            self.seed
+        )
+    }
 }
 
 fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
@@ -210,7 +247,12 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
         .workload(t.run.workload)
         .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
     let origin = format!("{}/{}.fio", e.id, workload.name);
-    let mut jobs = jobs::parse_str(workload.text, &origin, &|_| None)
+    // The artifact's scripts pass fio options on fio's command line.
+    let mut cmd = jobs::CommandLine::default();
+    for arg in &t.run.fio_args {
+        cmd.push_arg(arg.trim_start_matches("--"));
+    }
+    let mut jobs = jobs::parse_str_with(workload.text, &origin, &|_| None, &cmd)
         .map_err(|err| fail(err.to_string()))?
         .jobs;
     if let Some(th) = &t.run.throttle {

@@ -118,6 +118,7 @@ pub fn report(
     for e in experiments {
         body.push(Block::Heading(2, e.title.to_string()));
         body.push(Block::Para(e.paper.to_string()));
+        body.push(provenance_table(&e.provenance));
         for &mode in &ctx.plan.modes {
             let fig = plot::figure(e, results, mode);
             let svg = fig.render().map_err(|reason| ReproError::Write {
@@ -225,6 +226,13 @@ pub fn report(
         "wall_secs": ctx.wall_secs,
         "holds": tally.holds, "holds_qualitatively": tally.qualitatively, "does_not_hold": tally.fails, "not_run": tally.not_run,
         "claims": verdicts,
+        "provenance": experiments.iter().map(|e| json!({
+            "experiment": e.id,
+            "reproduces": e.provenance.source.describe(),
+            "params": e.provenance.params.iter().map(|p| json!({
+                "name": p.name, "value": p.value, "source": p.origin.describe(),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     });
     atomic(
         &out.join("summary.json"),
@@ -316,6 +324,25 @@ fn modes_text(plan: &Plan) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The experiment's provenance as a table: what it reproduces, then every
+/// parameter with its source.
+fn provenance_table(p: &crate::provenance::Provenance) -> Block {
+    let mut rows = vec![vec![
+        "reproduces".to_string(),
+        String::new(),
+        p.source.describe(),
+    ]];
+    rows.extend(
+        p.params
+            .iter()
+            .map(|x| vec![x.name.to_string(), x.value.clone(), x.origin.describe()]),
+    );
+    Block::Table {
+        head: ["parameter", "value", "source"].map(String::from).to_vec(),
+        rows,
+    }
 }
 
 #[cfg(test)]

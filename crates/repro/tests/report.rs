@@ -13,7 +13,7 @@ fn small(only: &[&str], out: &Path) -> repro::write::Tally {
         only: only.iter().map(|s| s.to_string()).collect(),
         plan: Plan {
             modes: vec![Mode::Sim],
-            sim_runtime: 20 * MS,
+            sim_runtime: 50 * MS,
             sim_seeds: 2,
             emu_runtime: 100 * MS,
             emu_reps: 1,
@@ -134,7 +134,7 @@ fn throttled_runs_are_capped_at_the_run_they_name() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|j| j["jobname"] == "async")
+            .find(|j| j["jobname"] == "raw=random-read-libaio")
             .map(|j| j["read"]["iops"].as_f64().unwrap())
             .unwrap()
     };
@@ -160,7 +160,8 @@ fn the_shipped_claims_name_real_experiments_runs_and_metrics() {
     let all = repro::figures::all();
     let shipped = claims::load(claims::SHIPPED, "claims.toml", &all).unwrap();
     assert!(shipped.len() >= 40);
-    for e in &all {
+    // Our own experiments (named as ours) teach without the paper's claims.
+    for e in all.iter().filter(|e| !e.provenance.source.is_ours()) {
         assert!(
             shipped.iter().any(|c| c.experiment == e.id),
             "{} has no claim to check",

@@ -1,5 +1,6 @@
 use super::example;
 use crate::experiment::{Experiment, PanelSpec, RunSpec, Workload};
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 pub const CAP: u64 = 100_000;
 
@@ -16,6 +17,33 @@ pub fn experiment() -> Experiment {
                 interrupts/s and saturate the core. With the maximum rate at 100K/s (EWMA, \
                 lambda 1/128) the rate never exceeds it, CPU falls from 100% to 94%, \
                 throughput rises and latency falls slightly. Labels relative to cint.",
+        provenance: Provenance::new(Origin::Paper("TOS 4.3, Fig 17 (not in the artifact)"))
+            .with(
+                "workload",
+                "storm.fio: 4 psync processes of 4 KiB random reads on one core",
+                Origin::Paper("TOS 4.3: \"four processes ... pread\""),
+            )
+            .with(
+                "cap",
+                "100K interrupts/s, EWMA lambda 1/128",
+                Origin::Paper("TOS 4.3"),
+            )
+            .with(
+                "system",
+                "cint (6 us, 32), every request Urgent",
+                Origin::Paper("TOS 4.3, 5.2"),
+            )
+            .with(
+                "default marks",
+                "table1 (pread is Urgent under both kernels)",
+                Origin::Paper("TOS Table 1"),
+            )
+            .with(
+                "device",
+                "optane",
+                Origin::Ours("TOS 4.3 names no device; the Optane is the paper's main one"),
+            )
+            .with("runtime, runs", "scaled", RUN_LENGTH),
         workloads: vec![example!("storm")],
         runs: vec![free, capped],
         panels: vec![

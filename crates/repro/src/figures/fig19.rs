@@ -1,5 +1,6 @@
 use super::example;
 use crate::experiment::{Experiment, PanelSpec, RunSpec, Workload};
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 pub const THRS: &[u32] = &[1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 255];
 
@@ -24,6 +25,19 @@ pub fn experiment() -> Experiment {
                 the P3700 runs about 15K IOPS lower. The paper does not name the workload; \
                 we use Fig 18's unbatched libaio workload at iodepth 256 under \
                 adaptive.",
+        provenance: Provenance::new(Origin::Paper("TOS 5.2, Fig 19 (not in the artifact)"))
+            .with(
+                "workload",
+                "tune-libaio.fio (Fig 18's unbatched libaio, iodepth 256)",
+                Origin::Ours("TOS 5.2 does not name Fig 19's workload"),
+            )
+            .with(
+                "system",
+                "adaptive at each device's delta (6 us, 15 us), thr swept",
+                Origin::Paper("TOS 5.2"),
+            )
+            .with("devices", "optane, p3700", Origin::Paper("TOS 5.2, Fig 19"))
+            .with("runtime, runs", "scaled", RUN_LENGTH),
         workloads: vec![example!("tune-libaio")],
         runs,
         panels: vec![

@@ -12,6 +12,7 @@ mod fig19;
 mod fig20;
 mod fig21;
 mod gyawali;
+mod ours_mixed16;
 
 use crate::experiment::Experiment;
 
@@ -29,6 +30,7 @@ pub fn all() -> Vec<Experiment> {
         fig20::experiment(),
         fig21::experiment(),
         gyawali::experiment(),
+        ours_mixed16::experiment(),
     ]
 }
 
@@ -51,3 +53,25 @@ macro_rules! own {
 }
 
 pub(crate) use {example, own};
+
+/// One of the authors' job files, transcribed (`crates/repro/artifact/`).
+macro_rules! artifact {
+    ($name:literal, $path:literal) => {
+        $crate::experiment::Workload {
+            name: $name,
+            text: include_str!(concat!("../../artifact/", $path)),
+        }
+    };
+}
+
+pub(crate) use artifact;
+
+/// The job names the authors' mixed job files give their two threads
+/// (`name=raw=random-read-psync`, `name=raw=random-read-libaio`).
+pub const SYNC: &str = "raw=random-read-psync";
+pub const ASYNC: &str = "raw=random-read-libaio";
+
+/// The kernel the artifact's microbenchmarks ran (its
+/// `linux-kernel/cinterrupts-01-basis.patch`): blocking reads Urgent,
+/// `io_submit` unmarked (the Table 1 loop is commented out in fs/aio.c).
+pub const BASIS: &str = "--default_marks=basis";
