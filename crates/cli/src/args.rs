@@ -43,12 +43,29 @@ pub struct FioArgs {
     /// --fio NAME=VALUE for fio's
     #[arg(long = "fio", value_name = "NAME[=VALUE]", action = ArgAction::Append)]
     pub options: Vec<String>,
+    /// Which kernel marks a request that carries no flag: table1 (TOS 4.1.1
+    /// Table 1, the paper's design: blocking calls and fsync Urgent, the
+    /// last request of each io_submit Barrier) or basis (the authors'
+    /// microbenchmark kernel, cinterrupts-01-basis.patch: blocking calls
+    /// Urgent, io_submit and fsync unmarked; fio's barrier=1 still marks
+    /// the last iocb). The same as --default_marks=KERNEL: a job file's
+    /// default_marks= wins. Default table1, the kernel the paper describes
+    #[arg(
+        long = "default-marks",
+        value_name = "KERNEL",
+        value_parser = PossibleValuesParser::new(["table1", "basis"])
+    )]
+    pub default_marks: Option<String>,
 }
 
 impl FioArgs {
     /// The options as the jobs crate takes them.
     pub fn command_line(&self) -> jobs::CommandLine {
         let mut cmd = jobs::CommandLine::default();
+        if let Some(k) = &self.default_marks {
+            cmd.options
+                .push(("default_marks".to_string(), Some(k.clone())));
+        }
         for o in &self.options {
             cmd.push_arg(o);
         }

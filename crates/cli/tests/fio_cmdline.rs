@@ -178,3 +178,100 @@ fn a_bad_command_line_option_is_one_usage_line_naming_it() {
     assert_one_line_error(&o, "unexpected argument '--no-such-thing'");
     assert_eq!(o.status.code(), Some(2));
 }
+
+fn interrupts_and_marks(o: &Output) -> (u64, String) {
+    let v = json(o);
+    let c = &v["cinterrupts"];
+    (
+        c["interrupts"].as_u64().unwrap(),
+        c["default_marks"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn default_marks_basis_drops_io_submits_barrier_in_sim() {
+    // fig14's libaio job submits 16 at a time: Table 1 marks the 16th
+    // Barrier, so cint fires at least once a batch; the basis kernel marks
+    // nothing and cint fires at thr (32).
+    let path = artifact("fig14/rand_read_libaio.fio");
+    let sim = |extra: &[&str]| {
+        let mut argv = vec![
+            "sim",
+            path.as_str(),
+            "--blocksize=4K",
+            "--runtime=100ms",
+            "--output-format=json",
+            "-q",
+        ];
+        argv.extend_from_slice(extra);
+        run(&argv)
+    };
+    let (t1, m1) = interrupts_and_marks(&sim(&[]));
+    let (t2, m2) = interrupts_and_marks(&sim(&["--default-marks", "table1"]));
+    let (b, mb) = interrupts_and_marks(&sim(&["--default-marks", "basis"]));
+    let (b2, _) = interrupts_and_marks(&sim(&["--default_marks=basis"]));
+    assert_eq!(
+        (m1.as_str(), m2.as_str(), mb.as_str()),
+        ("table1", "table1", "basis")
+    );
+    assert_eq!(t1, t2, "table1 is the default");
+    assert_eq!(b, b2, "fio's spelling is the same option");
+    assert!(b * 3 < t1 * 2, "basis {b} vs table1 {t1}");
+    // The text report says it too.
+    let o = run(&[
+        "sim",
+        &path,
+        "--runtime=50ms",
+        "-q",
+        "--default-marks=basis",
+    ]);
+    assert!(
+        stdout(&o).contains(", default_marks=basis\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn default_marks_shows_in_jobs_and_in_runs_report() {
+    let path = artifact("fig5/rand_mix.fio");
+    let o = run(&[
+        "jobs",
+        &path,
+        "--default-marks",
+        "basis",
+        "--iodepth=4",
+        "--iodepth_batch_submit=4",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("default_marks=basis\n    read marks:  - - - -\n"),
+        "{out}"
+    );
+    assert!(out.contains("read marks:  U"), "psync stays Urgent: {out}");
+    let o = run(&["jobs", &path, "--iodepth=4", "--iodepth_batch_submit=4"]);
+    assert!(stdout(&o).contains("default_marks=table1\n    read marks:  - - - B\n"));
+    let _t = turn();
+    let o = run(&[
+        "run",
+        &path,
+        "--section=libaio",
+        "--runtime=100ms",
+        "--default-marks=basis",
+        "--output-format=json",
+        "-q",
+    ]);
+    let (_, marks) = interrupts_and_marks(&o);
+    assert_eq!(marks, "basis");
+}
+
+#[test]
+fn a_bad_default_marks_is_one_usage_line() {
+    let path = artifact("fig5/rand_mix.fio");
+    let o = run(&["sim", &path, "--default-marks", "linux"]);
+    assert_one_line_error(&o, "possible values: table1, basis");
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["sim", &path, "--default_marks=linux"]);
+    assert_one_line_error(&o, "--default_marks=linux: invalid default_marks 'linux'");
+    assert_eq!(o.status.code(), Some(2));
+}

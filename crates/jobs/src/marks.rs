@@ -67,7 +67,7 @@ impl FromStr for DefaultMarks {
 
 /// The default marks the jobs of a run use, for its report: `table1`,
 /// `basis`, or both in job order (`table1, basis`) when they differ.
-pub fn default_marks_of(jobs: &[Job]) -> String {
+pub fn default_marks_of<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> String {
     let mut seen: Vec<DefaultMarks> = Vec::new();
     for j in jobs {
         if !seen.contains(&j.default_marks) {

@@ -106,4 +106,5 @@ fn the_command_line_sets_it_and_the_file_wins_as_fio() {
     assert_eq!(f.jobs[1].default_marks, DefaultMarks::Table1);
     assert_eq!(jobs::default_marks_of(&f.jobs), "basis, table1");
     assert_eq!(jobs::default_marks_of(&f.jobs[..1]), "basis");
+    assert_eq!(jobs::default_marks_of(&[]), "");
 }

@@ -152,6 +152,9 @@ fn summary(report: &RunReport) -> Value {
     if let Some(seed) = report.seed {
         obj.insert("seed".into(), json!(seed));
     }
+    if let Some(marks) = &report.default_marks {
+        obj.insert("default_marks".into(), json!(marks));
+    }
     obj.insert("duration_ns".into(), json!(report.duration_ns));
     obj.insert("interrupts".into(), json!(report.interrupts));
     obj.insert(

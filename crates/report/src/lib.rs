@@ -130,6 +130,10 @@ pub struct RunReport {
     pub host: String,
     /// The simulator's seed.
     pub seed: Option<u64>,
+    /// Which kernel's default marks the jobs ran with (`table1`, `basis`,
+    /// or both in job order: `jobs::default_marks_of`); `None` when the
+    /// front end did not say.
+    pub default_marks: Option<String>,
     /// Length of the measured window (after `ramp_time`), ns.
     pub duration_ns: u64,
     pub jobs: Vec<JobReport>,

@@ -160,6 +160,9 @@ fn write_summary(out: &mut String, report: &RunReport) {
     if let Some(seed) = report.seed {
         let _ = write!(out, ", seed={seed}");
     }
+    if let Some(marks) = &report.default_marks {
+        let _ = write!(out, ", default_marks={marks}");
+    }
     out.push('\n');
     let _ = writeln!(
         out,

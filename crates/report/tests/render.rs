@@ -79,6 +79,7 @@ fn sample() -> RunReport {
             idle: 0.25,
         }],
         notes: vec!["sample note".into()],
+        default_marks: None,
     }
 }
 
@@ -399,4 +400,18 @@ fn the_emulators_interrupt_line_is_shown_in_text_and_json() {
         text.contains("  interrupt line (ipi): raised 400000, delivered 400000, merged 0; the device waited for the call slot 1000 times, 500.0 ms (5.0% of the window)\n"),
         "{text}"
     );
+}
+
+#[test]
+fn default_marks_is_said_in_text_and_json() {
+    // Issue 13: every run says which kernel's default marks it used.
+    let r = RunReport {
+        default_marks: Some("basis".into()),
+        ..sample()
+    };
+    assert!(report::text::render(&r).contains(", default_marks=basis\n"));
+    assert_eq!(json(&r)["cinterrupts"]["default_marks"], "basis");
+    let none = sample();
+    assert!(!report::text::render(&none).contains("default_marks"));
+    assert!(json(&none)["cinterrupts"].get("default_marks").is_none());
 }

@@ -281,6 +281,9 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         device: config.device.name.clone(),
         host: config.host.name.clone(),
         seed: Some(config.seed),
+        default_marks: Some(jobs::default_marks_of(
+            w.threads.iter().map(|t| &t.spec.job),
+        )),
         duration_ns: duration,
         jobs: w
             .threads

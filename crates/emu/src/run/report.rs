@@ -56,6 +56,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         device: backend,
         host: host_line(plan.device_cpu),
         seed: Some(cfg.seed),
+        default_marks: Some(jobs::default_marks_of(specs.iter().map(|s| &s.job))),
         duration_ns: window.duration(),
         jobs: specs
             .iter()
