@@ -1,5 +1,5 @@
 //! fio's command line end to end (issue 13): the authors' job files
-//! (crates/jobs/tests/artifact/) through `jobs`, `sim` and `run` with the
+//! (crates/repro/artifact/) through `jobs`, `sim` and `run` with the
 //! options their scripts pass to fio.
 
 mod common;
@@ -19,7 +19,7 @@ fn turn() -> MutexGuard<'static, ()> {
 
 fn artifact(name: &str) -> String {
     format!(
-        "{}/../jobs/tests/artifact/{name}",
+        "{}/../repro/artifact/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -1,4 +1,4 @@
-//! The authors' own job files (tests/artifact/, from amytai/cinterrupts-osdi)
+//! The authors' own job files (their options, transcribed in crates/repro/artifact/ from amytai/cinterrupts-osdi)
 //! with the fio command lines their scripts pass: fio's precedence, a
 //! command line's defaults under the file's [global] and the job's section.
 
@@ -9,7 +9,7 @@ use jobs::{parse_file_with, CommandLine, Engine, Job, JobError, JobFile};
 
 fn artifact(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/artifact")
+        .join("../repro/artifact")
         .join(name)
 }
 
