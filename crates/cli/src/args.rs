@@ -239,6 +239,7 @@ mod tests {
             a: Some(0.5),
             delta_unit: Some(2_000),
             dim_mode: Some(DimMode::Cqe),
+            ..Default::default()
         };
         assert_eq!(args.spec(), want);
         assert!(args.has_parameters());

@@ -55,6 +55,7 @@ mod storm;
 pub mod stream;
 mod strict;
 pub mod time;
+mod urgent_interval;
 
 pub use burst::DeltaRule;
 pub use catalogue::{build, describe, Settings, SpecError};
