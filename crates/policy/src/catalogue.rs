@@ -40,6 +40,8 @@ pub enum SpecError {
         policy: String,
         takes: String,
     },
+    #[error("policy '{name}': {message}")]
+    ArtifactName { name: String, message: String },
     #[error("option --{option}: {message}")]
     BadValue {
         option: &'static str,
@@ -568,7 +570,12 @@ pub fn listing() -> String {
     let _ = write!(
         s,
         "\nEvery strategy delivers a completion in error at once (never coalesced).\n\
-         Defaults are the paper's for the Intel Optane P4800X; use --delta {} for the Intel P3700 (TOS 5.2).\n",
+         Defaults are the paper's for the Intel Optane P4800X; use --delta {} for the Intel P3700 (TOS 5.2).\n\
+         \n\
+         The authors' system names (their artifact's scripts) are policies too, D in us:\n\
+         alpha-0-0 = default; alpha-D-T = adaptive; cint-D-T = cint with ooo off,\n\
+         cint-D-T-ooo or cint-ooo-D-T with ooo on (both --ooo-count code);\n\
+         baseline-US-THR and nvme-emul-TIME-THR (TIME in 100us units) = nvme --nvme-thr code.\n",
         format_nanos(DELTA_P3700)
     );
     s

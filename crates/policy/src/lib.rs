@@ -38,6 +38,7 @@
 
 pub mod adaptive;
 mod aggregation;
+mod artifact;
 mod burst;
 pub mod catalogue;
 pub mod cid;
