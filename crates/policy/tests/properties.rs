@@ -174,7 +174,7 @@ fn quiet_gap_end(sorted_done: &[Nanos], t: Nanos, delta: Nanos) -> Nanos {
     let from = sorted_done.partition_point(|&d| d < t);
     for k in from..sorted_done.len() {
         let end = sorted_done[k] + delta;
-        if sorted_done.get(k + 1).is_none_or(|&next| next >= end) {
+        if sorted_done.get(k + 1).map_or(true, |&next| next >= end) {
             return end;
         }
     }
