@@ -271,7 +271,10 @@ impl Args for PolicyArgs {
                 .long("policy")
                 .value_name("POLICY")
                 .default_value("cint")
-                .help(format!("Strategy: {}", names.join(", "))),
+                .help(format!(
+                    "Strategy: {}; or one of the authors' system names (alpha-D-T, cint-D-T[-ooo], baseline-US-THR, nvme-emul-TIME-THR; see `cinterrupts policies`)",
+                    names.join(", ")
+                )),
         );
         for opt in OPTIONS {
             cmd = cmd.arg(
@@ -310,6 +313,28 @@ impl FromArgMatches for PolicyArgs {
                     .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
             }
         }
+        self.expand_artifact_name()
+    }
+}
+
+impl PolicyArgs {
+    /// `--policy cint-6-32`: one of the authors' system names stands for a
+    /// strategy and its options; options given on the command line win.
+    fn expand_artifact_name(&mut self) -> Result<(), clap::Error> {
+        if policy::catalogue::strategy(&self.policy).is_some()
+            || !PolicySpec::is_artifact_name(&self.policy)
+        {
+            return Ok(());
+        }
+        let named = PolicySpec::from_artifact_name(&self.policy)
+            .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, format!("{e}\n")))?;
+        for opt in OPTIONS {
+            if let (None, Some(v)) = (opt.given(&self.given), opt.given(&named)) {
+                opt.give(&mut self.given, v)
+                    .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
+            }
+        }
+        self.policy = named.name;
         Ok(())
     }
 }
@@ -361,6 +386,7 @@ mod tests {
             a: Some(0.5),
             delta_unit: Some(2_000),
             dim_mode: Some(DimMode::Cqe),
+            ..Default::default()
         };
         assert_eq!(args.spec(), want);
         assert!(args.has_parameters());
@@ -368,5 +394,24 @@ mod tests {
         let args = PolicyArgs::from_arg_matches(&cmd.try_get_matches_from(["t"]).unwrap()).unwrap();
         assert_eq!(args.spec(), PolicySpec::named("cint"));
         assert!(!args.has_parameters());
+    }
+
+    #[test]
+    fn an_artifact_system_name_is_a_policy_and_given_options_win() {
+        let parse = |argv: &[&str]| {
+            let cmd = PolicyArgs::augment_args(Command::new("t"));
+            cmd.try_get_matches_from(argv)
+                .map_err(|e| e.to_string())
+                .and_then(|m| PolicyArgs::from_arg_matches(&m).map_err(|e| e.to_string()))
+        };
+        let args = parse(&["t", "--policy", "cint-6-32-ooo", "--thr", "16"]).unwrap();
+        let want = PolicySpec {
+            thr: Some(16),
+            ..PolicySpec::from_artifact_name("cint-6-32-ooo").unwrap()
+        };
+        assert_eq!(args.spec(), want);
+        let err = parse(&["t", "--policy", "cint-6"]).unwrap_err();
+        assert!(err.contains("policy 'cint-6': expected"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }

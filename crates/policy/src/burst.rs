@@ -59,6 +59,12 @@ impl Burst {
         self.coalesced >= thr
     }
 
+    /// A completion that restarts the quiescent wait without being counted
+    /// (the authors' OOO Urgent, `OooCount::Code`).
+    pub fn extend(&mut self, now: Nanos, delta: Nanos) {
+        self.timeout = now.saturating_add(delta);
+    }
+
     pub fn coalesced(&self) -> u32 {
         self.coalesced
     }

@@ -8,9 +8,9 @@ use std::fmt::{self, Write as _};
 use thiserror::Error;
 
 use crate::burst::DeltaRule;
-use crate::cint::{BarrierMode, Cint, CintConfig};
+use crate::cint::{BarrierMode, Cint, CintConfig, OooCount};
 use crate::dim::{Dim, DimMode};
-use crate::nvme::{Aggregation, Nvme, TIME_UNIT};
+use crate::nvme::{Aggregation, Nvme, ThrBase, TIME_UNIT};
 use crate::options::{self, AnyOpt, Opt, Value, OPTIONS};
 use crate::{adaptive::Adaptive, default::Default as DefaultPolicy, dynamic};
 use crate::{format_nanos, Nanos, Policy, US};
@@ -40,6 +40,8 @@ pub enum SpecError {
         policy: String,
         takes: String,
     },
+    #[error("policy '{name}': {message}")]
+    ArtifactName { name: String, message: String },
     #[error("option --{option}: {message}")]
     BadValue {
         option: &'static str,
@@ -219,10 +221,25 @@ const STORM: Optional<u64> = Optional {
     unset: Unset::Off,
     help: "Urgent-storm protection: keep interrupts under this rate per second (EWMA, lambda 1/128; TOS 4.3)",
 };
+const OOO_COUNT: Param<OooCount> = Param {
+    opt: &options::OOO_COUNT,
+    default: OooCount::Prose,
+    help: "prose: an Urgent reaped out of order counts toward thr, so thr bounds every wait (TOS 3.5); code: it does not (the authors' pci.c, irq_poller_fire_urgent), unbounded under an Urgent stream",
+};
+const URGENT_GUARD: Optional<Nanos> = Optional {
+    opt: &options::URGENT_INTERVAL_MIN_THR,
+    unset: Unset::Off,
+    help: "the authors' storm guard (pci.c urgent_interval_min_thr, default 0 = off): while the EWMA (1/128) of the interval between urgent interrupts is below this, marks are coalesced; e.g. 10us = 100K/s",
+};
 const NVME_THR: Param<u32> = Param {
     opt: &options::THR,
     default: NVME_PRESET_THR,
-    help: "Aggregation Threshold in entries, 1..256 (stored 0's-based)",
+    help: "Aggregation Threshold: entries per interrupt 1..256, stored 0's-based (--nvme-thr code: the count to exceed, 0..255)",
+};
+const NVME_THR_BASE: Param<ThrBase> = Param {
+    opt: &options::NVME_THR,
+    default: ThrBase::Spec,
+    help: "spec: --thr 32 fires at the 32nd entry (NVMe 1.4 5.21.1.8, TOS 3.2); code: at the 33rd (the authors' pci_emul.c, thr > irq_poller_thr)",
 };
 const AGGR_TIME: Param<Nanos> = Param {
     opt: &options::AGGR_TIME,
@@ -269,25 +286,30 @@ pub static STRATEGIES: &[Strategy] = &[
     Strategy {
         name: "nvme",
         summary: "NVMe 1.4 Feature 08h aggregation: threshold or time since the first pending completion, never extended",
-        params: &[&NVME_AGGR_TIME_IN_FORCE, &NVME_THR_IN_FORCE, &NVME_FEATURE],
+        params: &[
+            &NVME_AGGR_TIME_IN_FORCE,
+            &NVME_THR_IN_FORCE,
+            &NVME_FEATURE,
+            &NVME_THR_BASE,
+        ],
         build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
         name: "nvme100",
         summary: "nvme with 100us, the smallest time the standard allows (TOS 3.2)",
-        params: &[&NVME_THR],
+        params: &[&NVME_THR, &NVME_THR_BASE],
         build: |spec| nvme_preset("nvme100", 100 * US, spec),
     },
     Strategy {
         name: "nvme20",
         summary: "nvme with a theoretical 20us (TOS 3.2)",
-        params: &[&NVME_THR],
+        params: &[&NVME_THR, &NVME_THR_BASE],
         build: |spec| nvme_preset("nvme20", 20 * US, spec),
     },
     Strategy {
         name: "nvme6",
         summary: "nvme with a theoretical 6us, adaptive's delta (TOS 3.2)",
-        params: &[&NVME_THR],
+        params: &[&NVME_THR, &NVME_THR_BASE],
         build: |spec| nvme_preset("nvme6", 6 * US, spec),
     },
     Strategy {
@@ -302,22 +324,25 @@ pub static STRATEGIES: &[Strategy] = &[
     Strategy {
         name: "cint",
         summary: "calibrated interrupts, TOS Algorithm 2: Urgent at once, Barrier ends a batch, the rest adaptive",
-        params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM],
+        params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM, &OOO_COUNT, &URGENT_GUARD],
         build: |spec| {
-            let config = CintConfig {
-                delta: DeltaRule::Fixed(DELTA.value(spec)),
-                thr: thr(THR.value(spec), u32::MAX)?,
-                ooo: OOO.value(spec),
-                barrier: BARRIER.value(spec),
-                max_irq_rate: max_irq_rate(spec)?,
-            };
+            let config = cint_config(spec, DeltaRule::Fixed(DELTA.value(spec)))?;
             Ok(Box::new(Cint::new("cint", config)))
         },
     },
     Strategy {
         name: "dynamic",
         summary: "Gyawali and Aryal: Algorithm 2 with delta = e^(a (thr - coalesced)) - 1",
-        params: &[&A, &DELTA_UNIT, &THR, &OOO, &BARRIER, &STORM],
+        params: &[
+            &A,
+            &DELTA_UNIT,
+            &THR,
+            &OOO,
+            &BARRIER,
+            &STORM,
+            &OOO_COUNT,
+            &URGENT_GUARD,
+        ],
         build: build_dynamic,
     },
     Strategy {
@@ -353,17 +378,53 @@ fn max_irq_rate(spec: &PolicySpec) -> Result<Option<u64>, SpecError> {
     }
 }
 
+/// cint's and dynamic's configuration.
+fn cint_config(spec: &PolicySpec, delta: DeltaRule) -> Result<CintConfig, SpecError> {
+    let max_irq_rate = max_irq_rate(spec)?;
+    let urgent_interval_min = URGENT_GUARD.value(spec);
+    if max_irq_rate.is_some() && urgent_interval_min.is_some() {
+        return Err(SpecError::BadValue {
+            option: "urgent-interval-min-thr",
+            message: "give one storm guard: --max-irq-rate (ours) or --urgent-interval-min-thr (the authors')".into(),
+        });
+    }
+    Ok(CintConfig {
+        delta,
+        thr: thr(THR.value(spec), u32::MAX)?,
+        ooo: OOO.value(spec),
+        barrier: BARRIER.value(spec),
+        max_irq_rate,
+        ooo_count: OOO_COUNT.value(spec),
+        urgent_interval_min,
+    })
+}
+
+/// The threshold in entries, as `--nvme-thr` reads `--thr`.
+fn nvme_threshold(spec: &PolicySpec, time: Nanos) -> Result<u32, SpecError> {
+    NVME_THR_BASE
+        .value(spec)
+        .entries(NVME_THR.value(spec), time)
+        .map_err(|message| SpecError::BadValue {
+            option: "thr",
+            message,
+        })
+}
+
 fn nvme_preset(name: &str, time: Nanos, spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
-    let threshold = thr(NVME_THR.value(spec), 256)?;
+    let threshold = nvme_threshold(spec, time)?;
     Ok(Box::new(Nvme::new(name, Aggregation { time, threshold })))
 }
 
 fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     if let Some(f) = NVME_FEATURE.value(spec) {
-        if AGGR_TIME.opt.given(spec).is_some() || NVME_THR.opt.given(spec).is_some() {
+        if AGGR_TIME.opt.given(spec).is_some()
+            || NVME_THR.opt.given(spec).is_some()
+            || NVME_THR_BASE.opt.given(spec).is_some()
+        {
             return Err(SpecError::BadValue {
                 option: "nvme-feature",
-                message: "give either the feature value or --aggr-time/--thr, not both".into(),
+                message: "give either the feature value or --aggr-time/--thr/--nvme-thr, not both"
+                    .into(),
             });
         }
         return Aggregation::from_feature(f).map_err(|message| SpecError::BadValue {
@@ -374,7 +435,7 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     let time = AGGR_TIME.value(spec);
     let agg = Aggregation {
         time,
-        threshold: thr(NVME_THR.value(spec), 256)?,
+        threshold: nvme_threshold(spec, time)?,
     };
     if agg.to_feature().is_none() {
         return Err(SpecError::BadValue {
@@ -404,14 +465,8 @@ fn build_dynamic(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
             message: "must be more than 0".into(),
         });
     }
-    Ok(Box::new(dynamic::dynamic(
-        a,
-        unit,
-        thr(THR.value(spec), u32::MAX)?,
-        OOO.value(spec),
-        BARRIER.value(spec),
-        max_irq_rate(spec)?,
-    )))
+    let config = cint_config(spec, DeltaRule::Fixed(0))?;
+    Ok(Box::new(dynamic::dynamic(a, unit, config)))
 }
 
 /// Refuses options the strategy does not take, so a typo in a sweep is not
@@ -515,7 +570,12 @@ pub fn listing() -> String {
     let _ = write!(
         s,
         "\nEvery strategy delivers a completion in error at once (never coalesced).\n\
-         Defaults are the paper's for the Intel Optane P4800X; use --delta {} for the Intel P3700 (TOS 5.2).\n",
+         Defaults are the paper's for the Intel Optane P4800X; use --delta {} for the Intel P3700 (TOS 5.2).\n\
+         \n\
+         The authors' system names (their artifact's scripts) are policies too, D in us:\n\
+         alpha-0-0 = default; alpha-D-T = adaptive; cint-D-T = cint with ooo off,\n\
+         cint-D-T-ooo or cint-ooo-D-T with ooo on (both --ooo-count code);\n\
+         baseline-US-THR and nvme-emul-TIME-THR (TIME in 100us units) = nvme --nvme-thr code.\n",
         format_nanos(DELTA_P3700)
     );
     s
@@ -546,7 +606,7 @@ mod tests {
         let err = build(&spec).err().unwrap();
         assert_eq!(
             err.to_string(),
-            "option --delta does not apply to policy 'nvme100' (it takes: --thr)"
+            "option --delta does not apply to policy 'nvme100' (it takes: --thr, --nvme-thr)"
         );
     }
 
@@ -577,9 +637,12 @@ mod tests {
         };
         assert_eq!(
             describe(&spec),
-            "cint delta=6us thr=16 ooo=on barrier=relaxed max-irq-rate=off"
+            "cint delta=6us thr=16 ooo=on barrier=relaxed max-irq-rate=off ooo-count=prose urgent-interval-min-thr=off"
         );
-        assert_eq!(describe(&PolicySpec::named("nvme100")), "nvme100 thr=32");
+        assert_eq!(
+            describe(&PolicySpec::named("nvme100")),
+            "nvme100 thr=32 nvme-thr=spec"
+        );
     }
 
     #[test]
@@ -589,7 +652,7 @@ mod tests {
         assert_eq!(s.params[4], ("max-irq-rate", Value::Off));
         assert_eq!(
             describe(&PolicySpec::named("nvme")),
-            "nvme aggr-time=100us thr=32"
+            "nvme aggr-time=100us thr=32 nvme-thr=spec"
         );
         let spec = PolicySpec {
             nvme_feature: Some(0x011f),
@@ -597,7 +660,7 @@ mod tests {
         };
         assert_eq!(
             describe(&spec),
-            "nvme aggr-time=100us thr=32 nvme-feature=0x011f"
+            "nvme aggr-time=100us thr=32 nvme-feature=0x011f nvme-thr=spec"
         );
         assert_eq!(Settings::of(&PolicySpec::named("fast")).params, vec![]);
     }
@@ -612,7 +675,7 @@ mod tests {
         assert_eq!(p.delay_bound(), 200 * US);
         assert_eq!(
             describe(&spec),
-            "nvme aggr-time=200us thr=6 nvme-feature=0x0205"
+            "nvme aggr-time=200us thr=6 nvme-feature=0x0205 nvme-thr=spec"
         );
         let s = Settings::of(&spec);
         assert_eq!(s.params[0], ("aggr-time", Value::Time(200 * US)));

@@ -11,7 +11,11 @@
 //!   coalesced like an unmarked one, so it is never stuck.
 //! - Unmarked completions go to the adaptive part (lines 16-18, 19-21).
 //! - Errors fire a full interrupt at once and are never coalesced.
-//! - Optional Urgent-storm protection (TOS 4.3), see `storm`.
+//! - Optional Urgent-storm protection: ours (TOS 4.3), see `storm`, or the
+//!   authors' code's (`urgent_interval_min_thr`), see `urgent_interval`.
+//!
+//! Where the authors' code and prose differ on OOO's thr counting,
+//! [`OooCount`] offers both; see there for the default.
 //!
 //! Ambiguity we resolve: Algorithm 2 as printed lets an Urgent completion fall
 //! into the `else` branch of the Barrier test and increment coalesced. With
@@ -32,6 +36,7 @@
 use crate::burst::{Burst, DeltaRule};
 use crate::storm::{Storm, MAX_STORM_THR};
 use crate::strict::StrictBarriers;
+use crate::urgent_interval::UrgentInterval;
 use crate::{Command, Completion, Interrupt, Nanos, Policy};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +54,37 @@ impl BarrierMode {
     }
 }
 
+/// What an Urgent entry delivered by an urgent-only (OOO) interrupt counts
+/// toward thr.
+///
+/// - `Prose` (default): it counts, "an interrupt for the non-OOO requests will
+///   fire as soon as 9 entries (already reaped or otherwise) accumulate"
+///   (TOS 3.5), which is what makes "thr ensures non-Urgent requests are
+///   eventually reaped, even if there is a continuous stream of Urgent
+///   requests" hold: every strategy here keeps a finite delay bound.
+/// - `Code`: the authors' basis patch (pci.c, `irq_poller_fire_urgent`: "If
+///   OOO completion is enabled then we don't count this completion in the
+///   threshold and we don't reset the thr"). The entry still restarts the
+///   quiescent wait (the poller's `found_work`), so an unmarked entry waits
+///   as long as Urgent entries keep coming closer than delta and fewer than
+///   thr unmarked ones arrive: no finite bound. The artifact's measured runs
+///   with `urgent_ooo=1` (Figs 11, 15, 20) ran this; the artifact's system
+///   names select it ([`crate::PolicySpec::from_artifact_name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OooCount {
+    Prose,
+    Code,
+}
+
+impl OooCount {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OooCount::Prose => "prose",
+            OooCount::Code => "code",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CintConfig {
     pub delta: DeltaRule,
@@ -57,6 +93,10 @@ pub struct CintConfig {
     pub barrier: BarrierMode,
     /// Urgent-storm protection: the maximum interrupt rate per second.
     pub max_irq_rate: Option<u64>,
+    /// OOO's thr counting.
+    pub ooo_count: OooCount,
+    /// The authors' storm guard: `urgent_interval_min_thr` in ns.
+    pub urgent_interval_min: Option<Nanos>,
 }
 
 #[derive(Clone, Debug)]
@@ -69,6 +109,7 @@ pub struct Cint {
     undelivered: u32,
     strict: Option<StrictBarriers>,
     storm: Option<Storm>,
+    guard: Option<UrgentInterval>,
 }
 
 impl Cint {
@@ -78,6 +119,7 @@ impl Cint {
             name: name.into(),
             strict: (cfg.barrier == BarrierMode::Strict).then(StrictBarriers::default),
             storm: cfg.max_irq_rate.map(Storm::new),
+            guard: cfg.urgent_interval_min.map(UrgentInterval::new),
             cfg,
             burst: Burst::default(),
             undelivered: 0,
@@ -103,17 +145,38 @@ impl Cint {
         }
     }
 
-    fn fire_full(&mut self) -> Option<Interrupt> {
+    fn fire_full(&mut self, now: Nanos) -> Option<Interrupt> {
+        if let Some(guard) = &mut self.guard {
+            guard.full_interrupt(now);
+        }
         self.burst.reset();
         self.undelivered = 0;
         Some(Interrupt::Full)
+    }
+
+    /// A full interrupt for a marked entry (the full branch of the authors'
+    /// `irq_poller_fire_urgent`).
+    fn fire_full_marked(&mut self, now: Nanos) -> Option<Interrupt> {
+        if let Some(guard) = &mut self.guard {
+            guard.urgent_interrupt(now);
+        }
+        self.burst.reset();
+        self.undelivered = 0;
+        Some(Interrupt::Full)
+    }
+
+    fn fire_urgent_only(&mut self, now: Nanos) -> Option<Interrupt> {
+        if let Some(guard) = &mut self.guard {
+            guard.urgent_interrupt(now);
+        }
+        Some(Interrupt::UrgentOnly)
     }
 
     fn fire_coalesced(&mut self, now: Nanos) -> Option<Interrupt> {
         if let Some(storm) = &mut self.storm {
             storm.on_coalesced_interrupt(now);
         }
-        self.fire_full()
+        self.fire_full(now)
     }
 }
 
@@ -134,29 +197,44 @@ impl Policy for Cint {
             Some(strict) => strict.completed(cqe.id, marks.barrier),
             None => (true, false),
         };
-        let demote = match &mut self.storm {
+        let throttled = match &mut self.storm {
             Some(storm) => storm.on_completion(now, marks.is_marked()),
             None => false,
         };
         if cqe.error {
-            return self.fire_full();
+            return self.fire_full(now);
         }
+        // The authors' guard: a marked entry is coalesced like an unmarked
+        // one while the urgent interval average is below the minimum.
+        let guarded = marks.is_marked() && self.guard.as_mut().is_some_and(|g| g.coalesces());
+        let demote = throttled || guarded;
         if !(self.cfg.ooo && marks.urgent && !demote) {
             self.undelivered += 1;
         }
-        let (delta, thr) = self.params(now, demote);
+        let (delta, thr) = self.params(now, throttled);
         if marks.urgent && !demote {
             if !self.cfg.ooo {
-                return self.fire_full(); // Alg. 2 lines 11-13
+                return self.fire_full_marked(now); // Alg. 2 lines 11-13
             }
-            // Lines 8-10, then 16-18: the Urgent entry counts toward thr.
-            if self.burst.arrive(now, delta, thr) || released {
-                return self.fire_full();
+            let reached = match self.cfg.ooo_count {
+                // Lines 8-10, then 16-18: the Urgent entry counts toward thr.
+                OooCount::Prose => self.burst.arrive(now, delta, thr),
+                // The authors' code: not counted, but the wait restarts.
+                OooCount::Code => {
+                    self.burst.extend(now, delta);
+                    false
+                }
+            };
+            if reached {
+                return self.fire_full_marked(now);
             }
-            return Some(Interrupt::UrgentOnly);
+            if released {
+                return self.fire_full(now);
+            }
+            return self.fire_urgent_only(now);
         }
         if marks.barrier && !demote && ready {
-            return self.fire_full(); // lines 14-15
+            return self.fire_full_marked(now); // lines 14-15
         }
         // Lines 6, 16-18; also a strict Barrier still waiting, and marks
         // demoted by storm protection.
@@ -164,7 +242,7 @@ impl Policy for Cint {
             return self.fire_coalesced(now);
         }
         if released {
-            return self.fire_full();
+            return self.fire_full(now);
         }
         None
     }
@@ -186,6 +264,12 @@ impl Policy for Cint {
     }
 
     fn delay_bound(&self) -> Nanos {
+        if self.cfg.ooo && self.cfg.ooo_count == OooCount::Code {
+            // A continuous Urgent stream holds unmarked entries (OooCount).
+            return Nanos::MAX;
+        }
+        // The authors' guard coalesces marked entries with delta and thr
+        // unchanged: the burst bound holds.
         let normal = self.cfg.delta.burst_bound(self.cfg.thr);
         match &self.storm {
             None => normal,

@@ -10,29 +10,20 @@
 //! completion for 23 ms. `--delta-unit` changes it.
 
 use crate::burst::DeltaRule;
-use crate::cint::{BarrierMode, Cint, CintConfig};
+use crate::cint::{Cint, CintConfig};
 use crate::{Nanos, US};
 
 /// The paper's correction factor.
 pub const DEFAULT_A: f64 = 0.1;
 pub const DEFAULT_UNIT: Nanos = US;
 
-pub fn dynamic(
-    a: f64,
-    unit: Nanos,
-    thr: u32,
-    ooo: bool,
-    barrier: BarrierMode,
-    max_irq_rate: Option<u64>,
-) -> Cint {
+/// `cfg` with its delta replaced by the dynamic timeout.
+pub fn dynamic(a: f64, unit: Nanos, cfg: CintConfig) -> Cint {
     Cint::new(
         "dynamic",
         CintConfig {
             delta: DeltaRule::Gyawali { a, unit },
-            thr,
-            ooo,
-            barrier,
-            max_irq_rate,
+            ..cfg
         },
     )
 }

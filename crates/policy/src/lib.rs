@@ -38,6 +38,7 @@
 
 pub mod adaptive;
 mod aggregation;
+mod artifact;
 mod burst;
 pub mod catalogue;
 pub mod cid;
@@ -55,6 +56,7 @@ mod storm;
 pub mod stream;
 mod strict;
 pub mod time;
+mod urgent_interval;
 
 pub use burst::DeltaRule;
 pub use catalogue::{build, describe, Settings, SpecError};

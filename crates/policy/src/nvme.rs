@@ -11,6 +11,50 @@
 use crate::aggregation::Aggregator;
 use crate::{Completion, Interrupt, Nanos, Policy, US};
 
+/// How a threshold given on the command line (`--thr N`) is read.
+///
+/// - `Spec` (default): N entries per interrupt, 1..=256, stored 0's-based
+///   (Feature 08h holds N - 1): `--thr 32` fires at the 32nd entry. `--thr`
+///   is "most completions per interrupt" for every strategy here, and TOS 3.2
+///   sets "threshold set to 32" for the nvme presets in those words.
+/// - `Code`: the authors' `nvme-emul.ko` (basis patch, pci_emul.c,
+///   `irq_poller`): it fires when the count exceeds `irq_poller_thr`
+///   (`thr > irq_thr`), so 32 fires at the 33rd entry and 0 at every entry;
+///   N is 0..=255 (`MAX_THR` 0xFF), the same value the spec's 0's-based field
+///   would hold. With `irq_poller_time=0` it has no timer at all (an entry
+///   under the threshold waits forever); we refuse that combination rather
+///   than offer a strategy with no delay bound. The artifact's
+///   `baseline-100-32` runs (Figs 15, 20) used it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrBase {
+    Spec,
+    Code,
+}
+
+impl ThrBase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThrBase::Spec => "spec",
+            ThrBase::Code => "code",
+        }
+    }
+
+    /// Entries per interrupt for a given `--thr`, or why not.
+    pub fn entries(self, thr: u32, time: Nanos) -> Result<u32, String> {
+        match self {
+            ThrBase::Spec if (1..=256).contains(&thr) => Ok(thr),
+            ThrBase::Spec => Err(format!("{thr} is outside 1..=256")),
+            ThrBase::Code if thr > 255 => Err(format!(
+                "{thr} is outside 0..=255 (nvme-emul's irq_poller_thr, MAX_THR 0xFF)"
+            )),
+            ThrBase::Code if time == 0 && thr > 0 => Err(format!(
+                "{thr} with no aggregation time: the authors' nvme-emul then has no timer and an entry under the threshold would wait forever"
+            )),
+            ThrBase::Code => Ok(thr + 1),
+        }
+    }
+}
+
 /// One Aggregation Time unit.
 pub const TIME_UNIT: Nanos = 100 * US;
 
@@ -107,6 +151,16 @@ impl Policy for Nvme {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_reads_thr_as_the_count_to_exceed() {
+        assert_eq!(ThrBase::Spec.entries(32, TIME_UNIT), Ok(32));
+        assert_eq!(ThrBase::Code.entries(32, TIME_UNIT), Ok(33));
+        assert_eq!(ThrBase::Code.entries(0, 0), Ok(1));
+        assert!(ThrBase::Spec.entries(0, TIME_UNIT).is_err());
+        assert!(ThrBase::Code.entries(256, TIME_UNIT).is_err());
+        assert!(ThrBase::Code.entries(32, 0).is_err());
+    }
 
     #[test]
     fn feature_value_is_zeros_based_threshold_and_100us_units() {

@@ -5,8 +5,9 @@
 
 use std::fmt;
 
-use crate::cint::BarrierMode;
+use crate::cint::{BarrierMode, OooCount};
 use crate::dim::DimMode;
+use crate::nvme::ThrBase;
 use crate::{format_nanos, Nanos};
 
 /// A strategy and its options as given; unset options take the strategy's
@@ -24,6 +25,9 @@ pub struct PolicySpec {
     pub a: Option<f64>,
     pub delta_unit: Option<Nanos>,
     pub dim_mode: Option<DimMode>,
+    pub ooo_count: Option<OooCount>,
+    pub urgent_interval_min_thr: Option<Nanos>,
+    pub nvme_thr: Option<ThrBase>,
 }
 
 impl PolicySpec {
@@ -49,6 +53,8 @@ pub enum Value {
     Feature(u32),
     Barrier(BarrierMode),
     DimMode(DimMode),
+    OooCount(OooCount),
+    ThrBase(ThrBase),
     /// A protection not in force (Urgent-storm protection by default).
     Off,
 }
@@ -64,6 +70,8 @@ impl fmt::Display for Value {
             Value::Feature(v) => write!(f, "{v:#06x}"),
             Value::Barrier(b) => f.write_str(b.as_str()),
             Value::DimMode(m) => f.write_str(m.as_str()),
+            Value::OooCount(c) => f.write_str(c.as_str()),
+            Value::ThrBase(b) => f.write_str(b.as_str()),
             Value::Off => f.write_str("off"),
         }
     }
@@ -115,6 +123,18 @@ impl Value {
     fn dim_mode(self) -> Option<DimMode> {
         match self {
             Value::DimMode(m) => Some(m),
+            _ => None,
+        }
+    }
+    fn ooo_count(self) -> Option<OooCount> {
+        match self {
+            Value::OooCount(c) => Some(c),
+            _ => None,
+        }
+    }
+    fn thr_base(self) -> Option<ThrBase> {
+        match self {
+            Value::ThrBase(b) => Some(b),
             _ => None,
         }
     }
@@ -313,6 +333,43 @@ pub const DIM_MODE: Opt<DimMode> = Opt {
     from_value: Value::dim_mode,
 };
 
+pub const OOO_COUNT: Opt<OooCount> = Opt {
+    name: "ooo-count",
+    value_name: "OOO_COUNT",
+    about: "Whether an Urgent entry reaped out of order counts toward thr: prose (TOS 3.5) or code (the authors' patch)",
+    kind: Kind::Word(&[
+        ("prose", Value::OooCount(OooCount::Prose)),
+        ("code", Value::OooCount(OooCount::Code)),
+    ]),
+    get: |s| s.ooo_count,
+    set: |s, v| s.ooo_count = Some(v),
+    to_value: Value::OooCount,
+    from_value: Value::ooo_count,
+};
+pub const URGENT_INTERVAL_MIN_THR: Opt<Nanos> = Opt {
+    name: "urgent-interval-min-thr",
+    value_name: "TIME",
+    about: "The authors' Urgent-storm guard: coalesce marked entries while the average interval between urgent interrupts is below this",
+    kind: Kind::Time,
+    get: |s| s.urgent_interval_min_thr,
+    set: |s, v| s.urgent_interval_min_thr = Some(v),
+    to_value: Value::Time,
+    from_value: Value::time,
+};
+pub const NVME_THR: Opt<ThrBase> = Opt {
+    name: "nvme-thr",
+    value_name: "NVME_THR",
+    about: "How --thr is read: spec (entries per interrupt) or code (the authors' nvme-emul: fire when the count exceeds it)",
+    kind: Kind::Word(&[
+        ("spec", Value::ThrBase(ThrBase::Spec)),
+        ("code", Value::ThrBase(ThrBase::Code)),
+    ]),
+    get: |s| s.nvme_thr,
+    set: |s, v| s.nvme_thr = Some(v),
+    to_value: Value::ThrBase,
+    from_value: Value::thr_base,
+};
+
 /// Every option, in the order the CLI lists them and the checks meet them.
 pub static OPTIONS: &[&dyn AnyOpt] = &[
     &DELTA,
@@ -325,6 +382,9 @@ pub static OPTIONS: &[&dyn AnyOpt] = &[
     &A,
     &DELTA_UNIT,
     &DIM_MODE,
+    &OOO_COUNT,
+    &URGENT_INTERVAL_MIN_THR,
+    &NVME_THR,
 ];
 
 #[cfg(test)]
@@ -342,6 +402,8 @@ mod tests {
             Value::Feature(0x011f),
             Value::Barrier(BarrierMode::Strict),
             Value::DimMode(DimMode::Cqe),
+            Value::OooCount(OooCount::Code),
+            Value::ThrBase(ThrBase::Code),
         ];
         for opt in OPTIONS {
             let mut taken = 0;

@@ -1,7 +1,7 @@
 //! cint with Urgent-storm protection (TOS 4.3): what changes when the storm
 //! throttles it, what does not before, and the delay it promises.
 
-use policy::cint::{BarrierMode, Cint, CintConfig};
+use policy::cint::{BarrierMode, Cint, CintConfig, OooCount};
 use policy::{Completion, DeltaRule, Interrupt, Marks, Policy, US};
 
 /// T at a 100K/s limit: throttled interrupts aim at 90% of it, 1 s / 90K.
@@ -16,6 +16,8 @@ fn cint(max_irq_rate: Option<u64>) -> Cint {
             ooo: true,
             barrier: BarrierMode::Relaxed,
             max_irq_rate,
+            ooo_count: OooCount::Prose,
+            urgent_interval_min: None,
         },
     )
 }

@@ -49,6 +49,8 @@ fn parameters_show_their_typed_defaults() {
             ("ooo", "on"),
             ("barrier", "relaxed"),
             ("max-irq-rate", "off"),
+            ("ooo-count", "prose"),
+            ("urgent-interval-min-thr", "off"),
         ]
     );
     let nvme = params_of("nvme");
@@ -71,7 +73,10 @@ fn a_parameter_carries_the_help_its_strategy_gives_it() {
             .map(|(_, _, h)| h)
             .unwrap()
     };
-    assert!(help("nvme", "thr").starts_with("Aggregation Threshold in entries"));
+    assert!(help("nvme", "thr").starts_with("Aggregation Threshold: entries per interrupt"));
+    assert!(help("nvme", "nvme-thr").contains("pci_emul.c"));
+    assert!(help("cint", "ooo-count").contains("TOS 3.5"));
+    assert!(help("cint", "ooo-count").contains("irq_poller_fire_urgent"));
     assert_eq!(
         help("adaptive", "thr"),
         "completions coalesced at most per interrupt"

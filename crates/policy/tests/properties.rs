@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 
-use policy::cint::BarrierMode;
+use policy::cint::{BarrierMode, OooCount};
 use policy::dim::DimMode;
+use policy::nvme::ThrBase;
 use policy::replay::{Delivery, Replay};
 use policy::{build, Command, Completion, Interrupt, Marks, Nanos, PolicySpec, US};
 use proptest::prelude::*;
@@ -118,12 +119,82 @@ fn specs() -> Vec<PolicySpec> {
         nvme_feature: Some(0x0a07),
         ..PolicySpec::named("nvme")
     });
+    // The authors' variants (issue 13, item 5) and their system names.
+    v.push(PolicySpec {
+        ooo_count: Some(OooCount::Code),
+        ..cint()
+    });
+    v.push(PolicySpec {
+        ooo_count: Some(OooCount::Code),
+        thr: Some(3),
+        barrier: Some(BarrierMode::Strict),
+        ..cint()
+    });
+    v.push(PolicySpec {
+        urgent_interval_min_thr: Some(10 * US),
+        ..cint()
+    });
+    v.push(PolicySpec {
+        urgent_interval_min_thr: Some(50 * US),
+        ooo_count: Some(OooCount::Code),
+        ooo: Some(false),
+        ..cint()
+    });
+    v.push(PolicySpec {
+        urgent_interval_min_thr: Some(20 * US),
+        ooo_count: Some(OooCount::Code),
+        ..PolicySpec::named("dynamic")
+    });
+    v.push(PolicySpec {
+        nvme_thr: Some(ThrBase::Code),
+        thr: Some(4),
+        ..PolicySpec::named("nvme100")
+    });
+    for name in [
+        "alpha-0-0",
+        "alpha-6-32",
+        "alpha-1000000-4",
+        "cint-1000000-65535",
+        "cint-6-32-ooo",
+        "cint-6-65535",
+        "baseline-0-0",
+        "baseline-100-32",
+        "nvme-emul-2-7",
+    ] {
+        v.push(PolicySpec::from_artifact_name(name).unwrap());
+    }
     v
+}
+
+/// The authors' OOO counting has no finite bound (`OooCount::Code`), but no
+/// completion waits forever: each is delivered at the latest when the
+/// completions after it first leave a quiet gap of delta (the deadline that
+/// ends the poller's wait). Returns that instant for a completion at `t`.
+fn quiet_gap_end(sorted_done: &[Nanos], t: Nanos, delta: Nanos) -> Nanos {
+    let from = sorted_done.partition_point(|&d| d < t);
+    for k in from..sorted_done.len() {
+        let end = sorted_done[k] + delta;
+        if sorted_done.get(k + 1).map_or(true, |&next| next >= end) {
+            return end;
+        }
+    }
+    unreachable!("the last completion ends a gap")
 }
 
 fn check(spec: &PolicySpec, cmds: &[Cmd]) -> Result<(), TestCaseError> {
     let policy = build(spec).unwrap();
     let bound = policy.delay_bound();
+    // Unbounded only under the authors' OOO counting; then the quiet gap.
+    let gap_delta = (bound == Nanos::MAX).then(|| {
+        assert_eq!(spec.ooo_count, Some(OooCount::Code), "{spec:?}");
+        match spec.name.as_str() {
+            // The longest dynamic timeout: coalesced 0 (default a, unit, thr).
+            "dynamic" => policy::DeltaRule::Gyawali { a: 0.1, unit: US }.delta(32, 0),
+            _ => spec.delta.unwrap_or(6 * US),
+        }
+    });
+    let mut sorted_done: Vec<Nanos> = cmds.iter().map(|c| c.done).collect();
+    sorted_done.sort_unstable();
     let mut replay = Replay::new(policy);
     let by_id: HashMap<u64, Cmd> = cmds.iter().map(|c| (c.id, *c)).collect();
     // Submissions before completions at the same instant.
@@ -162,6 +233,13 @@ fn check(spec: &PolicySpec, cmds: &[Cmd]) -> Result<(), TestCaseError> {
                     r.id,
                     d.time - c.done,
                     bound
+                ));
+            } else if let Some(delta) =
+                gap_delta.filter(|&delta| d.time > quiet_gap_end(&sorted_done, c.done, delta))
+            {
+                failure = Some(format!(
+                    "id {} delivered at {} after the quiet gap of {delta} ended",
+                    r.id, d.time
                 ));
             } else if c.error && d.time != c.done {
                 failure = Some(format!(
