@@ -137,7 +137,8 @@ impl RunSpec {
         device: &'static str,
     ) -> RunSpec {
         RunSpec {
-            policy: artifact_policy(artifact_system),
+            policy: PolicySpec::from_artifact_name(artifact_system)
+                .expect("the experiments name the artifact's systems"),
             ..RunSpec::new(system, workload, device)
         }
     }
@@ -235,30 +236,3 @@ impl Experiment {
     }
 }
 
-/// The policy one of the artifact's system names stands for (TEMPORARY:
-/// replaced by `policy::PolicySpec::from_artifact_name` at merge).
-pub fn artifact_policy(name: &str) -> PolicySpec {
-    let parts: Vec<&str> = name.split('-').collect();
-    let num = |s: &str| s.parse::<u64>().expect("an artifact system name");
-    match parts.as_slice() {
-        ["alpha", "0", "0"] => PolicySpec::named("default"),
-        ["alpha", d, t] => PolicySpec {
-            delta: Some(num(d) * 1_000),
-            thr: Some(num(t) as u32),
-            ..PolicySpec::named("adaptive")
-        },
-        ["cint", d, t, rest @ ..] => PolicySpec {
-            delta: Some(num(d) * 1_000),
-            thr: Some(num(t) as u32),
-            ooo: Some(rest == ["ooo"]),
-            ..PolicySpec::named("cint")
-        },
-        ["baseline", "0", "0"] => PolicySpec::named("default"),
-        ["baseline", us, t] => PolicySpec {
-            aggr_time: Some(num(us) * 1_000),
-            thr: Some(num(t) as u32),
-            ..PolicySpec::named("nvme")
-        },
-        _ => panic!("not an artifact system name: {name}"),
-    }
-}
