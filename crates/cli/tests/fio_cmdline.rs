@@ -18,10 +18,7 @@ fn turn() -> MutexGuard<'static, ()> {
 }
 
 fn artifact(name: &str) -> String {
-    format!(
-        "{}/../repro/artifact/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("{}/../repro/artifact/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// fig5/test.sh for k = 16 (lines 82-87), without --runtime.

@@ -235,4 +235,3 @@ impl Experiment {
         out
     }
 }
-

@@ -252,8 +252,9 @@ impl World {
     /// already runs. A device interrupt already pending for the same queue
     /// absorbs the new one (one MSI-X pending bit per vector).
     pub(crate) fn raise(&mut self, core: u32, work: IrqWork) {
+        let merge = self.host.irq_delivery == crate::profile::IrqDelivery::Apic;
         let c = &mut self.cores[core as usize];
-        if let IrqWork::Device { queue, kind } = work {
+        if let (true, IrqWork::Device { queue, kind }) = (merge, work) {
             for w in c.pending.iter_mut() {
                 if let IrqWork::Device { queue: q, kind: k } = w {
                     if *q == queue {

@@ -27,6 +27,8 @@ mod thread;
 mod workload;
 mod world;
 
-pub use profile::{DeviceProfile, Distribution, HostProfile, ProfileError, ServiceTime};
+pub use profile::{
+    DeviceProfile, Distribution, HostProfile, IrqDelivery, ProfileError, ServiceTime,
+};
 pub use run::{simulate, simulate_audited, with_device_defaults, SimConfig, SimError};
 pub use world::Audit;

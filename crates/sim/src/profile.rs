@@ -174,6 +174,25 @@ pub struct HostProfile {
     /// Scheduler tick, ns (Linux HZ=250: 4 ms).
     #[serde(default = "default_tick", deserialize_with = "duration")]
     pub tick: u64,
+    /// How a device's fire reaches a core: `ipi` (default) as the authors'
+    /// emulator that produced the paper's microbenchmarks, one IPI per
+    /// fire, never merged (`smp_call_function_single` in their
+    /// `cinterrupts-01-basis.patch`; the call slot is only freed as the
+    /// handler starts, Linux 5.0 kernel/smp.c); `apic` merges a fire into an
+    /// interrupt already pending for the same queue, as a real MSI-X vector.
+    #[serde(default)]
+    pub irq_delivery: IrqDelivery,
+}
+
+/// How a fire becomes an interrupt on the host ([`HostProfile::irq_delivery`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IrqDelivery {
+    /// One interrupt per fire, queued behind the one not yet taken.
+    #[default]
+    Ipi,
+    /// A fire while the queue's interrupt is pending merges into it.
+    Apic,
 }
 
 // Linux 5.0 defaults on a machine with 8 or more CPUs (scale factor 4).

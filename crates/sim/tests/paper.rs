@@ -84,13 +84,15 @@ fn urgent_keeps_sync_latency_in_the_mixed_workload() {
 }
 
 /// TOS Fig 11/15 (iodepth 256): with a deep async queue, adaptive and
-/// nvme100 bury the sync reads behind thr; Urgent delivers them. Held: cint's
-/// sync latency at least 3x lower than adaptive's.
+/// nvme100 bury the sync reads behind thr; Urgent delivers them. Held:
+/// cint's sync latency at least 1.5x lower than adaptive's (2.0x measured
+/// since the device starts free units at once, issue 13; 3x before, when
+/// every start was spaced by 1/IOPS; `reproduce` gives the paper's numbers).
 #[test]
 fn urgent_matters_most_beside_a_deep_async_queue() {
     let cint = lat_us(&run("mixed-256", "cint"), "sync");
     let adaptive = lat_us(&run("mixed-256", "adaptive"), "sync");
-    assert!(adaptive >= 3.0 * cint, "adaptive {adaptive} cint {cint}");
+    assert!(adaptive >= 1.5 * cint, "adaptive {adaptive} cint {cint}");
 }
 
 /// TOS Fig 20b-d: async-only (libaio, iodepth 256, batches of 16). The paper:
@@ -116,16 +118,21 @@ fn barrier_coalesces_async_batches() {
 
 /// TOS Fig 12, one thread submitting batches of 4 with barrier=1: cint's
 /// latency is below adaptive's by about delta (the paper: 22 us against
-/// 29 us); default is lowest but fires 4.4x cint's interrupts. Held: the gap
-/// within 3-9 us (delta 6 us +- 3 us), default at least 2.5x the
-/// interrupts.
+/// 29 us); default is lowest but fires 4.4x cint's interrupts. Held: cint
+/// below adaptive, default at least 2.5x the interrupts. The gap is 2 us,
+/// not delta: the four commands of a batch start together on four free
+/// units (issue 13's token bucket) and finish in random order (Table 2's
+/// 1.3 us spread), so the Barrier is often not the last, and the entries
+/// after it wait cint's delta too (1.74 interrupts per batch, measured in
+/// `reproduce --only fig12`), the stragglers the authors' fig7/test.sh
+/// comment describes.
 #[test]
 fn barrier_saves_adaptive_its_delta_on_batches() {
     let cint = run("barrier-1", "cint");
     let adaptive = run("barrier-1", "adaptive");
     let default = run("barrier-1", "default");
     let gap = lat_us(&adaptive, "barrier") - lat_us(&cint, "barrier");
-    assert!((3.0..=9.0).contains(&gap), "gap {gap}");
+    assert!(gap > 0.5, "gap {gap}");
     assert!(lat_us(&default, "barrier") < lat_us(&cint, "barrier"));
     assert!(default.interrupts as f64 >= 2.5 * cint.interrupts as f64);
 }
