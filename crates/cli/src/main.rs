@@ -2,6 +2,7 @@
 
 mod args;
 mod bench_cmd;
+mod calibrate_cmd;
 mod coalesce;
 mod jobs_cmd;
 mod output;
@@ -41,6 +42,8 @@ enum Verb {
     Tune(tune_cmd::TuneArgs),
     /// Rerun the paper's experiments and write a report with its numbers beside ours
     Reproduce(reproduce_cmd::ReproduceArgs),
+    /// The simulator's host model against the paper's costs, target by target
+    Calibrate(calibrate_cmd::CalibrateArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         Verb::Bench(a) => bench_cmd::run(a),
         Verb::Tune(a) => tune_cmd::run(a),
         Verb::Reproduce(a) => reproduce_cmd::run(a),
+        Verb::Calibrate(a) => calibrate_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -213,7 +213,9 @@ fn default_marks_basis_drops_io_submits_barrier_in_sim() {
     );
     assert_eq!(t1, t2, "table1 is the default");
     assert_eq!(b, b2, "fio's spelling is the same option");
-    assert!(b * 3 < t1 * 2, "basis {b} vs table1 {t1}");
+    // Fewer: by how much depends on the device model (0.5x before the
+    // simulated host took one interrupt per fire, 0.7x since).
+    assert!(b * 10 < t1 * 9, "basis {b} vs table1 {t1}");
     // The text report says it too.
     let o = run(&[
         "sim",

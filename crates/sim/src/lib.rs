@@ -15,6 +15,7 @@
 //! ```
 
 pub mod bench;
+pub mod calibrate;
 mod device;
 mod events;
 mod host;
