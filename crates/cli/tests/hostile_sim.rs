@@ -243,7 +243,7 @@ fn a_profile_with_near_zero_costs_at_the_iops_ceiling_stays_within_the_bound() {
         })
         .sum();
     // (1.01: each job's figure is rounded to 4 digits.)
-    assert!(iops >= 9.9e6 && iops <= 110e6 * 1.01, "{iops}: {out}");
+    assert!((9.9e6..=110e6 * 1.01).contains(&iops), "{iops}: {out}");
 }
 
 #[test]
