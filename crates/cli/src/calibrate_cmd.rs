@@ -1,37 +1,101 @@
 //! `cinterrupts calibrate`: the simulator's host model against the paper's
-//! costs, target by target (`sim::calibrate`).
+//! costs, target by target, and the one fit of its free constants
+//! (`sim::calibrate`).
 
 use anyhow::Result;
 use clap::Args;
 
 use crate::args;
+use sim::calibrate::{self, Target};
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// Virtual time each run simulates
     #[arg(long, value_parser = args::runtime, default_value = "200ms", value_name = "TIME")]
     pub runtime: u64,
+    /// Fit the host's free constants against every target together
+    /// (Nelder-Mead from the shipped values) and print the fit
+    #[arg(long)]
+    pub fit: bool,
+    /// The fit's budget: evaluations of every target
+    #[arg(long, default_value_t = 300, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(10..=100_000))]
+    pub max_evals: u64,
 }
 
-pub fn run(a: &CalibrateArgs) -> Result<()> {
-    let targets = sim::calibrate::targets(a.runtime)?;
+fn table(title: &str, targets: &[Target]) {
     println!(
-        "{:<62} {:>9} {:>9} {:>7}  source",
-        "target (shipped profiles xeon-e5-2660v4, optane, p3700)", "paper", "model", "ratio"
+        "{:<62} {:>11} {:>11} {:>7}  source",
+        title, "paper", "model", "ratio"
     );
-    for t in &targets {
+    for t in targets {
         println!(
-            "{:<62} {:>9} {:>9} {:>6.2}x  {}",
+            "{:<62} {:>11} {:>11} {:>6.2}x  {}{}",
             t.what,
             format!("{} {}", t.paper, t.unit),
             format!("{:.1} {}", t.model, t.unit),
             t.ratio(),
-            t.source
+            t.source,
+            if t.fitted { "" } else { " [not fitted]" }
         );
     }
     println!(
-        "\nThe host model's constants are the profile's, each with its source \
-         (profiles/hosts/xeon-e5-2660v4.toml); none is fitted to these targets yet."
+        "objective (sum of squared log ratios, fitted targets): {:.4}",
+        calibrate::objective(targets)
+    );
+}
+
+pub fn run(a: &CalibrateArgs) -> Result<()> {
+    let shipped = calibrate::Setup::shipped()?;
+    if !a.fit {
+        table(
+            "target (shipped profiles xeon-e5-2660v4, optane, p3700)",
+            &calibrate::targets(&shipped, a.runtime)?,
+        );
+        println!(
+            "\nThe free constants ({}) are the fit's (`cinterrupts calibrate --fit`); \
+             profiles/hosts/xeon-e5-2660v4.toml gives every constant's source.",
+            calibrate::FREE
+                .iter()
+                .map(|f| f.key)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(());
+    }
+    let fit = calibrate::fit(&shipped, a.runtime, a.max_evals as usize, &mut |n, h, o| {
+        eprintln!(
+            "evaluation {n}: objective {o:.4} ({})",
+            calibrate::FREE
+                .iter()
+                .map(|f| format!("{} {}", f.key, policy::time::format_nanos(f.get(h))))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    table("before: the shipped profiles", &fit.before);
+    println!();
+    table("after: the fitted host", &fit.after);
+    println!(
+        "\nfitted in {} evaluations (runs of {} each):",
+        fit.evaluations,
+        policy::time::format_nanos(a.runtime)
+    );
+    for ((key, from, to), free) in fit.constants.iter().zip(calibrate::FREE) {
+        println!(
+            "  {key:<20} {:>9} -> {:>9}   {}",
+            policy::time::format_nanos(*from),
+            policy::time::format_nanos(*to),
+            free.why
+        );
+    }
+    let qd1 = calibrate::qd1_host_ns(&fit.setup.host);
+    println!(
+        "  QD1 host path {} (was {}): device read means optane {}, p3700 {} (Table 2 held)",
+        policy::time::format_nanos(qd1),
+        policy::time::format_nanos(calibrate::qd1_host_ns(&shipped.host)),
+        policy::time::format_nanos(fit.setup.optane.read.mean),
+        policy::time::format_nanos(fit.setup.p3700.read.mean),
     );
     Ok(())
 }

@@ -354,6 +354,11 @@ pub struct Job {
     pub end_fsync: bool,
     /// RWF_NOWAIT / IOCB nowait (pvsync2, libaio, io_uring).
     pub nowait: bool,
+    /// fio's `thread`: the job's clones are threads of fio's own process
+    /// (pthread_create), not forked processes (fio's default). The
+    /// simulator charges a switch between processes more than one between
+    /// threads of a process (a new address space).
+    pub thread: bool,
 
     /// ns; `None` = until the I/O is done (fio's default unit: seconds).
     pub runtime: Option<u64>,
@@ -428,6 +433,7 @@ impl Default for Job {
             fdatasync: 0,
             end_fsync: false,
             nowait: false,
+            thread: false,
             runtime: None,
             time_based: false,
             ramp_time: 0,

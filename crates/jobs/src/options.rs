@@ -653,6 +653,7 @@ static TABLE: &[OptionSpec] = &[
     }),
     flag("end_fsync", &[], |d, b| d.job.end_fsync = b),
     flag("nowait", &[], |d, b| d.job.nowait = b),
+    flag("thread", &[], |d, b| d.job.thread = b),
     // --- time
     modelled("runtime", &["timeout"], |d, v| {
         d.job.runtime = Some(parse_duration(v, Some(SEC))?).filter(|&t| t > 0);
@@ -768,7 +769,6 @@ static TABLE: &[OptionSpec] = &[
     ignored("unified_rw_reporting", &[]),
     ignored("stats", &[]),
     ignored("invalidate", &[]),
-    ignored("thread", &[]),
     ignored("log_avg_msec", &[]),
     ignored("log_hist_msec", &[]),
     ignored("log_offset", &[]),

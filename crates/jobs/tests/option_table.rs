@@ -20,7 +20,6 @@ const IGNORED: &[&str] = &[
     "numa_cpu_nodes",
     "group_reporting",
     "invalidate",
-    "thread",
     "unified_rw_reporting",
     "log_avg_msec",
     "write_lat_log",
@@ -48,6 +47,7 @@ const IGNORED: &[&str] = &[
 
 const MODELLED: &[&str] = &[
     "name",
+    "thread",
     "numjobs",
     "rw",
     "readwrite",

@@ -8,6 +8,7 @@
 use policy::{Interrupt, Nanos};
 
 use crate::events::Ev;
+use crate::profile::Preemption;
 use crate::workload::Waiter;
 use crate::world::{Busy, IrqWork, Kind, RState, Seg, Step, TState, World};
 
@@ -77,13 +78,18 @@ impl World {
         let c = &mut self.cores[core as usize];
         c.current = Some(tid);
         let th = &mut self.threads[tid as usize];
+        // A new address space costs more than a thread of the one held.
+        let process = th.spec.process;
+        let cost = match c.mm.replace(process) {
+            Some(mm) if mm != process => self.host.process_switch(),
+            _ => self.host.context_switch,
+        };
         th.state = TState::Running;
         th.exec_at_switch_in = th.sum_exec;
         if measuring {
             th.ctx += 1;
             self.context_switches += 1;
         }
-        let cost = self.host.context_switch;
         self.start_seg(core, Kind::Kernel, cost, Step::Resume);
     }
 
@@ -143,7 +149,12 @@ impl World {
                 let tid = self.cores[core as usize].current.expect("thread work");
                 self.cores[core as usize].busy = Busy::Idle;
                 if self.cores[core as usize].rq.need_resched() && self.better_waiting(core) {
-                    self.threads[tid as usize].next = then;
+                    // A switch-in that ends (`Resume`) leaves the thread's
+                    // saved segments and its `next` as they are: they are
+                    // still what it has to do.
+                    if then != Step::Resume {
+                        self.threads[tid as usize].next = then;
+                    }
                     self.preempt(core);
                 } else {
                     self.step(tid, then);
@@ -212,9 +223,19 @@ impl World {
         let c = &self.cores[core as usize];
         match c.busy {
             Busy::Idle if c.current.is_none() => self.schedule(core),
-            Busy::Thread { .. } if c.rq.need_resched() => self.preempt(core),
+            Busy::Thread { kind, .. } if c.rq.need_resched() && self.preemptible(kind) => {
+                self.preempt(core)
+            }
             _ => {}
         }
+    }
+
+    /// Whether a thread running a segment of `kind` may be preempted now.
+    /// Under PREEMPT_VOLUNTARY a kernel path runs on to its end (the
+    /// segment's end: the return to user space or a schedule point), where
+    /// [`World::core_done`] takes the pending resched.
+    fn preemptible(&self, kind: Kind) -> bool {
+        kind == Kind::User || self.host.preemption == Preemption::Full
     }
 
     /// The scheduler tick (CFS check_preempt_tick).
@@ -244,7 +265,12 @@ impl World {
         let th = &self.threads[tid as usize];
         let ran = th.sum_exec + (cur - th.vruntime) - th.exec_at_switch_in;
         if c.rq.slice_used(ran, cur, &self.sched) {
-            self.preempt(core);
+            match c.busy {
+                Busy::Thread { kind, .. } if !self.preemptible(kind) => {
+                    self.cores[core as usize].rq.request_resched();
+                }
+                _ => self.preempt(core),
+            }
         }
     }
 
@@ -379,8 +405,18 @@ impl World {
         }
         self.cores[core as usize].busy = Busy::Idle;
         let c = &self.cores[core as usize];
+        // The interrupted segment, which resumes unless a woken thread may
+        // preempt it now.
+        let kind = c
+            .current
+            .and_then(|tid| self.threads[tid as usize].saved.last())
+            .map(|seg| seg.kind);
         match c.current {
-            Some(_) if c.rq.need_resched() && self.better_waiting(core) => {
+            Some(_)
+                if c.rq.need_resched()
+                    && kind.is_some_and(|k| self.preemptible(k))
+                    && self.better_waiting(core) =>
+            {
                 self.cores[core as usize].idle_since = self.now;
                 self.preempt(core);
             }

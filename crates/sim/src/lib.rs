@@ -11,7 +11,7 @@
 //! let optane = sim::DeviceProfile::load("optane").unwrap();
 //! assert_eq!(optane.default_delta, 6_000); // 6 us, TOS 5.2
 //! let host = sim::HostProfile::load("xeon-e5-2660v4").unwrap();
-//! assert_eq!(host.irq_entry, 740); // ns, TOS 2
+//! assert_eq!(host.irq_cycles, 1_500); // TOS 2, Fig 3: the calibration's target
 //! ```
 
 pub mod bench;
@@ -29,7 +29,7 @@ mod workload;
 mod world;
 
 pub use profile::{
-    DeviceProfile, Distribution, HostProfile, IrqDelivery, ProfileError, ServiceTime,
+    DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };
 pub use run::{simulate, simulate_audited, with_device_defaults, SimConfig, SimError};
 pub use world::Audit;

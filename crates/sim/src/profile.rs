@@ -148,13 +148,30 @@ pub struct HostProfile {
     /// completion, ns.
     #[serde(deserialize_with = "duration")]
     pub per_completion: u64,
-    /// Switching from one thread to another on a core, ns.
+    /// Switching to a thread of the process whose address space the core
+    /// already holds (a thread of the same process, or back from idle,
+    /// which keeps the last one: lazy TLB), ns. Charged to the incoming
+    /// thread.
     #[serde(deserialize_with = "duration")]
     pub context_switch: u64,
-    /// Making a blocked thread runnable, ns.
+    /// Switching to a thread of another process (fio's jobs are processes
+    /// unless `thread` is set): the same plus a new address space (CR3,
+    /// TLB and cache refill), ns. Absent: `context_switch`.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub process_switch: Option<u64>,
+    /// The interrupt handler's part of waking a blocked thread
+    /// (try_to_wake_up: enqueue and the preemption check), ns.
     #[serde(deserialize_with = "duration")]
     pub wakeup: u64,
-    /// CPU cost of one interrupt in cycles, for reference (TOS 2: ~1,500).
+    /// The part of a completion the thread that takes it pays in its own
+    /// context, per completion: after a blocking call's wake-up, its return
+    /// path (bio and dio clean-up); for io_getevents, copying the event
+    /// out of the ring, ns. Absent: 0.
+    #[serde(default, deserialize_with = "duration")]
+    pub reap_per_completion: u64,
+    /// The paper's measured CPU cost of one interrupt in cycles (TOS 2,
+    /// Fig 3: ~1,500): not a model input, the target `cinterrupts
+    /// calibrate` holds the model's interrupt time against.
     pub irq_cycles: u64,
     /// The benchmark's own user-space work per I/O (fio: picking the offset,
     /// io_u bookkeeping, timestamps and latency accounting), ns.
@@ -182,6 +199,26 @@ pub struct HostProfile {
     /// interrupt already pending for the same queue, as a real MSI-X vector.
     #[serde(default)]
     pub irq_delivery: IrqDelivery,
+    /// When a thread woken by an interrupt may take the CPU from a running
+    /// one: `voluntary` (default; Linux's CONFIG_PREEMPT_VOLUNTARY, the
+    /// authors' kernel, linux-kernel/config-file in their artifact): on
+    /// the return to user space or at the end of a kernel path, never in
+    /// the middle of one; `full` (CONFIG_PREEMPT): on the interrupt's
+    /// return, wherever the thread was.
+    #[serde(default)]
+    pub preemption: Preemption,
+}
+
+/// The kernel's preemption model ([`HostProfile::preemption`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preemption {
+    /// CONFIG_PREEMPT_VOLUNTARY: a kernel path is not preempted on an
+    /// interrupt's return.
+    #[default]
+    Voluntary,
+    /// CONFIG_PREEMPT: any path is.
+    Full,
 }
 
 /// How a fire becomes an interrupt on the host ([`HostProfile::irq_delivery`]).
@@ -376,6 +413,12 @@ impl HostProfile {
         Ok(p)
     }
 
+    /// A switch to a thread of another process, ns
+    /// ([`HostProfile::process_switch`], else `context_switch`).
+    pub fn process_switch(&self) -> u64 {
+        self.process_switch.unwrap_or(self.context_switch)
+    }
+
     /// Cycles of `ns` nanoseconds at this host's clock.
     pub fn cycles(&self, ns: u64) -> f64 {
         ns as f64 * self.ghz
@@ -416,7 +459,9 @@ impl HostProfile {
             ("irq_entry", self.irq_entry),
             ("per_completion", self.per_completion),
             ("context_switch", self.context_switch),
+            ("process_switch", self.process_switch()),
             ("wakeup", self.wakeup),
+            ("reap_per_completion", self.reap_per_completion),
             ("user_per_io", self.user_per_io),
             ("sched_latency", self.sched_latency),
             ("sched_min_granularity", self.sched_min_granularity),
@@ -523,6 +568,10 @@ fn human(ns: Nanos) -> String {
 fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let s = String::deserialize(d)?;
     jobs::units::parse_duration(&s, None).map_err(serde::de::Error::custom)
+}
+
+fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    duration(d).map(Some)
 }
 
 /// 1-based line of a byte offset.

@@ -62,6 +62,12 @@ impl RunQueue {
         self.need_resched
     }
 
+    /// Asks for a switch at the next chance (a tick that found the slice
+    /// used while the running thread could not be preempted).
+    pub(crate) fn request_resched(&mut self) {
+        self.need_resched = true;
+    }
+
     /// Adds a runnable thread with its vruntime.
     pub(crate) fn enqueue(&mut self, tid: u32, vruntime: Nanos) {
         self.queued.push((vruntime, tid));

@@ -63,17 +63,13 @@ impl World {
                 }
             }
             Step::Reap => self.reap(tid, core),
+            Step::Reaped => self.reaped(tid, core),
         }
     }
 
     /// Takes delivered completions; returns to the thread when enough have
     /// arrived, else sleeps in the call.
     fn reap(&mut self, tid: u32, core: u32) {
-        let spec = &self.threads[tid as usize].spec;
-        // Serial groups: a thread counts from its own measured start (the
-        // shared window opened with the first group).
-        let own = !spec.serial || self.now >= spec.measure_from;
-        let measuring = self.measuring(self.now) && own;
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
         let take = room.min(th.ready.len());
@@ -84,6 +80,25 @@ impl World {
             self.leave_cpu(core);
             return;
         }
+        // The call's part of each completion, in the thread's own context
+        // (a woken blocking call's return path; io_getevents' copy).
+        let cost = self.host.reap_per_completion * th.got.len() as u64;
+        if cost > 0 {
+            self.start_seg(core, Kind::Kernel, cost, Step::Reaped);
+        } else {
+            self.reaped(tid, core);
+        }
+    }
+
+    /// The waiting call returns what it took: each completion's latency is
+    /// recorded now, as fio's clat ends at the call's return.
+    fn reaped(&mut self, tid: u32, core: u32) {
+        let spec = &self.threads[tid as usize].spec;
+        // Serial groups: a thread counts from its own measured start (the
+        // shared window opened with the first group).
+        let own = !spec.serial || self.now >= spec.measure_from;
+        let measuring = self.measuring(self.now) && own;
+        let th = &mut self.threads[tid as usize];
         let got = std::mem::take(&mut th.got);
         for &req in &got {
             let r = self.requests[req as usize];

@@ -16,6 +16,11 @@ pub(crate) struct ThreadSpec {
     pub job: Job,
     pub waiter: Waiter,
     pub core: usize,
+    /// The process it belongs to: 0 is fio's own (the threads of jobs with
+    /// `thread`), each other job clone is a process of its own (fio forks
+    /// one per clone by default). Switching between processes costs
+    /// `process_switch`.
+    pub process: u32,
     /// fio's loop for this thread: every issuing decision, and the counters
     /// they read (its state moves on as the thread runs).
     pub issuer: Issuer,
@@ -62,7 +67,7 @@ pub(crate) fn threads(
         reason,
     })?;
     let serial = order.iter().any(|a| !a.is_empty());
-    for (job, after) in jobs.iter().zip(order) {
+    for (i, (job, after)) in jobs.iter().zip(order).enumerate() {
         let fail = |reason: String| SimError::Job {
             job: job.name.clone(),
             line: job.section_line,
@@ -119,6 +124,7 @@ pub(crate) fn threads(
             job: job.clone(),
             waiter,
             core,
+            process: if job.thread { 0 } else { i as u32 + 1 },
             start: issuer.start(),
             measure_from: issuer.measure_from(),
             stop_at: issuer.stop_at(),

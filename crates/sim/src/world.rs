@@ -41,6 +41,9 @@ pub(crate) enum Step {
     GetEvents,
     /// In the waiting call: take what has been delivered, return or sleep.
     Reap,
+    /// The call's own part of the completions it took is done
+    /// (`reap_per_completion` each): it returns them to the thread.
+    Reaped,
 }
 
 /// A thread's CPU work, possibly cut short by an interrupt or preemption.
@@ -212,6 +215,9 @@ pub(crate) struct Core {
     pub ticking: bool,
     /// When the core's ticks started: they fall on `tick_origin + k * tick`.
     pub tick_origin: Nanos,
+    /// The process whose address space the core holds: the last thread's
+    /// that ran (idle keeps it, Linux's lazy TLB).
+    pub mm: Option<u32>,
 }
 
 impl Core {
@@ -228,6 +234,7 @@ impl Core {
             threads: 0,
             ticking: false,
             tick_origin: 0,
+            mm: None,
         }
     }
 }
