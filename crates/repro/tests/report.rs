@@ -146,11 +146,13 @@ fn throttled_runs_are_capped_at_the_run_they_name() {
             .unwrap()
     };
     let cap = iops("default_async_free");
-    let free = iops("cint_async_free");
-    let throttled = iops("cint_async_throttled");
+    // Adaptive's async job runs well above default's when free (2.2x
+    // measured), so the cap binds on it.
+    let free = iops("adaptive_async_free");
+    let throttled = iops("adaptive_async_throttled");
     assert!(
         free > 1.2 * cap,
-        "cint's async job runs faster than default's: {free} vs {cap}"
+        "adaptive's async job runs faster than default's: {free} vs {cap}"
     );
     assert!(
         throttled <= cap * 1.02,

@@ -167,14 +167,15 @@ fn jobs_the_simulator_cannot_model_are_refused_naming_job_and_line() {
 #[test]
 fn progress_is_reported_in_virtual_time_up_to_the_planned_end() {
     let jobs = example("async-256");
-    let cfg = config("optane", PolicySpec::named("cint"), 200 * MS, 1);
+    // Long enough for several reports (one every 65,536 events).
+    let cfg = config("optane", PolicySpec::named("cint"), 500 * MS, 1);
     let mut seen = Vec::new();
     sim::simulate(&jobs, &cfg, &mut |now, end| seen.push((now, end))).unwrap();
     assert!(seen.len() >= 3, "{seen:?}");
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
-    assert!(seen.iter().all(|&(_, end)| end == 200 * MS));
+    assert!(seen.iter().all(|&(_, end)| end == 500 * MS));
     // The last call comes when the run is over (after the drain).
-    assert!(seen.last().unwrap().0 >= 200 * MS);
+    assert!(seen.last().unwrap().0 >= 500 * MS);
 }
 
 fn arb_job() -> impl Strategy<Value = String> {
