@@ -65,6 +65,52 @@ impl FromStr for DefaultMarks {
     }
 }
 
+/// The system call that carries a request, as the kernel's default marks
+/// tell them apart (TOS 4.1.1, Table 1): what fio's engines issue, and what
+/// `cinterrupts exec` sees a real program call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Call {
+    /// A blocking read or write: read/write, pread/pwrite, (p)readv/
+    /// (p)writev, preadv2/pwritev2 (`nowait`: with RWF_NOWAIT).
+    Blocking { nowait: bool },
+    /// One iocb of an `io_submit` (`last`: the call's last one).
+    Submit { last: bool },
+    /// fsync or fdatasync.
+    Flush,
+}
+
+impl DefaultMarks {
+    /// The marks this kernel gives a request that carries no flag.
+    pub fn of(self, call: Call) -> Marks {
+        match self {
+            DefaultMarks::Table1 => match call {
+                // TOS 4.1.1, Table 1: (p)read(v)/(p)write(v) are Urgent if
+                // the fd is blocking (fio's always are) or the write
+                // O_DIRECT; preadv2/pwritev2 Urgent unless RWF_NOWAIT.
+                Call::Blocking { nowait: false } => Marks::URGENT,
+                Call::Blocking { nowait: true } => Marks::NONE,
+                // TOS 4.1.1, Table 1: io_submit marks the last request of
+                // the batch Barrier.
+                Call::Submit { last: true } => Marks::BARRIER,
+                Call::Submit { last: false } => Marks::NONE,
+                // TOS 4.1.1, Table 1: (f)(data)sync are Urgent.
+                Call::Flush => Marks::URGENT,
+            },
+            // The authors' basis kernel (the patch's places cited at
+            // [`DefaultMarks::Basis`]).
+            DefaultMarks::Basis => match call {
+                // new_sync_read/new_sync_write and do_iter_readv_writev set
+                // IOCB_URGENT unconditionally, RWF_NOWAIT or not.
+                Call::Blocking { .. } => Marks::URGENT,
+                // The io_submit loop's barrier is commented out.
+                Call::Submit { .. } => Marks::NONE,
+                // No fs/sync.c or flush change in the patch.
+                Call::Flush => Marks::NONE,
+            },
+        }
+    }
+}
+
 /// The default marks the jobs of a run use, for its report: `table1`,
 /// `basis`, or both in job order (`table1, basis`) when they differ.
 pub fn default_marks_of<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> String {
@@ -161,57 +207,24 @@ impl Job {
     /// passes no flag: TOS 4.1.1, Table 1, or the authors' basis kernel
     /// ([`DefaultMarks`], the job's `default_marks`).
     pub fn default_marks(&self, kind: IoKind, index_in_batch: usize, batch_len: usize) -> Marks {
-        match self.default_marks {
-            DefaultMarks::Table1 => self.table1_marks(kind, index_in_batch, batch_len),
-            DefaultMarks::Basis => self.basis_marks(kind),
-        }
-    }
-
-    /// TOS 4.1.1, Table 1.
-    fn table1_marks(&self, kind: IoKind, index_in_batch: usize, batch_len: usize) -> Marks {
-        match kind {
-            // TOS 4.1.1, Table 1: (f)(data)sync are Urgent.
-            IoKind::Fsync | IoKind::Fdatasync => Marks::URGENT,
+        let call = match kind {
+            IoKind::Fsync | IoKind::Fdatasync => Call::Flush,
             IoKind::Read | IoKind::Write => match self.ioengine {
-                // TOS 4.1.1, Table 1: (p)read(v)/(p)write(v) are Urgent if
-                // the fd is blocking (fio's always are) or the write O_DIRECT.
-                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync => Marks::URGENT,
-                // TOS 4.1.1, Table 1: preadv2/pwritev2 Urgent unless RWF_NOWAIT.
-                Engine::Pvsync2 if self.nowait => Marks::NONE,
-                Engine::Pvsync2 => Marks::URGENT,
-                // TOS 4.1.1, Table 1: io_submit marks the last request of the
-                // batch Barrier. io_uring postdates the paper (Linux 5.0.8);
-                // its submit is treated like io_submit.
-                Engine::Libaio | Engine::IoUring | Engine::Null => {
-                    if is_last(index_in_batch, batch_len) {
-                        Marks::BARRIER
-                    } else {
-                        Marks::NONE
-                    }
+                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync => {
+                    Call::Blocking { nowait: false }
                 }
+                Engine::Pvsync2 => Call::Blocking {
+                    nowait: self.nowait,
+                },
+                // io_uring postdates the paper (Linux 5.0.8); its submit is
+                // treated like io_submit.
+                Engine::Libaio | Engine::IoUring | Engine::Null => Call::Submit {
+                    last: is_last(index_in_batch, batch_len),
+                },
             },
-        }
+        };
+        self.default_marks.of(call)
     }
-
-    /// The authors' basis kernel ([`DefaultMarks::Basis`], with the patch's
-    /// places cited there).
-    fn basis_marks(&self, kind: IoKind) -> Marks {
-        match kind {
-            // No fs/sync.c or flush change in the patch.
-            IoKind::Fsync | IoKind::Fdatasync => Marks::NONE,
-            IoKind::Read | IoKind::Write => match self.ioengine {
-                // new_sync_read/new_sync_write and do_iter_readv_writev set
-                // IOCB_URGENT unconditionally, RWF_NOWAIT or not.
-                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync | Engine::Pvsync2 => {
-                    Marks::URGENT
-                }
-                // The io_submit loop's barrier is commented out; io_uring
-                // is treated like io_submit, as under Table 1.
-                Engine::Libaio | Engine::IoUring | Engine::Null => Marks::NONE,
-            },
-        }
-    }
-
     /// The marks the device sees on request `index_in_batch` (0-based) of a
     /// submission of `batch_len` requests (1 for blocking engines): the
     /// application's flags if it passes any, else the kernel defaults.
