@@ -4,6 +4,7 @@ mod args;
 mod bench_cmd;
 mod calibrate_cmd;
 mod coalesce;
+mod exec_cmd;
 mod jobs_cmd;
 mod output;
 mod progress;
@@ -44,6 +45,9 @@ enum Verb {
     Reproduce(reproduce_cmd::ReproduceArgs),
     /// The simulator's host model against the paper's costs, target by target
     Calibrate(calibrate_cmd::CalibrateArgs),
+    /// Run an unmodified program and see its direct I/O with the marks the
+    /// authors' kernel would give it
+    Exec(exec_cmd::ExecArgs),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +109,11 @@ fn main() -> ExitCode {
         Verb::Tune(a) => tune_cmd::run(a),
         Verb::Reproduce(a) => reproduce_cmd::run(a),
         Verb::Calibrate(a) => calibrate_cmd::run(a),
+        Verb::Exec(a) => match exec_cmd::run(a) {
+            // The program's own exit code passes through.
+            Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,191 @@
+//! What one process saw: requests by kind and mark, and the calls that
+//! carried them. Lock-free counters, safe from any thread and from a
+//! signal-free fork (the child starts from zero).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use policy::Marks;
+use serde::{Deserialize, Serialize};
+
+/// The kind of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Write,
+    Flush,
+}
+
+const KINDS: usize = 3;
+/// urgent, barrier, unmarked (TOS 4.1.1: both bits count as urgent on the
+/// device; a rule or flags give one of the three).
+const MARKS: usize = 3;
+
+fn mark_index(m: Marks) -> usize {
+    match (m.urgent, m.barrier) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+    }
+}
+
+/// Requests per (kind, mark), and system calls per family.
+pub struct Live {
+    requests: [[AtomicU64; MARKS]; KINDS],
+    /// pread family, read/write, io_submit, fsync family.
+    calls: [AtomicU64; 4],
+}
+
+/// The call families counted.
+#[derive(Clone, Copy, Debug)]
+pub enum Family {
+    Positioned,
+    Plain,
+    IoSubmit,
+    Flush,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU64 = AtomicU64::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO_ROW: [AtomicU64; MARKS] = [ZERO; MARKS];
+
+impl Default for Live {
+    fn default() -> Live {
+        Live::new()
+    }
+}
+
+impl Live {
+    pub const fn new() -> Live {
+        Live {
+            requests: [ZERO_ROW; KINDS],
+            calls: [ZERO; 4],
+        }
+    }
+
+    pub fn request(&self, kind: Kind, marks: Marks) {
+        self.requests[kind as usize][mark_index(marks)].fetch_add(1, Relaxed);
+    }
+
+    pub fn call(&self, f: Family) {
+        self.calls[f as usize].fetch_add(1, Relaxed);
+    }
+
+    /// A forked child starts counting from zero: its parent reports its own.
+    pub fn reset(&self) {
+        for row in &self.requests {
+            for c in row {
+                c.store(0, Relaxed);
+            }
+        }
+        for c in &self.calls {
+            c.store(0, Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> Counts {
+        let row = |k: usize| ByMark {
+            urgent: self.requests[k][0].load(Relaxed),
+            barrier: self.requests[k][1].load(Relaxed),
+            unmarked: self.requests[k][2].load(Relaxed),
+        };
+        let c = |i: usize| self.calls[i].load(Relaxed);
+        Counts {
+            reads: row(Kind::Read as usize),
+            writes: row(Kind::Write as usize),
+            flushes: row(Kind::Flush as usize),
+            calls: Calls {
+                positioned: c(0),
+                plain: c(1),
+                io_submit: c(2),
+                flush: c(3),
+            },
+        }
+    }
+}
+
+/// Requests of one kind by mark.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByMark {
+    pub urgent: u64,
+    pub barrier: u64,
+    pub unmarked: u64,
+}
+
+impl ByMark {
+    pub fn total(&self) -> u64 {
+        self.urgent + self.barrier + self.unmarked
+    }
+
+    fn add(&mut self, o: &ByMark) {
+        self.urgent += o.urgent;
+        self.barrier += o.barrier;
+        self.unmarked += o.unmarked;
+    }
+}
+
+/// System calls on direct descriptors, by family.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Calls {
+    /// pread/pwrite, preadv/pwritev, preadv2/pwritev2 (and their 64-bit
+    /// names).
+    pub positioned: u64,
+    /// read/write at the file offset.
+    pub plain: u64,
+    pub io_submit: u64,
+    /// fsync/fdatasync.
+    pub flush: u64,
+}
+
+/// What one process (or, added up, a program) saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub reads: ByMark,
+    pub writes: ByMark,
+    pub flushes: ByMark,
+    pub calls: Calls,
+}
+
+impl Counts {
+    pub fn add(&mut self, o: &Counts) {
+        self.reads.add(&o.reads);
+        self.writes.add(&o.writes);
+        self.flushes.add(&o.flushes);
+        self.calls.positioned += o.calls.positioned;
+        self.calls.plain += o.calls.plain;
+        self.calls.io_submit += o.calls.io_submit;
+        self.calls.flush += o.calls.flush;
+    }
+
+    /// Every request by mark.
+    pub fn by_mark(&self) -> ByMark {
+        let mut all = ByMark::default();
+        for k in [&self.reads, &self.writes, &self.flushes] {
+            all.add(k);
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_by_kind_and_mark_and_reset() {
+        let l = Live::new();
+        l.request(Kind::Read, Marks::URGENT);
+        l.request(Kind::Read, Marks::URGENT.merge(Marks::BARRIER));
+        l.request(Kind::Write, Marks::BARRIER);
+        l.request(Kind::Flush, Marks::NONE);
+        l.call(Family::IoSubmit);
+        let c = l.snapshot();
+        assert_eq!(c.reads.urgent, 2);
+        assert_eq!(c.writes.barrier, 1);
+        assert_eq!(c.flushes.unmarked, 1);
+        assert_eq!(c.calls.io_submit, 1);
+        assert_eq!(c.by_mark().total(), 4);
+        l.reset();
+        assert_eq!(l.snapshot(), Counts::default());
+    }
+}

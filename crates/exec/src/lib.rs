@@ -1,0 +1,26 @@
+//! `cinterrupts exec` (issue 14): an unmodified, dynamically linked program
+//! run with the preload library (`crates/preload`), which sees its direct
+//! I/O from inside and gives each request the marks the authors' kernel
+//! would (TOS 4.1.1 Table 1 or their basis kernel, the application's
+//! RWF_URGENT/RWF_BARRIER, then rules by thread name and file path).
+//!
+//! This crate holds what both sides share (the configuration passed in the
+//! environment, the counters, each process's record) and the runner: start
+//! the program with the library, pass its output and exit status through,
+//! and add up what its processes saw.
+//!
+//! First step: the library observes and every call reaches the kernel as
+//! the program made it (RWF_URGENT/RWF_BARRIER taken out); routing the
+//! requests through the emulator's device and driver comes next.
+
+mod config;
+mod counts;
+mod glob;
+mod record;
+mod run;
+
+pub use config::{Config, Mark, Rule, Target, ENV_MARKS, ENV_OUT, ENV_RULES};
+pub use counts::{ByMark, Calls, Counts, Family, Kind, Live};
+pub use glob::matches;
+pub use record::Record;
+pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};

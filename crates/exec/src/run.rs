@@ -1,0 +1,140 @@
+//! Starting the program under the preload library and adding up what its
+//! processes saw.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jobs::DefaultMarks;
+
+use crate::config::{Config, Rule, ENV_MARKS, ENV_OUT, ENV_RULES};
+use crate::counts::Counts;
+use crate::record::Record;
+
+/// The shared object's file name, as cargo builds it.
+pub const PRELOAD_NAME: &str = "libcinterrupts_preload.so";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("the preload library {PRELOAD_NAME} is not beside {0} (build the workspace: cargo build --release)")]
+    NoPreload(String),
+    #[error("cannot run '{program}': {why}")]
+    Spawn {
+        program: String,
+        why: std::io::Error,
+    },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How to run the program.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub preload: PathBuf,
+    pub default_marks: DefaultMarks,
+    pub rules: Vec<Rule>,
+}
+
+/// How the program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Exited(i32),
+    Signalled(i32),
+}
+
+impl ExecError {
+    /// The exit code a shell gives a program it cannot run: 127 when it is
+    /// not found, 126 when it cannot be executed; 1 for our own failures.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ExecError::Spawn { why, .. } if why.kind() == std::io::ErrorKind::NotFound => 127,
+            ExecError::Spawn { .. } => 126,
+            _ => 1,
+        }
+    }
+}
+
+impl Status {
+    /// The exit code a shell gives it (128 + the signal for a signal).
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Exited(c) => c,
+            Status::Signalled(s) => 128 + s,
+        }
+    }
+}
+
+/// What the run saw.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub status: Status,
+    /// One record per process that exited through `exit` or `_exit` (a
+    /// process killed by a signal leaves none).
+    pub processes: Vec<Record>,
+    /// All processes' counts added up.
+    pub counts: Counts,
+}
+
+/// The preload library beside the running binary (cargo puts a workspace's
+/// cdylib beside its binaries), or in its `deps/`.
+pub fn find_preload() -> Result<PathBuf, ExecError> {
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    [dir.join(PRELOAD_NAME), dir.join("deps").join(PRELOAD_NAME)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| ExecError::NoPreload(dir.display().to_string()))
+}
+
+/// Runs `program` with `args` under the library, its stdin, stdout and
+/// stderr the caller's, and waits for it.
+pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome, ExecError> {
+    let out = tempfile::Builder::new()
+        .prefix("cinterrupts-exec.")
+        .tempdir()?;
+    // The library first; a program's own LD_PRELOAD after it.
+    let mut preload = opts.preload.clone().into_os_string();
+    if let Some(theirs) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
+        preload.push(":");
+        preload.push(theirs);
+    }
+    let status = Command::new(program)
+        .args(args)
+        .env("LD_PRELOAD", preload)
+        .env(ENV_OUT, out.path())
+        .env(ENV_MARKS, opts.default_marks.name())
+        .env(ENV_RULES, Config::rules_env(&opts.rules))
+        .status()
+        .map_err(|why| ExecError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            why,
+        })?;
+    let status = match (status.code(), status.signal()) {
+        (Some(c), _) => Status::Exited(c),
+        (None, Some(s)) => Status::Signalled(s),
+        (None, None) => Status::Exited(-1),
+    };
+    let mut processes = Vec::new();
+    for entry in std::fs::read_dir(out.path())? {
+        let path = entry?.path();
+        if path.extension() != Some(OsStr::new("json")) {
+            continue;
+        }
+        // A record that does not read is a process that did not finish
+        // writing it: counted as not reported.
+        if let Ok(r) = serde_json::from_slice::<Record>(&std::fs::read(&path)?) {
+            processes.push(r);
+        }
+    }
+    processes.sort_by_key(|r| r.pid);
+    let mut counts = Counts::default();
+    for r in &processes {
+        counts.add(&r.counts);
+    }
+    Ok(Outcome {
+        status,
+        processes,
+        counts,
+    })
+}

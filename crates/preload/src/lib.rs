@@ -1,0 +1,18 @@
+//! `cinterrupts exec`'s preload library (issue 14): loaded into an
+//! unmodified, dynamically linked program with `LD_PRELOAD`, it sees the
+//! program's direct I/O from inside (the calls TOS 4.1.1 marks) and gives
+//! each request the marks the kernel would: the default marks of Table 1 or
+//! the authors' basis kernel, the application's RWF_URGENT / RWF_BARRIER
+//! flags, then `exec`'s rules by thread name and file path.
+//!
+//! This first step observes: every call still goes to the kernel untouched,
+//! and each process writes what it saw (calls and requests by kind and
+//! mark) to `$CINTERRUPTS_EXEC_OUT/PID.json` when it exits; `exec` adds the
+//! processes up. Routing the requests through the emulator's device is the
+//! next step. Without `$CINTERRUPTS_EXEC_OUT` the library does nothing.
+//!
+//! Only direct I/O is counted (a descriptor opened with O_DIRECT, checked
+//! with `fcntl(F_GETFL)` per call, since flags can change with F_SETFL).
+
+mod intercept;
+mod report;
