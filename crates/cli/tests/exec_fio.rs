@@ -19,10 +19,21 @@ fn real_fio_psync_pvsync2_and_libaio_under_exec() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let job = dir.path().join("t.fio");
-    std::fs::write(&job, format!("[global]\nfilename={}\n{JOB}", data.display())).unwrap();
+    std::fs::write(
+        &job,
+        format!("[global]\nfilename={}\n{JOB}", data.display()),
+    )
+    .unwrap();
     let report = dir.path().join("exec.json");
     let o = bin()
-        .args(["exec", "--output-format", "json", "-o", report.to_str().unwrap(), "--"])
+        .args([
+            "exec",
+            "--output-format",
+            "json",
+            "-o",
+            report.to_str().unwrap(),
+            "--",
+        ])
         .args(["fio", "--output-format=json", job.to_str().unwrap()])
         .output()
         .unwrap();
@@ -45,5 +56,8 @@ fn real_fio_psync_pvsync2_and_libaio_under_exec() {
     assert_eq!(reads["unmarked"], 240, "{v}");
     assert_eq!(v["cinterrupts"]["calls"]["io_submit"], 16);
     // fio's job processes (forked) reported beside fio itself.
-    assert!(v["cinterrupts"]["processes"].as_array().unwrap().len() >= 4, "{v}");
+    assert!(
+        v["cinterrupts"]["processes"].as_array().unwrap().len() >= 4,
+        "{v}"
+    );
 }
