@@ -42,18 +42,22 @@ impl Mailbox {
         }
     }
 
-    /// Handler: hands over completions and wakes the thread if it waits for
-    /// no more than are now ready.
-    pub fn deliver(&self, done: &[Delivered]) {
-        let wake = {
-            let mut inbox = self.inbox.lock().expect("mailbox lock");
-            inbox.ready.extend_from_slice(done);
-            inbox.wake_at != 0 && inbox.ready.len() >= inbox.wake_at
-        };
-        if wake {
-            if let Some(t) = self.thread.get() {
-                t.unpark();
-            }
+    /// Handler: hands over completions. Returns whether the thread waits
+    /// for no more than are now ready, so must be woken with
+    /// [`Mailbox::wake`]: the handler wakes it once it has finished, as a
+    /// wake-up in an interrupt handler only marks the thread runnable and
+    /// the switch to it happens at the interrupt's exit.
+    #[must_use = "a waiting thread is woken only by `wake`"]
+    pub fn deliver(&self, done: &[Delivered]) -> bool {
+        let mut inbox = self.inbox.lock().expect("mailbox lock");
+        inbox.ready.extend_from_slice(done);
+        inbox.wake_at != 0 && inbox.ready.len() >= inbox.wake_at
+    }
+
+    /// Wakes the thread after a [`Mailbox::deliver`] that asked for it.
+    pub fn wake(&self) {
+        if let Some(t) = self.thread.get() {
+            t.unpark();
         }
     }
 
@@ -82,7 +86,7 @@ impl Mailbox {
                 }
                 inbox.wake_at = wake_at.clamp(1, min.max(1));
             }
-            // A delivery it makes unparks this thread, so park returns.
+            // A delivery it makes wakes this thread, so park returns.
             before_sleep();
             std::thread::park();
         }
@@ -126,7 +130,9 @@ mod tests {
             })
         };
         for i in 0..4 {
-            mb.deliver(&[d(i)]);
+            if mb.deliver(&[d(i)]) {
+                mb.wake();
+            }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         let (first, out) = waiter.join().unwrap();
