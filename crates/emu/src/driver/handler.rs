@@ -223,14 +223,31 @@ impl Handler {
     }
 
     /// The interrupt's exit: wakes the threads its handler made runnable,
-    /// after the handler has released the line.
+    /// after the handler has released the line; the waiters of the core in
+    /// one system call (`mailbox`'s wake group), so that the scheduler, not
+    /// the order of the calls, picks which runs first.
     fn wake(&self, wakes: &mut Wakes) {
         if std::mem::take(&mut wakes.submitters) {
             self.queue.wake_submitters();
         }
-        for owner in wakes.owners.drain(..) {
-            self.mailboxes[owner].wake();
+        let Some(&first) = wakes.owners.first() else {
+            return;
+        };
+        // Every waiter that submits here is of this core's group; one of
+        // another group (a host's own arrangement) is woken alone.
+        let group = self.mailboxes[first].group();
+        let ours = |o: &&usize| Arc::ptr_eq(self.mailboxes[**o].group(), group);
+        group.wake(
+            wakes
+                .owners
+                .iter()
+                .filter(ours)
+                .map(|&o| &*self.mailboxes[o]),
+        );
+        for &o in wakes.owners.iter().filter(|o| !ours(o)) {
+            self.mailboxes[o].wake();
         }
+        wakes.owners.clear();
     }
 
     fn handle(&self, s: &mut Scratch, kind: Interrupt, raised_at: Nanos, clock: &Clock) -> Nanos {
