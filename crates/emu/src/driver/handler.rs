@@ -194,30 +194,23 @@ impl Handler {
     }
 
     /// Handles what is pending on the line, unless another thread is
-    /// handling it now. Returns the nanoseconds spent.
+    /// handling it now; each interrupt's wake-ups at its own exit, after the
+    /// lock is released. Returns the nanoseconds spent handling.
     pub fn service(&self, clock: &Clock) -> Nanos {
-        if !self.queue.irq.is_pending() {
-            return 0;
-        }
-        let Ok(mut s) = self.scratch.try_lock() else {
-            return 0;
-        };
         let mut spent = 0;
-        while let Some(Taken::Interrupt { kind, raised_at }) = self.queue.irq.take() {
+        let mut wakes = Wakes::default();
+        while self.queue.irq.is_pending() {
+            let Ok(mut s) = self.scratch.try_lock() else {
+                break;
+            };
+            let Some(Taken::Interrupt { kind, raised_at }) = self.queue.irq.take() else {
+                break;
+            };
             spent += self.handle(&mut s, kind, raised_at, clock);
-        }
-        if s.wakes.owners.is_empty() && !s.wakes.submitters {
-            return spent;
-        }
-        let mut wakes = std::mem::take(&mut s.wakes);
-        drop(s);
-        self.wake(&mut wakes);
-        // Back for the next interrupt, keeping its allocation (the lock is
-        // free unless another thread handles one now).
-        if let Ok(mut s) = self.scratch.try_lock() {
-            if s.wakes.owners.capacity() == 0 {
-                s.wakes = wakes;
-            }
+            // The emptied list goes back (with its allocation) for the next.
+            std::mem::swap(&mut wakes, &mut s.wakes);
+            drop(s);
+            self.wake(&mut wakes);
         }
         spent
     }
