@@ -1,9 +1,20 @@
 //! Where the interrupt handler leaves a job thread's completions, and how it
 //! wakes the thread: the part of the kernel between the CQ and the system
 //! call the thread sleeps in.
+//!
+//! The waiters of one core sleep on one futex word, their [`WakeGroup`],
+//! each on its own bit of it (FUTEX_WAIT_BITSET). The handler wakes every
+//! thread an interrupt made runnable in one system call at the interrupt's
+//! exit, so they become runnable together and the scheduler chooses which
+//! runs first, as after a hardware interrupt. Waking them one by one would
+//! let the first preempt the handler's thread (the SCHED_IDLE poller)
+//! before the next was woken, and the order of the wake-up calls would
+//! decide which thread runs first.
 
-use std::sync::{Mutex, OnceLock};
-use std::thread::Thread;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::sys;
 
 /// A completion handed to the job thread that submitted it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +26,35 @@ pub struct Delivered {
     pub error: bool,
 }
 
+/// The futex word the waiters of one core sleep on: bumped at every wake,
+/// so a waiter that read it before checking its inbox does not sleep
+/// through a delivery made in between.
+#[derive(Debug, Default)]
+pub struct WakeGroup {
+    word: AtomicU32,
+}
+
+impl WakeGroup {
+    /// Wakes, at once, the waiters among `waiters` that sleep (each of
+    /// this group). The word is bumped before the waiters' sleeping flags
+    /// are read, so a waiter about to sleep either sees the new word (its
+    /// wait returns at once) or is seen sleeping and woken.
+    pub fn wake<'a>(&self, waiters: impl IntoIterator<Item = &'a Mailbox>) {
+        self.word.fetch_add(1, Ordering::SeqCst);
+        let bits = waiters.into_iter().fold(0, |bits, m| {
+            debug_assert!(std::ptr::eq(&*m.group, self), "a waiter of another core");
+            if m.sleeping.load(Ordering::SeqCst) {
+                bits | m.bit
+            } else {
+                bits
+            }
+        });
+        if bits != 0 {
+            sys::futex_wake_bits(&self.word, bits);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Inbox {
     ready: Vec<Delivered>,
@@ -23,38 +63,49 @@ struct Inbox {
     wake_at: usize,
 }
 
-#[derive(Default)]
+/// One waiter's completions (a waiter is one thread).
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
-    thread: OnceLock<Thread>,
+    group: Arc<WakeGroup>,
+    /// The waiter's bit in its group's word (shared by waiters `i` and
+    /// `i + 32` of a core: a spurious wake-up, which the waiter re-checks).
+    bit: u32,
+    /// The waiter is in (or about to enter) its futex wait.
+    sleeping: AtomicBool,
 }
 
 impl Mailbox {
-    /// The thread [`Mailbox::deliver`] wakes; set by the thread itself.
-    pub fn attach(&self, t: Thread) {
-        let _ = self.thread.set(t);
-    }
-
-    /// [`Mailbox::attach`] with the calling thread, unless one is attached.
-    pub fn attach_current(&self) {
-        if self.thread.get().is_none() {
-            self.attach(std::thread::current());
+    /// The mailbox of the `index`-th waiter of `group`'s core.
+    pub fn new(group: Arc<WakeGroup>, index: usize) -> Mailbox {
+        Mailbox {
+            inbox: Mutex::default(),
+            group,
+            bit: 1 << (index % 32),
+            sleeping: AtomicBool::new(false),
         }
     }
 
-    /// Handler: hands over completions and wakes the thread if it waits for
-    /// no more than are now ready.
-    pub fn deliver(&self, done: &[Delivered]) {
-        let wake = {
-            let mut inbox = self.inbox.lock().expect("mailbox lock");
-            inbox.ready.extend_from_slice(done);
-            inbox.wake_at != 0 && inbox.ready.len() >= inbox.wake_at
-        };
-        if wake {
-            if let Some(t) = self.thread.get() {
-                t.unpark();
-            }
-        }
+    /// Handler: hands over completions. Returns whether the thread waits
+    /// for no more than are now ready, so must be woken: the handler wakes
+    /// it with its group's [`WakeGroup::wake`] once it has finished, as a
+    /// wake-up in an interrupt handler only marks the thread runnable and
+    /// the switch to it happens at the interrupt's exit.
+    #[must_use = "a waiting thread is woken only by its group's `wake`"]
+    pub fn deliver(&self, done: &[Delivered]) -> bool {
+        let mut inbox = self.inbox.lock().expect("mailbox lock");
+        inbox.ready.extend_from_slice(done);
+        inbox.wake_at != 0 && inbox.ready.len() >= inbox.wake_at
+    }
+
+    /// The group this mailbox's waiter sleeps on.
+    pub fn group(&self) -> &Arc<WakeGroup> {
+        &self.group
+    }
+
+    /// Wakes the waiter alone, after a [`Mailbox::deliver`] that asked for
+    /// it.
+    pub fn wake(&self) {
+        self.group.wake([self]);
     }
 
     /// Job thread: waits until at least `min` completions are ready (asking
@@ -72,6 +123,9 @@ impl Mailbox {
         before_sleep: &mut dyn FnMut(),
     ) {
         loop {
+            // Read before the inbox: a delivery after this read bumps the
+            // word before its wake-up, so the sleep below does not start.
+            let seen = self.group.word.load(Ordering::SeqCst);
             {
                 let mut inbox = self.inbox.lock().expect("mailbox lock");
                 if inbox.ready.len() >= min.max(1) {
@@ -82,9 +136,12 @@ impl Mailbox {
                 }
                 inbox.wake_at = wake_at.clamp(1, min.max(1));
             }
-            // A delivery it makes unparks this thread, so park returns.
+            // A delivery it makes itself bumps the word, so the wait
+            // returns at once.
             before_sleep();
-            std::thread::park();
+            self.sleeping.store(true, Ordering::SeqCst);
+            sys::futex_wait_bits(&self.group.word, seen, self.bit);
+            self.sleeping.store(false, Ordering::Relaxed);
         }
     }
 
@@ -101,7 +158,6 @@ impl Mailbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn d(cookie: u32) -> Delivered {
         Delivered {
@@ -113,11 +169,10 @@ mod tests {
 
     #[test]
     fn waits_for_min_takes_at_most_max() {
-        let mb = Arc::new(Mailbox::default());
+        let mb = Arc::new(Mailbox::new(Arc::default(), 0));
         let waiter = {
             let mb = mb.clone();
             std::thread::spawn(move || {
-                mb.attach(std::thread::current());
                 let mut out = vec![];
                 mb.wait(3, 2, 3, &mut out, &mut || {});
                 let first = out.len();
@@ -126,11 +181,44 @@ mod tests {
             })
         };
         for i in 0..4 {
-            mb.deliver(&[d(i)]);
+            if mb.deliver(&[d(i)]) {
+                mb.wake();
+            }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         let (first, out) = waiter.join().unwrap();
         assert_eq!(first, 2);
         assert_eq!(out, vec![d(0), d(1), d(2), d(3)]);
+    }
+
+    #[test]
+    fn one_wake_of_the_group_wakes_every_waiter_it_names() {
+        let group = Arc::new(WakeGroup::default());
+        let boxes: Vec<Arc<Mailbox>> = (0..3)
+            .map(|i| Arc::new(Mailbox::new(group.clone(), i)))
+            .collect();
+        let waiters: Vec<_> = boxes[..2]
+            .iter()
+            .map(|mb| {
+                let mb = mb.clone();
+                std::thread::spawn(move || {
+                    let mut out = vec![];
+                    mb.wait(1, 1, 1, &mut out, &mut || {});
+                    out
+                })
+            })
+            .collect();
+        // Let both fall asleep (a waiter not asleep yet re-checks anyway).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut due = vec![];
+        for (i, mb) in boxes.iter().enumerate() {
+            if mb.deliver(&[d(i as u32)]) {
+                due.push(&**mb);
+            }
+        }
+        assert_eq!(due.len(), 2, "the third mailbox has no waiter");
+        group.wake(due);
+        let got: Vec<_> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+        assert_eq!(got, vec![vec![d(0)], vec![d(1)]]);
     }
 }

@@ -32,6 +32,8 @@ struct SubmitSide {
     /// The host's copy of the SQ tail doorbell.
     tail: u32,
     free_tags: Vec<u16>,
+    /// Submitters sleeping for a free tag.
+    sleepers: u32,
 }
 
 /// One SQ/CQ pair, its interrupt line and its tags. A host creates one per
@@ -67,6 +69,7 @@ impl QueuePair {
                 tail: 0,
                 // Popped from the end: tag 0 first.
                 free_tags: (0..tags as u16).rev().collect(),
+                sleepers: 0,
             }),
             tag_freed: Condvar::new(),
             owners: (0..tags).map(|_| AtomicU64::new(FREE)).collect(),
@@ -94,7 +97,9 @@ impl QueuePair {
                 }
                 self.sq.ring(side.tail);
                 waits += 1;
+                side.sleepers += 1;
                 side = self.tag_freed.wait(side).expect("submit lock");
+                side.sleepers -= 1;
             };
             self.owners[tag as usize].store(
                 u64::from(owner) << 32 | u64::from(r.cookie),
@@ -129,14 +134,23 @@ impl QueuePair {
         (v != FREE).then_some(((v >> 32) as u32, v as u32))
     }
 
-    /// Handler: returns tags to the pool and wakes submitters waiting for one.
-    pub(crate) fn free_tags(&self, tags: &[u16]) {
+    /// Handler: returns tags to the pool. Returns whether a submitter
+    /// sleeps for one, to be woken with [`QueuePair::wake_submitters`] once
+    /// the handler has finished (a wake-up's switch happens at the
+    /// interrupt's exit).
+    #[must_use = "a sleeping submitter is woken only by `wake_submitters`"]
+    pub(crate) fn free_tags(&self, tags: &[u16]) -> bool {
         if tags.is_empty() {
-            return;
+            return false;
         }
         let mut side = self.submit.lock().expect("submit lock");
         side.free_tags.extend_from_slice(tags);
-        drop(side);
+        side.sleepers > 0
+    }
+
+    /// Wakes the submitters sleeping for a tag (after a
+    /// [`QueuePair::free_tags`] that asked for it).
+    pub(crate) fn wake_submitters(&self) {
         self.tag_freed.notify_all();
     }
 }
@@ -212,7 +226,9 @@ mod tests {
             for &t in &done {
                 seen.push(q.complete_tag(t).unwrap().1);
             }
-            q.free_tags(&done);
+            if q.free_tags(&done) {
+                q.wake_submitters();
+            }
             std::thread::yield_now();
         }
         assert_eq!(sub.join().unwrap(), 1, "one wait for a tag");

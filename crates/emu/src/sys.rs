@@ -1,7 +1,8 @@
 //! The few OS services the emulator needs: CPU pinning, real-time priority
-//! for the interrupt handler, per-thread CPU time, the clock.
+//! for the interrupt handler, per-thread CPU time, futexes, the clock.
 
 use std::io;
+use std::sync::atomic::AtomicU32;
 use std::time::Instant;
 
 use policy::{Nanos, SEC, US};
@@ -149,6 +150,42 @@ impl ThreadProbe {
             voluntary: field("voluntary_ctxt_switches:"),
             involuntary: field("nonvoluntary_ctxt_switches:"),
         }
+    }
+}
+
+/// Sleeps on the futex word `word` while it holds `expected`, woken only by
+/// a [`futex_wake_bits`] whose bits meet `bits` (FUTEX_WAIT_BITSET). May
+/// return early (a signal, or the word changed): callers re-check.
+pub fn futex_wait_bits(word: &AtomicU32, expected: u32, bits: u32) {
+    // SAFETY: the word is a valid, aligned u32 for the call; no timeout.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bits,
+        );
+    }
+}
+
+/// Wakes every thread sleeping on `word` in [`futex_wait_bits`] with a bit
+/// in `bits`, in one system call (FUTEX_WAKE_BITSET): they become runnable
+/// together and the scheduler picks which runs first.
+pub fn futex_wake_bits(word: &AtomicU32, bits: u32) {
+    // SAFETY: as in `futex_wait_bits`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bits,
+        );
     }
 }
 

@@ -171,7 +171,6 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         sh,
     };
     w.out.measured_from = w.issuer.measure_from();
-    w.sh.mailbox.attach(std::thread::current());
     w.main();
     if w.spec.verify {
         w.verify_pass();

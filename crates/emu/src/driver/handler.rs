@@ -3,6 +3,14 @@
 //! CQ (everything, or only Urgent entries for an urgent-only interrupt, TOS
 //! 3.5) and hands each completion to the thread that submitted it, waking
 //! those whose wait is satisfied: the work of nvme_irq and blk_mq_complete.
+//!
+//! The wake-ups come after the handler has finished and released the line's
+//! handler lock, as Linux's do: a wake-up in an interrupt handler marks the
+//! thread runnable, and the switch to it happens at the interrupt's exit.
+//! Waking from inside would let the woken thread preempt the handler
+//! half-way (the idle poller is SCHED_IDLE), holding the lock, so that no
+//! one on the core could take the next interrupt while the woken thread
+//! ran, and its run would count as interrupt time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -94,6 +102,16 @@ struct Scratch {
     per_owner: Vec<Vec<Delivered>>,
     touched: Vec<usize>,
     freed: Vec<u16>,
+    /// The wake-ups due once the handler has finished.
+    wakes: Wakes,
+}
+
+/// Threads to wake when the handler has finished: waiters (by owner) and
+/// whether a submitter sleeps for a tag.
+#[derive(Default)]
+struct Wakes {
+    owners: Vec<usize>,
+    submitters: bool,
 }
 
 /// The interrupt handler of one queue pair. Whoever runs it holds its lock,
@@ -136,6 +154,7 @@ impl Handler {
                 per_owner: vec![Vec::new(); owners],
                 touched: Vec::new(),
                 freed: Vec::new(),
+                wakes: Wakes::default(),
             }),
         }
     }
@@ -143,9 +162,13 @@ impl Handler {
     /// [`Delivery::Wake`](crate::config::Delivery::Wake): the handler
     /// thread sleeps until the line is raised.
     pub fn run_thread(&self, clock: &Clock) {
+        let mut wakes = Wakes::default();
         while let Taken::Interrupt { kind, raised_at } = self.queue.irq.wait() {
             let mut s = self.scratch.lock().expect("handler lock");
             self.handle(&mut s, kind, raised_at, clock);
+            std::mem::swap(&mut wakes, &mut s.wakes);
+            drop(s);
+            self.wake(&mut wakes);
         }
     }
 
@@ -171,19 +194,53 @@ impl Handler {
     }
 
     /// Handles what is pending on the line, unless another thread is
-    /// handling it now. Returns the nanoseconds spent.
+    /// handling it now; each interrupt's wake-ups at its own exit, after the
+    /// lock is released. Returns the nanoseconds spent handling.
     pub fn service(&self, clock: &Clock) -> Nanos {
-        if !self.queue.irq.is_pending() {
-            return 0;
-        }
-        let Ok(mut s) = self.scratch.try_lock() else {
-            return 0;
-        };
         let mut spent = 0;
-        while let Some(Taken::Interrupt { kind, raised_at }) = self.queue.irq.take() {
+        let mut wakes = Wakes::default();
+        while self.queue.irq.is_pending() {
+            let Ok(mut s) = self.scratch.try_lock() else {
+                break;
+            };
+            let Some(Taken::Interrupt { kind, raised_at }) = self.queue.irq.take() else {
+                break;
+            };
             spent += self.handle(&mut s, kind, raised_at, clock);
+            // The emptied list goes back (with its allocation) for the next.
+            std::mem::swap(&mut wakes, &mut s.wakes);
+            drop(s);
+            self.wake(&mut wakes);
         }
         spent
+    }
+
+    /// The interrupt's exit: wakes the threads its handler made runnable,
+    /// after the handler has released the line; the waiters of the core in
+    /// one system call (`mailbox`'s wake group), so that the scheduler, not
+    /// the order of the calls, picks which runs first.
+    fn wake(&self, wakes: &mut Wakes) {
+        if std::mem::take(&mut wakes.submitters) {
+            self.queue.wake_submitters();
+        }
+        let Some(&first) = wakes.owners.first() else {
+            return;
+        };
+        // Every waiter that submits here is of this core's group; one of
+        // another group (a host's own arrangement) is woken alone.
+        let group = self.mailboxes[first].group();
+        let ours = |o: &&usize| Arc::ptr_eq(self.mailboxes[**o].group(), group);
+        group.wake(
+            wakes
+                .owners
+                .iter()
+                .filter(ours)
+                .map(|&o| &*self.mailboxes[o]),
+        );
+        for &o in wakes.owners.iter().filter(|o| !ours(o)) {
+            self.mailboxes[o].wake();
+        }
+        wakes.owners.clear();
     }
 
     fn handle(&self, s: &mut Scratch, kind: Interrupt, raised_at: Nanos, clock: &Clock) -> Nanos {
@@ -210,6 +267,7 @@ impl Handler {
             per_owner,
             touched,
             freed,
+            wakes,
         } = s;
         let n = q.cq.reap(head, kind, |cqe| {
             let tag = cid::tag(cqe.cid);
@@ -237,10 +295,12 @@ impl Handler {
         c.duplicates.fetch_add(dup, Ordering::Relaxed);
         c.errors.fetch_add(errors, Ordering::Relaxed);
         // Tags first, so a woken thread finds room to submit again.
-        q.free_tags(freed);
+        wakes.submitters |= q.free_tags(freed);
         freed.clear();
         for owner in touched.drain(..) {
-            self.mailboxes[owner].deliver(&per_owner[owner]);
+            if self.mailboxes[owner].deliver(&per_owner[owner]) && !wakes.owners.contains(&owner) {
+                wakes.owners.push(owner);
+            }
             per_owner[owner].clear();
         }
         let spent = clock.now() - started;

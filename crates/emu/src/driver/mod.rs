@@ -22,7 +22,7 @@ use policy::Nanos;
 use crate::config::{Delivery, DriverConfig};
 use crate::error::EmuError;
 use crate::irq::LineCount;
-use crate::mailbox::{Delivered, Mailbox};
+use crate::mailbox::{Delivered, Mailbox, WakeGroup};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{self, Clock, ThreadProbe, Usage};
 
@@ -68,7 +68,18 @@ impl Driver {
                 queues.len()
             )));
         }
-        let mailboxes: Arc<[Arc<Mailbox>]> = waiters.iter().map(|_| Arc::default()).collect();
+        // The waiters of a queue pair (one core) sleep on its wake group,
+        // each on its own bit.
+        let groups: Vec<Arc<WakeGroup>> = queues.iter().map(|_| Arc::default()).collect();
+        let mut per_queue = vec![0; queues.len()];
+        let mailboxes: Arc<[Arc<Mailbox>]> = waiters
+            .iter()
+            .map(|&q| {
+                let index = per_queue[q];
+                per_queue[q] += 1;
+                Arc::new(Mailbox::new(groups[q].clone(), index))
+            })
+            .collect();
         let latency = handler::new_delivery_hist();
         let mut driver = Driver {
             handlers: queues
@@ -177,14 +188,12 @@ impl Driver {
     }
 
     /// Blocks until at least `min` of `waiter`'s completions have been
-    /// delivered, then moves up to `max` of them into `out`. The calling
-    /// thread becomes the waiter's thread (the one a delivery wakes) the
-    /// first time; a waiter is one thread. With [`Delivery::Poll`] the
+    /// delivered, then moves up to `max` of them into `out`. A waiter is
+    /// one thread: one at a time may wait for it. With [`Delivery::Poll`] the
     /// caller takes a pending interrupt itself before it sleeps, as a
     /// running thread does.
     pub fn wait(&self, waiter: u32, min: usize, max: usize, out: &mut Vec<Delivered>) {
         let mailbox = &self.mailboxes[waiter as usize];
-        mailbox.attach_current();
         let handler = self.polled_handler(waiter);
         let clock = &self.clock;
         mailbox.wait(min, max, min, out, &mut || {
