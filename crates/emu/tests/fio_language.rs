@@ -36,7 +36,10 @@ fn a_stonewall_group_runs_after_the_first_each_for_its_own_runtime() {
     assert!(r.duration_ns >= 75 * MS, "{}", r.duration_ns);
     for j in &r.jobs {
         let run = j.read.run_ns.expect("each job's own run time");
-        assert!((35 * MS..=45 * MS).contains(&run), "{}: {run}", j.name);
+        // Its own 40 ms, not the two groups' 80: the last completion can
+        // come late on a loaded 2-vCPU machine (48-54 ms seen under other
+        // builds), so the bound sits between the two.
+        assert!((35 * MS..=65 * MS).contains(&run), "{}: {run}", j.name);
         assert!(j.read.io_ops > 0, "{}", j.name);
     }
 }
