@@ -1,0 +1,67 @@
+//! Debian's RocksDB tools (7.8.3, installed by scripts/setup) under
+//! `cinterrupts exec`: db_bench's direct reads and flushes seen, every key
+//! found, and `--mark-thread 'rocksdb:*=none'` marking RocksDB's background
+//! threads' I/O unmarked, as the authors' RocksDB patch did (TOS 5.4).
+
+mod common;
+
+use std::path::Path;
+
+use common::{bin, stderr};
+use serde_json::Value;
+
+fn db_bench(dir: &Path, rules: &[&str]) -> (String, Value) {
+    let db = dir.join("db");
+    let _ = std::fs::remove_dir_all(&db);
+    let report = dir.join("exec.json");
+    let o = bin()
+        .args(["exec", "--output-format", "json", "-o"])
+        .arg(&report)
+        .args(rules)
+        .arg("--")
+        .arg("db_bench")
+        // A 1 MiB memtable and no block cache, so that the keys reach SST
+        // files and every get reads one.
+        .args([
+            "--benchmarks=fillbatch,readrandom",
+            "--num=20000",
+            "--reads=2000",
+            "--key_size=16",
+            "--value_size=1024",
+            "--use_direct_reads=true",
+            "--use_direct_io_for_flush_and_compaction=true",
+            "--compression_type=none",
+            "--write_buffer_size=1048576",
+            "--cache_size=0",
+        ])
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), v)
+}
+
+#[test]
+fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, v) = db_bench(dir.path(), &[]);
+    assert!(out.contains("(2000 of 2000 found)"), "{out}");
+    let r = &v["cinterrupts"]["requests"];
+    // Blocking preads, Urgent under Table 1 (a get whose key is still in
+    // the memtable reads nothing: 1,928 of 2,000 read here); flushes write
+    // and fsync.
+    assert!(r["reads"]["urgent"].as_u64().unwrap() >= 1000, "{v}");
+    assert!(r["writes"]["urgent"].as_u64().unwrap() > 0, "{v}");
+    assert!(r["flushes"]["urgent"].as_u64().unwrap() > 0, "{v}");
+    let (out, v) = db_bench(dir.path(), &["--mark-thread", "rocksdb:*=none"]);
+    assert!(out.contains("(2000 of 2000 found)"), "{out}");
+    let r = &v["cinterrupts"]["requests"];
+    // The flush thread (rocksdb:high0) writes and syncs unmarked; the gets
+    // (the benchmark's own thread) stay Urgent.
+    assert_eq!(r["writes"]["urgent"], 0, "{v}");
+    assert!(r["writes"]["unmarked"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(r["flushes"]["urgent"], 0, "{v}");
+    assert!(r["reads"]["urgent"].as_u64().unwrap() >= 1000, "{v}");
+    assert_eq!(v["cinterrupts"]["rules"][0], "thread rocksdb:*=none");
+}
