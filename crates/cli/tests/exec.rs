@@ -233,19 +233,21 @@ fn exec_child(dir: &Path, args: &[&str]) -> Value {
 fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
     let dir = tempfile::tempdir().unwrap();
     let v = exec_child(dir.path(), &[]);
-    // child_io: 3 io_submit of 4 reads, one with RWF_URGENT; 4 preadv2.
+    // child_io: 3 io_submit of 4 reads, one with RWF_URGENT; 4 preadv2 and
+    // one raw preadv2 system call.
     let aio = &v["cinterrupts"]["calls"]["io_submit"];
     assert_eq!(aio, 3, "{v}");
     // Table 1: the last iocb of each call Barrier (3), one RWF_URGENT (1),
     // the rest unmarked (8); preadv2: plain Urgent, RWF_NOWAIT unmarked,
-    // RWF_URGENT|RWF_BARRIER unmarked, RWF_BARRIER Barrier.
+    // RWF_URGENT|RWF_BARRIER unmarked, RWF_BARRIER Barrier (the wrapper and
+    // the raw system call).
     assert_eq!(
         (
             reads(&v, "urgent"),
             reads(&v, "barrier"),
             reads(&v, "unmarked")
         ),
-        (1 + 1, 3 + 1, 8 + 2),
+        (1 + 1, 3 + 2, 8 + 2),
         "{v}"
     );
     let v = exec_child(dir.path(), &["--default-marks", "basis"]);
@@ -256,7 +258,7 @@ fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
             reads(&v, "barrier"),
             reads(&v, "unmarked")
         ),
-        (1 + 2, 1, 11 + 1),
+        (1 + 2, 2, 11 + 1),
         "{v}"
     );
     // A thread rule wins over flags and defaults: the test harness runs the
@@ -268,7 +270,7 @@ fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
             reads(&v, "barrier"),
             reads(&v, "unmarked")
         ),
-        (0, 0, 16),
+        (0, 0, 17),
         "{v}"
     );
 }
@@ -380,5 +382,9 @@ fn child_io() {
                 "preadv2 flags {flags:#x}: {r}"
             );
         }
+        // The raw system call, as the authors' RocksDB patch made it:
+        // RWF_BARRIER, which today's kernel would read as RWF_ATOMIC.
+        let r = libc::syscall(libc::SYS_preadv2, fd, &iov, 1, 0i64, 0i64, 0x40);
+        assert_eq!(r, 4096, "raw preadv2 with RWF_BARRIER");
     }
 }

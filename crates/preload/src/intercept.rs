@@ -250,6 +250,51 @@ pub extern "C" fn fdatasync(fd: c_int) -> c_int {
     forward!("fdatasync", fn(c_int) -> c_int, -1, fd)
 }
 
+/// glibc's `syscall()`: the raw form of `preadv2`/`pwritev2` (the authors'
+/// RocksDB patch calls them so, with RWF_URGENT and RWF_BARRIER) is seen
+/// like the wrappers; every other number passes straight through.
+///
+/// `syscall` is variadic; on x86_64 a variadic call passes its integer
+/// arguments in the same registers and stack slots as a plain one, so the
+/// seven-argument form reads them all (a slot the caller did not fill is
+/// read but never used) and passes them on unchanged.
+#[cfg(target_arch = "x86_64")]
+#[no_mangle]
+pub extern "C" fn syscall(
+    n: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    a5: c_long,
+    a6: c_long,
+) -> c_long {
+    // preadv2(fd, iov, vlen, pos_l, pos_h, flags): flags is the sixth.
+    let mut a6 = a6;
+    if n == libc::SYS_preadv2 || n == libc::SYS_pwritev2 {
+        let kind = if n == libc::SYS_preadv2 {
+            Kind::Read
+        } else {
+            Kind::Write
+        };
+        let flags = a6 as c_int;
+        blocking(a1 as c_int, kind, Family::Positioned, flags);
+        a6 = (flags & KEEP) as c_long;
+    }
+    forward!(
+        "syscall",
+        fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long,
+        -1,
+        n,
+        a1,
+        a2,
+        a3,
+        a4,
+        a5,
+        a6
+    )
+}
+
 /// The kernel's `struct iocb` (uapi linux/aio_abi.h, little endian), which
 /// libaio passes through unchanged.
 #[repr(C)]
