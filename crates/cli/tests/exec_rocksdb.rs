@@ -65,3 +65,43 @@ fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() 
     assert!(r["reads"]["urgent"].as_u64().unwrap() >= 1000, "{v}");
     assert_eq!(v["cinterrupts"]["rules"][0], "thread rocksdb:*=none");
 }
+
+#[test]
+fn ldb_dump_under_exec_reads_the_sst_files_and_file_rules_unmark_them() {
+    let dir = tempfile::tempdir().unwrap();
+    db_bench(dir.path(), &[]);
+    // ldb reads with the options db_bench stored (OPTIONS-*:
+    // use_direct_reads=true).
+    let db = dir.path().join("db");
+    let report = dir.path().join("dump.json");
+    let o = bin()
+        .args([
+            "exec",
+            "--quiet",
+            "--mark-file",
+            "*.sst=none",
+            "--output-format",
+            "json",
+            "-o",
+        ])
+        .arg(&report)
+        .args(["--", "ldb"])
+        .arg(format!("--db={}", db.display()))
+        .args(["dump", "--count_only"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --quiet: nothing of ours on stderr; ldb's count on its stdout.
+    assert!(!stderr(&o).contains("cinterrupts (exec)"), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("20000"),
+        "{:?}",
+        o
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let reads = &v["cinterrupts"]["requests"]["reads"];
+    // The dump tool's reads of the SST files, unmarked by the file rule
+    // (the authors' 2-line dump-tool patch, TOS 5.5).
+    assert!(reads["unmarked"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(reads["urgent"], 0, "{v}");
+}
