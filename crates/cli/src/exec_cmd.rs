@@ -15,8 +15,8 @@ pub struct ExecArgs {
     /// Which kernel marks requests that carry no flag: TOS Table 1, or the
     /// authors' microbenchmark kernel
     #[arg(long, value_name = "KERNEL", default_value = "table1",
-          value_parser = ["table1", "basis"])]
-    pub default_marks: String,
+          value_parser = |s: &str| s.parse::<jobs::DefaultMarks>())]
+    pub default_marks: jobs::DefaultMarks,
     /// Mark the requests of threads whose name matches GLOB (urgent,
     /// barrier or none), e.g. 'rocksdb:*=none'; repeatable, first match wins
     #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::parse(Target::Thread, s))]
@@ -50,7 +50,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     rules.extend(a.mark_file.iter().cloned());
     let opts = exec::Options {
         preload: exec::find_preload()?,
-        default_marks: a.default_marks.parse().map_err(anyhow::Error::msg)?,
+        default_marks: a.default_marks,
         rules,
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
