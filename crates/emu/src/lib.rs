@@ -90,11 +90,11 @@ mod verify;
 mod worker;
 
 pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
-pub use device::{Device, DeviceHandle};
+pub use device::{Device, DeviceHandle, Ingress};
 pub use driver::Driver;
 pub use error::EmuError;
 pub use irq::LineCount;
-pub use mailbox::Delivered;
+pub use mailbox::{Delivered, Inboxes};
 pub use queue::{QueuePair, Request};
 pub use run::{choose_target, run, run_audited, Audit, StandIn, Target, STAND_IN};
 pub use sys::Clock;

@@ -155,6 +155,46 @@ impl Mailbox {
     }
 }
 
+/// Where the interrupt handler leaves each waiter's completions and how it
+/// wakes the waiters: this process's [`Mailbox`]es, or inboxes a host keeps
+/// elsewhere (`cinterrupts exec`'s, in memory shared with the program).
+pub trait Inboxes: Send + Sync {
+    /// Hands `done` to `waiter`. Returns whether the waiter waits for no
+    /// more than are now ready, so must be woken by [`Inboxes::wake`] once
+    /// the handler has finished (the switch to a woken thread happens at the
+    /// interrupt's exit).
+    fn deliver(&self, waiter: usize, done: &[Delivered]) -> bool;
+
+    /// Wakes `waiters` (each asked for by [`Inboxes::deliver`]), those of
+    /// one core in one call, so that the scheduler, not the order of the
+    /// calls, picks which runs first.
+    fn wake(&self, waiters: &[usize]);
+}
+
+/// The mailboxes of this process's waiters, by waiter index.
+pub struct Mailboxes(pub Arc<[Arc<Mailbox>]>);
+
+impl Inboxes for Mailboxes {
+    fn deliver(&self, waiter: usize, done: &[Delivered]) -> bool {
+        self.0[waiter].deliver(done)
+    }
+
+    fn wake(&self, waiters: &[usize]) {
+        let Some(&first) = waiters.first() else {
+            return;
+        };
+        // Every waiter that submits to one queue pair is of that core's
+        // group; one of another group (a host's own arrangement) is woken
+        // alone.
+        let group = self.0[first].group();
+        let ours = |o: &&usize| Arc::ptr_eq(self.0[**o].group(), group);
+        group.wake(waiters.iter().filter(ours).map(|&o| &*self.0[o]));
+        for &o in waiters.iter().filter(|o| !ours(o)) {
+            self.0[o].wake();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

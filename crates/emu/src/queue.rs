@@ -127,6 +127,47 @@ impl QueuePair {
         waits
     }
 
+    /// A host that must not sleep (the device's fetch of remote
+    /// submissions, [`crate::device::Ingress`]): submits the longest prefix
+    /// of `reqs` that finds free tags, for thread `owner`, and rings the
+    /// doorbell once. Returns how many it took; the rest wait for the
+    /// handler to free tags.
+    pub fn try_submit(&self, owner: u32, reqs: &[Request]) -> usize {
+        let mut side = self.submit.lock().expect("submit lock");
+        let mut taken = 0;
+        for r in reqs {
+            let Some(&tag) = side.free_tags.last() else {
+                break;
+            };
+            let sqe = Sqe {
+                cid: cid::encode(tag, r.marks).expect("tags fit the CID"),
+                write: r.write,
+                len: r.len,
+                offset: r.offset,
+                buf: r.buf,
+            };
+            // A slot per tag, so the ring is full only while the device has
+            // not fetched freed tags' old entries: never spin for it here,
+            // as the caller may be the device itself.
+            let mut tail = side.tail;
+            if !self.sq.write(&mut tail, sqe) {
+                break;
+            }
+            side.tail = tail;
+            side.free_tags.pop();
+            self.owners[tag as usize].store(
+                u64::from(owner) << 32 | u64::from(r.cookie),
+                Ordering::Relaxed,
+            );
+            taken += 1;
+        }
+        if taken > 0 {
+            self.sq.ring(side.tail);
+            self.submitted.fetch_add(taken as u64, Ordering::Relaxed);
+        }
+        taken
+    }
+
     /// Handler: the owner of a completed tag, releasing the tag's owner
     /// record. `None` if the tag was not in flight (a duplicate completion).
     pub(crate) fn complete_tag(&self, tag: u16) -> Option<(u32, u32)> {

@@ -5,12 +5,14 @@
 //! delivery.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use emu::backend::BackendSpec;
 use emu::{
-    Clock, Delivered, Delivery, Device, DeviceConfig, DeviceHandle, Driver, DriverConfig,
-    QueuePair, Request,
+    Clock, Delivered, Delivery, Device, DeviceConfig, DeviceHandle, Driver, DriverConfig, Inboxes,
+    Ingress, QueuePair, Request,
 };
 use policy::{Marks, PolicySpec};
 
@@ -194,4 +196,116 @@ fn a_waiter_on_a_missing_queue_pair_is_refused() {
         .err()
         .expect("waiter 1 names queue pair 1 of 1");
     assert_eq!(e.to_string(), "a waiter names queue pair 1 of 1");
+}
+
+#[derive(Default)]
+struct Collect {
+    got: Mutex<Vec<(usize, Delivered)>>,
+    woken: Condvar,
+    wakes: Mutex<usize>,
+}
+
+impl Inboxes for Collect {
+    fn deliver(&self, waiter: usize, done: &[Delivered]) -> bool {
+        let mut got = self.got.lock().unwrap();
+        got.extend(done.iter().map(|d| (waiter, *d)));
+        true
+    }
+
+    fn wake(&self, waiters: &[usize]) {
+        *self.wakes.lock().unwrap() += waiters.len();
+        self.woken.notify_all();
+    }
+}
+
+struct FromChannel {
+    rx: Receiver<(u32, Request)>,
+    queue: Arc<QueuePair>,
+    pending: Vec<(u32, Request)>,
+}
+
+impl Ingress for FromChannel {
+    fn poll(&mut self, _now: u64) {
+        self.pending.extend(self.rx.try_iter());
+        self.pending
+            .retain(|(owner, r)| self.queue.try_submit(*owner, std::slice::from_ref(r)) == 0);
+    }
+}
+
+/// A host outside the driver's process, as `cinterrupts exec` has: its
+/// requests reach the SQ through the device's ingress and its completions
+/// are left in its own inboxes, each delivered once to its submitter.
+#[test]
+fn remote_requests_complete_once_each_into_the_hosts_inboxes() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let queues = vec![Arc::new(QueuePair::new(CORE, 4, 8))];
+    let backend = BackendSpec::parse("null:10us")
+        .unwrap()
+        .open(None, 64)
+        .unwrap();
+    let clock = Clock::new();
+    let (tx, rx) = channel();
+    let ingress = FromChannel {
+        rx,
+        queue: queues[0].clone(),
+        pending: Vec::new(),
+    };
+    let device = Device::start_with_ingress(
+        &DeviceConfig {
+            cpu: DEVICE_CPU,
+            policy: policy::PolicySpec::named("cint"),
+            irq_delivery: Default::default(),
+            recording: Default::default(),
+        },
+        clock,
+        backend.backend,
+        queues.clone(),
+        Box::new(ingress),
+    )
+    .unwrap();
+    let inboxes = Arc::new(Collect::default());
+    let cfg = DriverConfig {
+        delivery: Delivery::Wake,
+        realtime_handler: false,
+        handler_delay: 0,
+        recording: Default::default(),
+    };
+    let driver = Driver::start_remote(&cfg, clock, queues, &[0, 0], inboxes.clone()).unwrap();
+    // More requests than the queue pair's 4 tags: the ingress holds the rest.
+    for cookie in 0..10u32 {
+        let marks = if cookie == 9 {
+            Marks::URGENT
+        } else {
+            Marks::NONE
+        };
+        let req = Request {
+            cookie,
+            write: false,
+            offset: 0,
+            len: 4096,
+            buf: 0,
+            marks,
+        };
+        tx.send((cookie % 2, req)).unwrap();
+    }
+    let mut got = inboxes.got.lock().unwrap();
+    while got.len() < 10 {
+        let (g, timeout) = inboxes
+            .woken
+            .wait_timeout(got, Duration::from_secs(10))
+            .unwrap();
+        got = g;
+        assert!(!timeout.timed_out(), "only {} of 10 delivered", got.len());
+    }
+    let mut cookies: Vec<(usize, u32)> = got.iter().map(|(w, d)| (*w, d.cookie)).collect();
+    cookies.sort_by_key(|c| c.1);
+    let want: Vec<(usize, u32)> = (0..10u32).map(|c| ((c % 2) as usize, c)).collect();
+    assert_eq!(cookies, want, "each once, to the waiter that submitted it");
+    assert!(got.iter().all(|(_, d)| d.result == 4096 && !d.error));
+    drop(got);
+    let stats = device.stop().unwrap().stats;
+    assert_eq!(stats.completed, 10);
+    assert!(driver.counts().interrupts >= 1);
+    assert_eq!(driver.counts().duplicates, 0);
+    driver.stop();
 }

@@ -86,6 +86,19 @@ pub struct Device {
     /// Set by `DeviceHandle::hurry`: the backend is polled as if
     /// every request's time had come.
     hurried: bool,
+    /// Hosts outside this process, whose submissions the device takes
+    /// into the SQs at each pass (`Device::start_with_ingress`).
+    pub(crate) ingress: Option<Box<dyn Ingress>>,
+}
+
+/// Submissions from hosts that cannot write the SQs themselves (the
+/// threads of `cinterrupts exec`'s program, in other processes): the
+/// device moves them into the queue pairs at the start of each pass, with
+/// [`QueuePair::try_submit`], before it fetches. Like the doorbell writes
+/// of a host, the device sees them once per pass.
+pub trait Ingress: Send {
+    /// Takes what the remote hosts posted since the last pass at `now`.
+    fn poll(&mut self, now: Nanos);
 }
 
 impl Device {
@@ -122,6 +135,7 @@ impl Device {
             gaps: GapRecorder::new(recording),
             irq,
             hurried: false,
+            ingress: None,
         }
     }
 
@@ -162,6 +176,9 @@ impl Device {
             }
             self.stats.passes += 1;
             return;
+        }
+        if let Some(ingress) = &mut self.ingress {
+            ingress.poll(now);
         }
         self.fetch(now);
         let due = if self.hurried { Nanos::MAX } else { now };

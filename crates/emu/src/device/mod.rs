@@ -23,7 +23,7 @@ use crate::sys::{self, Clock};
 mod controller;
 mod gaps;
 
-pub use controller::{Device, DeviceStats};
+pub use controller::{Device, DeviceStats, Ingress};
 
 /// What a stopped device hands back.
 #[derive(Clone, Debug)]
@@ -46,6 +46,28 @@ impl Device {
         backend: Box<dyn Backend>,
         queues: Vec<Arc<QueuePair>>,
     ) -> Result<DeviceHandle, EmuError> {
+        Device::start_inner(cfg, clock, backend, queues, None)
+    }
+
+    /// As [`Device::start`], with `ingress` polled at each pass for
+    /// submissions of hosts in other processes.
+    pub fn start_with_ingress(
+        cfg: &DeviceConfig,
+        clock: Clock,
+        backend: Box<dyn Backend>,
+        queues: Vec<Arc<QueuePair>>,
+        ingress: Box<dyn Ingress>,
+    ) -> Result<DeviceHandle, EmuError> {
+        Device::start_inner(cfg, clock, backend, queues, Some(ingress))
+    }
+
+    fn start_inner(
+        cfg: &DeviceConfig,
+        clock: Clock,
+        backend: Box<dyn Backend>,
+        queues: Vec<Arc<QueuePair>>,
+        ingress: Option<Box<dyn Ingress>>,
+    ) -> Result<DeviceHandle, EmuError> {
         let policies = (0..queues.len())
             .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
@@ -56,6 +78,7 @@ impl Device {
             cfg.irq_delivery,
             cfg.recording.clone(),
         );
+        device.ingress = ingress;
         let backend = device.describe();
         let stop = Arc::new(AtomicBool::new(false));
         let cpu = cfg.cpu;

@@ -21,7 +21,7 @@ use policy::{cid, Interrupt, Nanos};
 use crate::config::Recording;
 use crate::irq::Taken;
 use crate::latency::latency_histogram;
-use crate::mailbox::{Delivered, Mailbox};
+use crate::mailbox::{Delivered, Inboxes};
 use crate::queue::QueuePair;
 use crate::sys::Clock;
 
@@ -118,8 +118,8 @@ struct Wakes {
 /// so it never runs twice at once on the line (as one vector's handler).
 pub struct Handler {
     pub queue: Arc<QueuePair>,
-    /// Every job thread's mailbox, by owner index.
-    mailboxes: Arc<[Arc<Mailbox>]>,
+    /// Where each waiter's completions go, by owner index.
+    inboxes: Arc<dyn Inboxes>,
     pub counters: HandlerCounters,
     delivery: DeliveryHist,
     /// Delivery latencies are recorded while this is open.
@@ -135,15 +135,15 @@ pub struct Handler {
 impl Handler {
     pub fn new(
         queue: Arc<QueuePair>,
-        mailboxes: Arc<[Arc<Mailbox>]>,
+        inboxes: Arc<dyn Inboxes>,
+        owners: usize,
         delivery: DeliveryHist,
         recording: Recording,
         delay: Nanos,
     ) -> Handler {
-        let owners = mailboxes.len();
         Handler {
             queue,
-            mailboxes,
+            inboxes,
             counters: HandlerCounters::default(),
             delivery,
             recording,
@@ -223,24 +223,10 @@ impl Handler {
         if std::mem::take(&mut wakes.submitters) {
             self.queue.wake_submitters();
         }
-        let Some(&first) = wakes.owners.first() else {
-            return;
-        };
-        // Every waiter that submits here is of this core's group; one of
-        // another group (a host's own arrangement) is woken alone.
-        let group = self.mailboxes[first].group();
-        let ours = |o: &&usize| Arc::ptr_eq(self.mailboxes[**o].group(), group);
-        group.wake(
-            wakes
-                .owners
-                .iter()
-                .filter(ours)
-                .map(|&o| &*self.mailboxes[o]),
-        );
-        for &o in wakes.owners.iter().filter(|o| !ours(o)) {
-            self.mailboxes[o].wake();
+        if !wakes.owners.is_empty() {
+            self.inboxes.wake(&wakes.owners);
+            wakes.owners.clear();
         }
-        wakes.owners.clear();
     }
 
     fn handle(&self, s: &mut Scratch, kind: Interrupt, raised_at: Nanos, clock: &Clock) -> Nanos {
@@ -298,7 +284,7 @@ impl Handler {
         wakes.submitters |= q.free_tags(freed);
         freed.clear();
         for owner in touched.drain(..) {
-            if self.mailboxes[owner].deliver(&per_owner[owner]) && !wakes.owners.contains(&owner) {
+            if self.inboxes.deliver(owner, &per_owner[owner]) && !wakes.owners.contains(&owner) {
                 wakes.owners.push(owner);
             }
             per_owner[owner].clear();

@@ -22,7 +22,7 @@ use policy::Nanos;
 use crate::config::{Delivery, DriverConfig};
 use crate::error::EmuError;
 use crate::irq::LineCount;
-use crate::mailbox::{Delivered, Mailbox, WakeGroup};
+use crate::mailbox::{Delivered, Inboxes, Mailbox, Mailboxes, WakeGroup};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{self, Clock, ThreadProbe, Usage};
 
@@ -62,12 +62,7 @@ impl Driver {
         queues: Vec<Arc<QueuePair>>,
         waiters: &[usize],
     ) -> Result<Driver, EmuError> {
-        if let Some(&bad) = waiters.iter().find(|&&q| q >= queues.len()) {
-            return Err(EmuError::Config(format!(
-                "a waiter names queue pair {bad} of {}",
-                queues.len()
-            )));
-        }
+        check_waiters(&queues, waiters)?;
         // The waiters of a queue pair (one core) sleep on its wake group,
         // each on its own bit.
         let groups: Vec<Arc<WakeGroup>> = queues.iter().map(|_| Arc::default()).collect();
@@ -80,6 +75,35 @@ impl Driver {
                 Arc::new(Mailbox::new(groups[q].clone(), index))
             })
             .collect();
+        let inboxes = Arc::new(Mailboxes(mailboxes.clone()));
+        Driver::start_with(cfg, clock, queues, waiters, inboxes, mailboxes)
+    }
+
+    /// As [`Driver::start`], for waiters that live outside this process
+    /// (`cinterrupts exec`'s program threads): the handlers leave each
+    /// waiter's completions in `inboxes` and wake it there. Waiter `i`
+    /// submits to `queues[waiters[i]]`, through [`QueuePair::try_submit`];
+    /// [`Driver::submit`], [`Driver::wait`] and [`Driver::reap`] have no
+    /// waiter of their own here and must not be called.
+    pub fn start_remote(
+        cfg: &DriverConfig,
+        clock: Clock,
+        queues: Vec<Arc<QueuePair>>,
+        waiters: &[usize],
+        inboxes: Arc<dyn Inboxes>,
+    ) -> Result<Driver, EmuError> {
+        check_waiters(&queues, waiters)?;
+        Driver::start_with(cfg, clock, queues, waiters, inboxes, Arc::new([]))
+    }
+
+    fn start_with(
+        cfg: &DriverConfig,
+        clock: Clock,
+        queues: Vec<Arc<QueuePair>>,
+        waiters: &[usize],
+        inboxes: Arc<dyn Inboxes>,
+        mailboxes: Arc<[Arc<Mailbox>]>,
+    ) -> Result<Driver, EmuError> {
         let latency = handler::new_delivery_hist();
         let mut driver = Driver {
             handlers: queues
@@ -87,7 +111,8 @@ impl Driver {
                 .map(|q| {
                     Arc::new(Handler::new(
                         q,
-                        mailboxes.clone(),
+                        inboxes.clone(),
+                        waiters.len(),
                         latency.clone(),
                         cfg.recording.clone(),
                         cfg.handler_delay,
@@ -241,6 +266,15 @@ impl Driver {
         self.latency.lock().expect("histogram lock").clone()
     }
 
+    /// The handlers' CPU time so far, ns, over every queue pair (as the
+    /// run's report counts it: see `handler_usage`).
+    pub fn handler_cpu_ns(&self) -> u64 {
+        self.handler_usage()
+            .iter()
+            .map(|u| u.user_ns + u.sys_ns)
+            .sum()
+    }
+
     /// Whether the handler threads got the scheduling class they asked for
     /// (SCHED_FIFO with wake-up delivery, SCHED_IDLE pollers with polling).
     pub fn realtime(&self) -> bool {
@@ -304,6 +338,17 @@ impl Driver {
                 })
                 .collect(),
         }
+    }
+}
+
+/// Every waiter names a queue pair that exists.
+fn check_waiters(queues: &[Arc<QueuePair>], waiters: &[usize]) -> Result<(), EmuError> {
+    match waiters.iter().find(|&&q| q >= queues.len()) {
+        Some(&bad) => Err(EmuError::Config(format!(
+            "a waiter names queue pair {bad} of {}",
+            queues.len()
+        ))),
+        None => Ok(()),
     }
 }
 
