@@ -1,0 +1,574 @@
+//! The queues between `cinterrupts exec`, where the emulated device and its
+//! interrupt handler run, and the program's processes, where the preload
+//! library submits and waits (issue 14: "one device serves the whole
+//! program, as one NVMe drive serves every process on a host").
+//!
+//! One memory region (a memfd the exec process creates; each process of the
+//! program maps it through `/proc/EXEC_PID/fd/N`, whose path it finds in
+//! `$CINTERRUPTS_EXEC_SHM`) holds a fixed table of [`Slot`]s. A slot is one
+//! waiter: a program thread that blocks in `pread`, or a libaio context.
+//! Each has a submission ring (the waiter writes, the device's fetch
+//! reads) and a completion ring (the interrupt handler writes, the waiter
+//! reads), both single-producer single-consumer, and a futex word the
+//! waiter sleeps on, shared across processes (a plain FUTEX_WAIT, not the
+//! process-private one).
+//!
+//! Nothing here points: rings hold indices and the region is mapped at a
+//! different address in every process.
+
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
+
+/// Where the program finds the region: `/proc/PID/fd/N`.
+pub const ENV_SHM: &str = "CINTERRUPTS_EXEC_SHM";
+/// Waiters at once, over every process of the program. A thread that finds
+/// none free is not routed (its I/O goes to the kernel, counted, and one
+/// line on stderr says so).
+pub const SLOTS: usize = 256;
+/// Entries per ring: the most requests one waiter may have in flight (a
+/// libaio context with more gets EAGAIN for the rest, as from a full
+/// kernel context).
+pub const RING: u32 = 1024;
+
+const MAGIC: u64 = 0x6369_6e74_6578_6563; // "cintexec"
+
+const FREE: u32 = 0;
+const CLAIMED: u32 = 1;
+
+/// A command as the program posts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cmd {
+    /// The waiter's own identifier for it, returned with its completion.
+    pub cookie: u32,
+    pub write: bool,
+    /// Urgent and Barrier, as `policy::Marks::bits`.
+    pub marks: u8,
+    pub len: u32,
+    pub offset: u64,
+}
+
+/// A completion as the handler leaves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    pub cookie: u32,
+    /// Bytes, or a negative errno.
+    pub result: i32,
+    pub error: bool,
+}
+
+#[repr(C)]
+struct Entry {
+    cookie: AtomicU32,
+    /// write | marks << 8.
+    flags: AtomicU32,
+    len: AtomicU32,
+    _pad: u32,
+    offset: AtomicU64,
+}
+
+#[repr(C)]
+struct DoneEntry {
+    cookie: AtomicU32,
+    result: AtomicI32,
+    error: AtomicU32,
+}
+
+/// One waiter's queues and futex word.
+#[repr(C)]
+pub struct Slot {
+    state: AtomicU32,
+    pid: AtomicU32,
+    /// Commands posted and completions delivered over the slot's life: a
+    /// slot whose process died is taken again only once they are equal, so
+    /// no completion of the dead reaches the living.
+    posted: AtomicU64,
+    delivered: AtomicU64,
+    sq_tail: AtomicU32,
+    sq_head: AtomicU32,
+    cq_tail: AtomicU32,
+    cq_head: AtomicU32,
+    /// Bumped at every wake; the waiter sleeps on it.
+    futex: AtomicU32,
+    sleeping: AtomicU32,
+    /// 0 while the waiter is not waiting; else how many completions must be
+    /// ready before the handler wakes it.
+    wake_at: AtomicU32,
+    _pad: u32,
+    sq: [Entry; RING as usize],
+    cq: [DoneEntry; RING as usize],
+}
+
+#[repr(C)]
+struct Header {
+    magic: AtomicU64,
+    /// One past the highest slot ever claimed: the device scans no further.
+    high: AtomicU32,
+    _pad: u32,
+}
+
+/// The mapped region, in this process.
+pub struct Region {
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the region is plain shared memory of atomics; every access goes
+// through them.
+unsafe impl Send for Region {}
+unsafe impl Sync for Region {}
+
+fn header_len() -> usize {
+    std::mem::size_of::<Header>().next_multiple_of(64)
+}
+
+fn region_len() -> usize {
+    header_len() + SLOTS * std::mem::size_of::<Slot>()
+}
+
+fn map(fd: libc::c_int, len: usize) -> io::Result<*mut u8> {
+    // SAFETY: a fresh shared mapping of a file we hold open.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
+impl Region {
+    /// The exec side: a new zeroed region in a memfd (close-on-exec: the
+    /// program opens it by path), and the descriptor.
+    pub fn create() -> io::Result<(Region, std::os::fd::OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let name = CString::new("cinterrupts-exec").expect("no NUL");
+        // SAFETY: a NUL-terminated name.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor we just created and own.
+        let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let len = region_len();
+        // SAFETY: plain call on our descriptor. The pages stay unallocated
+        // (zero) until touched.
+        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let base = map(fd, len)?;
+        let r = Region { base, len };
+        r.header().magic.store(MAGIC, SeqCst);
+        Ok((r, owned))
+    }
+
+    /// The program side: maps the region at `path` (`$CINTERRUPTS_EXEC_SHM`).
+    pub fn open(path: &str) -> io::Result<Region> {
+        let c = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: a NUL-terminated path.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let len = region_len();
+        let base = map(fd, len);
+        // SAFETY: our descriptor; the mapping outlives it.
+        unsafe { libc::close(fd) };
+        let r = Region { base: base?, len };
+        if r.header().magic.load(SeqCst) != MAGIC {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{path} is not a cinterrupts exec region"),
+            ));
+        }
+        Ok(r)
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the region starts with a header, and zeroed atomics are valid.
+        unsafe { &*(self.base as *const Header) }
+    }
+
+    /// Slot `i` (< [`SLOTS`]).
+    pub fn slot(&self, i: usize) -> &Slot {
+        assert!(i < SLOTS, "slot {i} of {SLOTS}");
+        // SAFETY: in bounds of the mapping; a slot is atomics only.
+        unsafe {
+            &*(self
+                .base
+                .add(header_len() + i * std::mem::size_of::<Slot>()) as *const Slot)
+        }
+    }
+
+    /// One past the highest slot ever claimed.
+    pub fn high(&self) -> usize {
+        (self.header().high.load(Acquire) as usize).min(SLOTS)
+    }
+
+    /// Claims a free slot for a waiter of process `pid`, or the slot of a
+    /// process that died with nothing in flight. `None` when all are taken.
+    pub fn claim(&self, pid: u32) -> Option<usize> {
+        for i in 0..SLOTS {
+            let s = self.slot(i);
+            let taken = s
+                .state
+                .compare_exchange(FREE, CLAIMED, AcqRel, Relaxed)
+                .is_ok()
+                || (s.reclaimable() && s.take_over());
+            if taken {
+                s.reset(pid);
+                self.header().high.fetch_max(i as u32 + 1, AcqRel);
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Releases every slot of process `pid` that has nothing in flight (at
+    /// its exit).
+    pub fn release_all(&self, pid: u32) {
+        for i in 0..self.high() {
+            let s = self.slot(i);
+            if s.pid.load(Acquire) == pid && s.state.load(Acquire) == CLAIMED {
+                s.release();
+            }
+        }
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+fn futex(word: &AtomicU32, op: libc::c_int, val: u32, timeout: *const libc::timespec) -> i64 {
+    // SAFETY: a futex call on a word of shared memory we map; the kernel
+    // validates the rest.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, timeout, 0, 0) }
+}
+
+impl Slot {
+    fn reset(&self, pid: u32) {
+        self.pid.store(pid, Release);
+        self.wake_at.store(0, Relaxed);
+        self.sleeping.store(0, Relaxed);
+        // The rings continue from where they were: every posted command
+        // was fetched and every completion delivered (see `reclaimable`),
+        // and the program side starts its heads from the tails.
+        let sq = self.sq_tail.load(Acquire);
+        self.sq_head.store(sq, Release);
+        let cq = self.cq_tail.load(Acquire);
+        self.cq_head.store(cq, Release);
+    }
+
+    /// Claimed by a process that no longer exists, with nothing in flight.
+    fn reclaimable(&self) -> bool {
+        if self.state.load(Acquire) != CLAIMED {
+            return false;
+        }
+        let pid = self.pid.load(Acquire);
+        // SAFETY: signal 0 only checks the process exists.
+        let dead = pid != 0
+            && unsafe { libc::kill(pid as libc::pid_t, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        dead && self.posted.load(Acquire) == self.delivered.load(Acquire)
+    }
+
+    fn take_over(&self) -> bool {
+        let pid = self.pid.load(Acquire);
+        // The one that swaps the dead pid for 0 takes it.
+        self.pid.compare_exchange(pid, 0, AcqRel, Relaxed).is_ok()
+    }
+
+    /// Gives the slot back if nothing is in flight; otherwise it stays with
+    /// its process (reclaimed once the process is gone and the device has
+    /// delivered everything).
+    pub fn release(&self) {
+        if self.posted.load(Acquire) == self.delivered.load(Acquire) {
+            self.state.store(FREE, Release);
+        }
+    }
+
+    pub fn is_claimed(&self) -> bool {
+        self.state.load(Acquire) == CLAIMED
+    }
+
+    /// Commands posted and not yet delivered back.
+    pub fn in_flight(&self) -> u64 {
+        self.posted
+            .load(Acquire)
+            .saturating_sub(self.delivered.load(Acquire))
+    }
+
+    // ---- the program's side ----
+
+    /// Posts `cmd`; `false` if the waiter already has [`RING`] commands in
+    /// flight.
+    pub fn post(&self, cmd: Cmd) -> bool {
+        if self.in_flight() >= u64::from(RING) {
+            return false;
+        }
+        let tail = self.sq_tail.load(Relaxed);
+        let e = &self.sq[(tail % RING) as usize];
+        e.cookie.store(cmd.cookie, Relaxed);
+        e.flags
+            .store(u32::from(cmd.write) | u32::from(cmd.marks) << 8, Relaxed);
+        e.len.store(cmd.len, Relaxed);
+        e.offset.store(cmd.offset, Relaxed);
+        self.posted.fetch_add(1, AcqRel);
+        // The doorbell: the device reads entries before the tail.
+        self.sq_tail.store(tail.wrapping_add(1), Release);
+        true
+    }
+
+    /// Completions ready and not yet taken.
+    pub fn ready(&self) -> u32 {
+        self.cq_tail
+            .load(SeqCst)
+            .wrapping_sub(self.cq_head.load(Relaxed))
+    }
+
+    /// Moves up to `max` ready completions into `out`; returns how many.
+    /// One consumer at a time (the caller serialises a shared waiter).
+    pub fn take(&self, max: usize, out: &mut Vec<Done>) -> usize {
+        let head = self.cq_head.load(Relaxed);
+        let n = (self.ready() as usize).min(max);
+        for k in 0..n as u32 {
+            let e = &self.cq[(head.wrapping_add(k) % RING) as usize];
+            out.push(Done {
+                cookie: e.cookie.load(Relaxed),
+                result: e.result.load(Relaxed),
+                error: e.error.load(Relaxed) != 0,
+            });
+        }
+        self.cq_head.store(head.wrapping_add(n as u32), Release);
+        n
+    }
+
+    /// Sleeps until at least `min` completions are ready or `timeout`
+    /// passes (`None`: no limit). Returns whether they are ready.
+    pub fn wait(&self, min: u32, timeout: Option<std::time::Duration>) -> bool {
+        let min = min.max(1);
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        loop {
+            // Read before the ring: a delivery after this read bumps the
+            // word before its wake-up, so the sleep below does not start.
+            let seen = self.futex.load(SeqCst);
+            if self.ready() >= min {
+                self.wake_at.store(0, SeqCst);
+                return true;
+            }
+            self.wake_at.store(min, SeqCst);
+            self.sleeping.store(1, SeqCst);
+            if self.ready() >= min {
+                self.sleeping.store(0, SeqCst);
+                continue;
+            }
+            let ts = deadline.map(|d| {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    tv_nsec: left.subsec_nanos() as libc::c_long,
+                }
+            });
+            if ts.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
+                self.sleeping.store(0, SeqCst);
+                self.wake_at.store(0, SeqCst);
+                return self.ready() >= min;
+            }
+            let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+            futex(&self.futex, libc::FUTEX_WAIT, seen, tp);
+            self.sleeping.store(0, SeqCst);
+        }
+    }
+
+    // ---- the device's side ----
+
+    /// The commands posted and not fetched yet, oldest first, at most
+    /// `max`, appended to `out` with nothing consumed: the device calls
+    /// [`Slot::fetched`] with how many it took.
+    pub fn peek(&self, max: usize, out: &mut Vec<Cmd>) {
+        let head = self.sq_head.load(Relaxed);
+        let tail = self.sq_tail.load(Acquire);
+        let n = (tail.wrapping_sub(head) as usize).min(max);
+        for k in 0..n as u32 {
+            let e = &self.sq[(head.wrapping_add(k) % RING) as usize];
+            let flags = e.flags.load(Relaxed);
+            out.push(Cmd {
+                cookie: e.cookie.load(Relaxed),
+                write: flags & 1 != 0,
+                marks: (flags >> 8) as u8,
+                len: e.len.load(Relaxed),
+                offset: e.offset.load(Relaxed),
+            });
+        }
+    }
+
+    /// The device took the first `n` commands [`Slot::peek`] showed.
+    pub fn fetched(&self, n: usize) {
+        let head = self.sq_head.load(Relaxed);
+        self.sq_head.store(head.wrapping_add(n as u32), Release);
+    }
+
+    /// The handler leaves `done`; returns whether the waiter now has what it
+    /// waits for, so must be woken ([`Slot::wake`], at the handler's exit).
+    pub fn deliver(&self, done: &[Done]) -> bool {
+        let tail = self.cq_tail.load(Relaxed);
+        for (k, d) in done.iter().enumerate() {
+            let e = &self.cq[(tail.wrapping_add(k as u32) % RING) as usize];
+            e.cookie.store(d.cookie, Relaxed);
+            e.result.store(d.result, Relaxed);
+            e.error.store(u32::from(d.error), Relaxed);
+        }
+        self.cq_tail
+            .store(tail.wrapping_add(done.len() as u32), SeqCst);
+        self.delivered.fetch_add(done.len() as u64, AcqRel);
+        let want = self.wake_at.load(SeqCst);
+        want != 0 && self.ready() >= want
+    }
+
+    /// Wakes the waiter if it sleeps.
+    pub fn wake(&self) {
+        self.futex.fetch_add(1, SeqCst);
+        if self.sleeping.load(SeqCst) != 0 {
+            futex(
+                &self.futex,
+                libc::FUTEX_WAKE,
+                u32::MAX >> 1,
+                std::ptr::null(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(cookie: u32) -> Cmd {
+        Cmd {
+            cookie,
+            write: cookie % 2 == 1,
+            marks: 1,
+            len: 4096,
+            offset: u64::from(cookie) * 4096,
+        }
+    }
+
+    #[test]
+    fn a_command_posted_is_peeked_once_and_its_completion_taken_once() {
+        let (r, _fd) = Region::create().unwrap();
+        let i = r.claim(std::process::id()).unwrap();
+        let s = r.slot(i);
+        assert!(s.post(cmd(1)) && s.post(cmd(2)));
+        let mut seen = vec![];
+        s.peek(8, &mut seen);
+        assert_eq!(seen, vec![cmd(1), cmd(2)]);
+        s.fetched(1);
+        seen.clear();
+        s.peek(8, &mut seen);
+        assert_eq!(seen, vec![cmd(2)], "the fetched one is gone");
+        s.fetched(1);
+        let d = |cookie| Done {
+            cookie,
+            result: 4096,
+            error: false,
+        };
+        assert!(!s.deliver(&[d(1)]), "nobody waits");
+        assert!(s.wait(1, Some(std::time::Duration::ZERO)));
+        let mut out = vec![];
+        assert_eq!(s.take(8, &mut out), 1);
+        assert_eq!(s.in_flight(), 1);
+        assert!(
+            !s.wait(1, Some(std::time::Duration::from_millis(5))),
+            "times out"
+        );
+        s.deliver(&[d(2)]);
+        s.take(8, &mut out);
+        assert_eq!(out, vec![d(1), d(2)]);
+        assert_eq!(s.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_waiter_in_another_thread_is_woken_by_the_delivery() {
+        let (r, _fd) = Region::create().unwrap();
+        let r = std::sync::Arc::new(r);
+        let i = r.claim(1).unwrap();
+        r.slot(i).post(cmd(9));
+        let w = {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                let s = r.slot(i);
+                assert!(s.wait(1, None));
+                let mut out = vec![];
+                s.take(1, &mut out);
+                out[0].cookie
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let s = r.slot(i);
+        if s.deliver(&[Done {
+            cookie: 9,
+            result: 0,
+            error: true,
+        }]) {
+            s.wake();
+        }
+        assert_eq!(w.join().unwrap(), 9);
+    }
+
+    #[test]
+    fn the_ring_refuses_more_than_it_holds_in_flight() {
+        let (r, _fd) = Region::create().unwrap();
+        let s = r.slot(r.claim(1).unwrap());
+        for c in 0..RING {
+            assert!(s.post(cmd(c)));
+        }
+        assert!(!s.post(cmd(RING)));
+    }
+
+    #[test]
+    fn a_dead_process_slot_is_taken_again_only_when_quiet() {
+        let (r, _fd) = Region::create().unwrap();
+        // A pid that does not exist (above the kernel's pid_max limit).
+        let dead = 1 << 30;
+        let me = std::process::id();
+        for want in 0..SLOTS {
+            assert_eq!(r.claim(me), Some(want));
+        }
+        assert_eq!(r.claim(me), None, "all taken by the living");
+        for i in 0..SLOTS {
+            r.slot(i).pid.store(dead, SeqCst);
+        }
+        r.slot(3).post(cmd(1)); // one in flight, never delivered
+        let mut again: Vec<usize> = (1..SLOTS).map_while(|_| r.claim(me)).collect();
+        assert_eq!(again.len(), SLOTS - 1, "every quiet slot of the dead");
+        assert_eq!(r.claim(me), None, "the living keep theirs");
+        again.sort();
+        assert!(!again.contains(&3), "a slot with a command in flight stays");
+    }
+
+    #[test]
+    fn another_mapping_sees_the_same_slots() {
+        use std::os::fd::AsRawFd;
+        let (r, fd) = Region::create().unwrap();
+        let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let other = Region::open(&path).unwrap();
+        let i = r.claim(7).unwrap();
+        r.slot(i).post(cmd(5));
+        let mut seen = vec![];
+        other.slot(i).peek(4, &mut seen);
+        assert_eq!(seen, vec![cmd(5)]);
+        assert_eq!(other.high(), i + 1);
+        assert!(Region::open("/proc/self/exe").is_err(), "not a region");
+    }
+}
