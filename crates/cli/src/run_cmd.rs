@@ -34,7 +34,7 @@ pub struct RunArgs {
     /// transferred; each command takes a service time drawn from the
     /// profile's distribution, on its units, under its IOPS ceiling
     #[arg(long, value_parser = device_profile, value_name = "NAME|FILE.toml", conflicts_with = "backend")]
-    pub device: Option<DeviceProfile>,
+    pub device: Option<Box<DeviceProfile>>,
     /// Let the run use a block device the job file names, and write to a
     /// block device (its data is lost). Without it, a job file naming a
     /// device runs on the null backend (said on stderr), and --backend
@@ -87,8 +87,12 @@ impl From<DeliveryArg> for Delivery {
     }
 }
 
-fn device_profile(s: &str) -> Result<DeviceProfile, String> {
-    DeviceProfile::load(s).map_err(|e| e.to_string())
+/// Boxed: a profile is large, and `Verb`'s variants should stay alike in
+/// size (clippy's large_enum_variant).
+fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
+    DeviceProfile::load(s)
+        .map(Box::new)
+        .map_err(|e| e.to_string())
 }
 
 /// The emulator's view of a simulator's device profile: every number is the
