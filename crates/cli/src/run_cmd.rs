@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use emu::backend::BackendSpec;
+use emu::backend::{BackendSpec, DeviceModel};
 use emu::Delivery;
 use emu::{EmuConfig, EmuError};
+use sim::DeviceProfile;
 
 use crate::args::{self, PolicyArgs, RunOutput};
 use crate::jobs_cmd::print_notes;
@@ -28,6 +29,12 @@ pub struct RunArgs {
     /// file's filename=
     #[arg(long, value_parser = BackendSpec::parse, value_name = "SPEC")]
     pub backend: Option<BackendSpec>,
+    /// Instead of --backend, a modelled device: a shipped profile (optane,
+    /// p3700) or a .toml file, as `sim --device` takes. Nothing is
+    /// transferred; each command takes a service time drawn from the
+    /// profile's distribution, on its units, under its IOPS ceiling
+    #[arg(long, value_parser = device_profile, value_name = "NAME|FILE.toml", conflicts_with = "backend")]
+    pub device: Option<Box<DeviceProfile>>,
     /// Let the run use a block device the job file names, and write to a
     /// block device (its data is lost). Without it, a job file naming a
     /// device runs on the null backend (said on stderr), and --backend
@@ -57,7 +64,8 @@ pub struct RunArgs {
     /// whole device waits too) or apic (merges into the pending one)
     #[arg(long, default_value = "ipi", value_parser = ["ipi", "ipi-stall", "apic"], value_name = "HOW")]
     pub irq_delivery: String,
-    /// Seed of the offsets and the read/write mix
+    /// Seed of the offsets, the read/write mix and a --device's service
+    /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
     #[command(flatten)]
@@ -76,6 +84,34 @@ impl From<DeliveryArg> for Delivery {
             DeliveryArg::Poll => Delivery::Poll,
             DeliveryArg::Wake => Delivery::Wake,
         }
+    }
+}
+
+/// Boxed: a profile is large, and `Verb`'s variants should stay alike in
+/// size (clippy's large_enum_variant).
+fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
+    DeviceProfile::load(s)
+        .map(Box::new)
+        .map_err(|e| e.to_string())
+}
+
+/// The emulator's view of a simulator's device profile: every number is the
+/// profile's own (each cited in its file, profiles/devices/*.toml). Its
+/// service times are the device's part only (the profile subtracts the
+/// simulator's host path from the paper's end-to-end times, see the header
+/// of profiles/devices/optane.toml), which is what the emulator needs: its
+/// host path is real and measured, not modelled. The profile's queues,
+/// queue depth and tuned delta/thr are not the device's timing: the
+/// emulator's queues are --queue-depth's, its policy the command line's.
+pub fn device_model(p: &DeviceProfile, seed: u64) -> DeviceModel {
+    DeviceModel {
+        name: p.name.clone(),
+        parallelism: p.parallelism,
+        max_read_iops: p.max_read_iops,
+        max_write_iops: p.max_write_iops,
+        read: p.read,
+        write: p.write,
+        seed,
     }
 }
 
@@ -116,8 +152,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if !args.out.quiet {
         print_notes(&file);
     }
+    let backend = match &args.device {
+        Some(p) => Some(BackendSpec::device(device_model(p, args.seed))),
+        None => args.backend.clone(),
+    };
     let config = EmuConfig {
-        backend: args.backend.clone(),
+        backend,
         policy: spec,
         runtime: args.runtime,
         device_cpu: args.device_cpu,

@@ -79,6 +79,36 @@ fn mixed_16_on_null_gives_fio_json_with_emu_counts() {
 }
 
 #[test]
+fn a_modelled_device_takes_at_least_its_floor() {
+    let _t = turn();
+    let example = example("sync-read.fio");
+    let o = run(&[
+        "run",
+        &example,
+        "--device",
+        "optane",
+        "--runtime",
+        "200ms",
+        "-q",
+        "--output-format",
+        "json",
+    ]);
+    ok(&o);
+    let v = json(&o);
+    assert!(v["cinterrupts"]["device"]
+        .as_str()
+        .unwrap()
+        .starts_with("device:optane (28 units, read 7.37us"));
+    let read = &v["jobs"][0]["read"];
+    assert!(read["iops"].as_f64().unwrap() > 0.0, "{read}");
+    // profiles/devices/optane.toml: no read is served in under 4 us, and
+    // the host's own path comes on top.
+    let clat = &read["clat_ns"];
+    assert!(clat["min"].as_f64().unwrap() >= 4_000.0, "{clat}");
+    assert!(clat["mean"].as_f64().unwrap() > 4_000.0, "{clat}");
+}
+
+#[test]
 fn normal_output_is_job_lines_then_the_emu_summary() {
     let _t = turn();
     let o = mixed_16_on_null(&[]);
@@ -210,6 +240,22 @@ fn bad_input_gives_one_line() {
     assert_one_line_error(
         &run(&["run", &job, "--backend", "null:10xs"]),
         "bad latency '10xs'",
+    );
+    let o = run(&["run", &job, "--device", "nosuch"]);
+    assert_one_line_error(&o, "--device");
+    assert_one_line_error(&o, "unknown device profile 'nosuch'");
+    assert_one_line_error(
+        &run(&["run", &job, "--device", "optane", "--backend", "null:10us"]),
+        "'--device <NAME|FILE.toml>' cannot be used with '--backend <SPEC>'",
+    );
+    let verify = write(
+        dir.path(),
+        "verify-device.fio",
+        "[v]\nrw=write\nbs=4k\nsize=1m\nverify=crc32c\n",
+    );
+    assert_one_line_error(
+        &run(&["run", &verify, "--device", "optane"]),
+        "verify=crc32c needs data, and a modelled device (--device) keeps none",
     );
     assert_one_line_error(
         &run(&["run", &job, "--backend", "null:10us", "--queue-depth", "0"]),

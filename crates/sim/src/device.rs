@@ -7,7 +7,6 @@
 use policy::{Command, Completion, Nanos};
 
 use crate::events::Ev;
-use crate::service;
 use crate::world::{IrqWork, RState, World};
 
 impl World {
@@ -32,15 +31,10 @@ impl World {
 
     /// Starts as many waiting commands as there are free units. A free unit
     /// starts its command at once; the IOPS ceiling bounds only the
-    /// sustained rate, as a token bucket holding one token per unit and
-    /// refilled at the ceiling (issue 13: spacing every start by 1/IOPS kept
-    /// a batch from ever completing in a cluster, against TOS Fig 18's
-    /// batched gaps). Written as the GCRA form of the bucket: `gate` is the
-    /// theoretical arrival time; a command may start `tolerance` before it,
-    /// so up to `parallelism` commands start together after a quiet spell,
-    /// and over any long stretch starts come no faster than the ceiling. A
-    /// start held by the bucket is taken at the bucket's time, which changes
-    /// nothing, since in arrival order no other command could start before.
+    /// sustained rate ([`service::Gate`], a token bucket of one token per
+    /// unit). A start held by the bucket is taken at the bucket's time,
+    /// which changes nothing, since in arrival order no other command could
+    /// start before.
     pub(crate) fn device_start(&mut self) {
         let d = &mut self.device;
         while d.busy < d.parallelism {
@@ -54,14 +48,10 @@ impl World {
             } else {
                 (d.read_spacing, &d.read)
             };
-            // One token per unit: the bucket's depth is the device's
-            // internal parallelism (the profile's `parallelism`, cited there).
-            let tolerance = (d.parallelism.saturating_sub(1)) as f64 * spacing;
-            let start = (d.gate - tolerance).max(self.now as f64);
-            d.gate = d.gate.max(start) + spacing;
-            let service = sampler.sample(&mut d.rng, r.bytes).max(1);
+            let start = d.gate.start(self.now, spacing);
+            let took = sampler.sample(&mut d.rng, r.bytes).max(1);
             self.events
-                .push(service::ceil(start) + service, Ev::ServiceDone { req });
+                .push(service::ceil(start) + took, Ev::ServiceDone { req });
         }
     }
 

@@ -23,7 +23,6 @@ pub mod limits;
 pub mod profile;
 mod run;
 mod sched;
-mod service;
 mod thread;
 mod workload;
 mod world;

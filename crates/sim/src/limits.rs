@@ -24,14 +24,12 @@ pub const MAX_QUEUES: u32 = 65_535;
 /// Base Specification 2.0, 3.1.3.1): 65536.
 pub const MAX_QUEUE_DEPTH: u32 = 65_536;
 
-/// The longest a command may take in the device: Linux's NVMe driver
-/// aborts a command after `io_timeout`, 30 s by default
-/// (drivers/nvme/host/core.c, `nvme_io_timeout = NVME_IO_TIMEOUT`, 30 s).
-/// Service times above it are refused in a profile, and every drawn
-/// service time (a long-tailed distribution, `per_kib` times a large block)
-/// is clamped to it. It is also how long the simulator waits, after a
-/// time-bounded run's end, for requests still in flight.
-pub const MAX_SERVICE: Nanos = 30 * SEC;
+/// The longest a command may take in the device (Linux's NVMe I/O timeout,
+/// cited in the `service` crate, which clamps every drawn service time to
+/// it). Service times above it are refused in a profile. It is also how
+/// long the simulator waits, after a time-bounded run's end, for requests
+/// still in flight.
+pub use service::MAX_SERVICE;
 
 /// The highest IOPS ceiling a device has, each way: 10M, three times the
 /// fastest NVMe drives (about 3M random 4 KiB reads a second, PCIe 5.0 x4)

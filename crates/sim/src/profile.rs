@@ -16,6 +16,7 @@ use crate::limits::{
 };
 
 use serde::{Deserialize, Deserializer};
+use service::duration;
 use toml::Spanned;
 
 use policy::quote::{one_line, quoted};
@@ -58,40 +59,9 @@ pub enum ProfileError {
     },
 }
 
-/// How a service time is drawn around its mean.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Distribution {
-    /// Normal with the given mean and standard deviation, redrawn (truncated)
-    /// below `floor`.
-    Normal,
-    /// Log-normal whose own mean and standard deviation are the given ones
-    /// (right-skewed, like NAND read latency); values below `floor` are
-    /// raised to it.
-    Lognormal,
-}
-
-/// The service time of one operation (read or write) inside the device: from
-/// the command being fetched to its CQE being written, without any host cost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServiceTime {
-    /// Shape of the 4 KiB service time.
-    pub distribution: Distribution,
-    /// Mean 4 KiB service time, ns (`mean = "6.26us"`). Must be > 0.
-    #[serde(deserialize_with = "duration")]
-    pub mean: u64,
-    /// Standard deviation of the 4 KiB service time, ns.
-    #[serde(deserialize_with = "duration")]
-    pub stddev: u64,
-    /// Shortest possible 4 KiB service time, ns (default 0). Must be below
-    /// `mean`.
-    #[serde(default, deserialize_with = "duration")]
-    pub floor: u64,
-    /// Extra transfer time per KiB beyond the first 4 KiB, ns.
-    #[serde(deserialize_with = "duration")]
-    pub per_kib: u64,
-}
+// A read's or write's time inside the device, shared with the emulator
+// (`cinterrupts run --device`).
+pub use service::{Distribution, ServiceTime};
 
 /// An NVMe SSD as the simulator sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -562,12 +532,6 @@ fn human(ns: Nanos) -> String {
     } else {
         format!("{ns}ns")
     }
-}
-
-/// A time with units (`"8us"`) as nanoseconds.
-fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let s = String::deserialize(d)?;
-    jobs::units::parse_duration(&s, None).map_err(serde::de::Error::custom)
 }
 
 fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

@@ -12,10 +12,10 @@ use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, Run
 
 use crate::events::{Ev, Events};
 use crate::sched::Tunables;
-use crate::service::Sampler;
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
 use crate::{DeviceProfile, HostProfile};
+use service::{Gate, Sampler};
 
 /// What one simulation runs on.
 #[derive(Clone, Debug)]
@@ -213,9 +213,11 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             pending: VecDeque::new(),
             busy: 0,
             parallelism: dev.parallelism.max(1),
-            gate: 0.0,
-            read_spacing: 1e9 / dev.max_read_iops.max(1) as f64,
-            write_spacing: 1e9 / dev.max_write_iops.max(1) as f64,
+            // One token per unit: the bucket's depth is the device's
+            // internal parallelism (the profile's `parallelism`, cited there).
+            gate: Gate::new(dev.parallelism.max(1)),
+            read_spacing: service::spacing(dev.max_read_iops),
+            write_spacing: service::spacing(dev.max_write_iops),
             read: Sampler::new(&dev.read),
             write: Sampler::new(&dev.write),
             rng: Pcg64Mcg::seed_from_u64(config.seed),

@@ -13,9 +13,9 @@ use rand_pcg::Pcg64Mcg;
 use crate::events::{Ev, Events};
 use crate::limits::BEHIND_REAL_TIME;
 use crate::sched::{RunQueue, Tunables};
-use crate::service::Sampler;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
+use service::{Gate, Sampler};
 
 /// What a CPU segment counts as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,8 +277,8 @@ pub(crate) struct Device {
     pub pending: VecDeque<u32>,
     pub busy: u32,
     pub parallelism: u32,
-    /// Earliest start of the next command under the IOPS ceiling, ns.
-    pub gate: f64,
+    /// The IOPS ceiling over the starts.
+    pub gate: Gate,
     pub read_spacing: f64,
     pub write_spacing: f64,
     pub read: Sampler,

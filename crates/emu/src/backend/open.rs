@@ -1,5 +1,6 @@
 //! From a [`BackendSpec`] to a running backend: the file opened (and laid
-//! out when the jobs need more of it than exists) or the null device built.
+//! out when the jobs need more of it than exists) or the null or modelled
+//! device built.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
@@ -8,9 +9,9 @@ use std::path::Path;
 
 use super::layout::lay_out;
 use super::path::{inspect, under_dev, Found};
-use super::{Backend, BackendSpec, Faults, FileBackend, Kind, NullBackend};
+use super::{Backend, BackendSpec, Faults, FileBackend, Kind, NullBackend, TimedBackend};
 
-/// Size a null device reports when no job gives one.
+/// Size a null or modelled device reports when no job gives one.
 const NULL_SIZE: u64 = 1 << 40;
 
 /// A layout larger than this is announced before it starts: about a second
@@ -64,6 +65,10 @@ impl BackendSpec {
         match &self.kind {
             Kind::Null { latency, depth } => Ok(Opened {
                 backend: Box::new(NullBackend::new(*latency, *depth, self.faults)),
+                size: need.unwrap_or(NULL_SIZE),
+            }),
+            Kind::Timed(model) => Ok(Opened {
+                backend: Box::new(TimedBackend::new(model, self.faults)),
                 size: need.unwrap_or(NULL_SIZE),
             }),
             Kind::File { path } => open_file(path, need, entries, self.faults, access)

@@ -1,10 +1,14 @@
-//! `--backend` strings: `file:PATH[,OPT..]` and `null:LATENCY[,depth=N][,OPT..]`.
+//! `--backend` strings: `file:PATH[,OPT..]` and `null:LATENCY[,depth=N][,OPT..]`;
+//! and the modelled device `--device` names, built by the CLI from a
+//! profile ([`BackendSpec::device`]).
 
 use std::fmt;
 use std::path::PathBuf;
 
 use jobs::units::{parse_count, parse_duration, parse_u32};
 use policy::{format_nanos, Nanos};
+
+use super::DeviceModel;
 
 /// Which backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +18,9 @@ pub enum Kind {
     /// Completes each command `latency` after it starts, at most `depth` at
     /// a time (the rest wait in arrival order).
     Null { latency: Nanos, depth: u32 },
+    /// A modelled device: service times drawn from its distributions, on
+    /// its units, under its IOPS ceiling ([`super::TimedBackend`]).
+    Timed(DeviceModel),
 }
 
 /// Fault injection, for testing what a job sees when the device fails.
@@ -55,6 +62,19 @@ impl BackendSpec {
             kind: Kind::File { path: path.into() },
             faults: Faults::default(),
         }
+    }
+
+    /// A modelled device without faults.
+    pub fn device(model: DeviceModel) -> BackendSpec {
+        BackendSpec {
+            kind: Kind::Timed(model),
+            faults: Faults::default(),
+        }
+    }
+
+    /// Whether the backend keeps the data written (only a file does).
+    pub fn keeps_data(&self) -> bool {
+        matches!(self.kind, Kind::File { .. })
     }
 
     /// Reads a `--backend` value. Errors are one line quoting the value and
@@ -128,7 +148,8 @@ impl BackendSpec {
     }
 }
 
-/// The canonical form: [`BackendSpec::parse`] reads it back to an equal spec.
+/// The canonical form: [`BackendSpec::parse`] reads it back to an equal spec
+/// (but for a modelled device, `device:NAME`, which `--device` names).
 impl fmt::Display for BackendSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -136,6 +157,7 @@ impl fmt::Display for BackendSpec {
             Kind::Null { latency, depth } => {
                 write!(f, "null:{},depth={depth}", format_nanos(*latency))?
             }
+            Kind::Timed(model) => write!(f, "device:{}", model.name)?,
         }
         if self.faults.error_every != 0 {
             write!(f, ",error_every={}", self.faults.error_every)?;

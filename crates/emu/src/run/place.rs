@@ -146,10 +146,16 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         }
     }
     for job in jobs {
-        if job.verify.is_some() && job.do_verify && matches!(backend.kind, Kind::Null { .. }) {
+        if job.verify.is_some() && job.do_verify && !backend.keeps_data() {
             return Err(job_error(
                 job,
-                "verify=crc32c needs data, and the null backend keeps none; use --backend file:PATH",
+                format!(
+                    "verify=crc32c needs data, and {} keeps none; use --backend file:PATH",
+                    match backend.kind {
+                        Kind::Timed(_) => "a modelled device (--device)",
+                        _ => "the null backend",
+                    }
+                ),
             ));
         }
     }

@@ -31,7 +31,7 @@ pub(crate) struct Limit {
 /// options (its start delay, its think time, the gap its `rate_iops` or
 /// `rate` leaves), plus the longest the device may hold a request (a null
 /// device's latency, once per round of its depth that the jobs' requests
-/// in flight need).
+/// in flight need; a modelled device's bound on the same).
 pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
     let quiet = |s: &WorkerSpec| {
         let j = &s.job;
@@ -69,6 +69,18 @@ pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
                 .map(|s| u64::from(s.job.io_loop().iodepth))
                 .sum();
             latency.saturating_mul(in_flight.div_ceil(u64::from(depth.max(1))).max(1))
+        }
+        Kind::Timed(ref model) => {
+            let in_flight: u64 = specs
+                .iter()
+                .map(|s| u64::from(s.job.io_loop().iodepth))
+                .sum();
+            let bytes = specs
+                .iter()
+                .map(|s| s.job.max_block_size())
+                .max()
+                .unwrap_or(0);
+            model.hold_bound(in_flight, bytes)
         }
         Kind::File { .. } => 0,
     };
