@@ -12,6 +12,25 @@ use exec::{Outcome, Rule, Status, Target};
 
 #[derive(Args, Debug)]
 pub struct ExecArgs {
+    #[command(flatten)]
+    pub policy: crate::args::PolicyArgs,
+    /// A modelled device's timing (optane, p3700 or a .toml profile): the
+    /// program's data moves through the page cache and each command takes
+    /// the profile's service time. Without it the program's own O_DIRECT
+    /// call is the device and its command completes at once
+    #[arg(long, value_parser = crate::run_cmd::device_profile, value_name = "NAME|FILE.toml")]
+    pub device: Option<Box<sim::DeviceProfile>>,
+    /// The device thread's CPU (default: the highest allowed one); the
+    /// program runs on the others
+    #[arg(long, value_name = "CPU")]
+    pub device_cpu: Option<usize>,
+    /// Seed of a --device's service times
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Observe only: count and mark the program's direct I/O, every call
+    /// to the kernel as made (no device, no interrupts)
+    #[arg(long, conflicts_with_all = ["device", "device_cpu"])]
+    pub observe: bool,
     /// Which kernel marks requests that carry no flag: TOS Table 1, or the
     /// authors' microbenchmark kernel
     #[arg(long, value_name = "KERNEL", default_value = "table1",
@@ -48,10 +67,22 @@ pub enum Format {
 pub fn run(a: &ExecArgs) -> Result<i32> {
     let mut rules = a.mark_thread.clone();
     rules.extend(a.mark_file.iter().cloned());
+    let spec = a.policy.spec();
+    policy::build(&spec)?;
+    let route = if a.observe {
+        None
+    } else {
+        let device = a
+            .device
+            .as_ref()
+            .map(|p| emu::backend::BackendSpec::device(crate::run_cmd::device_model(p, a.seed)));
+        Some(exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?)
+    };
     let opts = exec::Options {
         preload: exec::find_preload()?,
         default_marks: a.default_marks,
         rules,
+        route,
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
     let out = match exec::run(&opts, program, args) {
@@ -91,7 +122,27 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
     for r in &opts.rules {
         s += &format!("  rule: {}\n", r.to_line());
     }
-    s += "  direct I/O seen (observed only: every call reached the kernel as made)\n";
+    match &out.routed {
+        None => s += "  direct I/O seen (observed only: every call reached the kernel as made)\n",
+        Some(r) => {
+            s += &format!("  routed: policy {}, device {}\n", r.policy, r.backend);
+            s += &format!(
+                "  interrupts: {} raised, {} merged, {} taken ({} urgent-only); {} completions, {:.2} per interrupt\n",
+                r.interrupts_raised,
+                r.interrupts_merged,
+                r.interrupts,
+                r.urgent_only,
+                r.completions_reaped,
+                r.completions_per_interrupt
+            );
+            s += &format!(
+                "  delivery latency: mean {:.1} us, p99 {:.1} us; handler CPU {:.1} ms\n",
+                r.delivery_mean_ns as f64 / 1e3,
+                r.delivery_p99_ns as f64 / 1e3,
+                r.handler_cpu_ns as f64 / 1e6
+            );
+        }
+    }
     s += &format!(
         "  {:<9} {:>10} {:>10} {:>10}\n",
         "requests", "urgent", "barrier", "unmarked"
@@ -127,7 +178,8 @@ fn json(name: &str, opts: &exec::Options, out: &Outcome) -> String {
             "status": status,
             "default_marks": opts.default_marks.name(),
             "rules": opts.rules.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
-            "routed": false,
+            "routed": out.routed.is_some(),
+            "device": out.routed,
             "processes": out.processes,
             "completions_by_mark": {
                 "urgent": by.urgent, "barrier": by.barrier, "unmarked": by.unmarked

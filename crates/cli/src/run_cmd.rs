@@ -89,7 +89,7 @@ impl From<DeliveryArg> for Delivery {
 
 /// Boxed: a profile is large, and `Verb`'s variants should stay alike in
 /// size (clippy's large_enum_variant).
-fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
+pub fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
     DeviceProfile::load(s)
         .map(Box::new)
         .map_err(|e| e.to_string())

@@ -15,6 +15,20 @@ use policy::Marks;
 pub const ENV_OUT: &str = "CINTERRUPTS_EXEC_OUT";
 pub const ENV_MARKS: &str = "CINTERRUPTS_EXEC_MARKS";
 pub const ENV_RULES: &str = "CINTERRUPTS_EXEC_RULES";
+/// Set when the requests are routed through the device: `modelled` (a
+/// `--device` profile times them; the program's data moves through the
+/// page cache) or `direct` (the program's own O_DIRECT call is the device).
+/// The shared region's path is in [`shm::ENV_SHM`].
+pub const ENV_DEVICE: &str = "CINTERRUPTS_EXEC_DEVICE";
+
+/// Where the library routes the requests it sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteEnv {
+    /// The shared region (`/proc/EXEC_PID/fd/N`).
+    pub shm: String,
+    /// A modelled device's timing: the data moves through the page cache.
+    pub modelled: bool,
+}
 
 /// A mark a rule gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +128,8 @@ pub struct Config {
     pub out: PathBuf,
     pub default_marks: DefaultMarks,
     pub rules: Vec<Rule>,
+    /// `None`: the library observes and every call goes to the kernel.
+    pub route: Option<RouteEnv>,
 }
 
 impl Config {
@@ -129,10 +145,15 @@ impl Config {
         let rules = std::env::var(ENV_RULES)
             .map(|r| r.lines().filter_map(Rule::from_line).collect())
             .unwrap_or_default();
+        let route = std::env::var(shm::ENV_SHM).ok().map(|shm| RouteEnv {
+            shm,
+            modelled: std::env::var(ENV_DEVICE).is_ok_and(|d| d == "modelled"),
+        });
         Some(Config {
             out: out.into(),
             default_marks,
             rules,
+            route,
         })
     }
 
@@ -198,6 +219,7 @@ mod tests {
                 Rule::parse(Target::Thread, "rocksdb:*=none").unwrap(),
                 Rule::parse(Target::File, "*.sst=barrier").unwrap(),
             ],
+            route: None,
         };
         assert_eq!(
             c.rule_for(Some("rocksdb:low0"), Some("/db/1.sst")),

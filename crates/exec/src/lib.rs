@@ -17,10 +17,12 @@ mod config;
 mod counts;
 mod glob;
 mod record;
+mod route;
 mod run;
 
-pub use config::{Config, Mark, Rule, Target, ENV_MARKS, ENV_OUT, ENV_RULES};
+pub use config::{Config, Mark, RouteEnv, Rule, Target, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES};
 pub use counts::{ByMark, Calls, Counts, Family, Kind, Live};
 pub use glob::matches;
 pub use record::Record;
+pub use route::{allowed_cpus, marks_bits, marks_from_bits, RouteOptions, Routed, Router};
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};

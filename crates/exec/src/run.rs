@@ -8,9 +8,10 @@ use std::process::Command;
 
 use jobs::DefaultMarks;
 
-use crate::config::{Config, Rule, ENV_MARKS, ENV_OUT, ENV_RULES};
+use crate::config::{Config, Rule, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES};
 use crate::counts::Counts;
 use crate::record::Record;
+use crate::route::{RouteOptions, Routed, Router};
 
 /// The shared object's file name, as cargo builds it.
 pub const PRELOAD_NAME: &str = "libcinterrupts_preload.so";
@@ -26,6 +27,8 @@ pub enum ExecError {
     },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("cannot start the device: {0}")]
+    Device(String),
 }
 
 /// How to run the program.
@@ -34,6 +37,9 @@ pub struct Options {
     pub preload: PathBuf,
     pub default_marks: DefaultMarks,
     pub rules: Vec<Rule>,
+    /// Route the program's direct I/O through the emulated device (`None`:
+    /// observe only, every call to the kernel).
+    pub route: Option<RouteOptions>,
 }
 
 /// How the program ended.
@@ -74,6 +80,8 @@ pub struct Outcome {
     pub processes: Vec<Record>,
     /// All processes' counts added up.
     pub counts: Counts,
+    /// What the device and the driver did, when routed.
+    pub routed: Option<Routed>,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -99,17 +107,35 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         preload.push(":");
         preload.push(theirs);
     }
-    let status = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .env("LD_PRELOAD", preload)
         .env(ENV_OUT, out.path())
         .env(ENV_MARKS, opts.default_marks.name())
         .env(ENV_RULES, Config::rules_env(&opts.rules))
-        .status()
-        .map_err(|why| ExecError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            why,
-        })?;
+        .env_remove(shm::ENV_SHM)
+        .env_remove(ENV_DEVICE);
+    // The device first, so that a program's first request finds it; it
+    // stops when dropped, whatever happens to the program.
+    let router = match &opts.route {
+        Some(r) => {
+            let router = Router::start(r).map_err(ExecError::Device)?;
+            let mode = if r.device.is_some() {
+                "modelled"
+            } else {
+                "direct"
+            };
+            cmd.env(shm::ENV_SHM, router.path()).env(ENV_DEVICE, mode);
+            pin_away_from(&mut cmd, r.device_cpu);
+            Some(router)
+        }
+        None => None,
+    };
+    let status = cmd.status().map_err(|why| ExecError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    })?;
+    let routed = router.map(Router::finish);
     let status = match (status.code(), status.signal()) {
         (Some(c), _) => Status::Exited(c),
         (None, Some(s)) => Status::Signalled(s),
@@ -136,5 +162,35 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         status,
         processes,
         counts,
+        routed,
     })
+}
+
+/// The program runs on every allowed CPU but the device's (its thread
+/// spins there, as the authors' emulator's controller owns its core,
+/// TOS 4.2.1); its children inherit the mask.
+fn pin_away_from(cmd: &mut Command, device_cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: sched_getaffinity fills the set it is given.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return;
+    }
+    // SAFETY: CPU_ISSET/CPU_CLR on our own set, below its size.
+    let others = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| c != device_cpu && unsafe { libc::CPU_ISSET(c, &set) })
+        .count();
+    if others == 0 {
+        return;
+    }
+    unsafe { libc::CPU_CLR(device_cpu, &mut set) };
+    // SAFETY: between fork and exec only sched_setaffinity, which is
+    // async-signal-safe, on the child itself.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            Ok(())
+        });
+    }
 }

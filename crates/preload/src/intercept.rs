@@ -17,6 +17,8 @@ use policy::Marks;
 
 use exec::{Config, Family, Kind, Live, Target};
 
+use crate::route;
+
 /// RWF_NOWAIT (Linux uapi fs.h).
 const RWF_NOWAIT: c_int = 0x08;
 /// The authors' kernel's flags (TOS 4.1.2; their RocksDB patch passes them
@@ -103,88 +105,205 @@ fn rwf(flags: c_int) -> RwfFlags {
     }
 }
 
-/// Counts one blocking call on `fd` if it is direct.
-fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) {
-    let Some(c) = config() else { return };
+/// Counts one blocking call on `fd` if it is direct, and returns its
+/// request's marks then.
+fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Marks> {
+    let c = config()?;
     if !is_direct(fd) {
-        return;
+        return None;
     }
     let call = Call::Blocking {
         nowait: flags & RWF_NOWAIT != 0,
     };
     LIVE.call(family);
-    LIVE.request(kind, marks_of(c, fd, rwf(flags), call));
+    let marks = marks_of(c, fd, rwf(flags), call);
+    LIVE.request(kind, marks);
+    Some(marks)
 }
 
-fn flush(fd: c_int) {
-    let Some(c) = config() else { return };
+fn flush(fd: c_int) -> Option<Marks> {
+    let c = config()?;
     if !is_direct(fd) {
-        return;
+        return None;
     }
     LIVE.call(Family::Flush);
-    LIVE.request(Kind::Flush, marks_of(c, fd, RwfFlags::NONE, Call::Flush));
+    let marks = marks_of(c, fd, RwfFlags::NONE, Call::Flush);
+    LIVE.request(Kind::Flush, marks);
+    Some(marks)
+}
+
+/// The file offset of `fd` (for `read`/`write`, which use it).
+fn offset_of(fd: c_int) -> i64 {
+    // SAFETY: lseek takes no pointer; `lseek` is not interposed.
+    unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }
+}
+
+/// A call at the file offset, routed: with a modelled device the data
+/// moves through the twin at the offset and the offset advances as the
+/// call would have moved it; else `direct` is the program's own call.
+fn at_offset(
+    fd: c_int,
+    marks: Marks,
+    write: bool,
+    positioned: impl Fn(c_int, i64) -> isize,
+    direct: impl Fn() -> isize,
+) -> Option<isize> {
+    let off = offset_of(fd);
+    if off < 0 {
+        return None;
+    }
+    route::blocking(marks, write, off as u64, || {
+        if route::modelled() {
+            let r = positioned(route::data_fd(fd), off);
+            if r > 0 {
+                // SAFETY: as in `offset_of`.
+                unsafe { libc::lseek(fd, off + r as i64, libc::SEEK_SET) };
+            }
+            r
+        } else {
+            direct()
+        }
+    })
 }
 
 const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
 
 #[no_mangle]
 pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    blocking(fd, Kind::Read, Family::Plain, 0);
-    forward!(
-        "read",
-        fn(c_int, *mut c_void, size_t) -> ssize_t,
-        -1,
-        fd,
-        buf,
-        n
-    )
+    let call = || {
+        forward!(
+            "read",
+            fn(c_int, *mut c_void, size_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n
+        )
+    };
+    if let Some(m) = blocking(fd, Kind::Read, Family::Plain, 0) {
+        let pos = |d, off| {
+            forward!(
+                "pread",
+                fn(c_int, *mut c_void, size_t, off_t) -> ssize_t,
+                -1,
+                d,
+                buf,
+                n,
+                off
+            )
+        };
+        if let Some(r) = at_offset(fd, m, false, pos, call) {
+            return r;
+        }
+    }
+    call()
 }
 
 #[no_mangle]
 pub extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    blocking(fd, Kind::Write, Family::Plain, 0);
-    forward!(
-        "write",
-        fn(c_int, *const c_void, size_t) -> ssize_t,
-        -1,
-        fd,
-        buf,
-        n
-    )
+    let call = || {
+        forward!(
+            "write",
+            fn(c_int, *const c_void, size_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n
+        )
+    };
+    if let Some(m) = blocking(fd, Kind::Write, Family::Plain, 0) {
+        let pos = |d, off| {
+            forward!(
+                "pwrite",
+                fn(c_int, *const c_void, size_t, off_t) -> ssize_t,
+                -1,
+                d,
+                buf,
+                n,
+                off
+            )
+        };
+        if let Some(r) = at_offset(fd, m, true, pos, call) {
+            return r;
+        }
+    }
+    call()
 }
 
 #[no_mangle]
 pub extern "C" fn readv(fd: c_int, iov: *const iovec, cnt: c_int) -> ssize_t {
-    blocking(fd, Kind::Read, Family::Plain, 0);
-    forward!(
-        "readv",
-        fn(c_int, *const iovec, c_int) -> ssize_t,
-        -1,
-        fd,
-        iov,
-        cnt
-    )
+    let call = || {
+        forward!(
+            "readv",
+            fn(c_int, *const iovec, c_int) -> ssize_t,
+            -1,
+            fd,
+            iov,
+            cnt
+        )
+    };
+    if let Some(m) = blocking(fd, Kind::Read, Family::Plain, 0) {
+        let pos = |d, off| {
+            forward!(
+                "preadv",
+                fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
+                -1,
+                d,
+                iov,
+                cnt,
+                off
+            )
+        };
+        if let Some(r) = at_offset(fd, m, false, pos, call) {
+            return r;
+        }
+    }
+    call()
 }
 
 #[no_mangle]
 pub extern "C" fn writev(fd: c_int, iov: *const iovec, cnt: c_int) -> ssize_t {
-    blocking(fd, Kind::Write, Family::Plain, 0);
-    forward!(
-        "writev",
-        fn(c_int, *const iovec, c_int) -> ssize_t,
-        -1,
-        fd,
-        iov,
-        cnt
-    )
+    let call = || {
+        forward!(
+            "writev",
+            fn(c_int, *const iovec, c_int) -> ssize_t,
+            -1,
+            fd,
+            iov,
+            cnt
+        )
+    };
+    if let Some(m) = blocking(fd, Kind::Write, Family::Plain, 0) {
+        let pos = |d, off| {
+            forward!(
+                "pwritev",
+                fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
+                -1,
+                d,
+                iov,
+                cnt,
+                off
+            )
+        };
+        if let Some(r) = at_offset(fd, m, true, pos, call) {
+            return r;
+        }
+    }
+    call()
 }
 
 macro_rules! positioned {
     ($($name:ident, $sym:literal, $kind:expr, $buf:ty);*) => {$(
         #[no_mangle]
         pub extern "C" fn $name(fd: c_int, buf: $buf, n: size_t, off: off_t) -> ssize_t {
-            blocking(fd, $kind, Family::Positioned, 0);
-            forward!($sym, fn(c_int, $buf, size_t, off_t) -> ssize_t, -1, fd, buf, n, off)
+            let call = |d| forward!($sym, fn(c_int, $buf, size_t, off_t) -> ssize_t, -1, d, buf, n, off);
+            if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
+                let write = $kind == Kind::Write;
+                if let Some(r) = route::blocking(m, write, off as u64, || call(route::data_fd(fd))) {
+                    return r;
+                }
+            }
+            call(fd)
         }
     )*};
 }
@@ -200,8 +319,14 @@ macro_rules! vectored {
     ($($name:ident, $sym:literal, $kind:expr);*) => {$(
         #[no_mangle]
         pub extern "C" fn $name(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
-            blocking(fd, $kind, Family::Positioned, 0);
-            forward!($sym, fn(c_int, *const iovec, c_int, off_t) -> ssize_t, -1, fd, iov, cnt, off)
+            let call = |d| forward!($sym, fn(c_int, *const iovec, c_int, off_t) -> ssize_t, -1, d, iov, cnt, off);
+            if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
+                let write = $kind == Kind::Write;
+                if let Some(r) = route::blocking(m, write, off as u64, || call(route::data_fd(fd))) {
+                    return r;
+                }
+            }
+            call(fd)
         }
     )*};
 }
@@ -223,10 +348,23 @@ macro_rules! vectored2 {
             off: off_t,
             flags: c_int,
         ) -> ssize_t {
-            blocking(fd, $kind, Family::Positioned, flags);
+            let marks = blocking(fd, $kind, Family::Positioned, flags);
             let flags = flags & KEEP;
-            forward!($sym, fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t, -1,
-                fd, iov, cnt, off, flags)
+            let call = |d, off| forward!($sym, fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t, -1,
+                d, iov, cnt, off, flags);
+            if let Some(m) = marks {
+                let write = $kind == Kind::Write;
+                // Offset -1: the file offset, as preadv2 reads it.
+                let r = if off == -1 {
+                    at_offset(fd, m, write, |d, o| call(d, o), || call(fd, -1))
+                } else {
+                    route::blocking(m, write, off as u64, || call(route::data_fd(fd), off))
+                };
+                if let Some(r) = r {
+                    return r;
+                }
+            }
+            call(fd, off)
         }
     )*};
 }
@@ -240,14 +378,26 @@ vectored2!(
 
 #[no_mangle]
 pub extern "C" fn fsync(fd: c_int) -> c_int {
-    flush(fd);
-    forward!("fsync", fn(c_int) -> c_int, -1, fd)
+    let call = || forward!("fsync", fn(c_int) -> c_int, -1, fd);
+    flushed(fd, call)
+}
+
+/// A flush routed: the data is made durable by the program's own call,
+/// then a flush command (a zero-length write, Urgent under Table 1) goes
+/// through the device.
+fn flushed(fd: c_int, call: impl Fn() -> c_int) -> c_int {
+    if let Some(m) = flush(fd) {
+        if let Some(r) = route::blocking(m, true, 0, || call() as isize) {
+            return r as c_int;
+        }
+    }
+    call()
 }
 
 #[no_mangle]
 pub extern "C" fn fdatasync(fd: c_int) -> c_int {
-    flush(fd);
-    forward!("fdatasync", fn(c_int) -> c_int, -1, fd)
+    let call = || forward!("fdatasync", fn(c_int) -> c_int, -1, fd);
+    flushed(fd, call)
 }
 
 /// glibc's `syscall()`: the raw form of `preadv2`/`pwritev2` (the authors'
@@ -324,10 +474,59 @@ fn iocb_kind(op: u16) -> Option<Kind> {
     }
 }
 
+/// What one iocb asks, for routing: the data transfer as a blocking call
+/// on `fd` would do it (through the twin with a modelled device).
+fn iocb_io(cb: &Iocb, fd: c_int) -> isize {
+    let (buf, n, off) = (cb.aio_buf as usize, cb.aio_nbytes as usize, cb.aio_offset);
+    match cb.aio_lio_opcode {
+        0 => forward!(
+            "pread",
+            fn(c_int, usize, size_t, off_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n,
+            off
+        ),
+        1 => forward!(
+            "pwrite",
+            fn(c_int, usize, size_t, off_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n,
+            off
+        ),
+        7 => forward!(
+            "preadv",
+            fn(c_int, usize, c_int, off_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n as c_int,
+            off
+        ),
+        8 => forward!(
+            "pwritev",
+            fn(c_int, usize, c_int, off_t) -> ssize_t,
+            -1,
+            fd,
+            buf,
+            n as c_int,
+            off
+        ),
+        2 => forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize,
+        _ => forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize,
+    }
+}
+
 /// libaio's `io_submit`: every iocb of the call is a request; under TOS
-/// Table 1 the last one is Barrier. The flags the kernel must not see are
-/// taken out for the call and put back after it (the iocbs are the
-/// program's).
+/// Table 1 the last one is Barrier. Routed (when every iocb of the call is
+/// direct I/O): each iocb's data moves now and its command goes to the
+/// device through the context's slot; `io_getevents` returns it once the
+/// device's interrupt delivered it. Otherwise the kernel gets the call, the
+/// flags it must not see taken out for the call and put back after it (the
+/// iocbs are the program's).
 #[no_mangle]
 pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c_int {
     let n = if iocbs.is_null() {
@@ -335,13 +534,13 @@ pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c
     } else {
         nr.max(0) as usize
     };
+    // SAFETY: the program passes nr valid iocb pointers (io_submit's
+    // contract); a null one is skipped as the kernel would fault it.
+    let cbs: Vec<*mut Iocb> = (0..n).map(|i| unsafe { *iocbs.add(i) }).collect();
     let mut saved: Vec<(usize, c_int)> = Vec::new();
     if let Some(c) = config() {
-        let mut counted = false;
-        for i in 0..n {
-            // SAFETY: the program passes nr valid iocb pointers (io_submit's
-            // contract); a null one is skipped as the kernel would fault it.
-            let cb = unsafe { *iocbs.add(i) };
+        let mut marks = Vec::with_capacity(n);
+        for (i, &cb) in cbs.iter().enumerate() {
             if cb.is_null() {
                 continue;
             }
@@ -358,15 +557,21 @@ pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c
             } else {
                 Call::Submit { last: i + 1 == n }
             };
-            LIVE.request(kind, marks_of(c, fd, rwf(cb.aio_rw_flags), call));
-            counted = true;
+            let m = marks_of(c, fd, rwf(cb.aio_rw_flags), call);
+            LIVE.request(kind, m);
+            marks.push((i, kind, m));
             if cb.aio_rw_flags & !KEEP != 0 {
                 saved.push((i, cb.aio_rw_flags));
                 cb.aio_rw_flags &= KEEP;
             }
         }
-        if counted {
+        if !marks.is_empty() {
             LIVE.call(Family::IoSubmit);
+        }
+        let all = marks.len() == n && n > 0;
+        if let Some(a) = all.then(|| route::aio_ctx(ctx, true)).flatten() {
+            restore(iocbs, &saved);
+            return submit_routed(&a, &cbs, &marks);
         }
     }
     let r = forward!(
@@ -377,11 +582,148 @@ pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c
         nr,
         iocbs
     );
-    for (i, flags) in saved {
-        // SAFETY: the same pointers as above.
-        unsafe { (**iocbs.add(i)).aio_rw_flags = flags };
+    restore(iocbs, &saved);
+    if r > 0 {
+        if let Some(a) = route::aio_ctx(ctx, false) {
+            a.pend.lock().expect("aio lock").kernel += i64::from(r);
+        }
     }
     r
+}
+
+fn restore(iocbs: *mut *mut Iocb, saved: &[(usize, c_int)]) {
+    for &(i, flags) in saved {
+        // SAFETY: the pointers io_submit was given.
+        unsafe { (**iocbs.add(i)).aio_rw_flags = flags };
+    }
+}
+
+/// Routed `io_submit`: how many iocbs it took (as many as the context has
+/// room for; none is EAGAIN, as from a full kernel context). Every iocb's
+/// data moves first, then the commands are posted together, as blk-mq's
+/// plug hands a batch to the device at one doorbell.
+fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Marks)]) -> c_int {
+    let room = route::aio_room(a).min(marks.len());
+    let moved: Vec<i64> = marks[..room]
+        .iter()
+        .map(|&(i, _, _)| {
+            // SAFETY: checked non-null above; the program's iocb.
+            let cb = unsafe { &*cbs[i] };
+            let res = iocb_io(cb, route::data_fd(cb.aio_fildes as c_int));
+            if res < 0 {
+                -i64::from(route::errno())
+            } else {
+                res as i64
+            }
+        })
+        .collect();
+    let mut taken = 0;
+    for (&(i, kind, m), &res) in marks.iter().zip(&moved) {
+        // SAFETY: as above.
+        let cb = unsafe { &*cbs[i] };
+        let write = kind != Kind::Read;
+        let offset = if kind == Kind::Flush {
+            0
+        } else {
+            cb.aio_offset as u64
+        };
+        if !route::aio_post(a, cb.aio_data, cbs[i] as u64, res, m, write, offset) {
+            break;
+        }
+        taken += 1;
+    }
+    if taken == 0 {
+        -libc::EAGAIN
+    } else {
+        taken
+    }
+}
+
+/// libaio's `io_getevents`: a routed context's events come from its slot
+/// (the device's interrupts), with any the kernel holds for it merged in.
+#[no_mangle]
+pub extern "C" fn io_getevents(
+    ctx: c_long,
+    min_nr: c_long,
+    nr: c_long,
+    events: *mut route::IoEvent,
+    timeout: *mut libc::timespec,
+) -> c_int {
+    let call = |min, nr, ev, t| {
+        forward!(
+            "io_getevents",
+            fn(c_long, c_long, c_long, *mut route::IoEvent, *mut libc::timespec) -> c_int,
+            -libc::ENOSYS,
+            ctx,
+            min,
+            nr,
+            ev,
+            t
+        )
+    };
+    let Some(a) = route::aio_ctx(ctx, false) else {
+        return call(min_nr, nr, events, timeout);
+    };
+    if nr <= 0 || events.is_null() {
+        return call(min_nr, nr, events, timeout);
+    }
+    let (min, max) = (min_nr.clamp(0, nr) as usize, nr as usize);
+    // SAFETY: the program gives room for nr events (io_getevents' contract).
+    let out = unsafe { std::slice::from_raw_parts_mut(events, max) };
+    let deadline = (!timeout.is_null()).then(|| {
+        // SAFETY: non-null, the program's timespec.
+        let t = unsafe { *timeout };
+        std::time::Instant::now()
+            + std::time::Duration::new(
+                t.tv_sec.max(0) as u64,
+                t.tv_nsec.clamp(0, 999_999_999) as u32,
+            )
+    });
+    let _one = a.reaper.lock().expect("reaper lock");
+    let mut got = 0;
+    loop {
+        got += route::aio_take(&a, max - got, &mut out[got..]);
+        let kernel = a.pend.lock().expect("aio lock").kernel;
+        if kernel > 0 && got < max {
+            let mut zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let r = call(0, (max - got) as c_long, out[got..].as_mut_ptr(), &mut zero);
+            if r > 0 {
+                got += r as usize;
+                a.pend.lock().expect("aio lock").kernel -= i64::from(r);
+            }
+        }
+        if got >= min.max(1)
+            || (min == 0 && got == 0 && deadline.is_some_and(|d| d <= std::time::Instant::now()))
+        {
+            return got as c_int;
+        }
+        if min == 0 {
+            return got as c_int;
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return got as c_int;
+        }
+        // With iocbs in the kernel too, wake now and then to look there.
+        let slice = if kernel > 0 {
+            Some(left.map_or(std::time::Duration::from_micros(50), |l| {
+                l.min(std::time::Duration::from_micros(50))
+            }))
+        } else {
+            left
+        };
+        route::aio_wait(&a, (min - got) as u32, slice);
+    }
+}
+
+/// libaio's `io_destroy`: a routed context's slot goes back.
+#[no_mangle]
+pub extern "C" fn io_destroy(ctx: c_long) -> c_int {
+    route::aio_forget(ctx);
+    forward!("io_destroy", fn(c_long) -> c_int, -libc::ENOSYS, ctx)
 }
 
 /// `_exit` ends a process without its atexit handlers (fio's forked jobs

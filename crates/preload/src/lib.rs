@@ -16,3 +16,4 @@
 
 mod intercept;
 mod report;
+mod route;

@@ -17,6 +17,7 @@ pub(crate) fn write_once() {
     if WRITTEN.swap(true, SeqCst) {
         return;
     }
+    crate::route::release_all();
     let rec = Record {
         pid: std::process::id(),
         // SAFETY: getppid cannot fail.
@@ -43,6 +44,7 @@ extern "C" fn at_exit() {
 extern "C" fn in_child() {
     LIVE.reset();
     WRITTEN.store(false, SeqCst);
+    crate::route::forget_in_child();
 }
 
 extern "C" fn init() {

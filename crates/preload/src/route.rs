@@ -1,0 +1,327 @@
+//! The program's side of routing (issue 14): a request the library sees is
+//! posted to the device in `cinterrupts exec` through this process's slot
+//! of the shared region, and the calling thread sleeps until the device's
+//! interrupt handler leaves the completion there and wakes it.
+//!
+//! The data moves here, in the program, before the command is posted: with
+//! a `--device` profile through a second descriptor of the same file
+//! without O_DIRECT (the page cache; the profile times the command), else
+//! with the program's own O_DIRECT call (this VM's disk is the device and
+//! the command completes at once). A call that fails in the kernel returns
+//! at once with its errno: no command is posted for it. A command the device
+//! fails returns EIO.
+//!
+//! Waiters: a thread for the blocking calls (its slot claimed at its first
+//! routed call; a forked child's thread claims its own), a libaio context
+//! for `io_submit`/`io_getevents` (any thread may reap it, as in the
+//! kernel). All slots of a process are given back at its exit.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_long};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use policy::Marks;
+use shm::{Cmd, Done, Region, RING};
+
+use crate::intercept::config;
+
+/// The region, mapped once per process image (a forked child shares it).
+static REGION: OnceLock<Option<Region>> = OnceLock::new();
+
+pub(crate) fn region() -> Option<&'static Region> {
+    REGION
+        .get_or_init(|| {
+            let r = config()?.route.as_ref()?;
+            match Region::open(&r.shm) {
+                Ok(region) => Some(region),
+                Err(e) => {
+                    say(&format!("cannot map {}: {e}; not routed", r.shm));
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// Whether the data moves through the page cache (a modelled device).
+pub(crate) fn modelled() -> bool {
+    config()
+        .and_then(|c| c.route.as_ref())
+        .is_some_and(|r| r.modelled)
+}
+
+/// One line on stderr, once per process per message kind.
+pub(crate) fn say(msg: &str) {
+    let line = format!("cinterrupts exec: {msg}\n");
+    // SAFETY: writing our own buffer to fd 2 (not through the interposed
+    // `write`, which would count it).
+    unsafe { libc::syscall(libc::SYS_write, 2, line.as_ptr(), line.len()) };
+}
+
+thread_local! {
+    /// This thread's slot and its next cookie.
+    static MINE: Cell<Option<(usize, u32)>> = const { Cell::new(None) };
+}
+
+/// Said once per process: no slot was free.
+static FULL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn pid() -> u32 {
+    std::process::id()
+}
+
+fn claim() -> Option<usize> {
+    let r = region()?;
+    let got = r.claim(pid());
+    if got.is_none() && !FULL.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        say("every shared slot is taken; this thread's I/O goes to the kernel unrouted");
+    }
+    got
+}
+
+/// A forked child's thread starts without a slot (its parent's stays the
+/// parent's).
+pub(crate) fn forget_in_child() {
+    MINE.with(|m| m.set(None));
+    FULL.store(false, std::sync::atomic::Ordering::Relaxed);
+    // Its parent's libaio contexts are not the child's (the kernel does
+    // not share them across fork); the twin descriptors are inherited.
+    if let Ok(mut a) = AIO.lock() {
+        *a = None;
+    }
+}
+
+/// At the process's exit: its quiet slots go back.
+pub(crate) fn release_all() {
+    if let Some(r) = REGION.get().and_then(|r| r.as_ref()) {
+        r.release_all(pid());
+    }
+}
+
+fn bits(m: Marks) -> u8 {
+    exec::marks_bits(m)
+}
+
+/// A blocking call routed: `io` moves the data (returns bytes or -1 with
+/// errno set), then the command goes to the device and the thread sleeps
+/// until its completion is delivered. `None`: not routed (no region, no
+/// slot); the caller does the call itself.
+pub(crate) fn blocking(
+    marks: Marks,
+    write: bool,
+    offset: u64,
+    io: impl FnOnce() -> isize,
+) -> Option<isize> {
+    let r = region()?;
+    let (slot, cookie) = match MINE.with(Cell::get) {
+        Some(m) => m,
+        None => (claim()?, 0),
+    };
+    MINE.with(|m| m.set(Some((slot, cookie.wrapping_add(1)))));
+    let res = io();
+    if res < 0 {
+        return Some(res);
+    }
+    let s = r.slot(slot);
+    let cmd = Cmd {
+        cookie,
+        write,
+        marks: bits(marks),
+        len: res as u32,
+        offset,
+    };
+    if !s.post(cmd) {
+        return Some(res);
+    }
+    let mut out = Vec::with_capacity(1);
+    while out.is_empty() {
+        s.wait(1, None);
+        s.take(1, &mut out);
+    }
+    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
+    if out[0].error {
+        set_errno(libc::EIO);
+        return Some(-1);
+    }
+    Some(res)
+}
+
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = e };
+}
+
+pub(crate) fn errno() -> c_int {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() }
+}
+
+/// The page-cache twin of each O_DIRECT descriptor, by descriptor, with the
+/// file it was opened for (a descriptor number reused for another file
+/// gets a new twin).
+/// descriptor -> (st_dev, st_ino, twin descriptor).
+type Twins = HashMap<c_int, (u64, u64, c_int)>;
+
+static TWINS: Mutex<Option<Twins>> = Mutex::new(None);
+
+/// The descriptor the data moves through: `fd` itself, or with a modelled
+/// device its twin without O_DIRECT (the page cache: this VM's disk takes
+/// ~170 us per 4 KiB, the profile's device ~7 us). `None`: no twin could
+/// be opened; the caller uses `fd`.
+pub(crate) fn data_fd(fd: c_int) -> c_int {
+    if !modelled() {
+        return fd;
+    }
+    // SAFETY: fstat fills the struct; a bad fd returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return fd;
+    }
+    let id = (st.st_dev, st.st_ino);
+    let Ok(mut guard) = TWINS.lock() else {
+        return fd;
+    };
+    let map = guard.get_or_insert_with(HashMap::new);
+    if let Some(&(dev, ino, twin)) = map.get(&fd) {
+        if (dev, ino) == id {
+            return twin;
+        }
+        // SAFETY: our own descriptor, for a file this fd no longer names.
+        unsafe { libc::close(twin) };
+        map.remove(&fd);
+    }
+    // SAFETY: F_GETFL takes no pointer.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
+    // SAFETY: a NUL-terminated path; `open` is not interposed.
+    let twin = unsafe { libc::open(path.as_ptr(), (fl & libc::O_ACCMODE) | libc::O_CLOEXEC) };
+    if twin < 0 {
+        return fd;
+    }
+    map.insert(fd, (id.0, id.1, twin));
+    twin
+}
+
+/// A libaio context this process routes: its slot, and the iocbs in flight
+/// by cookie.
+pub(crate) struct AioCtx {
+    pub(crate) slot: usize,
+    pub(crate) pend: Mutex<AioPend>,
+    /// One reaper at a time (the slot's completion ring has one consumer).
+    pub(crate) reaper: Mutex<()>,
+}
+
+#[derive(Default)]
+pub(crate) struct AioPend {
+    pub(crate) next: u32,
+    /// cookie -> (aio_data, iocb address, result of the data transfer).
+    pub(crate) map: HashMap<u32, (u64, u64, i64)>,
+    /// iocbs of this context the kernel has (not routed) and not returned.
+    pub(crate) kernel: i64,
+}
+
+static AIO: Mutex<Option<HashMap<c_long, Arc<AioCtx>>>> = Mutex::new(None);
+
+/// The routed context `ctx`, made at its first `io_submit`.
+pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
+    region()?;
+    let mut guard = AIO.lock().ok()?;
+    let map = guard.get_or_insert_with(HashMap::new);
+    if let Some(a) = map.get(&ctx) {
+        return Some(a.clone());
+    }
+    if !create {
+        return None;
+    }
+    let a = Arc::new(AioCtx {
+        slot: claim()?,
+        pend: Mutex::default(),
+        reaper: Mutex::new(()),
+    });
+    map.insert(ctx, a.clone());
+    Some(a)
+}
+
+/// `io_destroy`: the context's slot goes back if quiet.
+pub(crate) fn aio_forget(ctx: c_long) {
+    let Some(r) = region() else { return };
+    let Ok(mut guard) = AIO.lock() else { return };
+    if let Some(a) = guard.as_mut().and_then(|m| m.remove(&ctx)) {
+        r.slot(a.slot).release();
+    }
+}
+
+/// How many more commands the context's slot has room for.
+pub(crate) fn aio_room(a: &AioCtx) -> usize {
+    region().map_or(0, |r| {
+        u64::from(RING).saturating_sub(r.slot(a.slot).in_flight()) as usize
+    })
+}
+
+/// Posts one iocb's command (its data already moved, `res` its result).
+pub(crate) fn aio_post(
+    a: &AioCtx,
+    data: u64,
+    obj: u64,
+    res: i64,
+    marks: Marks,
+    write: bool,
+    offset: u64,
+) -> bool {
+    let Some(r) = region() else { return false };
+    let mut p = a.pend.lock().expect("aio lock");
+    let cookie = p.next;
+    p.next = p.next.wrapping_add(1);
+    p.map.insert(cookie, (data, obj, res));
+    let cmd = Cmd {
+        cookie,
+        write,
+        marks: bits(marks),
+        len: res.max(0) as u32,
+        offset,
+    };
+    if r.slot(a.slot).post(cmd) {
+        true
+    } else {
+        p.map.remove(&cookie);
+        false
+    }
+}
+
+/// The kernel's `struct io_event` (uapi linux/aio_abi.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoEvent {
+    pub data: u64,
+    pub obj: u64,
+    pub res: i64,
+    pub res2: i64,
+}
+
+/// Moves up to `max` delivered completions of `a` into `out` as events.
+pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
+    let Some(r) = region() else { return 0 };
+    let mut done: Vec<Done> = Vec::with_capacity(max);
+    r.slot(a.slot).take(max, &mut done);
+    let mut p = a.pend.lock().expect("aio lock");
+    let mut n = 0;
+    for d in done {
+        let Some((data, obj, res)) = p.map.remove(&d.cookie) else {
+            continue;
+        };
+        out[n] = IoEvent {
+            data,
+            obj,
+            res: if d.error { -i64::from(libc::EIO) } else { res },
+            res2: 0,
+        };
+        n += 1;
+    }
+    n
+}
+
+/// Sleeps until `min` completions of `a` are delivered or `timeout` ends.
+pub(crate) fn aio_wait(a: &AioCtx, min: u32, timeout: Option<std::time::Duration>) -> bool {
+    region().is_some_and(|r| r.slot(a.slot).wait(min, timeout))
+}
