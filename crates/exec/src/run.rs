@@ -126,15 +126,20 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
                 "direct"
             };
             cmd.env(shm::ENV_SHM, router.path()).env(ENV_DEVICE, mode);
-            pin_away_from(&mut cmd, r.device_cpu);
             Some(router)
         }
         None => None,
     };
-    let status = cmd.status().map_err(|why| ExecError::Spawn {
-        program: program.to_string_lossy().into_owned(),
-        why,
-    })?;
+    let spawned = match &opts.route {
+        Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
+        None => cmd.spawn(),
+    };
+    let status = spawned
+        .and_then(|mut child| child.wait())
+        .map_err(|why| ExecError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            why,
+        })?;
     let routed = router.map(Router::finish);
     let status = match (status.code(), status.signal()) {
         (Some(c), _) => Status::Exited(c),
@@ -168,29 +173,29 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
 
 /// The program runs on every allowed CPU but the device's (its thread
 /// spins there, as the authors' emulator's controller owns its core,
-/// TOS 4.2.1); its children inherit the mask.
-fn pin_away_from(cmd: &mut Command, device_cpu: usize) {
-    use std::os::unix::process::CommandExt;
+/// TOS 4.2.1); its children inherit the mask. Set on the calling thread
+/// for the spawn (a child inherits its parent thread's mask) and put back
+/// after: a `pre_exec` hook would make std fork and `execvp`, which runs a
+/// file that is not a program through /bin/sh instead of refusing it.
+fn spawn_away_from(
+    cmd: &mut Command,
+    device_cpu: usize,
+) -> std::io::Result<std::process::Child> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: sched_getaffinity fills the set it is given.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
-    {
-        return;
+    let mut mine: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, size, &mut mine) } != 0 {
+        return cmd.spawn();
     }
-    // SAFETY: CPU_ISSET/CPU_CLR on our own set, below its size.
-    let others = (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| c != device_cpu && unsafe { libc::CPU_ISSET(c, &set) })
-        .count();
-    if others == 0 {
-        return;
+    let mut theirs = mine;
+    // SAFETY: CPU_CLR/CPU_COUNT on our own set.
+    unsafe { libc::CPU_CLR(device_cpu, &mut theirs) };
+    if unsafe { libc::CPU_COUNT(&theirs) } == 0 {
+        return cmd.spawn();
     }
-    unsafe { libc::CPU_CLR(device_cpu, &mut set) };
-    // SAFETY: between fork and exec only sched_setaffinity, which is
-    // async-signal-safe, on the child itself.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            Ok(())
-        });
-    }
+    // SAFETY: this thread's own mask, set and restored.
+    unsafe { libc::sched_setaffinity(0, size, &theirs) };
+    let child = cmd.spawn();
+    unsafe { libc::sched_setaffinity(0, size, &mine) };
+    child
 }
