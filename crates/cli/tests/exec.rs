@@ -1,6 +1,6 @@
 //! `cinterrupts exec -- PROGRAM`: an unmodified program's direct I/O seen
 //! through the preload library, with the marks the authors' kernel would
-//! give it (issue 14, first step: observed, not yet routed).
+//! give it, routed through the emulated device (issue 14).
 //!
 //! The programs are coreutils' `dd` and `sh`, and this test binary itself
 //! (`child_io`, run under `exec` by the other tests): libaio through
@@ -65,9 +65,70 @@ fn blocking_direct_reads_are_urgent_and_counted_once_each() {
     assert_eq!(reads(&v, "urgent"), 16, "{v}");
     assert_eq!(reads(&v, "unmarked") + reads(&v, "barrier"), 0);
     assert_eq!(v["cinterrupts"]["calls"]["plain"], 16);
-    assert_eq!(v["cinterrupts"]["routed"], false);
+    // Routed: each read a command on the device, each Urgent one its own
+    // interrupt under cint (TOS 3.2).
+    assert_eq!(v["cinterrupts"]["routed"], true);
+    let d = &v["cinterrupts"]["device"];
+    assert_eq!(d["commands"], 16, "{d}");
+    assert_eq!(d["completions_reaped"], 16, "{d}");
+    assert_eq!(d["interrupts"], 16, "{d}");
+    assert_eq!(d["urgent_only"], 16, "{d}");
+    assert_eq!(d["duplicates"], 0);
     // dd's own output passes through untouched.
     assert!(stderr(&o).contains("16+0 records in"), "{}", stderr(&o));
+}
+
+#[test]
+fn observed_only_nothing_is_routed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = data(dir.path());
+    let (o, v) = exec(
+        dir.path(),
+        &["--observe"],
+        &[
+            "dd",
+            &format!("if={f}"),
+            "of=/dev/null",
+            "bs=4096",
+            "count=4",
+            "iflag=direct",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(reads(&v, "urgent"), 4);
+    assert_eq!(v["cinterrupts"]["routed"], false);
+    assert!(v["cinterrupts"]["device"].is_null());
+}
+
+#[test]
+fn data_written_through_the_modelled_device_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let pattern: Vec<u8> = (0..1u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
+    std::fs::write(&src, &pattern).unwrap();
+    let dst = dir.path().join("dst");
+    let (o, v) = exec(
+        dir.path(),
+        &["--device", "optane"],
+        &[
+            "dd",
+            &format!("if={}", src.display()),
+            &format!("of={}", dst.display()),
+            "bs=4096",
+            "iflag=direct",
+            "oflag=direct",
+            "conv=fsync",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&dst).unwrap(), pattern, "data intact");
+    let d = &v["cinterrupts"]["device"];
+    // 256 reads, 256 writes, one flush (conv=fsync).
+    assert_eq!(d["commands"], 513, "{d}");
+    assert!(
+        d["backend"].as_str().unwrap().starts_with("device:optane"),
+        "{d}"
+    );
 }
 
 #[test]

@@ -89,9 +89,14 @@ pub struct Outcome {
 pub fn find_preload() -> Result<PathBuf, ExecError> {
     let exe = std::env::current_exe()?;
     let dir = exe.parent().unwrap_or(Path::new("."));
+    // The newer of the two: cargo refreshes the copy beside the binary only
+    // when the library itself is built as a root, while building the
+    // binary (which depends on it) refreshes `deps/` alone.
     [dir.join(PRELOAD_NAME), dir.join("deps").join(PRELOAD_NAME)]
         .into_iter()
-        .find(|p| p.is_file())
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
         .ok_or_else(|| ExecError::NoPreload(dir.display().to_string()))
 }
 
@@ -177,10 +182,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
 /// for the spawn (a child inherits its parent thread's mask) and put back
 /// after: a `pre_exec` hook would make std fork and `execvp`, which runs a
 /// file that is not a program through /bin/sh instead of refusing it.
-fn spawn_away_from(
-    cmd: &mut Command,
-    device_cpu: usize,
-) -> std::io::Result<std::process::Child> {
+fn spawn_away_from(cmd: &mut Command, device_cpu: usize) -> std::io::Result<std::process::Child> {
     let size = std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: sched_getaffinity fills the set it is given.
     let mut mine: libc::cpu_set_t = unsafe { std::mem::zeroed() };

@@ -120,7 +120,9 @@ pub(crate) fn blocking(
     };
     MINE.with(|m| m.set(Some((slot, cookie.wrapping_add(1)))));
     let res = io();
-    if res < 0 {
+    // A failed call posts nothing; nor does a read at the end of the file,
+    // for which the kernel sends no command either.
+    if res < 0 || (res == 0 && !write) {
         return Some(res);
     }
     let s = r.slot(slot);
