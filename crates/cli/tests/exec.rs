@@ -13,7 +13,7 @@ use std::ffi::{c_int, c_long, c_void};
 use std::path::Path;
 use std::process::Output;
 
-use common::{bin, stderr};
+use common::{bin, stderr, turn};
 use serde_json::Value;
 
 fn exec(dir: &Path, args: &[&str], program: &[&str]) -> (Output, Value) {
@@ -47,6 +47,7 @@ fn reads(v: &Value, mark: &str) -> u64 {
 
 #[test]
 fn blocking_direct_reads_are_urgent_and_counted_once_each() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let f = data(dir.path());
     let (o, v) = exec(
@@ -80,6 +81,7 @@ fn blocking_direct_reads_are_urgent_and_counted_once_each() {
 
 #[test]
 fn observed_only_nothing_is_routed() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let f = data(dir.path());
     let (o, v) = exec(
@@ -102,6 +104,7 @@ fn observed_only_nothing_is_routed() {
 
 #[test]
 fn data_written_through_the_modelled_device_reads_back() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let pattern: Vec<u8> = (0..1u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
@@ -133,6 +136,7 @@ fn data_written_through_the_modelled_device_reads_back() {
 
 #[test]
 fn buffered_io_is_not_counted() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let f = data(dir.path());
     let (o, v) = exec(
@@ -153,6 +157,7 @@ fn buffered_io_is_not_counted() {
 
 #[test]
 fn fsync_is_urgent_under_table1_and_unmarked_under_basis() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let f = data(dir.path());
     let out = dir.path().join("out");
@@ -186,6 +191,7 @@ fn fsync_is_urgent_under_table1_and_unmarked_under_basis() {
 
 #[test]
 fn forked_processes_are_added_up_and_file_rules_apply_in_each() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let f = data(dir.path());
     let script = format!(
@@ -217,6 +223,7 @@ fn forked_processes_are_added_up_and_file_rules_apply_in_each() {
 
 #[test]
 fn the_programs_exit_status_and_signal_pass_through() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let (o, v) = exec(dir.path(), &[], &["sh", "-c", "exit 3"]);
     assert_eq!(o.status.code(), Some(3));
@@ -235,6 +242,7 @@ fn the_programs_exit_status_and_signal_pass_through() {
 
 #[test]
 fn a_program_that_cannot_run_is_one_line_and_the_shells_code() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let (o, _) = exec(dir.path(), &[], &["/nonexistent/program"]);
     assert_eq!(o.status.code(), Some(127));
@@ -245,6 +253,7 @@ fn a_program_that_cannot_run_is_one_line_and_the_shells_code() {
 
 #[test]
 fn bad_rules_and_a_missing_program_are_usage_errors() {
+    let _one = turn();
     let o = bin()
         .args(["exec", "--mark-thread", "rocksdb", "--", "true"])
         .output()
@@ -292,6 +301,7 @@ fn exec_child(dir: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let v = exec_child(dir.path(), &[]);
     // child_io: 3 io_submit of 4 reads, one with RWF_URGENT; 4 preadv2 and

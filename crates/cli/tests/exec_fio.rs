@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, stderr};
+use common::{bin, stderr, turn};
 use serde_json::Value;
 
 const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=256\n\
@@ -16,6 +16,7 @@ const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=
 
 #[test]
 fn real_fio_psync_pvsync2_and_libaio_under_exec() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let job = dir.path().join("t.fio");
@@ -99,6 +100,7 @@ fn per_interrupt(v: &Value) -> f64 {
 
 #[test]
 fn psync_reads_are_urgent_one_interrupt_each_and_default_interrupts_per_completion() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let job = "[r]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=2000\nioengine=psync\n";
     let (fio, ours) = routed(dir.path(), "cint", job);
@@ -117,6 +119,7 @@ fn psync_reads_are_urgent_one_interrupt_each_and_default_interrupts_per_completi
 
 #[test]
 fn libaio_batches_coalesce_under_cint_and_not_under_default() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let job = "[r]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=4096\nioengine=libaio\n\
         iodepth=16\niodepth_batch_submit=16\niodepth_batch_complete_min=16\n";
@@ -143,6 +146,7 @@ fn libaio_batches_coalesce_under_cint_and_not_under_default() {
 
 #[test]
 fn a_verify_crc32c_write_job_passes_through_the_device() {
+    let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let job = "[w]\nsize=4m\ndirect=1\nbs=4k\nrw=randwrite\nioengine=libaio\niodepth=8\n\
         verify=crc32c\ndo_verify=1\n";

@@ -5,17 +5,9 @@
 mod common;
 
 use std::process::Output;
-use std::sync::{Mutex, MutexGuard};
 
-use common::{assert_one_line_error, run, stderr, stdout};
+use common::{assert_one_line_error, run, stderr, stdout, turn};
 use serde_json::Value;
-
-/// One emulation at a time: each has a device thread spinning on a CPU.
-static EMU: Mutex<()> = Mutex::new(());
-
-fn turn() -> MutexGuard<'static, ()> {
-    EMU.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn artifact(name: &str) -> String {
     format!("{}/../repro/artifact/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -10,16 +10,9 @@ mod common;
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::{Mutex, MutexGuard};
 
 use common::*;
 use serde_json::Value;
-
-static EMU: Mutex<()> = Mutex::new(());
-
-fn turn() -> MutexGuard<'static, ()> {
-    EMU.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn json(o: &Output) -> Value {
     serde_json::from_str(&stdout(o))

@@ -6,19 +6,9 @@ mod common;
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::{Mutex, MutexGuard};
 
 use common::*;
 use serde_json::Value;
-
-/// Each run pins a busy-polling device thread and a poller to this
-/// machine's two CPUs; two runs at once would measure each other and could
-/// stall. The tests of this file take turns.
-static EMU: Mutex<()> = Mutex::new(());
-
-fn turn() -> MutexGuard<'static, ()> {
-    EMU.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn example(name: &str) -> String {
     format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -160,48 +160,63 @@ pub(crate) fn errno() -> c_int {
 }
 
 /// The page-cache twin of each O_DIRECT descriptor, by descriptor, with the
-/// file it was opened for (a descriptor number reused for another file
-/// gets a new twin).
-/// descriptor -> (st_dev, st_ino, twin descriptor).
-type Twins = HashMap<c_int, (u64, u64, c_int)>;
+/// file and access mode it was opened for: a descriptor number reused for
+/// another file, or for the same file opened another way (RocksDB writes
+/// an SST write-only, then reads it back read-only, often under the same
+/// number), gets a new twin.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Opened {
+    dev: u64,
+    ino: u64,
+    access: c_int,
+}
+
+type Twins = HashMap<c_int, (Opened, c_int)>;
 
 static TWINS: Mutex<Option<Twins>> = Mutex::new(None);
 
 /// The descriptor the data moves through: `fd` itself, or with a modelled
 /// device its twin without O_DIRECT (the page cache: this VM's disk takes
-/// ~170 us per 4 KiB, the profile's device ~7 us). `None`: no twin could
-/// be opened; the caller uses `fd`.
+/// ~170 us per 4 KiB, the profile's device ~7 us). `fd` itself when no
+/// twin can be opened.
 pub(crate) fn data_fd(fd: c_int) -> c_int {
     if !modelled() {
         return fd;
     }
-    // SAFETY: fstat fills the struct; a bad fd returns -1.
+    // SAFETY: fstat fills the struct; a bad fd returns -1. F_GETFL takes
+    // no pointer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
         return fd;
     }
-    let id = (st.st_dev, st.st_ino);
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl == -1 {
+        return fd;
+    }
+    let now = Opened {
+        dev: st.st_dev,
+        ino: st.st_ino,
+        access: fl & libc::O_ACCMODE,
+    };
     let Ok(mut guard) = TWINS.lock() else {
         return fd;
     };
     let map = guard.get_or_insert_with(HashMap::new);
-    if let Some(&(dev, ino, twin)) = map.get(&fd) {
-        if (dev, ino) == id {
+    if let Some(&(was, twin)) = map.get(&fd) {
+        if was == now {
             return twin;
         }
-        // SAFETY: our own descriptor, for a file this fd no longer names.
+        // SAFETY: our own descriptor, for what this fd no longer is.
         unsafe { libc::close(twin) };
         map.remove(&fd);
     }
-    // SAFETY: F_GETFL takes no pointer.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
     // SAFETY: a NUL-terminated path; `open` is not interposed.
-    let twin = unsafe { libc::open(path.as_ptr(), (fl & libc::O_ACCMODE) | libc::O_CLOEXEC) };
+    let twin = unsafe { libc::open(path.as_ptr(), now.access | libc::O_CLOEXEC) };
     if twin < 0 {
         return fd;
     }
-    map.insert(fd, (id.0, id.1, twin));
+    map.insert(fd, (now, twin));
     twin
 }
 

@@ -132,3 +132,13 @@ pub fn hostile(args: &[&str], stdin: &[u8], limit_secs: u64) -> Bounded {
     );
     b
 }
+
+/// Each emulation (`run`, or `exec` routing a program) pins a busy-polling
+/// device thread and a poller to this machine's two CPUs; two at once would
+/// measure each other and could stall. The tests of one file take turns
+/// (cargo runs the files one after another).
+static EMU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn turn() -> std::sync::MutexGuard<'static, ()> {
+    EMU.lock().unwrap_or_else(|e| e.into_inner())
+}
