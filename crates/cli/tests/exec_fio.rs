@@ -160,3 +160,40 @@ fn a_verify_crc32c_write_job_passes_through_the_device() {
     );
     assert_eq!(ours["cinterrupts"]["device"]["errors"], 0);
 }
+
+#[test]
+fn io_uring_is_reported_once_and_left_alone() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let report = dir.path().join("u.json");
+    let o = bin()
+        .args([
+            "exec",
+            "--device",
+            "optane",
+            "--output-format",
+            "json",
+            "-o",
+        ])
+        .arg(&report)
+        .args([
+            "--",
+            "fio",
+            "--name=u",
+            "--size=4m",
+            "--direct=1",
+            "--bs=4k",
+        ])
+        .args(["--rw=randread", "--ioengine=io_uring", "--number_ios=64"])
+        .arg(format!("--filename={}", data.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o)
+        .matches("io_uring set up: its requests are not routed")
+        .count();
+    assert_eq!(said, 1, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["cinterrupts"]["device"]["commands"], 0, "{v}");
+}

@@ -420,29 +420,44 @@ pub extern "C" fn syscall(
     a6: c_long,
 ) -> c_long {
     // preadv2(fd, iov, vlen, pos_l, pos_h, flags): flags is the sixth.
-    let mut a6 = a6;
-    if n == libc::SYS_preadv2 || n == libc::SYS_pwritev2 {
-        let kind = if n == libc::SYS_preadv2 {
-            Kind::Read
-        } else {
-            Kind::Write
-        };
-        let flags = a6 as c_int;
-        blocking(a1 as c_int, kind, Family::Positioned, flags);
-        a6 = (flags & KEEP) as c_long;
+    let call = |a1, a6| {
+        forward!(
+            "syscall",
+            fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long,
+            -1,
+            n,
+            a1,
+            a2,
+            a3,
+            a4,
+            a5,
+            a6
+        )
+    };
+    if n == libc::SYS_io_uring_setup {
+        route::say_once_io_uring();
     }
-    forward!(
-        "syscall",
-        fn(c_long, c_long, c_long, c_long, c_long, c_long, c_long) -> c_long,
-        -1,
-        n,
-        a1,
-        a2,
-        a3,
-        a4,
-        a5,
-        a6
-    )
+    if n != libc::SYS_preadv2 && n != libc::SYS_pwritev2 {
+        return call(a1, a6);
+    }
+    let kind = if n == libc::SYS_preadv2 {
+        Kind::Read
+    } else {
+        Kind::Write
+    };
+    let flags = a6 as c_int;
+    let marks = blocking(a1 as c_int, kind, Family::Positioned, flags);
+    let a6 = (flags & KEEP) as c_long;
+    // Routed at an explicit offset (pos_h is 0 on 64-bit); offset -1 (the
+    // file offset) goes to the kernel, counted.
+    if let Some(m) = marks.filter(|_| a4 >= 0) {
+        let write = kind == Kind::Write;
+        let io = || call(route::data_fd(a1 as c_int) as c_long, a6) as isize;
+        if let Some(r) = route::blocking(m, write, a4 as u64, io) {
+            return r as c_long;
+        }
+    }
+    call(a1, a6)
 }
 
 /// The kernel's `struct iocb` (uapi linux/aio_abi.h, little endian), which

@@ -64,6 +64,17 @@ thread_local! {
     static MINE: Cell<Option<(usize, u32)>> = const { Cell::new(None) };
 }
 
+/// Said once per process: the program set up an io_uring, whose requests
+/// go through rings the library does not see (issue 14: reported, never
+/// silently changed).
+static IO_URING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn say_once_io_uring() {
+    if config().is_some() && !IO_URING.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        say("io_uring set up: its requests are not routed (nor counted)");
+    }
+}
+
 /// Said once per process: no slot was free.
 static FULL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
