@@ -66,6 +66,10 @@ fn real_fio_psync_pvsync2_and_libaio_under_exec() {
 /// One fio job under `exec --device optane --policy POLICY`: fio's JSON and
 /// our report.
 fn routed(dir: &std::path::Path, policy: &str, job: &str) -> (Value, Value) {
+    routed_with(dir, policy, &[], job)
+}
+
+fn routed_with(dir: &std::path::Path, policy: &str, opts: &[&str], job: &str) -> (Value, Value) {
     let data = dir.join("data");
     let file = dir.join(format!("{policy}.fio"));
     std::fs::write(
@@ -76,6 +80,7 @@ fn routed(dir: &std::path::Path, policy: &str, job: &str) -> (Value, Value) {
     let report = dir.join(format!("{policy}.json"));
     let o = bin()
         .args(["exec", "--device", "optane", "--policy", policy])
+        .args(opts)
         .args([
             "--output-format",
             "json",
@@ -135,6 +140,14 @@ fn libaio_batches_coalesce_under_cint_and_not_under_default() {
         per_interrupt(&cint) > 4.0,
         "{}",
         cint["cinterrupts"]["device"]
+    );
+    // With strict Barriers (TOS 4.3: the Barrier's interrupt waits for every
+    // command submitted before it) a batch takes one interrupt.
+    let (_, strict) = routed_with(dir.path(), "cint", &["--barrier", "strict"], job);
+    assert!(
+        per_interrupt(&strict) > 12.0,
+        "{}",
+        strict["cinterrupts"]["device"]
     );
     let (_, default) = routed(dir.path(), "default", job);
     assert!(
