@@ -459,3 +459,61 @@ fn child_io() {
         assert_eq!(r, 4096, "raw preadv2 with RWF_BARRIER");
     }
 }
+
+#[test]
+fn a_program_outlives_a_killed_exec_and_does_not_hang() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = data(dir.path());
+    let pidfile = dir.path().join("pid");
+    // fio (its job a forked process) reads for 2 s through the device, one
+    // job blocking and one with libaio; exec is killed under it.
+    let script = format!(
+        "echo $$ > {p}; exec fio --output=/dev/null --filename={f} --size=1m --direct=1 \
+         --bs=4k --rw=randread --time_based --runtime=2 --name=b --ioengine=psync \
+         --name=a --ioengine=libaio --iodepth=8",
+        p = pidfile.display()
+    );
+    use std::os::unix::process::CommandExt;
+    // Its own process group, so that a failure leaves nothing behind.
+    let mut exec = bin()
+        .args([
+            "exec", "--device", "optane", "--quiet", "--", "sh", "-c", &script,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = exec.id() as i32;
+    let until = |secs| std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let deadline = until(10);
+    let pid = loop {
+        if let Some(p) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break p;
+        }
+        assert!(std::time::Instant::now() < deadline, "fio never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    exec.kill().unwrap(); // SIGKILL: the device and its handler are gone
+    exec.wait().unwrap();
+    // Without the library's watch, fio's waiters would sleep forever on
+    // the shared futex; with it they notice within 1 s and fio ends at its
+    // runtime.
+    let alive =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    let deadline = until(20);
+    while alive() {
+        if std::time::Instant::now() > deadline {
+            // SAFETY: the group of our own child, stopped so the test
+            // leaves nothing.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            panic!("fio hangs after exec was killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

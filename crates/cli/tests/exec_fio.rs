@@ -89,6 +89,8 @@ fn routed_with(dir: &std::path::Path, policy: &str, opts: &[&str], job: &str) ->
             "--",
         ])
         .args(["fio", "--output-format=json", file.to_str().unwrap()])
+        // fio leaves its verify state file (local-*-verify.state) here.
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -17,7 +17,7 @@ pub(crate) fn write_once() {
     if WRITTEN.swap(true, SeqCst) {
         return;
     }
-    crate::route::release_all();
+    crate::route::release_mine();
     // A ring set up without glibc's `syscall()` (liburing's own system
     // call stubs) is still seen here, once, if it is open at the exit.
     let ring = std::fs::read_dir("/proc/self/fd").is_ok_and(|d| {

@@ -29,7 +29,19 @@ use crate::intercept::config;
 /// The region, mapped once per process image (a forked child shares it).
 static REGION: OnceLock<Option<Region>> = OnceLock::new();
 
+/// Set once the device's process is found gone: nothing is routed after.
+static GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The region, while the device is there to serve it.
 pub(crate) fn region() -> Option<&'static Region> {
+    if GONE.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    mapped()
+}
+
+/// The region, even after the device is gone (for what is in flight).
+fn mapped() -> Option<&'static Region> {
     REGION
         .get_or_init(|| {
             let r = config()?.route.as_ref()?;
@@ -61,7 +73,29 @@ pub(crate) fn say(msg: &str) {
 
 thread_local! {
     /// This thread's slot and its next cookie.
-    static MINE: Cell<Option<(usize, u32)>> = const { Cell::new(None) };
+    static MINE: Mine = const { Mine(Cell::new(None)) };
+}
+
+/// A thread's slot and its next cookie; the slot goes back (if quiet) when
+/// the thread exits.
+struct Mine(Cell<Option<(usize, u32)>>);
+
+impl Drop for Mine {
+    fn drop(&mut self) {
+        if let (Some((slot, _)), Some(r)) = (self.0.take(), mapped()) {
+            r.slot(slot).release();
+        }
+    }
+}
+
+/// This thread's slot, if it has one (none once its storage is gone, at
+/// the thread's very end).
+fn mine() -> Option<(usize, u32)> {
+    MINE.try_with(|m| m.0.get()).ok().flatten()
+}
+
+fn set_mine(v: Option<(usize, u32)>) {
+    let _ = MINE.try_with(|m| m.0.set(v));
 }
 
 /// Said once per process: the program set up an io_uring, whose requests
@@ -94,7 +128,7 @@ fn claim() -> Option<usize> {
 /// A forked child's thread starts without a slot (its parent's stays the
 /// parent's).
 pub(crate) fn forget_in_child() {
-    MINE.with(|m| m.set(None));
+    set_mine(None);
     FULL.store(false, std::sync::atomic::Ordering::Relaxed);
     // Its parent's libaio contexts are not the child's (the kernel does
     // not share them across fork); the twin descriptors are inherited.
@@ -103,10 +137,17 @@ pub(crate) fn forget_in_child() {
     }
 }
 
-/// At the process's exit: its quiet slots go back.
-pub(crate) fn release_all() {
-    if let Some(r) = REGION.get().and_then(|r| r.as_ref()) {
-        r.release_all(pid());
+/// At the process's exit: the exiting thread's slot goes back if quiet.
+/// Not the other threads' slots: they may still be running (a program's
+/// `exit` does not stop its threads before the atexit handlers), and a
+/// slot given back under a running thread could be claimed by another
+/// process while that thread still uses it. They are taken again once the
+/// process is gone and nothing of theirs is in flight (`Region::claim`).
+pub(crate) fn release_mine() {
+    let Some(r) = mapped() else { return };
+    if let Some((slot, _)) = mine() {
+        set_mine(None);
+        r.slot(slot).release();
     }
 }
 
@@ -125,11 +166,18 @@ pub(crate) fn blocking(
     io: impl FnOnce() -> isize,
 ) -> Option<isize> {
     let r = region()?;
-    let (slot, cookie) = match MINE.with(Cell::get) {
+    let (slot, cookie) = match mine() {
         Some(m) => m,
         None => (claim()?, 0),
     };
-    MINE.with(|m| m.set(Some((slot, cookie.wrapping_add(1)))));
+    // A thread at its very end (no storage left) is not routed.
+    if MINE
+        .try_with(|m| m.0.set(Some((slot, cookie.wrapping_add(1)))))
+        .is_err()
+    {
+        r.slot(slot).release();
+        return None;
+    }
     let res = io();
     // A failed call posts nothing; nor does a read at the end of the file,
     // for which the kernel sends no command either.
@@ -149,7 +197,10 @@ pub(crate) fn blocking(
     }
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
-        s.wait(1, None);
+        if !s.wait(1, Some(WATCH)) && !device_alive() {
+            // The data moved already: the call's own result stands.
+            return Some(res);
+        }
         s.take(1, &mut out);
     }
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
@@ -253,7 +304,11 @@ static AIO: Mutex<Option<HashMap<c_long, Arc<AioCtx>>>> = Mutex::new(None);
 
 /// The routed context `ctx`, made at its first `io_submit`.
 pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
-    region()?;
+    if create {
+        region()?;
+    } else {
+        mapped()?;
+    }
     let mut guard = AIO.lock().ok()?;
     let map = guard.get_or_insert_with(HashMap::new);
     if let Some(a) = map.get(&ctx) {
@@ -273,7 +328,7 @@ pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
 
 /// `io_destroy`: the context's slot goes back if quiet.
 pub(crate) fn aio_forget(ctx: c_long) {
-    let Some(r) = region() else { return };
+    let Some(r) = mapped() else { return };
     let Ok(mut guard) = AIO.lock() else { return };
     if let Some(a) = guard.as_mut().and_then(|m| m.remove(&ctx)) {
         r.slot(a.slot).release();
@@ -329,7 +384,7 @@ pub struct IoEvent {
 
 /// Moves up to `max` delivered completions of `a` into `out` as events.
 pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
-    let Some(r) = region() else { return 0 };
+    let Some(r) = mapped() else { return 0 };
     let mut done: Vec<Done> = Vec::with_capacity(max);
     r.slot(a.slot).take(max, &mut done);
     let mut p = a.pend.lock().expect("aio lock");
@@ -351,5 +406,63 @@ pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
 
 /// Sleeps until `min` completions of `a` are delivered or `timeout` ends.
 pub(crate) fn aio_wait(a: &AioCtx, min: u32, timeout: Option<std::time::Duration>) -> bool {
-    region().is_some_and(|r| r.slot(a.slot).wait(min, timeout))
+    let Some(r) = mapped() else { return false };
+    if GONE.load(std::sync::atomic::Ordering::Relaxed) {
+        aio_abandon(a);
+        return true;
+    }
+    let slice = timeout.map_or(WATCH, |t| t.min(WATCH));
+    let ready = r.slot(a.slot).wait(min, Some(slice));
+    if !ready && !device_alive() {
+        // Nothing more will come: what is in flight is given back as it
+        // moved (the data did), so no waiter sleeps forever.
+        aio_abandon(a);
+    }
+    ready
+}
+
+/// With the device gone, the context's commands in flight complete with
+/// their data transfer's result, delivered into the slot as the handler
+/// would have.
+fn aio_abandon(a: &AioCtx) {
+    let Some(r) = mapped() else { return };
+    let p = a.pend.lock().expect("aio lock");
+    let done: Vec<Done> = p
+        .map
+        .iter()
+        .map(|(&cookie, &(_, _, res))| Done {
+            cookie,
+            result: res.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            error: false,
+        })
+        .collect();
+    drop(p);
+    // Some may be in the ring already: `aio_take` drops a cookie it meets
+    // twice. Never more than the ring has room for; the next watch
+    // delivers the rest.
+    let s = r.slot(a.slot);
+    let room = (RING - s.ready().min(RING)) as usize;
+    s.deliver(&done[..done.len().min(room)]);
+}
+
+/// How long a waiter sleeps before it checks that `cinterrupts exec` (the
+/// device) still exists: a program must not hang because exec was killed.
+const WATCH: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether the process holding the device (`/proc/PID/fd/N`'s PID) exists.
+fn device_alive() -> bool {
+    let Some(pid) = config()
+        .and_then(|c| c.route.as_ref())
+        .and_then(|r| r.shm.strip_prefix("/proc/"))
+        .and_then(|p| p.split('/').next())
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+    else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks the process exists.
+    let alive = unsafe { libc::kill(pid, 0) == 0 };
+    if !alive && !GONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        say("the device (cinterrupts exec) is gone; the rest of the I/O goes to the kernel");
+    }
+    alive
 }

@@ -230,17 +230,6 @@ impl Region {
         }
         None
     }
-
-    /// Releases every slot of process `pid` that has nothing in flight (at
-    /// its exit).
-    pub fn release_all(&self, pid: u32) {
-        for i in 0..self.high() {
-            let s = self.slot(i);
-            if s.pid.load(Acquire) == pid && s.state.load(Acquire) == CLAIMED {
-                s.release();
-            }
-        }
-    }
 }
 
 impl Drop for Region {
