@@ -9,6 +9,7 @@
 //! - [`write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all.
 
+pub mod app;
 pub mod claims;
 pub mod doc;
 pub mod experiment;
