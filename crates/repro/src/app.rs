@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -479,6 +480,8 @@ pub struct Summary {
     pub scale: Scale,
     pub wall_secs: f64,
     pub runs: BTreeMap<String, Measured>,
+    /// Runs that failed or timed out (their claims "not run").
+    pub failed: Vec<String>,
     pub claims: Vec<Checked>,
 }
 
@@ -492,12 +495,13 @@ impl Summary {
                 .count()
         };
         format!(
-            "{} claims: {} hold, {} hold qualitatively, {} do not, {} not run ({:.0} s)",
+            "{} claims: {} hold, {} hold qualitatively, {} do not, {} not run; {} runs failed ({:.0} s)",
             self.claims.len(),
             n(Verdict::Holds),
             n(Verdict::Qualitatively),
             n(Verdict::DoesNotHold),
             n(Verdict::NotRun),
+            self.failed.len(),
             self.wall_secs
         )
     }
@@ -510,7 +514,7 @@ pub fn check_tools() -> Result<(), ReproError> {
             .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
             .unwrap_or(false);
         if !found {
-            return Err(ReproError::Claims(format!(
+            return Err(ReproError::MissingTool(format!(
                 "--mode app needs RocksDB's {tool} on the PATH (Debian: apt-get install rocksdb-tools; scripts/setup installs it)"
             )));
         }
@@ -523,6 +527,40 @@ struct Ctx<'a> {
     scratch: PathBuf,
     runs: PathBuf,
     progress: &'a dyn Fn(&str),
+    /// Runs that failed or timed out: reported, their claims not run.
+    failed: std::cell::RefCell<Vec<String>>,
+}
+
+impl Ctx<'_> {
+    /// A run's figures, or `None` with the failure noted (the other runs
+    /// go on; the claims that need this one are "not run").
+    fn keep(&self, r: Result<Measured, ReproError>) -> Option<Measured> {
+        match r {
+            Ok(m) => Some(m),
+            Err(e) => {
+                (self.progress)(&format!("FAILED {e}"));
+                self.failed.borrow_mut().push(e.to_string());
+                None
+            }
+        }
+    }
+}
+
+/// A fresh copy of the loaded database `pristine` (every steady-state run
+/// starts from the same database: readwhilewriting's writes would
+/// otherwise grow it from run to run).
+fn fresh(experiment: &str, pristine: &Path, copy: &Path) -> Result<(), ReproError> {
+    let _ = std::fs::remove_dir_all(copy);
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(pristine)
+        .arg(copy)
+        .output()
+        .map_err(|e| fail(experiment, "copy", e))?;
+    if !o.status.success() {
+        return Err(fail(experiment, "copy", String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(())
 }
 
 fn fail(experiment: &str, run: &str, reason: impl std::fmt::Display) -> ReproError {
@@ -584,6 +622,10 @@ fn steady_flags(scale: &Scale, db: &Path, bench: &str, threads: u32) -> Vec<Stri
     f
 }
 
+/// The longest a run may take before it is killed and counted as failed
+/// (ours: the longest run here took about 20 s).
+const RUN_TIMEOUT_S: u64 = 90;
+
 /// Runs `program args` under `cinterrupts exec --device optane` with the
 /// system's policy and marks; db_bench's stdout saved as `runs/NAME.out`,
 /// exec's report as `runs/NAME.json`. Returns the stdout and the report.
@@ -600,7 +642,9 @@ fn exec(
     let report = ctx.runs.join(format!("{name}.json"));
     let out = ctx.runs.join(format!("{name}.out"));
     let stdout = std::fs::File::create(&out).map_err(|e| fail(experiment, run, e))?;
-    let status = Command::new(&ctx.opts.cinterrupts)
+    let errfile = ctx.runs.join(format!("{name}.err"));
+    let stderr = std::fs::File::create(&errfile).map_err(|e| fail(experiment, run, e))?;
+    let mut child = Command::new(&ctx.opts.cinterrupts)
         .arg("exec")
         .args(system.policy_args())
         // The Optane profile: the paper's device (TOS 5.2).
@@ -611,24 +655,42 @@ fn exec(
         .arg("--")
         .args(program)
         .stdout(stdout)
-        .stderr(std::process::Stdio::piped())
-        .output()
+        .stderr(stderr)
+        // Its own process group: a run that hangs is ended whole.
+        .process_group(0)
+        .spawn()
         .map_err(|e| fail(experiment, run, e))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| fail(experiment, run, e))? {
+            break st;
+        }
+        if started.elapsed().as_secs() >= RUN_TIMEOUT_S {
+            // SAFETY: kill(2) on the process group we made for this run.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(fail(
+                experiment,
+                run,
+                format!("timed out after {RUN_TIMEOUT_S} s (killed)"),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     let text = std::fs::read_to_string(&out).map_err(|e| fail(experiment, run, e))?;
-    if !status.status.success() {
-        let err = String::from_utf8_lossy(&status.stderr);
+    if !status.success() {
+        let err = std::fs::read_to_string(&errfile).unwrap_or_default();
         let last = text
             .lines()
             .chain(err.lines())
-            .filter(|l| l.contains("rror"))
-            .last()
+            .rfind(|l| l.contains("rror"))
             .unwrap_or("(no error line)")
             .trim()
             .to_string();
         return Err(fail(
             experiment,
             run,
-            format!("{} failed ({}): {last}", program[0], status.status),
+            format!("{} failed ({status}): {last}", program[0]),
         ));
     }
     let v = std::fs::read(&report)
@@ -736,20 +798,26 @@ fn table3(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
             };
             let run = format!("{}/r{rep}", system.name());
             let program = arg_strings("db_bench", load_flags(scale, &db));
-            let (out, v) = exec(ctx, "table3", &run, system, &marks, &program)?;
-            let m = parse_db_bench(&out, "fillbatch")
-                .ok_or_else(|| fail("table3", &run, "no fillbatch line in db_bench's output"))?;
-            reps.push(with_device(m, &v));
+            let m = exec(ctx, "table3", &run, system, &marks, &program).and_then(|(out, v)| {
+                let m = parse_db_bench(&out, "fillbatch").ok_or_else(|| {
+                    fail("table3", &run, "no fillbatch line in db_bench's output")
+                })?;
+                Ok(with_device(m, &v))
+            });
+            reps.extend(ctx.keep(m));
         }
-        results.insert(("table3".into(), system.name().into()), mean(&reps));
+        if !reps.is_empty() {
+            results.insert(("table3".into(), system.name().into()), mean(&reps));
+        }
     }
     Ok(())
 }
 
 fn fig22(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
     let scale = &ctx.opts.scale;
+    let pristine = ctx.scratch.join("f22loaded");
     let db = ctx.scratch.join("f22db");
-    load_plain(ctx, "fig22", &db)?;
+    load_plain(ctx, "fig22", &pristine)?;
     for bench in ["readrandom", "readwhilewriting"] {
         for &threads in &scale.threads {
             for system in FIG22_SYSTEMS {
@@ -757,18 +825,23 @@ fn fig22(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
                 let mut reps = Vec::new();
                 for rep in 1..=scale.reps {
                     let run = format!("{key}/r{rep}");
+                    fresh("fig22", &pristine, &db)?;
                     let program = arg_strings("db_bench", steady_flags(scale, &db, bench, threads));
-                    let (out, v) = exec(ctx, "fig22", &run, system, &[], &program)?;
-                    let m = parse_db_bench(&out, bench).ok_or_else(|| {
-                        fail(
-                            "fig22",
-                            &run,
-                            format!("no {bench} line in db_bench's output"),
-                        )
-                    })?;
-                    reps.push(with_device(m, &v));
+                    let m = exec(ctx, "fig22", &run, system, &[], &program).and_then(|(out, v)| {
+                        let m = parse_db_bench(&out, bench).ok_or_else(|| {
+                            fail(
+                                "fig22",
+                                &run,
+                                format!("no {bench} line in db_bench's output"),
+                            )
+                        })?;
+                        Ok(with_device(m, &v))
+                    });
+                    reps.extend(ctx.keep(m));
                 }
-                results.insert(("fig22".into(), key), mean(&reps));
+                if !reps.is_empty() {
+                    results.insert(("fig22".into(), key), mean(&reps));
+                }
             }
         }
     }
@@ -817,24 +890,29 @@ fn table6(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
         for rep in 1..=scale.reps {
             let run = format!("{}/r{rep}", system.name());
             let program = vec!["sh".to_string(), "-c".into(), script.clone()];
-            let (out, v) = exec(ctx, "table6", &run, system, &marks, &program)?;
-            let mut m = parse_db_bench(&out, "readrandom")
-                .ok_or_else(|| fail("table6", &run, "no readrandom line in db_bench's output"))?;
-            let dump = out.lines().find_map(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                match w.as_slice() {
-                    ["dump_runs", n, "dump_ns", ns] => {
-                        Some((n.parse::<f64>().ok()?, ns.parse::<f64>().ok()?))
+            let m = exec(ctx, "table6", &run, system, &marks, &program).and_then(|(out, v)| {
+                let mut m = parse_db_bench(&out, "readrandom").ok_or_else(|| {
+                    fail("table6", &run, "no readrandom line in db_bench's output")
+                })?;
+                let dump = out.lines().find_map(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    match w.as_slice() {
+                        ["dump_runs", n, "dump_ns", ns] => {
+                            Some((n.parse::<f64>().ok()?, ns.parse::<f64>().ok()?))
+                        }
+                        _ => None,
                     }
-                    _ => None,
-                }
+                });
+                m.dump_keys_per_sec = dump
+                    .filter(|&(_, ns)| ns > 0.0)
+                    .map(|(n, ns)| n * scale.keys as f64 / (ns / 1e9));
+                Ok(with_device(m, &v))
             });
-            m.dump_keys_per_sec = dump
-                .filter(|&(_, ns)| ns > 0.0)
-                .map(|(n, ns)| n * scale.keys as f64 / (ns / 1e9));
-            reps.push(with_device(m, &v));
+            reps.extend(ctx.keep(m));
         }
-        results.insert(("table6".into(), system.name().into()), mean(&reps));
+        if !reps.is_empty() {
+            results.insert(("table6".into(), system.name().into()), mean(&reps));
+        }
     }
     Ok(())
 }
@@ -866,6 +944,7 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
         scratch: scratch.clone(),
         runs,
         progress,
+        failed: Default::default(),
     };
     let mut results = Results::new();
     let run_all = |results: &mut Results| -> Result<(), ReproError> {
@@ -908,6 +987,7 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
             .iter()
             .map(|((e, k), m)| (format!("{e}/{k}"), m.clone()))
             .collect(),
+        failed: ctx.failed.borrow().clone(),
         claims,
     };
     let md = staged.path().join("report.md");
@@ -976,6 +1056,13 @@ fn markdown(s: &Summary) -> String {
         sc.reps
     );
     let _ = writeln!(t, "## Claims\n\n{}", verdict_table(s));
+    if !s.failed.is_empty() {
+        let _ = writeln!(t, "Runs that failed (their claims not run):\n");
+        for f in &s.failed {
+            let _ = writeln!(t, "- {f}");
+        }
+        let _ = writeln!(t);
+    }
     let _ = writeln!(
         t,
         "How each figure is formed:\n\n| claim | ours = | source |\n|---|---|---|"

@@ -37,6 +37,9 @@ pub enum ReproError {
     Unknown(String, String),
     #[error("{0}")]
     Claims(String),
+    /// A program `--mode app` runs is not installed.
+    #[error("{0}")]
+    MissingTool(String),
     #[error("{path}: {reason}")]
     Write { path: String, reason: String },
 }
