@@ -20,6 +20,10 @@ pub enum Modes {
     Emu,
     /// Both
     Both,
+    /// The paper's application experiments on real RocksDB (db_bench, ldb)
+    /// under `exec --device optane`: Table 3, Fig 22, Table 6 (a few
+    /// minutes; never part of --quick's default)
+    App,
 }
 
 #[derive(Args, Debug)]
@@ -27,7 +31,7 @@ pub struct ReproduceArgs {
     /// Short runs (about 4 s of CPU in all with the simulator)
     #[arg(long)]
     quick: bool,
-    /// Only these experiments, comma-separated (fig8,fig10,fig11,fig12,fig15,fig17,fig18,fig19,fig20,fig21,gyawali)
+    /// Only these experiments, comma-separated (fig8,fig10,fig11,fig12,fig15,fig17,fig18,fig19,fig20,fig21,gyawali; --mode app: table3,fig22,table6)
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Where the experiments run
@@ -67,11 +71,48 @@ fn sim_runtime(s: &str) -> Result<u64, String> {
     }
 }
 
+fn command_line() -> String {
+    std::iter::once("cinterrupts".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--mode app`: RocksDB under `exec`, one run at a time.
+fn run_app(a: &ReproduceArgs) -> Result<()> {
+    let opts = repro::app::Options {
+        cinterrupts: std::env::current_exe()?,
+        only: a.only.clone(),
+        scale: if a.quick {
+            repro::app::Scale::quick()
+        } else {
+            repro::app::Scale::full()
+        },
+        out: a.out.clone(),
+        command: command_line(),
+    };
+    let started = std::time::Instant::now();
+    let quiet = a.quiet;
+    let summary = repro::app::reproduce(&opts, &|run| {
+        if !quiet {
+            eprintln!("[{:>4.0} s] {run}", started.elapsed().as_secs_f64());
+        }
+    })?;
+    print!("{}", repro::app::verdict_table(&summary));
+    println!(
+        "{}; report: {}",
+        summary.tally(),
+        a.out.join("report.md").display()
+    );
+    Ok(())
+}
+
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let modes = match a.mode {
         Modes::Sim => vec![Mode::Sim],
         Modes::Emu => vec![Mode::Emu],
         Modes::Both => vec![Mode::Sim, Mode::Emu],
+        Modes::App => return run_app(a),
     };
     let plan = if a.quick {
         Plan::quick(modes)
@@ -88,10 +129,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             ..plan
         },
         out: a.out.clone(),
-        command: std::iter::once("cinterrupts".to_string())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" "),
+        command: command_line(),
     };
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());

@@ -9,6 +9,7 @@
 //! - [`write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all.
 
+pub mod app;
 pub mod claims;
 pub mod doc;
 pub mod experiment;
@@ -36,6 +37,9 @@ pub enum ReproError {
     Unknown(String, String),
     #[error("{0}")]
     Claims(String),
+    /// A program `--mode app` runs is not installed.
+    #[error("{0}")]
+    MissingTool(String),
     #[error("{path}: {reason}")]
     Write { path: String, reason: String },
 }
