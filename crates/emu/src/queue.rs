@@ -28,6 +28,17 @@ pub struct Request {
     pub marks: Marks,
 }
 
+/// The SQ entry of `r` under `tag`, its marks in the CID.
+fn sqe(tag: u16, r: &Request) -> Sqe {
+    Sqe {
+        cid: cid::encode(tag, r.marks).expect("tags fit the CID"),
+        write: r.write,
+        len: r.len,
+        offset: r.offset,
+        buf: r.buf,
+    }
+}
+
 struct SubmitSide {
     /// The host's copy of the SQ tail doorbell.
     tail: u32,
@@ -101,17 +112,8 @@ impl QueuePair {
                 side = self.tag_freed.wait(side).expect("submit lock");
                 side.sleepers -= 1;
             };
-            self.owners[tag as usize].store(
-                u64::from(owner) << 32 | u64::from(r.cookie),
-                Ordering::Relaxed,
-            );
-            let sqe = Sqe {
-                cid: cid::encode(tag, r.marks).expect("tags fit the CID"),
-                write: r.write,
-                len: r.len,
-                offset: r.offset,
-                buf: r.buf,
-            };
+            self.own(tag, owner, r);
+            let sqe = sqe(tag, r);
             // The SQ has a slot per tag, so it is full only while the
             // device has not fetched freed tags' old entries yet.
             let mut tail = side.tail;
@@ -139,26 +141,16 @@ impl QueuePair {
             let Some(&tag) = side.free_tags.last() else {
                 break;
             };
-            let sqe = Sqe {
-                cid: cid::encode(tag, r.marks).expect("tags fit the CID"),
-                write: r.write,
-                len: r.len,
-                offset: r.offset,
-                buf: r.buf,
-            };
             // A slot per tag, so the ring is full only while the device has
             // not fetched freed tags' old entries: never spin for it here,
             // as the caller may be the device itself.
             let mut tail = side.tail;
-            if !self.sq.write(&mut tail, sqe) {
+            if !self.sq.write(&mut tail, sqe(tag, r)) {
                 break;
             }
             side.tail = tail;
             side.free_tags.pop();
-            self.owners[tag as usize].store(
-                u64::from(owner) << 32 | u64::from(r.cookie),
-                Ordering::Relaxed,
-            );
+            self.own(tag, owner, r);
             taken += 1;
         }
         if taken > 0 {
@@ -166,6 +158,14 @@ impl QueuePair {
             self.submitted.fetch_add(taken as u64, Ordering::Relaxed);
         }
         taken
+    }
+
+    /// Records which thread's request holds `tag`, for the handler.
+    fn own(&self, tag: u16, owner: u32, r: &Request) {
+        self.owners[tag as usize].store(
+            u64::from(owner) << 32 | u64::from(r.cookie),
+            Ordering::Relaxed,
+        );
     }
 
     /// Handler: the owner of a completed tag, releasing the tag's owner
