@@ -5,6 +5,23 @@
 //! per event, time passed in as `u64` nanoseconds, no clock and no I/O. The
 //! simulator charges their costs in virtual time; the emulator's driver
 //! applies the block-layer and completion parts to real I/O.
+//!
+//! [`ld`]: FastResponse's Limited Depth block-layer scheduler (FR 3.3,
+//! Fig. 9). Critical requests bypass it whole and never wait; non-critical
+//! ones are split into 32 KB pieces queued in LBA order on their hardware
+//! queue's dispatch queue, and go to the device only with one of a
+//! device-wide pool of tokens (8 by default, after FR 2.2's "queue depth no
+//! more than 8" and the authors' README; a parameter for Fig. 19a's sweep),
+//! released at completion; a request is done at its last piece. The
+//! authors' opportunistic token for critical requests is an option.
+//!
+//! [`poll`]: how a waiter learns of its completion and what the CPU pays:
+//! interrupts (FR 2.1; when the interrupt fires is `policy`'s decision,
+//! calibrated or not), classic polling and Linux's hybrid polling (TOS 2,
+//! Fig. 5; Linux 5.3's `blk_mq_poll_hybrid_sleep`: half the mean of the
+//! request's size bucket over the last 100 ms window, then spin), and FR's
+//! SelectISR baseline (FR 4.1: critical I/O polls, the rest is
+//! interrupt-driven). The interrupt path's costs are parameters.
 
 pub mod ld;
 pub mod poll;
