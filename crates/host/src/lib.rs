@@ -5,3 +5,5 @@
 //! per event, time passed in as `u64` nanoseconds, no clock and no I/O. The
 //! simulator charges their costs in virtual time; the emulator's driver
 //! applies the block-layer and completion parts to real I/O.
+
+pub mod cfs;
