@@ -7,3 +7,4 @@
 //! applies the block-layer and completion parts to real I/O.
 
 pub mod cfs;
+pub mod fsync;
