@@ -23,5 +23,24 @@
 //! SelectISR baseline (FR 4.1: critical I/O polls, the rest is
 //! interrupt-driven). The interrupt path's costs are parameters.
 
+//! [`cfs`]: the CPU scheduler's wake-up decision, one run queue's `next`
+//! buddy. Vanilla CFS preempts the running task for a wakee only when the
+//! wakee is behind by more than the wake-up granularity (1 ms x (1 +
+//! ilog2(min(ncpus, 8))), "4 milliseconds on our server", FR 2.2);
+//! FastResponse's boost (FR 3.5, Algorithm 1) makes a critical wakee `next`
+//! and marks need_resched regardless, and a critical `next` sticks until it
+//! runs. The paper keeps a fairness guard at pick time that the authors'
+//! code drops; [`cfs::BoostRule`] has both.
+//!
+//! [`fsync`]: the ext4 `data=ordered` fsync path as a cost model (FR 2.1,
+//! Fig. 3): D1, then JBD2's compound transaction D2, JD, JC, each waiting for
+//! the one before, six context switches for one fsync; JBD2 commits one
+//! transaction at a time and later fsyncs join or wait as ext4's do. FR's
+//! fjournaling (FR 3.4) has a critical caller write D1 and its own
+//! f-transaction (header, extent blocks, commit block) in a separate area:
+//! no D2, no JBD2 wake-ups.
+
+pub mod cfs;
+pub mod fsync;
 pub mod ld;
 pub mod poll;
