@@ -64,9 +64,7 @@ macro_rules! forward {
 }
 
 fn is_direct(fd: c_int) -> bool {
-    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    fl != -1 && fl & libc::O_DIRECT != 0
+    route::is_direct(fd)
 }
 
 fn thread_name() -> Option<String> {
@@ -717,6 +715,60 @@ pub extern "C" fn io_getevents(
         };
         route::aio_wait(&a, (min - got) as u32, slice);
     }
+}
+
+/// `close`: the library's knowledge of the descriptor goes first (a
+/// number reused for another file is looked up again; its page-cache twin
+/// is closed).
+#[no_mangle]
+pub extern "C" fn close(fd: c_int) -> c_int {
+    route::closing(fd);
+    forward!("close", fn(c_int) -> c_int, -1, fd)
+}
+
+/// `dup2`/`dup3` close `new` when it is open: as `close`.
+#[no_mangle]
+pub extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    if old != new {
+        route::closing(new);
+    }
+    forward!("dup2", fn(c_int, c_int) -> c_int, -1, old, new)
+}
+
+#[no_mangle]
+pub extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    if old != new {
+        route::closing(new);
+    }
+    forward!(
+        "dup3",
+        fn(c_int, c_int, c_int) -> c_int,
+        -1,
+        old,
+        new,
+        flags
+    )
+}
+
+/// `close_range` (glibc 2.34): every descriptor of the range, as `close`
+/// (with CLOSE_RANGE_CLOEXEC nothing closes now; an exec starts the
+/// library afresh).
+#[no_mangle]
+pub extern "C" fn close_range(first: u32, last: u32, flags: c_int) -> c_int {
+    const CLOSE_RANGE_CLOEXEC: c_int = 1 << 2;
+    if flags & CLOSE_RANGE_CLOEXEC == 0 {
+        for fd in first..=last.min(4095) {
+            route::closing(fd as c_int);
+        }
+    }
+    forward!(
+        "close_range",
+        fn(u32, u32, c_int) -> c_int,
+        -1,
+        first,
+        last,
+        flags
+    )
 }
 
 /// libaio's `io_destroy`: a routed context's slot goes back.

@@ -19,6 +19,8 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicI32, AtomicU64};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use policy::Marks;
@@ -159,50 +161,119 @@ pub(crate) fn errno() -> c_int {
     unsafe { *libc::__errno_location() }
 }
 
-/// The page-cache twin of each O_DIRECT descriptor, by descriptor, with the
-/// file it was opened for (a descriptor number reused for another file
-/// gets a new twin).
-/// descriptor -> (st_dev, st_ino, twin descriptor).
-type Twins = HashMap<c_int, (u64, u64, c_int)>;
+/// What this process knows of its O_DIRECT descriptors, by number, so
+/// that a routed call costs no system call of ours (each one ~0.5 us on
+/// this VM, `cinterrupts bench exec`): whether it is direct, and with a
+/// modelled device its page-cache twin. An entry holds from the first call
+/// that looks the descriptor up until the descriptor is closed: `close`,
+/// `dup2`, `dup3` and `close_range` (interposed) clear it and close the
+/// twin, so a number reused for another file, or for the same file opened
+/// another way, is looked up again. Descriptors found not direct are not
+/// kept (they are looked up at every call, as before), nor are numbers of
+/// [`FDS`] and above.
+///
+/// An entry: bit 63 valid, bit 62 direct, bit 61 twin looked up, bits
+/// 32..61 the generation (bumped at each close, so a look-up that raced a
+/// close is not stored), bits 0..32 the twin (`u32::MAX`: none could be
+/// opened, the data moves through the descriptor itself).
+const FDS: usize = 4096;
+const VALID: u64 = 1 << 63;
+const DIRECT: u64 = 1 << 62;
+const TWINNED: u64 = 1 << 61;
+const GEN: u64 = ((1 << 61) - 1) & !0xffff_ffff;
+const NO_TWIN: u32 = u32::MAX;
 
-static TWINS: Mutex<Option<Twins>> = Mutex::new(None);
+static FD_CACHE: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+/// For a twin's number: 1 + the descriptor it is the twin of (0: none).
+static TWIN_OF: [AtomicI32; FDS] = [const { AtomicI32::new(0) }; FDS];
+
+fn entry(fd: c_int) -> Option<&'static AtomicU64> {
+    usize::try_from(fd).ok().and_then(|i| FD_CACHE.get(i))
+}
+
+/// Whether `fd` was opened with O_DIRECT (now).
+pub(crate) fn is_direct(fd: c_int) -> bool {
+    let e = entry(fd);
+    let seen = e.map_or(0, |e| e.load(Acquire));
+    if seen & VALID != 0 {
+        return seen & DIRECT != 0;
+    }
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let direct = fl != -1 && fl & libc::O_DIRECT != 0;
+    if let (true, Some(e)) = (direct, e) {
+        let _ = e.compare_exchange(seen, (seen & GEN) | VALID | DIRECT, AcqRel, Relaxed);
+    }
+    direct
+}
 
 /// The descriptor the data moves through: `fd` itself, or with a modelled
 /// device its twin without O_DIRECT (the page cache: this VM's disk takes
-/// ~170 us per 4 KiB, the profile's device ~7 us). `None`: no twin could
-/// be opened; the caller uses `fd`.
+/// ~170 us per 4 KiB, the profile's device ~7 us), opened at the first
+/// call on `fd` with its access mode. `fd` itself when no twin can be
+/// opened.
 pub(crate) fn data_fd(fd: c_int) -> c_int {
     if !modelled() {
         return fd;
     }
-    // SAFETY: fstat fills the struct; a bad fd returns -1.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return fd;
-    }
-    let id = (st.st_dev, st.st_ino);
-    let Ok(mut guard) = TWINS.lock() else {
+    let Some(e) = entry(fd) else {
         return fd;
     };
-    let map = guard.get_or_insert_with(HashMap::new);
-    if let Some(&(dev, ino, twin)) = map.get(&fd) {
-        if (dev, ino) == id {
-            return twin;
-        }
-        // SAFETY: our own descriptor, for a file this fd no longer names.
-        unsafe { libc::close(twin) };
-        map.remove(&fd);
+    let seen = e.load(Acquire);
+    if seen & (VALID | TWINNED) == VALID | TWINNED {
+        let twin = seen as u32;
+        return if twin == NO_TWIN { fd } else { twin as c_int };
     }
     // SAFETY: F_GETFL takes no pointer.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl == -1 || fl & libc::O_DIRECT == 0 {
+        return fd;
+    }
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
     // SAFETY: a NUL-terminated path; `open` is not interposed.
     let twin = unsafe { libc::open(path.as_ptr(), (fl & libc::O_ACCMODE) | libc::O_CLOEXEC) };
-    if twin < 0 {
-        return fd;
+    let bits = if twin < 0 { NO_TWIN } else { twin as u32 };
+    if let Some(t) = TWIN_OF.get(twin.max(0) as usize).filter(|_| twin >= 0) {
+        t.store(fd + 1, Release);
     }
-    map.insert(fd, (id.0, id.1, twin));
-    twin
+    let now = (seen & GEN) | VALID | DIRECT | TWINNED | u64::from(bits);
+    if e.compare_exchange(seen, now, AcqRel, Relaxed).is_ok() {
+        return if twin < 0 { fd } else { twin };
+    }
+    // A close raced the look-up (or another thread stored its own twin):
+    // this call moves its data through `fd` itself.
+    if twin >= 0 {
+        close_twin(twin);
+    }
+    fd
+}
+
+fn close_twin(twin: c_int) {
+    if let Some(t) = TWIN_OF.get(twin as usize) {
+        t.store(0, Release);
+    }
+    // SAFETY: our own descriptor; the raw call, not the interposed close.
+    unsafe { libc::syscall(libc::SYS_close, twin) };
+}
+
+/// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
+/// goes, with its twin. If `fd` is a twin of ours the program closes (a
+/// program closing every descriptor), the entry it belongs to goes.
+pub(crate) fn closing(fd: c_int) {
+    let Some(e) = entry(fd) else { return };
+    let old = e.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+    if let Ok(v) = old {
+        let twin = v as u32;
+        if v & TWINNED != 0 && twin != NO_TWIN {
+            close_twin(twin as c_int);
+        }
+    }
+    let owner = TWIN_OF[fd as usize].swap(0, AcqRel);
+    if owner > 0 {
+        if let Some(o) = entry(owner - 1) {
+            let _ = o.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+        }
+    }
 }
 
 /// A libaio context this process routes: its slot, and the iocbs in flight
