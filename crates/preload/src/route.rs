@@ -96,6 +96,7 @@ pub(crate) fn forget_in_child() {
 
 /// At the process's exit: its quiet slots go back.
 pub(crate) fn release_all() {
+    timing::say_totals();
     if let Some(r) = REGION.get().and_then(|r| r.as_ref()) {
         r.release_all(pid());
     }
@@ -121,7 +122,9 @@ pub(crate) fn blocking(
         None => (claim()?, 0),
     };
     MINE.with(|m| m.set(Some((slot, cookie.wrapping_add(1)))));
+    let t = timing::Stamps::start();
     let res = io();
+    t.mark(timing::IO);
     // A failed call posts nothing; nor does a read at the end of the file,
     // for which the kernel sends no command either.
     if res < 0 || (res == 0 && !write) {
@@ -138,11 +141,13 @@ pub(crate) fn blocking(
     if !s.post(cmd) {
         return Some(res);
     }
+    t.mark(timing::POST);
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
         s.wait(1, None);
         s.take(1, &mut out);
     }
+    t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
     if out[0].error {
         set_errno(libc::EIO);
@@ -397,4 +402,109 @@ pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
 /// Sleeps until `min` completions of `a` are delivered or `timeout` ends.
 pub(crate) fn aio_wait(a: &AioCtx, min: u32, timeout: Option<std::time::Duration>) -> bool {
     region().is_some_and(|r| r.slot(a.slot).wait(min, timeout))
+}
+
+/// Where a routed blocking call's time goes, with
+/// CINTERRUPTS_PRELOAD_TIMING=1 in the program's environment: per call,
+/// the time between the end of the previous routed call of the thread and
+/// this one's start (the program's own work and our classification), the
+/// data transfer, the posting, and the wait for the completion. Said on
+/// stderr at the process's exit. Off: one relaxed load per call.
+pub(crate) mod timing {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+    pub(crate) const OUTSIDE: usize = 0;
+    pub(crate) const IO: usize = 1;
+    pub(crate) const POST: usize = 2;
+    pub(crate) const WAIT: usize = 3;
+    const NAMES: [&str; 4] = [
+        "between calls",
+        "data transfer",
+        "post",
+        "wait for completion",
+    ];
+
+    static SUM: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    /// 0 unknown, 1 off, 2 on.
+    static ON: AtomicU8 = AtomicU8::new(0);
+
+    thread_local! {
+        static LAST: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn on() -> bool {
+        match ON.load(Relaxed) {
+            0 => {
+                let on = std::env::var_os("CINTERRUPTS_PRELOAD_TIMING").is_some_and(|v| v == "1");
+                ON.store(if on { 2 } else { 1 }, Relaxed);
+                on
+            }
+            v => v == 2,
+        }
+    }
+
+    fn now() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: fills our timespec (the vDSO).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    pub(crate) struct Stamps {
+        at: Cell<u64>,
+        on: bool,
+    }
+
+    impl Stamps {
+        pub(crate) fn start() -> Stamps {
+            if !on() {
+                return Stamps {
+                    at: Cell::new(0),
+                    on: false,
+                };
+            }
+            let t = now();
+            let last = LAST.with(Cell::get);
+            if last != 0 {
+                SUM[OUTSIDE].fetch_add(t - last, Relaxed);
+            }
+            CALLS.fetch_add(1, Relaxed);
+            Stamps {
+                at: Cell::new(t),
+                on: true,
+            }
+        }
+
+        pub(crate) fn mark(&self, stage: usize) {
+            if !self.on {
+                return;
+            }
+            let t = now();
+            SUM[stage].fetch_add(t - self.at.get(), Relaxed);
+            self.at.set(t);
+            if stage == WAIT {
+                LAST.with(|l| l.set(t));
+            }
+        }
+    }
+
+    pub(crate) fn say_totals() {
+        let n = CALLS.load(Relaxed);
+        if n == 0 {
+            return;
+        }
+        let mut line = format!("timing of {n} routed blocking calls, mean per call:");
+        for (k, name) in NAMES.iter().enumerate() {
+            line += &format!(
+                " {name} {:.2} us;",
+                SUM[k].load(Relaxed) as f64 / n as f64 / 1e3
+            );
+        }
+        super::say(&line);
+    }
 }
