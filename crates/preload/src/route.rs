@@ -261,6 +261,12 @@ fn close_twin(twin: c_int) {
     unsafe { libc::syscall(libc::SYS_close, twin) };
 }
 
+/// Whether `fd`'s data moves through the page cache as the modelled
+/// device's medium (routed, O_DIRECT, `--device`).
+pub(crate) fn cache_is_the_device(fd: c_int) -> bool {
+    modelled() && region().is_some() && is_direct(fd)
+}
+
 /// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
 /// goes, with its twin. If `fd` is a twin of ours the program closes (a
 /// program closing every descriptor), the entry it belongs to goes.
