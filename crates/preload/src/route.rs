@@ -294,6 +294,9 @@ pub(crate) struct AioCtx {
     pub(crate) pend: Mutex<AioPend>,
     /// One reaper at a time (the slot's completion ring has one consumer).
     pub(crate) reaper: Mutex<()>,
+    /// Held by `io_submit` from the posting of its commands until their
+    /// data moved: a completion is taken only outside it.
+    pub(crate) copying: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -322,6 +325,7 @@ pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
         slot: claim()?,
         pend: Mutex::default(),
         reaper: Mutex::new(()),
+        copying: Mutex::new(()),
     });
     map.insert(ctx, a.clone());
     Some(a)
@@ -343,33 +347,43 @@ pub(crate) fn aio_room(a: &AioCtx) -> usize {
     })
 }
 
-/// Posts one iocb's command (its data already moved, `res` its result).
+/// Posts one iocb's command (`len` bytes asked; its data moves after, and
+/// [`aio_moved`] records the result); its cookie, or `None` when the slot
+/// is full.
 pub(crate) fn aio_post(
     a: &AioCtx,
     data: u64,
     obj: u64,
-    res: i64,
+    len: u32,
     marks: Marks,
     write: bool,
     offset: u64,
-) -> bool {
-    let Some(r) = region() else { return false };
+) -> Option<u32> {
+    let r = region()?;
     let mut p = a.pend.lock().expect("aio lock");
     let cookie = p.next;
     p.next = p.next.wrapping_add(1);
-    p.map.insert(cookie, (data, obj, res));
+    p.map.insert(cookie, (data, obj, 0));
     let cmd = Cmd {
         cookie,
         write,
         marks: bits(marks),
-        len: res.max(0) as u32,
+        len,
         offset,
     };
     if r.slot(a.slot).post(cmd) {
-        true
+        Some(cookie)
     } else {
         p.map.remove(&cookie);
-        false
+        None
+    }
+}
+
+/// The data of the command `cookie` moved, with the result `res` (bytes, or
+/// a negative errno), which its event carries.
+pub(crate) fn aio_moved(a: &AioCtx, cookie: u32, res: i64) {
+    if let Some(e) = a.pend.lock().expect("aio lock").map.get_mut(&cookie) {
+        e.2 = res;
     }
 }
 
@@ -387,7 +401,11 @@ pub struct IoEvent {
 pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
     let Some(r) = region() else { return 0 };
     let mut done: Vec<Done> = Vec::with_capacity(max);
-    r.slot(a.slot).take(max, &mut done);
+    {
+        // Not while an io_submit of the context still moves data.
+        let _moved = a.copying.lock().expect("copying lock");
+        r.slot(a.slot).take(max, &mut done);
+    }
     let mut p = a.pend.lock().expect("aio lock");
     let mut n = 0;
     for d in done {
