@@ -297,7 +297,7 @@ macro_rules! positioned {
             let call = |d| forward!($sym, fn(c_int, $buf, size_t, off_t) -> ssize_t, -1, d, buf, n, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                if let Some(r) = route::blocking(m, write, off as u64, || call(route::data_fd(fd))) {
+                if let Some(r) = route::blocking_at(m, write, fd, off as u64, n as u64, || call(route::data_fd(fd))) {
                     return r;
                 }
             }
@@ -313,6 +313,17 @@ positioned!(
     pwrite64, "pwrite64", Kind::Write, *const c_void
 );
 
+/// The bytes of `cnt` iovecs (0 for a bad count: routed as before).
+fn iov_len(iov: *const iovec, cnt: c_int) -> u64 {
+    if iov.is_null() || !(1..=1024).contains(&cnt) {
+        return 0;
+    }
+    // SAFETY: the program's array of cnt iovecs (the call's contract).
+    (0..cnt as usize)
+        .map(|k| unsafe { (*iov.add(k)).iov_len as u64 })
+        .sum()
+}
+
 macro_rules! vectored {
     ($($name:ident, $sym:literal, $kind:expr);*) => {$(
         #[no_mangle]
@@ -320,7 +331,7 @@ macro_rules! vectored {
             let call = |d| forward!($sym, fn(c_int, *const iovec, c_int, off_t) -> ssize_t, -1, d, iov, cnt, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                if let Some(r) = route::blocking(m, write, off as u64, || call(route::data_fd(fd))) {
+                if let Some(r) = route::blocking_at(m, write, fd, off as u64, iov_len(iov, cnt), || call(route::data_fd(fd))) {
                     return r;
                 }
             }
@@ -356,7 +367,7 @@ macro_rules! vectored2 {
                 let r = if off == -1 {
                     at_offset(fd, m, write, |d, o| call(d, o), || call(fd, -1))
                 } else {
-                    route::blocking(m, write, off as u64, || call(route::data_fd(fd), off))
+                    route::blocking_at(m, write, fd, off as u64, iov_len(iov, cnt), || call(route::data_fd(fd), off))
                 };
                 if let Some(r) = r {
                     return r;
