@@ -32,6 +32,13 @@ pub enum BenchTarget {
     /// device thread's capacity: completions per second on null:0 at
     /// iodepth 256. Build with --release for meaningful numbers.
     Emu(BenchEmuArgs),
+    /// Cross-validate: one fio job under `run` (our fio loop) and under
+    /// `exec` with the real fio, same policy and device (issue 14 item 7)
+    ///
+    /// Prints IOPS, mean latency and interrupts per completion of each
+    /// side, the ratio exec/run and whether it is within the issue's bounds
+    /// (15%, 15%, 10%). Jobs: examples/crossval/*.fio. Build with --release.
+    Exec(crate::bench_exec::BenchExecArgs),
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +73,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.target {
         BenchTarget::Sim(a) => bench_sim(a),
         BenchTarget::Emu(a) => bench_emu(a),
+        BenchTarget::Exec(a) => crate::bench_exec::run(a),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod args;
 mod bench_cmd;
+mod bench_exec;
 mod calibrate_cmd;
 mod coalesce;
 mod exec_cmd;

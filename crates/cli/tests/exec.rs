@@ -517,3 +517,88 @@ fn a_program_outlives_a_killed_exec_and_does_not_hang() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+const REUSE: &str = "CINTERRUPTS_EXEC_TEST_REUSE";
+
+/// A descriptor number reused for another file (after `close`, or replaced
+/// by `dup2`) reads the new file, and one reused for the same file opened
+/// another way (written, closed, opened read-only) reads what was written:
+/// the library's knowledge of a descriptor (its page-cache twin under
+/// `--device`) goes with it.
+#[test]
+fn a_reused_descriptor_reads_its_new_file_through_the_modelled_device() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, byte) in [("a", 0x11u8), ("b", 0x22), ("c", 0x33)] {
+        std::fs::write(dir.path().join(name), vec![byte; 1 << 16]).unwrap();
+    }
+    let json = dir.path().join("reuse.json");
+    let o = bin()
+        .args([
+            "exec",
+            "--device",
+            "optane",
+            "--output-format",
+            "json",
+            "-o",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "child_reuse"])
+        .env(REUSE, dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    // a, b (after close), a (after dup2), c written then read back.
+    assert_eq!(v["cinterrupts"]["device"]["commands"], 5, "{v}");
+    assert_eq!(
+        std::fs::read(dir.path().join("c")).unwrap()[..4096],
+        [0x44; 4096]
+    );
+}
+
+/// The program of the test above (ignored on its own).
+#[test]
+#[ignore]
+fn child_reuse() {
+    let Ok(dir) = std::env::var(REUSE) else {
+        return;
+    };
+    let path = |n: &str| std::ffi::CString::new(format!("{dir}/{n}")).unwrap();
+    unsafe {
+        let mut buf: *mut c_void = std::ptr::null_mut();
+        assert_eq!(libc::posix_memalign(&mut buf, 4096, 4096), 0);
+        let first = |fd: c_int| {
+            assert_eq!(libc::pread(fd, buf, 4096, 0), 4096);
+            *(buf as *const u8)
+        };
+        let a = libc::open(path("a").as_ptr(), libc::O_RDONLY | libc::O_DIRECT);
+        assert_eq!(first(a), 0x11);
+        assert_eq!(libc::close(a), 0);
+        let b = libc::open(path("b").as_ptr(), libc::O_RDONLY | libc::O_DIRECT);
+        assert_eq!(b, a, "the number is reused");
+        assert_eq!(first(b), 0x22, "the new file's data, not the old one's");
+        // dup2 over b's number: now a again.
+        let a2 = libc::open(path("a").as_ptr(), libc::O_RDONLY | libc::O_DIRECT);
+        assert_eq!(libc::dup2(a2, b), b);
+        assert_eq!(libc::close(a2), 0);
+        assert_eq!(first(b), 0x11, "dup2 replaced the file");
+        assert_eq!(libc::close(b), 0);
+        // The same file written, then opened read-only under the number.
+        let w = libc::open(path("c").as_ptr(), libc::O_WRONLY | libc::O_DIRECT);
+        std::ptr::write_bytes(buf as *mut u8, 0x44, 4096);
+        assert_eq!(libc::pwrite(w, buf, 4096, 0), 4096);
+        assert_eq!(libc::close(w), 0);
+        let r = libc::open(path("c").as_ptr(), libc::O_RDONLY | libc::O_DIRECT);
+        assert_eq!(r, w, "the number is reused");
+        std::ptr::write_bytes(buf as *mut u8, 0, 4096);
+        assert_eq!(first(r), 0x44, "written data reads back");
+    }
+}

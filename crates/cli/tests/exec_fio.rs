@@ -212,3 +212,41 @@ fn io_uring_is_reported_once_and_left_alone() {
     let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(v["cinterrupts"]["device"]["commands"], 0, "{v}");
 }
+
+/// `bench exec` runs a job both ways and prints the three figures with
+/// their ratios and bounds (the figures themselves are not checked here:
+/// speed is read from the command's output, not from tests).
+#[test]
+fn bench_exec_prints_both_sides_and_the_bounds() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("b.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nsize=4m\ndirect=1\nbs=4k\nrw=randread\n[psync]\nioengine=psync\n",
+            dir.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .args(["bench", "exec", "--repeat", "1", "--runtime", "300ms"])
+        .args(["--output-format", "json"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for side in ["run", "exec"] {
+        assert!(v[side]["iops"].as_f64().unwrap() > 0.0, "{v}");
+        assert!(v[side]["lat_mean_ns"].as_f64().unwrap() > 0.0, "{v}");
+        assert_eq!(v[side]["interrupts_per_completion"], 1.0, "psync: one each");
+    }
+    let checks = v["checks"].as_array().unwrap();
+    let bounds: Vec<f64> = checks
+        .iter()
+        .map(|c| c["bound"].as_f64().unwrap())
+        .collect();
+    assert_eq!(bounds, [0.15, 0.15, 0.10]);
+    assert!(checks.iter().all(|c| c["pass"].is_boolean()));
+}

@@ -19,6 +19,8 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicI32, AtomicU64};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use policy::Marks;
@@ -144,11 +146,30 @@ pub(crate) fn forget_in_child() {
 /// process while that thread still uses it. They are taken again once the
 /// process is gone and nothing of theirs is in flight (`Region::claim`).
 pub(crate) fn release_mine() {
+    timing::say_totals();
     let Some(r) = mapped() else { return };
     if let Some((slot, _)) = mine() {
         set_mine(None);
         r.slot(slot).release();
     }
+}
+
+/// This thread's slot (claimed at its first routed call) and the cookie of
+/// its next command. `None`: not routed (no slot free, or a thread at its
+/// very end, with no thread-local storage left).
+fn next_cookie(r: &Region) -> Option<(usize, u32)> {
+    let (slot, cookie) = match mine() {
+        Some(m) => m,
+        None => (claim()?, 0),
+    };
+    if MINE
+        .try_with(|m| m.0.set(Some((slot, cookie.wrapping_add(1)))))
+        .is_err()
+    {
+        r.slot(slot).release();
+        return None;
+    }
+    Some((slot, cookie))
 }
 
 fn bits(m: Marks) -> u8 {
@@ -166,19 +187,10 @@ pub(crate) fn blocking(
     io: impl FnOnce() -> isize,
 ) -> Option<isize> {
     let r = region()?;
-    let (slot, cookie) = match mine() {
-        Some(m) => m,
-        None => (claim()?, 0),
-    };
-    // A thread at its very end (no storage left) is not routed.
-    if MINE
-        .try_with(|m| m.0.set(Some((slot, cookie.wrapping_add(1)))))
-        .is_err()
-    {
-        r.slot(slot).release();
-        return None;
-    }
+    let (slot, cookie) = next_cookie(r)?;
+    let t = timing::Stamps::start();
     let res = io();
+    t.mark(timing::IO);
     // A failed call posts nothing; nor does a read at the end of the file,
     // for which the kernel sends no command either.
     if res < 0 || (res == 0 && !write) {
@@ -195,6 +207,7 @@ pub(crate) fn blocking(
     if !s.post(cmd) {
         return Some(res);
     }
+    t.mark(timing::POST);
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
         if !s.wait(1, Some(WATCH)) && !device_alive() {
@@ -203,12 +216,95 @@ pub(crate) fn blocking(
         }
         s.take(1, &mut out);
     }
+    t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
     if out[0].error {
         set_errno(libc::EIO);
         return Some(-1);
     }
     Some(res)
+}
+
+/// A positioned blocking call of `len` bytes on `fd` routed with a
+/// modelled device: its command is posted first, then its data moves (the
+/// page-cache copy, ~1.5-2.5 us per 4 KiB on this VM) while the device
+/// serves it, as the device's DMA moves a kernel's O_DIRECT data during
+/// the command; then the thread sleeps until the completion. Without a
+/// modelled device, and for a read the library does not know to lie
+/// within the file (a read at the end of the file sends no command, as in
+/// the kernel), as [`blocking`].
+pub(crate) fn blocking_at(
+    marks: Marks,
+    write: bool,
+    fd: c_int,
+    offset: u64,
+    len: u64,
+    io: impl FnOnce() -> isize,
+) -> Option<isize> {
+    if !modelled() || len == 0 || len > u64::from(u32::MAX) || (!write && !within(fd, offset + len))
+    {
+        return blocking(marks, write, offset, io);
+    }
+    let r = region()?;
+    let (slot, cookie) = next_cookie(r)?;
+    let t = timing::Stamps::start();
+    let s = r.slot(slot);
+    let cmd = Cmd {
+        cookie,
+        write,
+        marks: bits(marks),
+        len: len as u32,
+        offset,
+    };
+    if !s.post(cmd) {
+        return Some(io());
+    }
+    t.mark(timing::POST);
+    let res = io();
+    let err = errno();
+    t.mark(timing::IO);
+    let mut out = Vec::with_capacity(1);
+    while out.is_empty() {
+        if !s.wait(1, Some(WATCH)) && !device_alive() {
+            // The data moved: the call's own result stands.
+            set_errno(err);
+            return Some(res);
+        }
+        s.take(1, &mut out);
+    }
+    t.mark(timing::WAIT);
+    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
+    if res < 0 {
+        set_errno(err);
+        return Some(res);
+    }
+    if out[0].error {
+        set_errno(libc::EIO);
+        return Some(-1);
+    }
+    Some(res)
+}
+
+/// The size of each descriptor's file as last seen (0: not seen), so that
+/// a read known to lie within it needs no `fstat`; looked again when a read
+/// reaches past it, cleared at close.
+static SIZES: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+
+/// Whether the file of `fd` holds `end` bytes.
+fn within(fd: c_int, end: u64) -> bool {
+    let Some(size) = usize::try_from(fd).ok().and_then(|i| SIZES.get(i)) else {
+        return false;
+    };
+    if size.load(Relaxed) >= end {
+        return true;
+    }
+    // SAFETY: fstat fills the struct; a bad fd returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return false;
+    }
+    size.store(st.st_size as u64, Relaxed);
+    st.st_size as u64 >= end
 }
 
 pub(crate) fn set_errno(e: c_int) {
@@ -221,65 +317,126 @@ pub(crate) fn errno() -> c_int {
     unsafe { *libc::__errno_location() }
 }
 
-/// The page-cache twin of each O_DIRECT descriptor, by descriptor, with the
-/// file and access mode it was opened for: a descriptor number reused for
-/// another file, or for the same file opened another way (RocksDB writes
-/// an SST write-only, then reads it back read-only, often under the same
-/// number), gets a new twin.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Opened {
-    dev: u64,
-    ino: u64,
-    access: c_int,
+/// What this process knows of its O_DIRECT descriptors, by number, so
+/// that a routed call costs no system call of ours (each one ~0.5 us on
+/// this VM, `cinterrupts bench exec`): whether it is direct, and with a
+/// modelled device its page-cache twin. An entry holds from the first call
+/// that looks the descriptor up until the descriptor is closed: `close`,
+/// `dup2`, `dup3` and `close_range` (interposed) clear it and close the
+/// twin, so a number reused for another file, or for the same file opened
+/// another way, is looked up again. Descriptors found not direct are not
+/// kept (they are looked up at every call, as before), nor are numbers of
+/// [`FDS`] and above.
+///
+/// An entry: bit 63 valid, bit 62 direct, bit 61 twin looked up, bits
+/// 32..61 the generation (bumped at each close, so a look-up that raced a
+/// close is not stored), bits 0..32 the twin (`u32::MAX`: none could be
+/// opened, the data moves through the descriptor itself).
+const FDS: usize = 4096;
+const VALID: u64 = 1 << 63;
+const DIRECT: u64 = 1 << 62;
+const TWINNED: u64 = 1 << 61;
+const GEN: u64 = ((1 << 61) - 1) & !0xffff_ffff;
+const NO_TWIN: u32 = u32::MAX;
+
+static FD_CACHE: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+/// For a twin's number: 1 + the descriptor it is the twin of (0: none).
+static TWIN_OF: [AtomicI32; FDS] = [const { AtomicI32::new(0) }; FDS];
+
+fn entry(fd: c_int) -> Option<&'static AtomicU64> {
+    usize::try_from(fd).ok().and_then(|i| FD_CACHE.get(i))
 }
 
-type Twins = HashMap<c_int, (Opened, c_int)>;
-
-static TWINS: Mutex<Option<Twins>> = Mutex::new(None);
+/// Whether `fd` was opened with O_DIRECT (now).
+pub(crate) fn is_direct(fd: c_int) -> bool {
+    let e = entry(fd);
+    let seen = e.map_or(0, |e| e.load(Acquire));
+    if seen & VALID != 0 {
+        return seen & DIRECT != 0;
+    }
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let direct = fl != -1 && fl & libc::O_DIRECT != 0;
+    if let (true, Some(e)) = (direct, e) {
+        let _ = e.compare_exchange(seen, (seen & GEN) | VALID | DIRECT, AcqRel, Relaxed);
+    }
+    direct
+}
 
 /// The descriptor the data moves through: `fd` itself, or with a modelled
 /// device its twin without O_DIRECT (the page cache: this VM's disk takes
-/// ~170 us per 4 KiB, the profile's device ~7 us). `fd` itself when no
-/// twin can be opened.
+/// ~170 us per 4 KiB, the profile's device ~7 us), opened at the first
+/// call on `fd` with its access mode. `fd` itself when no twin can be
+/// opened.
 pub(crate) fn data_fd(fd: c_int) -> c_int {
     if !modelled() {
         return fd;
     }
-    // SAFETY: fstat fills the struct; a bad fd returns -1. F_GETFL takes
-    // no pointer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+    let Some(e) = entry(fd) else {
         return fd;
+    };
+    let seen = e.load(Acquire);
+    if seen & (VALID | TWINNED) == VALID | TWINNED {
+        let twin = seen as u32;
+        return if twin == NO_TWIN { fd } else { twin as c_int };
     }
+    // SAFETY: F_GETFL takes no pointer.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl == -1 {
+    if fl == -1 || fl & libc::O_DIRECT == 0 {
         return fd;
-    }
-    let now = Opened {
-        dev: st.st_dev,
-        ino: st.st_ino,
-        access: fl & libc::O_ACCMODE,
-    };
-    let Ok(mut guard) = TWINS.lock() else {
-        return fd;
-    };
-    let map = guard.get_or_insert_with(HashMap::new);
-    if let Some(&(was, twin)) = map.get(&fd) {
-        if was == now {
-            return twin;
-        }
-        // SAFETY: our own descriptor, for what this fd no longer is.
-        unsafe { libc::close(twin) };
-        map.remove(&fd);
     }
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
     // SAFETY: a NUL-terminated path; `open` is not interposed.
-    let twin = unsafe { libc::open(path.as_ptr(), now.access | libc::O_CLOEXEC) };
-    if twin < 0 {
-        return fd;
+    let twin = unsafe { libc::open(path.as_ptr(), (fl & libc::O_ACCMODE) | libc::O_CLOEXEC) };
+    let bits = if twin < 0 { NO_TWIN } else { twin as u32 };
+    if let Some(t) = TWIN_OF.get(twin.max(0) as usize).filter(|_| twin >= 0) {
+        t.store(fd + 1, Release);
     }
-    map.insert(fd, (now, twin));
-    twin
+    let now = (seen & GEN) | VALID | DIRECT | TWINNED | u64::from(bits);
+    if e.compare_exchange(seen, now, AcqRel, Relaxed).is_ok() {
+        return if twin < 0 { fd } else { twin };
+    }
+    // A close raced the look-up (or another thread stored its own twin):
+    // this call moves its data through `fd` itself.
+    if twin >= 0 {
+        close_twin(twin);
+    }
+    fd
+}
+
+fn close_twin(twin: c_int) {
+    if let Some(t) = TWIN_OF.get(twin as usize) {
+        t.store(0, Release);
+    }
+    // SAFETY: our own descriptor; the raw call, not the interposed close.
+    unsafe { libc::syscall(libc::SYS_close, twin) };
+}
+
+/// Whether `fd`'s data moves through the page cache as the modelled
+/// device's medium (routed, O_DIRECT, `--device`).
+pub(crate) fn cache_is_the_device(fd: c_int) -> bool {
+    modelled() && region().is_some() && is_direct(fd)
+}
+
+/// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
+/// goes, with its twin. If `fd` is a twin of ours the program closes (a
+/// program closing every descriptor), the entry it belongs to goes.
+pub(crate) fn closing(fd: c_int) {
+    let Some(e) = entry(fd) else { return };
+    let old = e.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+    if let Ok(v) = old {
+        let twin = v as u32;
+        if v & TWINNED != 0 && twin != NO_TWIN {
+            close_twin(twin as c_int);
+        }
+    }
+    SIZES[fd as usize].store(0, Relaxed);
+    let owner = TWIN_OF[fd as usize].swap(0, AcqRel);
+    if owner > 0 {
+        if let Some(o) = entry(owner - 1) {
+            let _ = o.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+        }
+    }
 }
 
 /// A libaio context this process routes: its slot, and the iocbs in flight
@@ -289,6 +446,9 @@ pub(crate) struct AioCtx {
     pub(crate) pend: Mutex<AioPend>,
     /// One reaper at a time (the slot's completion ring has one consumer).
     pub(crate) reaper: Mutex<()>,
+    /// Held by `io_submit` from the posting of its commands until their
+    /// data moved: a completion is taken only outside it.
+    pub(crate) copying: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -321,6 +481,7 @@ pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
         slot: claim()?,
         pend: Mutex::default(),
         reaper: Mutex::new(()),
+        copying: Mutex::new(()),
     });
     map.insert(ctx, a.clone());
     Some(a)
@@ -342,33 +503,43 @@ pub(crate) fn aio_room(a: &AioCtx) -> usize {
     })
 }
 
-/// Posts one iocb's command (its data already moved, `res` its result).
+/// Posts one iocb's command (`len` bytes asked; its data moves after, and
+/// [`aio_moved`] records the result); its cookie, or `None` when the slot
+/// is full.
 pub(crate) fn aio_post(
     a: &AioCtx,
     data: u64,
     obj: u64,
-    res: i64,
+    len: u32,
     marks: Marks,
     write: bool,
     offset: u64,
-) -> bool {
-    let Some(r) = region() else { return false };
+) -> Option<u32> {
+    let r = region()?;
     let mut p = a.pend.lock().expect("aio lock");
     let cookie = p.next;
     p.next = p.next.wrapping_add(1);
-    p.map.insert(cookie, (data, obj, res));
+    p.map.insert(cookie, (data, obj, 0));
     let cmd = Cmd {
         cookie,
         write,
         marks: bits(marks),
-        len: res.max(0) as u32,
+        len,
         offset,
     };
     if r.slot(a.slot).post(cmd) {
-        true
+        Some(cookie)
     } else {
         p.map.remove(&cookie);
-        false
+        None
+    }
+}
+
+/// The data of the command `cookie` moved, with the result `res` (bytes, or
+/// a negative errno), which its event carries.
+pub(crate) fn aio_moved(a: &AioCtx, cookie: u32, res: i64) {
+    if let Some(e) = a.pend.lock().expect("aio lock").map.get_mut(&cookie) {
+        e.2 = res;
     }
 }
 
@@ -386,7 +557,11 @@ pub struct IoEvent {
 pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
     let Some(r) = mapped() else { return 0 };
     let mut done: Vec<Done> = Vec::with_capacity(max);
-    r.slot(a.slot).take(max, &mut done);
+    {
+        // Not while an io_submit of the context still moves data.
+        let _moved = a.copying.lock().expect("copying lock");
+        r.slot(a.slot).take(max, &mut done);
+    }
     let mut p = a.pend.lock().expect("aio lock");
     let mut n = 0;
     for d in done {
@@ -465,4 +640,109 @@ fn device_alive() -> bool {
         say("the device (cinterrupts exec) is gone; the rest of the I/O goes to the kernel");
     }
     alive
+}
+
+/// Where a routed blocking call's time goes, with
+/// CINTERRUPTS_PRELOAD_TIMING=1 in the program's environment: per call,
+/// the time between the end of the previous routed call of the thread and
+/// this one's start (the program's own work and our classification), the
+/// data transfer, the posting, and the wait for the completion. Said on
+/// stderr at the process's exit. Off: one relaxed load per call.
+pub(crate) mod timing {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+    pub(crate) const OUTSIDE: usize = 0;
+    pub(crate) const IO: usize = 1;
+    pub(crate) const POST: usize = 2;
+    pub(crate) const WAIT: usize = 3;
+    const NAMES: [&str; 4] = [
+        "between calls",
+        "data transfer",
+        "post",
+        "wait for completion",
+    ];
+
+    static SUM: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    /// 0 unknown, 1 off, 2 on.
+    static ON: AtomicU8 = AtomicU8::new(0);
+
+    thread_local! {
+        static LAST: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn on() -> bool {
+        match ON.load(Relaxed) {
+            0 => {
+                let on = std::env::var_os("CINTERRUPTS_PRELOAD_TIMING").is_some_and(|v| v == "1");
+                ON.store(if on { 2 } else { 1 }, Relaxed);
+                on
+            }
+            v => v == 2,
+        }
+    }
+
+    fn now() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: fills our timespec (the vDSO).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    pub(crate) struct Stamps {
+        at: Cell<u64>,
+        on: bool,
+    }
+
+    impl Stamps {
+        pub(crate) fn start() -> Stamps {
+            if !on() {
+                return Stamps {
+                    at: Cell::new(0),
+                    on: false,
+                };
+            }
+            let t = now();
+            let last = LAST.with(Cell::get);
+            if last != 0 {
+                SUM[OUTSIDE].fetch_add(t - last, Relaxed);
+            }
+            CALLS.fetch_add(1, Relaxed);
+            Stamps {
+                at: Cell::new(t),
+                on: true,
+            }
+        }
+
+        pub(crate) fn mark(&self, stage: usize) {
+            if !self.on {
+                return;
+            }
+            let t = now();
+            SUM[stage].fetch_add(t - self.at.get(), Relaxed);
+            self.at.set(t);
+            if stage == WAIT {
+                LAST.with(|l| l.set(t));
+            }
+        }
+    }
+
+    pub(crate) fn say_totals() {
+        let n = CALLS.load(Relaxed);
+        if n == 0 {
+            return;
+        }
+        let mut line = format!("timing of {n} routed blocking calls, mean per call:");
+        for (k, name) in NAMES.iter().enumerate() {
+            line += &format!(
+                " {name} {:.2} us;",
+                SUM[k].load(Relaxed) as f64 / n as f64 / 1e3
+            );
+        }
+        super::say(&line);
+    }
 }
