@@ -130,7 +130,7 @@ impl QueuePair {
     }
 
     /// A host that must not sleep (the device's fetch of remote
-    /// submissions, [`crate::device::Ingress`]): submits the longest prefix
+    /// submissions, the device's `Ingress`): submits the longest prefix
     /// of `reqs` that finds free tags, for thread `owner`, and rings the
     /// doorbell once. Returns how many it took; the rest wait for the
     /// handler to free tags.
