@@ -134,6 +134,10 @@ impl Job {
         if let Some(w) = &job.wait_for {
             let _ = write!(s, " wait_for={}", crate::error::quoted(w));
         }
+        // Ours (FastResponse's tag): every request of the job is critical.
+        if job.critical {
+            s.push_str(" critical");
+        }
         // Which kernel's defaults the marks below follow (DefaultMarks).
         let _ = write!(s, " default_marks={}", job.default_marks);
         if job.rw.reads() {

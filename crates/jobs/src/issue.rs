@@ -105,6 +105,10 @@ pub struct Io {
     pub bytes: u64,
     /// The marks the device sees ([`Job::marks`] for its place in the batch).
     pub marks: Marks,
+    /// The job's criticality tag ([`Job::critical`], ours, FastResponse's
+    /// `REQ_CRITICAL`): false unless the job file says `critical=1`. Front
+    /// ends that know nothing of it may ignore it; it changes no mark.
+    pub critical: bool,
 }
 
 /// A request the rate holds back (fio's `rate_ddir`).
@@ -367,6 +371,7 @@ impl Issuer {
             write,
             bytes,
             marks: self.job.marks(kind, i as usize, batch.len as usize),
+            critical: self.job.critical,
         })
     }
 

@@ -389,6 +389,13 @@ pub struct Job {
     pub cint_flags: CintFlags,
     /// Ours: which kernel's default marks apply (`default_marks=`).
     pub default_marks: crate::marks::DefaultMarks,
+    /// Ours, not fio's (`critical=1`, or bare `critical`): the job is
+    /// latency-sensitive, FastResponse's criticality tag (Gyawali et al.,
+    /// Sec. 3.2: a per-thread flag, `REQ_CRITICAL` on each request it
+    /// submits; issue 15). Every request of the job carries it
+    /// ([`crate::Io::critical`]). Default false. fio has no such option and
+    /// refuses a file that sets it: such files are for cinterrupts only.
+    pub critical: bool,
 }
 
 impl Default for Job {
@@ -448,6 +455,7 @@ impl Default for Job {
             barrier: false,
             cint_flags: CintFlags::Default,
             default_marks: crate::marks::DefaultMarks::Table1,
+            critical: false,
         }
     }
 }

@@ -743,6 +743,9 @@ static TABLE: &[OptionSpec] = &[
         d.job.default_marks = v.parse()?;
         Ok(())
     }),
+    // Ours, not fio's (fio: "Bad option <critical=1>"): FastResponse's
+    // criticality tag, carried by every request of the job (Job::critical).
+    flag("critical", &[], |d, b| d.job.critical = b),
     // --- accepted, ignored: reporting, logging, buffers, randomness
     ignored("gtod_reduce", &[]),
     ignored("norandommap", &[]),
