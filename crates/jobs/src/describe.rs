@@ -128,6 +128,14 @@ impl Job {
         if let Some((r, w)) = job.rate {
             let _ = write!(s, " rate={r},{w}B/s");
         }
+        if let Some((r, w)) = job.rate_iops {
+            let _ = write!(s, " rate_iops={r},{w}");
+        }
+        if job.rate_process != crate::RateProcess::Linear
+            && (job.rate.is_some() || job.rate_iops.is_some())
+        {
+            let _ = write!(s, " rate_process={}", job.rate_process);
+        }
         if job.stonewall {
             s.push_str(" stonewall");
         }
