@@ -128,11 +128,23 @@ impl Job {
         if let Some((r, w)) = job.rate {
             let _ = write!(s, " rate={r},{w}B/s");
         }
+        if let Some((r, w)) = job.rate_iops {
+            let _ = write!(s, " rate_iops={r},{w}");
+        }
+        if job.rate_process != crate::RateProcess::Linear
+            && (job.rate.is_some() || job.rate_iops.is_some())
+        {
+            let _ = write!(s, " rate_process={}", job.rate_process);
+        }
         if job.stonewall {
             s.push_str(" stonewall");
         }
         if let Some(w) = &job.wait_for {
             let _ = write!(s, " wait_for={}", crate::error::quoted(w));
+        }
+        // Ours (FastResponse's tag): every request of the job is critical.
+        if job.critical {
+            s.push_str(" critical");
         }
         // Which kernel's defaults the marks below follow (DefaultMarks).
         let _ = write!(s, " default_marks={}", job.default_marks);

@@ -18,7 +18,7 @@ use policy::{Marks, Nanos, SEC};
 use rand::Rng;
 
 use crate::plan::{Bounds, IoLoop};
-use crate::{BlockSizes, IoKind, Job};
+use crate::{BlockSizes, IoKind, Job, RateProcess};
 
 /// How an engine's completion call waits: what both front ends model when
 /// they apply a [`Decision::Reap`].
@@ -105,6 +105,10 @@ pub struct Io {
     pub bytes: u64,
     /// The marks the device sees ([`Job::marks`] for its place in the batch).
     pub marks: Marks,
+    /// The job's criticality tag ([`Job::critical`], ours, FastResponse's
+    /// `REQ_CRITICAL`): false unless the job file says `critical=1`. Front
+    /// ends that know nothing of it may ignore it; it changes no mark.
+    pub critical: bool,
 }
 
 /// A request the rate holds back (fio's `rate_ddir`).
@@ -149,6 +153,10 @@ pub struct Issuer {
     rwmix_issues: u64,
     /// The rate holds the next I/O back: its direction and when it is due.
     rate_hold: Option<RateHold>,
+    /// `rate_process=poisson`: when the next I/O of each direction (read,
+    /// write) is due, in ns from the thread's start (fio's `last_usec`):
+    /// the sum of the exponential gaps drawn so far.
+    poisson_due: [Nanos; 2],
 
     /// When the thread starts issuing (`startdelay`).
     start: Nanos,
@@ -193,6 +201,7 @@ impl Issuer {
             rwmix_write: false,
             rwmix_issues: 0,
             rate_hold: None,
+            poisson_due: [0, 0],
             start,
             measure_from,
             stop_at: bounds.runtime.map(|r| measure_from + r),
@@ -363,10 +372,18 @@ impl Issuer {
             self.issued.reads += 1;
             self.issued.read_bytes += bytes;
         }
+        // fio draws the next due time of a paced direction after each
+        // submit (backend.c do_io: `rate_next_io_time[ddir] =
+        // usec_for_io(td, ddir)`); only a Poisson job draws, so every other
+        // job's random stream stays as it was.
+        if self.job.rate_process == RateProcess::Poisson {
+            self.draw_poisson_gap(write, rng);
+        }
         Some(Io {
             write,
             bytes,
             marks: self.job.marks(kind, i as usize, batch.len as usize),
+            critical: self.job.critical,
         })
     }
 
@@ -442,20 +459,53 @@ impl Issuer {
         RateChoice::Hold(RateHold { write, at })
     }
 
+    /// The pace of a direction in bytes per second, 0 for none: `rate`, or
+    /// `rate_iops * min_bs` (init.c `__setup_rate`).
+    fn bps(&self, write: bool) -> u128 {
+        let d = usize::from(write);
+        let pick = |rw: Option<(u64, u64)>| rw.map_or(0, |(r, w)| if write { w } else { r });
+        match pick(self.job.rate) {
+            0 => u128::from(pick(self.job.rate_iops)) * u128::from(self.sizes[d].min()),
+            b => u128::from(b),
+        }
+    }
+
+    /// `rate_process=poisson`: the next I/O of a paced direction is due an
+    /// exponential time after the last one was (backend.c `usec_for_io`:
+    /// `last_usec += (1000000 / iops) * -logf(U)`, iops = bps / min_bs),
+    /// from the caller's RNG. The mean is kept in ns, `SEC * min_bs / bps`
+    /// (fio rounds 10^6 / iops down to whole microseconds); U is drawn in
+    /// (0, 1], so no gap is infinite.
+    fn draw_poisson_gap<R: Rng + ?Sized>(&mut self, write: bool, rng: &mut R) {
+        let bps = self.bps(write);
+        if bps == 0 {
+            return;
+        }
+        let d = usize::from(write);
+        let mean = SEC as f64 * self.sizes[d].min() as f64 / bps as f64;
+        let u = 1.0 - rng.random::<f64>();
+        // `as` saturates: an absurd draw only pushes the due time out.
+        let gap = (-u.ln() * mean).round() as Nanos;
+        self.poisson_due[d] = self.poisson_due[d].saturating_add(gap);
+    }
+
     /// When `rate` or `rate_iops` allows the next I/O in this direction, if
     /// later than `now`. fio paces bytes: `rate` is bytes per second, and
     /// `rate_iops` becomes `rate_iops * min_bs` (init.c `__setup_rate`); the
     /// next I/O is due once the bytes issued so far would have taken their
-    /// time at that rate from the job's start (io_u.c `usec_for_io`).
+    /// time at that rate from the job's start (io_u.c `usec_for_io`). With
+    /// `rate_process=poisson` it is due at the sum of the exponential gaps
+    /// drawn so far ([`Issuer::draw_poisson_gap`]).
     fn rate_wait(&self, write: bool, now: Nanos) -> Option<Nanos> {
-        let d = usize::from(write);
-        let pick = |rw: Option<(u64, u64)>| rw.map_or(0, |(r, w)| if write { w } else { r });
-        let bps = match pick(self.job.rate) {
-            0 => u128::from(pick(self.job.rate_iops)) * u128::from(self.sizes[d].min()),
-            b => u128::from(b),
-        };
+        let bps = self.bps(write);
         if bps == 0 {
             return None;
+        }
+        if self.job.rate_process == RateProcess::Poisson {
+            let at = self
+                .start
+                .saturating_add(self.poisson_due[usize::from(write)]);
+            return (at > now).then_some(at);
         }
         let issued = if write {
             self.issued.write_bytes
@@ -599,6 +649,99 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(issue(&mut iss, 0, 0, &mut r), 1);
         }
+    }
+
+    /// Issue times of a job whose requests complete at once, until `n`.
+    fn arrivals(text: &str, n: usize, seed: u64) -> Vec<(Nanos, bool)> {
+        let mut iss = issuer(text);
+        let mut r = StdRng::seed_from_u64(seed);
+        let (mut now, mut out) = (0, Vec::with_capacity(n));
+        while out.len() < n {
+            match iss.next(now, 0, &mut r) {
+                Decision::Issue(b) => {
+                    for io in take_all(&mut iss, b, &mut r) {
+                        out.push((now, io.write));
+                    }
+                }
+                Decision::SleepUntil(t) => now = t,
+                d => panic!("{d:?} at {now}"),
+            }
+        }
+        out
+    }
+
+    /// Mean and coefficient of variation of the gaps between `times`.
+    fn gap_stats(times: &[Nanos]) -> (f64, f64) {
+        let gaps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rates_mean() {
+        // 2,000 reads/s: a mean gap of 500 us. Over 50,000 draws the
+        // sample mean's standard error is 0.45 %; an exponential's standard
+        // deviation equals its mean (CV 1), where linear pacing has CV 0.
+        let text = "rw=randread\nrate_iops=2000\nrate_process=poisson\nsize=1t\n";
+        for seed in [1, 2, 3] {
+            let times: Vec<Nanos> = arrivals(text, 50_000, seed).iter().map(|a| a.0).collect();
+            let (mean, cv) = gap_stats(&times);
+            assert!(
+                (mean / 500_000.0 - 1.0).abs() < 0.02,
+                "seed {seed}: mean {mean}"
+            );
+            assert!((cv - 1.0).abs() < 0.03, "seed {seed}: CV {cv}");
+            // Memoryless: P(gap > mean) = 1/e.
+            let over = times.windows(2).filter(|w| w[1] - w[0] > 500_000).count() as f64
+                / (times.len() - 1) as f64;
+            assert!((over - (-1f64).exp()).abs() < 0.01, "seed {seed}: {over}");
+        }
+        // The same seed gives the same arrivals.
+        assert_eq!(arrivals(text, 1000, 9), arrivals(text, 1000, 9));
+        // `rate` (bytes/s) paces the same way: 8 MiB/s of 4 KiB reads.
+        let times: Vec<Nanos> = arrivals(
+            "rw=randread\nbs=4k\nrate=8m\nrate_process=poisson\nsize=1t\n",
+            50_000,
+            4,
+        )
+        .iter()
+        .map(|a| a.0)
+        .collect();
+        let (mean, _) = gap_stats(&times);
+        assert!((mean / 488_281.25 - 1.0).abs() < 0.02, "{mean}");
+    }
+
+    #[test]
+    fn poisson_paces_each_direction_of_a_mixed_job_at_its_own_rate() {
+        // FR Table 1's Terasort: reads every 0.67 ms, writes every 0.29 ms.
+        let text = "rw=randrw\nrwmixread=30\nbs=128k\nrate_iops=1493,3448\nrate_process=poisson\nsize=1t\n";
+        let arr = arrivals(text, 100_000, 5);
+        let secs = arr.last().unwrap().0 as f64 / SEC as f64;
+        let reads: Vec<Nanos> = arr.iter().filter(|a| !a.1).map(|a| a.0).collect();
+        let writes: Vec<Nanos> = arr.iter().filter(|a| a.1).map(|a| a.0).collect();
+        let (r, w) = (reads.len() as f64 / secs, writes.len() as f64 / secs);
+        assert!((r / 1493.0 - 1.0).abs() < 0.03, "reads/s {r}");
+        assert!((w / 3448.0 - 1.0).abs() < 0.03, "writes/s {w}");
+        for (times, mean) in [(&reads, 1e9 / 1493.0), (&writes, 1e9 / 3448.0)] {
+            let (m, cv) = gap_stats(times);
+            assert!((m / mean - 1.0).abs() < 0.03, "{m} vs {mean}");
+            assert!((cv - 1.0).abs() < 0.05, "CV {cv}");
+        }
+    }
+
+    #[test]
+    fn linear_pacing_draws_no_gap() {
+        // Only Poisson jobs draw a gap: a linear job's random stream (and so
+        // every result recorded before rate_process existed) is unchanged.
+        let text = "rw=randread\nrate_iops=1000\nsize=1g\n";
+        let mut iss = issuer(text);
+        let (mut r, mut expect) = (rng(), rng());
+        assert_eq!(issue(&mut iss, 0, 0, &mut r), 1);
+        expect.random_range(0..100u32);
+        assert_eq!(r.random::<u64>(), expect.random::<u64>());
+        let times: Vec<Nanos> = arrivals(text, 100, 1).iter().map(|a| a.0).collect();
+        assert!(times.windows(2).all(|w| w[1] - w[0] == 1_000_000));
     }
 
     #[test]

@@ -239,6 +239,40 @@ pub enum Verify {
     Crc32c,
 }
 
+/// fio's `rate_process` (HOWTO `rate_process`; backend.c `usec_for_io`):
+/// how `rate` and `rate_iops` space a direction's I/Os.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RateProcess {
+    /// Evenly: the next I/O is due once the bytes issued so far would have
+    /// taken their time at the rate (fio's default).
+    #[default]
+    Linear,
+    /// A Poisson process: each I/O is due an exponentially distributed time
+    /// after the one before it in its direction, with mean 1/IOPS (fio's
+    /// `last_usec += (1000000 / iops) * -log(U)`, IOPS = bytes per second /
+    /// the direction's minimum block size).
+    Poisson,
+}
+
+impl RateProcess {
+    pub fn parse(s: &str) -> Option<RateProcess> {
+        Some(match s {
+            "linear" => RateProcess::Linear,
+            "poisson" => RateProcess::Poisson,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for RateProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RateProcess::Linear => "linear",
+            RateProcess::Poisson => "poisson",
+        })
+    }
+}
+
 /// Our per-job override of the marks the application controls (TOS 4.1.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CintFlags {
@@ -373,6 +407,9 @@ pub struct Job {
     pub thinktime_blocks: u32,
     /// IOPS caps (read, write); 0 in one direction = no cap there.
     pub rate_iops: Option<(u64, u64)>,
+    /// `rate_process`: how `rate`/`rate_iops` space the I/Os (default
+    /// linear).
+    pub rate_process: RateProcess,
 
     /// Shared by the clones of a section: a 0-8191 list 4,096 times over
     /// would be 256 MiB (issue 12's 200 MB bound).
@@ -389,6 +426,13 @@ pub struct Job {
     pub cint_flags: CintFlags,
     /// Ours: which kernel's default marks apply (`default_marks=`).
     pub default_marks: crate::marks::DefaultMarks,
+    /// Ours, not fio's (`critical=1`, or bare `critical`): the job is
+    /// latency-sensitive, FastResponse's criticality tag (Gyawali et al.,
+    /// Sec. 3.2: a per-thread flag, `REQ_CRITICAL` on each request it
+    /// submits; issue 15). Every request of the job carries it
+    /// ([`crate::Io::critical`]). Default false. fio has no such option and
+    /// refuses a file that sets it: such files are for cinterrupts only.
+    pub critical: bool,
 }
 
 impl Default for Job {
@@ -441,6 +485,7 @@ impl Default for Job {
             thinktime: 0,
             thinktime_blocks: 1,
             rate_iops: None,
+            rate_process: RateProcess::Linear,
             cpus_allowed: None,
             cpus_allowed_policy: CpusAllowedPolicy::Shared,
             verify: None,
@@ -448,6 +493,7 @@ impl Default for Job {
             barrier: false,
             cint_flags: CintFlags::Default,
             default_marks: crate::marks::DefaultMarks::Table1,
+            critical: false,
         }
     }
 }

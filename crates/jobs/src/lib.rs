@@ -58,7 +58,8 @@ pub use cmdline::CommandLine;
 pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{
-    BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
+    BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess,
+    RwMode, Verify,
 };
 pub use marks::{default_marks_of, Call, DefaultMarks, IoKind, RwfFlags};
 pub use offsets::Offsets;

@@ -4,7 +4,7 @@
 //! it would change them and is not modelled.
 
 use crate::job::{
-    BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RwMode, Verify,
+    BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess, RwMode, Verify,
 };
 use crate::units::{
     parse_bool, parse_count, parse_cpu_list, parse_duration, parse_size, parse_u32, SEC, US,
@@ -700,6 +700,13 @@ static TABLE: &[OptionSpec] = &[
         d.job.rate = Some(rate).filter(|&rw| rw != (0, 0));
         Ok(())
     }),
+    // HOWTO rate_process: `linear` (fio's default) or `poisson`
+    // (backend.c usec_for_io: exponential gaps, mean 10^6 / IOPS usec).
+    modelled("rate_process", &[], |d, v| {
+        d.job.rate_process = RateProcess::parse(v)
+            .ok_or_else(|| format!("invalid rate_process '{v}' (linear, poisson)"))?;
+        Ok(())
+    }),
     // --- order (fio backend.c run_threads; HOWTO `stonewall`, `wait_for`)
     flag("stonewall", &["wait_for_previous"], |d, b| {
         d.job.stonewall = b
@@ -743,6 +750,9 @@ static TABLE: &[OptionSpec] = &[
         d.job.default_marks = v.parse()?;
         Ok(())
     }),
+    // Ours, not fio's (fio: "Bad option <critical=1>"): FastResponse's
+    // criticality tag, carried by every request of the job (Job::critical).
+    flag("critical", &[], |d, b| d.job.critical = b),
     // --- accepted, ignored: reporting, logging, buffers, randomness
     ignored("gtod_reduce", &[]),
     ignored("norandommap", &[]),
@@ -840,19 +850,6 @@ static TABLE: &[OptionSpec] = &[
         &[],
         "minimum rates, which end a job that misses them, are not modelled",
     ),
-    // fio's default, `linear`, is what rate and rate_iops model.
-    OptionSpec {
-        name: "rate_process",
-        aliases: &[],
-        kind: Kind::IgnoredChecked(|v| {
-            match v {
-            "linear" => Ok(()),
-            _ => Err(format!(
-                "rate_process '{v}' is not supported: only evenly spaced rates are modelled (linear)"
-            )),
-        }
-        }),
-    },
     unsupported("thinktime_spin", &[], "spinning think time is not modelled"),
     // fio's default, `inline`, is what is modelled (the job thread submits).
     OptionSpec {

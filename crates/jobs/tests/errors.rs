@@ -58,6 +58,10 @@ fn bad_values() {
         "mixed.fio:2: option 'cpus_allowed': invalid CPU list '3-1' (range 3-1 is backwards)",
     );
     says("[j]\nrw=sideways\n", "mixed.fio:2: option 'rw': invalid rw 'sideways' (read, write, randread, randwrite, rw, readwrite, randrw)");
+    says(
+        "[j]\nrate_process=bursty\n",
+        "mixed.fio:2: option 'rate_process': invalid rate_process 'bursty' (linear, poisson)",
+    );
     says("[j]\ncint_flags=maybe\n", "mixed.fio:2: option 'cint_flags': invalid cint_flags 'maybe' (urgent, barrier, none, default)");
     says(
         "[j]\nnumjobs=0\n",

@@ -431,15 +431,16 @@ fn options_that_end_jobs_early_or_search_the_depth_are_refused_saying_why() {
         ),
         ("continue_on_error=all\n", "an I/O error ends the job"),
         ("io_submit_mode=offload\n", "offloaded submission"),
-        ("rate_process=poisson\n", "evenly spaced"),
     ] {
         let e = refusal(text);
         assert!(e.contains(why), "{text}: {e}");
     }
-    // fio's defaults of the same options are what is modelled.
+    // fio's defaults of the same options are what is modelled, and both of
+    // rate_process's processes (HOWTO rate_process).
     for text in [
         "io_submit_mode=inline\n",
         "rate_process=linear\n",
+        "rate_process=poisson\n",
         "file_service_type=roundrobin\n",
     ] {
         job(&format!("{text}size=1m\n"));
