@@ -151,12 +151,17 @@ fn libaio_batches_coalesce_under_cint_and_not_under_default() {
         "{}",
         strict["cinterrupts"]["device"]
     );
+    // default fires at every completion; with the authors' IPIs a fire
+    // while the previous interrupt is still pending waits for the call
+    // slot (Linux 5.0 `csd_lock`), and one interrupt then takes what came
+    // meanwhile: about 1.0 per interrupt on a quiet machine, up to 1.3
+    // measured while other emulations loaded this 2-vCPU VM. cint takes
+    // several times more.
     let (_, default) = routed(dir.path(), "default", job);
-    assert!(
-        (per_interrupt(&default) - 1.0).abs() < 0.05,
-        "{}",
-        default["cinterrupts"]["device"]
-    );
+    let d = default["cinterrupts"]["device"].clone();
+    assert_eq!(d["interrupts_merged"], 0, "{d}");
+    assert!(per_interrupt(&default) < 2.0, "{d}");
+    assert!(per_interrupt(&cint) > 2.0 * per_interrupt(&default), "{d}");
 }
 
 #[test]

@@ -239,7 +239,7 @@ fn an_option_given_a_word_it_does_not_take_lists_the_words_it_does() {
         ),
         (
             &["reproduce", "--out", "r", "--mode", "x"],
-            "invalid value 'x' for '--mode <MODE>' (possible values: sim, emu, both)",
+            "invalid value 'x' for '--mode <MODE>' (possible values: sim, emu, both, app)",
         ),
     ];
     for (args, want) in cases {
