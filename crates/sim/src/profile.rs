@@ -239,6 +239,11 @@ const DEVICES: &[(&str, &str, &str)] = &[
         "profiles/devices/p3700.toml",
         include_str!("../../../profiles/devices/p3700.toml"),
     ),
+    (
+        "optane-900p",
+        "profiles/devices/optane-900p.toml",
+        include_str!("../../../profiles/devices/optane-900p.toml"),
+    ),
 ];
 
 /// Shipped host profiles: (name, repository path, text).
@@ -249,8 +254,8 @@ const HOSTS: &[(&str, &str, &str)] = &[(
 )];
 
 impl DeviceProfile {
-    /// A shipped profile by name (`optane`, `p3700`), or a TOML file by path
-    /// (anything containing `/` or ending in `.toml`).
+    /// A shipped profile by name (`optane`, `p3700`, `optane-900p`), or a
+    /// TOML file by path (anything containing `/` or ending in `.toml`).
     pub fn load(name_or_path: &str) -> Result<DeviceProfile, ProfileError> {
         let (text, origin) = resolve("device", DEVICES, name_or_path)?;
         Self::parse(&text, &origin)
