@@ -14,9 +14,9 @@ use exec::{Outcome, Rule, Status, Target};
 pub struct ExecArgs {
     #[command(flatten)]
     pub policy: crate::args::PolicyArgs,
-    /// A modelled device's timing (optane, p3700 or a .toml profile): the
-    /// program's data moves through the page cache and each command takes
-    /// the profile's service time. Without it the program's own O_DIRECT
+    /// A modelled device's timing (optane, p3700, optane-900p or a .toml
+    /// profile): the program's data moves through the page cache and each
+    /// command takes the profile's service time. Without it the program's own O_DIRECT
     /// call is the device and its command completes at once
     #[arg(long, value_parser = crate::run_cmd::device_profile, value_name = "NAME|FILE.toml")]
     pub device: Option<Box<sim::DeviceProfile>>,

@@ -30,9 +30,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = BackendSpec::parse, value_name = "SPEC")]
     pub backend: Option<BackendSpec>,
     /// Instead of --backend, a modelled device: a shipped profile (optane,
-    /// p3700) or a .toml file, as `sim --device` takes. Nothing is
-    /// transferred; each command takes a service time drawn from the
-    /// profile's distribution, on its units, under its IOPS ceiling
+    /// p3700, optane-900p) or a .toml file, as `sim --device` takes. Nothing
+    /// is transferred; each command takes a service time drawn from the
+    /// profile's distribution, on its units, under its IOPS (and bandwidth)
+    /// ceiling
     #[arg(long, value_parser = device_profile, value_name = "NAME|FILE.toml", conflicts_with = "backend")]
     pub device: Option<Box<DeviceProfile>>,
     /// Let the run use a block device the job file names, and write to a
@@ -109,6 +110,8 @@ pub fn device_model(p: &DeviceProfile, seed: u64) -> DeviceModel {
         parallelism: p.parallelism,
         max_read_iops: p.max_read_iops,
         max_write_iops: p.max_write_iops,
+        max_read_bw: p.max_read_bw,
+        max_write_bw: p.max_write_bw,
         read: p.read,
         write: p.write,
         seed,

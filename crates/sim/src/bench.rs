@@ -202,7 +202,7 @@ pub fn replicate(jobs: &[jobs::Job], cores: usize) -> Vec<jobs::Job> {
 }
 
 /// The host with `cores` cores, and the device grown with it: a queue per
-/// core, and `cores` times the units and the IOPS ceiling, so no core waits
+/// core, and `cores` times the units and the IOPS (and bandwidth) ceilings, so no core waits
 /// longer for the device than the single core of [`run`] does (a device of
 /// fixed size would make the rows measure its saturation, not the
 /// simulator). The units are pooled, so commands queue less than on one
@@ -217,6 +217,8 @@ pub fn scaled(config: &SimConfig, cores: usize) -> SimConfig {
     d.parallelism = d.parallelism.saturating_mul(n);
     d.max_read_iops = d.max_read_iops.saturating_mul(cores as u64);
     d.max_write_iops = d.max_write_iops.saturating_mul(cores as u64);
+    d.max_read_bw = d.max_read_bw.map(|bw| bw.saturating_mul(cores as u64));
+    d.max_write_bw = d.max_write_bw.map(|bw| bw.saturating_mul(cores as u64));
     c
 }
 

@@ -1,7 +1,8 @@
 //! The NVMe controller: commands from the per-core submission queues are
 //! served by `parallelism` internal units, in arrival order, a free unit at
 //! once and the sustained rate bounded by the profile's IOPS ceiling (a
-//! token bucket, one token per unit); each completion is posted to its queue's CQ
+//! token bucket, one token per unit) and its bandwidth ceiling if it has
+//! one (a bucket of bytes); each completion is posted to its queue's CQ
 //! and shown to that queue's policy, which decides when to interrupt.
 
 use policy::{Command, Completion, Nanos};
@@ -32,7 +33,8 @@ impl World {
     /// Starts as many waiting commands as there are free units. A free unit
     /// starts its command at once; the IOPS ceiling bounds only the
     /// sustained rate ([`service::Gate`], a token bucket of one token per
-    /// unit). A start held by the bucket is taken at the bucket's time,
+    /// unit), and so does the bandwidth ceiling where the profile has one
+    /// (a bucket of bytes, 4 KiB per unit). A start held by the bucket is taken at the bucket's time,
     /// which changes nothing, since in arrival order no other command could
     /// start before.
     pub(crate) fn device_start(&mut self) {
@@ -43,12 +45,12 @@ impl World {
             };
             d.busy += 1;
             let r = self.requests[req as usize];
-            let (spacing, sampler) = if r.write {
-                (d.write_spacing, &d.write)
+            let (spacing, per_byte, sampler) = if r.write {
+                (d.write_spacing, d.write_per_byte, &d.write)
             } else {
-                (d.read_spacing, &d.read)
+                (d.read_spacing, d.read_per_byte, &d.read)
             };
-            let start = d.gate.start(self.now, spacing);
+            let start = d.gate.start_sized(self.now, spacing, r.bytes, per_byte);
             let took = sampler.sample(&mut d.rng, r.bytes).max(1);
             self.events
                 .push(service::ceil(start) + took, Ev::ServiceDone { req });

@@ -39,6 +39,14 @@ pub use service::MAX_SERVICE;
 /// virtual second holds; [`BEHIND_REAL_TIME`] bounds the wall time.
 pub const MAX_IOPS: u64 = 10_000_000;
 
+/// The range of a bandwidth ceiling, bytes a second, each way. The top,
+/// 1 TB/s, is sixty times a PCIe 5.0 x4 link (about 15.8 GB/s of payload),
+/// beyond any one device. The bottom, 1 MB/s, is below any NVMe device's
+/// sequential rate and keeps a large command's share of the byte bucket
+/// within seconds (a 1 MiB command: about 1 s).
+pub const MIN_BW: u64 = 1_000_000;
+pub const MAX_BW: u64 = 1_000_000_000_000;
+
 /// The longest a host's CPU path (a system call, an interrupt, a context
 /// switch, CFS's periods) may take: one second, the bound Linux puts on its
 /// scheduler's granularities (kernel/sysctl.c, `max_sched_granularity_ns =

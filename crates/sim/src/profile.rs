@@ -11,8 +11,8 @@ use std::path::Path;
 use std::ops::Range;
 
 use crate::limits::{
-    MAX_CORES, MAX_HOST_TIME, MAX_IOPS, MAX_PROFILE_BYTES, MAX_QUEUES, MAX_QUEUE_DEPTH,
-    MAX_SERVICE, TICK,
+    MAX_BW, MAX_CORES, MAX_HOST_TIME, MAX_IOPS, MAX_PROFILE_BYTES, MAX_QUEUES, MAX_QUEUE_DEPTH,
+    MAX_SERVICE, MIN_BW, TICK,
 };
 
 use serde::{Deserialize, Deserializer};
@@ -81,6 +81,14 @@ pub struct DeviceProfile {
     pub max_read_iops: u64,
     /// Random 4 KiB write IOPS ceiling of the whole device.
     pub max_write_iops: u64,
+    /// Read bandwidth ceiling of the whole device, bytes a second (absent:
+    /// none; the IOPS ceiling and the units alone bound throughput). A
+    /// token bucket in bytes beside the IOPS one ([`service::Gate`]).
+    #[serde(default)]
+    pub max_read_bw: Option<u64>,
+    /// Write bandwidth ceiling, bytes a second (absent: none).
+    #[serde(default)]
+    pub max_write_bw: Option<u64>,
     /// Read service time.
     pub read: ServiceTime,
     /// Write service time.
@@ -231,6 +239,11 @@ const DEVICES: &[(&str, &str, &str)] = &[
         "profiles/devices/p3700.toml",
         include_str!("../../../profiles/devices/p3700.toml"),
     ),
+    (
+        "optane-900p",
+        "profiles/devices/optane-900p.toml",
+        include_str!("../../../profiles/devices/optane-900p.toml"),
+    ),
 ];
 
 /// Shipped host profiles: (name, repository path, text).
@@ -241,8 +254,8 @@ const HOSTS: &[(&str, &str, &str)] = &[(
 )];
 
 impl DeviceProfile {
-    /// A shipped profile by name (`optane`, `p3700`), or a TOML file by path
-    /// (anything containing `/` or ending in `.toml`).
+    /// A shipped profile by name (`optane`, `p3700`, `optane-900p`), or a
+    /// TOML file by path (anything containing `/` or ending in `.toml`).
     pub fn load(name_or_path: &str) -> Result<DeviceProfile, ProfileError> {
         let (text, origin) = resolve("device", DEVICES, name_or_path)?;
         Self::parse(&text, &origin)
@@ -325,6 +338,18 @@ impl DeviceProfile {
                     None,
                     key,
                     &format!("must be 1 to {MAX_IOPS} (10M, three times the fastest NVMe drives)"),
+                );
+            }
+        }
+        for (key, bw) in [
+            ("max_read_bw", self.max_read_bw),
+            ("max_write_bw", self.max_write_bw),
+        ] {
+            if bw.is_some_and(|bw| !(MIN_BW..=MAX_BW).contains(&bw)) {
+                return bad(
+                    None,
+                    key,
+                    &format!("must be {MIN_BW} to {MAX_BW} bytes a second (1 MB/s to 1 TB/s)"),
                 );
             }
         }

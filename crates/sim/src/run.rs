@@ -218,6 +218,8 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             gate: Gate::new(dev.parallelism.max(1)),
             read_spacing: service::spacing(dev.max_read_iops),
             write_spacing: service::spacing(dev.max_write_iops),
+            read_per_byte: service::per_byte(dev.max_read_bw),
+            write_per_byte: service::per_byte(dev.max_write_bw),
             read: Sampler::new(&dev.read),
             write: Sampler::new(&dev.write),
             rng: Pcg64Mcg::seed_from_u64(config.seed),

@@ -277,10 +277,14 @@ pub(crate) struct Device {
     pub pending: VecDeque<u32>,
     pub busy: u32,
     pub parallelism: u32,
-    /// The IOPS ceiling over the starts.
+    /// The IOPS ceiling, and the bandwidth ceiling if the profile has
+    /// one, over the starts.
     pub gate: Gate,
     pub read_spacing: f64,
     pub write_spacing: f64,
+    /// ns a byte takes at the bandwidth ceiling, each way (none: `None`).
+    pub read_per_byte: Option<f64>,
+    pub write_per_byte: Option<f64>,
     pub read: Sampler,
     pub write: Sampler,
     pub rng: Pcg64Mcg,

@@ -54,6 +54,30 @@ fn p3700_matches_tos_table2_and_5_2() {
 }
 
 #[test]
+fn optane_900p_matches_its_sources_and_bandwidth_is_optional() {
+    let d = DeviceProfile::load("optane-900p").unwrap();
+    let h = HostProfile::load("xeon-e5-2660v4").unwrap();
+    // FR 1: ~10 us access latency (the 900P brief's figure too), with the
+    // same host path as `optane`; a host re-fit must move this mean too.
+    assert_eq!(d.read.mean + host_side(&h), 10 * US);
+    assert_eq!(d.write.mean + host_side(&h), 10 * US);
+    // The 900P brief's ceilings (issue 15).
+    assert_eq!((d.max_read_iops, d.max_write_iops), (550_000, 500_000));
+    assert_eq!(d.max_read_bw, Some(2_500_000_000));
+    assert_eq!(d.max_write_bw, Some(2_000_000_000));
+    // per_kib is the link time of a KiB at those ceilings.
+    assert_eq!(d.read.per_kib, (1024.0 * 1e9 / 2.5e9_f64).round() as u64);
+    assert_eq!(d.write.per_kib, 1024 * 1_000_000_000 / 2_000_000_000);
+    // FR Fig 6's knee, an estimate (see the profile).
+    assert_eq!(d.parallelism, 8);
+    // The other shipped profiles have no bandwidth ceiling: as before.
+    for name in ["optane", "p3700"] {
+        let d = DeviceProfile::load(name).unwrap();
+        assert_eq!((d.max_read_bw, d.max_write_bw), (None, None), "{name}");
+    }
+}
+
+#[test]
 fn paper_host_matches_tos_5_1_and_2() {
     let h = HostProfile::load("xeon-e5-2660v4").unwrap();
     assert_eq!(h.cores, 28);
@@ -355,6 +379,25 @@ fn a_profile_cannot_ask_for_unbounded_cores_queues_or_times() {
         device_err("max_read_iops = 1000", "max_read_iops = 100000000000")
             .contains("key 'max_read_iops': must be 1 to 10000000")
     );
+    let with_bw = device.replace(
+        "max_write_iops = 1000\n",
+        "max_write_iops = 1000\nmax_read_bw = 2500000000\n",
+    );
+    assert_eq!(
+        DeviceProfile::parse(&with_bw, "d.toml")
+            .unwrap()
+            .max_read_bw,
+        Some(2_500_000_000)
+    );
+    for bad in ["max_read_bw = 999999", "max_read_bw = 1000000000001"] {
+        let e = DeviceProfile::parse(&with_bw.replace("max_read_bw = 2500000000", bad), "d.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "d.toml:8: key 'max_read_bw': must be 1000000 to 1000000000000 bytes a second (1 MB/s to 1 TB/s)"
+        );
+    }
 }
 
 /// `--device /dev/zero` grew to about 5 GB: only a regular file of at most

@@ -30,6 +30,9 @@ pub struct DeviceModel {
     /// The sustained ceilings of starts, each way.
     pub max_read_iops: u64,
     pub max_write_iops: u64,
+    /// The bandwidth ceilings, bytes a second, each way (none: `None`).
+    pub max_read_bw: Option<u64>,
+    pub max_write_bw: Option<u64>,
     pub read: ServiceTime,
     pub write: ServiceTime,
     /// Seed of the service-time draws: the same seed and the same
@@ -42,7 +45,8 @@ impl DeviceModel {
     /// commands of at most `bytes` each, for the stall watchdog: a draw ten
     /// standard deviations above the mean (never reached in practice),
     /// once per round of the units the commands need, plus the IOPS
-    /// ceiling's spacing of all of them.
+    /// ceiling's spacing of all of them and the bandwidth ceiling's (the
+    /// slower way's) transfer of all their bytes.
     pub fn hold_bound(&self, in_flight: u64, bytes: u64) -> Nanos {
         let one = |t: &ServiceTime| {
             let extra_kib = (bytes / 1024).saturating_sub(4);
@@ -56,10 +60,18 @@ impl DeviceModel {
             .max(1);
         let iops = self.max_read_iops.min(self.max_write_iops);
         let gate = service::ceil(service::spacing(iops) * in_flight as f64);
+        let slower = match (self.max_read_bw, self.max_write_bw) {
+            (Some(r), Some(w)) => Some(r.min(w)),
+            (r, w) => r.or(w),
+        };
+        let bytes_gate = service::per_byte(slower).map_or(0, |per_byte| {
+            service::ceil(per_byte * in_flight as f64 * bytes as f64)
+        });
         one(&self.read)
             .max(one(&self.write))
             .saturating_mul(rounds)
             .saturating_add(gate)
+            .saturating_add(bytes_gate)
     }
 }
 
@@ -84,7 +96,7 @@ struct Serving {
 }
 
 /// Times are virtual, as [`super::NullBackend`]'s: a command starts at
-/// `max(submitted, unit free, IOPS gate)` and is due its drawn service time
+/// `max(submitted, unit free, IOPS gate, bandwidth gate)` and is due its drawn service time
 /// later, whatever moment `poll` happens to notice it, so a late poll
 /// delays the report of a completion but never the device. Service times
 /// differ, so commands complete in due order, not in start order.
@@ -96,6 +108,9 @@ pub struct TimedBackend {
     write: Sampler,
     read_spacing: f64,
     write_spacing: f64,
+    /// ns a byte takes at the bandwidth ceiling, each way (none: `None`).
+    read_per_byte: Option<f64>,
+    write_per_byte: Option<f64>,
     gate: Gate,
     rng: Pcg64Mcg,
     faults: Faults,
@@ -115,20 +130,28 @@ pub struct TimedBackend {
 impl TimedBackend {
     pub fn new(model: &DeviceModel, faults: Faults) -> TimedBackend {
         let parallelism = model.parallelism.max(1);
+        let gbps = |way: &str, bw: Option<u64>| {
+            bw.map(|bw| format!(", {way} {:.2} GB/s", bw as f64 / 1e9))
+                .unwrap_or_default()
+        };
         TimedBackend {
             describe: format!(
-                "device:{} ({parallelism} units, read {}±{}, write {}±{})",
+                "device:{} ({parallelism} units, read {}±{}, write {}±{}{}{})",
                 model.name,
                 readable(model.read.mean),
                 readable(model.read.stddev),
                 readable(model.write.mean),
                 readable(model.write.stddev),
+                gbps("read", model.max_read_bw),
+                gbps("write", model.max_write_bw),
             ),
             parallelism: parallelism as usize,
             read: Sampler::new(&model.read),
             write: Sampler::new(&model.write),
             read_spacing: service::spacing(model.max_read_iops),
             write_spacing: service::spacing(model.max_write_iops),
+            read_per_byte: service::per_byte(model.max_read_bw),
+            write_per_byte: service::per_byte(model.max_write_bw),
             // One token per unit, as the simulator's device.
             gate: Gate::new(parallelism),
             rng: Pcg64Mcg::seed_from_u64(model.seed),
@@ -150,12 +173,14 @@ impl TimedBackend {
     /// its service time is drawn now, in start order, so that a seed gives
     /// the same times for the same submissions.
     fn start(&mut self, w: Waiting, at: Nanos) {
-        let (spacing, sampler) = if w.write {
-            (self.write_spacing, &self.write)
+        let (spacing, per_byte, sampler) = if w.write {
+            (self.write_spacing, self.write_per_byte, &self.write)
         } else {
-            (self.read_spacing, &self.read)
+            (self.read_spacing, self.read_per_byte, &self.read)
         };
-        let start = self.gate.start(at, spacing);
+        let start = self
+            .gate
+            .start_sized(at, spacing, u64::from(w.len), per_byte);
         // At least 1 ns, as the simulator: a command never completes at the
         // instant it starts.
         let took = sampler.sample(&mut self.rng, u64::from(w.len)).max(1);
@@ -233,8 +258,12 @@ mod tests {
     const LEN: u32 = 4096;
 
     fn io(token: u32, write: bool) -> Io {
+        sized(token, write, LEN)
+    }
+
+    fn sized(token: u32, write: bool, len: u32) -> Io {
         // SAFETY: TimedBackend never dereferences the buffer.
-        unsafe { Io::new(token, write, 0, NonNull::dangling(), LEN) }
+        unsafe { Io::new(token, write, 0, NonNull::dangling(), len) }
     }
 
     fn time(distribution: Distribution, mean: Nanos, stddev: Nanos, floor: Nanos) -> ServiceTime {
@@ -258,6 +287,8 @@ mod tests {
             parallelism: 28,
             max_read_iops: 550_000,
             max_write_iops: 500_000,
+            max_read_bw: None,
+            max_write_bw: None,
             read: t,
             write: ServiceTime { per_kib: 512, ..t },
             seed,
@@ -273,6 +304,8 @@ mod tests {
             parallelism,
             max_read_iops: 10_000_000,
             max_write_iops: 10_000_000,
+            max_read_bw: None,
+            max_write_bw: None,
             read: t,
             write: t,
             seed: 1,
@@ -379,6 +412,92 @@ mod tests {
     }
 
     #[test]
+    fn the_bandwidth_ceiling_spaces_starts_by_their_bytes() {
+        // 1 GB/s reads, 0.5 GB/s writes; 8 units whose 1 us service never
+        // limits, and no IOPS ceiling to speak of. The byte bucket holds
+        // 8 x 4 KiB = 32 KiB.
+        let mut m = constant(1_000, 8);
+        m.max_read_bw = Some(1_000_000_000);
+        m.max_write_bw = Some(500_000_000);
+        let mut b = TimedBackend::new(&m, Faults::default());
+        // 64 KiB reads, larger than the bucket: each starts its whole
+        // transfer (65,536 ns at 1 GB/s) after the one before.
+        for t in 0..4 {
+            b.submit(0, sized(t, false, 65_536));
+        }
+        let got: Vec<Nanos> = dues(&mut b).iter().map(|&(_, d)| d).collect();
+        assert_eq!(got, [1_000, 66_536, 132_072, 197_608]);
+        // A 4 KiB command per unit passes at once after a quiet spell, the
+        // ninth waits for the bucket: 4,096 ns at 1 GB/s.
+        let at = 1_000_000;
+        for t in 0..9 {
+            b.submit(at, sized(t, false, 4_096));
+        }
+        let got: Vec<Nanos> = dues(&mut b).iter().map(|&(_, d)| d - at).collect();
+        assert_eq!(
+            got,
+            [1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 5_096]
+        );
+        // Writes take the write ceiling's time: 32 KiB at 0.5 GB/s is
+        // 65,536 ns, and a full bucket lets the first through.
+        let at = 2_000_000;
+        for t in 0..3 {
+            b.submit(at, sized(t, true, 32_768));
+        }
+        let got: Vec<Nanos> = dues(&mut b).iter().map(|&(_, d)| d - at).collect();
+        assert_eq!(got, [1_000, 66_536, 132_072]);
+        assert_eq!(
+            b.describe(),
+            "device:const (8 units, read 1.00us±0ns, write 1.00us±0ns, read 1.00 GB/s, write 0.50 GB/s)"
+        );
+    }
+
+    #[test]
+    fn with_the_ceiling_binding_throughput_holds_and_latency_grows_with_depth() {
+        // optane-900p's numbers (profiles/devices/optane-900p.toml): 32 KiB
+        // reads kept at a constant depth, resubmitted as each completes.
+        let run = |depth: u32| {
+            let mut m = optane(1);
+            m.name = "optane-900p".to_string();
+            m.parallelism = 8;
+            m.read.per_kib = 410;
+            m.max_read_bw = Some(2_500_000_000);
+            m.max_write_bw = Some(2_000_000_000);
+            let mut b = TimedBackend::new(&m, Faults::default());
+            let mut submitted_at = vec![0; depth as usize];
+            for t in 0..depth {
+                b.submit(0, sized(t, false, 32_768));
+            }
+            let (mut done, mut lat) = (0u64, 0u64);
+            let mut now = 0;
+            while done < 20_000 {
+                now = b.next_due().unwrap();
+                for t in tokens(&mut b, now) {
+                    lat += now - submitted_at[t as usize];
+                    done += 1;
+                    submitted_at[t as usize] = now;
+                    b.submit(now, sized(t, false, 32_768));
+                }
+            }
+            let bw = done as f64 * 32_768.0 / (now as f64 / 1e9);
+            (bw, lat as f64 / done as f64)
+        };
+        let (bw8, lat8) = run(8);
+        let (bw32, lat32) = run(32);
+        for bw in [bw8, bw32] {
+            assert!(bw > 0.95 * 2.5e9 && bw < 1.01 * 2.5e9, "{bw}");
+        }
+        // Little's law: latency = depth x 32 KiB / 2.5 GB/s.
+        for (depth, lat) in [(8.0, lat8), (32.0, lat32)] {
+            let little = depth * 32_768.0 / 2.5;
+            assert!(
+                (lat / little - 1.0).abs() < 0.05,
+                "{depth}: {lat} vs {little}"
+            );
+        }
+    }
+
+    #[test]
     fn the_same_seed_gives_the_same_times_and_another_seed_others() {
         let run = |seed| {
             let mut b = TimedBackend::new(&optane(seed), Faults::default());
@@ -445,5 +564,13 @@ mod tests {
         let m = constant(10_000, 2);
         // 5 commands need 3 rounds of 10 us, plus 5 spacings of 100 ns.
         assert_eq!(m.hold_bound(5, 4096), 30_500);
+        // And, with a bandwidth ceiling, their bytes at the slower way's
+        // rate: 5 x 4 KiB at 1 GB/s is 20,480 ns.
+        let m = DeviceModel {
+            max_read_bw: Some(2_000_000_000),
+            max_write_bw: Some(1_000_000_000),
+            ..m
+        };
+        assert_eq!(m.hold_bound(5, 4096), 30_500 + 20_480);
     }
 }
