@@ -199,6 +199,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
+    let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     Ok(World {
         now: 0,
         events,
@@ -237,6 +238,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         gaps: report::gaps::histogram(),
         audit: Audit::default(),
         scratch: Vec::new(),
+        block,
     })
 }
 
