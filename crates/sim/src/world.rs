@@ -477,8 +477,19 @@ impl World {
             .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
         let device = self.device.pending.capacity() * 4;
-        (threads + cores + queues + requests + device + self.events.bytes() + hist(&self.gaps))
-            as u64
+        let block = self.block.as_ref().map_or(0, |b| {
+            b.pieces.capacity() * (4 + size_of::<crate::block::Piece>())
+                + b.critical.capacity() * 5
+                + b.wait.capacity() * 16
+        });
+        (threads
+            + cores
+            + queues
+            + requests
+            + device
+            + block
+            + self.events.bytes()
+            + hist(&self.gaps)) as u64
     }
 
     /// The threads' requests not yet taken back (a block layer's pieces
