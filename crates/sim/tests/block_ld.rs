@@ -7,6 +7,7 @@ mod common;
 
 use common::{config, lat_us};
 use policy::{PolicySpec, MS};
+use proptest::prelude::*;
 use report::RunReport;
 use sim::{Audit, BlockScheduler, HostProfile};
 
@@ -153,4 +154,58 @@ fn the_host_profile_key() {
     );
     let bad = text.replace("tokens=4", "tokens=0");
     assert!(HostProfile::parse(&bad, "t.toml").is_err());
+}
+
+fn arb_job() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec!["psync", "libaio", "io_uring"]),
+        1u32..64,
+        0u32..17,
+        prop::sample::select(vec!["randread", "randwrite", "randrw"]),
+        prop::sample::select(vec!["4k", "48k", "128k", "200k"]),
+        1u32..3,
+        prop::bool::ANY,
+        prop::bool::ANY,
+        0u32..3,
+    )
+        .prop_map(
+            |(engine, depth, complete, rw, bs, numjobs, critical, barrier, cpu)| {
+                format!(
+                    "[j]\nioengine={engine}\niodepth={depth}\niodepth_batch_complete_min={}\nrw={rw}\nbs={bs}\nnumjobs={numjobs}\ncpus_allowed={cpu}\ncritical={}\n{}",
+                    complete.min(depth),
+                    u8::from(critical),
+                    if barrier && engine == "libaio" { "barrier=1\n" } else { "" }
+                )
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Random mixes under LD: every request and every piece completes
+    /// exactly once, no thread is stuck, the tokens bound the non-critical
+    /// pieces in flight.
+    #[test]
+    fn random_workloads_under_ld_keep_the_invariants(
+        a in arb_job(),
+        b in arb_job(),
+        policy in prop::sample::select(vec!["default", "cint", "adaptive", "nvme20"]),
+        tokens in 1u32..17,
+        split in prop::sample::select(vec![4096u64, 32 * 1024, 40 * 1024]),
+        opportunistic in prop::bool::ANY,
+        seed in 0u64..1000,
+    ) {
+        let text = format!("{a}{}", b.replacen("[j]", "[k]", 1));
+        let jobs = jobs::parse_str(&text, "p.fio", &|_| None).unwrap().jobs;
+        let mut cfg = config("optane-900p", PolicySpec::named(policy), 3 * MS, seed);
+        cfg.host.block_scheduler = BlockScheduler::Ld { tokens, split, opportunistic };
+        let (_, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+        check(&audit);
+        prop_assert!(audit.max_noncritical_pieces <= tokens as u64, "{audit:?}");
+        prop_assert!(audit.pieces_submitted >= audit.submitted, "{audit:?}");
+        for &(core, ns) in &audit.core_accounted_ns {
+            prop_assert_eq!(ns, audit.window_ns, "core {}", core);
+        }
+    }
 }
