@@ -39,6 +39,13 @@ pub struct SimArgs {
     /// (which ends earlier when its size is done) and loops a time_based one
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
     pub runtime: Option<u64>,
+    /// Block-layer scheduler between the jobs and the device, instead of
+    /// the host profile's `block_scheduler` (default none): `none`, or
+    /// FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]`
+    /// (8 tokens bound the non-critical pieces in flight, non-critical
+    /// requests split into 32k pieces, critical jobs bypass it)
+    #[arg(long, value_name = "none|ld[,...]")]
+    pub block_scheduler: Option<sim::BlockScheduler>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -88,13 +95,16 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }
-    let config = config(
+    let mut config = config(
         args.policy.spec(),
         &args.device,
         &args.host,
         args.seed,
         args.runtime,
     )?;
+    if let Some(scheduler) = &args.block_scheduler {
+        config.host.block_scheduler = scheduler.clone();
+    }
     if !args.out.quiet {
         print_notes(&file);
     }

@@ -278,3 +278,37 @@ fn an_authors_style_job_file_runs_with_the_command_lines_runtime() {
         "a.fio: job 'sync' (line 4): time_based needs runtime=",
     );
 }
+
+#[test]
+fn block_scheduler_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "j.fio",
+        "[to]\nrw=randread\nbs=128k\nioengine=libaio\niodepth=16\nruntime=20ms\ntime_based\n",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--block-scheduler", "kyber"]),
+        "unknown block scheduler 'kyber'",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--block-scheduler", "ld,tokens=0"]),
+        "tokens=0",
+    );
+    let o = run(&[
+        "sim",
+        &job,
+        "--block-scheduler",
+        "ld,tokens=4,split=32k",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["cinterrupts"]["notes"].to_string();
+    assert!(
+        notes.contains("block scheduler ld,tokens=4,split=32k")
+            && notes.contains("at most 4 non-critical piece(s) in flight"),
+        "{notes}"
+    );
+}

@@ -13,9 +13,13 @@ use crate::world::{IrqWork, RState, World};
 impl World {
     /// The host rang the SQ doorbell for `req`.
     pub(crate) fn device_submit(&mut self, req: u32) {
+        if self.is_piece(req) {
+            self.audit.pieces_submitted += 1;
+        } else {
+            self.audit.submitted += 1;
+        }
         let r = &mut self.requests[req as usize];
         r.state = RState::InDevice;
-        self.audit.submitted += 1;
         let (marks, tid) = (r.marks, r.tid);
         let q = self.threads[tid as usize].queue;
         self.queues[q as usize].policy.submitted(
@@ -59,7 +63,11 @@ impl World {
 
     pub(crate) fn service_done(&mut self, req: u32) {
         self.device.busy -= 1;
-        self.audit.serviced += 1;
+        if self.is_piece(req) {
+            self.audit.pieces_serviced += 1;
+        } else {
+            self.audit.serviced += 1;
+        }
         let q = self.threads[self.requests[req as usize].tid as usize].queue;
         let q_ = &mut self.queues[q as usize];
         if q_.overflow.is_empty() {

@@ -353,7 +353,10 @@ impl World {
 
     /// Hands one reaped completion to its thread; true if the handler must
     /// wake the thread for it.
-    fn deliver(&mut self, core: u32, req: u32) -> bool {
+    pub(crate) fn deliver(&mut self, core: u32, req: u32) -> bool {
+        if let Some(piece) = self.piece(req) {
+            return self.deliver_piece(core, req, piece);
+        }
         let r = &mut self.requests[req as usize];
         if r.state != RState::Posted {
             self.audit.duplicates += 1;

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod bench;
+mod block;
 pub mod calibrate;
 mod device;
 mod events;
@@ -27,6 +28,7 @@ mod thread;
 mod workload;
 mod world;
 
+pub use block::BlockScheduler;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };

@@ -185,6 +185,12 @@ pub struct HostProfile {
     /// return, wherever the thread was.
     #[serde(default)]
     pub preemption: Preemption,
+    /// The block-layer scheduler between the threads' submit calls and
+    /// the device: `none` (default: each request goes to the device whole,
+    /// at once) or FastResponse's LD, `ld[,tokens=N][,split=SIZE][,opportunistic]`
+    /// ([`crate::BlockScheduler`], `host::ld`; FR 3.3).
+    #[serde(default)]
+    pub block_scheduler: crate::BlockScheduler,
 }
 
 /// The kernel's preemption model ([`HostProfile::preemption`]).

@@ -110,6 +110,9 @@ pub fn simulate_audited(
             null.name, config.device.name
         ));
     }
+    if world.block.is_some() {
+        report.notes.push(block_note(&world, config, &audit));
+    }
     if audit.clat_above_max > 0 {
         report.notes.push(format!(
             "{} completion latencies above {} were counted as {} (the histograms' top)",
@@ -199,6 +202,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
+    let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     Ok(World {
         now: 0,
         events,
@@ -237,6 +241,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         gaps: report::gaps::histogram(),
         audit: Audit::default(),
         scratch: Vec::new(),
+        block,
     })
 }
 
@@ -328,6 +333,28 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
             .collect(),
         notes: Vec::new(),
     }
+}
+
+/// What the block-layer scheduler did: its setting, the requests and
+/// pieces, and each job's mean wait in it (FR's T_Blk) in the window.
+fn block_note(w: &World, config: &SimConfig, audit: &Audit) -> String {
+    let waits: Vec<String> = w
+        .threads
+        .iter()
+        .zip(&audit.block_wait)
+        .map(|(t, &(sum, n))| {
+            let mean = sum.checked_div(n).unwrap_or(0);
+            format!("'{}' {} ({n})", t.spec.job.name, human(mean))
+        })
+        .collect();
+    format!(
+        "block scheduler {}: {} request(s) went to the device as {} piece(s), at most {} non-critical piece(s) in flight; mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) of the requests completed in the window, per job: {}",
+        config.host.block_scheduler,
+        audit.submitted,
+        audit.pieces_submitted,
+        audit.max_noncritical_pieces,
+        waits.join(", ")
+    )
 }
 
 fn in_flight_at_end(n: u64) -> String {

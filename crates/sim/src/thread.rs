@@ -44,7 +44,7 @@ impl World {
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
                 for &req in &batch {
-                    self.device_submit(req);
+                    self.block_submit(req);
                 }
                 let th = &mut self.threads[tid as usize];
                 th.in_flight += batch.len() as u32;
@@ -178,16 +178,10 @@ impl World {
                 issued: now,
                 state: RState::Prepared,
             };
-            let slot = match self.free.pop() {
-                Some(slot) => {
-                    self.requests[slot as usize] = req;
-                    slot
-                }
-                None => {
-                    self.requests.push(req);
-                    (self.requests.len() - 1) as u32
-                }
-            };
+            let slot = alloc(&mut self.requests, &mut self.free, req);
+            if let Some(b) = self.block.as_mut() {
+                b.critical.insert(slot, io.critical);
+            }
             th.batch.push(slot);
         }
     }
@@ -225,5 +219,19 @@ impl World {
         let gen = th.sleep_gen;
         self.events.push(until, Ev::Timer { tid, gen });
         self.leave_cpu(core);
+    }
+}
+
+/// A free slot of the request table for `req` (the last freed first).
+pub(crate) fn alloc(requests: &mut Vec<Request>, free: &mut Vec<u32>, req: Request) -> u32 {
+    match free.pop() {
+        Some(slot) => {
+            requests[slot as usize] = req;
+            slot
+        }
+        None => {
+            requests.push(req);
+            (requests.len() - 1) as u32
+        }
     }
 }

@@ -321,6 +321,21 @@ pub struct Audit {
     /// latency histograms), requests, cores, queues and the event queue
     /// (the policies' own state not counted).
     pub state_bytes: u64,
+    /// With a block-layer scheduler (`ld`): the pieces the device was sent,
+    /// serviced and whose completions the handler delivered (the counts
+    /// above are then the threads' requests: submitted to the block layer,
+    /// serviced and delivered at their last piece, consumed). Without one,
+    /// all 0.
+    pub pieces_submitted: u64,
+    pub pieces_serviced: u64,
+    pub pieces_delivered: u64,
+    /// Most non-critical pieces dispatched to the device and not yet
+    /// completed (their CQE reaped by the handler) at any time.
+    pub max_noncritical_pieces: u64,
+    /// Per thread: (sum of block-layer waits ns, requests) of the requests
+    /// completed in the measured window (FR's T_Blk: submit to first
+    /// dispatch). Empty without a block-layer scheduler.
+    pub block_wait: Vec<(Nanos, u64)>,
 }
 
 pub(crate) struct World {
@@ -364,6 +379,9 @@ pub(crate) struct World {
     pub gaps: Histogram<u64>,
     pub audit: Audit,
     pub scratch: Vec<policy::cq::Reaped>,
+    /// The block-layer scheduler, if any (`None`: requests go to the
+    /// device whole, at once).
+    pub block: Option<crate::block::Block>,
 }
 
 impl World {
@@ -459,8 +477,31 @@ impl World {
             .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
         let device = self.device.pending.capacity() * 4;
-        (threads + cores + queues + requests + device + self.events.bytes() + hist(&self.gaps))
-            as u64
+        let block = self.block.as_ref().map_or(0, |b| {
+            b.pieces.capacity() * (4 + size_of::<crate::block::Piece>())
+                + b.critical.capacity() * 5
+                + b.wait.capacity() * 16
+        });
+        (threads
+            + cores
+            + queues
+            + requests
+            + device
+            + block
+            + self.events.bytes()
+            + hist(&self.gaps)) as u64
+    }
+
+    /// The threads' requests not yet taken back (a block layer's pieces
+    /// not counted).
+    fn requests_in_flight(&self) -> u64 {
+        let busy = self
+            .requests
+            .iter()
+            .filter(|r| r.state != RState::Free)
+            .count();
+        let pieces = self.block.as_ref().map_or(0, |b| b.pieces.len());
+        (busy - pieces) as u64
     }
 
     /// Counts `[from, to)` clipped to the measured window.
@@ -477,11 +518,7 @@ impl World {
     fn end_window(&mut self) {
         self.window_to = self.window_to.min(self.now);
         self.drain_until = self.now.saturating_add(crate::limits::MAX_SERVICE);
-        self.in_flight_at_end = self
-            .requests
-            .iter()
-            .filter(|r| r.state != RState::Free)
-            .count() as u64;
+        self.in_flight_at_end = self.requests_in_flight();
         for tid in 0..self.threads.len() {
             let th = &mut self.threads[tid];
             th.spec.issuer.stop();
@@ -525,11 +562,10 @@ impl World {
                 self.cores[c].idle_since = self.now;
             }
         }
-        self.audit.stranded = self
-            .requests
-            .iter()
-            .filter(|r| r.state != RState::Free)
-            .count() as u64;
+        self.audit.stranded = self.requests_in_flight();
+        if let Some(b) = &self.block {
+            self.audit.block_wait = b.wait.clone();
+        }
         self.audit.request_slots = self.requests.len() as u64;
         self.audit.unfinished_threads = self
             .threads

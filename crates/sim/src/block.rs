@@ -1,0 +1,348 @@
+//! The block layer between the job threads' submit calls and the device
+//! (issue 15 item 1): none (each request goes to the device as it is, the
+//! simulator's path before FastResponse), or FastResponse's Limited Depth
+//! scheduler ([`host::ld`], FR 3.3, Fig. 9), which splits non-critical
+//! requests into pieces, lets a device-wide pool of tokens bound the pieces
+//! in flight, and lets critical requests bypass it.
+//!
+//! With `ld`, what the device, its completion queues and the interrupt
+//! policy see are the pieces (a split bio is one NVMe command per piece).
+//! A piece is completed, and its token released, when the interrupt
+//! handler reaps its CQE (the kernel's `blk_mq_complete_request`, where
+//! LD's `completed_request` hook frees the token); the handler dispatches
+//! the pieces that got the freed token then and there. The parent request
+//! is completed, and its thread woken, at its last piece.
+//!
+//! Choices of ours:
+//! - The dispatch of pieces from the completion path costs no CPU of its
+//!   own (the submitting thread paid `submit_per_request` once per
+//!   request); a piece's CQE costs `per_completion` like any other.
+//! - A piece carries its request's `urgent` mark; the `barrier` mark (the
+//!   end of a batch) goes to the request's last piece only.
+//! - Requests carry no offset in the simulator: each starts at byte 0, so
+//!   its pieces are `[0, split)`, `[split, 2 split)`, ... LD's decisions do
+//!   not depend on offsets.
+//! - Hardware queues are the simulator's completion queues (one per core
+//!   while the device has enough, as blk-mq maps them).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use host::ld::{Dispatch, Ld, LdConfig, Req, DEFAULT_SPLIT, DEFAULT_TOKENS};
+use policy::Nanos;
+use serde::{Deserialize, Deserializer};
+
+use crate::thread::alloc;
+use crate::world::{RState, Request, World};
+
+/// Which block-layer scheduler runs between the threads and the device
+/// ([`crate::HostProfile::block_scheduler`], `cinterrupts sim
+/// --block-scheduler`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BlockScheduler {
+    /// Every request goes to the device whole, at once (default).
+    #[default]
+    None,
+    /// FastResponse's LD ([`host::ld`]).
+    Ld {
+        /// Non-critical pieces in flight at most, device-wide (default 8).
+        tokens: u32,
+        /// Bytes per piece of a non-critical request (default 32 KiB).
+        split: u64,
+        /// A critical request takes a free token if one is free, as the
+        /// authors' code does (default off, as the paper).
+        opportunistic: bool,
+    },
+}
+
+impl BlockScheduler {
+    /// LD with its defaults (8 tokens, 32 KiB pieces, not opportunistic).
+    pub const LD: BlockScheduler = BlockScheduler::Ld {
+        tokens: DEFAULT_TOKENS,
+        split: DEFAULT_SPLIT,
+        opportunistic: false,
+    };
+}
+
+impl fmt::Display for BlockScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockScheduler::None => write!(f, "none"),
+            BlockScheduler::Ld {
+                tokens,
+                split,
+                opportunistic,
+            } => {
+                write!(f, "ld,tokens={tokens},split=")?;
+                if split % 1024 == 0 {
+                    write!(f, "{}k", split / 1024)?;
+                } else {
+                    write!(f, "{split}")?;
+                }
+                if *opportunistic {
+                    write!(f, ",opportunistic")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `none`, or `ld` followed by options separated by commas: `tokens=N`
+/// (at least 1), `split=SIZE` (bytes, or with `k`/`m` for KiB/MiB; at
+/// least 512), `opportunistic`.
+impl FromStr for BlockScheduler {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split(',').map(str::trim);
+        match parts.next().unwrap_or("") {
+            "none" => match parts.next() {
+                None => Ok(BlockScheduler::None),
+                Some(opt) => Err(format!("block scheduler none takes no options ('{opt}')")),
+            },
+            "ld" => {
+                let (mut tokens, mut split, mut opportunistic) =
+                    (DEFAULT_TOKENS, DEFAULT_SPLIT, false);
+                for opt in parts {
+                    match opt.split_once('=') {
+                        Some(("tokens", v)) => {
+                            tokens = v
+                                .parse()
+                                .ok()
+                                .filter(|&n| n >= 1)
+                                .ok_or_else(|| format!("ld: tokens={v}: want a whole number >= 1"))?;
+                        }
+                        Some(("split", v)) => {
+                            split = size(v)
+                                .filter(|&n| n >= 512)
+                                .ok_or_else(|| format!("ld: split={v}: want a size >= 512 bytes (e.g. 32k)"))?;
+                        }
+                        None if opt == "opportunistic" => opportunistic = true,
+                        _ => {
+                            return Err(format!(
+                                "ld: unknown option '{opt}' (tokens=N, split=SIZE, opportunistic)"
+                            ))
+                        }
+                    }
+                }
+                Ok(BlockScheduler::Ld {
+                    tokens,
+                    split,
+                    opportunistic,
+                })
+            }
+            other => Err(format!(
+                "unknown block scheduler '{other}' (none, or ld[,tokens=N][,split=SIZE][,opportunistic])"
+            )),
+        }
+    }
+}
+
+/// `4096`, `32k`, `1m` (KiB and MiB, as fio's sizes).
+fn size(v: &str) -> Option<u64> {
+    let v = v.trim().to_ascii_lowercase();
+    let (num, mult) = match v.strip_suffix(['k', 'm']) {
+        Some(n) if v.ends_with('k') => (n, 1024),
+        Some(n) => (n, 1024 * 1024),
+        None => (v.as_str(), 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl<'de> Deserialize<'de> for BlockScheduler {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A piece at the device: its LD id, its request's slot, whether it is
+/// critical.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Piece {
+    pub ld: u64,
+    pub parent: u32,
+    pub critical: bool,
+}
+
+/// The LD block layer's state in a run.
+#[derive(Debug)]
+pub(crate) struct Block {
+    pub ld: Ld,
+    /// Pieces in flight, by their request slot.
+    pub pieces: HashMap<u32, Piece>,
+    /// Prepared requests' criticality, by slot, until they are submitted.
+    pub critical: HashMap<u32, bool>,
+    /// Non-critical pieces dispatched and not yet completed by the handler.
+    pub noncritical: u32,
+    /// Per thread: (sum of block-layer waits, requests) in the window
+    /// (FR's T_Blk: submit to first dispatch).
+    pub wait: Vec<(Nanos, u64)>,
+}
+
+impl Block {
+    pub(crate) fn new(scheduler: &BlockScheduler, queues: usize, threads: usize) -> Option<Block> {
+        match *scheduler {
+            BlockScheduler::None => None,
+            BlockScheduler::Ld {
+                tokens,
+                split,
+                opportunistic,
+            } => Some(Block {
+                ld: Ld::new(LdConfig {
+                    tokens,
+                    split,
+                    queues,
+                    opportunistic,
+                }),
+                pieces: HashMap::new(),
+                critical: HashMap::new(),
+                noncritical: 0,
+                wait: vec![(0, 0); threads],
+            }),
+        }
+    }
+}
+
+impl World {
+    /// Whether request slot `req` is a block layer's piece.
+    pub(crate) fn is_piece(&self, req: u32) -> bool {
+        self.block
+            .as_ref()
+            .is_some_and(|b| b.pieces.contains_key(&req))
+    }
+
+    /// The piece in slot `req`, if it is one.
+    pub(crate) fn piece(&self, req: u32) -> Option<Piece> {
+        self.block.as_ref()?.pieces.get(&req).copied()
+    }
+
+    /// The thread's submit call hands `req` on: to the device, or to the
+    /// block-layer scheduler, which sends the device what it dispatches.
+    pub(crate) fn block_submit(&mut self, req: u32) {
+        let Some(b) = self.block.as_mut() else {
+            self.device_submit(req);
+            return;
+        };
+        let critical = b.critical.remove(&req).unwrap_or(false);
+        let r = &mut self.requests[req as usize];
+        r.state = RState::InDevice;
+        self.audit.submitted += 1;
+        let queue = self.threads[r.tid as usize].queue as usize;
+        let out = b.ld.submit(
+            self.now,
+            Req {
+                id: req as u64,
+                critical,
+                offset: 0,
+                len: r.bytes,
+                queue,
+            },
+        );
+        self.dispatch_pieces(out);
+    }
+
+    /// Sends the device the pieces the scheduler dispatched, each in a
+    /// request slot of its own.
+    fn dispatch_pieces(&mut self, out: Vec<Dispatch>) {
+        for d in out {
+            let parent = d.parent as u32;
+            let p = self.requests[parent as usize];
+            let mut marks = p.marks;
+            // The end of a batch is its last request's last piece.
+            marks.barrier &= d.offset + d.len >= p.bytes;
+            let piece = Request {
+                tid: p.tid,
+                marks,
+                write: p.write,
+                bytes: d.len,
+                issued: self.now,
+                state: RState::Prepared,
+            };
+            let slot = alloc(&mut self.requests, &mut self.free, piece);
+            let b = self.block.as_mut().expect("pieces come from a block layer");
+            b.pieces.insert(
+                slot,
+                Piece {
+                    ld: d.piece,
+                    parent,
+                    critical: d.critical,
+                },
+            );
+            if !d.critical {
+                b.noncritical += 1;
+                let most = &mut self.audit.max_noncritical_pieces;
+                *most = (*most).max(b.noncritical as u64);
+            }
+            self.device_submit(slot);
+        }
+    }
+
+    /// The handler reaped `slot`'s CQE: the piece is completed, its token
+    /// passed on, and its request delivered if it was the last piece. True
+    /// if the handler must wake the request's thread.
+    pub(crate) fn deliver_piece(&mut self, core: u32, slot: u32, piece: Piece) -> bool {
+        let r = &mut self.requests[slot as usize];
+        if r.state != RState::Posted {
+            self.audit.duplicates += 1;
+            return false;
+        }
+        r.state = RState::Free;
+        self.free.push(slot);
+        self.audit.pieces_delivered += 1;
+        let measuring = self.measuring(self.now);
+        let b = self.block.as_mut().expect("a piece has a block layer");
+        b.pieces.remove(&slot);
+        if !piece.critical {
+            b.noncritical -= 1;
+        }
+        let c =
+            b.ld.completed(self.now, piece.ld)
+                .expect("a piece delivered once is in flight");
+        let mut wake = false;
+        if let Some(done) = c.done {
+            let parent = done.id as u32;
+            debug_assert_eq!(parent, piece.parent);
+            if measuring {
+                let tid = self.requests[parent as usize].tid as usize;
+                let w = &mut b.wait[tid];
+                w.0 += done.first_dispatch - done.submitted;
+                w.1 += 1;
+            }
+            self.audit.serviced += 1;
+            self.requests[parent as usize].state = RState::Posted;
+            wake = self.deliver(core, parent);
+        }
+        self.dispatch_pieces(c.dispatch);
+        wake
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints() {
+        assert_eq!("none".parse(), Ok(BlockScheduler::None));
+        assert_eq!("ld".parse(), Ok(BlockScheduler::LD));
+        let s: BlockScheduler = "ld,tokens=4,split=64k,opportunistic".parse().unwrap();
+        assert_eq!(
+            s,
+            BlockScheduler::Ld {
+                tokens: 4,
+                split: 65536,
+                opportunistic: true
+            }
+        );
+        assert_eq!(s.to_string(), "ld,tokens=4,split=64k,opportunistic");
+        assert_eq!(s.to_string().parse(), Ok(s));
+        assert!("ld,tokens=0".parse::<BlockScheduler>().is_err());
+        assert!("ld,split=1".parse::<BlockScheduler>().is_err());
+        assert!("ld,depth=3".parse::<BlockScheduler>().is_err());
+        assert!("kyber".parse::<BlockScheduler>().is_err());
+        assert!("none,tokens=3".parse::<BlockScheduler>().is_err());
+    }
+}
