@@ -260,6 +260,7 @@ impl World {
                 bytes: d.len,
                 issued: self.now,
                 state: RState::Prepared,
+                polled: false,
             };
             let slot = alloc(&mut self.requests, &mut self.free, piece);
             let b = self.block.as_mut().expect("pieces come from a block layer");

@@ -21,6 +21,12 @@ impl World {
         let r = &mut self.requests[req as usize];
         r.state = RState::InDevice;
         let (marks, tid) = (r.marks, r.tid);
+        if r.polled {
+            // A polled queue: no interrupt, nothing for the policy.
+            self.device.pending.push_back(req);
+            self.device_start();
+            return;
+        }
         let q = self.threads[tid as usize].queue;
         self.queues[q as usize].policy.submitted(
             self.now,
@@ -67,6 +73,11 @@ impl World {
             self.audit.pieces_serviced += 1;
         } else {
             self.audit.serviced += 1;
+        }
+        if self.requests[req as usize].polled {
+            self.poll_post(req);
+            self.device_start();
+            return;
         }
         let q = self.threads[self.requests[req as usize].tid as usize].queue;
         let q_ = &mut self.queues[q as usize];

@@ -29,7 +29,7 @@ impl World {
 
     /// Charges `[from, now)` of thread work on `core` to the core, the
     /// current thread and its vruntime.
-    fn charge(&mut self, core: u32, kind: Kind, from: Nanos) {
+    pub(crate) fn charge(&mut self, core: u32, kind: Kind, from: Nanos) {
         let measured = self.clip(from, self.now);
         let ran = self.now - from;
         let c = &mut self.cores[core as usize];

@@ -17,6 +17,7 @@
 pub mod bench;
 mod block;
 pub mod calibrate;
+mod completion;
 mod device;
 mod events;
 mod host;
@@ -29,6 +30,7 @@ mod workload;
 mod world;
 
 pub use block::BlockScheduler;
+pub use completion::Completion;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };

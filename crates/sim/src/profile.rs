@@ -191,6 +191,11 @@ pub struct HostProfile {
     /// ([`crate::BlockScheduler`], `host::ld`; FR 3.3).
     #[serde(default)]
     pub block_scheduler: crate::BlockScheduler,
+    /// How a waiting thread learns of its completion: `interrupt`
+    /// (default), `poll`, `hybrid` or `select-isr` ([`crate::Completion`],
+    /// `host::poll`).
+    #[serde(default)]
+    pub completion: crate::Completion,
 }
 
 /// The kernel's preemption model ([`HostProfile::preemption`]).

@@ -113,6 +113,9 @@ pub fn simulate_audited(
     if world.block.is_some() {
         report.notes.push(block_note(&world, config, &audit));
     }
+    if world.completion != crate::Completion::Interrupt {
+        report.notes.push(completion_note(&world));
+    }
     if audit.clat_above_max > 0 {
         report.notes.push(format!(
             "{} completion latencies above {} were counted as {} (the histograms' top)",
@@ -202,6 +205,14 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
+    if host.completion != crate::Completion::Interrupt
+        && host.block_scheduler != crate::BlockScheduler::None
+    {
+        return Err(SimError::Config(format!(
+            "--completion {} with a block-layer scheduler is not simulated yet: polled requests would be split into pieces; use --block-scheduler none",
+            host.completion.as_str()
+        )));
+    }
     let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     Ok(World {
         now: 0,
@@ -242,7 +253,55 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         audit: Audit::default(),
         scratch: Vec::new(),
         block,
+        completion: host.completion,
+        poll: host::poll::Completions::new(host.completion.mode(), poll_costs(host)),
+        polled: 0,
+        hybrid_sleeps: 0,
     })
+}
+
+/// What the completion mode did: requests polled, hybrid's sleeps, and the
+/// jobs left on interrupts.
+fn completion_note(world: &World) -> String {
+    let mode = world.completion;
+    let mut note = format!(
+        "completion {}: {} request(s) completed by polling (no interrupt)",
+        mode.as_str(),
+        world.polled
+    );
+    if mode == crate::Completion::Hybrid {
+        note += &format!(", {} hybrid sleep(s) before spinning", world.hybrid_sleeps);
+    }
+    let mut interrupted: Vec<&str> = Vec::new();
+    for (tid, th) in world.threads.iter().enumerate() {
+        if !world.polling(tid as u32) && !interrupted.contains(&th.spec.job.name.as_str()) {
+            interrupted.push(&th.spec.job.name);
+        }
+    }
+    if !interrupted.is_empty() {
+        note += &format!(
+            "; on interrupts: {} ({})",
+            interrupted.join(", "),
+            match mode {
+                crate::Completion::SelectIsr => "not critical, or not a blocking engine",
+                _ => "only blocking engines poll in the simulator",
+            }
+        );
+    }
+    note
+}
+
+/// The completion path's costs in the host model's terms
+/// ([`host::poll::Costs`]): an interrupt is its entry and one completion's
+/// handling, a wake-up its wake and the context switch, hybrid's timer an
+/// interrupt entry, a poll that finds the entry one completion's handling.
+fn poll_costs(host: &HostProfile) -> host::poll::Costs {
+    host::poll::Costs {
+        irq: host.irq_entry + host.per_completion,
+        wakeup: host.wakeup + host.context_switch,
+        timer: host.irq_entry,
+        reap: host.per_completion,
+    }
 }
 
 fn dir_report(d: &DirStats, run_ns: Option<Nanos>) -> DirReport {

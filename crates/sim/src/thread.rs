@@ -43,6 +43,7 @@ impl World {
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
+                self.hybrid_submitted(tid, &batch);
                 for &req in &batch {
                     self.block_submit(req);
                 }
@@ -64,6 +65,7 @@ impl World {
             }
             Step::Reap => self.reap(tid, core),
             Step::Reaped => self.reaped(tid, core),
+            Step::Poll => self.reap(tid, core),
         }
     }
 
@@ -73,8 +75,18 @@ impl World {
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
         let take = room.min(th.ready.len());
+        let from = th.got.len();
         th.got.extend(th.ready.drain(..take));
+        if self.completion == crate::Completion::Hybrid {
+            self.hybrid_ended(tid, from);
+        }
+        let th = &mut self.threads[tid as usize];
         if th.got.len() < th.needed as usize {
+            if self.polling(tid) {
+                self.poll_wait(tid, core);
+                return;
+            }
+            let th = &mut self.threads[tid as usize];
             th.state = TState::Blocked;
             th.next = Step::Reap;
             self.leave_cpu(core);
@@ -110,6 +122,10 @@ impl World {
             }
             let th = &mut self.threads[tid as usize];
             th.in_flight -= 1;
+            if measuring && r.polled {
+                self.polled += 1;
+            }
+            let th = &mut self.threads[tid as usize];
             if measuring {
                 let dir = if r.write { &mut th.write } else { &mut th.read };
                 dir.ops += 1;
@@ -168,6 +184,7 @@ impl World {
 
     fn prepare_batch(&mut self, tid: u32, mut batch: Batch) {
         let now = self.now;
+        let polled = self.polling(tid);
         let th = &mut self.threads[tid as usize];
         while let Some(io) = th.spec.issuer.take(&mut batch, &mut th.rng) {
             let req = Request {
@@ -177,6 +194,7 @@ impl World {
                 bytes: io.bytes,
                 issued: now,
                 state: RState::Prepared,
+                polled,
             };
             let slot = alloc(&mut self.requests, &mut self.free, req);
             if let Some(b) = self.block.as_mut() {
@@ -212,9 +230,14 @@ impl World {
     }
 
     fn sleep(&mut self, tid: u32, core: u32, until: Nanos) {
+        self.sleep_then(tid, core, until, Step::Plan);
+    }
+
+    /// Sleeps on a timer until `until`, then carries on with `then`.
+    pub(crate) fn sleep_then(&mut self, tid: u32, core: u32, until: Nanos, then: Step) {
         let th = &mut self.threads[tid as usize];
         th.state = TState::Sleeping;
-        th.next = Step::Plan;
+        th.next = then;
         th.sleep_gen = th.sleep_gen.wrapping_add(1);
         let gen = th.sleep_gen;
         self.events.push(until, Ev::Timer { tid, gen });

@@ -44,6 +44,9 @@ pub(crate) enum Step {
     /// The call's own part of the completions it took is done
     /// (`reap_per_completion` each): it returns them to the thread.
     Reaped,
+    /// Spinning on the completion queue (a polled request): the segment
+    /// lasts until the device posts the entry, which cuts it to the reap.
+    Poll,
 }
 
 /// A thread's CPU work, possibly cut short by an interrupt or preemption.
@@ -125,6 +128,11 @@ pub(crate) struct Thread {
     /// How many the current waiting call takes at most.
     pub reap_max: u32,
     pub sleep_gen: u32,
+    /// Spinning on its polled queue ([`Step::Poll`]).
+    pub spinning: bool,
+    /// Hybrid polling: how long to sleep before spinning for the batch
+    /// just submitted (0: spin at once, or slept already).
+    pub hybrid_sleep: Nanos,
 
     // Measurements.
     pub read: DirStats,
@@ -154,6 +162,8 @@ impl Thread {
             needed: 0,
             reap_max: 0,
             sleep_gen: 0,
+            spinning: false,
+            hybrid_sleep: 0,
             read: DirStats::new(),
             write: DirStats::new(),
             usr: 0,
@@ -256,6 +266,9 @@ pub(crate) struct Request {
     pub bytes: u64,
     pub issued: Nanos,
     pub state: RState,
+    /// Completed by polling: on a queue with no interrupt, unseen by the
+    /// policy ([`crate::Completion`]).
+    pub polled: bool,
 }
 
 /// One completion queue (one per core): its policy and the host's view.
@@ -382,6 +395,13 @@ pub(crate) struct World {
     /// The block-layer scheduler, if any (`None`: requests go to the
     /// device whole, at once).
     pub block: Option<crate::block::Block>,
+    /// The completion mode, and hybrid polling's statistics (`host::poll`).
+    pub completion: crate::Completion,
+    pub poll: host::poll::Completions,
+    /// Requests completed by polling in the measured window, and hybrid
+    /// sleeps taken (all, and in the window).
+    pub polled: u64,
+    pub hybrid_sleeps: u64,
 }
 
 impl World {
