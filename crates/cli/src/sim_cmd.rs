@@ -46,6 +46,14 @@ pub struct SimArgs {
     /// requests split into 32k pieces, critical jobs bypass it)
     #[arg(long, value_name = "none|ld[,...]")]
     pub block_scheduler: Option<sim::BlockScheduler>,
+    /// How a blocking job's thread learns of its completion, instead of
+    /// the host profile's `completion` (default interrupt): `interrupt`,
+    /// `poll` (spins on its queue, no interrupt, its CPU busy), `hybrid`
+    /// (sleeps half its size bucket's mean latency, then spins: Linux's
+    /// io_poll_delay=0) or `select-isr` (critical=1 jobs poll, the rest
+    /// take interrupts)
+    #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
+    pub completion: Option<sim::Completion>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -104,6 +112,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     )?;
     if let Some(scheduler) = &args.block_scheduler {
         config.host.block_scheduler = scheduler.clone();
+    }
+    if let Some(completion) = args.completion {
+        config.host.completion = completion;
     }
     if !args.out.quiet {
         print_notes(&file);
