@@ -312,3 +312,29 @@ fn block_scheduler_option() {
         "{notes}"
     );
 }
+
+#[test]
+fn completion_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "j.fio",
+        "[s]\nrw=randread\nbs=4k\nioengine=psync\nruntime=20ms\ntime_based\n",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--completion", "spin"]),
+        "unknown completion mode 'spin'",
+    );
+    let o = run(&[
+        "sim",
+        &job,
+        "--completion",
+        "poll",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["cinterrupts"]["notes"].to_string();
+    assert!(notes.contains("completion poll:"), "{notes}");
+}
