@@ -7,7 +7,7 @@ mod common;
 use common::{config, example, lat_us};
 use policy::{PolicySpec, MS};
 use report::RunReport;
-use sim::{Audit, BlockScheduler, Completion, SimError};
+use sim::{Audit, BlockScheduler, Completion, Preemption, SimError};
 
 fn check(a: &Audit) {
     assert!(a.submitted > 0, "{a:?}");
@@ -118,12 +118,21 @@ fn pollers_sharing_a_core_still_complete_everything() {
     // Two spinners on one core: the scheduler's ticks switch between them,
     // and a completion posted while its spinner is off the CPU ends the
     // saved spin.
+    // Under PREEMPT_VOLUNTARY a spin is a kernel path: the switch waits for
+    // its end (the entry found); under full preemption a tick cuts it.
     let text = TWO.replace("cpus_allowed=1", "cpus_allowed=0");
-    let r = run_text(&text, Completion::Poll, 100);
-    assert_eq!(r.interrupts, 0);
-    for job in ["ls", "bg"] {
-        let j = r.jobs.iter().find(|j| j.name == job).unwrap();
-        assert!(j.read.io_ops > 0, "{job}");
+    let jobs = jobs::parse_str(&text, "t.fio", &|_| None).unwrap().jobs;
+    for preemption in [Preemption::Voluntary, Preemption::Full] {
+        let mut cfg = config("optane", PolicySpec::named("default"), 100 * MS, 1);
+        cfg.host.completion = Completion::Poll;
+        cfg.host.preemption = preemption;
+        let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+        check(&audit);
+        assert_eq!(r.interrupts, 0);
+        for job in ["ls", "bg"] {
+            let j = r.jobs.iter().find(|j| j.name == job).unwrap();
+            assert!(j.read.io_ops > 0, "{preemption:?} {job}");
+        }
     }
 }
 
