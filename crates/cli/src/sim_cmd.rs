@@ -46,6 +46,14 @@ pub struct SimArgs {
     /// requests split into 32k pieces, critical jobs bypass it)
     #[arg(long, value_name = "none|ld[,...]")]
     pub block_scheduler: Option<sim::BlockScheduler>,
+    /// The CPU scheduler's wake-up preemption rule, instead of the host
+    /// profile's `wakeup_rule` (default plain): `plain` (preempt beyond the
+    /// profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next
+    /// buddy, the granularity from the core count: 4 ms for 8 or more),
+    /// `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's
+    /// wake-up preempts at once) or `boost-code` (the authors' code)
+    #[arg(long, value_name = "plain|vanilla|boost|boost-code")]
+    pub wakeup: Option<sim::Wakeup>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -104,6 +112,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     )?;
     if let Some(scheduler) = &args.block_scheduler {
         config.host.block_scheduler = scheduler.clone();
+    }
+    if let Some(rule) = args.wakeup {
+        config.host.wakeup_rule = rule;
     }
     if !args.out.quiet {
         print_notes(&file);
