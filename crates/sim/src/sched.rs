@@ -334,6 +334,122 @@ mod tests {
         assert!(!rq.need_resched());
     }
 
+    /// Thread 9 runs at 10 ms; the queue holds thread 5 at 9 ms.
+    fn queue(rule: Wakeup) -> RunQueue {
+        let mut rq = RunQueue::with_rule(rule, 28);
+        rq.enqueue(5, 9 * MS);
+        rq
+    }
+
+    const CUR: Option<View> = Some((9, 10 * MS, false));
+
+    #[test]
+    fn vanilla_keeps_a_critical_wakee_inside_the_granularity_waiting() {
+        let mut rq = queue(Wakeup::Vanilla);
+        rq.wake(1, 8 * MS, true, CUR, &T);
+        assert!(!rq.need_resched());
+        assert_eq!(rq.next_buddy(), None);
+        // Beyond it: preempt, and the wakee is `next`.
+        rq.wake(2, 5 * MS, false, CUR, &T);
+        assert!(rq.need_resched());
+        assert_eq!(rq.next_buddy(), Some(2));
+        assert_eq!(rq.pick(), Some((2, 5 * MS)));
+        assert_eq!(rq.next_buddy(), None);
+    }
+
+    #[test]
+    fn boost_takes_the_cpu_for_a_critical_wakee_at_once() {
+        for rule in [Wakeup::Boost, Wakeup::BoostCode] {
+            let mut rq = queue(rule);
+            // Behind the running thread by less than the granularity, and
+            // not the queue's leftmost.
+            rq.wake(1, 9 * MS + 500, true, CUR, &T);
+            assert!(rq.need_resched(), "{rule}");
+            assert_eq!(rq.next_buddy(), Some(1));
+            assert!(rq.better_waiting(Some((9, 10 * MS))));
+            // Even ahead of the running thread (within the granularity).
+            let mut ahead = queue(rule);
+            ahead.wake(1, 11 * MS, true, CUR, &T);
+            assert!(ahead.better_waiting(Some((9, 10 * MS))), "{rule}");
+            // The switch takes the buddy, not the leftmost.
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick(), Some((1, 9 * MS + 500)));
+            assert_eq!(rq.next_buddy(), None);
+            // A non-critical wakee is vanilla's business.
+            let mut rq = queue(rule);
+            rq.wake(2, 8 * MS, false, CUR, &T);
+            assert!(!rq.need_resched());
+        }
+    }
+
+    #[test]
+    fn a_critical_next_sticks_until_it_runs() {
+        for rule in [Wakeup::Boost, Wakeup::BoostCode] {
+            let mut rq = queue(rule);
+            rq.wake(1, 9 * MS, true, CUR, &T);
+            // A second critical wakee, and a non-critical one beyond the
+            // granularity (which would be vanilla's `next`), do not take
+            // `next` from it.
+            rq.wake(2, 8 * MS, true, CUR, &T);
+            rq.wake(3, 5 * MS + MS / 2, false, CUR, &T);
+            assert_eq!(rq.next_buddy(), Some(1), "{rule}");
+            assert!(rq.need_resched());
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick(), Some((1, 9 * MS)), "{rule}");
+            // Once it ran, the least vruntime comes next.
+            assert_eq!(rq.next_buddy(), None);
+            assert_eq!(rq.pick(), Some((3, 5 * MS + MS / 2)));
+        }
+        // Vanilla overwrites `next` with each preempting wakee.
+        let mut rq = queue(Wakeup::Vanilla);
+        rq.wake(1, 5 * MS, true, CUR, &T);
+        rq.wake(3, 2 * MS, false, CUR, &T);
+        assert_eq!(rq.next_buddy(), Some(3));
+    }
+
+    #[test]
+    fn the_paper_picks_a_critical_next_only_if_not_unfair_and_the_code_always() {
+        for (rule, picked) in [(Wakeup::Boost, 5), (Wakeup::BoostCode, 1)] {
+            let mut rq = queue(rule);
+            // The wakee is 6 ms ahead of the leftmost (thread 5, 9 ms):
+            // beyond the 4 ms granularity.
+            rq.wake(1, 15 * MS, true, CUR, &T);
+            assert!(rq.need_resched());
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick().map(|p| p.0), Some(picked), "{rule}");
+        }
+        // Refused, a paper `next` stays until it runs.
+        let mut rq = queue(Wakeup::Boost);
+        rq.wake(1, 15 * MS, true, CUR, &T);
+        rq.pick();
+        assert_eq!(rq.next_buddy(), Some(1));
+    }
+
+    #[test]
+    fn plain_is_the_granularity_check_alone() {
+        let mut rq = queue(Wakeup::Plain);
+        rq.wake(1, 8 * MS, true, CUR, &T);
+        assert!(!rq.need_resched());
+        rq.wake(2, 5 * MS, true, CUR, &T);
+        assert!(rq.need_resched());
+        assert_eq!(rq.next_buddy(), None);
+        assert_eq!(rq.pick(), Some((2, 5 * MS)));
+    }
+
+    #[test]
+    fn wakeup_rules_parse_and_print() {
+        for r in [
+            Wakeup::Plain,
+            Wakeup::Vanilla,
+            Wakeup::Boost,
+            Wakeup::BoostCode,
+        ] {
+            assert_eq!(r.to_string().parse::<Wakeup>(), Ok(r));
+        }
+        assert!("fast".parse::<Wakeup>().is_err());
+        assert_eq!(Wakeup::default(), Wakeup::Plain);
+    }
+
     #[test]
     fn a_long_sleeper_is_placed_half_a_latency_behind() {
         let mut rq = RunQueue::default();
