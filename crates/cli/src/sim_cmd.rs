@@ -54,6 +54,14 @@ pub struct SimArgs {
     /// take interrupts)
     #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
     pub completion: Option<sim::Completion>,
+    /// The CPU scheduler's wake-up preemption rule, instead of the host
+    /// profile's `wakeup_rule` (default plain): `plain` (preempt beyond the
+    /// profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next
+    /// buddy, the granularity from the core count: 4 ms for 8 or more),
+    /// `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's
+    /// wake-up preempts at once) or `boost-code` (the authors' code)
+    #[arg(long, value_name = "plain|vanilla|boost|boost-code")]
+    pub wakeup: Option<sim::Wakeup>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -115,6 +123,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     if let Some(completion) = args.completion {
         config.host.completion = completion;
+    }
+    if let Some(rule) = args.wakeup {
+        config.host.wakeup_rule = rule;
     }
     if !args.out.quiet {
         print_notes(&file);

@@ -338,3 +338,28 @@ fn completion_option() {
     let notes = v["cinterrupts"]["notes"].to_string();
     assert!(notes.contains("completion poll:"), "{notes}");
 }
+
+#[test]
+fn wakeup_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "j.fio",
+        "[ls]\nrw=randread\nbs=4k\nioengine=psync\ncritical\nruntime=20ms\ntime_based\n",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--wakeup", "fast"]),
+        "unknown wake-up rule 'fast'",
+    );
+    let o = run(&["sim", &job, "--wakeup", "boost", "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["cinterrupts"]["notes"].to_string();
+    assert!(
+        notes.contains("wake-up rule boost (wake-up granularity 4ms for 28 cores)"),
+        "{notes}"
+    );
+    // The default says nothing.
+    let o = run(&["sim", &job, "--output-format", "json"]);
+    assert!(!stdout(&o).contains("wake-up rule"));
+}

@@ -167,8 +167,9 @@ impl World {
 
     /// Whether a runnable thread should take the CPU from the current one.
     fn better_waiting(&self, core: u32) -> bool {
-        let current = self.current_vruntime(core);
-        self.cores[core as usize].rq.better_waiting(current)
+        let c = &self.cores[core as usize];
+        let current = c.current.zip(self.current_vruntime(core));
+        c.rq.better_waiting(current)
     }
 
     /// A thread runs for the first time.
@@ -195,11 +196,17 @@ impl World {
     /// check_preempt_wakeup).
     fn enqueue_woken(&mut self, tid: u32) {
         let core = self.threads[tid as usize].spec.core as u32;
-        let current = self.current_vruntime(core);
+        let current = self.cores[core as usize]
+            .current
+            .zip(self.current_vruntime(core));
+        let current =
+            current.map(|(cur, v)| (cur, v, self.threads[cur as usize].spec.job.critical));
         let th = &mut self.threads[tid as usize];
-        th.vruntime = self.cores[core as usize]
-            .rq
-            .wake(tid, th.vruntime, current, &self.sched);
+        let critical = th.spec.job.critical;
+        th.vruntime =
+            self.cores[core as usize]
+                .rq
+                .wake(tid, th.vruntime, critical, current, &self.sched);
         th.state = TState::Runnable;
         self.resume_ticks(core);
     }

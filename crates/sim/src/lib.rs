@@ -35,4 +35,5 @@ pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };
 pub use run::{simulate, simulate_audited, with_device_defaults, SimConfig, SimError};
+pub use sched::Wakeup;
 pub use world::Audit;

@@ -196,6 +196,14 @@ pub struct HostProfile {
     /// `host::poll`).
     #[serde(default)]
     pub completion: crate::Completion,
+    /// The scheduler's wake-up preemption rule ([`crate::Wakeup`]):
+    /// `plain` (default: the check above with `sched_wakeup_granularity`),
+    /// `vanilla` (Linux CFS with its `next` buddy, the granularity from
+    /// `cores`), `boost` (FastResponse's critical boost, FR Alg. 1 as
+    /// printed), `boost-code` (the authors' code). Critical = the job's
+    /// `critical` flag.
+    #[serde(default)]
+    pub wakeup_rule: crate::Wakeup,
 }
 
 /// The kernel's preemption model ([`HostProfile::preemption`]).

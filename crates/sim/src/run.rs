@@ -11,7 +11,7 @@ use rand_pcg::Pcg64Mcg;
 use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 
 use crate::events::{Ev, Events};
-use crate::sched::Tunables;
+use crate::sched::{RunQueue, Tunables};
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
 use crate::{DeviceProfile, HostProfile};
@@ -116,6 +116,14 @@ pub fn simulate_audited(
     if world.completion != crate::Completion::Interrupt {
         report.notes.push(completion_note(&world));
     }
+    if config.host.wakeup_rule != crate::Wakeup::Plain {
+        report.notes.push(format!(
+            "wake-up rule {} (wake-up granularity {} for {} cores)",
+            config.host.wakeup_rule,
+            human(host::cfs::wakeup_granularity(config.host.cores)),
+            config.host.cores
+        ));
+    }
     if audit.clat_above_max > 0 {
         report.notes.push(format!(
             "{} completion latencies above {} were counted as {} (the histograms' top)",
@@ -180,7 +188,13 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
             last_post: None,
         });
     }
-    let mut cores: Vec<_> = (0..host.cores).map(|_| Core::new()).collect();
+    let mut cores: Vec<_> = (0..host.cores)
+        .map(|_| {
+            let mut core = Core::new();
+            core.rq = RunQueue::with_rule(host.wakeup_rule, host.cores);
+            core
+        })
+        .collect();
     let mut world_threads = Vec::with_capacity(threads.len());
     let mut events = Events::new(
         host.cores as usize,

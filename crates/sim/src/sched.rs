@@ -12,9 +12,86 @@
 //! vruntime (including the part of its segment not yet charged) and applies
 //! the answers (switching, cutting segments short, charging time).
 
+use std::fmt;
+use std::str::FromStr;
+
+use host::cfs::{BoostRule, Cfs, CfsConfig, Rule, TaskView};
 use policy::Nanos;
+use serde::{Deserialize, Deserializer};
 
 use crate::HostProfile;
+
+/// Which wake-up preemption rule the scheduler applies
+/// ([`crate::HostProfile::wakeup`], `cinterrupts sim --wakeup`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wakeup {
+    /// The simulator's own (default): a woken thread preempts when the
+    /// running one is ahead by more than the profile's
+    /// `sched_wakeup_granularity`; no `next` buddy.
+    #[default]
+    Plain,
+    /// Linux CFS as [`host::cfs`]'s Vanilla: the same check with the
+    /// granularity Linux derives from the host's core count
+    /// ([`host::cfs::wakeup_granularity`], 4 ms for 8 or more CPUs), and the
+    /// `next` buddy, picked when not unfair.
+    Vanilla,
+    /// FastResponse's critical boost, Algorithm 1 as the paper prints it
+    /// (`host::cfs` Boost(Paper)): a critical wakee becomes `next` and the
+    /// running thread is marked for rescheduling; a critical `next` sticks.
+    Boost,
+    /// The boost as the authors' code has it (Boost(Code)): a critical
+    /// wakee always preempts; a critical `next` is picked without the
+    /// fairness check.
+    BoostCode,
+}
+
+impl Wakeup {
+    fn rule(self) -> Option<Rule> {
+        match self {
+            Wakeup::Plain => None,
+            Wakeup::Vanilla => Some(Rule::Vanilla),
+            Wakeup::Boost => Some(Rule::Boost(BoostRule::Paper)),
+            Wakeup::BoostCode => Some(Rule::Boost(BoostRule::Code)),
+        }
+    }
+}
+
+impl fmt::Display for Wakeup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Wakeup::Plain => "plain",
+            Wakeup::Vanilla => "vanilla",
+            Wakeup::Boost => "boost",
+            Wakeup::BoostCode => "boost-code",
+        })
+    }
+}
+
+impl FromStr for Wakeup {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "plain" => Ok(Wakeup::Plain),
+            "vanilla" => Ok(Wakeup::Vanilla),
+            "boost" => Ok(Wakeup::Boost),
+            "boost-code" => Ok(Wakeup::BoostCode),
+            other => Err(format!(
+                "unknown wake-up rule '{other}' (plain, vanilla, boost, boost-code)"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Wakeup {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A thread as the wake-up rule sees it: (thread, vruntime, critical).
+pub(crate) type View = (u32, Nanos, bool);
 
 /// CFS's tunables, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,9 +120,26 @@ pub(crate) struct RunQueue {
     min_vruntime: Nanos,
     /// A woken thread should take the CPU at the next chance.
     need_resched: bool,
+    /// [`host::cfs`]'s wake-up rule and `next` buddy; None for
+    /// [`Wakeup::Plain`].
+    cfs: Option<Cfs>,
 }
 
 impl RunQueue {
+    /// An empty queue deciding wake-ups by `rule`, on a host of `ncpus`.
+    pub(crate) fn with_rule(rule: Wakeup, ncpus: u32) -> RunQueue {
+        RunQueue {
+            cfs: rule.rule().map(|r| Cfs::new(CfsConfig::new(r, ncpus))),
+            ..RunQueue::default()
+        }
+    }
+
+    /// The `next` buddy, if the rule keeps one and it is set.
+    #[cfg(test)]
+    pub(crate) fn next_buddy(&self) -> Option<u32> {
+        self.cfs.as_ref().and_then(Cfs::next)
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.queued.is_empty()
     }
@@ -87,7 +181,15 @@ impl RunQueue {
     /// Takes the next thread off the queue to run it: (thread, vruntime).
     /// A switch clears a pending resched.
     pub(crate) fn pick(&mut self) -> Option<(u32, Nanos)> {
-        let i = self.next()?;
+        let mut i = self.next()?;
+        if let Some(cfs) = self.cfs.as_mut() {
+            let (vruntime, tid) = self.queued[i];
+            // The buddy, if queued, unless picking it is unfair.
+            let id = cfs.pick_next(0, TaskView::new(tid, vruntime, false));
+            if let Some(j) = self.queued.iter().position(|&(_, t)| t == id) {
+                i = j;
+            }
+        }
         let (vruntime, tid) = self.queued.swap_remove(i);
         self.need_resched = false;
         Some((tid, vruntime))
@@ -108,29 +210,68 @@ impl RunQueue {
     /// min_vruntime (so a long sleep earns a bounded head start), queued,
     /// and it asks to preempt the running thread if that is ahead by more
     /// than the wake-up granularity. Returns the woken thread's vruntime.
+    ///
+    /// With a [`host::cfs`] rule (not [`Wakeup::Plain`]) that rule decides
+    /// instead, from the wakee's and the running thread's criticality
+    /// (`critical`, `current`'s third field), and may set the `next` buddy.
     pub(crate) fn wake(
         &mut self,
         tid: u32,
         vruntime: Nanos,
-        current: Option<Nanos>,
+        critical: bool,
+        current: Option<View>,
         t: &Tunables,
     ) -> Nanos {
-        self.update_min_vruntime(current);
+        self.update_min_vruntime(current.map(|c| c.1));
         let floor = self.min_vruntime.saturating_sub(t.latency / 2);
         let vruntime = vruntime.max(floor);
         self.enqueue(tid, vruntime);
-        if current.is_some_and(|cur| cur > vruntime + t.wakeup_granularity) {
-            self.need_resched = true;
+        let Some(cur) = current else {
+            return vruntime;
+        };
+        match self.cfs.as_mut() {
+            None => {
+                if cur.1 > vruntime + t.wakeup_granularity {
+                    self.need_resched = true;
+                }
+            }
+            Some(cfs) => {
+                let d = cfs.on_wakeup(
+                    0,
+                    Some(TaskView::new(cur.0, cur.1, cur.2)),
+                    TaskView::new(tid, vruntime, critical),
+                );
+                if d.preempt_now {
+                    self.need_resched = true;
+                }
+            }
         }
         vruntime
     }
 
     /// Whether a queued thread should take the CPU from the running one
-    /// (`current`, its vruntime; None when no thread owns the CPU).
-    pub(crate) fn better_waiting(&self, current: Option<Nanos>) -> bool {
-        match (current, self.leftmost()) {
-            (Some(cur), Some(next)) => next < cur,
-            (_, next) => next.is_some(),
+    /// (`current`: its thread and vruntime; None when no thread owns the
+    /// CPU). With a `next` buddy, whether the pick would take another
+    /// thread than the running one (`pick_next_entity` with the running
+    /// thread among the candidates).
+    pub(crate) fn better_waiting(&self, current: Option<(u32, Nanos)>) -> bool {
+        let Some((cur_tid, cur)) = current else {
+            return !self.queued.is_empty();
+        };
+        let Some(i) = self.next() else {
+            return false;
+        };
+        let (next, tid) = self.queued[i];
+        match self.cfs.as_ref() {
+            Some(cfs) if cfs.next().is_some() => {
+                let left = if next < cur {
+                    TaskView::new(tid, next, false)
+                } else {
+                    TaskView::new(cur_tid, cur, false)
+                };
+                cfs.clone().pick_next(0, left) != cur_tid
+            }
+            _ => next < cur,
         }
     }
 
@@ -183,23 +324,145 @@ mod tests {
         let mut rq = RunQueue::default();
         // Running at 10 ms; a thread waking at 6 ms is 4 ms behind: not more
         // than the granularity.
-        rq.wake(1, 6 * MS, Some(10 * MS), &T);
+        rq.wake(1, 6 * MS, false, Some((9, 10 * MS, false)), &T);
         assert!(!rq.need_resched());
         // One waking at 5 ms is 5 ms behind: preempt.
-        rq.wake(2, 5 * MS, Some(10 * MS), &T);
+        rq.wake(2, 5 * MS, false, Some((9, 10 * MS, false)), &T);
         assert!(rq.need_resched());
         // A switch clears it.
         assert_eq!(rq.pick(), Some((2, 5 * MS)));
         assert!(!rq.need_resched());
     }
 
+    /// Thread 9 runs at 10 ms; the queue holds thread 5 at 9 ms.
+    fn queue(rule: Wakeup) -> RunQueue {
+        let mut rq = RunQueue::with_rule(rule, 28);
+        rq.enqueue(5, 9 * MS);
+        rq
+    }
+
+    const CUR: Option<View> = Some((9, 10 * MS, false));
+
+    #[test]
+    fn vanilla_keeps_a_critical_wakee_inside_the_granularity_waiting() {
+        let mut rq = queue(Wakeup::Vanilla);
+        rq.wake(1, 8 * MS, true, CUR, &T);
+        assert!(!rq.need_resched());
+        assert_eq!(rq.next_buddy(), None);
+        // Beyond it: preempt, and the wakee is `next`.
+        rq.wake(2, 5 * MS, false, CUR, &T);
+        assert!(rq.need_resched());
+        assert_eq!(rq.next_buddy(), Some(2));
+        assert_eq!(rq.pick(), Some((2, 5 * MS)));
+        assert_eq!(rq.next_buddy(), None);
+    }
+
+    #[test]
+    fn boost_takes_the_cpu_for_a_critical_wakee_at_once() {
+        for rule in [Wakeup::Boost, Wakeup::BoostCode] {
+            let mut rq = queue(rule);
+            // Behind the running thread by less than the granularity, and
+            // not the queue's leftmost.
+            rq.wake(1, 9 * MS + 500, true, CUR, &T);
+            assert!(rq.need_resched(), "{rule}");
+            assert_eq!(rq.next_buddy(), Some(1));
+            assert!(rq.better_waiting(Some((9, 10 * MS))));
+            // Even ahead of the running thread (within the granularity).
+            let mut ahead = queue(rule);
+            ahead.wake(1, 11 * MS, true, CUR, &T);
+            assert!(ahead.better_waiting(Some((9, 10 * MS))), "{rule}");
+            // The switch takes the buddy, not the leftmost.
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick(), Some((1, 9 * MS + 500)));
+            assert_eq!(rq.next_buddy(), None);
+            // A non-critical wakee is vanilla's business.
+            let mut rq = queue(rule);
+            rq.wake(2, 8 * MS, false, CUR, &T);
+            assert!(!rq.need_resched());
+        }
+    }
+
+    #[test]
+    fn a_critical_next_sticks_until_it_runs() {
+        for rule in [Wakeup::Boost, Wakeup::BoostCode] {
+            let mut rq = queue(rule);
+            rq.wake(1, 9 * MS, true, CUR, &T);
+            // A second critical wakee, and a non-critical one beyond the
+            // granularity (which would be vanilla's `next`), do not take
+            // `next` from it.
+            rq.wake(2, 8 * MS, true, CUR, &T);
+            rq.wake(3, 5 * MS + MS / 2, false, CUR, &T);
+            assert_eq!(rq.next_buddy(), Some(1), "{rule}");
+            assert!(rq.need_resched());
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick(), Some((1, 9 * MS)), "{rule}");
+            // Once it ran, the least vruntime comes next.
+            assert_eq!(rq.next_buddy(), None);
+            assert_eq!(rq.pick(), Some((3, 5 * MS + MS / 2)));
+        }
+        // Vanilla overwrites `next` with each preempting wakee.
+        let mut rq = queue(Wakeup::Vanilla);
+        rq.wake(1, 5 * MS, true, CUR, &T);
+        rq.wake(3, 2 * MS, false, CUR, &T);
+        assert_eq!(rq.next_buddy(), Some(3));
+    }
+
+    #[test]
+    fn the_paper_picks_a_critical_next_only_if_not_unfair_and_the_code_always() {
+        for (rule, picked) in [(Wakeup::Boost, 5), (Wakeup::BoostCode, 1)] {
+            let mut rq = queue(rule);
+            // The wakee is 6 ms ahead of the leftmost (thread 5, 9 ms):
+            // beyond the 4 ms granularity.
+            rq.wake(1, 15 * MS, true, CUR, &T);
+            assert!(rq.need_resched());
+            rq.enqueue(9, 10 * MS);
+            assert_eq!(rq.pick().map(|p| p.0), Some(picked), "{rule}");
+        }
+        // Refused, a paper `next` stays until it runs.
+        let mut rq = queue(Wakeup::Boost);
+        rq.wake(1, 15 * MS, true, CUR, &T);
+        rq.pick();
+        assert_eq!(rq.next_buddy(), Some(1));
+    }
+
+    #[test]
+    fn plain_is_the_granularity_check_alone() {
+        let mut rq = queue(Wakeup::Plain);
+        rq.wake(1, 8 * MS, true, CUR, &T);
+        assert!(!rq.need_resched());
+        rq.wake(2, 5 * MS, true, CUR, &T);
+        assert!(rq.need_resched());
+        assert_eq!(rq.next_buddy(), None);
+        assert_eq!(rq.pick(), Some((2, 5 * MS)));
+    }
+
+    #[test]
+    fn wakeup_rules_parse_and_print() {
+        for r in [
+            Wakeup::Plain,
+            Wakeup::Vanilla,
+            Wakeup::Boost,
+            Wakeup::BoostCode,
+        ] {
+            assert_eq!(r.to_string().parse::<Wakeup>(), Ok(r));
+        }
+        assert!("fast".parse::<Wakeup>().is_err());
+        assert_eq!(Wakeup::default(), Wakeup::Plain);
+    }
+
     #[test]
     fn a_long_sleeper_is_placed_half_a_latency_behind() {
         let mut rq = RunQueue::default();
         rq.update_min_vruntime(Some(100 * MS));
-        assert_eq!(rq.wake(1, 0, Some(100 * MS), &T), 88 * MS);
+        assert_eq!(
+            rq.wake(1, 0, false, Some((9, 100 * MS, false)), &T),
+            88 * MS
+        );
         // A thread that slept briefly keeps its own vruntime.
-        assert_eq!(rq.wake(2, 95 * MS, Some(100 * MS), &T), 95 * MS);
+        assert_eq!(
+            rq.wake(2, 95 * MS, false, Some((9, 100 * MS, false)), &T),
+            95 * MS
+        );
     }
 
     #[test]
@@ -220,11 +483,11 @@ mod tests {
     #[test]
     fn a_waiting_thread_is_better_only_with_less_vruntime() {
         let mut rq = RunQueue::default();
-        assert!(!rq.better_waiting(Some(5)));
+        assert!(!rq.better_waiting(Some((9, 5))));
         assert!(!rq.better_waiting(None));
         rq.enqueue(1, 5);
-        assert!(!rq.better_waiting(Some(5)));
-        assert!(rq.better_waiting(Some(6)));
+        assert!(!rq.better_waiting(Some((9, 5))));
+        assert!(rq.better_waiting(Some((9, 6))));
         assert!(rq.better_waiting(None));
     }
 
