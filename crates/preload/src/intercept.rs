@@ -166,129 +166,30 @@ fn at_offset(
 
 const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
 
-#[no_mangle]
-pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    let call = || {
-        forward!(
-            "read",
-            fn(c_int, *mut c_void, size_t) -> ssize_t,
-            -1,
-            fd,
-            buf,
-            n
-        )
-    };
-    if let Some(m) = blocking(fd, Kind::Read, Family::Plain, 0) {
-        let pos = |d, off| {
-            forward!(
-                "pread",
-                fn(c_int, *mut c_void, size_t, off_t) -> ssize_t,
-                -1,
-                d,
-                buf,
-                n,
-                off
-            )
-        };
-        if let Some(r) = at_offset(fd, m, false, pos, call) {
-            return r;
+/// The calls at the file offset: each one routed as its positioned twin
+/// at the current offset (`at_offset`), else the program's own call.
+macro_rules! at_file_offset {
+    ($($name:ident, $sym:literal, $twin:literal, $kind:expr, $buf:ty, $n:ty);*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(fd: c_int, buf: $buf, n: $n) -> ssize_t {
+            let call = || forward!($sym, fn(c_int, $buf, $n) -> ssize_t, -1, fd, buf, n);
+            if let Some(m) = blocking(fd, $kind, Family::Plain, 0) {
+                let pos = |d, off| forward!($twin, fn(c_int, $buf, $n, off_t) -> ssize_t, -1, d, buf, n, off);
+                if let Some(r) = at_offset(fd, m, $kind == Kind::Write, pos, call) {
+                    return r;
+                }
+            }
+            call()
         }
-    }
-    call()
+    )*};
 }
 
-#[no_mangle]
-pub extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    let call = || {
-        forward!(
-            "write",
-            fn(c_int, *const c_void, size_t) -> ssize_t,
-            -1,
-            fd,
-            buf,
-            n
-        )
-    };
-    if let Some(m) = blocking(fd, Kind::Write, Family::Plain, 0) {
-        let pos = |d, off| {
-            forward!(
-                "pwrite",
-                fn(c_int, *const c_void, size_t, off_t) -> ssize_t,
-                -1,
-                d,
-                buf,
-                n,
-                off
-            )
-        };
-        if let Some(r) = at_offset(fd, m, true, pos, call) {
-            return r;
-        }
-    }
-    call()
-}
-
-#[no_mangle]
-pub extern "C" fn readv(fd: c_int, iov: *const iovec, cnt: c_int) -> ssize_t {
-    let call = || {
-        forward!(
-            "readv",
-            fn(c_int, *const iovec, c_int) -> ssize_t,
-            -1,
-            fd,
-            iov,
-            cnt
-        )
-    };
-    if let Some(m) = blocking(fd, Kind::Read, Family::Plain, 0) {
-        let pos = |d, off| {
-            forward!(
-                "preadv",
-                fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
-                -1,
-                d,
-                iov,
-                cnt,
-                off
-            )
-        };
-        if let Some(r) = at_offset(fd, m, false, pos, call) {
-            return r;
-        }
-    }
-    call()
-}
-
-#[no_mangle]
-pub extern "C" fn writev(fd: c_int, iov: *const iovec, cnt: c_int) -> ssize_t {
-    let call = || {
-        forward!(
-            "writev",
-            fn(c_int, *const iovec, c_int) -> ssize_t,
-            -1,
-            fd,
-            iov,
-            cnt
-        )
-    };
-    if let Some(m) = blocking(fd, Kind::Write, Family::Plain, 0) {
-        let pos = |d, off| {
-            forward!(
-                "pwritev",
-                fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
-                -1,
-                d,
-                iov,
-                cnt,
-                off
-            )
-        };
-        if let Some(r) = at_offset(fd, m, true, pos, call) {
-            return r;
-        }
-    }
-    call()
-}
+at_file_offset!(
+    read, "read", "pread", Kind::Read, *mut c_void, size_t;
+    write, "write", "pwrite", Kind::Write, *const c_void, size_t;
+    readv, "readv", "preadv", Kind::Read, *const iovec, c_int;
+    writev, "writev", "pwritev", Kind::Write, *const iovec, c_int
+);
 
 macro_rules! positioned {
     ($($name:ident, $sym:literal, $kind:expr, $buf:ty);*) => {$(
@@ -747,12 +648,8 @@ pub extern "C" fn io_getevents(
                 a.pend.lock().expect("aio lock").kernel -= i64::from(r);
             }
         }
-        if got >= min.max(1)
-            || (min == 0 && got == 0 && deadline.is_some_and(|d| d <= std::time::Instant::now()))
-        {
-            return got as c_int;
-        }
-        if min == 0 {
+        // min 0 asks for what is there, without waiting.
+        if got >= min {
             return got as c_int;
         }
         let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
