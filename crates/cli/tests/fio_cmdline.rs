@@ -152,7 +152,7 @@ fn a_bad_command_line_option_is_one_usage_line_naming_it() {
         (vec!["--section=job9"], "--section=job9: "),
         (vec!["--section=global"], "--section=global: "),
         (vec!["--name=x"], "--name=x: "),
-        (vec!["--hipri"], "--hipri: not supported"),
+        (vec!["--exitall"], "--exitall: not supported"),
     ] {
         for verb in ["jobs", "sim", "run"] {
             let mut argv = vec![verb, path.as_str()];

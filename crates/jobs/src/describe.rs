@@ -146,6 +146,9 @@ impl Job {
         if job.critical {
             s.push_str(" critical");
         }
+        if job.hipri {
+            s.push_str(" hipri");
+        }
         // Which kernel's defaults the marks below follow (DefaultMarks).
         let _ = write!(s, " default_marks={}", job.default_marks);
         if job.rw.reads() {

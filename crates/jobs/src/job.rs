@@ -433,6 +433,13 @@ pub struct Job {
     /// ([`crate::Io::critical`]). Default false. fio has no such option and
     /// refuses a file that sets it: such files are for cinterrupts only.
     pub critical: bool,
+    /// fio's `hipri` (an option of the `pvsync2` and `io_uring` engines,
+    /// fio HOWTO): completions are polled, not interrupted. pvsync2 passes
+    /// RWF_HIPRI per call; io_uring sets up the ring with IORING_SETUP_IOPOLL.
+    /// Linux polls the request's hardware queue while the caller waits
+    /// (block/blk-mq.c `blk_poll`); how a front end polls (classic or
+    /// hybrid) is its host setting. Default false.
+    pub hipri: bool,
 }
 
 impl Default for Job {
@@ -494,6 +501,7 @@ impl Default for Job {
             cint_flags: CintFlags::Default,
             default_marks: crate::marks::DefaultMarks::Table1,
             critical: false,
+            hipri: false,
         }
     }
 }

@@ -27,7 +27,7 @@
 //! options that change the interrupts and latency being measured. Options
 //! that do not (logging, reporting, buffer contents) are accepted and
 //! recorded in [`JobFile::ignored`]; options that would but are not modelled
-//! (`hipri`, `zonemode`, `exitall`, ...) are errors saying why.
+//! (`zonemode`, `exitall`, ...) are errors saying why.
 //!
 //! ```
 //! let text = "[global]\ndirect=1\nbs=4k\n[reader]\nrw=randread\nioengine=libaio\niodepth=4\niodepth_batch_submit=4\n";

@@ -753,6 +753,9 @@ static TABLE: &[OptionSpec] = &[
     // Ours, not fio's (fio: "Bad option <critical=1>"): FastResponse's
     // criticality tag, carried by every request of the job (Job::critical).
     flag("critical", &[], |d, b| d.job.critical = b),
+    // fio's engine option (engines/sync.c for pvsync2, engines/io_uring.c):
+    // polled completion. The engine check is in parse.rs (finish).
+    flag("hipri", &[], |d, b| d.job.hipri = b),
     // --- accepted, ignored: reporting, logging, buffers, randomness
     ignored("gtod_reduce", &[]),
     ignored("norandommap", &[]),
@@ -833,11 +836,6 @@ static TABLE: &[OptionSpec] = &[
     ignored("verify_fatal", &[]),
     ignored("verify_dump", &[]),
     // --- real fio options that would change what is measured
-    unsupported(
-        "hipri",
-        &[],
-        "polled I/O completes without interrupts and is not modelled",
-    ),
     // HOWTO rate_min: "Failing to meet this requirement will cause the job
     // to exit": a job may end early.
     unsupported(
@@ -1006,7 +1004,7 @@ mod tests {
             Disposition::Ignored
         );
         assert!(matches!(
-            lookup("hipri").unwrap().disposition(),
+            lookup("rate_min").unwrap().disposition(),
             Disposition::Unsupported(_)
         ));
         assert!(lookup("foo").is_none());

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::cmdline::{CommandLine, Given};
 use crate::error::{quoted, with_quoted_value, JobError};
 use crate::ini::{self, Entry};
-use crate::job::Job;
+use crate::job::{Engine, Job};
 use crate::options::{lookup, Draft, Kind, MAX_BLOCK_SIZE, MAX_JOBS};
 use crate::source::{self, MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 use crate::units::parse_bool;
@@ -493,6 +493,16 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
                 "needs ioengine pvsync2, libaio or io_uring, not {}",
                 job.ioengine
             ),
+        ));
+    }
+    // fio registers `hipri` only with the engines that can poll
+    // (engines/sync.c for pvsync2's RWF_HIPRI, engines/io_uring.c's
+    // IORING_SETUP_IOPOLL); with any other engine fio says "Bad option".
+    if job.hipri && !matches!(job.ioengine, Engine::Pvsync2 | Engine::IoUring) {
+        return Err(err(
+            &job,
+            "hipri",
+            format!("needs ioengine pvsync2 or io_uring, not {}", job.ioengine),
         ));
     }
     check_block_sizes(&job).map_err(|(option, message)| err(&job, option, message))?;

@@ -89,7 +89,7 @@ fn unsupported_engines_verify_and_modes() {
     );
     says(
         "[j]\nhipri\n",
-        "mixed.fio:2: option 'hipri' is not supported: polled I/O completes without interrupts and is not modelled",
+        "mixed.fio:1: job 'j': option 'hipri': needs ioengine pvsync2 or io_uring, not psync",
     );
     says(
         "[a]\n[b]\nrate_min=1m\n",

@@ -123,7 +123,7 @@ fn modelled_options_are_known() {
 
 #[test]
 fn unsupported_options_say_why() {
-    for name in ["hipri", "rate_min", "thinktime_spin", "exitall"] {
+    for name in ["rate_min", "thinktime_spin", "exitall"] {
         let Some(Disposition::Unsupported(why)) = lookup(name).map(|s| s.disposition()) else {
             panic!("{name} is not marked unsupported");
         };

@@ -105,6 +105,12 @@ pub(crate) fn threads(
             .expect("non-empty");
         per_core[core] += 1;
 
+        if job.hipri {
+            return Err(fail(
+                "option 'hipri': per-job polled completion is not simulated yet; --completion poll polls every blocking job"
+                    .to_string(),
+            ));
+        }
         let waiter = Waiter::of(job.ioengine);
         let bounds = job.bounds(runtime_override).map_err(|reason| {
             fail(if reason.starts_with("needs runtime=") {

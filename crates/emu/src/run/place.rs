@@ -78,6 +78,12 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
             return Err(job_error(job, "fsync/fdatasync are not emulated yet"));
         }
+        if job.hipri {
+            return Err(job_error(
+                job,
+                "option 'hipri': polled completion is not emulated yet",
+            ));
+        }
         let bounds = job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
         if let Some(r) = bounds.runtime.filter(|&r| r < MIN_RUNTIME) {
             return Err(job_error(
