@@ -218,7 +218,7 @@ fn expand(e: &Experiment, run: &str, baseline: Option<&str>) -> Vec<(String, Opt
     e.groups()
         .iter()
         .map(|g| (run.replace('*', g), baseline.map(|b| b.replace('*', g))))
-        .filter(|(r, b)| e.run(r).is_some() && b.as_deref().is_none_or(|b| e.run(b).is_some()))
+        .filter(|(r, b)| e.run(r).is_some() && b.as_deref().map_or(true, |b| e.run(b).is_some()))
         .collect()
 }
 
