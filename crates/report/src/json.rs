@@ -14,7 +14,7 @@ use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
-use crate::{DirReport, Gaps, JobReport, LatencyStats, RunReport};
+use crate::{DirReport, Gaps, IoPath, JobReport, LatencyStats, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
 /// `cinterrupts` object.
@@ -201,8 +201,37 @@ fn summary(report: &RunReport) -> Value {
         })
         .collect();
     obj.insert("cpu_util".into(), json!(cores));
+    if let Some(p) = &report.io_path {
+        obj.insert("io_path".into(), io_path(report, p));
+    }
     obj.insert("notes".into(), json!(report.notes));
     Value::Object(obj)
+}
+
+/// FastResponse's read-path breakdown per job (mean T_Dev and T_Sched, ns)
+/// and the device's queue depth over the window.
+fn io_path(report: &RunReport, p: &IoPath) -> Value {
+    let jobs: Vec<Value> = report
+        .jobs
+        .iter()
+        .zip(&p.jobs)
+        .map(|(j, b)| {
+            json!({
+                "jobname": j.name,
+                "requests": b.requests,
+                "t_dev_mean_ns": finite(b.t_dev_mean_ns),
+                "t_sched_mean_ns": finite(b.t_sched_mean_ns),
+            })
+        })
+        .collect();
+    json!({
+        "jobs": jobs,
+        "device_queue_depth": {
+            "mean": finite(p.device_queue.mean),
+            "p99": p.device_queue.p99,
+            "max": p.device_queue.max,
+        },
+    })
 }
 
 /// The completion inter-arrival times in ns, keyed as fio keys `clat_ns`:

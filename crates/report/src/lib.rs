@@ -119,6 +119,39 @@ pub struct IrqLineReport {
     pub slot_wait_ns: u64,
 }
 
+/// FastResponse's read-path breakdown of one job (FR 2.2 Fig 5a, 4.4 Fig
+/// 15a), averaged over the requests it completed in the measured window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobPath {
+    /// Requests the means are over.
+    pub requests: u64,
+    /// T_Dev: from the request reaching the device (the doorbell; a split
+    /// request's first piece) to the device finishing it (its last piece).
+    pub t_dev_mean_ns: f64,
+    /// T_Sched: from the interrupt handler waking the job's thread for it to
+    /// the thread running again (its switch-in done); 0 for a request whose
+    /// thread was not asleep for it (polled, or already running).
+    pub t_sched_mean_ns: f64,
+}
+
+/// Requests at the device (submitted, not yet finished by it; a block
+/// layer's pieces each count), weighted by time over the measured window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueDepth {
+    pub mean: f64,
+    /// The depth the device was at or below 99% of the window.
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Where the requests' time went, and how deep the device's queue was.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IoPath {
+    /// One per job clone, in the order of `RunReport::jobs`.
+    pub jobs: Vec<JobPath>,
+    pub device_queue: QueueDepth,
+}
+
 /// Everything one run measured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
@@ -152,6 +185,10 @@ pub struct RunReport {
     pub completion_gaps: Option<Gaps>,
     /// The workload cores.
     pub cores: Vec<CoreUtil>,
+    /// Simulator only: where a request's time goes (FastResponse's read-path
+    /// breakdown, FR 2.2 Fig 5a) and the device's queue depth (FR Fig 16).
+    /// `None` when the front end did not measure them.
+    pub io_path: Option<IoPath>,
     /// Lines worth telling the user (ignored options, measured costs, ...).
     pub notes: Vec<String>,
 }

@@ -80,6 +80,7 @@ fn sample() -> RunReport {
         }],
         notes: vec!["sample note".into()],
         default_marks: None,
+        io_path: None,
     }
 }
 

@@ -177,9 +177,18 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
                 .iter()
                 .find(|e| e.id == raw.experiment)
                 .ok_or_else(|| at(format!("no experiment '{}'", raw.experiment)))?;
-            for key in std::iter::once(&raw.run).chain(raw.baseline.as_ref()) {
-                if e.run(key).is_none() {
-                    return Err(at(format!("experiment '{}' has no run '{key}'", e.id)));
+            if raw.run.contains('*') {
+                if expand(e, &raw.run, raw.baseline.as_deref()).is_empty() {
+                    return Err(at(format!(
+                        "experiment '{}' has no group where '{}' names a run",
+                        e.id, raw.run
+                    )));
+                }
+            } else {
+                for key in std::iter::once(&raw.run).chain(raw.baseline.as_ref()) {
+                    if e.run(key).is_none() {
+                        return Err(at(format!("experiment '{}' has no run '{key}'", e.id)));
+                    }
                 }
             }
             Ok(Claim {
@@ -203,24 +212,36 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
         .collect()
 }
 
+/// A run key with `*` (`bs-opt/*`) for each group of the experiment where
+/// it and its baseline name runs: the (run, baseline) pairs.
+fn expand(e: &Experiment, run: &str, baseline: Option<&str>) -> Vec<(String, Option<String>)> {
+    e.groups()
+        .iter()
+        .map(|g| (run.replace('*', g), baseline.map(|b| b.replace('*', g))))
+        .filter(|(r, b)| e.run(r).is_some() && b.as_deref().map_or(true, |b| e.run(b).is_some()))
+        .collect()
+}
+
 impl Claim {
     /// Our figure for the claim in `mode`, and whether it is within the
-    /// tolerance.
+    /// tolerance. A run key with `*` stands for every group: the figure is
+    /// the mean of the groups' figures (FR's "on average" over its
+    /// workloads), and needs every group's.
     pub fn check(&self, results: &Results, mode: Mode) -> Checked {
-        let stat = |key: &str| {
-            results
-                .stat(&self.experiment, key, mode, &self.metric)
-                .map(|s| s.mean)
-        };
-        let ours = match (
-            self.compare,
-            stat(&self.run),
-            self.baseline.as_deref().map(stat),
-        ) {
-            (Compare::Value, Some(v), _) => Some(v),
-            (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
-            (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
-            _ => None,
+        let ours = if self.run.contains('*') {
+            let pairs = crate::figures::all()
+                .into_iter()
+                .find(|e| e.id == self.experiment)
+                .map(|e| expand(&e, &self.run, self.baseline.as_deref()))
+                .unwrap_or_default();
+            let figs: Option<Vec<f64>> = pairs
+                .iter()
+                .map(|(r, b)| self.figure(results, mode, r, b.as_deref()))
+                .collect();
+            figs.filter(|v| !v.is_empty())
+                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+        } else {
+            self.figure(results, mode, &self.run, self.baseline.as_deref())
         };
         let verdict = match ours {
             Some(v) if v.is_finite() && self.holds_if.admits(v) => Verdict::Holds,
@@ -237,12 +258,38 @@ impl Claim {
         }
     }
 
+    /// The figure of one run against its baseline.
+    fn figure(
+        &self,
+        results: &Results,
+        mode: Mode,
+        run: &str,
+        baseline: Option<&str>,
+    ) -> Option<f64> {
+        let stat = |key: &str| {
+            results
+                .stat(&self.experiment, key, mode, &self.metric)
+                .map(|s| s.mean)
+        };
+        match (self.compare, stat(run), baseline.map(stat)) {
+            (Compare::Value, Some(v), _) => Some(v),
+            (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
+            (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
+            _ => None,
+        }
+    }
+
     /// How the figure is formed, for the report (`irq_rate default / cint`).
     pub fn formula(&self) -> String {
-        match (self.compare, &self.baseline) {
+        let f = match (self.compare, &self.baseline) {
             (Compare::Ratio, Some(b)) => format!("{} {} / {}", self.metric, self.run, b),
             (Compare::Diff, Some(b)) => format!("{} {} - {}", self.metric, self.run, b),
             _ => format!("{} {}", self.metric, self.run),
+        };
+        if self.run.contains('*') {
+            f + ", mean over the groups"
+        } else {
+            f
         }
     }
 }

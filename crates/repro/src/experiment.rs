@@ -1,7 +1,7 @@
 //! What an experiment is: the runs it makes (workload, device, policy) and
 //! the panels it draws from them, as the paper's figure does.
 
-use policy::PolicySpec;
+use policy::{Nanos, PolicySpec};
 
 use crate::metric::Metric;
 use crate::provenance::Provenance;
@@ -50,6 +50,92 @@ pub struct RunSpec {
     /// Cap a job at the IOPS another run measured for it (TOS 5.3, Fig 15
     /// bottom row: the async job throttled to its IOPS under default).
     pub throttle: Option<Throttle>,
+    /// A host profile name (`xeon-e5-2660v4`, TOS's; `xeon-e5-2630v3`,
+    /// FastResponse's).
+    pub host: &'static str,
+    /// The host-side mechanisms this run turns on over the profile's.
+    pub host_settings: HostSettings,
+    /// The least virtual time this run needs, above the plan's (co-runs at
+    /// 2,000 requests/s need seconds for a p99.9).
+    pub min_runtime: Option<Nanos>,
+}
+
+/// The host-side mechanisms of FastResponse and polling (issue 15), each
+/// `None` for the host profile's own (all off in the shipped profiles).
+/// One field per mechanism, as the simulator's host keys name them; the
+/// fsync path's journal mode (FR 3.4, fjournaling) is to join them as
+/// another field when the simulator has it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostSettings {
+    /// `block_scheduler`: `ld[,tokens=N][,split=SIZE][,opportunistic]`.
+    pub block_scheduler: Option<sim::BlockScheduler>,
+    /// `completion`: interrupt, poll, hybrid, select-isr.
+    pub completion: Option<sim::Completion>,
+    /// `wakeup_rule`: plain, vanilla, boost, boost-code.
+    pub wakeup: Option<sim::Wakeup>,
+}
+
+impl HostSettings {
+    /// Applies the settings to a host profile.
+    pub fn apply(&self, host: &mut sim::HostProfile) {
+        if let Some(b) = &self.block_scheduler {
+            host.block_scheduler = b.clone();
+        }
+        if let Some(c) = self.completion {
+            host.completion = c;
+        }
+        if let Some(w) = self.wakeup {
+            host.wakeup_rule = w;
+        }
+    }
+
+    /// FastResponse's systems (FR 4.1): `vanilla` (Linux's CFS with its
+    /// `next` buddy and 4 ms granularity; no LD; interrupts), `selectisr`
+    /// (critical requests poll, FLASHSHARE's SelectISR), `b-opt` (LD, 8
+    /// tokens, 32 KB pieces), `bs-opt` (LD and the critical wake-up boost,
+    /// Algorithm 1 as printed). `None` for another name.
+    pub fn fastresponse(system: &str) -> Option<HostSettings> {
+        let ld = || Some("ld".parse().expect("ld parses"));
+        let vanilla = Some(sim::Wakeup::Vanilla);
+        Some(match system {
+            "vanilla" => HostSettings {
+                wakeup: vanilla,
+                ..HostSettings::default()
+            },
+            "selectisr" => HostSettings {
+                completion: Some(sim::Completion::SelectIsr),
+                wakeup: vanilla,
+                ..HostSettings::default()
+            },
+            "b-opt" => HostSettings {
+                block_scheduler: ld(),
+                wakeup: vanilla,
+                ..HostSettings::default()
+            },
+            "bs-opt" => HostSettings {
+                block_scheduler: ld(),
+                wakeup: Some(sim::Wakeup::Boost),
+                ..HostSettings::default()
+            },
+            _ => return None,
+        })
+    }
+
+    /// How the settings read on the command line (`--wakeup vanilla
+    /// --block-scheduler ld`); empty for none.
+    pub fn describe(&self) -> String {
+        let mut out = Vec::new();
+        if let Some(b) = &self.block_scheduler {
+            out.push(format!("--block-scheduler {b}"));
+        }
+        if let Some(c) = self.completion {
+            out.push(format!("--completion {}", c.as_str()));
+        }
+        if let Some(w) = self.wakeup {
+            out.push(format!("--wakeup {w}"));
+        }
+        out.join(" ")
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -125,7 +211,41 @@ impl RunSpec {
             policy: system_policy(system),
             fio_args: Vec::new(),
             throttle: None,
+            host: TOS_HOST,
+            host_settings: HostSettings::default(),
+            min_runtime: None,
         }
+    }
+
+    /// A FastResponse run (FR 4.1): `system` one of FR's (`vanilla`,
+    /// `selectisr`, `b-opt`, `bs-opt`) on its host and device, under the
+    /// device policy `policy` (`default`: an interrupt per completion, as
+    /// FR's stock NVMe driver).
+    pub fn fastresponse(system: &str, workload: &'static str, policy: &str) -> RunSpec {
+        RunSpec {
+            host: FR_HOST,
+            host_settings: HostSettings::fastresponse(system)
+                .expect("the experiments name FastResponse's systems"),
+            ..RunSpec::new(policy, workload, FR_DEVICE).shown_as(system, system)
+        }
+    }
+
+    /// Whether the emulator can run it: the TOS host with no host-side
+    /// mechanism turned on.
+    pub fn emulated(&self) -> bool {
+        self.host == TOS_HOST && self.host_settings == HostSettings::default()
+    }
+
+    /// The same run with these host settings.
+    pub fn with_host(mut self, settings: HostSettings) -> RunSpec {
+        self.host_settings = settings;
+        self
+    }
+
+    /// The same run, at least `runtime` long.
+    pub fn at_least(mut self, runtime: Nanos) -> RunSpec {
+        self.min_runtime = Some(runtime);
+        self
     }
 
     /// A run of one of the artifact's systems (`cint-1000000-65535`,
@@ -164,6 +284,13 @@ impl RunSpec {
         self
     }
 }
+
+/// The host the TOS experiments ran on (TOS 5.1), calibrated.
+pub const TOS_HOST: &str = "xeon-e5-2660v4";
+/// FastResponse's host (FR 4.1), its costs carried over from [`TOS_HOST`].
+pub const FR_HOST: &str = "xeon-e5-2630v3";
+/// FastResponse's device (FR 4.1): the Optane 900P.
+pub const FR_DEVICE: &str = "optane-900p";
 
 /// The policy a system name stands for in the experiments.
 ///

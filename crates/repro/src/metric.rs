@@ -32,11 +32,29 @@ pub enum Metric {
     CpuSplit(String),
     /// Completion inter-arrival at this fraction (0.9 = p90), us.
     GapUs(f64),
+    /// 99.9th-percentile completion latency of the jobs with this name, us
+    /// (the worst clone's; FR Figs 4, 12).
+    P999Us(String),
+    /// All jobs' bytes per second, MB/s (10^6; FR Fig 6).
+    TotalMbs,
+    /// FastResponse's T_Dev of the jobs with this name: mean time at the
+    /// device per request, us (FR 2.2 Fig 5a, 4.4 Fig 15a).
+    TDevUs(String),
+    /// FastResponse's T_Sched: mean wait from the wake-up to running per
+    /// request, us (0 for polled requests).
+    TSchedUs(String),
+    /// Requests at the device, time-weighted over the window: mean, p99
+    /// and max (FR Fig 16).
+    QdMean,
+    QdP99,
+    QdMax,
 }
 
 impl Metric {
     /// `irq_rate`, `total_iops`, `cpu`, `iops:JOB`, `lat_us:JOB`,
-    /// `p99_us:JOB`, `cpu_share:JOB`, `cpu_split:JOB`, `gap_us:90`.
+    /// `p99_us:JOB`, `cpu_share:JOB`, `cpu_split:JOB`, `gap_us:90`,
+    /// `p999_us:JOB`, `total_mbs`, `t_dev_us:JOB`, `t_sched_us:JOB`,
+    /// `qd_mean`, `qd_p99`, `qd_max`.
     pub fn parse(s: &str) -> Result<Metric, String> {
         let (name, arg) = match s.split_once(':') {
             Some((n, a)) => (n, Some(a)),
@@ -56,6 +74,13 @@ impl Metric {
             "p99_us" => Metric::P99Us(job()?),
             "cpu_share" => Metric::CpuShare(job()?),
             "cpu_split" => Metric::CpuSplit(job()?),
+            "p999_us" => Metric::P999Us(job()?),
+            "total_mbs" => Metric::TotalMbs,
+            "t_dev_us" => Metric::TDevUs(job()?),
+            "t_sched_us" => Metric::TSchedUs(job()?),
+            "qd_mean" => Metric::QdMean,
+            "qd_p99" => Metric::QdP99,
+            "qd_max" => Metric::QdMax,
             "gap_us" => {
                 let p: f64 = job()?
                     .parse()
@@ -73,7 +98,14 @@ impl Metric {
     pub fn unit(&self) -> &'static str {
         match self {
             Metric::TotalIops | Metric::Iops(_) => "IOPS",
-            Metric::LatUs(_) | Metric::P99Us(_) | Metric::GapUs(_) => "us",
+            Metric::LatUs(_)
+            | Metric::P99Us(_)
+            | Metric::P999Us(_)
+            | Metric::GapUs(_)
+            | Metric::TDevUs(_)
+            | Metric::TSchedUs(_) => "us",
+            Metric::TotalMbs => "MB/s",
+            Metric::QdMean | Metric::QdP99 | Metric::QdMax => "requests at the device",
             Metric::IrqRate => "interrupts/s",
             Metric::Cpu | Metric::CpuShare(_) | Metric::CpuSplit(_) => "% CPU",
         }
@@ -116,6 +148,38 @@ impl Metric {
                 .filter(|d| d.io_ops > 0)
                 .map(|d| d.clat.percentile(99.0) as f64 / 1e3)
                 .reduce(f64::max),
+            Metric::P999Us(name) => jobs(name)
+                .into_iter()
+                .flat_map(|j| [&j.read, &j.write])
+                .filter(|d| d.io_ops > 0)
+                .map(|d| d.clat.percentile(99.9) as f64 / 1e3)
+                .reduce(f64::max),
+            Metric::TotalMbs => {
+                let bytes: u64 = r
+                    .jobs
+                    .iter()
+                    .map(|j| j.read.io_bytes + j.write.io_bytes)
+                    .sum();
+                (secs > 0.0).then(|| bytes as f64 / secs / 1e6)
+            }
+            Metric::TDevUs(name) | Metric::TSchedUs(name) => {
+                let path = r.io_path.as_ref()?;
+                let (mut n, mut sum) = (0u64, 0.0);
+                for (j, p) in r.jobs.iter().zip(&path.jobs) {
+                    if j.name == *name {
+                        let v = match self {
+                            Metric::TDevUs(_) => p.t_dev_mean_ns,
+                            _ => p.t_sched_mean_ns,
+                        };
+                        n += p.requests;
+                        sum += v * p.requests as f64;
+                    }
+                }
+                (n > 0).then(|| sum / n as f64 / 1e3)
+            }
+            Metric::QdMean => r.io_path.as_ref().map(|p| p.device_queue.mean),
+            Metric::QdP99 => r.io_path.as_ref().map(|p| p.device_queue.p99 as f64),
+            Metric::QdMax => r.io_path.as_ref().map(|p| p.device_queue.max as f64),
             Metric::CpuShare(name) => {
                 let js = jobs(name);
                 let ns: u64 = js.iter().map(|j| j.usr_ns + j.sys_ns).sum();
@@ -148,6 +212,13 @@ impl fmt::Display for Metric {
             Metric::CpuShare(j) => write!(f, "cpu_share:{j}"),
             Metric::CpuSplit(j) => write!(f, "cpu_split:{j}"),
             Metric::GapUs(p) => write!(f, "gap_us:{}", p * 100.0),
+            Metric::P999Us(j) => write!(f, "p999_us:{j}"),
+            Metric::TotalMbs => write!(f, "total_mbs"),
+            Metric::TDevUs(j) => write!(f, "t_dev_us:{j}"),
+            Metric::TSchedUs(j) => write!(f, "t_sched_us:{j}"),
+            Metric::QdMean => write!(f, "qd_mean"),
+            Metric::QdP99 => write!(f, "qd_p99"),
+            Metric::QdMax => write!(f, "qd_max"),
         }
     }
 }
@@ -201,6 +272,13 @@ mod tests {
             "p99_us:x",
             "cpu_share:sync",
             "gap_us:90",
+            "p999_us:ls",
+            "total_mbs",
+            "t_dev_us:ls",
+            "t_sched_us:ls",
+            "qd_mean",
+            "qd_p99",
+            "qd_max",
         ] {
             assert_eq!(Metric::parse(s).unwrap().to_string(), s);
         }

@@ -158,6 +158,11 @@ pub fn run_all(
         };
         for e in experiments {
             for r in &e.runs {
+                // The emulator has neither FastResponse's host mechanisms
+                // nor another host: those runs are the simulator's only.
+                if mode == Mode::Emu && !r.emulated() {
+                    continue;
+                }
                 for seed in 1..=u64::from(seeds.max(1)) {
                     tasks.push(Task {
                         experiment: e,
@@ -222,8 +227,11 @@ impl Task<'_> {
         let r = self.run;
         let text = self.experiment.workload(r.workload).map(|w| w.text);
         format!(
-            "{text:?}|{}|{:?}|{:?}|{:?}|{}|{}",
+            "{text:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
             r.device,
+            r.host,
+            r.host_settings,
+            r.min_runtime,
             r.policy,
             r.fio_args,
             r.throttle
@@ -274,14 +282,15 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
     let report = match t.mode {
         Mode::Sim => {
-            let host =
-                sim::HostProfile::load("xeon-e5-2660v4").map_err(|err| fail(err.to_string()))?;
+            let mut host =
+                sim::HostProfile::load(t.run.host).map_err(|err| fail(err.to_string()))?;
+            t.run.host_settings.apply(&mut host);
             let config = sim::SimConfig {
                 device,
                 host,
                 policy: t.run.policy.clone(),
                 seed: t.seed,
-                runtime: Some(plan.sim_runtime),
+                runtime: Some(plan.sim_runtime.max(t.run.min_runtime.unwrap_or(0))),
             };
             sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
         }

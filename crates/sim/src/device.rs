@@ -13,6 +13,9 @@ use crate::world::{IrqWork, RState, World};
 impl World {
     /// The host rang the SQ doorbell for `req`.
     pub(crate) fn device_submit(&mut self, req: u32) {
+        let owner = self.piece(req).map_or(req, |p| p.parent);
+        let window = self.window();
+        self.path.at_device(owner, self.now, window);
         if self.is_piece(req) {
             self.audit.pieces_submitted += 1;
         } else {
@@ -69,6 +72,9 @@ impl World {
 
     pub(crate) fn service_done(&mut self, req: u32) {
         self.device.busy -= 1;
+        let owner = self.piece(req).map_or(req, |p| p.parent);
+        let window = self.window();
+        self.path.serviced(owner, self.now, window);
         if self.is_piece(req) {
             self.audit.pieces_serviced += 1;
         } else {

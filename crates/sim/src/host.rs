@@ -86,6 +86,7 @@ impl World {
         };
         th.state = TState::Running;
         th.exec_at_switch_in = th.sum_exec;
+        self.path.switched_in(tid, self.now + cost);
         if measuring {
             th.ctx += 1;
             self.context_switches += 1;
@@ -208,6 +209,7 @@ impl World {
                 .rq
                 .wake(tid, th.vruntime, critical, current, &self.sched);
         th.state = TState::Runnable;
+        self.path.runnable(tid, self.now);
         self.resume_ticks(core);
     }
 
@@ -386,6 +388,7 @@ impl World {
         if wake {
             th.state = TState::Waking;
             self.cores[core as usize].waking.push(tid);
+            self.path.io_wake(tid);
         }
         wake
     }

@@ -21,6 +21,7 @@ mod completion;
 mod device;
 mod events;
 mod host;
+mod iopath;
 pub mod limits;
 pub mod profile;
 mod run;

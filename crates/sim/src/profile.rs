@@ -266,11 +266,18 @@ const DEVICES: &[(&str, &str, &str)] = &[
 ];
 
 /// Shipped host profiles: (name, repository path, text).
-const HOSTS: &[(&str, &str, &str)] = &[(
-    "xeon-e5-2660v4",
-    "profiles/hosts/xeon-e5-2660v4.toml",
-    include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
-)];
+const HOSTS: &[(&str, &str, &str)] = &[
+    (
+        "xeon-e5-2660v4",
+        "profiles/hosts/xeon-e5-2660v4.toml",
+        include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
+    ),
+    (
+        "xeon-e5-2630v3",
+        "profiles/hosts/xeon-e5-2630v3.toml",
+        include_str!("../../../profiles/hosts/xeon-e5-2630v3.toml"),
+    ),
+];
 
 impl DeviceProfile {
     /// A shipped profile by name (`optane`, `p3700`, `optane-900p`), or a

@@ -228,6 +228,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         )));
     }
     let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
+    let world_threads_len = world_threads.len();
     Ok(World {
         now: 0,
         events,
@@ -271,6 +272,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         poll: host::poll::Completions::new(host.completion.mode(), poll_costs(host)),
         polled: 0,
         hybrid_sleeps: 0,
+        path: crate::iopath::Tracker::new(world_threads_len),
     })
 }
 
@@ -391,6 +393,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         irq_line: None,
         context_switches: w.context_switches,
         completion_gaps: report::Gaps::from_histogram(&w.gaps),
+        io_path: Some(w.path.report(w.window())),
         cores: used
             .iter()
             .map(|&c| {

@@ -138,6 +138,7 @@ impl World {
                 }
                 dir.clat.saturating_record(clat);
             }
+            self.path.taken(tid, req, measuring);
             self.requests[req as usize].state = RState::Free;
             self.free.push(req);
             self.audit.consumed += 1;

@@ -402,6 +402,9 @@ pub(crate) struct World {
     /// sleeps taken (all, and in the window).
     pub polled: u64,
     pub hybrid_sleeps: u64,
+    /// FastResponse's read-path breakdown and the device's queue depth
+    /// (measurement only).
+    pub path: crate::iopath::Tracker,
 }
 
 impl World {
@@ -529,6 +532,12 @@ impl World {
         let a = from.max(self.window_from);
         let b = to.min(self.window_to);
         b.saturating_sub(a)
+    }
+
+    /// The measured window as it stands (its end is `Nanos::MAX` until the
+    /// planned end or the last thread's).
+    pub(crate) fn window(&self) -> (Nanos, Nanos) {
+        (self.window_from, self.window_to)
     }
 
     pub(crate) fn measuring(&self, t: Nanos) -> bool {

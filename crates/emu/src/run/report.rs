@@ -91,6 +91,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 .map(|u| u.voluntary + u.involuntary)
                 .sum::<u64>(),
         cores: cores(plan, results, window),
+        io_path: None,
         notes: contention
             .into_iter()
             .chain(notes(

@@ -1,6 +1,8 @@
 //! The paper's experiments, one file each (TOS figure numbers), in the
-//! order the paper shows them.
+//! order the paper shows them; then FastResponse's (`fr_*`, FR figure
+//! numbers) and ours.
 
+mod fastresponse;
 mod fig08;
 mod fig10;
 mod fig11;
@@ -11,14 +13,25 @@ mod fig18;
 mod fig19;
 mod fig20;
 mod fig21;
+mod fr_fig04;
+mod fr_fig06;
+mod fr_fig12;
+mod fr_fig14;
+mod fr_fig15;
+mod fr_fig16;
+mod fr_fig18;
+mod fr_fig19;
 mod gyawali;
+mod ours_fr_cint;
 mod ours_mixed16;
+mod tos_fig05;
 
 use crate::experiment::Experiment;
 
 /// Every experiment `reproduce` knows.
 pub fn all() -> Vec<Experiment> {
     vec![
+        tos_fig05::experiment(),
         fig08::experiment(),
         fig10::experiment(),
         fig11::experiment(),
@@ -31,6 +44,15 @@ pub fn all() -> Vec<Experiment> {
         fig21::experiment(),
         gyawali::experiment(),
         ours_mixed16::experiment(),
+        fr_fig04::experiment(),
+        fr_fig06::experiment(),
+        fr_fig12::experiment(),
+        fr_fig14::experiment(),
+        fr_fig15::experiment(),
+        fr_fig16::experiment(),
+        fr_fig18::experiment(),
+        fr_fig19::experiment(),
+        ours_fr_cint::experiment(),
     ]
 }
 
