@@ -65,6 +65,14 @@ pub struct RunArgs {
     /// whole device waits too) or apic (merges into the pending one)
     #[arg(long, default_value = "ipi", value_parser = ["ipi", "ipi-stall", "apic"], value_name = "HOW")]
     pub irq_delivery: String,
+    /// Block-layer scheduler between the job threads and the queue pairs,
+    /// as `sim --block-scheduler` (the same parser): `none` (default), or
+    /// FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]`
+    /// (8 tokens bound the non-critical pieces in flight, non-critical
+    /// requests split into 32k pieces, each its own command; critical=1
+    /// jobs bypass it)
+    #[arg(long, value_name = "none|ld[,...]")]
+    pub block_scheduler: Option<sim::BlockScheduler>,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -85,6 +93,24 @@ impl From<DeliveryArg> for Delivery {
             DeliveryArg::Poll => Delivery::Poll,
             DeliveryArg::Wake => Delivery::Wake,
         }
+    }
+}
+
+/// The emulator's LD from `--block-scheduler`, parsed by the simulator's
+/// parser so that both front ends spell it alike.
+pub fn ld_config(s: &sim::BlockScheduler) -> Option<host::ld::LdConfig> {
+    match *s {
+        sim::BlockScheduler::None => None,
+        sim::BlockScheduler::Ld {
+            tokens,
+            split,
+            opportunistic,
+        } => Some(host::ld::LdConfig {
+            tokens,
+            split,
+            opportunistic,
+            ..host::ld::LdConfig::default()
+        }),
     }
 }
 
@@ -169,6 +195,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         delivery: args.delivery.into(),
         irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
+        block: args.block_scheduler.as_ref().and_then(ld_config),
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

@@ -43,6 +43,9 @@ pub struct EmuConfig {
     /// Let the run use a block device a job file names, and write to a
     /// block device (`--allow-device-write`; fio's `allow_mounted_write`).
     pub allow_device_write: bool,
+    /// FastResponse's LD block-layer scheduler (`run --block-scheduler`);
+    /// `None`: none (every request to its SQ whole, at once).
+    pub block: Option<host::ld::LdConfig>,
     /// Told one line each about what the run does on the user's behalf
     /// before it measures: a large layout, another emulation on the same
     /// CPUs. `None`: said only in the report's notes, if at all. (A device
@@ -66,6 +69,7 @@ impl Default for EmuConfig {
             delivery: Delivery::Poll,
             irq_delivery: IrqDelivery::Ipi,
             allow_device_write: false,
+            block: None,
             say: None,
         }
     }
@@ -193,4 +197,8 @@ pub struct DriverConfig {
     /// deliberately slow.
     pub handler_delay: Nanos,
     pub recording: Recording,
+    /// FastResponse's LD block-layer scheduler between the waiters and the
+    /// queue pairs (`driver/block.rs`); `None`: each request goes to its
+    /// SQ whole, at once.
+    pub block: Option<host::ld::LdConfig>,
 }

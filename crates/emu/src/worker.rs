@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
-use crate::driver::Handler;
+use crate::driver::{BlockLayer, Handler};
 use crate::latency::latency_histogram;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
@@ -99,6 +99,10 @@ struct Slot {
 pub struct Shared<'a> {
     pub clock: &'a Clock,
     pub queue: &'a QueuePair,
+    /// The queue pair's index among the driver's (for the block layer).
+    pub queue_index: usize,
+    /// LD between the thread and the queue pairs, when the run has it.
+    pub block: Option<&'a BlockLayer>,
     pub mailbox: &'a Mailbox,
     /// Set when the run must stop early (another thread failed).
     pub abort: &'a AtomicBool,
@@ -272,7 +276,15 @@ impl Worker<'_> {
     fn submit_batch(&mut self) {
         self.in_flight += self.batch.len() as u32;
         self.out.submitted += self.batch.len() as u64;
-        self.out.tag_waits += self.sh.queue.submit(self.spec.owner, &self.batch);
+        self.out.tag_waits += match self.sh.block {
+            Some(b) => b.submit(
+                self.sh.queue_index,
+                self.spec.owner,
+                self.spec.job.critical,
+                &self.batch,
+            ),
+            None => self.sh.queue.submit(self.spec.owner, &self.batch),
+        };
         self.batch.clear();
     }
 

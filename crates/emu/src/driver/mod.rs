@@ -26,7 +26,10 @@ use crate::mailbox::{Delivered, Inboxes, Mailbox, Mailboxes, WakeGroup};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{self, Clock, ThreadProbe, Usage};
 
+mod block;
 mod handler;
+
+pub use block::{ld_name, BlockCount, BlockLayer};
 
 pub(crate) use handler::Handler;
 pub use handler::HandlerCount;
@@ -48,6 +51,8 @@ pub struct Driver {
     /// The CPU-time probes of the handler threads, one per queue pair.
     probes: Vec<ThreadProbe>,
     realtime: bool,
+    /// LD between the waiters and the queue pairs (`DriverConfig::block`).
+    block: Option<Arc<BlockLayer>>,
 }
 
 impl Driver {
@@ -105,6 +110,15 @@ impl Driver {
         mailboxes: Arc<[Arc<Mailbox>]>,
     ) -> Result<Driver, EmuError> {
         let latency = handler::new_delivery_hist();
+        let block = cfg.block.as_ref().map(|ld| {
+            Arc::new(BlockLayer::new(
+                ld,
+                queues.clone(),
+                waiters.len(),
+                clock,
+                cfg.recording.clone(),
+            ))
+        });
         let mut driver = Driver {
             handlers: queues
                 .into_iter()
@@ -116,6 +130,7 @@ impl Driver {
                         latency.clone(),
                         cfg.recording.clone(),
                         cfg.handler_delay,
+                        block.clone(),
                     ))
                 })
                 .collect(),
@@ -127,6 +142,7 @@ impl Driver {
             threads: Vec::new(),
             probes: Vec::new(),
             realtime: cfg.realtime_handler,
+            block,
         };
         // On an error, dropping `driver` stops what was started.
         driver.spawn_handlers(cfg.realtime_handler)?;
@@ -209,7 +225,15 @@ impl Driver {
     /// for a file backend (O_DIRECT), and untouched by anything until this
     /// request's completion is delivered to `waiter`.
     pub unsafe fn submit(&self, waiter: u32, reqs: &[Request]) -> u64 {
-        self.queue(waiter).submit(waiter, reqs)
+        match &self.block {
+            Some(b) => b.submit(self.queue_of[waiter as usize], waiter, false, reqs),
+            None => self.queue(waiter).submit(waiter, reqs),
+        }
+    }
+
+    /// The block layer, if the driver has one (`DriverConfig::block`).
+    pub fn block(&self) -> Option<&BlockLayer> {
+        self.block.as_deref()
     }
 
     /// Blocks until at least `min` of `waiter`'s completions have been
@@ -314,6 +338,8 @@ impl Driver {
     pub(crate) fn parts(&self, waiter: u32) -> WaiterParts {
         let qi = self.queue_of[waiter as usize];
         WaiterParts {
+            queue_index: qi,
+            block: self.block.clone(),
             queue: self.handlers[qi].queue.clone(),
             mailbox: self.mailboxes[waiter as usize].clone(),
             handler: (self.delivery == Delivery::Poll).then(|| self.handlers[qi].clone()),
@@ -360,6 +386,8 @@ impl Drop for Driver {
 
 /// See [`Driver::parts`].
 pub(crate) struct WaiterParts {
+    pub(crate) queue_index: usize,
+    pub(crate) block: Option<Arc<BlockLayer>>,
     pub(crate) queue: Arc<QueuePair>,
     pub(crate) mailbox: Arc<Mailbox>,
     pub(crate) handler: Option<Arc<Handler>>,

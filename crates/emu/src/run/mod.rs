@@ -92,6 +92,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
             realtime_handler: cfg.realtime_handler,
             handler_delay: 0,
             recording: recording.clone(),
+            block: cfg.block.clone(),
         },
         clock,
         queues,
@@ -138,7 +139,9 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         tag_waits: results.iter().map(|w| w.tag_waits).sum(),
         verified: results.iter().map(|w| w.verified).sum(),
         mismatches: results.iter().map(|w| w.mismatches).sum(),
+        block: driver.block().map(|b| b.count()),
     };
+    let block_note = driver.block().map(|b| report::block_note(b, &specs));
     let report = report::run_report(Finished {
         cfg,
         plan: &plan,
@@ -152,6 +155,8 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         realtime: driver.realtime(),
         contention,
     });
+    let mut report = report;
+    report.notes.extend(block_note);
     drop(claims);
     Ok((report, audit))
 }

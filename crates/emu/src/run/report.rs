@@ -291,3 +291,27 @@ fn notes(
     }
     notes
 }
+
+/// What the block layer did, as the simulator's block note says it
+/// (`crates/sim/src/run.rs`, `block_note`).
+pub(crate) fn block_note(b: &crate::driver::BlockLayer, specs: &[WorkerSpec]) -> String {
+    let c = b.count();
+    let waits: Vec<String> = specs
+        .iter()
+        .zip(b.waits())
+        .map(|(s, (sum, n))| {
+            let mean = sum.checked_div(n).unwrap_or(0);
+            format!("'{}' {} ({n})", s.job.name, policy::format_nanos(mean))
+        })
+        .collect();
+    format!(
+        "block scheduler {}: {} request(s) ({} critical) went to the device as {} piece(s), at most {} non-critical piece(s) in flight ({} with critical ones; the host's count, from dispatch to reap, which bounds the device's); mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) of the requests completed in the window, per job: {}",
+        b.name(),
+        c.requests,
+        c.critical,
+        c.pieces,
+        c.max_noncritical_in_flight,
+        c.max_in_flight,
+        waits.join(", ")
+    )
+}

@@ -47,6 +47,8 @@ pub(crate) fn workers(
                 let sh = Shared {
                     clock: &clock,
                     queue: &parts.queue,
+                    queue_index: parts.queue_index,
+                    block: parts.block.as_deref(),
                     mailbox: &parts.mailbox,
                     abort: &abort,
                     finished: &finished,

@@ -1,0 +1,133 @@
+//! FastResponse's host mechanisms on the emulator (issue 15): the LD
+//! block-layer scheduler on real commands, polled completion, and the
+//! critical wake-up boost. Each test runs one emulation at a time.
+
+use emu::backend::BackendSpec;
+use emu::{Audit, EmuConfig};
+use host::ld::LdConfig;
+use policy::PolicySpec;
+use report::RunReport;
+
+const MS: u64 = 1_000_000;
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn jobs(text: &str) -> Vec<jobs::Job> {
+    jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs
+}
+
+fn run(text: &str, cfg: &EmuConfig) -> (RunReport, Audit) {
+    let _one = serial();
+    emu::run_audited(&jobs(text), cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn ld(tokens: u32) -> Option<LdConfig> {
+    Some(LdConfig {
+        tokens,
+        ..LdConfig::default()
+    })
+}
+
+/// Every request the threads submitted was consumed once, and the device
+/// did exactly the pieces the block layer sent.
+fn assert_pieces_exactly_once(a: &Audit) {
+    let b = a.block.expect("a block layer");
+    assert_eq!(b.requests, a.submitted, "{a:?}");
+    assert_eq!(
+        a.consumed, a.submitted,
+        "every request delivered once: {a:?}"
+    );
+    assert_eq!(a.device.fetched, b.pieces, "{a:?}");
+    assert_eq!(a.device.completed, b.pieces, "{a:?}");
+    assert_eq!(a.handlers.reaped, b.pieces, "{a:?}");
+    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
+}
+
+#[test]
+fn ld_two_tokens_bound_a_qd32_job_to_two_pieces_at_the_device_with_correct_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    // 64 KiB writes at QD32: each request is two 32 KiB pieces.
+    let text = format!(
+        "[w]\nfilename={}\nrw=randwrite\nbs=64k\nsize=8m\nioengine=io_uring\niodepth=32\nverify=crc32c\n",
+        path.display()
+    );
+    let cfg = EmuConfig {
+        backend: Some(BackendSpec::parse(&format!("file:{}", path.display())).unwrap()),
+        policy: PolicySpec::named("cint"),
+        block: ld(2),
+        ..EmuConfig::default()
+    };
+    let (r, a) = run(&text, &cfg);
+    assert_pieces_exactly_once(&a);
+    let b = a.block.unwrap();
+    assert_eq!(b.max_noncritical_in_flight, 2, "{b:?}");
+    assert_eq!(b.max_in_flight, 2, "{b:?}");
+    assert_eq!(b.pieces, 2 * b.requests, "64 KiB in 32 KiB pieces: {b:?}");
+    assert_eq!(b.critical, 0);
+    // The job sees one completion per request, with the request's bytes.
+    assert_eq!(r.jobs[0].write.io_ops, 128);
+    assert_eq!(r.jobs[0].write.io_bytes, 8 << 20);
+    // Every block written (random offsets repeat) read back whole and
+    // checked, through LD's pieces too.
+    let v = r.jobs[0].verify.clone().unwrap();
+    assert!(v.blocks > 0 && v.blocks <= 128, "{v:?}");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert_eq!(b.requests, 128 + v.blocks);
+    let note = format!(
+        "block scheduler ld,tokens=2,split=32k: {} request(s) (0 critical) went to the device as {} piece(s), at most 2 non-critical",
+        b.requests, b.pieces
+    );
+    assert!(
+        r.notes.iter().any(|n| n.starts_with(&note)),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn ld_lets_a_critical_job_bypass_whole_and_unbounded() {
+    let text = "[c]\nrw=randread\nbs=128k\nsize=16m\nioengine=io_uring\niodepth=8\ncritical=1\n";
+    let cfg = EmuConfig {
+        backend: Some(BackendSpec::parse("null:10us").unwrap()),
+        policy: PolicySpec::named("cint"),
+        runtime: Some(50 * MS),
+        block: ld(1),
+        ..EmuConfig::default()
+    };
+    let (_, a) = run(text, &cfg);
+    assert_pieces_exactly_once(&a);
+    let b = a.block.unwrap();
+    assert_eq!(b.pieces, b.requests, "not split: {b:?}");
+    assert_eq!(b.critical, b.requests);
+    assert_eq!(b.max_noncritical_in_flight, 0);
+    assert!(b.max_in_flight > 1, "no token bounds it: {b:?}");
+}
+
+#[test]
+fn ld_critical_and_noncritical_jobs_share_the_device_exactly_once() {
+    let text = "[bg]\nrw=randread\nbs=96k\nsize=16m\nioengine=libaio\niodepth=16\n\
+                [fg]\nrw=randread\nbs=4k\nsize=16m\nioengine=psync\ncritical=1\n";
+    for opportunistic in [false, true] {
+        let cfg = EmuConfig {
+            backend: Some(BackendSpec::parse("null:10us").unwrap()),
+            policy: PolicySpec::named("cint"),
+            runtime: Some(50 * MS),
+            block: Some(LdConfig {
+                tokens: 3,
+                opportunistic,
+                ..LdConfig::default()
+            }),
+            ..EmuConfig::default()
+        };
+        let (r, a) = run(text, &cfg);
+        assert_pieces_exactly_once(&a);
+        let b = a.block.unwrap();
+        assert!(b.max_noncritical_in_flight <= 3, "{b:?}");
+        assert!(r.jobs.iter().all(|j| j.read.io_ops > 0), "{opportunistic}");
+    }
+}
