@@ -73,6 +73,15 @@ pub struct RunArgs {
     /// jobs bypass it)
     #[arg(long, value_name = "none|ld[,...]")]
     pub block_scheduler: Option<sim::BlockScheduler>,
+    /// How a blocking job's thread learns of its completion, as `sim
+    /// --completion` (the same parser): `interrupt` (default), `poll` (spins
+    /// on a poll queue, whose CQ raises no interrupt, its CPU busy),
+    /// `hybrid` (sleeps half its size bucket's mean latency less the
+    /// timer's measured overshoot, then spins) or `select-isr` (critical=1
+    /// jobs poll, the rest take interrupts). A job with hipri=1 polls
+    /// whatever this says
+    #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
+    pub completion: Option<sim::Completion>,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -196,6 +205,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
         block: args.block_scheduler.as_ref().and_then(ld_config),
+        completion: args.completion.unwrap_or_default().mode(),
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

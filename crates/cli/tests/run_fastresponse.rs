@@ -27,6 +27,7 @@ fn bad_fastresponse_flags_give_one_line_naming_the_option() {
         ("--block-scheduler", "ld,tokens=0", "tokens=0"),
         ("--block-scheduler", "ld,split=1", "split=1"),
         ("--block-scheduler", "ld,fast", "unknown option 'fast'"),
+        ("--completion", "spin", "spin"),
     ] {
         let o = run(&["run", &j, "--backend", "null:10us", flag, value]);
         assert_one_line_error(&o, flag);
@@ -59,6 +60,31 @@ fn ld_on_the_emulator_reports_its_pieces() {
     assert!(
         out.contains("block scheduler ld,tokens=4,split=32k:")
             && out.contains("at most 4 non-critical piece(s) in flight"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_hipri_job_polls_on_the_emulator_with_no_interrupt() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        dir.path(),
+        "[j]\nioengine=pvsync2\nrw=randread\nbs=4k\nsize=16m\nhipri=1\n",
+    );
+    let o = run(&[
+        "run",
+        &j,
+        "--backend",
+        "null:20us",
+        "--runtime",
+        "100ms",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("polled completion: ") && out.contains("0 interrupt(s) taken in all"),
         "{out}"
     );
 }

@@ -46,6 +46,11 @@ pub struct EmuConfig {
     /// FastResponse's LD block-layer scheduler (`run --block-scheduler`);
     /// `None`: none (every request to its SQ whole, at once).
     pub block: Option<host::ld::LdConfig>,
+    /// How a blocking job's thread learns of its completion (`run
+    /// --completion`): interrupt (default), classic or hybrid polling, or
+    /// SelectISR (critical jobs poll). A job with `hipri=1` polls whatever
+    /// this says (hybrid if this is hybrid, else classic).
+    pub completion: host::poll::Mode,
     /// Told one line each about what the run does on the user's behalf
     /// before it measures: a large layout, another emulation on the same
     /// CPUs. `None`: said only in the report's notes, if at all. (A device
@@ -70,6 +75,7 @@ impl Default for EmuConfig {
             irq_delivery: IrqDelivery::Ipi,
             allow_device_write: false,
             block: None,
+            completion: host::poll::Mode::Interrupt,
             say: None,
         }
     }

@@ -52,6 +52,19 @@ pub fn set_fifo(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Sets the calling thread's timer slack to 1 ns (`PR_SET_TIMERSLACK`; the
+/// default is 50 us): a short sleep then ends as early as the timer can end
+/// it. PLATFORM.md section 3: a 10 us nanosleep takes 90.6 us with the
+/// default slack, 39.0 us with 1 ns.
+pub fn set_timer_slack_min() -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
+    let rc = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Gives the calling thread SCHED_IDLE: it runs only when nothing else on
 /// its CPU wants to (an idle poller).
 pub fn set_idle() -> io::Result<()> {

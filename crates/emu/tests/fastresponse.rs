@@ -131,3 +131,93 @@ fn ld_critical_and_noncritical_jobs_share_the_device_exactly_once() {
         assert!(r.jobs.iter().all(|j| j.read.io_ops > 0), "{opportunistic}");
     }
 }
+
+/// The job's CPU (user and system) over the window.
+fn cpu_share(r: &RunReport, job: usize) -> f64 {
+    let j = &r.jobs[job];
+    (j.usr_ns + j.sys_ns) as f64 / r.duration_ns as f64
+}
+
+fn null_cfg(latency: &str, mode: host::poll::Mode) -> EmuConfig {
+    EmuConfig {
+        backend: Some(BackendSpec::parse(latency).unwrap()),
+        policy: PolicySpec::named("default"),
+        runtime: Some(200 * MS),
+        completion: mode,
+        ..EmuConfig::default()
+    }
+}
+
+fn assert_exactly_once(a: &Audit) {
+    assert_eq!(a.device.completed, a.submitted, "{a:?}");
+    assert_eq!(a.handlers.reaped, a.submitted, "{a:?}");
+    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
+    assert_eq!(a.consumed, a.submitted, "{a:?}");
+}
+
+#[test]
+fn a_hipri_pvsync2_job_polls_with_no_interrupt_and_more_cpu() {
+    let base = "[p]\nioengine=pvsync2\nrw=randread\nbs=4k\nsize=16m\niodepth=1\n";
+    let cfg = null_cfg("null:20us", host::poll::Mode::Interrupt);
+    let (irq, a) = run(base, &cfg);
+    assert_exactly_once(&a);
+    let (polled, a) = run(&format!("{base}hipri=1\n"), &cfg);
+    assert_exactly_once(&a);
+    assert!(irq.interrupts > 0);
+    assert_eq!(polled.interrupts, 0, "{:?}", polled.notes);
+    assert_eq!(a.handlers.interrupts, 0, "none in the whole run: {a:?}");
+    assert_eq!(a.handlers.polled, a.submitted, "{a:?}");
+    assert!(polled.jobs[0].read.io_ops > 0);
+    // Spinning holds the CPU the sleeping thread gave back.
+    let (p, i) = (cpu_share(&polled, 0), cpu_share(&irq, 0));
+    assert!(p > 2.0 * i, "polled {p:.2} vs interrupt {i:.2}");
+    assert!(
+        polled
+            .notes
+            .iter()
+            .any(|n| n.starts_with("polled completion: ")),
+        "{:?}",
+        polled.notes
+    );
+}
+
+#[test]
+fn select_isr_polls_the_critical_job_and_interrupts_the_other() {
+    let text = "[fg]\nioengine=psync\nrw=randread\nbs=4k\nsize=16m\ncritical=1\n\
+                [bg]\nioengine=psync\nrw=randread\nbs=4k\nsize=16m\n";
+    let (r, a) = run(text, &null_cfg("null:20us", host::poll::Mode::SelectIsr));
+    assert_exactly_once(&a);
+    assert!(a.handlers.polled > 0 && a.handlers.interrupts > 0, "{a:?}");
+    assert!(r.jobs.iter().all(|j| j.read.io_ops > 0));
+    let note = r
+        .notes
+        .iter()
+        .find(|n| n.starts_with("polled completion: "))
+        .unwrap();
+    assert!(
+        note.contains("'fg' classic") && !note.contains("'bg'"),
+        "{note}"
+    );
+}
+
+#[test]
+fn hybrid_sleeps_on_the_timer_when_the_device_is_slow_enough_and_frees_cpu() {
+    let text = "[h]\nioengine=psync\nrw=randread\nbs=4k\nsize=16m\n";
+    // 300 us: half is well beyond the timer's overshoot here (~30 us).
+    let (classic, a) = run(text, &null_cfg("null:300us", host::poll::Mode::Classic));
+    assert_exactly_once(&a);
+    let (hybrid, a) = run(text, &null_cfg("null:300us", host::poll::Mode::Hybrid));
+    assert_exactly_once(&a);
+    assert_eq!(hybrid.interrupts, 0);
+    let note = hybrid
+        .notes
+        .iter()
+        .find(|n| n.starts_with("polled completion: "))
+        .unwrap();
+    assert!(
+        note.contains("'h' hybrid") && note.contains("timer sleeps"),
+        "{note}"
+    );
+    let (h, c) = (cpu_share(&hybrid, 0), cpu_share(&classic, 0));
+    assert!(h < c, "hybrid {h:.2} vs classic {c:.2}");
+}

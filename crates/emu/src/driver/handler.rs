@@ -243,7 +243,6 @@ impl Handler {
     /// caller's context and on its CPU time, and delivers it, waking other
     /// waiters of the queue that it satisfied. Returns how many it reaped
     /// (0 also when another thread is reaping now).
-    #[allow(dead_code)] // the polled waiters use it (next step)
     pub fn poll(&self, clock: &Clock) -> usize {
         self.counters.polls.fetch_add(1, Ordering::Relaxed);
         let Ok(mut s) = self.scratch.try_lock() else {

@@ -243,6 +243,17 @@ impl Driver {
     /// running thread does.
     pub fn wait(&self, waiter: u32, min: usize, max: usize, out: &mut Vec<Delivered>) {
         let mailbox = &self.mailboxes[waiter as usize];
+        let own = &self.handlers[self.queue_of[waiter as usize]];
+        if own.queue.polled {
+            // A poll queue raises no interrupt: spin on it (`nvme_poll`).
+            while out.len() < min.max(1) {
+                mailbox.take(max.max(1) - out.len(), out);
+                if out.len() < min.max(1) && own.poll(&self.clock) == 0 {
+                    std::hint::spin_loop();
+                }
+            }
+            return;
+        }
         let handler = self.polled_handler(waiter);
         let clock = &self.clock;
         mailbox.wait(min, max, min, out, &mut || {
@@ -337,12 +348,25 @@ impl Driver {
     /// and (with polled delivery) its core's handler to run itself.
     pub(crate) fn parts(&self, waiter: u32) -> WaiterParts {
         let qi = self.queue_of[waiter as usize];
+        let own = &self.handlers[qi];
+        // A waiter on a poll queue still takes its core's interrupts (for
+        // the other threads there) as any running thread does.
+        let irq = if own.queue.polled {
+            self.handlers
+                .iter()
+                .position(|h| h.queue.core == own.queue.core && !h.queue.polled)
+        } else {
+            Some(qi)
+        };
         WaiterParts {
             queue_index: qi,
             block: self.block.clone(),
-            queue: self.handlers[qi].queue.clone(),
+            queue: own.queue.clone(),
             mailbox: self.mailboxes[waiter as usize].clone(),
-            handler: (self.delivery == Delivery::Poll).then(|| self.handlers[qi].clone()),
+            handler: irq
+                .filter(|_| self.delivery == Delivery::Poll)
+                .map(|i| self.handlers[i].clone()),
+            polled: own.queue.polled.then(|| own.clone()),
         }
     }
 
@@ -391,4 +415,7 @@ pub(crate) struct WaiterParts {
     pub(crate) queue: Arc<QueuePair>,
     pub(crate) mailbox: Arc<Mailbox>,
     pub(crate) handler: Option<Arc<Handler>>,
+    /// Its own queue pair's handler when that is a poll queue: the thread
+    /// reaps it itself, spinning.
+    pub(crate) polled: Option<Arc<Handler>>,
 }

@@ -56,6 +56,11 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         .cores
         .iter()
         .map(|&c| Arc::new(QueuePair::new(c, cfg.queue_depth, cq_entries)))
+        .chain(
+            plan.poll_cores
+                .iter()
+                .map(|&c| Arc::new(QueuePair::new_polled(c, cfg.queue_depth, cq_entries))),
+        )
         .collect();
     let tags: u32 = queues.iter().map(|q| q.tags() as u32).sum();
     let access = Access {

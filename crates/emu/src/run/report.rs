@@ -102,6 +102,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 cfg,
                 plan.stand_in.as_ref(),
             ))
+            .chain(poll_note(plan, specs, results, window))
             .collect(),
     }
 }
@@ -314,4 +315,54 @@ pub(crate) fn block_note(b: &crate::driver::BlockLayer, specs: &[WorkerSpec]) ->
         c.max_in_flight,
         waits.join(", ")
     )
+}
+
+/// Polled completion: which jobs polled and how, the completions found by
+/// polling (their queue raises no interrupt), the polling jobs' CPU, and
+/// what hybrid polling's sleeps did on this VM's timer.
+fn poll_note(
+    plan: &Placement,
+    specs: &[WorkerSpec],
+    results: &[WorkerResult],
+    window: &Window,
+) -> Option<String> {
+    let polling: Vec<usize> = (0..specs.len())
+        .filter(|&i| plan.polls[i].is_some())
+        .collect();
+    if polling.is_empty() {
+        return None;
+    }
+    let d = window.duration().max(1) as f64;
+    let jobs: Vec<String> = polling
+        .iter()
+        .map(|&i| {
+            let (s, w) = (&specs[i], &results[i]);
+            let mode = plan.polls[i].map_or("", |m| m.as_str());
+            let mut line = format!(
+                "'{}' {mode}: {} polls, CPU usr {} sys {} ({:.0}% of the window)",
+                s.job.name,
+                w.poll.polls,
+                policy::format_nanos(w.usage.user_ns),
+                policy::format_nanos(w.usage.sys_ns),
+                100.0 * (w.usage.user_ns + w.usage.sys_ns) as f64 / d
+            );
+            let p = &w.poll;
+            if mode == "hybrid" {
+                line.push_str(&format!(
+                    ", {} timer sleeps (asked {} on average, slept {}), {} spun from the start (sleep shorter than the timer's overshoot)",
+                    p.hybrid_sleeps,
+                    policy::format_nanos(p.asked_ns.checked_div(p.hybrid_sleeps).unwrap_or(0)),
+                    policy::format_nanos(p.slept_ns.checked_div(p.hybrid_sleeps).unwrap_or(0)),
+                    p.hybrid_spun
+                ));
+            }
+            line
+        })
+        .collect();
+    Some(format!(
+        "polled completion: {} completion(s) found by polling a poll queue (interrupts off, as Linux's poll_queues: the device's policy never sees its commands), {} interrupt(s) taken in all; per polling job: {}",
+        window.irq.polled,
+        window.irq.interrupts,
+        jobs.join("; ")
+    ))
 }

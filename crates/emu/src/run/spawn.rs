@@ -25,6 +25,7 @@ pub(crate) fn workers(
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
         let core = plan.core_of[spec.owner as usize];
+        let poll_mode = plan.polls[spec.owner as usize];
         let parts = r.driver.parts(spec.owner);
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
         let exited = r.exited.clone();
@@ -54,6 +55,8 @@ pub(crate) fn workers(
                     finished: &finished,
                     exited: &exited,
                     handler: parts.handler.as_deref(),
+                    polled: parts.polled.as_deref(),
+                    poll_mode,
                 };
                 let t0 = clock.now();
                 Ok(worker::run(spec, sh, t0))
