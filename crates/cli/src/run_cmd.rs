@@ -82,6 +82,12 @@ pub struct RunArgs {
     /// whatever this says
     #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
     pub completion: Option<sim::Completion>,
+    /// FastResponse's critical boost (FR 3.5) through this kernel, for the
+    /// threads of critical=1 jobs: none (default), slice (EEVDF's custom
+    /// slice, sched_setattr with sched_runtime 100us: a fair task that
+    /// preempts at wake-up) or fifo (SCHED_FIFO priority 1)
+    #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
+    pub critical_boost: BoostArg,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -94,6 +100,23 @@ pub struct RunArgs {
 pub enum DeliveryArg {
     Poll,
     Wake,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BoostArg {
+    None,
+    Slice,
+    Fifo,
+}
+
+impl From<BoostArg> for emu::Boost {
+    fn from(b: BoostArg) -> emu::Boost {
+        match b {
+            BoostArg::None => emu::Boost::None,
+            BoostArg::Slice => emu::Boost::Slice,
+            BoostArg::Fifo => emu::Boost::Fifo,
+        }
+    }
 }
 
 impl From<DeliveryArg> for Delivery {
@@ -206,6 +229,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         allow_device_write: args.allow_device_write,
         block: args.block_scheduler.as_ref().and_then(ld_config),
         completion: args.completion.unwrap_or_default().mode(),
+        boost: args.critical_boost.into(),
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

@@ -28,6 +28,11 @@ fn bad_fastresponse_flags_give_one_line_naming_the_option() {
         ("--block-scheduler", "ld,split=1", "split=1"),
         ("--block-scheduler", "ld,fast", "unknown option 'fast'"),
         ("--completion", "spin", "spin"),
+        (
+            "--critical-boost",
+            "rt",
+            "[possible values: none, slice, fifo]",
+        ),
     ] {
         let o = run(&["run", &j, "--backend", "null:10us", flag, value]);
         assert_one_line_error(&o, flag);

@@ -89,7 +89,7 @@ mod sys;
 mod verify;
 mod worker;
 
-pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
+pub use config::{Boost, Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
 pub use device::{Device, DeviceHandle, Ingress};
 pub use driver::Driver;
 pub use error::EmuError;

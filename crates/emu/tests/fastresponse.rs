@@ -221,3 +221,60 @@ fn hybrid_sleeps_on_the_timer_when_the_device_is_slow_enough_and_frees_cpu() {
     let (h, c) = (cpu_share(&hybrid, 0), cpu_share(&classic, 0));
     assert!(h < c, "hybrid {h:.2} vs classic {c:.2}");
 }
+
+/// FR 3.5's critical boost through this kernel: a critical QD1 reader on
+/// CPU 0 beside a thread spinning there, with no boost, an EEVDF slice and
+/// SCHED_FIFO, interleaved rounds. Prints the reader's latency; asserts
+/// only that every run completed I/O (timing belongs to the measurement,
+/// run with `-- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: spins a CPU for seconds"]
+fn measure_critical_boost_beside_a_cpu_bound_thread() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let text = "[c]\nioengine=psync\nrw=randread\nbs=4k\nsize=16m\ntime_based\ncritical=1\ncpus_allowed=0\n";
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let _one = serial();
+    let spinner = std::thread::spawn(move || {
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(0, &mut set) };
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+        while !s.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
+    let mut rows = Vec::new();
+    for round in 0..3 {
+        for boost in [emu::Boost::None, emu::Boost::Slice, emu::Boost::Fifo] {
+            let cfg = EmuConfig {
+                backend: Some(BackendSpec::parse("null:20us").unwrap()),
+                policy: PolicySpec::named("default"),
+                runtime: Some(500 * MS),
+                device_cpu: Some(1),
+                delivery: emu::Delivery::Wake,
+                boost,
+                ..EmuConfig::default()
+            };
+            let (r, _) = emu::run_audited(&jobs(text), &cfg).unwrap_or_else(|e| panic!("{e}"));
+            let c = &r.jobs[0].read.clat;
+            assert!(r.jobs[0].read.io_ops > 0);
+            rows.push((
+                round,
+                boost,
+                r.jobs[0].read.io_ops,
+                c.mean,
+                c.percentile(99.0),
+            ));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    for (round, boost, ops, mean, p99) in rows {
+        println!(
+            "round {round} boost {:5}: {ops:6} reads, mean {:8.1} us, p99 {:8.1} us",
+            boost.as_str(),
+            mean / 1e3,
+            p99 as f64 / 1e3
+        );
+    }
+}

@@ -112,7 +112,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         recording,
     };
     let start = Arc::new(Barrier::new(specs.len() + 1));
-    let workers = spawn::workers(&r, &plan, &specs, &start)?;
+    let workers = spawn::workers(&r, &plan, &specs, &start, cfg.boost)?;
 
     start.wait();
     let t0 = clock.now();

@@ -103,6 +103,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 plan.stand_in.as_ref(),
             ))
             .chain(poll_note(plan, specs, results, window))
+            .chain(boost_note(cfg, specs))
             .collect(),
     }
 }
@@ -364,5 +365,28 @@ fn poll_note(
         window.irq.polled,
         window.irq.interrupts,
         jobs.join("; ")
+    ))
+}
+
+/// Which threads asked the kernel for the critical boost, and how.
+fn boost_note(cfg: &EmuConfig, specs: &[WorkerSpec]) -> Option<String> {
+    let how = match cfg.boost {
+        crate::config::Boost::None => return None,
+        crate::config::Boost::Slice => "EEVDF custom slice (sched_setattr, SCHED_OTHER, sched_runtime 100us): a fair-class task with an earlier deadline, which preempts at wake-up",
+        crate::config::Boost::Fifo => "SCHED_FIFO priority 1: preempts every normal task at wake-up",
+    };
+    let jobs: Vec<String> = specs
+        .iter()
+        .filter(|s| s.job.critical)
+        .map(|s| format!("'{}'", s.job.name))
+        .collect();
+    Some(format!(
+        "critical boost {}: {how}; job(s) with critical=1: {}",
+        cfg.boost.as_str(),
+        if jobs.is_empty() {
+            "none".to_string()
+        } else {
+            jobs.join(", ")
+        }
     ))
 }
