@@ -31,7 +31,7 @@ fn bad_fastresponse_flags_give_one_line_naming_the_option() {
         (
             "--critical-boost",
             "rt",
-            "[possible values: none, slice, fifo]",
+            "(possible values: none, slice, fifo)",
         ),
     ] {
         let o = run(&["run", &j, "--backend", "null:10us", flag, value]);
