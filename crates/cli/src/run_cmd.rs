@@ -65,6 +65,29 @@ pub struct RunArgs {
     /// whole device waits too) or apic (merges into the pending one)
     #[arg(long, default_value = "ipi", value_parser = ["ipi", "ipi-stall", "apic"], value_name = "HOW")]
     pub irq_delivery: String,
+    /// Block-layer scheduler between the job threads and the queue pairs,
+    /// as `sim --block-scheduler` (the same parser): `none` (default), or
+    /// FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]`
+    /// (8 tokens bound the non-critical pieces in flight, non-critical
+    /// requests split into 32k pieces, each its own command; critical=1
+    /// jobs bypass it)
+    #[arg(long, value_name = "none|ld[,...]")]
+    pub block_scheduler: Option<sim::BlockScheduler>,
+    /// How a blocking job's thread learns of its completion, as `sim
+    /// --completion` (the same parser): `interrupt` (default), `poll` (spins
+    /// on a poll queue, whose CQ raises no interrupt, its CPU busy),
+    /// `hybrid` (sleeps half its size bucket's mean latency less the
+    /// timer's measured overshoot, then spins) or `select-isr` (critical=1
+    /// jobs poll, the rest take interrupts). A job with hipri=1 polls
+    /// whatever this says
+    #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
+    pub completion: Option<sim::Completion>,
+    /// FastResponse's critical boost (FR 3.5) through this kernel, for the
+    /// threads of critical=1 jobs: none (default), slice (EEVDF's custom
+    /// slice, sched_setattr with sched_runtime 100us: a fair task that
+    /// preempts at wake-up) or fifo (SCHED_FIFO priority 1)
+    #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
+    pub critical_boost: BoostArg,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -79,12 +102,47 @@ pub enum DeliveryArg {
     Wake,
 }
 
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BoostArg {
+    None,
+    Slice,
+    Fifo,
+}
+
+impl From<BoostArg> for emu::Boost {
+    fn from(b: BoostArg) -> emu::Boost {
+        match b {
+            BoostArg::None => emu::Boost::None,
+            BoostArg::Slice => emu::Boost::Slice,
+            BoostArg::Fifo => emu::Boost::Fifo,
+        }
+    }
+}
+
 impl From<DeliveryArg> for Delivery {
     fn from(d: DeliveryArg) -> Delivery {
         match d {
             DeliveryArg::Poll => Delivery::Poll,
             DeliveryArg::Wake => Delivery::Wake,
         }
+    }
+}
+
+/// The emulator's LD from `--block-scheduler`, parsed by the simulator's
+/// parser so that both front ends spell it alike.
+pub fn ld_config(s: &sim::BlockScheduler) -> Option<host::ld::LdConfig> {
+    match *s {
+        sim::BlockScheduler::None => None,
+        sim::BlockScheduler::Ld {
+            tokens,
+            split,
+            opportunistic,
+        } => Some(host::ld::LdConfig {
+            tokens,
+            split,
+            opportunistic,
+            ..host::ld::LdConfig::default()
+        }),
     }
 }
 
@@ -169,6 +227,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         delivery: args.delivery.into(),
         irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
+        block: args.block_scheduler.as_ref().and_then(ld_config),
+        completion: args.completion.unwrap_or_default().mode(),
+        boost: args.critical_boost.into(),
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

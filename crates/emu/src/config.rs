@@ -43,6 +43,18 @@ pub struct EmuConfig {
     /// Let the run use a block device a job file names, and write to a
     /// block device (`--allow-device-write`; fio's `allow_mounted_write`).
     pub allow_device_write: bool,
+    /// FastResponse's LD block-layer scheduler (`run --block-scheduler`);
+    /// `None`: none (every request to its SQ whole, at once).
+    pub block: Option<host::ld::LdConfig>,
+    /// How a blocking job's thread learns of its completion (`run
+    /// --completion`): interrupt (default), classic or hybrid polling, or
+    /// SelectISR (critical jobs poll). A job with `hipri=1` polls whatever
+    /// this says (hybrid if this is hybrid, else classic).
+    pub completion: host::poll::Mode,
+    /// How a critical job's thread asks the kernel to run it first when
+    /// it wakes (FastResponse's critical boost, FR 3.5, through this
+    /// kernel's own mechanisms): `run --critical-boost`.
+    pub boost: Boost,
     /// Told one line each about what the run does on the user's behalf
     /// before it measures: a large layout, another emulation on the same
     /// CPUs. `None`: said only in the report's notes, if at all. (A device
@@ -66,7 +78,48 @@ impl Default for EmuConfig {
             delivery: Delivery::Poll,
             irq_delivery: IrqDelivery::Ipi,
             allow_device_write: false,
+            block: None,
+            completion: host::poll::Mode::Interrupt,
+            boost: Boost::None,
             say: None,
+        }
+    }
+}
+
+/// FastResponse's critical wake-up boost (FR 3.5, Algorithm 1: a critical
+/// task's wake-up preempts the running task) on this machine's own kernel,
+/// for the threads of jobs with `critical=1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Boost {
+    /// Every job thread is a plain SCHED_OTHER task.
+    #[default]
+    None,
+    /// EEVDF's custom slice (`sched_setattr`, `sched_runtime` =
+    /// [`crate::sys::SLICE_MIN`], 0.1 ms): still a fair-class task, so it
+    /// cannot starve the others, as FR's guard intends; it preempts at
+    /// wake-up through its earlier deadline.
+    Slice,
+    /// SCHED_FIFO priority 1: preempts every normal task at once, and
+    /// could starve them (the handler threads run at priority 50, above).
+    Fifo,
+}
+
+impl Boost {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Boost::None => "none",
+            Boost::Slice => "slice",
+            Boost::Fifo => "fifo",
+        }
+    }
+
+    /// `none`, `slice` or `fifo`.
+    pub fn parse(s: &str) -> Option<Boost> {
+        match s {
+            "none" => Some(Boost::None),
+            "slice" => Some(Boost::Slice),
+            "fifo" => Some(Boost::Fifo),
+            _ => None,
         }
     }
 }
@@ -193,4 +246,8 @@ pub struct DriverConfig {
     /// deliberately slow.
     pub handler_delay: Nanos,
     pub recording: Recording,
+    /// FastResponse's LD block-layer scheduler between the waiters and the
+    /// queue pairs (`driver/block.rs`); `None`: each request goes to its
+    /// SQ whole, at once.
+    pub block: Option<host::ld::LdConfig>,
 }

@@ -58,7 +58,7 @@
 //!     &DeviceConfig { cpu: 1, policy, irq_delivery: Default::default(), recording: Default::default() },
 //!     clock, backend.backend, queues.clone(),
 //! )?;
-//! let cfg = DriverConfig { delivery: Delivery::Poll, realtime_handler: false, handler_delay: 0, recording: Default::default() };
+//! let cfg = DriverConfig { delivery: Delivery::Poll, realtime_handler: false, handler_delay: 0, recording: Default::default(), block: None };
 //! let driver = Driver::start(&cfg, clock, queues, &[0])?; // one waiter, on queue pair 0
 //! let req = Request { cookie: 7, write: false, offset: 0, len: 4096, buf: 0, marks: policy::Marks::URGENT };
 //! // SAFETY: the null backend never touches the buffer.
@@ -89,7 +89,7 @@ mod sys;
 mod verify;
 mod worker;
 
-pub use config::{Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
+pub use config::{Boost, Delivery, DeviceConfig, DriverConfig, EmuConfig, IrqDelivery, Recording};
 pub use device::{Device, DeviceHandle, Ingress};
 pub use driver::Driver;
 pub use error::EmuError;

@@ -64,6 +64,10 @@ pub struct QueuePair {
     /// report (the device's own counts are private to its thread).
     pub(crate) submitted: AtomicU64,
     pub(crate) posted: AtomicU64,
+    /// Its CQ has interrupts off (NVMe's Create I/O CQ with IEN clear, as
+    /// Linux creates its `poll_queues`): the device posts to it but never
+    /// runs the policy over it nor raises the line; its waiters poll.
+    pub polled: bool,
 }
 
 impl QueuePair {
@@ -86,6 +90,15 @@ impl QueuePair {
             owners: (0..tags).map(|_| AtomicU64::new(FREE)).collect(),
             submitted: AtomicU64::new(0),
             posted: AtomicU64::new(0),
+            polled: false,
+        }
+    }
+
+    /// As [`QueuePair::new`], with interrupts off: a poll queue.
+    pub fn new_polled(core: usize, tags: u32, cq_entries: u32) -> QueuePair {
+        QueuePair {
+            polled: true,
+            ..QueuePair::new(core, tags, cq_entries)
         }
     }
 

@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::buffers::Buffers;
-use crate::driver::Handler;
+use crate::driver::{BlockLayer, Handler};
 use crate::latency::latency_histogram;
 use crate::mailbox::{Delivered, Mailbox};
 use crate::queue::{QueuePair, Request};
@@ -74,6 +74,8 @@ pub struct WorkerResult {
     /// Time the thread spent running the interrupt handler (polled
     /// delivery) in the measured part: interrupt time, not the job's.
     pub irq_ns: Nanos,
+    /// Polled completion, when the thread polls.
+    pub poll: PollStats,
     pub verified: u64,
     pub mismatches: u64,
     /// The first mismatch, for the report.
@@ -99,6 +101,10 @@ struct Slot {
 pub struct Shared<'a> {
     pub clock: &'a Clock,
     pub queue: &'a QueuePair,
+    /// The queue pair's index among the driver's (for the block layer).
+    pub queue_index: usize,
+    /// LD between the thread and the queue pairs, when the run has it.
+    pub block: Option<&'a BlockLayer>,
     pub mailbox: &'a Mailbox,
     /// Set when the run must stop early (another thread failed).
     pub abort: &'a AtomicBool,
@@ -111,7 +117,34 @@ pub struct Shared<'a> {
     /// itself when it finds the line raised (an interrupt taken in the
     /// running thread's context).
     pub handler: Option<&'a Handler>,
+    /// The thread's own queue pair's handler when it is a poll queue (no
+    /// interrupts): the thread spins on it for its completions.
+    pub polled: Option<&'a Handler>,
+    /// How it polls ([`host::poll::Mode::Classic`] or `Hybrid`); `None`:
+    /// it sleeps for the interrupt.
+    pub poll_mode: Option<host::poll::Mode>,
 }
+
+/// What a polling thread did in its measured part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PollStats {
+    /// Polls of its queue (each a look at the CQ).
+    pub polls: u64,
+    /// Hybrid: waits that slept on the timer first, and the time asked
+    /// (half the bucket's mean, less the timer's overshoot) and slept.
+    pub hybrid_sleeps: u64,
+    pub asked_ns: Nanos,
+    pub slept_ns: Nanos,
+    /// Hybrid: waits whose sleep was shorter than the timer's overshoot,
+    /// so spun from the start (classic polling).
+    pub hybrid_spun: u64,
+}
+
+/// What a sleep overshoots by on this VM before it is measured: PLATFORM.md
+/// section 3, a 10 us nanosleep with 1 ns timer slack takes 39.0 us (29 us
+/// over); a 1 us one 24.6 us. The worker then keeps a running mean of its
+/// own sleeps' overshoot.
+pub const TIMER_OVERSHOOT: Nanos = 29_000;
 
 struct Worker<'a> {
     spec: WorkerSpec,
@@ -133,6 +166,13 @@ struct Worker<'a> {
     batch: Vec<Request>,
     got: Vec<Delivered>,
     out: WorkerResult,
+    /// Hybrid polling's statistics (`host::poll`: `blk_mq_poll_nsecs`).
+    hybrid: Option<host::poll::Completions>,
+    /// Hybrid: when the wait for the batch just issued may stop sleeping.
+    hybrid_until: Option<Nanos>,
+    /// Hybrid: the timer's overshoot, a running mean of this thread's
+    /// sleeps (from [`TIMER_OVERSHOOT`]).
+    overshoot: Nanos,
 }
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
@@ -167,6 +207,12 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         batch: Vec::with_capacity(depth as usize),
         got: Vec::with_capacity(depth as usize),
         out: WorkerResult::default(),
+        hybrid: (sh.poll_mode == Some(host::poll::Mode::Hybrid)).then(|| {
+            let _ = crate::sys::set_timer_slack_min();
+            host::poll::Completions::new(host::poll::Mode::Hybrid, host::poll::Costs::default())
+        }),
+        hybrid_until: None,
+        overshoot: TIMER_OVERSHOOT,
         spec,
         sh,
     };
@@ -241,6 +287,22 @@ impl Worker<'_> {
         while let Some(io) = self.issuer.take(&mut batch, &mut self.rng) {
             let offset = self.offsets.next(io.write, io.bytes, &mut self.rng);
             self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
+            if let Some(h) = &mut self.hybrid {
+                // blk_mq_poll_nsecs: half the bucket's mean, once per wait
+                // (the batch's earliest).
+                let sleep = h.submitted(
+                    now,
+                    host::poll::Io {
+                        bytes: io.bytes,
+                        write: io.write,
+                        critical: self.spec.job.critical,
+                    },
+                );
+                if sleep > 0 {
+                    let until = now + sleep;
+                    self.hybrid_until = Some(self.hybrid_until.map_or(until, |u| u.min(until)));
+                }
+            }
         }
         self.submit_batch();
     }
@@ -272,12 +334,24 @@ impl Worker<'_> {
     fn submit_batch(&mut self) {
         self.in_flight += self.batch.len() as u32;
         self.out.submitted += self.batch.len() as u64;
-        self.out.tag_waits += self.sh.queue.submit(self.spec.owner, &self.batch);
+        self.out.tag_waits += match self.sh.block {
+            Some(b) => b.submit(
+                self.sh.queue_index,
+                self.spec.owner,
+                self.spec.job.critical,
+                &self.batch,
+            ),
+            None => self.sh.queue.submit(self.spec.owner, &self.batch),
+        };
         self.batch.clear();
     }
 
     /// Waits for completions and takes them, as the engine's call does.
-    fn reap(&mut self, Reap { min, max }: Reap) {
+    fn reap(&mut self, r: Reap) {
+        if let Some(p) = self.sh.polled {
+            return self.poll(p, r);
+        }
+        let Reap { min, max } = r;
         let min = min as usize;
         let wake_at = if self.waiter == Waiter::Libaio {
             1
@@ -304,8 +378,79 @@ impl Worker<'_> {
         self.got = got;
     }
 
+    /// Polled completion: spins on its poll queue (no interrupt) until
+    /// `min` completions are there, taking its core's interrupts for the
+    /// other threads meanwhile; hybrid sleeps on the timer first.
+    fn poll(&mut self, p: &Handler, Reap { min, max }: Reap) {
+        let (min, max) = ((min as usize).max(1), (max as usize).max(1));
+        let measuring = self.issuing && self.sh.clock.now() >= self.issuer.measure_from();
+        if let Some(until) = self.hybrid_until.take() {
+            self.hybrid_sleep(until, measuring);
+        }
+        let mut got = std::mem::take(&mut self.got);
+        let (mut polls, mut irq_ns) = (0, 0);
+        loop {
+            self.sh.mailbox.take(max - got.len(), &mut got);
+            if got.len() >= min {
+                break;
+            }
+            polls += 1;
+            if p.poll(self.sh.clock) == 0 {
+                if let Some(h) = self.sh.handler {
+                    irq_ns += h.service(self.sh.clock);
+                }
+                std::hint::spin_loop();
+            }
+        }
+        if measuring {
+            self.out.poll.polls += polls;
+            self.out.irq_ns += irq_ns;
+        }
+        let now = self.sh.clock.now();
+        for d in got.drain(..) {
+            self.complete(d, now);
+        }
+        self.got = got;
+    }
+
+    /// Hybrid polling's sleep (`blk_mq_poll_hybrid_sleep`) on this VM:
+    /// a timer sleep overshoots by tens of microseconds (PLATFORM.md section
+    /// 3), so the thread asks the timer for the sleep less the overshoot it
+    /// has measured, and spins from the start when the sleep is shorter
+    /// than that (it would wake too late): the CPU is freed only where the
+    /// timer can give it back in time.
+    fn hybrid_sleep(&mut self, until: Nanos, measuring: bool) {
+        let now = self.sh.clock.now();
+        let want = until.saturating_sub(now);
+        if want <= self.overshoot {
+            if measuring {
+                self.out.poll.hybrid_spun += 1;
+            }
+            return;
+        }
+        let ask = want - self.overshoot;
+        std::thread::sleep(std::time::Duration::from_nanos(ask));
+        let slept = self.sh.clock.now() - now;
+        // A running mean, weight 1/8, of how far past the asked time the
+        // timer woke the thread.
+        let over = slept.saturating_sub(ask);
+        self.overshoot = (self.overshoot * 7 + over) / 8;
+        if measuring {
+            let s = &mut self.out.poll;
+            s.hybrid_sleeps += 1;
+            s.asked_ns += ask;
+            s.slept_ns += slept;
+        }
+    }
+
     fn complete(&mut self, d: Delivered, now: Nanos) {
         let slot = self.slots[d.cookie as usize];
+        if let Some(h) = &mut self.hybrid {
+            // Linux's poll statistics: each request ended on the queue, its
+            // latency from issue (`blk_stat_add`).
+            let b = host::poll::bucket(u64::from(slot.len), slot.write);
+            h.stats().ended(now, b, now.saturating_sub(slot.submitted));
+        }
         self.in_flight -= 1;
         self.out.consumed += 1;
         if slot.verify {

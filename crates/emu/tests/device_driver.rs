@@ -54,6 +54,7 @@ fn start(policy: &str, delivery: Delivery, waiters: usize) -> (DeviceHandle, Dri
             realtime_handler: false,
             handler_delay: 0,
             recording: Default::default(),
+            block: None,
         },
         clock,
         queues,
@@ -191,6 +192,7 @@ fn a_waiter_on_a_missing_queue_pair_is_refused() {
         realtime_handler: false,
         handler_delay: 0,
         recording: Default::default(),
+        block: None,
     };
     let e = Driver::start(&cfg, Clock::new(), queues, &[0, 1])
         .err()
@@ -269,6 +271,7 @@ fn remote_requests_complete_once_each_into_the_hosts_inboxes() {
         realtime_handler: false,
         handler_delay: 0,
         recording: Default::default(),
+        block: None,
     };
     let driver = Driver::start_remote(&cfg, clock, queues, &[0, 0], inboxes.clone()).unwrap();
     // More requests than the queue pair's 4 tags: the ingress holds the rest.

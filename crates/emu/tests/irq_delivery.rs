@@ -52,6 +52,7 @@ fn start(policy: &str, irq: IrqDelivery, handler_delay: u64) -> (DeviceHandle, D
             realtime_handler: false,
             handler_delay,
             recording: Default::default(),
+            block: None,
         },
         clock,
         queues,

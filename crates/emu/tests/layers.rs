@@ -19,7 +19,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("configuration", &["config"]),
     ("queue pair", &["queue"]),
     ("device", &["device", "device::controller", "device::gaps"]),
-    ("host driver", &["driver", "driver::handler"]),
+    (
+        "host driver",
+        &["driver", "driver::block", "driver::handler"],
+    ),
     ("job workers", &["worker"]),
     (
         "run",

@@ -244,6 +244,7 @@ impl Router {
                 realtime_handler: true,
                 handler_delay: 0,
                 recording,
+                block: None,
             },
             clock,
             vec![queue],

@@ -237,13 +237,17 @@ impl Device {
                 let tag = cid::tag(sqe.cid);
                 let marks = cid::marks(sqe.cid);
                 st.cmds[tag as usize] = (sqe.len, marks);
-                st.policy.submitted(
-                    now,
-                    Command {
-                        id: u64::from(tag),
-                        marks,
-                    },
-                );
+                // A poll queue's policy sees nothing: its CQ raises no
+                // interrupt (IEN clear), so there is nothing to decide.
+                if !q.polled {
+                    st.policy.submitted(
+                        now,
+                        Command {
+                            id: u64::from(tag),
+                            marks,
+                        },
+                    );
+                }
                 let buf = NonNull::new(sqe.buf as *mut u8).unwrap_or(NonNull::dangling());
                 // SAFETY: the host lent this buffer with the command and does
                 // not touch it until the completion is delivered (`Request`),
@@ -297,6 +301,9 @@ fn drain_held(
         stats.posted += 1;
         gaps.post(&mut st.last_post, now);
         q.posted.fetch_add(1, Ordering::Relaxed);
+        if q.polled {
+            continue;
+        }
         let c = Completion {
             id: u64::from(cid::tag(cqe.cid)),
             marks: cqe.marks(),

@@ -19,6 +19,7 @@ use hdrhistogram::Histogram;
 use policy::{cid, Interrupt, Nanos};
 
 use crate::config::Recording;
+use crate::driver::block::{BlockLayer, LD_OWNER};
 use crate::irq::Taken;
 use crate::latency::latency_histogram;
 use crate::mailbox::{Delivered, Inboxes};
@@ -37,6 +38,10 @@ pub struct HandlerCounters {
     /// Completions of a tag that was not in flight: must stay 0.
     pub duplicates: AtomicU64,
     pub errors: AtomicU64,
+    /// Entries reaped by a waiter polling its queue (no interrupt).
+    pub polled: AtomicU64,
+    /// Polls of a polled queue, found something or not.
+    pub polls: AtomicU64,
 }
 
 /// A snapshot of the handler's counters.
@@ -48,6 +53,8 @@ pub struct HandlerCount {
     pub reaped: u64,
     pub duplicates: u64,
     pub errors: u64,
+    pub polled: u64,
+    pub polls: u64,
 }
 
 impl HandlerCounters {
@@ -60,6 +67,8 @@ impl HandlerCounters {
             reaped: r(&self.reaped),
             duplicates: r(&self.duplicates),
             errors: r(&self.errors),
+            polled: r(&self.polled),
+            polls: r(&self.polls),
         }
     }
 }
@@ -73,6 +82,8 @@ impl HandlerCount {
             reaped: self.reaped - e.reaped,
             duplicates: self.duplicates - e.duplicates,
             errors: self.errors - e.errors,
+            polled: self.polled - e.polled,
+            polls: self.polls - e.polls,
         }
     }
 
@@ -84,6 +95,8 @@ impl HandlerCount {
             reaped: self.reaped + o.reaped,
             duplicates: self.duplicates + o.duplicates,
             errors: self.errors + o.errors,
+            polled: self.polled + o.polled,
+            polls: self.polls + o.polls,
         }
     }
 }
@@ -102,6 +115,10 @@ struct Scratch {
     per_owner: Vec<Vec<Delivered>>,
     touched: Vec<usize>,
     freed: Vec<u16>,
+    /// LD pieces reaped (cookie = the block layer's slot), and the
+    /// requests they finished.
+    pieces: Vec<Delivered>,
+    finished: Vec<(u32, Delivered)>,
     /// The wake-ups due once the handler has finished.
     wakes: Wakes,
 }
@@ -130,6 +147,8 @@ pub struct Handler {
     /// (`DriverConfig::handler_delay`).
     delay: Nanos,
     scratch: Mutex<Scratch>,
+    /// LD between the threads and the queue pairs, when the run has it.
+    block: Option<Arc<BlockLayer>>,
 }
 
 impl Handler {
@@ -140,6 +159,7 @@ impl Handler {
         delivery: DeliveryHist,
         recording: Recording,
         delay: Nanos,
+        block: Option<Arc<BlockLayer>>,
     ) -> Handler {
         Handler {
             queue,
@@ -154,8 +174,11 @@ impl Handler {
                 per_owner: vec![Vec::new(); owners],
                 touched: Vec::new(),
                 freed: Vec::new(),
+                pieces: Vec::new(),
+                finished: Vec::new(),
                 wakes: Wakes::default(),
             }),
+            block,
         }
     }
 
@@ -165,7 +188,7 @@ impl Handler {
         let mut wakes = Wakes::default();
         while let Taken::Interrupt { kind, raised_at } = self.queue.irq.wait() {
             let mut s = self.scratch.lock().expect("handler lock");
-            self.handle(&mut s, kind, raised_at, clock);
+            self.handle(&mut s, Some((kind, raised_at)), clock);
             std::mem::swap(&mut wakes, &mut s.wakes);
             drop(s);
             self.wake(&mut wakes);
@@ -206,13 +229,32 @@ impl Handler {
             let Some(Taken::Interrupt { kind, raised_at }) = self.queue.irq.take() else {
                 break;
             };
-            spent += self.handle(&mut s, kind, raised_at, clock);
+            spent += self.handle(&mut s, Some((kind, raised_at)), clock);
             // The emptied list goes back (with its allocation) for the next.
             std::mem::swap(&mut wakes, &mut s.wakes);
             drop(s);
             self.wake(&mut wakes);
         }
         spent
+    }
+
+    /// A waiter polls its queue pair, which raises no interrupt (a Linux
+    /// poll queue, `nvme_poll`): reaps what the device posted, in the
+    /// caller's context and on its CPU time, and delivers it, waking other
+    /// waiters of the queue that it satisfied. Returns how many it reaped
+    /// (0 also when another thread is reaping now).
+    pub fn poll(&self, clock: &Clock) -> usize {
+        self.counters.polls.fetch_add(1, Ordering::Relaxed);
+        let Ok(mut s) = self.scratch.try_lock() else {
+            return 0;
+        };
+        let before = self.counters.reaped.load(Ordering::Relaxed);
+        self.handle(&mut s, None, clock);
+        let mut wakes = Wakes::default();
+        std::mem::swap(&mut wakes, &mut s.wakes);
+        drop(s);
+        self.wake(&mut wakes);
+        (self.counters.reaped.load(Ordering::Relaxed) - before) as usize
     }
 
     /// The interrupt's exit: wakes the threads its handler made runnable,
@@ -229,23 +271,33 @@ impl Handler {
         }
     }
 
-    fn handle(&self, s: &mut Scratch, kind: Interrupt, raised_at: Nanos, clock: &Clock) -> Nanos {
+    /// Reaps the CQ for an interrupt (`Some((kind, raised_at))`) or for a
+    /// poll (`None`: counted as polled, not as an interrupt, and not as
+    /// interrupt time). Returns the time it took.
+    fn handle(&self, s: &mut Scratch, irq: Option<(Interrupt, Nanos)>, clock: &Clock) -> Nanos {
         let started = clock.now();
         let c = &self.counters;
-        c.interrupts.fetch_add(1, Ordering::Relaxed);
-        if kind == Interrupt::UrgentOnly {
-            c.urgent_only.fetch_add(1, Ordering::Relaxed);
-        }
-        if self.recording.is_open() {
-            let mut h = self.delivery.lock().expect("histogram lock");
-            let _ = h.record(started.saturating_sub(raised_at).max(1));
-        }
-        // Taken: the line is clear (with IPIs, the slot is free) while the
-        // handler is busy, as Linux unlocks an asynchronous call's slot
-        // before it runs the function (`flush_smp_call_function_queue`).
-        while clock.now() < started + self.delay {
-            std::hint::spin_loop();
-        }
+        let kind = match irq {
+            Some((kind, raised_at)) => {
+                c.interrupts.fetch_add(1, Ordering::Relaxed);
+                if kind == Interrupt::UrgentOnly {
+                    c.urgent_only.fetch_add(1, Ordering::Relaxed);
+                }
+                if self.recording.is_open() {
+                    let mut h = self.delivery.lock().expect("histogram lock");
+                    let _ = h.record(started.saturating_sub(raised_at).max(1));
+                }
+                // Taken: the line is clear (with IPIs, the slot is free)
+                // while the handler is busy, as Linux unlocks an
+                // asynchronous call's slot before it runs the function
+                // (`flush_smp_call_function_queue`).
+                while clock.now() < started + self.delay {
+                    std::hint::spin_loop();
+                }
+                kind
+            }
+            None => Interrupt::Full,
+        };
         let (mut dup, mut errors) = (0, 0);
         let q = &self.queue;
         let Scratch {
@@ -253,11 +305,22 @@ impl Handler {
             per_owner,
             touched,
             freed,
+            pieces,
+            finished,
             wakes,
         } = s;
         let n = q.cq.reap(head, kind, |cqe| {
             let tag = cid::tag(cqe.cid);
             match q.complete_tag(tag) {
+                Some((LD_OWNER, cookie)) => {
+                    pieces.push(Delivered {
+                        cookie,
+                        result: cqe.result,
+                        error: cqe.error,
+                    });
+                    errors += u64::from(cqe.error);
+                    freed.push(tag);
+                }
                 Some((owner, cookie)) => {
                     let list = &mut per_owner[owner as usize];
                     if list.is_empty() {
@@ -274,15 +337,32 @@ impl Handler {
                 None => dup += 1,
             }
         });
-        if n == 0 {
+        if n == 0 && irq.is_some() {
             c.empty.fetch_add(1, Ordering::Relaxed);
         }
         c.reaped.fetch_add(n as u64, Ordering::Relaxed);
         c.duplicates.fetch_add(dup, Ordering::Relaxed);
         c.errors.fetch_add(errors, Ordering::Relaxed);
-        // Tags first, so a woken thread finds room to submit again.
+        if irq.is_none() {
+            c.polled.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        // Tags first, so a woken thread finds room to submit again, and
+        // the pieces that get the freed tokens find tags.
         wakes.submitters |= q.free_tags(freed);
         freed.clear();
+        if let Some(block) = &self.block {
+            if !pieces.is_empty() || block.has_backlog() {
+                block.completed(pieces, finished);
+                pieces.clear();
+                for (owner, d) in finished.drain(..) {
+                    let list = &mut per_owner[owner as usize];
+                    if list.is_empty() {
+                        touched.push(owner as usize);
+                    }
+                    list.push(d);
+                }
+            }
+        }
         for owner in touched.drain(..) {
             if self.inboxes.deliver(owner, &per_owner[owner]) && !wakes.owners.contains(&owner) {
                 wakes.owners.push(owner);
@@ -290,7 +370,9 @@ impl Handler {
             per_owner[owner].clear();
         }
         let spent = clock.now() - started;
-        self.irq_ns.fetch_add(spent, Ordering::Relaxed);
+        if irq.is_some() {
+            self.irq_ns.fetch_add(spent, Ordering::Relaxed);
+        }
         spent
     }
 }

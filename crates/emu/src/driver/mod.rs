@@ -26,7 +26,10 @@ use crate::mailbox::{Delivered, Inboxes, Mailbox, Mailboxes, WakeGroup};
 use crate::queue::{QueuePair, Request};
 use crate::sys::{self, Clock, ThreadProbe, Usage};
 
+mod block;
 mod handler;
+
+pub use block::{ld_name, BlockCount, BlockLayer};
 
 pub(crate) use handler::Handler;
 pub use handler::HandlerCount;
@@ -48,6 +51,8 @@ pub struct Driver {
     /// The CPU-time probes of the handler threads, one per queue pair.
     probes: Vec<ThreadProbe>,
     realtime: bool,
+    /// LD between the waiters and the queue pairs (`DriverConfig::block`).
+    block: Option<Arc<BlockLayer>>,
 }
 
 impl Driver {
@@ -105,6 +110,15 @@ impl Driver {
         mailboxes: Arc<[Arc<Mailbox>]>,
     ) -> Result<Driver, EmuError> {
         let latency = handler::new_delivery_hist();
+        let block = cfg.block.as_ref().map(|ld| {
+            Arc::new(BlockLayer::new(
+                ld,
+                queues.clone(),
+                waiters.len(),
+                clock,
+                cfg.recording.clone(),
+            ))
+        });
         let mut driver = Driver {
             handlers: queues
                 .into_iter()
@@ -116,6 +130,7 @@ impl Driver {
                         latency.clone(),
                         cfg.recording.clone(),
                         cfg.handler_delay,
+                        block.clone(),
                     ))
                 })
                 .collect(),
@@ -127,6 +142,7 @@ impl Driver {
             threads: Vec::new(),
             probes: Vec::new(),
             realtime: cfg.realtime_handler,
+            block,
         };
         // On an error, dropping `driver` stops what was started.
         driver.spawn_handlers(cfg.realtime_handler)?;
@@ -209,7 +225,15 @@ impl Driver {
     /// for a file backend (O_DIRECT), and untouched by anything until this
     /// request's completion is delivered to `waiter`.
     pub unsafe fn submit(&self, waiter: u32, reqs: &[Request]) -> u64 {
-        self.queue(waiter).submit(waiter, reqs)
+        match &self.block {
+            Some(b) => b.submit(self.queue_of[waiter as usize], waiter, false, reqs),
+            None => self.queue(waiter).submit(waiter, reqs),
+        }
+    }
+
+    /// The block layer, if the driver has one (`DriverConfig::block`).
+    pub fn block(&self) -> Option<&BlockLayer> {
+        self.block.as_deref()
     }
 
     /// Blocks until at least `min` of `waiter`'s completions have been
@@ -219,6 +243,17 @@ impl Driver {
     /// running thread does.
     pub fn wait(&self, waiter: u32, min: usize, max: usize, out: &mut Vec<Delivered>) {
         let mailbox = &self.mailboxes[waiter as usize];
+        let own = &self.handlers[self.queue_of[waiter as usize]];
+        if own.queue.polled {
+            // A poll queue raises no interrupt: spin on it (`nvme_poll`).
+            while out.len() < min.max(1) {
+                mailbox.take(max.max(1) - out.len(), out);
+                if out.len() < min.max(1) && own.poll(&self.clock) == 0 {
+                    std::hint::spin_loop();
+                }
+            }
+            return;
+        }
         let handler = self.polled_handler(waiter);
         let clock = &self.clock;
         mailbox.wait(min, max, min, out, &mut || {
@@ -313,10 +348,25 @@ impl Driver {
     /// and (with polled delivery) its core's handler to run itself.
     pub(crate) fn parts(&self, waiter: u32) -> WaiterParts {
         let qi = self.queue_of[waiter as usize];
+        let own = &self.handlers[qi];
+        // A waiter on a poll queue still takes its core's interrupts (for
+        // the other threads there) as any running thread does.
+        let irq = if own.queue.polled {
+            self.handlers
+                .iter()
+                .position(|h| h.queue.core == own.queue.core && !h.queue.polled)
+        } else {
+            Some(qi)
+        };
         WaiterParts {
-            queue: self.handlers[qi].queue.clone(),
+            queue_index: qi,
+            block: self.block.clone(),
+            queue: own.queue.clone(),
             mailbox: self.mailboxes[waiter as usize].clone(),
-            handler: (self.delivery == Delivery::Poll).then(|| self.handlers[qi].clone()),
+            handler: irq
+                .filter(|_| self.delivery == Delivery::Poll)
+                .map(|i| self.handlers[i].clone()),
+            polled: own.queue.polled.then(|| own.clone()),
         }
     }
 
@@ -360,7 +410,12 @@ impl Drop for Driver {
 
 /// See [`Driver::parts`].
 pub(crate) struct WaiterParts {
+    pub(crate) queue_index: usize,
+    pub(crate) block: Option<Arc<BlockLayer>>,
     pub(crate) queue: Arc<QueuePair>,
     pub(crate) mailbox: Arc<Mailbox>,
     pub(crate) handler: Option<Arc<Handler>>,
+    /// Its own queue pair's handler when that is a poll queue: the thread
+    /// reaps it itself, spinning.
+    pub(crate) polled: Option<Arc<Handler>>,
 }

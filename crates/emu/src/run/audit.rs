@@ -1,7 +1,7 @@
 //! The counts that hold a run to its invariants.
 
 use crate::device::DeviceStats;
-use crate::driver::HandlerCount;
+use crate::driver::{BlockCount, HandlerCount};
 
 /// Counts that hold the emulator to its invariants: every request submitted
 /// is consumed exactly once, nothing is dropped.
@@ -15,4 +15,6 @@ pub struct Audit {
     pub tag_waits: u64,
     pub verified: u64,
     pub mismatches: u64,
+    /// The block layer's counts, when the run has one (`--block-scheduler`).
+    pub block: Option<BlockCount>,
 }

@@ -56,6 +56,11 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         .cores
         .iter()
         .map(|&c| Arc::new(QueuePair::new(c, cfg.queue_depth, cq_entries)))
+        .chain(
+            plan.poll_cores
+                .iter()
+                .map(|&c| Arc::new(QueuePair::new_polled(c, cfg.queue_depth, cq_entries))),
+        )
         .collect();
     let tags: u32 = queues.iter().map(|q| q.tags() as u32).sum();
     let access = Access {
@@ -92,6 +97,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
             realtime_handler: cfg.realtime_handler,
             handler_delay: 0,
             recording: recording.clone(),
+            block: cfg.block.clone(),
         },
         clock,
         queues,
@@ -106,7 +112,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         recording,
     };
     let start = Arc::new(Barrier::new(specs.len() + 1));
-    let workers = spawn::workers(&r, &plan, &specs, &start)?;
+    let workers = spawn::workers(&r, &plan, &specs, &start, cfg.boost)?;
 
     start.wait();
     let t0 = clock.now();
@@ -138,7 +144,9 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         tag_waits: results.iter().map(|w| w.tag_waits).sum(),
         verified: results.iter().map(|w| w.verified).sum(),
         mismatches: results.iter().map(|w| w.mismatches).sum(),
+        block: driver.block().map(|b| b.count()),
     };
+    let block_note = driver.block().map(|b| report::block_note(b, &specs));
     let report = report::run_report(Finished {
         cfg,
         plan: &plan,
@@ -152,6 +160,8 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         realtime: driver.realtime(),
         contention,
     });
+    let mut report = report;
+    report.notes.extend(block_note);
     drop(claims);
     Ok((report, audit))
 }

@@ -21,6 +21,11 @@ pub(crate) struct Placement {
     pub(crate) cores: Vec<usize>,
     /// Each job's core, by job index.
     pub(crate) core_of: Vec<usize>,
+    /// Each job's completion: `None` for interrupts, else how it polls.
+    pub(crate) polls: Vec<Option<host::poll::Mode>>,
+    /// The cores with a poll queue pair (interrupts off), ascending; their
+    /// queue pairs follow those of `cores`.
+    pub(crate) poll_cores: Vec<usize>,
     pub(crate) backend: BackendSpec,
     /// Why the backend is not the device the job file names.
     pub(crate) stand_in: Option<StandIn>,
@@ -32,10 +37,40 @@ impl Placement {
     /// Job `job`'s queue pair: the index of its core in `cores`.
     pub(crate) fn queue_of(&self, job: usize) -> usize {
         let core = self.core_of[job];
+        if self.polls[job].is_some() {
+            return self.cores.len()
+                + self
+                    .poll_cores
+                    .iter()
+                    .position(|&c| c == core)
+                    .expect("a poll queue per polling core");
+        }
+        self.interrupt_queue_of(core)
+    }
+
+    /// The queue pair (with interrupts) of `core`.
+    pub(crate) fn interrupt_queue_of(&self, core: usize) -> usize {
         self.cores
             .iter()
             .position(|&c| c == core)
             .expect("a queue per core")
+    }
+}
+
+/// How job `job` learns of its completions under `mode` (`None`:
+/// interrupts). As the simulator (`crates/sim/src/completion.rs`), the
+/// run's mode applies to blocking engines only; `hipri=1` (fio's polled
+/// I/O, pvsync2 and io_uring) polls on any engine that takes it: hybrid
+/// when the run is hybrid, else classic.
+pub(crate) fn polls(job: &Job, mode: host::poll::Mode) -> Option<host::poll::Mode> {
+    use host::poll::Mode;
+    let blocking = jobs::Waiter::of(job.ioengine) == jobs::Waiter::Blocking;
+    match mode {
+        Mode::Hybrid if job.hipri || blocking => Some(Mode::Hybrid),
+        Mode::Classic if blocking => Some(Mode::Classic),
+        Mode::SelectIsr if blocking && job.critical => Some(Mode::Classic),
+        _ if job.hipri => Some(Mode::Classic),
+        _ => None,
     }
 }
 
@@ -77,12 +112,6 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
     for job in jobs {
         if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
             return Err(job_error(job, "fsync/fdatasync are not emulated yet"));
-        }
-        if job.hipri {
-            return Err(job_error(
-                job,
-                "option 'hipri': polled completion is not emulated yet",
-            ));
         }
         let bounds = job.bounds(cfg.runtime).map_err(|r| job_error(job, r))?;
         if let Some(r) = bounds.runtime.filter(|&r| r < MIN_RUNTIME) {
@@ -216,6 +245,15 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
     let mut cores = core_of.clone();
     cores.sort_unstable();
     cores.dedup();
+    let polls: Vec<_> = jobs.iter().map(|j| polls(j, cfg.completion)).collect();
+    let mut poll_cores: Vec<usize> = core_of
+        .iter()
+        .zip(&polls)
+        .filter(|(_, p)| p.is_some())
+        .map(|(&c, _)| c)
+        .collect();
+    poll_cores.sort_unstable();
+    poll_cores.dedup();
     let largest = jobs
         .iter()
         .filter_map(|j| j.size.map(|s| (j.offset.saturating_add(s), j)))
@@ -228,6 +266,8 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
         device_cpu,
         cores,
         core_of,
+        polls,
+        poll_cores,
         backend,
         stand_in,
         need,

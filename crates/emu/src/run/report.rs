@@ -103,6 +103,8 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 cfg,
                 plan.stand_in.as_ref(),
             ))
+            .chain(poll_note(plan, specs, results, window))
+            .chain(boost_note(cfg, specs))
             .collect(),
     }
 }
@@ -291,4 +293,101 @@ fn notes(
         ));
     }
     notes
+}
+
+/// What the block layer did, as the simulator's block note says it
+/// (`crates/sim/src/run.rs`, `block_note`).
+pub(crate) fn block_note(b: &crate::driver::BlockLayer, specs: &[WorkerSpec]) -> String {
+    let c = b.count();
+    let waits: Vec<String> = specs
+        .iter()
+        .zip(b.waits())
+        .map(|(s, (sum, n))| {
+            let mean = sum.checked_div(n).unwrap_or(0);
+            format!("'{}' {} ({n})", s.job.name, policy::format_nanos(mean))
+        })
+        .collect();
+    format!(
+        "block scheduler {}: {} request(s) ({} critical) went to the device as {} piece(s), at most {} non-critical piece(s) in flight ({} with critical ones; the host's count, from dispatch to reap, which bounds the device's); mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) of the requests completed in the window, per job: {}",
+        b.name(),
+        c.requests,
+        c.critical,
+        c.pieces,
+        c.max_noncritical_in_flight,
+        c.max_in_flight,
+        waits.join(", ")
+    )
+}
+
+/// Polled completion: which jobs polled and how, the completions found by
+/// polling (their queue raises no interrupt), the polling jobs' CPU, and
+/// what hybrid polling's sleeps did on this VM's timer.
+fn poll_note(
+    plan: &Placement,
+    specs: &[WorkerSpec],
+    results: &[WorkerResult],
+    window: &Window,
+) -> Option<String> {
+    let polling: Vec<usize> = (0..specs.len())
+        .filter(|&i| plan.polls[i].is_some())
+        .collect();
+    if polling.is_empty() {
+        return None;
+    }
+    let d = window.duration().max(1) as f64;
+    let jobs: Vec<String> = polling
+        .iter()
+        .map(|&i| {
+            let (s, w) = (&specs[i], &results[i]);
+            let mode = plan.polls[i].map_or("", |m| m.as_str());
+            let mut line = format!(
+                "'{}' {mode}: {} polls, CPU usr {} sys {} ({:.0}% of the window)",
+                s.job.name,
+                w.poll.polls,
+                policy::format_nanos(w.usage.user_ns),
+                policy::format_nanos(w.usage.sys_ns),
+                100.0 * (w.usage.user_ns + w.usage.sys_ns) as f64 / d
+            );
+            let p = &w.poll;
+            if mode == "hybrid" {
+                line.push_str(&format!(
+                    ", {} timer sleeps (asked {} on average, slept {}), {} spun from the start (sleep shorter than the timer's overshoot)",
+                    p.hybrid_sleeps,
+                    policy::format_nanos(p.asked_ns.checked_div(p.hybrid_sleeps).unwrap_or(0)),
+                    policy::format_nanos(p.slept_ns.checked_div(p.hybrid_sleeps).unwrap_or(0)),
+                    p.hybrid_spun
+                ));
+            }
+            line
+        })
+        .collect();
+    Some(format!(
+        "polled completion: {} completion(s) found by polling a poll queue (interrupts off, as Linux's poll_queues: the device's policy never sees its commands), {} interrupt(s) taken in all; per polling job: {}",
+        window.irq.polled,
+        window.irq.interrupts,
+        jobs.join("; ")
+    ))
+}
+
+/// Which threads asked the kernel for the critical boost, and how.
+fn boost_note(cfg: &EmuConfig, specs: &[WorkerSpec]) -> Option<String> {
+    let how = match cfg.boost {
+        crate::config::Boost::None => return None,
+        crate::config::Boost::Slice => "EEVDF custom slice (sched_setattr, SCHED_OTHER, sched_runtime 100us): a fair-class task with an earlier deadline, which preempts at wake-up",
+        crate::config::Boost::Fifo => "SCHED_FIFO priority 1: preempts every normal task at wake-up",
+    };
+    let jobs: Vec<String> = specs
+        .iter()
+        .filter(|s| s.job.critical)
+        .map(|s| format!("'{}'", s.job.name))
+        .collect();
+    Some(format!(
+        "critical boost {}: {how}; job(s) with critical=1: {}",
+        cfg.boost.as_str(),
+        if jobs.is_empty() {
+            "none".to_string()
+        } else {
+            jobs.join(", ")
+        }
+    ))
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 
+use crate::config::Boost;
 use crate::error::EmuError;
 use crate::run::place::Placement;
 use crate::run::shared::Running;
@@ -21,10 +22,17 @@ pub(crate) fn workers(
     plan: &Placement,
     specs: &[WorkerSpec],
     start: &Arc<Barrier>,
+    boost: Boost,
 ) -> Result<Vec<JobThread>, EmuError> {
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
         let core = plan.core_of[spec.owner as usize];
+        let poll_mode = plan.polls[spec.owner as usize];
+        let boost = if spec.job.critical {
+            boost
+        } else {
+            Boost::None
+        };
         let parts = r.driver.parts(spec.owner);
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
         let exited = r.exited.clone();
@@ -33,25 +41,34 @@ pub(crate) fn workers(
         let handle = std::thread::Builder::new()
             .name(format!("cint-job/{}", spec.owner))
             .spawn(move || {
-                let pinned = sys::pin_to(core);
+                let pinned = sys::pin_to(core).and_then(|()| match boost {
+                    Boost::None => Ok(()),
+                    Boost::Slice => sys::set_slice(sys::SLICE_MIN),
+                    Boost::Fifo => sys::set_fifo(1),
+                });
                 start.wait();
                 if let Err(e) = pinned {
                     abort.store(true, Ordering::Relaxed);
                     finished.fetch_add(1, Ordering::Relaxed);
                     exited[spec.owner as usize].store(true, Ordering::Release);
                     return Err(format!(
-                        "cannot pin job '{}' to CPU {core}: {e}",
-                        spec.job.name
+                        "cannot pin job '{}' to CPU {core} or give it the critical boost '{}': {e}",
+                        spec.job.name,
+                        boost.as_str()
                     ));
                 }
                 let sh = Shared {
                     clock: &clock,
                     queue: &parts.queue,
+                    queue_index: parts.queue_index,
+                    block: parts.block.as_deref(),
                     mailbox: &parts.mailbox,
                     abort: &abort,
                     finished: &finished,
                     exited: &exited,
                     handler: parts.handler.as_deref(),
+                    polled: parts.polled.as_deref(),
+                    poll_mode,
                 };
                 let t0 = clock.now();
                 Ok(worker::run(spec, sh, t0))
