@@ -317,7 +317,7 @@ fn completion_note(world: &World) -> String {
                     100.0 * spun as f64 / (window as f64 * f64::from(threads))
                 };
                 format!(
-                    "'{name}' {n} polled, {} spinning ({share:.1}% of its CPU)",
+                    "'{name}' {n} polled, {} spinning ({share:.1}% of the window)",
                     human(spun)
                 )
             })

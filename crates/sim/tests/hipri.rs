@@ -112,7 +112,8 @@ fn a_hipri_job_polls_and_its_neighbour_keeps_its_interrupts() {
     assert!((0.98..1.02).contains(&ratio), "{ratio}");
     // Polling saves the interrupt path: the poller is faster.
     assert!(lat_us(&r, "poller") < lat_us(&r, "irq") - 1.0);
-    // The note gives its time spinning: nearly all of its CPU.
+    // The note gives its time spinning, a share of the window (the rest of
+    // its core: user work, system calls, reaps).
     let n = note(&r, "completion interrupt (hipri jobs: poll):");
     assert!(n.contains("on interrupts: irq"), "{n}");
     let share: f64 = n
