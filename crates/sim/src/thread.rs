@@ -73,7 +73,8 @@ impl World {
     }
 
     /// Takes delivered completions; returns to the thread when enough have
-    /// arrived, else sleeps in the call.
+    /// arrived, else sleeps in the call (a polling thread spins instead,
+    /// and first finds the `ld` pieces posted while it was not spinning).
     fn reap(&mut self, tid: u32, core: u32) {
         if self.block.is_some() && self.polling(tid) {
             self.find_polled_pieces(tid);
