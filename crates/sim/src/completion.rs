@@ -29,12 +29,15 @@
 //! `IORING_SETUP_IOPOLL` (fio engines/io_uring.c): its completions reach the
 //! CQ ring only through polling, which `io_uring_enter(GETEVENTS, min)`
 //! does, spinning until `min` (fio's `iodepth_batch_complete_min`) are
-//! there (fs/io_uring.c, Linux 5.3: `io_iopoll_check` loops on
-//! `io_iopoll_getevents` until `nr_events >= min`). So a polled io_uring
-//! thread always enters the kernel to reap (nothing reaches its ring
-//! without it), and completions posted while it does something else wait
-//! in the device's queue for its next call. libaio cannot poll: Linux's aio
-//! drops the flag on every request (fs/aio.c `aio_prep_rw`: `ki_flags &=
+//! there (fs/io_uring.c, Linux 5.3: `io_iopoll_check` calls
+//! `io_iopoll_getevents`, which polls until `*nr_events >= min` or
+//! `need_resched()`; the spin yielding on `need_resched` is not modelled,
+//! as for the blocking call). So a polled io_uring thread always enters the
+//! kernel to reap (nothing reaches its ring without it), and completions
+//! posted while it does something else wait in the device's queue for its
+//! next call. Under `hybrid` an io_uring thread's next waiting call sleeps
+//! once, the longest sleep of the requests it submitted since it last
+//! slept, then spins. libaio cannot poll: Linux's aio drops the flag on every request (fs/aio.c `aio_prep_rw`: `ki_flags &=
 //! ~IOCB_HIPRI; /* no one is going to poll for this I/O */`) and
 //! `io_getevents` sleeps (`read_events`); fio offers `hipri` only with
 //! pvsync2 and io_uring, and the simulator refuses it with any other
