@@ -287,3 +287,57 @@ fn hipri_is_refused_with_an_engine_that_cannot_poll() {
         "{msg}"
     );
 }
+
+#[test]
+fn every_mode_with_and_without_ld_completes_each_request_once() {
+    // Pollers and interrupted jobs of every engine sharing two cores, small
+    // and split requests, under each completion mode and preemption model:
+    // the audit (each request and piece exactly once, every core's time
+    // accounted) holds, and only the jobs that poll avoid interrupts.
+    let text = "[global]\nrw=randread\nsize=1g\ndirect=1\ntime_based\nruntime=1\n\
+                [p2]\nioengine=pvsync2\nhipri\nbs=64k\ncpus_allowed=0\n\
+                [ring]\nioengine=io_uring\nhipri\niodepth=8\niodepth_batch_submit=2\n\
+                iodepth_batch_complete_min=2\nbs=4k\ncpus_allowed=0\n\
+                [ls]\nioengine=psync\ncritical\nbs=4k\ncpus_allowed=1\n\
+                [aio]\nioengine=libaio\niodepth=16\nbs=128k\ncpus_allowed=1\n";
+    let jobs = jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs;
+    for mode in [
+        Completion::Interrupt,
+        Completion::Poll,
+        Completion::Hybrid,
+        Completion::SelectIsr,
+    ] {
+        for scheduler in [BlockScheduler::None, ld(4)] {
+            for preemption in [sim::Preemption::Voluntary, sim::Preemption::Full] {
+                let mut cfg = config("optane-900p", PolicySpec::named("cint"), 150 * MS, 3);
+                cfg.host.completion = mode;
+                cfg.host.block_scheduler = scheduler.clone();
+                cfg.host.preemption = preemption;
+                let what = format!("{mode:?} {scheduler} {preemption:?}");
+                let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {})
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                check(&a);
+                for name in ["p2", "ring", "ls", "aio"] {
+                    assert!(job(&r, name).read.io_ops > 0, "{what}: {name}");
+                }
+                // The hipri jobs always poll; ls polls when the mode polls
+                // blocking or critical jobs; aio never does.
+                let ls_polls = mode != Completion::Interrupt;
+                let expect = job(&r, "p2").read.io_ops
+                    + job(&r, "ring").read.io_ops
+                    + if ls_polls {
+                        job(&r, "ls").read.io_ops
+                    } else {
+                        0
+                    };
+                let total: u64 = ["p2", "ring", "ls"]
+                    .iter()
+                    .filter(|n| **n != "ls" || ls_polls)
+                    .map(|n| polled(&r, n))
+                    .sum();
+                assert_eq!(total, expect, "{what}");
+                assert!(r.interrupts > 0, "{what}: aio interrupts");
+            }
+        }
+    }
+}
