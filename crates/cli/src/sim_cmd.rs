@@ -51,7 +51,8 @@ pub struct SimArgs {
     /// `poll` (spins on its queue, no interrupt, its CPU busy), `hybrid`
     /// (sleeps half its size bucket's mean latency, then spins: Linux's
     /// io_poll_delay=0) or `select-isr` (critical=1 jobs poll, the rest
-    /// take interrupts)
+    /// take interrupts). A job with fio's `hipri` (pvsync2, io_uring) polls
+    /// whatever the mode: hybrid under `hybrid`, else classic
     #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
     pub completion: Option<sim::Completion>,
     /// The CPU scheduler's wake-up preemption rule, instead of the host

@@ -340,6 +340,28 @@ fn completion_option() {
 }
 
 #[test]
+fn a_hipri_pvsync2_job_is_simulated_polled() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "j.fio",
+        "[global]\nrw=randread\nbs=4k\nruntime=20ms\ntime_based\n\
+         [poller]\nioengine=pvsync2\nhipri\ncpus_allowed=0\n\
+         [irq]\nioengine=psync\ncpus_allowed=1\n",
+    );
+    let o = run(&["sim", &job, "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["cinterrupts"]["notes"].to_string();
+    assert!(
+        notes.contains("completion interrupt (hipri jobs: poll):")
+            && notes.contains("'poller' ")
+            && notes.contains("on interrupts: irq"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn wakeup_option() {
     let dir = tempfile::tempdir().unwrap();
     let job = write(

@@ -24,8 +24,11 @@
 //!   not depend on offsets.
 //! - Hardware queues are the simulator's completion queues (one per core
 //!   while the device has enough, as blk-mq maps them).
+//! - A polled request's pieces are polled too, found by its thread's poll
+//!   rather than reaped by the handler ([`crate::Completion`]): the piece
+//!   completes, and its token passes on, when the poller finds it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -180,6 +183,9 @@ pub(crate) struct Block {
     /// Per thread: (sum of block-layer waits, requests) in the window
     /// (FR's T_Blk: submit to first dispatch).
     pub wait: Vec<(Nanos, u64)>,
+    /// Per thread: polled pieces the device posted while the thread was not
+    /// spinning, in order, found at its next reaping call.
+    pub unfound: Vec<VecDeque<u32>>,
 }
 
 impl Block {
@@ -201,6 +207,7 @@ impl Block {
                 critical: HashMap::new(),
                 noncritical: 0,
                 wait: vec![(0, 0); threads],
+                unfound: vec![VecDeque::new(); threads],
             }),
         }
     }
@@ -260,7 +267,8 @@ impl World {
                 bytes: d.len,
                 issued: self.now,
                 state: RState::Prepared,
-                polled: false,
+                // A polled request's pieces go to its polled queue.
+                polled: p.polled,
             };
             let slot = alloc(&mut self.requests, &mut self.free, piece);
             let b = self.block.as_mut().expect("pieces come from a block layer");
@@ -285,10 +293,40 @@ impl World {
     /// passed on, and its request delivered if it was the last piece. True
     /// if the handler must wake the request's thread.
     pub(crate) fn deliver_piece(&mut self, core: u32, slot: u32, piece: Piece) -> bool {
+        let Some((parent, dispatch)) = self.complete_piece(slot, piece) else {
+            return false;
+        };
+        let mut wake = false;
+        if let Some(parent) = parent {
+            self.requests[parent as usize].state = RState::Posted;
+            wake = self.deliver(core, parent);
+        }
+        self.dispatch_pieces(dispatch);
+        wake
+    }
+
+    /// A polled piece's poller found its entry: the piece is completed, its
+    /// token passed on, and at the last piece its request is posted to the
+    /// thread's poll ([`World::poll_post`]).
+    pub(crate) fn find_polled_piece(&mut self, slot: u32, piece: Piece) {
+        let Some((parent, dispatch)) = self.complete_piece(slot, piece) else {
+            return;
+        };
+        if let Some(parent) = parent {
+            self.poll_post(parent);
+        }
+        self.dispatch_pieces(dispatch);
+    }
+
+    /// Completes the posted piece in `slot` (frees it, tells LD): its
+    /// request's slot if that was its last piece, and the pieces LD
+    /// dispatches now. `None` if the piece was not posted (counted as a
+    /// duplicate).
+    fn complete_piece(&mut self, slot: u32, piece: Piece) -> Option<(Option<u32>, Vec<Dispatch>)> {
         let r = &mut self.requests[slot as usize];
         if r.state != RState::Posted {
             self.audit.duplicates += 1;
-            return false;
+            return None;
         }
         r.state = RState::Free;
         self.free.push(slot);
@@ -302,22 +340,20 @@ impl World {
         let c =
             b.ld.completed(self.now, piece.ld)
                 .expect("a piece delivered once is in flight");
-        let mut wake = false;
+        let mut parent = None;
         if let Some(done) = c.done {
-            let parent = done.id as u32;
-            debug_assert_eq!(parent, piece.parent);
+            let p = done.id as u32;
+            debug_assert_eq!(p, piece.parent);
             if measuring {
-                let tid = self.requests[parent as usize].tid as usize;
+                let tid = self.requests[p as usize].tid as usize;
                 let w = &mut b.wait[tid];
                 w.0 += done.first_dispatch - done.submitted;
                 w.1 += 1;
             }
             self.audit.serviced += 1;
-            self.requests[parent as usize].state = RState::Posted;
-            wake = self.deliver(core, parent);
+            parent = Some(p);
         }
-        self.dispatch_pieces(c.dispatch);
-        wake
+        Some((parent, c.dispatch))
     }
 }
 

@@ -16,8 +16,57 @@
 //! - `select-isr` ([`host::poll::Mode::SelectIsr`]): the jobs with
 //!   `critical=1` poll, the others take interrupts.
 //!
-//! Only blocking engines (psync, sync, pvsync...) poll; asynchronous engines
-//! keep interrupts, which the run's notes say.
+//! The host-wide mode polls blocking engines only (psync, sync, pvsync...).
+//!
+//! **Per job, fio's `hipri`** ([`jobs::Job::hipri`]): as Linux polls per
+//! request, not per host, a `hipri` job's requests poll whatever the mode
+//! (classic, or hybrid when the host's mode is `hybrid`) and the other
+//! jobs' completions follow the mode. pvsync2 passes `RWF_HIPRI` on each
+//! `preadv2` (fio engines/sync.c), which sets `REQ_HIPRI` on the bio; the
+//! blocking call then polls instead of sleeping (fs/block_dev.c
+//! `__blkdev_direct_IO_simple`: `if (!(iocb->ki_flags & IOCB_HIPRI) ||
+//! !blk_poll(...)) io_schedule()`). io_uring's ring is set up with
+//! `IORING_SETUP_IOPOLL` (fio engines/io_uring.c): its completions reach the
+//! CQ ring only through polling, which `io_uring_enter(GETEVENTS, min)`
+//! does, spinning until `min` (fio's `iodepth_batch_complete_min`) are
+//! there (fs/io_uring.c, Linux 5.3: `io_iopoll_check` calls
+//! `io_iopoll_getevents`, which polls until `*nr_events >= min` or
+//! `need_resched()`; the spin yielding on `need_resched` is not modelled,
+//! as for the blocking call). So a polled io_uring thread always enters the
+//! kernel to reap (nothing reaches its ring without it), and completions
+//! posted while it does something else wait in the device's queue for its
+//! next call. Under `hybrid` an io_uring thread's next waiting call sleeps
+//! once, the longest sleep of the requests it submitted since it last
+//! slept, then spins. libaio cannot poll: Linux's aio drops the flag on every request (fs/aio.c `aio_prep_rw`: `ki_flags &=
+//! ~IOCB_HIPRI; /* no one is going to poll for this I/O */`) and
+//! `io_getevents` sleeps (`read_events`); fio offers `hipri` only with
+//! pvsync2 and io_uring, and the simulator refuses it with any other
+//! engine.
+//!
+//! **Which queue.** Linux maps a `REQ_HIPRI` request to a poll hardware
+//! queue (block/blk-mq.h `blk_mq_map_queue`: `HCTX_TYPE_POLL`), an NVMe
+//! queue pair created with no interrupt vector (drivers/nvme/host/pci.c,
+//! the `poll_queues` parameter, Linux 5.0 on). We model a host with poll
+//! queues: beside each core's interrupt-driven SQ/CQ pair it has a polled
+//! one, so a polled and an interrupted job sharing a core do not share a
+//! CQ. A polled completion never enters the interrupt CQ, is never shown
+//! to the interrupt policy and raises no interrupt; the other job's CQ, its
+//! policy and its interrupts are as they would be without it (the device's
+//! units, served in arrival order, are still shared). The polled CQ holds
+//! what the thread has not found yet without bound (its depth is the
+//! thread's iodepth, at most the device's queue depth, checked).
+//!
+//! **With a block-layer scheduler** (`ld`): a polled request's pieces go to
+//! the polled queue too (LD's critical bypass sends a critical request
+//! whole). A piece is completed, and its LD token passed on, when its
+//! poller finds its entry (the completion runs in the poller's context,
+//! `nvme_poll` -> `blk_mq_complete_request`, where LD frees the token):
+//! at once if the thread is spinning for it, else at its next reaping call
+//! (a hybrid sleep, an io_uring thread between calls). The request is
+//! complete at its last piece. Finding a piece costs no CPU of its own
+//! (the spin was busy anyway); the request's reap costs `per_completion`
+//! as without `ld`. Hybrid's statistics see the thread's requests, not the
+//! pieces.
 
 use std::str::FromStr;
 
@@ -67,6 +116,16 @@ impl Completion {
             Completion::SelectIsr => critical,
         }
     }
+
+    /// How a `hipri` job polls under this host setting: hybrid if the host
+    /// polls hybrid (Linux's `io_poll_delay` is the queue's, whoever
+    /// polls: block/blk-mq.c `blk_mq_poll_hybrid`), else classic.
+    pub fn hipri(self) -> Completion {
+        match self {
+            Completion::Hybrid => Completion::Hybrid,
+            _ => Completion::Poll,
+        }
+    }
 }
 
 impl FromStr for Completion {
@@ -93,11 +152,13 @@ impl<'de> Deserialize<'de> for Completion {
 }
 
 impl World {
-    /// Whether `tid`'s requests complete by polling: a blocking engine, and
-    /// the mode polls for its job.
+    /// Whether `tid`'s requests complete by polling: a `hipri` job's always
+    /// (pvsync2 and io_uring; the workload refuses it elsewhere), another
+    /// blocking engine's when the host's mode polls for its job.
     pub(crate) fn polling(&self, tid: u32) -> bool {
         let spec = &self.threads[tid as usize].spec;
-        spec.waiter == Waiter::Blocking && self.completion.polls(spec.job.critical)
+        spec.job.hipri
+            || (spec.waiter == Waiter::Blocking && self.completion.polls(spec.job.critical))
     }
 
     /// A polling thread's call has nothing yet: hybrid sleeps first if it
@@ -115,7 +176,7 @@ impl World {
         th.spinning = true;
         // Ends when the device posts the entry ([`World::poll_post`]); a
         // segment this long ending on its own only spins on.
-        self.start_seg(core, Kind::Kernel, MAX_SERVICE, Step::Poll);
+        self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::Poll);
     }
 
     /// The device posts a polled request's entry: its thread finds it at
@@ -123,6 +184,10 @@ impl World {
     /// entry (`per_completion`, as the handler would); one sleeping (hybrid)
     /// or off its CPU finds it when it runs.
     pub(crate) fn poll_post(&mut self, req: u32) {
+        if let Some(piece) = self.piece(req) {
+            self.poll_post_piece(req, piece);
+            return;
+        }
         let r = &mut self.requests[req as usize];
         if r.state != RState::InDevice {
             self.audit.duplicates += 1;
@@ -154,10 +219,48 @@ impl World {
                 // Cut short (a handler, a preemption): the saved spin ends
                 // with the reap when the thread runs again.
                 if let Some(seg) = th.saved.iter_mut().rev().find(|s| s.then == Step::Poll) {
+                    seg.kind = Kind::Kernel;
                     seg.remaining = reap;
                     seg.then = Step::Reap;
                 }
             }
+        }
+    }
+
+    /// The device posts a polled piece of an `ld` request: a spinning
+    /// thread finds it now (the piece completes, its token passes on, the
+    /// request is posted at its last piece); any other finds it at its
+    /// next reaping call ([`World::find_polled_pieces`]).
+    fn poll_post_piece(&mut self, slot: u32, piece: crate::block::Piece) {
+        let r = &mut self.requests[slot as usize];
+        if r.state != RState::InDevice {
+            self.audit.duplicates += 1;
+            return;
+        }
+        r.state = RState::Posted;
+        let tid = r.tid;
+        if self.threads[tid as usize].spinning {
+            self.find_polled_piece(slot, piece);
+        } else {
+            let b = self.block.as_mut().expect("a piece has a block layer");
+            b.unfound[tid as usize].push_back(slot);
+        }
+    }
+
+    /// The thread's reaping call polls: it finds the pieces posted for it
+    /// while it was not spinning.
+    pub(crate) fn find_polled_pieces(&mut self, tid: u32) {
+        loop {
+            let Some(b) = self.block.as_mut() else { return };
+            let Some(slot) = b.unfound[tid as usize].pop_front() else {
+                return;
+            };
+            let piece = b
+                .pieces
+                .get(&slot)
+                .copied()
+                .expect("an unfound piece is in flight");
+            self.find_polled_piece(slot, piece);
         }
     }
 
@@ -167,7 +270,10 @@ impl World {
         if self.completion != Completion::Hybrid {
             return;
         }
-        let mut sleep = 0;
+        // An io_uring thread may submit again before it reaps: its next
+        // reaping call sleeps the longest of what is pending (a blocking
+        // call's is 0 here, taken by its wait).
+        let mut sleep = self.threads[tid as usize].hybrid_sleep;
         for &req in batch {
             let r = self.requests[req as usize];
             if r.polled {

@@ -44,6 +44,11 @@ impl World {
                 c.time.kernel += measured;
                 th.sys += measured;
             }
+            Kind::Spin => {
+                c.time.kernel += measured;
+                th.sys += measured;
+                th.spun += measured;
+            }
         }
         th.vruntime += ran;
         th.sum_exec += ran;

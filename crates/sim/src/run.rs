@@ -113,7 +113,9 @@ pub fn simulate_audited(
     if world.block.is_some() {
         report.notes.push(block_note(&world, config, &audit));
     }
-    if world.completion != crate::Completion::Interrupt {
+    if world.completion != crate::Completion::Interrupt
+        || world.threads.iter().any(|t| t.spec.job.hipri)
+    {
         report.notes.push(completion_note(&world));
     }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
@@ -219,14 +221,6 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
-    if host.completion != crate::Completion::Interrupt
-        && host.block_scheduler != crate::BlockScheduler::None
-    {
-        return Err(SimError::Config(format!(
-            "--completion {} with a block-layer scheduler is not simulated yet: polled requests would be split into pieces; use --block-scheduler none",
-            host.completion.as_str()
-        )));
-    }
     let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     let world_threads_len = world_threads.len();
     Ok(World {
@@ -276,23 +270,61 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
     })
 }
 
-/// What the completion mode did: requests polled, hybrid's sleeps, and the
-/// jobs left on interrupts.
+/// What the completion mode did: requests polled (no interrupt raised for
+/// them: interrupts avoided), hybrid's sleeps, each polling job's
+/// completions and time spinning (part of its sys time), and the jobs left
+/// on interrupts.
 fn completion_note(world: &World) -> String {
     let mode = world.completion;
-    let mut note = format!(
-        "completion {}: {} request(s) completed by polling (no interrupt)",
-        mode.as_str(),
+    let hipri = world.threads.iter().any(|t| t.spec.job.hipri);
+    let mut note = format!("completion {}", mode.as_str());
+    if hipri {
+        note += &format!(" (hipri jobs: {})", mode.hipri().as_str());
+    }
+    note += &format!(
+        ": {} request(s) completed by polling (no interrupt)",
         world.polled
     );
     if mode == crate::Completion::Hybrid {
         note += &format!(", {} hybrid sleep(s) before spinning", world.hybrid_sleeps);
     }
+    // Per job (its clones together): polled completions and CPU spinning.
+    let window = world.window_to.saturating_sub(world.window_from);
+    let mut polled: Vec<(&str, u64, Nanos, u32)> = Vec::new();
     let mut interrupted: Vec<&str> = Vec::new();
     for (tid, th) in world.threads.iter().enumerate() {
-        if !world.polling(tid as u32) && !interrupted.contains(&th.spec.job.name.as_str()) {
-            interrupted.push(&th.spec.job.name);
+        let name = th.spec.job.name.as_str();
+        if !world.polling(tid as u32) {
+            if !interrupted.contains(&name) {
+                interrupted.push(name);
+            }
+            continue;
         }
+        match polled.iter_mut().find(|p| p.0 == name) {
+            Some(p) => {
+                p.1 += th.polled;
+                p.2 += th.spun;
+                p.3 += 1;
+            }
+            None => polled.push((name, th.polled, th.spun, 1)),
+        }
+    }
+    if !polled.is_empty() {
+        let per_job: Vec<String> = polled
+            .iter()
+            .map(|&(name, n, spun, threads)| {
+                let share = if window == 0 {
+                    0.0
+                } else {
+                    100.0 * spun as f64 / (window as f64 * f64::from(threads))
+                };
+                format!(
+                    "'{name}' {n} polled, {} spinning ({share:.1}% of the window)",
+                    human(spun)
+                )
+            })
+            .collect();
+        note += &format!("; per job: {}", per_job.join(", "));
     }
     if !interrupted.is_empty() {
         note += &format!(
@@ -300,6 +332,7 @@ fn completion_note(world: &World) -> String {
             interrupted.join(", "),
             match mode {
                 crate::Completion::SelectIsr => "not critical, or not a blocking engine",
+                _ if hipri => "not hipri, and the host's mode does not poll them",
                 _ => "only blocking engines poll in the simulator",
             }
         );

@@ -55,7 +55,10 @@ impl World {
             }
             Step::GetEvents => {
                 let th = &self.threads[tid as usize];
-                if th.spec.waiter == Waiter::IoUring && th.ready.len() >= th.needed as usize {
+                // A polled ring (IORING_SETUP_IOPOLL) gets its completions
+                // only by polling in io_uring_enter ([`crate::completion`]).
+                let ring = th.spec.waiter == Waiter::IoUring && !self.polling(tid);
+                if ring && th.ready.len() >= th.needed as usize {
                     // Enough in the CQ ring: reaped without a system call.
                     self.step(tid, Step::Reap);
                 } else {
@@ -70,8 +73,12 @@ impl World {
     }
 
     /// Takes delivered completions; returns to the thread when enough have
-    /// arrived, else sleeps in the call.
+    /// arrived, else sleeps in the call (a polling thread spins instead,
+    /// and first finds the `ld` pieces posted while it was not spinning).
     fn reap(&mut self, tid: u32, core: u32) {
+        if self.block.is_some() && self.polling(tid) {
+            self.find_polled_pieces(tid);
+        }
         let th = &mut self.threads[tid as usize];
         let room = (th.reap_max as usize).saturating_sub(th.got.len());
         let take = room.min(th.ready.len());
@@ -124,8 +131,8 @@ impl World {
             th.in_flight -= 1;
             if measuring && r.polled {
                 self.polled += 1;
+                th.polled += 1;
             }
-            let th = &mut self.threads[tid as usize];
             if measuring {
                 let dir = if r.write { &mut th.write } else { &mut th.read };
                 dir.ops += 1;

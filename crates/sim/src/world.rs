@@ -22,6 +22,9 @@ use service::{Gate, Sampler};
 pub(crate) enum Kind {
     User,
     Kernel,
+    /// Kernel time spinning on a polled queue ([`Step::Poll`]): system
+    /// time, also counted apart ([`Thread::spun`]).
+    Spin,
 }
 
 /// What a thread does when its current CPU segment ends (or when it is
@@ -135,6 +138,10 @@ pub(crate) struct Thread {
     pub hybrid_sleep: Nanos,
 
     // Measurements.
+    /// Spinning on its polled queue in the window (part of `sys`), and its
+    /// requests completed by polling in the window.
+    pub spun: Nanos,
+    pub polled: u64,
     pub read: DirStats,
     pub write: DirStats,
     pub usr: Nanos,
@@ -164,6 +171,8 @@ impl Thread {
             sleep_gen: 0,
             spinning: false,
             hybrid_sleep: 0,
+            spun: 0,
+            polled: 0,
             read: DirStats::new(),
             write: DirStats::new(),
             usr: 0,
@@ -504,6 +513,7 @@ impl World {
             b.pieces.capacity() * (4 + size_of::<crate::block::Piece>())
                 + b.critical.capacity() * 5
                 + b.wait.capacity() * 16
+                + b.unfound.iter().map(|q| q.capacity() * 4).sum::<usize>()
         });
         (threads
             + cores

@@ -7,7 +7,7 @@ mod common;
 use common::{config, example, lat_us};
 use policy::{PolicySpec, MS};
 use report::RunReport;
-use sim::{Audit, BlockScheduler, Completion, Preemption, SimError};
+use sim::{Audit, BlockScheduler, Completion, Preemption};
 
 fn check(a: &Audit) {
     assert!(a.submitted > 0, "{a:?}");
@@ -149,10 +149,17 @@ fn asynchronous_engines_keep_interrupts() {
 }
 
 #[test]
-fn polling_with_a_block_scheduler_is_refused() {
-    let mut cfg = config("optane", PolicySpec::named("default"), 10 * MS, 1);
+fn polling_composes_with_a_block_scheduler() {
+    // Was refused; now each polled request goes through LD (4 KiB: one
+    // piece) and completes by polling, exactly once.
+    let mut cfg = config("optane", PolicySpec::named("default"), 50 * MS, 1);
     cfg.host.completion = Completion::Poll;
     cfg.host.block_scheduler = "ld".parse::<BlockScheduler>().unwrap();
-    let e = sim::simulate(&example("sync-read"), &cfg, &mut |_, _| {}).unwrap_err();
-    assert!(matches!(e, SimError::Config(_)), "{e}");
+    let (r, audit) = sim::simulate_audited(&example("sync-read"), &cfg, &mut |_, _| {}).unwrap();
+    check(&audit);
+    assert_eq!(audit.pieces_submitted, audit.submitted, "{audit:?}");
+    assert_eq!(audit.pieces_submitted, audit.pieces_delivered, "{audit:?}");
+    assert_eq!(r.interrupts, 0);
+    assert!(r.notes.iter().any(|n| n.starts_with("completion poll:")));
+    assert!(r.notes.iter().any(|n| n.starts_with("block scheduler ld")));
 }
