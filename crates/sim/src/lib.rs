@@ -21,6 +21,7 @@ mod completion;
 mod device;
 mod events;
 mod host;
+mod journal;
 pub mod limits;
 pub mod profile;
 mod run;
@@ -31,6 +32,7 @@ mod world;
 
 pub use block::BlockScheduler;
 pub use completion::Completion;
+pub use journal::Journal;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };
