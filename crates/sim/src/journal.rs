@@ -328,6 +328,7 @@ impl World {
         self.audit.submitted += 1;
         self.audit.serviced += 1;
         self.audit.delivered += 1;
+        self.audit.buffered += 1;
         self.threads[tid].ready.push_back(req);
         true
     }

@@ -356,6 +356,10 @@ pub struct Audit {
     /// completed in the measured window (FR's T_Blk: submit to first
     /// dispatch). Empty without a block-layer scheduler.
     pub block_wait: Vec<(Nanos, u64)>,
+    /// Writes the page cache served in their submit call (in runs where a
+    /// job fsyncs, [`crate::journal`]), counted in `submitted` to
+    /// `consumed` too; the rest of those went to the device.
+    pub buffered: u64,
 }
 
 pub(crate) struct World {
