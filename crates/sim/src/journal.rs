@@ -56,7 +56,8 @@
 //!   f-transaction) count for its fsync, JBD2's for every fsync under way
 //!   when they complete, from when each began (issue to the interrupt
 //!   handler's delivery); T_Sched is every wake-up of the task and of JBD2
-//!   during the fsync to the thread getting the CPU. Under fjournaling the
+//!   during the fsync to the thread getting the CPU. A critical caller
+//!   under fjournaling never waits for JBD2: JBD2's part is not its. Under fjournaling the
 //!   f-transaction's header and extent blocks count as JD and its commit
 //!   block as JC (issued together, so they overlap).
 
@@ -213,19 +214,27 @@ pub(crate) struct JournalState {
     pub lat: Vec<Option<Histogram<u64>>>,
     /// The marks of each thread's model I/Os.
     marks: Vec<Marks>,
+    /// The thread's fsyncs never wait for JBD2 (a critical caller under
+    /// fjournaling, FR 3.4): JBD2's I/Os and wake-ups are not its time.
+    own_commit: Vec<bool>,
     /// Buffered writes (served by the page cache) in all.
     pub buffered_writes: u64,
 }
 
 impl JournalState {
-    /// `every`, `buffered`, `marks` per thread (JBD2's last).
+    /// `every`, `buffered`, `marks`, `critical` per thread (JBD2's last).
     pub(crate) fn new(
         journal: Journal,
         jbd2: u32,
         every: Vec<u32>,
         buffered: Vec<bool>,
         marks: Vec<Marks>,
+        critical: &[bool],
     ) -> JournalState {
+        let own_commit = critical
+            .iter()
+            .map(|&c| c && journal.config().fjournal)
+            .collect();
         let n = every.len();
         let lat = every
             .iter()
@@ -250,6 +259,7 @@ impl JournalState {
             count: vec![0; n],
             lat,
             marks,
+            own_commit,
             buffered_writes: 0,
         }
     }
@@ -261,11 +271,13 @@ impl JournalState {
         }
     }
 
-    /// Threads with an fsync under way.
+    /// Threads with an fsync under way that may wait for JBD2, and when
+    /// it began.
     fn in_fsync(&self) -> impl Iterator<Item = (usize, Nanos)> + '_ {
         self.started
             .iter()
             .enumerate()
+            .filter(|&(t, _)| !self.own_commit[t])
             .filter_map(|(t, s)| s.map(|s| (t, s)))
     }
 }
@@ -324,7 +336,10 @@ impl World {
         if let Some(b) = self.block.as_mut() {
             b.critical.remove(&req);
         }
-        self.requests[req as usize].state = RState::Delivered;
+        let r = &mut self.requests[req as usize];
+        r.state = RState::Delivered;
+        // Not a polled completion, whatever the completion mode.
+        r.polled = false;
         self.audit.submitted += 1;
         self.audit.serviced += 1;
         self.audit.delivered += 1;

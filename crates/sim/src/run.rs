@@ -235,7 +235,8 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         *marks.last_mut().expect("jbd2") = fsync_marks(&threads[first]);
         let jbd2 = (threads.len() - 1) as u32;
         events.push(crate::journal::COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
-        crate::journal::JournalState::new(host.journal, jbd2, every_of, buffered, marks)
+        let critical: Vec<bool> = threads.iter().map(|t| t.job.critical).collect();
+        crate::journal::JournalState::new(host.journal, jbd2, every_of, buffered, marks, &critical)
     });
     for (i, t) in threads.into_iter().enumerate() {
         if i >= job_threads {
