@@ -63,6 +63,19 @@ pub struct SimArgs {
     /// wake-up preempts at once) or `boost-code` (the authors' code)
     #[arg(long, value_name = "plain|vanilla|boost|boost-code")]
     pub wakeup: Option<sim::Wakeup>,
+    /// The ext4 journal mode for jobs with fsync=N or fdatasync=N, instead
+    /// of the host profile's `journal` (default ordered): `ordered` (ext4
+    /// data=ordered: the file's data D1, then the JBD2 thread writes other
+    /// files' dirty data D2, the journal JD and the commit block JC) or
+    /// `fjournal` (FastResponse's file-level journaling: a critical job
+    /// writes D1 and its own f-transaction, no JBD2)
+    #[arg(long, value_name = "ordered|fjournal")]
+    pub journal: Option<sim::Journal>,
+    /// Run the JBD2 journal thread as critical (FastResponse 4.4): its
+    /// journal writes bypass the block layer's limit and its wake-ups are
+    /// boosted, instead of the host profile's `jbd2_critical` (default off)
+    #[arg(long)]
+    pub jbd2_critical: bool,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -127,6 +140,12 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     if let Some(rule) = args.wakeup {
         config.host.wakeup_rule = rule;
+    }
+    if let Some(journal) = args.journal {
+        config.host.journal = journal;
+    }
+    if args.jbd2_critical {
+        config.host.jbd2_critical = true;
     }
     if !args.out.quiet {
         print_notes(&file);

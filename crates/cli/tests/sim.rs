@@ -385,3 +385,42 @@ fn wakeup_option() {
     let o = run(&["sim", &job, "--output-format", "json"]);
     assert!(!stdout(&o).contains("wake-up rule"));
 }
+
+#[test]
+fn journal_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "j.fio",
+        "[ls]\nrw=write\nbs=4k\nioengine=sync\nfsync=1\ncritical\nrate_iops=1000\nruntime=50ms\ntime_based\n",
+    );
+    assert_one_line_error(
+        &run(&["sim", &job, "--journal", "writeback"]),
+        "unknown journal mode 'writeback' (ordered, fjournal)",
+    );
+    let o = run(&[
+        "sim",
+        &job,
+        "--journal",
+        "fjournal",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // fio's `sync` object, and FastResponse's breakdown in ours.
+    let n = v["jobs"][0]["sync"]["total_ios"].as_u64().unwrap();
+    assert!((45..=55).contains(&n), "{n}");
+    assert!(v["jobs"][0]["sync"]["lat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    let f = &v["cinterrupts"]["fsync"][0];
+    assert_eq!(f["jobname"], "ls");
+    assert_eq!(f["journal"], "fjournal");
+    assert_eq!(f["switches_per_fsync"], 2.0);
+    assert_eq!(f["d2_us"], 0.0);
+    let o = run(&["sim", &job, "--jbd2-critical", "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["cinterrupts"]["fsync"][0]["journal"], "ordered");
+    let notes = v["cinterrupts"]["notes"].to_string();
+    assert!(notes.contains("JBD2 on core 0 (critical)"), "{notes}");
+}

@@ -302,6 +302,22 @@ impl Fsync {
         self.running.tid
     }
 
+    /// Other files' dirty data blocks in the running transaction: what
+    /// its commit writes as D2.
+    pub fn running_data_blocks(&self) -> u32 {
+        self.running.data_blocks
+    }
+
+    /// A buffered write dirtied `blocks` of a file no task is fsyncing: its
+    /// data joins the running transaction as ordered data, which the next
+    /// commit writes before the journal (D2; FR 2.2 "Root Cause 2").
+    pub fn dirtied(&mut self, _now: Nanos, blocks: u32) {
+        self.running.data_blocks = self.running.data_blocks.saturating_add(blocks);
+        if blocks > 0 {
+            self.running.dirty = true;
+        }
+    }
+
     fn io(&mut self, step: &mut Step, kind: IoKind, blocks: u32, by: Thread) -> IoId {
         let id = self.next_io;
         self.next_io += 1;
@@ -792,6 +808,21 @@ mod tests {
         assert_eq!(fs.committed(), 1);
         // Nothing left: the next timer does nothing.
         assert_eq!(fs.commit_timer(10_000_000_000), Step::default());
+    }
+
+    #[test]
+    fn buffered_writes_of_other_files_are_the_next_commits_d2() {
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        fs.dirtied(0, 5);
+        fs.dirtied(0, 3);
+        assert_eq!(fs.running_data_blocks(), 8);
+        let mut d = Driver::default();
+        let other = fs.running_data_blocks();
+        d.take(fs.fsync(0, 1, 7, false, dirty(1, other)));
+        d.run(&mut fs);
+        assert!(d.trace.contains(&Issue(IoKind::D2, 8, J)));
+        // The commit took them: the new transaction holds none.
+        assert_eq!(fs.running_data_blocks(), 0);
     }
 
     #[test]

@@ -71,6 +71,20 @@ fn job(report: &RunReport, job: &JobReport) -> Value {
     }
     obj.insert("read".into(), direction(report, &job.read));
     obj.insert("write".into(), direction(report, &job.write));
+    if let Some(sync) = &job.sync {
+        // fio's shape for fsync latencies (checked on Debian's fio 3.33:
+        // `fio --rw=write --ioengine=sync --fsync=1 --output-format=json`
+        // gives `"sync": {"total_ios", "lat_ns": {min, max, mean, stddev,
+        // N, percentile}}` after read, write and trim). fio prints it for
+        // every job; we only for jobs that fsync.
+        obj.insert(
+            "sync".into(),
+            json!({
+                "total_ios": sync.lat.samples,
+                "lat_ns": clat(&sync.lat),
+            }),
+        );
+    }
     Value::Object(obj)
 }
 
@@ -184,6 +198,30 @@ fn summary(report: &RunReport) -> Value {
         );
     }
     obj.insert("context_switches".into(), json!(report.context_switches));
+    let fsyncs: Vec<Value> = report
+        .jobs
+        .iter()
+        .filter_map(|j| j.sync.as_ref().map(|s| (j, &s.breakdown)))
+        .map(|(j, b)| {
+            json!({
+                "jobname": j.name,
+                "journal": b.journal,
+                "fsyncs": b.fsyncs,
+                "d1_us": finite(b.d1_us),
+                "d2_us": finite(b.d2_us),
+                "jd_us": finite(b.jd_us),
+                "jc_us": finite(b.jc_us),
+                "sched_us": finite(b.sched_us),
+                "switches_per_fsync": finite(b.switches_per_fsync),
+                "ios_per_fsync": finite(b.ios_per_fsync),
+            })
+        })
+        .collect();
+    if !fsyncs.is_empty() {
+        // FastResponse's fsync breakdown (FR Fig. 5b, 15b), per job that
+        // fsyncs.
+        obj.insert("fsync".into(), json!(fsyncs));
+    }
     if let Some(g) = &report.completion_gaps {
         obj.insert("completion_gaps".into(), gaps(g));
     }

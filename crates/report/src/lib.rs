@@ -80,6 +80,39 @@ pub struct JobReport {
     pub ctx_involuntary: Option<u64>,
     /// Emulator only: the verify pass of a job with `verify=crc32c`.
     pub verify: Option<VerifyReport>,
+    /// Simulator only: the job's fsyncs (fio's `fsync=N`/`fdatasync=N`),
+    /// if it makes any.
+    pub sync: Option<SyncReport>,
+}
+
+/// A job's fsync (or fdatasync) calls: fio's `sync` latency (the call
+/// alone, from entry to return; the writes are in `write`), and where the
+/// time went (FastResponse, FR Fig. 5b, 15b).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SyncReport {
+    /// fio's `sync.lat_ns`; `samples` is fio's `sync.total_ios`.
+    pub lat: LatencyStats,
+    pub breakdown: FsyncBreakdown,
+}
+
+/// Per fsync, averaged over the job's fsyncs in the measured window: the
+/// time waiting for each of FR's I/Os (D1 the file's data, D2 other files'
+/// data, JD the journal blocks, JC the commit block; under fjournaling JD
+/// and JC are the f-transaction's header and commit), and for the CPU after
+/// a wake-up of JBD2 or the caller (T_Sched), us; context switches and
+/// device I/Os per fsync.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FsyncBreakdown {
+    /// `ordered` or `fjournal`.
+    pub journal: String,
+    pub fsyncs: u64,
+    pub d1_us: f64,
+    pub d2_us: f64,
+    pub jd_us: f64,
+    pub jc_us: f64,
+    pub sched_us: f64,
+    pub switches_per_fsync: f64,
+    pub ios_per_fsync: f64,
 }
 
 /// Blocks read back and checked after a job's writes (fio's verify phase).

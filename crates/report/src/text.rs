@@ -48,6 +48,18 @@ fn write_job(out: &mut String, report: &RunReport, job: &JobReport) {
             write_dir(out, report, name, dir);
         }
     }
+    if let Some(sync) = job.sync.as_ref().filter(|s| s.lat.samples > 0) {
+        // fio's stat.c (show_thread_status_normal): the sync latencies of
+        // fsync, fdatasync and sync_file_range under this heading.
+        out.push_str("  fsync/fdatasync/sync_file_range:\n");
+        write_lat(out, "sync", &sync.lat);
+        let b = &sync.breakdown;
+        let _ = writeln!(
+            out,
+            "    per fsync (usec, journal={}): D1={:.2}, D2={:.2}, JD={:.2}, JC={:.2}, T_Sched={:.2}; {:.2} switches, {:.2} I/Os",
+            b.journal, b.d1_us, b.d2_us, b.jd_us, b.jc_us, b.sched_us, b.switches_per_fsync, b.ios_per_fsync
+        );
+    }
     let _ = write!(
         out,
         "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}",
@@ -110,10 +122,15 @@ fn unit(clat: &LatencyStats) -> (&'static str, u64) {
 }
 
 fn write_clat(out: &mut String, clat: &LatencyStats) {
+    write_lat(out, "clat", clat);
+}
+
+/// A latency line and its percentiles, as fio prints `clat` and `sync`.
+fn write_lat(out: &mut String, label: &str, clat: &LatencyStats) {
     let (unit, divisor) = unit(clat);
     let _ = writeln!(
         out,
-        "    clat ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
+        "    {label} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
         num2str(in_unit(clat.min, divisor), 6, false, ""),
         num2str(in_unit(clat.max, divisor), 6, false, ""),
         finite(clat.mean) / divisor as f64,
@@ -126,7 +143,7 @@ fn write_clat(out: &mut String, clat: &LatencyStats) {
     // least 5), four to a line.
     let max = clat.percentiles.iter().map(|&(_, v)| v).max().unwrap_or(0);
     let width = digits(in_unit(max, divisor)).max(5);
-    let _ = write!(out, "    clat percentiles ({unit}):\n     |");
+    let _ = write!(out, "    {label} percentiles ({unit}):\n     |");
     for (i, &(p, v)) in clat.percentiles.iter().enumerate() {
         let last = i + 1 == clat.percentiles.len();
         let _ = write!(

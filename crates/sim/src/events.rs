@@ -35,6 +35,8 @@ pub(crate) enum Ev {
     Tick { core: u32 },
     /// The planned end of a time-based run.
     End,
+    /// JBD2's commit timer (`tid`: the JBD2 thread, whose core it is on).
+    Commit { tid: u32 },
 }
 
 /// (time, seq) in one integer: one comparison orders two events.
@@ -250,7 +252,9 @@ impl Events {
             }
             Ev::ServiceDone { .. } | Ev::End => DEVICE,
             Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
-            Ev::Timer { tid, .. } | Ev::Start { tid } => self.core(self.thread_core[tid as usize]),
+            Ev::Timer { tid, .. } | Ev::Start { tid } | Ev::Commit { tid } => {
+                self.core(self.thread_core[tid as usize])
+            }
         };
         self.live += 1;
         self.parts[p].insert(e);

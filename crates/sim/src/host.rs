@@ -85,9 +85,14 @@ impl World {
         let th = &mut self.threads[tid as usize];
         // A new address space costs more than a thread of the one held.
         let process = th.spec.process;
-        let cost = match c.mm.replace(process) {
-            Some(mm) if mm != process => self.host.process_switch(),
-            _ => self.host.context_switch,
+        let cost = if th.spec.kthread {
+            // A kernel thread borrows the address space it finds (active_mm).
+            self.host.context_switch
+        } else {
+            match c.mm.replace(process) {
+                Some(mm) if mm != process => self.host.process_switch(),
+                _ => self.host.context_switch,
+            }
         };
         th.state = TState::Running;
         th.exec_at_switch_in = th.sum_exec;
@@ -200,7 +205,7 @@ impl World {
 
     /// A woken thread becomes runnable (CFS place_entity and
     /// check_preempt_wakeup).
-    fn enqueue_woken(&mut self, tid: u32) {
+    pub(crate) fn enqueue_woken(&mut self, tid: u32) {
         let core = self.threads[tid as usize].spec.core as u32;
         let current = self.cores[core as usize]
             .current
@@ -233,7 +238,7 @@ impl World {
     }
 
     /// Lets a core act on a change: run a thread if idle, or preempt.
-    fn kick(&mut self, core: u32) {
+    pub(crate) fn kick(&mut self, core: u32) {
         let c = &self.cores[core as usize];
         match c.busy {
             Busy::Idle if c.current.is_none() => self.schedule(core),
@@ -370,6 +375,9 @@ impl World {
     pub(crate) fn deliver(&mut self, core: u32, req: u32) -> bool {
         if let Some(piece) = self.piece(req) {
             return self.deliver_piece(core, req, piece);
+        }
+        if let Some(io) = self.journal_io(req) {
+            return self.deliver_journal(core, req, io);
         }
         let r = &mut self.requests[req as usize];
         if r.state != RState::Posted {

@@ -22,6 +22,7 @@ mod device;
 mod events;
 mod host;
 mod iopath;
+mod journal;
 pub mod limits;
 pub mod profile;
 mod run;
@@ -32,6 +33,7 @@ mod world;
 
 pub use block::BlockScheduler;
 pub use completion::Completion;
+pub use journal::Journal;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };

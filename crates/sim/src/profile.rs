@@ -204,6 +204,36 @@ pub struct HostProfile {
     /// `critical` flag.
     #[serde(default)]
     pub wakeup_rule: crate::Wakeup,
+    /// The ext4 journal mode the fsync path runs in, for jobs with
+    /// `fsync=N` or `fdatasync=N` ([`crate::Journal`], `host::fsync`):
+    /// `ordered` (default: ext4 `data=ordered`, D1 then JBD2's D2, JD, JC;
+    /// FR 2.1) or `fjournal` (FastResponse's file-level journaling for
+    /// critical callers; FR 3.4).
+    #[serde(default)]
+    pub journal: crate::Journal,
+    /// JBD2 (kjournald2) runs as a critical thread: its journal writes are
+    /// critical in the block layer and its wake-ups in the scheduler (FR
+    /// 4.4: "we configure JBD2 as a critical process in B-Opt, BS-Opt, and
+    /// SelectISR"). Its D2 writes never are (FR 4.2). Default false.
+    #[serde(default)]
+    pub jbd2_critical: bool,
+    /// CPU a buffered write pays per KiB to copy into the page cache and
+    /// dirty its pages (beside `syscall`), in runs that model the page
+    /// cache (a job fsyncs). Default 300ns: best of three `dd
+    /// if=/dev/zero of=/tmp/f bs=128k count=6250` on ext4 (3.3 GB/s,
+    /// Linux 6.18, 2026-11-26, this project's build machine; not in the
+    /// papers).
+    #[serde(
+        default = "default_buffered_write_per_kib",
+        deserialize_with = "duration"
+    )]
+    pub buffered_write_per_kib: u64,
+}
+
+/// [`HostProfile::buffered_write_per_kib`]'s default, ns (measured: see
+/// there).
+fn default_buffered_write_per_kib() -> u64 {
+    300
 }
 
 /// The kernel's preemption model ([`HostProfile::preemption`]).
@@ -484,6 +514,7 @@ impl HostProfile {
             ("wakeup", self.wakeup),
             ("reap_per_completion", self.reap_per_completion),
             ("user_per_io", self.user_per_io),
+            ("buffered_write_per_kib", self.buffered_write_per_kib),
             ("sched_latency", self.sched_latency),
             ("sched_min_granularity", self.sched_min_granularity),
             ("sched_wakeup_granularity", self.sched_wakeup_granularity),

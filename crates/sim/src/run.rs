@@ -118,6 +118,9 @@ pub fn simulate_audited(
     {
         report.notes.push(completion_note(&world));
     }
+    if let Some(note) = journal_note(&world) {
+        report.notes.push(note);
+    }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
         report.notes.push(format!(
             "wake-up rule {} (wake-up granularity {} for {} cores)",
@@ -172,7 +175,26 @@ pub fn with_device_defaults(mut spec: PolicySpec, device: &DeviceProfile) -> Pol
 fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, SimError> {
     let host = &config.host;
     let dev = &config.device;
-    let threads = workload::threads(jobs, host, dev.queue_depth, config.runtime)?;
+    let mut threads = workload::threads(jobs, host, dev.queue_depth, config.runtime)?;
+    let job_threads = threads.len();
+    // The file system, when a job fsyncs: JBD2 joins the threads, on the
+    // core of the first job that fsyncs (crate::journal).
+    let every = |t: &workload::ThreadSpec| {
+        if t.job.fsync > 0 {
+            t.job.fsync
+        } else {
+            t.job.fdatasync
+        }
+    };
+    let first_fsync = threads.iter().position(|t| every(t) > 0);
+    if let Some(first) = first_fsync {
+        let mut jbd2 = threads[first].clone();
+        jbd2.job.name = "jbd2".into();
+        jbd2.job.critical = host.jbd2_critical;
+        jbd2.kthread = true;
+        jbd2.after.clear();
+        threads.push(jbd2);
+    }
     // One SQ/CQ pair per core while the device has enough (blk-mq's map);
     // beyond that, cores share queues round-robin and the queue interrupts
     // its first core.
@@ -203,7 +225,32 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         threads.iter().map(|t| t.core as u32).collect(),
         queues.iter().map(|q| q.irq_core).collect(),
     );
+    let journal = first_fsync.map(|first| {
+        let fsync_marks = |t: &workload::ThreadSpec| t.job.marks(jobs::IoKind::Fsync, 0, 1);
+        let mut every_of: Vec<u32> = threads.iter().map(every).collect();
+        let mut buffered: Vec<bool> = threads.iter().map(|t| !t.job.direct).collect();
+        let mut marks: Vec<policy::Marks> = threads.iter().map(fsync_marks).collect();
+        // JBD2 (last) fsyncs nothing, writes nothing buffered, and marks
+        // its I/Os as the first job that fsyncs marks its fsyncs.
+        *every_of.last_mut().expect("jbd2") = 0;
+        *buffered.last_mut().expect("jbd2") = false;
+        *marks.last_mut().expect("jbd2") = fsync_marks(&threads[first]);
+        let jbd2 = (threads.len() - 1) as u32;
+        events.push(crate::journal::COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
+        let critical: Vec<bool> = threads.iter().map(|t| t.job.critical).collect();
+        crate::journal::JournalState::new(host.journal, jbd2, every_of, buffered, marks, &critical)
+    });
     for (i, t) in threads.into_iter().enumerate() {
+        if i >= job_threads {
+            // JBD2 sleeps until the fsync path wakes it.
+            let rng = Pcg64Mcg::seed_from_u64(config.seed);
+            let queue = t.core as u32 % nq;
+            let mut th = Thread::new(t, queue, rng);
+            th.state = crate::world::TState::Blocked;
+            th.next = crate::world::Step::Journal;
+            world_threads.push(th);
+            continue;
+        }
         cores[t.core].threads += 1;
         // A thread that waits for others is started when they finish.
         if t.after.is_empty() {
@@ -215,7 +262,7 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         let queue = t.core as u32 % nq;
         world_threads.push(Thread::new(t, queue, rng));
     }
-    let window_from = world_threads
+    let window_from = world_threads[..job_threads]
         .iter()
         .filter(|t| t.spec.after.is_empty())
         .map(|t| t.spec.measure_from)
@@ -267,6 +314,8 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         polled: 0,
         hybrid_sleeps: 0,
         path: crate::iopath::Tracker::new(world_threads_len),
+        journal,
+        job_threads,
     })
 }
 
@@ -292,7 +341,7 @@ fn completion_note(world: &World) -> String {
     let window = world.window_to.saturating_sub(world.window_from);
     let mut polled: Vec<(&str, u64, Nanos, u32)> = Vec::new();
     let mut interrupted: Vec<&str> = Vec::new();
-    for (tid, th) in world.threads.iter().enumerate() {
+    for (tid, th) in world.threads[..world.job_threads].iter().enumerate() {
         let name = th.spec.job.name.as_str();
         if !world.polling(tid as u32) {
             if !interrupted.contains(&name) {
@@ -402,10 +451,10 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
             w.threads.iter().map(|t| &t.spec.job),
         )),
         duration_ns: duration,
-        jobs: w
-            .threads
+        jobs: w.threads[..w.job_threads]
             .iter()
-            .map(|t| JobReport {
+            .enumerate()
+            .map(|(tid, t)| JobReport {
                 name: t.spec.job.name.clone(),
                 clone_index: t.spec.job.clone_index,
                 engine: t.spec.job.ioengine.to_string(),
@@ -418,6 +467,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 ctx_voluntary: None,
                 ctx_involuntary: None,
                 verify: None,
+                sync: sync_report(w, tid),
             })
             .collect(),
         interrupts: w.interrupts,
@@ -444,11 +494,57 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
     }
 }
 
+/// A thread's fsyncs, if it makes any: fio's `sync` latency and FR's
+/// breakdown, averaged over those that returned in the window.
+fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
+    let j = w.journal.as_ref()?;
+    let lat = j.lat[tid].as_ref()?;
+    let n = j.count[tid];
+    let t = &j.total[tid];
+    let us = |ns: Nanos| {
+        if n == 0 {
+            0.0
+        } else {
+            ns as f64 / n as f64 / 1e3
+        }
+    };
+    let per = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
+    Some(report::SyncReport {
+        lat: LatencyStats::from_histogram(lat),
+        breakdown: report::FsyncBreakdown {
+            journal: w.host.journal.to_string(),
+            fsyncs: n,
+            d1_us: us(t.d1),
+            d2_us: us(t.d2),
+            jd_us: us(t.jd),
+            jc_us: us(t.jc),
+            sched_us: us(t.sched),
+            switches_per_fsync: per(t.switches),
+            ios_per_fsync: per(t.ios),
+        },
+    })
+}
+
+/// The file system's part of a run where a job fsyncs: the journal mode,
+/// JBD2's core and criticality, the page cache's buffered writes.
+fn journal_note(w: &World) -> Option<String> {
+    let j = w.journal.as_ref()?;
+    let jbd2 = &w.threads[j.jbd2 as usize];
+    Some(format!(
+        "ext4 journal {}: JBD2 on core {} ({}critical), {} context switch(es) of JBD2 in the window; {} buffered write(s) served by the page cache (direct=0 jobs), their data written back as D2 by the commits; commits committed {}",
+        w.host.journal,
+        jbd2.spec.core,
+        if w.host.jbd2_critical { "" } else { "not " },
+        jbd2.ctx,
+        j.buffered_writes,
+        j.fs.committed()
+    ))
+}
+
 /// What the block-layer scheduler did: its setting, the requests and
 /// pieces, and each job's mean wait in it (FR's T_Blk) in the window.
 fn block_note(w: &World, config: &SimConfig, audit: &Audit) -> String {
-    let waits: Vec<String> = w
-        .threads
+    let waits: Vec<String> = w.threads[..w.job_threads]
         .iter()
         .zip(&audit.block_wait)
         .map(|(t, &(sum, n))| {

@@ -38,14 +38,18 @@ impl World {
                 for &req in &th.batch {
                     self.requests[req as usize].issued = self.now;
                 }
-                let cost = self.host.syscall + self.host.submit_per_request * th.batch.len() as u64;
+                let cost = self.host.syscall
+                    + self.host.submit_per_request * th.batch.len() as u64
+                    + self.buffered_cost(&th.batch);
                 self.start_seg(core, Kind::Kernel, cost, Step::Submitted);
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
                 self.hybrid_submitted(tid, &batch);
                 for &req in &batch {
-                    self.block_submit(req);
+                    if !self.journal_submit(req) {
+                        self.block_submit(req);
+                    }
                 }
                 let th = &mut self.threads[tid as usize];
                 th.in_flight += batch.len() as u32;
@@ -69,6 +73,9 @@ impl World {
             Step::Reap => self.reap(tid, core),
             Step::Reaped => self.reaped(tid, core),
             Step::Poll => self.reap(tid, core),
+            Step::Fsync => self.fsync_call(tid, core),
+            Step::Journal => self.journal_running(tid, core),
+            Step::JournalSleep => self.journal_sleep(tid, core),
         }
     }
 
@@ -159,6 +166,9 @@ impl World {
     /// Applies the issuer's next decision: issue a batch, wait for
     /// completions, sleep to honour a rate or think time, or finish.
     fn plan(&mut self, tid: u32, core: u32) {
+        if self.fsync_plan(tid, core) {
+            return;
+        }
         let now = self.now;
         let th = &mut self.threads[tid as usize];
         match th.spec.issuer.next(now, th.in_flight, &mut th.rng) {

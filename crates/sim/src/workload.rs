@@ -39,6 +39,9 @@ pub(crate) struct ThreadSpec {
     /// measured part `[measure_from, stop_at]` bounds what it counts, as
     /// the groups do not share one window.
     pub serial: bool,
+    /// A kernel thread (JBD2, [`crate::journal`]): a switch to it keeps
+    /// the address space.
+    pub kthread: bool,
 }
 
 impl ThreadSpec {
@@ -73,9 +76,14 @@ pub(crate) fn threads(
             line: job.section_line,
             reason,
         };
-        if job.fsync > 0 || job.fdatasync > 0 || job.end_fsync {
+        if job.end_fsync {
             return Err(fail(
-                "fsync/fdatasync are not modelled by the simulator (the device profile has no flush time); use `cinterrupts run`".into(),
+                "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/journal.rs)".into(),
+            ));
+        }
+        if (job.fsync > 0 || job.fdatasync > 0) && job.direct {
+            return Err(fail(
+                "fsync/fdatasync with direct=1 is not simulated (the metadata commit of an O_DIRECT append is not modelled); use direct=0, whose writes go through the page cache".into(),
             ));
         }
         if job.verify.is_some() {
@@ -146,6 +154,7 @@ pub(crate) fn threads(
             bounds,
             after: after.into_iter().map(|k| k as u32).collect(),
             serial,
+            kthread: false,
         });
     }
     if out.is_empty() {

@@ -50,6 +50,13 @@ pub(crate) enum Step {
     /// Spinning on the completion queue (a polled request): the segment
     /// lasts until the device posts the entry, which cuts it to the reap.
     Poll,
+    /// The fsync call's entry is done: enter the fsync path
+    /// ([`crate::journal`]).
+    Fsync,
+    /// Woken by the fsync path (a caller, or JBD2): go on in it.
+    Journal,
+    /// Done with this step of the fsync path: sleep until woken.
+    JournalSleep,
 }
 
 /// A thread's CPU work, possibly cut short by an interrupt or preemption.
@@ -358,6 +365,10 @@ pub struct Audit {
     /// completed in the measured window (FR's T_Blk: submit to first
     /// dispatch). Empty without a block-layer scheduler.
     pub block_wait: Vec<(Nanos, u64)>,
+    /// Writes the page cache served in their submit call (in runs where a
+    /// job fsyncs, [`crate::journal`]), counted in `submitted` to
+    /// `consumed` too; the rest of those went to the device.
+    pub buffered: u64,
 }
 
 pub(crate) struct World {
@@ -414,6 +425,11 @@ pub(crate) struct World {
     /// FastResponse's read-path breakdown and the device's queue depth
     /// (measurement only).
     pub path: crate::iopath::Tracker,
+    /// The file system, in runs where a job fsyncs ([`crate::journal`]).
+    pub journal: Option<crate::journal::JournalState>,
+    /// The jobs' threads: `threads[..job_threads]`; JBD2 follows them when
+    /// a job fsyncs.
+    pub job_threads: usize,
 }
 
 impl World {
@@ -455,6 +471,7 @@ impl World {
                 Ev::Start { tid } => self.start_thread(tid),
                 Ev::Tick { core } => self.tick(core),
                 Ev::End => self.end_window(),
+                Ev::Commit { .. } => self.commit_timer(),
             }
             n = n.wrapping_add(1);
             if n % (1 << 16) == 0 {
@@ -584,7 +601,7 @@ impl World {
     /// unless the planned end already has.
     pub(crate) fn thread_done(&mut self) {
         self.threads_done += 1;
-        if self.threads_done == self.threads.len() {
+        if self.threads_done == self.job_threads {
             self.window_to = self.window_to.min(self.now);
         }
     }
@@ -606,8 +623,7 @@ impl World {
             self.audit.block_wait = b.wait.clone();
         }
         self.audit.request_slots = self.requests.len() as u64;
-        self.audit.unfinished_threads = self
-            .threads
+        self.audit.unfinished_threads = self.threads[..self.job_threads]
             .iter()
             .filter(|t| t.state != TState::Done)
             .count() as u64;

@@ -135,8 +135,12 @@ fn thinktime_slows_a_blocking_reader() {
 fn jobs_the_simulator_cannot_model_are_refused_naming_job_and_line() {
     let cases = [
         (
-            "[w]\nrw=randwrite\nfsync=1\nruntime=1s\ntime_based\n",
-            "job 'w' (line 1): fsync",
+            "[w]\nrw=randwrite\ndirect=1\nfsync=1\nruntime=1s\ntime_based\n",
+            "job 'w' (line 1): fsync/fdatasync with direct=1",
+        ),
+        (
+            "[e]\nrw=write\nend_fsync=1\nruntime=1s\ntime_based\n",
+            "job 'e' (line 1): end_fsync",
         ),
         (
             "[v]\nrw=write\nverify=crc32c\nsize=1m\n",

@@ -151,6 +151,7 @@ fn job_report(
             mismatches: w.mismatches,
             first_mismatch: w.first_mismatch.clone(),
         }),
+        sync: None,
     }
 }
 

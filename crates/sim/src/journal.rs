@@ -1,0 +1,646 @@
+//! The ext4 fsync path and the page cache in the simulator (issue 15):
+//! jobs with fio's `fsync=N` or `fdatasync=N` call fsync after every N
+//! writes, and [`host::fsync`] decides what that costs (FR 2.1, Fig. 3;
+//! FastResponse's fjournaling, FR 3.4). This module applies its decisions:
+//! the model's I/Os go to the simulated device through the same path as the
+//! threads' requests (the block layer, the device, its CQs, the interrupt
+//! policy), the threads it wakes are woken through the scheduler (the
+//! wake-up rule applies), and the JBD2 journal thread is a kernel thread of
+//! its own on a core.
+//!
+//! Choices of ours, where the papers and Linux leave room:
+//! - **JBD2's core** is the core of the first job that fsyncs: FR's T_Sched
+//!   is the wait of JBD2 and the caller for a shared CPU (FR 2.2 "Root
+//!   Cause 3"); kjournald2 is not pinned, and Linux wakes a thread on the
+//!   waker's CPU when that is idle (`wake_affine`). A kernel thread: a
+//!   switch to or from it keeps the address space (`context_switch`, never
+//!   `process_switch`).
+//! - **The page cache** is modelled only in runs where a job fsyncs (runs
+//!   without fsync are unchanged: every request goes to the device, as
+//!   before). There, a write of a `direct=0` job is buffered: it completes
+//!   in its submit call, which pays `syscall` + `submit_per_request` +
+//!   `buffered_write_per_kib` per KiB (the host profile's, measured with
+//!   dd). Reads always go to the device (FR's datasets exceed memory, FR
+//!   4.1: "all exceed 10 GB").
+//! - **Dirty data.** A buffered write of a job that fsyncs dirties its own
+//!   file (one file per job clone, fio's default `jobname.N.0`): its D1 at
+//!   its next fsync. A buffered write of a job that does not fsync joins
+//!   the running transaction as ordered data (`Fsync::dirtied`), which the
+//!   next commit writes before the journal: D2 (FR 2.2 "Root Cause 2": the
+//!   TO applications, HDFS, write through the page cache). Commits come
+//!   from fsyncs and from JBD2's commit timer, every 5 s
+//!   (`JBD2_DEFAULT_MAX_COMMIT_AGE`, include/linux/jbd2.h). The flusher
+//!   (Documentation/admin-guide/sysctl/vm.rst: `dirty_writeback_centisecs`
+//!   500, `dirty_expire_centisecs` 3000) writes back data older than 30 s,
+//!   which the 5 s commits never leave; the background ratio (10% of
+//!   memory) is not reached in a run's seconds at FR's rates (Bayes writes
+//!   87 MB/s). So the flusher is not modelled.
+//! - **Block size** 4 KiB (ext4's default, `mke2fs.conf`); a model I/O of
+//!   more than 128 KiB goes to the device as 128 KiB requests (FR 4.1: TO
+//!   requests are "all around 128 KB"), done at its last.
+//! - **Criticality** (FR 3.2, 4.2, 4.4): the D1 and f-transaction I/Os of a
+//!   critical caller are critical; JBD2's JD and JC are when
+//!   `jbd2_critical` is set; D2 never is.
+//! - **Marks** (calibrated interrupts): every model I/O carries the fsync
+//!   marks of the job it serves (TOS Table 1: fsync Urgent); JBD2's carry
+//!   those of the first job that fsyncs.
+//! - Model I/Os complete by interrupt whatever the completion mode: the
+//!   kernel waits for writeback and journal I/O in `wait_on_page_writeback`
+//!   and `wait_on_buffer`, not by polling (Linux polls only `HIPRI` direct
+//!   I/O).
+//! - An asynchronous engine drains what it has in flight before the fsync.
+//! - `fsync` with `direct=1` is refused (the size change of an O_DIRECT
+//!   append, a metadata-only commit, is not modelled), and so is
+//!   `end_fsync`.
+//! - The breakdown (FR Fig. 5b, 15b): a task's own I/Os (D1, the
+//!   f-transaction) count for its fsync, JBD2's for every fsync under way
+//!   when they complete, from when each began (issue to the interrupt
+//!   handler's delivery); T_Sched is every wake-up of the task and of JBD2
+//!   during the fsync to the thread getting the CPU. A critical caller
+//!   under fjournaling never waits for JBD2: JBD2's part is not its. Under fjournaling the
+//!   f-transaction's header and extent blocks count as JD and its commit
+//!   block as JC (issued together, so they overlap).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use hdrhistogram::Histogram;
+use host::fsync::{Dirty, Fsync, FsyncConfig, IoId, IoKind, Step as FsStep, Thread as FsThread};
+use policy::{Marks, Nanos};
+use serde::{Deserialize, Deserializer};
+
+use crate::events::Ev;
+use crate::thread::alloc;
+use crate::workload::Waiter;
+use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
+
+/// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
+pub const BLOCK: u64 = 4096;
+/// The largest request a model I/O goes to the device as (FR 4.1: TO
+/// requests are "all around 128 KB").
+pub const MAX_IO: u64 = 128 * 1024;
+/// JBD2's commit timer (`j_commit_interval`): 5 s,
+/// `JBD2_DEFAULT_MAX_COMMIT_AGE` in include/linux/jbd2.h.
+pub const COMMIT_INTERVAL: Nanos = 5 * policy::SEC;
+
+/// The ext4 journal mode ([`crate::HostProfile::journal`], `cinterrupts sim
+/// --journal`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Journal {
+    /// ext4 `data=ordered` for every caller (FR 2.1; FR's Vanilla to
+    /// BS-Opt).
+    #[default]
+    Ordered,
+    /// FastResponse's file-level journaling for critical callers (FR 3.4;
+    /// BSJ-Opt): D1 and an f-transaction by the caller, no JBD2.
+    Fjournal,
+}
+
+impl Journal {
+    pub fn config(self) -> FsyncConfig {
+        match self {
+            Journal::Ordered => FsyncConfig::ORDERED,
+            Journal::Fjournal => FsyncConfig::FJOURNAL,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Journal::Ordered => "ordered",
+            Journal::Fjournal => "fjournal",
+        }
+    }
+}
+
+impl fmt::Display for Journal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Journal {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "ordered" => Ok(Journal::Ordered),
+            "fjournal" => Ok(Journal::Fjournal),
+            other => Err(format!(
+                "unknown journal mode '{other}' (ordered, fjournal)"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Journal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where one fsync's time went (FR Fig. 5b), ns, and what it cost.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Parts {
+    pub d1: Nanos,
+    pub d2: Nanos,
+    pub jd: Nanos,
+    pub jc: Nanos,
+    pub sched: Nanos,
+    pub switches: u64,
+    pub ios: u64,
+}
+
+impl Parts {
+    fn add(&mut self, o: &Parts) {
+        self.d1 += o.d1;
+        self.d2 += o.d2;
+        self.jd += o.jd;
+        self.jc += o.jc;
+        self.sched += o.sched;
+        self.switches += o.switches;
+        self.ios += o.ios;
+    }
+
+    fn of(&mut self, kind: IoKind) -> &mut Nanos {
+        match kind {
+            IoKind::D1 => &mut self.d1,
+            IoKind::D2 => &mut self.d2,
+            IoKind::Jd | IoKind::FjMeta => &mut self.jd,
+            IoKind::Jc | IoKind::FjCommit => &mut self.jc,
+        }
+    }
+}
+
+/// A model I/O at the device: its requests not yet delivered.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    remaining: u64,
+    kind: IoKind,
+    by: FsThread,
+    issued: Nanos,
+}
+
+/// The file system's state in a run where a job fsyncs. Per-thread vectors
+/// are indexed by thread id, JBD2's included.
+pub(crate) struct JournalState {
+    pub fs: Fsync,
+    /// JBD2's thread id.
+    pub jbd2: u32,
+    /// Model I/O of each request slot at the device.
+    ios: HashMap<u32, IoId>,
+    pending: HashMap<IoId, Pending>,
+    /// fsync after every N writes (0: the thread never fsyncs).
+    every: Vec<u32>,
+    /// Its writes go to the page cache (`direct=0`).
+    buffered: Vec<bool>,
+    /// Dirty blocks of the thread's own file (threads that fsync).
+    dirty: Vec<u32>,
+    /// Writes issued since its last fsync.
+    due: Vec<u32>,
+    /// When its fsync under way began.
+    started: Vec<Option<Nanos>>,
+    /// When the path last woke it.
+    woken: Vec<Option<Nanos>>,
+    /// Woken while not asleep: run the path again instead of sleeping.
+    rewake: Vec<bool>,
+    /// The fsync under way.
+    acc: Vec<Parts>,
+    /// The fsyncs that returned in the measured window: their parts, how
+    /// many, and their latency.
+    pub total: Vec<Parts>,
+    pub count: Vec<u64>,
+    pub lat: Vec<Option<Histogram<u64>>>,
+    /// The marks of each thread's model I/Os.
+    marks: Vec<Marks>,
+    /// The thread's fsyncs never wait for JBD2 (a critical caller under
+    /// fjournaling, FR 3.4): JBD2's I/Os and wake-ups are not its time.
+    own_commit: Vec<bool>,
+    /// Buffered writes (served by the page cache) in all.
+    pub buffered_writes: u64,
+}
+
+impl JournalState {
+    /// `every`, `buffered`, `marks`, `critical` per thread (JBD2's last).
+    pub(crate) fn new(
+        journal: Journal,
+        jbd2: u32,
+        every: Vec<u32>,
+        buffered: Vec<bool>,
+        marks: Vec<Marks>,
+        critical: &[bool],
+    ) -> JournalState {
+        let own_commit = critical
+            .iter()
+            .map(|&c| c && journal.config().fjournal)
+            .collect();
+        let n = every.len();
+        let lat = every
+            .iter()
+            .map(|&e| {
+                (e > 0).then(|| Histogram::new_with_bounds(1, CLAT_MAX, 3).expect("valid bounds"))
+            })
+            .collect();
+        JournalState {
+            fs: Fsync::new(journal.config()),
+            jbd2,
+            ios: HashMap::new(),
+            pending: HashMap::new(),
+            every,
+            buffered,
+            dirty: vec![0; n],
+            due: vec![0; n],
+            started: vec![None; n],
+            woken: vec![None; n],
+            rewake: vec![false; n],
+            acc: vec![Parts::default(); n],
+            total: vec![Parts::default(); n],
+            count: vec![0; n],
+            lat,
+            marks,
+            own_commit,
+            buffered_writes: 0,
+        }
+    }
+
+    fn tid(&self, t: FsThread) -> u32 {
+        match t {
+            FsThread::Jbd2 => self.jbd2,
+            FsThread::Task(t) => t,
+        }
+    }
+
+    /// Threads with an fsync under way that may wait for JBD2, and when
+    /// it began.
+    fn in_fsync(&self) -> impl Iterator<Item = (usize, Nanos)> + '_ {
+        self.started
+            .iter()
+            .enumerate()
+            .filter(|&(t, _)| !self.own_commit[t])
+            .filter_map(|(t, s)| s.map(|s| (t, s)))
+    }
+}
+
+impl World {
+    /// The model I/O request slot `req` belongs to, if it is one.
+    pub(crate) fn journal_io(&self, req: u32) -> Option<IoId> {
+        self.journal.as_ref()?.ios.get(&req).copied()
+    }
+
+    /// Whether the submit call serves `req` from the page cache.
+    pub(crate) fn buffered(&self, req: u32) -> bool {
+        let r = &self.requests[req as usize];
+        r.write
+            && self
+                .journal
+                .as_ref()
+                .is_some_and(|j| j.buffered[r.tid as usize])
+    }
+
+    /// The submit call's extra cost for the batch's buffered writes.
+    pub(crate) fn buffered_cost(&self, batch: &[u32]) -> Nanos {
+        if self.journal.is_none() {
+            return 0;
+        }
+        batch
+            .iter()
+            .filter(|&&r| self.buffered(r))
+            .map(|&r| self.host.buffered_write_per_kib * self.requests[r as usize].bytes / 1024)
+            .sum()
+    }
+
+    /// The submit call hands `req` on; counts the thread's writes towards
+    /// its next fsync. True if the page cache served it.
+    pub(crate) fn journal_submit(&mut self, req: u32) -> bool {
+        let Some(j) = self.journal.as_mut() else {
+            return false;
+        };
+        let r = self.requests[req as usize];
+        let tid = r.tid as usize;
+        if !r.write {
+            return false;
+        }
+        j.due[tid] = j.due[tid].saturating_add(1);
+        if !j.buffered[tid] {
+            return false;
+        }
+        // Written into the page cache: done in the call.
+        let blocks = u32::try_from(r.bytes.div_ceil(BLOCK)).unwrap_or(u32::MAX);
+        if j.every[tid] > 0 {
+            j.dirty[tid] = j.dirty[tid].saturating_add(blocks);
+        } else {
+            j.fs.dirtied(self.now, blocks);
+        }
+        j.buffered_writes += 1;
+        if let Some(b) = self.block.as_mut() {
+            b.critical.remove(&req);
+        }
+        let r = &mut self.requests[req as usize];
+        r.state = RState::Delivered;
+        // Not a polled completion, whatever the completion mode.
+        r.polled = false;
+        self.audit.submitted += 1;
+        self.audit.serviced += 1;
+        self.audit.delivered += 1;
+        self.audit.buffered += 1;
+        self.threads[tid].ready.push_back(req);
+        true
+    }
+
+    /// Before the thread asks fio's loop what next: an fsync if one is
+    /// due (after draining what it has in flight). True if it took over.
+    pub(crate) fn fsync_plan(&mut self, tid: u32, core: u32) -> bool {
+        let Some(j) = self.journal.as_mut() else {
+            return false;
+        };
+        let t = tid as usize;
+        if j.every[t] == 0 || j.due[t] < j.every[t] {
+            return false;
+        }
+        let th = &mut self.threads[t];
+        if th.in_flight > 0 {
+            th.needed = th.in_flight;
+            th.reap_max = th.in_flight;
+            let next = match th.spec.waiter {
+                Waiter::Blocking => Step::Reap,
+                _ => Step::GetEvents,
+            };
+            self.step(tid, next);
+            return true;
+        }
+        j.due[t] = 0;
+        j.started[t] = Some(self.now);
+        j.acc[t] = Parts::default();
+        // The fsync system call's entry.
+        let cost = self.host.syscall;
+        self.start_seg(core, Kind::Kernel, cost, Step::Fsync);
+        true
+    }
+
+    /// `ext4_sync_file`: the thread enters the model.
+    pub(crate) fn fsync_call(&mut self, tid: u32, core: u32) {
+        let j = self.journal.as_mut().expect("fsync without a journal");
+        let t = tid as usize;
+        let dirty = Dirty {
+            file_blocks: std::mem::take(&mut j.dirty[t]),
+            other_blocks: j.fs.running_data_blocks(),
+            // Appends extend the last extent, held in the inode itself
+            // (ext4's i_data has room for four): no external extent block.
+            extent_blocks: 0,
+        };
+        let critical = self.threads[t].spec.job.critical;
+        let step = j.fs.fsync(self.now, tid, u64::from(tid), critical, dirty);
+        self.journal_go_on(tid, core, step);
+    }
+
+    /// A thread the model woke has the CPU (the caller, or JBD2).
+    pub(crate) fn journal_running(&mut self, tid: u32, core: u32) {
+        let j = self
+            .journal
+            .as_mut()
+            .expect("journal work without a journal");
+        let who = if tid == j.jbd2 {
+            FsThread::Jbd2
+        } else {
+            FsThread::Task(tid)
+        };
+        // T_Sched: from the wake-up to the CPU, for the fsyncs it serves.
+        if let Some(w) = j.woken[tid as usize].take() {
+            let now = self.now;
+            let served: Vec<(usize, Nanos)> = match who {
+                FsThread::Jbd2 => j.in_fsync().collect(),
+                FsThread::Task(_) => j.started[tid as usize]
+                    .map(|s| (tid as usize, s))
+                    .into_iter()
+                    .collect(),
+            };
+            for (t, s) in served {
+                j.acc[t].sched += now.saturating_sub(w.max(s));
+            }
+        }
+        let step = j.fs.running(self.now, who);
+        self.journal_go_on(tid, core, step);
+    }
+
+    /// Applies a step taken by thread `tid` on the CPU: it pays for the
+    /// I/Os it issued and the threads it woke, then returns from fsync or
+    /// sleeps.
+    fn journal_go_on(&mut self, tid: u32, core: u32, step: FsStep) {
+        let (cost, done) = self.journal_apply(step, Some(tid), None);
+        let then = if done { Step::Plan } else { Step::JournalSleep };
+        self.start_seg(core, Kind::Kernel, cost, then);
+    }
+
+    /// The thread waits in the path, unless it was woken meanwhile.
+    pub(crate) fn journal_sleep(&mut self, tid: u32, core: u32) {
+        let j = self
+            .journal
+            .as_mut()
+            .expect("journal work without a journal");
+        if std::mem::take(&mut j.rewake[tid as usize]) {
+            self.journal_running(tid, core);
+            return;
+        }
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Blocked;
+        th.next = Step::Journal;
+        self.leave_cpu(core);
+    }
+
+    /// Issues, wakes and returns what the model asks. `running`: the thread
+    /// on the CPU applying it; `handler`: the core whose interrupt handler
+    /// does. Returns the CPU it costs the thread and whether `running`'s
+    /// own fsync returned.
+    fn journal_apply(
+        &mut self,
+        step: FsStep,
+        running: Option<u32>,
+        handler: Option<u32>,
+    ) -> (Nanos, bool) {
+        let mut cost = 0;
+        for io in step.issue {
+            cost += self.journal_issue(io);
+        }
+        for t in step.wake {
+            cost += self.host.wakeup;
+            self.journal_wake(t, handler);
+        }
+        let mut done = false;
+        for task in step.done {
+            done |= running == Some(task);
+            self.fsync_done(task);
+        }
+        (cost, done)
+    }
+
+    /// Sends one model I/O to the device (in requests of at most
+    /// [`MAX_IO`]); returns the submit cost.
+    fn journal_issue(&mut self, io: host::fsync::Io) -> Nanos {
+        let j = self
+            .journal
+            .as_mut()
+            .expect("journal I/O without a journal");
+        let by = j.tid(io.by);
+        let critical = match (io.kind, io.by) {
+            (IoKind::D2, _) => false,
+            (_, FsThread::Jbd2) => self.host.jbd2_critical,
+            (_, FsThread::Task(_)) => self.threads[by as usize].spec.job.critical,
+        };
+        let bytes = u64::from(io.blocks).max(1) * BLOCK;
+        let n = bytes.div_ceil(MAX_IO);
+        j.pending.insert(
+            io.id,
+            Pending {
+                remaining: n,
+                kind: io.kind,
+                by: io.by,
+                issued: self.now,
+            },
+        );
+        let marks = j.marks[by as usize];
+        for i in 0..n {
+            let mut m = marks;
+            m.barrier &= i + 1 == n;
+            let req = Request {
+                tid: by,
+                marks: m,
+                write: true,
+                bytes: MAX_IO.min(bytes - i * MAX_IO),
+                issued: self.now,
+                state: RState::Prepared,
+                polled: false,
+            };
+            let slot = alloc(&mut self.requests, &mut self.free, req);
+            let j = self.journal.as_mut().expect("journal");
+            j.ios.insert(slot, io.id);
+            if let Some(b) = self.block.as_mut() {
+                b.critical.insert(slot, critical);
+            }
+            self.block_submit(slot);
+        }
+        self.host.submit_per_request * n
+    }
+
+    /// Wakes a thread of the path through the scheduler: from an interrupt
+    /// handler (it becomes runnable when the handler returns) or from a
+    /// running thread (at once).
+    fn journal_wake(&mut self, t: FsThread, handler: Option<u32>) {
+        let j = self.journal.as_mut().expect("journal");
+        let tid = j.tid(t);
+        match t {
+            FsThread::Jbd2 => {
+                let served: Vec<usize> = j.in_fsync().map(|(t, _)| t).collect();
+                for s in served {
+                    j.acc[s].switches += 1;
+                }
+            }
+            FsThread::Task(_) => j.acc[tid as usize].switches += 1,
+        }
+        j.woken[tid as usize] = Some(self.now);
+        if self.threads[tid as usize].state != TState::Blocked {
+            // Still on its way to sleep: it goes on instead.
+            j.rewake[tid as usize] = true;
+            return;
+        }
+        match handler {
+            Some(core) => {
+                self.threads[tid as usize].state = TState::Waking;
+                self.cores[core as usize].waking.push(tid);
+            }
+            None => {
+                self.enqueue_woken(tid);
+                let core = self.threads[tid as usize].spec.core as u32;
+                self.kick(core);
+            }
+        }
+    }
+
+    /// A task's fsync returned.
+    fn fsync_done(&mut self, tid: u32) {
+        let measuring = self.measuring(self.now);
+        let j = self.journal.as_mut().expect("journal");
+        let t = tid as usize;
+        let Some(start) = j.started[t].take() else {
+            return;
+        };
+        if measuring {
+            let acc = j.acc[t];
+            j.total[t].add(&acc);
+            j.count[t] += 1;
+            if let Some(h) = j.lat[t].as_mut() {
+                h.saturating_record((self.now - start).max(1));
+            }
+        }
+    }
+
+    /// The handler reaped a model I/O's request; at its last, the model
+    /// learns the I/O completed. True if the handler must wake a thread.
+    pub(crate) fn deliver_journal(&mut self, core: u32, req: u32, io: IoId) -> bool {
+        let r = &mut self.requests[req as usize];
+        if r.state != RState::Posted {
+            self.audit.duplicates += 1;
+            return false;
+        }
+        r.state = RState::Free;
+        self.free.push(req);
+        self.audit.delivered += 1;
+        self.audit.consumed += 1;
+        let now = self.now;
+        let j = self.journal.as_mut().expect("journal");
+        j.ios.remove(&req);
+        let Some(p) = j.pending.get_mut(&io) else {
+            return false;
+        };
+        p.remaining -= 1;
+        if p.remaining > 0 {
+            return false;
+        }
+        let p = j.pending.remove(&io).expect("pending");
+        let served: Vec<(usize, Nanos)> = match p.by {
+            FsThread::Jbd2 => j.in_fsync().collect(),
+            FsThread::Task(t) => j.started[t as usize]
+                .map(|s| (t as usize, s))
+                .into_iter()
+                .collect(),
+        };
+        for (t, s) in served {
+            *j.acc[t].of(p.kind) += now.saturating_sub(p.issued.max(s));
+            j.acc[t].ios += 1;
+        }
+        let step = j.fs.completed(now, io);
+        let woke = !step.wake.is_empty();
+        self.journal_apply(step, None, Some(core));
+        woke
+    }
+
+    /// JBD2's commit timer.
+    pub(crate) fn commit_timer(&mut self) {
+        let live = self.threads[..self.job_threads]
+            .iter()
+            .any(|t| t.state != TState::Done);
+        if !live {
+            return;
+        }
+        let j = self.journal.as_mut().expect("journal");
+        let jbd2 = j.jbd2;
+        let step = j.fs.commit_timer(self.now);
+        // The timer's softirq is not charged (one per 5 s).
+        self.journal_apply(step, None, None);
+        self.events
+            .push(self.now + COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints() {
+        assert_eq!("ordered".parse(), Ok(Journal::Ordered));
+        assert_eq!("fjournal".parse(), Ok(Journal::Fjournal));
+        assert_eq!(Journal::Fjournal.to_string(), "fjournal");
+        assert!("writeback".parse::<Journal>().is_err());
+    }
+}
