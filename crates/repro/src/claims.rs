@@ -32,6 +32,19 @@ struct Raw {
     paper: String,
     holds_if: String,
     qualitative: Option<String>,
+    over: Option<String>,
+}
+
+/// How a `*` run's groups combine into one figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Over {
+    /// The mean of the groups' figures (FR's "on average").
+    #[default]
+    Mean,
+    /// The least (FR's "reduces ... by up to": the largest cut).
+    Min,
+    /// The greatest.
+    Max,
 }
 
 /// How our figure is formed from the runs.
@@ -112,6 +125,8 @@ pub struct Claim {
     /// for claims whose number the paper gives: a figure that misses the
     /// number but keeps the direction holds qualitatively.
     pub qualitative: Option<Bound>,
+    /// How a `*` run's groups combine (`over = "min"` in the file).
+    pub over: Over,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +206,17 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
                     }
                 }
             }
+            let over = match raw.over.as_deref() {
+                None | Some("mean") => Over::Mean,
+                Some("min") => Over::Min,
+                Some("max") => Over::Max,
+                Some(other) => return Err(at(format!("over '{other}': mean, min or max"))),
+            };
+            if raw.over.is_some() && !raw.run.contains('*') {
+                return Err(at("over needs a run with '*' (its groups)".into()));
+            }
             Ok(Claim {
+                over,
                 holds_if: Bound::parse(&raw.holds_if).map_err(at)?,
                 qualitative: raw
                     .qualitative
@@ -238,17 +263,22 @@ impl Claim {
                 .iter()
                 .map(|(r, b)| self.figure(results, mode, r, b.as_deref()))
                 .collect();
-            figs.filter(|v| !v.is_empty())
-                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+            figs.filter(|v| !v.is_empty()).map(|v| match self.over {
+                Over::Mean => v.iter().sum::<f64>() / v.len() as f64,
+                Over::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
+                Over::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            })
         } else {
             self.figure(results, mode, &self.run, self.baseline.as_deref())
         };
+        // An infinite ratio (a figure that grows from nothing, FR Fig 5b's
+        // T_D2) is checked as it is: `>= X` admits it, a range does not.
         let verdict = match ours {
-            Some(v) if v.is_finite() && self.holds_if.admits(v) => Verdict::Holds,
-            Some(v) if v.is_finite() && self.qualitative.is_some_and(|q| q.admits(v)) => {
+            Some(v) if !v.is_nan() && self.holds_if.admits(v) => Verdict::Holds,
+            Some(v) if !v.is_nan() && self.qualitative.is_some_and(|q| q.admits(v)) => {
                 Verdict::Qualitatively
             }
-            Some(v) if v.is_finite() => Verdict::DoesNotHold,
+            Some(v) if !v.is_nan() => Verdict::DoesNotHold,
             _ => Verdict::NotRun,
         };
         Checked {
@@ -274,6 +304,8 @@ impl Claim {
         match (self.compare, stat(run), baseline.map(stat)) {
             (Compare::Value, Some(v), _) => Some(v),
             (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
+            // From nothing to something: infinitely more.
+            (Compare::Ratio, Some(v), Some(Some(_))) if v > 0.0 => Some(f64::INFINITY),
             (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
             _ => None,
         }
@@ -287,7 +319,11 @@ impl Claim {
             _ => format!("{} {}", self.metric, self.run),
         };
         if self.run.contains('*') {
-            f + ", mean over the groups"
+            f + match self.over {
+                Over::Mean => ", mean over the groups",
+                Over::Min => ", least over the groups",
+                Over::Max => ", greatest over the groups",
+            }
         } else {
             f
         }

@@ -62,9 +62,7 @@ pub struct RunSpec {
 
 /// The host-side mechanisms of FastResponse and polling (issue 15), each
 /// `None` for the host profile's own (all off in the shipped profiles).
-/// One field per mechanism, as the simulator's host keys name them; the
-/// fsync path's journal mode (FR 3.4, fjournaling) is to join them as
-/// another field when the simulator has it.
+/// One field per mechanism, as the simulator's host keys name them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostSettings {
     /// `block_scheduler`: `ld[,tokens=N][,split=SIZE][,opportunistic]`.
@@ -73,6 +71,11 @@ pub struct HostSettings {
     pub completion: Option<sim::Completion>,
     /// `wakeup_rule`: plain, vanilla, boost, boost-code.
     pub wakeup: Option<sim::Wakeup>,
+    /// `journal`: ordered (ext4 `data=ordered`) or fjournal (FR 3.4).
+    pub journal: Option<sim::Journal>,
+    /// `jbd2_critical`: JBD2's journal I/O bypasses LD and its wake-ups
+    /// are boosted (FR 4.4).
+    pub jbd2_critical: Option<bool>,
 }
 
 impl HostSettings {
@@ -86,6 +89,12 @@ impl HostSettings {
         }
         if let Some(w) = self.wakeup {
             host.wakeup_rule = w;
+        }
+        if let Some(j) = self.journal {
+            host.journal = j;
+        }
+        if let Some(c) = self.jbd2_critical {
+            host.jbd2_critical = c;
         }
     }
 
@@ -121,6 +130,25 @@ impl HostSettings {
         })
     }
 
+    /// FastResponse's systems on the synchronous-write path (FR 4.1, 4.4):
+    /// the read path's, each with ext4's `data=ordered` journal, JBD2
+    /// critical in SelectISR, B-Opt and BS-Opt ("we configure JBD2 as a
+    /// critical process in B-Opt, BS-Opt, and SelectISR"), and `bsj-opt`:
+    /// BS-Opt with fjournaling (FR 3.4), JBD2 critical as in BS-Opt (ours:
+    /// FR does not say; only the compound transactions' commits reach
+    /// JBD2 then). `None` for another name.
+    pub fn fastresponse_fsync(system: &str) -> Option<HostSettings> {
+        let (base, journal) = match system {
+            "bsj-opt" => ("bs-opt", sim::Journal::Fjournal),
+            s => (s, sim::Journal::Ordered),
+        };
+        Some(HostSettings {
+            journal: Some(journal),
+            jbd2_critical: Some(base != "vanilla"),
+            ..HostSettings::fastresponse(base)?
+        })
+    }
+
     /// How the settings read on the command line (`--wakeup vanilla
     /// --block-scheduler ld`); empty for none.
     pub fn describe(&self) -> String {
@@ -133,6 +161,12 @@ impl HostSettings {
         }
         if let Some(w) = self.wakeup {
             out.push(format!("--wakeup {w}"));
+        }
+        if let Some(j) = self.journal {
+            out.push(format!("--journal {j}"));
+        }
+        if self.jbd2_critical == Some(true) {
+            out.push("--jbd2-critical".into());
         }
         out.join(" ")
     }
@@ -227,6 +261,17 @@ impl RunSpec {
             host_settings: HostSettings::fastresponse(system)
                 .expect("the experiments name FastResponse's systems"),
             ..RunSpec::new(policy, workload, FR_DEVICE).shown_as(system, system)
+        }
+    }
+
+    /// A FastResponse run of the synchronous-write path (FR 4.4): `system`
+    /// one of `vanilla`, `selectisr`, `b-opt`, `bs-opt`, `bsj-opt`
+    /// ([`HostSettings::fastresponse_fsync`]).
+    pub fn fastresponse_fsync(system: &str, workload: &'static str, policy: &str) -> RunSpec {
+        RunSpec {
+            host_settings: HostSettings::fastresponse_fsync(system)
+                .expect("the experiments name FastResponse's systems"),
+            ..RunSpec::fastresponse("vanilla", workload, policy).shown_as(system, system)
         }
     }
 

@@ -48,13 +48,85 @@ pub enum Metric {
     QdMean,
     QdP99,
     QdMax,
+    /// fio's `sync` latency of the jobs with this name (the fsync call
+    /// alone): mean, p99, p99.9 (the worst clone's), us (FR Fig 13).
+    SyncLatUs(String),
+    SyncP99Us(String),
+    SyncP999Us(String),
+    /// A put's mean response time, us: the mean write (the page cache's
+    /// time) plus the mean fsync, as FR's fillsync puts are a write and an
+    /// fsync (FR Figs 4b, 13).
+    PutUs(String),
+    /// FR's fsync breakdown of the jobs with this name (FR Figs 5b, 15b),
+    /// per fsync, from the simulator's `cinterrupts.fsync[]`.
+    Fsync(FsyncPart, String),
+}
+
+/// One field of FR's per-fsync breakdown (`report::FsyncBreakdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsyncPart {
+    /// T_D1: the file's own data, us.
+    D1,
+    /// T_D2: other files' data in the compound transaction, us.
+    D2,
+    /// T_JD: the journal blocks, us.
+    Jd,
+    /// T_JC: the commit block, us.
+    Jc,
+    /// T_Sched: wake-ups of JBD2 or the caller to their getting the CPU, us.
+    Sched,
+    /// Context switches per fsync.
+    Switches,
+    /// Device I/Os per fsync.
+    Ios,
+}
+
+impl FsyncPart {
+    const ALL: [FsyncPart; 7] = [
+        FsyncPart::D1,
+        FsyncPart::D2,
+        FsyncPart::Jd,
+        FsyncPart::Jc,
+        FsyncPart::Sched,
+        FsyncPart::Switches,
+        FsyncPart::Ios,
+    ];
+
+    /// The metric's name: `t_d1_us`, ..., `fsync_sched_us`,
+    /// `switches_per_fsync`, `ios_per_fsync`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FsyncPart::D1 => "t_d1_us",
+            FsyncPart::D2 => "t_d2_us",
+            FsyncPart::Jd => "t_jd_us",
+            FsyncPart::Jc => "t_jc_us",
+            FsyncPart::Sched => "fsync_sched_us",
+            FsyncPart::Switches => "switches_per_fsync",
+            FsyncPart::Ios => "ios_per_fsync",
+        }
+    }
+
+    fn of(self, b: &report::FsyncBreakdown) -> f64 {
+        match self {
+            FsyncPart::D1 => b.d1_us,
+            FsyncPart::D2 => b.d2_us,
+            FsyncPart::Jd => b.jd_us,
+            FsyncPart::Jc => b.jc_us,
+            FsyncPart::Sched => b.sched_us,
+            FsyncPart::Switches => b.switches_per_fsync,
+            FsyncPart::Ios => b.ios_per_fsync,
+        }
+    }
 }
 
 impl Metric {
     /// `irq_rate`, `total_iops`, `cpu`, `iops:JOB`, `lat_us:JOB`,
     /// `p99_us:JOB`, `cpu_share:JOB`, `cpu_split:JOB`, `gap_us:90`,
     /// `p999_us:JOB`, `total_mbs`, `t_dev_us:JOB`, `t_sched_us:JOB`,
-    /// `qd_mean`, `qd_p99`, `qd_max`.
+    /// `qd_mean`, `qd_p99`, `qd_max`, `sync_lat_us:JOB`, `sync_p99_us:JOB`,
+    /// `sync_p999_us:JOB`, `put_us:JOB`, and the fsync breakdown's
+    /// `t_d1_us:JOB`, `t_d2_us:JOB`, `t_jd_us:JOB`, `t_jc_us:JOB`,
+    /// `fsync_sched_us:JOB`, `switches_per_fsync:JOB`, `ios_per_fsync:JOB`.
     pub fn parse(s: &str) -> Result<Metric, String> {
         let (name, arg) = match s.split_once(':') {
             Some((n, a)) => (n, Some(a)),
@@ -81,6 +153,14 @@ impl Metric {
             "qd_mean" => Metric::QdMean,
             "qd_p99" => Metric::QdP99,
             "qd_max" => Metric::QdMax,
+            "sync_lat_us" => Metric::SyncLatUs(job()?),
+            "sync_p99_us" => Metric::SyncP99Us(job()?),
+            "sync_p999_us" => Metric::SyncP999Us(job()?),
+            "put_us" => Metric::PutUs(job()?),
+            n if FsyncPart::ALL.iter().any(|p| p.name() == n) => {
+                let part = FsyncPart::ALL.into_iter().find(|p| p.name() == n);
+                Metric::Fsync(part.expect("found above"), job()?)
+            }
             "gap_us" => {
                 let p: f64 = job()?
                     .parse()
@@ -103,7 +183,14 @@ impl Metric {
             | Metric::P999Us(_)
             | Metric::GapUs(_)
             | Metric::TDevUs(_)
-            | Metric::TSchedUs(_) => "us",
+            | Metric::TSchedUs(_)
+            | Metric::SyncLatUs(_)
+            | Metric::SyncP99Us(_)
+            | Metric::SyncP999Us(_)
+            | Metric::PutUs(_) => "us",
+            Metric::Fsync(FsyncPart::Switches, _) => "context switches per fsync",
+            Metric::Fsync(FsyncPart::Ios, _) => "device I/Os per fsync",
+            Metric::Fsync(..) => "us",
             Metric::TotalMbs => "MB/s",
             Metric::QdMean | Metric::QdP99 | Metric::QdMax => "requests at the device",
             Metric::IrqRate => "interrupts/s",
@@ -177,6 +264,46 @@ impl Metric {
                 }
                 (n > 0).then(|| sum / n as f64 / 1e3)
             }
+            Metric::SyncLatUs(name) => {
+                let (mut n, mut sum) = (0u64, 0.0);
+                for s in jobs(name).into_iter().filter_map(|j| j.sync.as_ref()) {
+                    n += s.lat.samples;
+                    sum += s.lat.mean * s.lat.samples as f64;
+                }
+                (n > 0).then(|| sum / n as f64 / 1e3)
+            }
+            Metric::SyncP99Us(name) | Metric::SyncP999Us(name) => {
+                let p = if matches!(self, Metric::SyncP99Us(_)) {
+                    99.0
+                } else {
+                    99.9
+                };
+                jobs(name)
+                    .into_iter()
+                    .filter_map(|j| j.sync.as_ref())
+                    .filter(|s| s.lat.samples > 0)
+                    .map(|s| s.lat.percentile(p) as f64 / 1e3)
+                    .reduce(f64::max)
+            }
+            Metric::PutUs(name) => {
+                let write = {
+                    let (mut n, mut sum) = (0u64, 0.0);
+                    for j in jobs(name) {
+                        n += j.write.io_ops;
+                        sum += j.write.clat.mean * j.write.io_ops as f64;
+                    }
+                    (n > 0).then(|| sum / n as f64 / 1e3)
+                };
+                Some(write? + Metric::SyncLatUs(name.clone()).of(r)?)
+            }
+            Metric::Fsync(part, name) => {
+                let (mut n, mut sum) = (0u64, 0.0);
+                for s in jobs(name).into_iter().filter_map(|j| j.sync.as_ref()) {
+                    n += s.breakdown.fsyncs;
+                    sum += part.of(&s.breakdown) * s.breakdown.fsyncs as f64;
+                }
+                (n > 0).then(|| sum / n as f64)
+            }
             Metric::QdMean => r.io_path.as_ref().map(|p| p.device_queue.mean),
             Metric::QdP99 => r.io_path.as_ref().map(|p| p.device_queue.p99 as f64),
             Metric::QdMax => r.io_path.as_ref().map(|p| p.device_queue.max as f64),
@@ -219,6 +346,11 @@ impl fmt::Display for Metric {
             Metric::QdMean => write!(f, "qd_mean"),
             Metric::QdP99 => write!(f, "qd_p99"),
             Metric::QdMax => write!(f, "qd_max"),
+            Metric::SyncLatUs(j) => write!(f, "sync_lat_us:{j}"),
+            Metric::SyncP99Us(j) => write!(f, "sync_p99_us:{j}"),
+            Metric::SyncP999Us(j) => write!(f, "sync_p999_us:{j}"),
+            Metric::PutUs(j) => write!(f, "put_us:{j}"),
+            Metric::Fsync(p, j) => write!(f, "{}:{j}", p.name()),
         }
     }
 }
@@ -279,10 +411,29 @@ mod tests {
             "qd_mean",
             "qd_p99",
             "qd_max",
+            "sync_lat_us:ls",
+            "sync_p99_us:ls",
+            "sync_p999_us:ls",
+            "put_us:ls",
+            "t_d1_us:ls",
+            "t_d2_us:ls",
+            "t_jd_us:ls",
+            "t_jc_us:ls",
+            "fsync_sched_us:ls",
+            "switches_per_fsync:ls",
+            "ios_per_fsync:ls",
         ] {
             assert_eq!(Metric::parse(s).unwrap().to_string(), s);
         }
-        for bad in ["iops", "iops:", "latency", "gap_us:x", "gap_us:101"] {
+        for bad in [
+            "iops",
+            "iops:",
+            "latency",
+            "gap_us:x",
+            "gap_us:101",
+            "t_d2_us",
+            "put_us:",
+        ] {
             assert!(Metric::parse(bad).is_err(), "{bad}");
         }
     }
@@ -300,5 +451,60 @@ mod tests {
         assert_eq!(v("cpu_share:sync"), Some(30.0));
         assert_eq!(v("iops:nosuch"), None);
         assert_eq!(v("lat_us:nosuch"), None);
+    }
+
+    #[test]
+    fn fsync_metrics_come_from_the_sync_report() {
+        use report::{FsyncBreakdown, SyncReport};
+        let lat = |mean: f64, samples: u64, p99: u64, p999: u64| LatencyStats {
+            samples,
+            mean,
+            percentiles: vec![(99.0, p99), (99.9, p999)],
+            ..LatencyStats::default()
+        };
+        let put = |fsyncs: u64, mean_ns: f64, d2: f64| JobReport {
+            name: "ls".into(),
+            write: DirReport {
+                io_ops: fsyncs,
+                clat: lat(2_000.0, fsyncs, 3_000, 4_000),
+                ..DirReport::default()
+            },
+            sync: Some(SyncReport {
+                lat: lat(mean_ns, fsyncs, 100_000, 200_000 * fsyncs),
+                breakdown: FsyncBreakdown {
+                    journal: "ordered".into(),
+                    fsyncs,
+                    d1_us: 7.0,
+                    d2_us: d2,
+                    switches_per_fsync: 5.0,
+                    ios_per_fsync: 3.0,
+                    ..FsyncBreakdown::default()
+                },
+            }),
+            ..JobReport::default()
+        };
+        let r = RunReport {
+            duration_ns: 1_000_000_000,
+            jobs: vec![
+                put(100, 30_000.0, 0.0),
+                put(300, 50_000.0, 20.0),
+                job("to", 10, 1.0, 0),
+            ],
+            ..RunReport::default()
+        };
+        let v = |s: &str| Metric::parse(s).unwrap().of(&r);
+        // Weighted by fsyncs: (100*30 + 300*50) / 400 us.
+        assert_eq!(v("sync_lat_us:ls"), Some(45.0));
+        assert_eq!(v("put_us:ls"), Some(47.0));
+        assert_eq!(v("sync_p99_us:ls"), Some(100.0));
+        assert_eq!(v("sync_p999_us:ls"), Some(60_000.0));
+        assert_eq!(v("t_d1_us:ls"), Some(7.0));
+        assert_eq!(v("t_d2_us:ls"), Some(15.0));
+        assert_eq!(v("switches_per_fsync:ls"), Some(5.0));
+        assert_eq!(v("ios_per_fsync:ls"), Some(3.0));
+        // A job that never fsyncs has none of them.
+        assert_eq!(v("sync_lat_us:to"), None);
+        assert_eq!(v("put_us:to"), None);
+        assert_eq!(v("t_d2_us:to"), None);
     }
 }

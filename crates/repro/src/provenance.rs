@@ -63,6 +63,13 @@ impl Provenance {
         self
     }
 
+    /// Sets a parameter: replaces the one named `name`, or adds it.
+    pub fn set(self, name: &'static str, value: impl Into<String>, origin: Origin) -> Self {
+        let mut out = self;
+        out.params.retain(|p| p.name != name);
+        out.with(name, value, origin)
+    }
+
     /// The value of `name`, if given.
     pub fn get(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)

@@ -14,10 +14,14 @@ mod fig19;
 mod fig20;
 mod fig21;
 mod fr_fig04;
+mod fr_fig04b;
 mod fr_fig06;
 mod fr_fig12;
+mod fr_fig13;
 mod fr_fig14;
+mod fr_fig14b;
 mod fr_fig15;
+mod fr_fig15b;
 mod fr_fig16;
 mod fr_fig18;
 mod fr_fig19;
@@ -52,6 +56,10 @@ pub fn all() -> Vec<Experiment> {
         fr_fig16::experiment(),
         fr_fig18::experiment(),
         fr_fig19::experiment(),
+        fr_fig04b::experiment(),
+        fr_fig13::experiment(),
+        fr_fig14b::experiment(),
+        fr_fig15b::experiment(),
         ours_fr_cint::experiment(),
     ]
 }
