@@ -33,6 +33,17 @@ pub struct Live {
     requests: [[AtomicU64; MARKS]; KINDS],
     /// pread family, read/write, io_submit, fsync family.
     calls: [AtomicU64; 4],
+    /// Critical requests, requests routed to the poll queue, and requests
+    /// the program asked to poll (RWF_HIPRI).
+    fr: [AtomicU64; 3],
+}
+
+/// The FastResponse counters of [`Live::fr`].
+#[derive(Clone, Copy, Debug)]
+pub enum Fr {
+    Critical,
+    Polled,
+    Hipri,
 }
 
 /// The call families counted.
@@ -60,7 +71,12 @@ impl Live {
         Live {
             requests: [ZERO_ROW; KINDS],
             calls: [ZERO; 4],
+            fr: [ZERO; 3],
         }
+    }
+
+    pub fn fr(&self, f: Fr) {
+        self.fr[f as usize].fetch_add(1, Relaxed);
     }
 
     pub fn request(&self, kind: Kind, marks: Marks) {
@@ -78,7 +94,7 @@ impl Live {
                 c.store(0, Relaxed);
             }
         }
-        for c in &self.calls {
+        for c in self.calls.iter().chain(&self.fr) {
             c.store(0, Relaxed);
         }
     }
@@ -100,6 +116,9 @@ impl Live {
                 io_submit: c(2),
                 flush: c(3),
             },
+            critical: self.fr[0].load(Relaxed),
+            polled: self.fr[1].load(Relaxed),
+            hipri: self.fr[2].load(Relaxed),
         }
     }
 }
@@ -144,6 +163,15 @@ pub struct Counts {
     pub writes: ByMark,
     pub flushes: ByMark,
     pub calls: Calls,
+    /// Requests with FastResponse's critical tag.
+    #[serde(default)]
+    pub critical: u64,
+    /// Requests whose thread spun on its slot (sent to the poll queue).
+    #[serde(default)]
+    pub polled: u64,
+    /// Requests the program asked to poll (RWF_HIPRI in preadv2's flags).
+    #[serde(default)]
+    pub hipri: u64,
 }
 
 impl Counts {
@@ -155,6 +183,9 @@ impl Counts {
         self.calls.plain += o.calls.plain;
         self.calls.io_submit += o.calls.io_submit;
         self.calls.flush += o.calls.flush;
+        self.critical += o.critical;
+        self.polled += o.polled;
+        self.hipri += o.hipri;
     }
 
     /// Every request by mark.
