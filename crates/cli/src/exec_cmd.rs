@@ -72,9 +72,10 @@ pub struct ExecArgs {
     #[arg(
         long,
         value_name = "interrupt|poll|select-isr",
-        conflicts_with = "observe"
+        conflicts_with = "observe",
+        value_parser = exec_completion
     )]
-    pub completion: Option<sim::Completion>,
+    pub completion: Option<exec::Polling>,
     /// FastResponse's critical boost (FR 3.5) through this kernel, as `run
     /// --critical-boost`: each thread at its first critical request gets
     /// none (default), slice (EEVDF's custom slice, sched_setattr with
@@ -95,6 +96,18 @@ pub struct ExecArgs {
     pub program: Vec<OsString>,
 }
 
+/// `--completion`: `run`'s parser (the simulator's), then the modes exec
+/// runs (hybrid polling is not one of them).
+fn exec_completion(s: &str) -> Result<exec::Polling, String> {
+    let c: sim::Completion = s.parse()?;
+    exec::Polling::of(c.mode()).ok_or_else(|| {
+        format!(
+            "'{}' is not run under exec (interrupt, poll or select-isr)",
+            c.as_str()
+        )
+    })
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Normal,
@@ -109,15 +122,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
     policy::build(&spec)?;
-    let polling = match a.completion {
-        None => exec::Polling::Interrupt,
-        Some(c) => exec::Polling::of(c.mode()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--completion {}: not run under exec (interrupt, poll or select-isr)",
-                c.as_str()
-            )
-        })?,
-    };
+    let polling = a.completion.unwrap_or_default();
     let route = if a.observe {
         None
     } else {
