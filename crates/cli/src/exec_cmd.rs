@@ -66,12 +66,13 @@ pub struct ExecArgs {
     /// --completion` (the same parser): `interrupt` (default), `poll` (the
     /// thread spins on its slot's completion ring; its commands go to a
     /// poll queue, which raises no interrupt) or `select-isr` (critical
-    /// requests poll, the rest take interrupts). `hybrid` is refused here.
-    /// With a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1)
+    /// requests poll, the rest take interrupts) or `hybrid` (as poll, after
+    /// a timer sleep of half the thread's size bucket's mean latency less
+    /// the timer's measured overshoot). With a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1)
     /// polls too. libaio contexts always take interrupts
     #[arg(
         long,
-        value_name = "interrupt|poll|select-isr",
+        value_name = "interrupt|poll|hybrid|select-isr",
         conflicts_with = "observe",
         value_parser = exec_completion
     )]
@@ -96,16 +97,10 @@ pub struct ExecArgs {
     pub program: Vec<OsString>,
 }
 
-/// `--completion`: `run`'s parser (the simulator's), then the modes exec
-/// runs (hybrid polling is not one of them).
+/// `--completion`: `run`'s parser (the simulator's).
 fn exec_completion(s: &str) -> Result<exec::Polling, String> {
-    let c: sim::Completion = s.parse()?;
-    exec::Polling::of(c.mode()).ok_or_else(|| {
-        format!(
-            "'{}' is not run under exec (interrupt, poll or select-isr)",
-            c.as_str()
-        )
-    })
+    s.parse::<sim::Completion>()
+        .map(|c| exec::Polling::of(c.mode()))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -211,6 +206,16 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
                 "  completion {}: {} completion(s) polled (poll queue, no interrupt); {} request(s) critical, {} polled, {} asked RWF_HIPRI\n",
                 r.completion, r.completions_polled, c.critical, c.polled, c.hipri
             );
+            let h = &c.hybrid;
+            if h.sleeps + h.spun > 0 {
+                s += &format!(
+                    "  hybrid polling: {} timer sleep(s) (asked {} on average, slept {}), {} spun from the start (sleep not longer than the timer's overshoot)\n",
+                    h.sleeps,
+                    policy::format_nanos(h.asked_ns.checked_div(h.sleeps).unwrap_or(0)),
+                    policy::format_nanos(h.slept_ns.checked_div(h.sleeps).unwrap_or(0)),
+                    h.spun
+                );
+            }
             if let Some(b) = &r.block {
                 s += &format!(
                     "  block scheduler {}: {} request(s) ({} critical) went to the device as {} piece(s), at most {} non-critical piece(s) in flight ({} with critical ones; the host's count, from dispatch to reap, which bounds the device's); mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) {}\n",
@@ -280,7 +285,8 @@ fn json(name: &str, opts: &exec::Options, out: &Outcome) -> String {
             "critical_boost": opts.boost.as_str(),
             "boosted": out.processes.iter().flat_map(|p| &p.boosted).collect::<Vec<_>>(),
             "fastresponse": {
-                "critical": c.critical, "polled": c.polled, "hipri": c.hipri
+                "critical": c.critical, "polled": c.polled, "hipri": c.hipri,
+                "hybrid": c.hybrid
             },
             "routed": out.routed.is_some(),
             "device": out.routed,

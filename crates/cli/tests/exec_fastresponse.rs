@@ -118,6 +118,48 @@ fn psync_under_exec_completion_poll_takes_no_interrupt() {
     assert_eq!(c["fastresponse"]["polled"], 1000, "{c}");
 }
 
+/// A slow device (300 us a command): hybrid polling's sleep (half the
+/// mean, 150 us) is longer than the timer's overshoot, so the threads sleep.
+const SLOW: &str = "name = \"slow\"\ndescription = \"300 us a command\"\nqueues = 1\n\
+    queue_depth = 64\nparallelism = 4\nmax_read_iops = 100000\nmax_write_iops = 100000\n\
+    default_delta = \"6us\"\ndefault_thr = 32\n\
+    [read]\ndistribution = \"normal\"\nmean = \"300us\"\nstddev = \"5us\"\nfloor = \"280us\"\nper_kib = \"0ns\"\n\
+    [write]\ndistribution = \"normal\"\nmean = \"300us\"\nstddev = \"5us\"\nfloor = \"280us\"\nper_kib = \"0ns\"\n";
+
+#[test]
+fn hybrid_polling_under_exec_sleeps_then_spins_with_no_interrupt() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let profile = write(dir.path(), "slow.toml", SLOW);
+    let job = format!(
+        "[r]\nfilename={d}/data\nsize=4m\ndirect=1\nbs=4k\nrw=randread\nioengine=psync\n\
+         number_ios=600\n"
+    );
+    let file = dir.path().join("t.fio");
+    std::fs::write(&file, job).unwrap();
+    let report = dir.path().join("exec.json");
+    let o = bin()
+        .args(["exec", "--device", &profile, "--completion", "hybrid"])
+        .args(["--output-format", "json", "-o", report.to_str().unwrap()])
+        .args(["--", "fio", "--output-format=json", file.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let c = &ours["cinterrupts"];
+    let dev = &c["device"];
+    assert_eq!(dev["completion"], "hybrid", "{dev}");
+    assert_eq!(dev["interrupts"], 0, "{dev}");
+    assert_eq!(dev["completions_polled"], 600, "{dev}");
+    let h = &c["fastresponse"]["hybrid"];
+    // The first 100 ms window has no mean yet (no sleep); after it, each
+    // wait sleeps about 150 us less the overshoot.
+    assert!(u(&h["sleeps"]) >= 1, "{h}");
+    assert!(u(&h["sleeps"]) + u(&h["spun"]) <= 600, "{h}");
+}
+
 #[test]
 fn select_isr_polls_critical_and_hipri_reads_and_interrupts_the_rest() {
     let _one = turn();
@@ -185,7 +227,6 @@ fn bad_fastresponse_flags_under_exec_give_one_line_naming_the_option() {
         ),
         ("--block-scheduler", "ld,tokens=0", "tokens=0"),
         ("--completion", "spin", "spin"),
-        ("--completion", "hybrid", "not run under exec"),
         (
             "--critical-boost",
             "rt",

@@ -188,6 +188,10 @@ pub enum Polling {
     /// Classic polling: the thread spins on its slot's completion ring and
     /// its commands go to a poll queue (interrupts off).
     Poll,
+    /// Hybrid polling: as `Poll`, after a timer sleep of half its size
+    /// bucket's mean latency less the timer's measured overshoot
+    /// (`emu::HybridTimer`, `host::poll::HybridStats` per thread).
+    Hybrid,
     /// FastResponse's SelectISR: critical requests poll, the rest take
     /// interrupts.
     SelectIsr,
@@ -198,6 +202,7 @@ impl Polling {
         match self {
             Polling::Interrupt => "interrupt",
             Polling::Poll => "poll",
+            Polling::Hybrid => "hybrid",
             Polling::SelectIsr => "select-isr",
         }
     }
@@ -206,18 +211,19 @@ impl Polling {
         match s {
             "interrupt" => Some(Polling::Interrupt),
             "poll" => Some(Polling::Poll),
+            "hybrid" => Some(Polling::Hybrid),
             "select-isr" => Some(Polling::SelectIsr),
             _ => None,
         }
     }
 
-    /// From `host::poll`'s mode; hybrid polling is not run under exec.
-    pub fn of(m: host::poll::Mode) -> Option<Polling> {
+    /// From `host::poll`'s mode.
+    pub fn of(m: host::poll::Mode) -> Polling {
         match m {
-            host::poll::Mode::Interrupt => Some(Polling::Interrupt),
-            host::poll::Mode::Classic => Some(Polling::Poll),
-            host::poll::Mode::SelectIsr => Some(Polling::SelectIsr),
-            host::poll::Mode::Hybrid => None,
+            host::poll::Mode::Interrupt => Polling::Interrupt,
+            host::poll::Mode::Classic => Polling::Poll,
+            host::poll::Mode::Hybrid => Polling::Hybrid,
+            host::poll::Mode::SelectIsr => Polling::SelectIsr,
         }
     }
 
@@ -228,7 +234,7 @@ impl Polling {
         hipri
             || match self {
                 Polling::Interrupt => false,
-                Polling::Poll => true,
+                Polling::Poll | Polling::Hybrid => true,
                 Polling::SelectIsr => critical,
             }
     }
@@ -356,10 +362,10 @@ mod tests {
         assert!(Polling::SelectIsr.polls(true, false));
         assert!(!Polling::SelectIsr.polls(false, false));
         assert!(Polling::Interrupt.polls(false, true), "RWF_HIPRI polls");
-        for p in [Polling::Interrupt, Polling::Poll, Polling::SelectIsr] {
+        for m in host::poll::Mode::ALL {
+            let p = Polling::of(m);
             assert_eq!(Polling::parse(p.name()), Some(p));
         }
-        assert_eq!(Polling::of(host::poll::Mode::Hybrid), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use config::{
     Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
     ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES,
 };
-pub use counts::{ByMark, Calls, Counts, Family, Fr, Kind, Live};
+pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
 pub use record::{Boosted, Record};
 pub use route::{

@@ -206,6 +206,87 @@ fn wait_one(s: &shm::Slot, polled: bool) -> bool {
     }
 }
 
+/// Hybrid polling (`--completion hybrid`) for a thread's polled requests,
+/// as `run`'s job threads do it: Linux's poll statistics per size bucket
+/// (`host::poll::HybridStats`, kept per thread here, not per device) give
+/// the sleep, half the bucket's mean; the thread asks the timer for it less
+/// the overshoot it measured (`emu::HybridTimer`), then spins.
+mod hybrid {
+    use std::cell::RefCell;
+
+    use exec::Fr;
+    use host::poll::{bucket, HybridStats};
+
+    use crate::intercept::LIVE;
+
+    thread_local! {
+        static STATE: RefCell<Option<(HybridStats, emu::HybridTimer)>> =
+            const { RefCell::new(None) };
+    }
+
+    fn now() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: fills our timespec (the vDSO).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    pub(crate) fn now_ns() -> u64 {
+        now()
+    }
+
+    /// A polled request of `len` bytes was posted now: sleeps as hybrid
+    /// polling says; returns its issue time for [`ended`].
+    pub(crate) fn posted(len: u64, write: bool) -> u64 {
+        let at = now();
+        posted_since(at, len, write);
+        at
+    }
+
+    /// A polled request of `len` bytes was posted at `at`: sleeps what is
+    /// left of hybrid polling's sleep.
+    pub(crate) fn posted_since(at: u64, len: u64, write: bool) {
+        let _ = STATE.try_with(|st| {
+            let mut st = st.borrow_mut();
+            let (stats, timer) = st.get_or_insert_with(|| {
+                (HybridStats::default(), emu::HybridTimer::for_this_thread())
+            });
+            let want = stats.sleep(at, bucket(len, write));
+            if want == 0 {
+                // No statistics yet (or none for its size): classic polling.
+                return;
+            }
+            let until = at + want;
+            match timer.sleep(until.saturating_sub(now())) {
+                emu::HybridSleep::Spun => LIVE.fr(Fr::HybridSpun),
+                emu::HybridSleep::Slept { asked, slept } => {
+                    LIVE.fr(Fr::HybridSleeps);
+                    LIVE.fr_add(Fr::HybridAskedNs, asked);
+                    LIVE.fr_add(Fr::HybridSleptNs, slept);
+                }
+            }
+        });
+    }
+
+    /// Its completion came: a sample of its bucket (`blk_stat_add`).
+    pub(crate) fn ended(at: u64, len: u64, write: bool) {
+        let end = now();
+        let _ = STATE.try_with(|st| {
+            if let Some((stats, _)) = st.borrow_mut().as_mut() {
+                stats.ended(end, bucket(len, write), end.saturating_sub(at));
+            }
+        });
+    }
+}
+
+/// Whether polled requests sleep first (`--completion hybrid`).
+fn hybrid_on() -> bool {
+    config().is_some_and(|c| c.polling == exec::Polling::Hybrid)
+}
+
 thread_local! {
     /// Whether this thread was given `--critical-boost` already.
     static BOOSTED: Cell<bool> = const { Cell::new(false) };
@@ -277,6 +358,7 @@ pub(crate) fn blocking(
         LIVE.fr(exec::Fr::Polled);
     }
     t.mark(timing::POST);
+    let hyb = (polled && hybrid_on()).then(|| hybrid::posted(res as u64, write));
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
         if !wait_one(s, polled) && !device_alive() {
@@ -284,6 +366,9 @@ pub(crate) fn blocking(
             return Some(res);
         }
         s.take(1, &mut out);
+    }
+    if let Some(at) = hyb {
+        hybrid::ended(at, res as u64, write);
     }
     t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
@@ -335,9 +420,15 @@ pub(crate) fn blocking_at(
         LIVE.fr(exec::Fr::Polled);
     }
     t.mark(timing::POST);
+    let posted_at = (polled && hybrid_on()).then(hybrid::now_ns);
     let res = io();
     let err = errno();
     t.mark(timing::IO);
+    // Hybrid: the sleep counts from the posting; the data's copy took part.
+    if let Some(at) = posted_at {
+        hybrid::posted_since(at, len, write);
+    }
+    let hyb = posted_at;
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
         if !wait_one(s, polled) && !device_alive() {
@@ -346,6 +437,9 @@ pub(crate) fn blocking_at(
             return Some(res);
         }
         s.take(1, &mut out);
+    }
+    if let Some(at) = hyb {
+        hybrid::ended(at, len, write);
     }
     t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
