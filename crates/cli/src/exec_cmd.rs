@@ -65,7 +65,7 @@ pub struct ExecArgs {
     /// How a routed blocking call learns of its completion, as `run
     /// --completion` (the same parser): `interrupt` (default), `poll` (the
     /// thread spins on its slot's completion ring; its commands go to a
-    /// poll queue, which raises no interrupt) or `select-isr` (critical
+    /// poll queue, which raises no interrupt), `select-isr` (critical
     /// requests poll, the rest take interrupts) or `hybrid` (as poll, after
     /// a timer sleep of half the thread's size bucket's mean latency less
     /// the timer's measured overshoot). With a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1)
