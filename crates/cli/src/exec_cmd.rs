@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use exec::{Outcome, Rule, Status, Target};
+use exec::{Critical, Outcome, Rule, Status, Target};
 
 #[derive(Args, Debug)]
 pub struct ExecArgs {
@@ -43,6 +43,46 @@ pub struct ExecArgs {
     /// Mark the requests on files whose path matches GLOB; repeatable
     #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::parse(Target::File, s))]
     pub mark_file: Vec<Rule>,
+    /// FastResponse's critical tag (FR 3.1-3.2) for the requests of
+    /// threads whose name matches GLOB (a process's main thread has the
+    /// program's name); repeatable, any match makes a request critical.
+    /// Critical requests bypass --block-scheduler ld, poll under
+    /// --completion select-isr, and their threads get --critical-boost
+    #[arg(long, value_name = "GLOB", value_parser = |s: &str| Critical::parse(Target::Thread, s))]
+    pub critical_thread: Vec<Critical>,
+    /// The critical tag for the requests on files whose path matches GLOB;
+    /// repeatable
+    #[arg(long, value_name = "GLOB", value_parser = |s: &str| Critical::parse(Target::File, s))]
+    pub critical_file: Vec<Critical>,
+    /// Block-layer scheduler between the program's requests and the
+    /// device, as `run --block-scheduler` (the same parser): `none`
+    /// (default) or FastResponse's Limited Depth,
+    /// `ld[,tokens=N][,split=SIZE][,opportunistic]` (non-critical requests
+    /// split into 32k pieces, at most N of them in flight; critical ones
+    /// bypass it)
+    #[arg(long, value_name = "none|ld[,...]", conflicts_with = "observe")]
+    pub block_scheduler: Option<sim::BlockScheduler>,
+    /// How a routed blocking call learns of its completion, as `run
+    /// --completion` (the same parser): `interrupt` (default), `poll` (the
+    /// thread spins on its slot's completion ring; its commands go to a
+    /// poll queue, which raises no interrupt), `select-isr` (critical
+    /// requests poll, the rest take interrupts) or `hybrid` (as poll, after
+    /// a timer sleep of half the thread's size bucket's mean latency less
+    /// the timer's measured overshoot). With a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1)
+    /// polls too. libaio contexts always take interrupts
+    #[arg(
+        long,
+        value_name = "interrupt|poll|hybrid|select-isr",
+        conflicts_with = "observe",
+        value_parser = exec_completion
+    )]
+    pub completion: Option<exec::Polling>,
+    /// FastResponse's critical boost (FR 3.5) through this kernel, as `run
+    /// --critical-boost`: each thread at its first critical request gets
+    /// none (default), slice (EEVDF's custom slice, sched_setattr with
+    /// sched_runtime 100us) or fifo (SCHED_FIFO priority 1)
+    #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
+    pub critical_boost: crate::run_cmd::BoostArg,
     /// Our report's format (the program's own output is untouched)
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     pub output_format: Format,
@@ -57,6 +97,12 @@ pub struct ExecArgs {
     pub program: Vec<OsString>,
 }
 
+/// `--completion`: `run`'s parser (the simulator's).
+fn exec_completion(s: &str) -> Result<exec::Polling, String> {
+    s.parse::<sim::Completion>()
+        .map(|c| exec::Polling::of(c.mode()))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Normal,
@@ -67,8 +113,11 @@ pub enum Format {
 pub fn run(a: &ExecArgs) -> Result<i32> {
     let mut rules = a.mark_thread.clone();
     rules.extend(a.mark_file.iter().cloned());
+    let mut critical = a.critical_thread.clone();
+    critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
     policy::build(&spec)?;
+    let polling = a.completion.unwrap_or_default();
     let route = if a.observe {
         None
     } else {
@@ -76,12 +125,21 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             .device
             .as_ref()
             .map(|p| emu::backend::BackendSpec::device(crate::run_cmd::device_model(p, a.seed)));
-        Some(exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?)
+        let mut r =
+            exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?;
+        r.block = a
+            .block_scheduler
+            .as_ref()
+            .and_then(crate::run_cmd::ld_config);
+        r.polling = polling;
+        Some(r)
     };
     let opts = exec::Options {
         preload: exec::find_preload()?,
         default_marks: a.default_marks,
         rules,
+        critical,
+        boost: a.critical_boost.into(),
         route,
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
@@ -122,6 +180,9 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
     for r in &opts.rules {
         s += &format!("  rule: {}\n", r.to_line());
     }
+    for r in &opts.critical {
+        s += &format!("  critical: {}\n", r.to_line());
+    }
     match &out.routed {
         None => s += "  direct I/O seen (observed only: every call reached the kernel as made)\n",
         Some(r) => {
@@ -141,7 +202,49 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
                 r.delivery_p99_ns as f64 / 1e3,
                 r.handler_cpu_ns as f64 / 1e6
             );
+            s += &format!(
+                "  completion {}: {} completion(s) polled (poll queue, no interrupt); {} request(s) critical, {} polled, {} asked RWF_HIPRI\n",
+                r.completion, r.completions_polled, c.critical, c.polled, c.hipri
+            );
+            let h = &c.hybrid;
+            if h.sleeps + h.spun > 0 {
+                s += &format!(
+                    "  hybrid polling: {} timer sleep(s) (asked {} on average, slept {}), {} spun from the start (sleep not longer than the timer's overshoot)\n",
+                    h.sleeps,
+                    policy::format_nanos(h.asked_ns.checked_div(h.sleeps).unwrap_or(0)),
+                    policy::format_nanos(h.slept_ns.checked_div(h.sleeps).unwrap_or(0)),
+                    h.spun
+                );
+            }
+            if let Some(b) = &r.block {
+                s += &format!(
+                    "  block scheduler {}: {} request(s) ({} critical) went to the device as {} piece(s), at most {} non-critical piece(s) in flight ({} with critical ones; the host's count, from dispatch to reap, which bounds the device's); mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) {}\n",
+                    b.scheduler,
+                    b.requests,
+                    b.critical,
+                    b.pieces,
+                    b.max_noncritical_in_flight,
+                    b.max_in_flight,
+                    policy::format_nanos(b.t_blk_mean_ns)
+                );
+            }
         }
+    }
+    if opts.boost != emu::Boost::None {
+        let boosted: Vec<&exec::Boosted> = out.processes.iter().flat_map(|p| &p.boosted).collect();
+        s += &format!(
+            "  critical boost {}: {} thread(s) boosted at their first critical request{}\n",
+            opts.boost.as_str(),
+            boosted.iter().filter(|b| b.error.is_none()).count(),
+            boosted
+                .iter()
+                .map(|b| match &b.error {
+                    None => format!(" {}[{}]", b.name, b.tid),
+                    Some(e) => format!(" {}[{}] refused: {e}", b.name, b.tid),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        );
     }
     s += &format!(
         "  {:<9} {:>10} {:>10} {:>10}\n",
@@ -178,6 +281,13 @@ fn json(name: &str, opts: &exec::Options, out: &Outcome) -> String {
             "status": status,
             "default_marks": opts.default_marks.name(),
             "rules": opts.rules.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
+            "critical_rules": opts.critical.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
+            "critical_boost": opts.boost.as_str(),
+            "boosted": out.processes.iter().flat_map(|p| &p.boosted).collect::<Vec<_>>(),
+            "fastresponse": {
+                "critical": c.critical, "polled": c.polled, "hipri": c.hipri,
+                "hybrid": c.hybrid
+            },
             "routed": out.routed.is_some(),
             "device": out.routed,
             "processes": out.processes,

@@ -113,6 +113,16 @@ impl Boost {
         }
     }
 
+    /// Gives the calling thread this boost (`none` does nothing): the one
+    /// way `run`'s job threads and `exec`'s program threads get it.
+    pub fn apply(self) -> std::io::Result<()> {
+        match self {
+            Boost::None => Ok(()),
+            Boost::Slice => crate::sys::set_slice(crate::sys::SLICE_MIN),
+            Boost::Fifo => crate::sys::set_fifo(1),
+        }
+    }
+
     /// `none`, `slice` or `fifo`.
     pub fn parse(s: &str) -> Option<Boost> {
         match s {

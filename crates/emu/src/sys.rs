@@ -348,3 +348,67 @@ mod tests {
         .unwrap();
     }
 }
+
+/// What a sleep overshoots by on this VM before it is measured: PLATFORM.md
+/// section 3, a 10 us nanosleep with 1 ns timer slack takes 39.0 us (29 us
+/// over); a 1 us one 24.6 us. A [`HybridTimer`] then keeps a running mean
+/// of its own sleeps' overshoot.
+pub const TIMER_OVERSHOOT: Nanos = 29_000;
+
+/// Hybrid polling's sleep (`blk_mq_poll_hybrid_sleep`) on this VM, for one
+/// thread: a timer sleep overshoots by tens of microseconds (PLATFORM.md
+/// section 3), so the thread asks the timer for the sleep less the
+/// overshoot it has measured, and spins from the start when the sleep is
+/// shorter than that (it would wake too late): the CPU is freed only where
+/// the timer can give it back in time. `run`'s job threads and `exec`'s
+/// program threads use it alike.
+#[derive(Clone, Copy, Debug)]
+pub struct HybridTimer {
+    overshoot: Nanos,
+}
+
+/// What one hybrid wait's sleep did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HybridSleep {
+    /// The sleep was not longer than the overshoot: spin from the start.
+    Spun,
+    /// Asked the timer for `asked` ns and slept `slept`.
+    Slept { asked: Nanos, slept: Nanos },
+}
+
+impl Default for HybridTimer {
+    fn default() -> Self {
+        HybridTimer::new()
+    }
+}
+
+impl HybridTimer {
+    pub fn new() -> HybridTimer {
+        HybridTimer {
+            overshoot: TIMER_OVERSHOOT,
+        }
+    }
+
+    /// As [`HybridTimer::new`], and sets the calling thread's timer slack
+    /// to 1 ns ([`set_timer_slack_min`]): the thread that sleeps must call it.
+    pub fn for_this_thread() -> HybridTimer {
+        let _ = set_timer_slack_min();
+        HybridTimer::new()
+    }
+
+    /// Sleeps `want` ns less the overshoot, if that is anything.
+    pub fn sleep(&mut self, want: Nanos) -> HybridSleep {
+        if want <= self.overshoot {
+            return HybridSleep::Spun;
+        }
+        let ask = want - self.overshoot;
+        let start = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_nanos(ask));
+        let slept = start.elapsed().as_nanos() as Nanos;
+        // A running mean, weight 1/8, of how far past the asked time the
+        // timer woke the thread.
+        let over = slept.saturating_sub(ask);
+        self.overshoot = (self.overshoot * 7 + over) / 8;
+        HybridSleep::Slept { asked: ask, slept }
+    }
+}

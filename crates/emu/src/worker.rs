@@ -140,12 +140,6 @@ pub struct PollStats {
     pub hybrid_spun: u64,
 }
 
-/// What a sleep overshoots by on this VM before it is measured: PLATFORM.md
-/// section 3, a 10 us nanosleep with 1 ns timer slack takes 39.0 us (29 us
-/// over); a 1 us one 24.6 us. The worker then keeps a running mean of its
-/// own sleeps' overshoot.
-pub const TIMER_OVERSHOOT: Nanos = 29_000;
-
 struct Worker<'a> {
     spec: WorkerSpec,
     sh: Shared<'a>,
@@ -170,9 +164,8 @@ struct Worker<'a> {
     hybrid: Option<host::poll::Completions>,
     /// Hybrid: when the wait for the batch just issued may stop sleeping.
     hybrid_until: Option<Nanos>,
-    /// Hybrid: the timer's overshoot, a running mean of this thread's
-    /// sleeps (from [`TIMER_OVERSHOOT`]).
-    overshoot: Nanos,
+    /// Hybrid: the timer, with its overshoot measured on this thread.
+    timer: crate::sys::HybridTimer,
 }
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
@@ -212,7 +205,7 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
             host::poll::Completions::new(host::poll::Mode::Hybrid, host::poll::Costs::default())
         }),
         hybrid_until: None,
-        overshoot: TIMER_OVERSHOOT,
+        timer: crate::sys::HybridTimer::new(),
         spec,
         sh,
     };
@@ -413,33 +406,22 @@ impl Worker<'_> {
         self.got = got;
     }
 
-    /// Hybrid polling's sleep (`blk_mq_poll_hybrid_sleep`) on this VM:
-    /// a timer sleep overshoots by tens of microseconds (PLATFORM.md section
-    /// 3), so the thread asks the timer for the sleep less the overshoot it
-    /// has measured, and spins from the start when the sleep is shorter
-    /// than that (it would wake too late): the CPU is freed only where the
-    /// timer can give it back in time.
+    /// Hybrid polling's sleep (`blk_mq_poll_hybrid_sleep`) on this VM
+    /// ([`crate::sys::HybridTimer`]).
     fn hybrid_sleep(&mut self, until: Nanos, measuring: bool) {
-        let now = self.sh.clock.now();
-        let want = until.saturating_sub(now);
-        if want <= self.overshoot {
-            if measuring {
-                self.out.poll.hybrid_spun += 1;
-            }
+        let want = until.saturating_sub(self.sh.clock.now());
+        let slept = self.timer.sleep(want);
+        if !measuring {
             return;
         }
-        let ask = want - self.overshoot;
-        std::thread::sleep(std::time::Duration::from_nanos(ask));
-        let slept = self.sh.clock.now() - now;
-        // A running mean, weight 1/8, of how far past the asked time the
-        // timer woke the thread.
-        let over = slept.saturating_sub(ask);
-        self.overshoot = (self.overshoot * 7 + over) / 8;
-        if measuring {
-            let s = &mut self.out.poll;
-            s.hybrid_sleeps += 1;
-            s.asked_ns += ask;
-            s.slept_ns += slept;
+        let s = &mut self.out.poll;
+        match slept {
+            crate::sys::HybridSleep::Spun => s.hybrid_spun += 1,
+            crate::sys::HybridSleep::Slept { asked, slept } => {
+                s.hybrid_sleeps += 1;
+                s.asked_ns += asked;
+                s.slept_ns += slept;
+            }
         }
     }
 

@@ -15,6 +15,9 @@ use policy::Marks;
 pub const ENV_OUT: &str = "CINTERRUPTS_EXEC_OUT";
 pub const ENV_MARKS: &str = "CINTERRUPTS_EXEC_MARKS";
 pub const ENV_RULES: &str = "CINTERRUPTS_EXEC_RULES";
+pub const ENV_CRITICAL: &str = "CINTERRUPTS_EXEC_CRITICAL";
+pub const ENV_COMPLETION: &str = "CINTERRUPTS_EXEC_COMPLETION";
+pub const ENV_BOOST: &str = "CINTERRUPTS_EXEC_BOOST";
 /// Set when the requests are routed through the device: `modelled` (a
 /// `--device` profile times them; the program's data moves through the
 /// page cache) or `direct` (the program's own O_DIRECT call is the device).
@@ -122,12 +125,132 @@ impl Rule {
     }
 }
 
+/// `--critical-thread GLOB` or `--critical-file GLOB`: FastResponse's
+/// critical tag (FR 3.1-3.2 tag a thread or a process through a system
+/// call; here a rule stands for that call, as the marking rules stand for
+/// the paper's application patches). A request is critical when its
+/// thread's name matches a thread rule or its file's path a file rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Critical {
+    pub target: Target,
+    pub glob: String,
+}
+
+impl Critical {
+    pub fn parse(target: Target, s: &str) -> Result<Critical, String> {
+        if s.is_empty() {
+            return Err("the glob is empty".into());
+        }
+        if s.contains('\n') {
+            return Err("a glob cannot hold a newline".into());
+        }
+        Ok(Critical {
+            target,
+            glob: s.to_string(),
+        })
+    }
+
+    /// The rule as one line of `CINTERRUPTS_EXEC_CRITICAL`.
+    pub fn to_line(&self) -> String {
+        let t = match self.target {
+            Target::Thread => "thread",
+            Target::File => "file",
+        };
+        format!("{t} {}", self.glob)
+    }
+
+    fn from_line(line: &str) -> Option<Critical> {
+        let (t, rest) = line.split_once(' ')?;
+        let target = match t {
+            "thread" => Target::Thread,
+            "file" => Target::File,
+            _ => return None,
+        };
+        Critical::parse(target, rest).ok()
+    }
+
+    pub fn env(rules: &[Critical]) -> String {
+        rules
+            .iter()
+            .map(Critical::to_line)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// How a routed blocking call learns of its completion (`exec
+/// --completion`; `host::poll`'s modes that exec runs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Polling {
+    /// The device's interrupt; the handler wakes the thread (futex).
+    #[default]
+    Interrupt,
+    /// Classic polling: the thread spins on its slot's completion ring and
+    /// its commands go to a poll queue (interrupts off).
+    Poll,
+    /// Hybrid polling: as `Poll`, after a timer sleep of half its size
+    /// bucket's mean latency less the timer's measured overshoot
+    /// (`emu::HybridTimer`, `host::poll::HybridStats` per thread).
+    Hybrid,
+    /// FastResponse's SelectISR: critical requests poll, the rest take
+    /// interrupts.
+    SelectIsr,
+}
+
+impl Polling {
+    pub fn name(self) -> &'static str {
+        match self {
+            Polling::Interrupt => "interrupt",
+            Polling::Poll => "poll",
+            Polling::Hybrid => "hybrid",
+            Polling::SelectIsr => "select-isr",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Polling> {
+        match s {
+            "interrupt" => Some(Polling::Interrupt),
+            "poll" => Some(Polling::Poll),
+            "hybrid" => Some(Polling::Hybrid),
+            "select-isr" => Some(Polling::SelectIsr),
+            _ => None,
+        }
+    }
+
+    /// From `host::poll`'s mode.
+    pub fn of(m: host::poll::Mode) -> Polling {
+        match m {
+            host::poll::Mode::Interrupt => Polling::Interrupt,
+            host::poll::Mode::Classic => Polling::Poll,
+            host::poll::Mode::Hybrid => Polling::Hybrid,
+            host::poll::Mode::SelectIsr => Polling::SelectIsr,
+        }
+    }
+
+    /// Whether a blocking request polls: every one under `poll`, critical
+    /// ones under `select-isr`, and any the program asked to poll
+    /// (RWF_HIPRI, as fio's `hipri=1` on pvsync2) whatever the mode.
+    pub fn polls(self, critical: bool, hipri: bool) -> bool {
+        hipri
+            || match self {
+                Polling::Interrupt => false,
+                Polling::Poll | Polling::Hybrid => true,
+                Polling::SelectIsr => critical,
+            }
+    }
+}
+
 /// The library's configuration in one process.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub out: PathBuf,
     pub default_marks: DefaultMarks,
     pub rules: Vec<Rule>,
+    /// The critical tag's rules.
+    pub critical: Vec<Critical>,
+    pub polling: Polling,
+    /// Given to a thread at its first critical request.
+    pub boost: emu::Boost,
     /// `None`: the library observes and every call goes to the kernel.
     pub route: Option<RouteEnv>,
 }
@@ -145,6 +268,17 @@ impl Config {
         let rules = std::env::var(ENV_RULES)
             .map(|r| r.lines().filter_map(Rule::from_line).collect())
             .unwrap_or_default();
+        let critical = std::env::var(ENV_CRITICAL)
+            .map(|r| r.lines().filter_map(Critical::from_line).collect())
+            .unwrap_or_default();
+        let polling = std::env::var(ENV_COMPLETION)
+            .ok()
+            .and_then(|m| Polling::parse(&m))
+            .unwrap_or_default();
+        let boost = std::env::var(ENV_BOOST)
+            .ok()
+            .and_then(|b| emu::Boost::parse(&b))
+            .unwrap_or_default();
         let route = std::env::var(shm::ENV_SHM).ok().map(|shm| RouteEnv {
             shm,
             modelled: std::env::var(ENV_DEVICE).is_ok_and(|d| d == "modelled"),
@@ -153,6 +287,9 @@ impl Config {
             out: out.into(),
             default_marks,
             rules,
+            critical,
+            polling,
+            boost,
             route,
         })
     }
@@ -168,6 +305,18 @@ impl Config {
 
     pub fn has(&self, target: Target) -> bool {
         self.rules.iter().any(|r| r.target == target)
+            || self.critical.iter().any(|r| r.target == target)
+    }
+
+    /// Whether a request of this thread on this file is critical.
+    pub fn is_critical(&self, thread: Option<&str>, file: Option<&str>) -> bool {
+        self.critical.iter().any(|r| {
+            let text = match r.target {
+                Target::Thread => thread,
+                Target::File => file,
+            };
+            text.is_some_and(|t| crate::glob::matches(&r.glob, t))
+        })
     }
 
     /// The first rule matching this thread or file, if any.
@@ -198,6 +347,28 @@ mod tests {
     }
 
     #[test]
+    fn critical_rules_round_trip_and_polling_follows_the_mode() {
+        let rules = vec![
+            Critical::parse(Target::Thread, "rocksdb:high*").unwrap(),
+            Critical::parse(Target::File, "*/wal/*").unwrap(),
+        ];
+        let back: Vec<Critical> = Critical::env(&rules)
+            .lines()
+            .filter_map(Critical::from_line)
+            .collect();
+        assert_eq!(back, rules);
+        assert!(Critical::parse(Target::File, "").is_err());
+        assert!(Polling::Poll.polls(false, false));
+        assert!(Polling::SelectIsr.polls(true, false));
+        assert!(!Polling::SelectIsr.polls(false, false));
+        assert!(Polling::Interrupt.polls(false, true), "RWF_HIPRI polls");
+        for m in host::poll::Mode::ALL {
+            let p = Polling::of(m);
+            assert_eq!(Polling::parse(p.name()), Some(p));
+        }
+    }
+
+    #[test]
     fn bad_rules_say_why() {
         assert!(Rule::parse(Target::Thread, "rocksdb")
             .unwrap_err()
@@ -219,8 +390,13 @@ mod tests {
                 Rule::parse(Target::Thread, "rocksdb:*=none").unwrap(),
                 Rule::parse(Target::File, "*.sst=barrier").unwrap(),
             ],
+            critical: vec![Critical::parse(Target::File, "*.sst").unwrap()],
+            polling: Polling::Interrupt,
+            boost: emu::Boost::None,
             route: None,
         };
+        assert!(c.is_critical(None, Some("/db/1.sst")));
+        assert!(!c.is_critical(Some("db_bench"), Some("/db/LOG")));
         assert_eq!(
             c.rule_for(Some("rocksdb:low0"), Some("/db/1.sst")),
             Some(Mark::None)

@@ -33,6 +33,22 @@ pub struct Live {
     requests: [[AtomicU64; MARKS]; KINDS],
     /// pread family, read/write, io_submit, fsync family.
     calls: [AtomicU64; 4],
+    /// Critical requests, requests routed to the poll queue, requests the
+    /// program asked to poll (RWF_HIPRI); hybrid polling's timer sleeps,
+    /// waits spun from the start, and the time asked and slept (ns).
+    fr: [AtomicU64; 7],
+}
+
+/// The FastResponse counters of [`Live::fr`].
+#[derive(Clone, Copy, Debug)]
+pub enum Fr {
+    Critical,
+    Polled,
+    Hipri,
+    HybridSleeps,
+    HybridSpun,
+    HybridAskedNs,
+    HybridSleptNs,
 }
 
 /// The call families counted.
@@ -60,7 +76,16 @@ impl Live {
         Live {
             requests: [ZERO_ROW; KINDS],
             calls: [ZERO; 4],
+            fr: [ZERO; 7],
         }
+    }
+
+    pub fn fr(&self, f: Fr) {
+        self.fr_add(f, 1);
+    }
+
+    pub fn fr_add(&self, f: Fr, n: u64) {
+        self.fr[f as usize].fetch_add(n, Relaxed);
     }
 
     pub fn request(&self, kind: Kind, marks: Marks) {
@@ -78,7 +103,7 @@ impl Live {
                 c.store(0, Relaxed);
             }
         }
-        for c in &self.calls {
+        for c in self.calls.iter().chain(&self.fr) {
             c.store(0, Relaxed);
         }
     }
@@ -99,6 +124,15 @@ impl Live {
                 plain: c(1),
                 io_submit: c(2),
                 flush: c(3),
+            },
+            critical: self.fr[0].load(Relaxed),
+            polled: self.fr[1].load(Relaxed),
+            hipri: self.fr[2].load(Relaxed),
+            hybrid: Hybrid {
+                sleeps: self.fr[3].load(Relaxed),
+                spun: self.fr[4].load(Relaxed),
+                asked_ns: self.fr[5].load(Relaxed),
+                slept_ns: self.fr[6].load(Relaxed),
             },
         }
     }
@@ -144,6 +178,30 @@ pub struct Counts {
     pub writes: ByMark,
     pub flushes: ByMark,
     pub calls: Calls,
+    /// Requests with FastResponse's critical tag.
+    #[serde(default)]
+    pub critical: u64,
+    /// Requests whose thread spun on its slot (sent to the poll queue).
+    #[serde(default)]
+    pub polled: u64,
+    /// Requests the program asked to poll (RWF_HIPRI in preadv2's flags).
+    #[serde(default)]
+    pub hipri: u64,
+    #[serde(default)]
+    pub hybrid: Hybrid,
+}
+
+/// What hybrid polling's sleeps did (`--completion hybrid`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hybrid {
+    /// Waits that slept on the timer first, and the time asked (half the
+    /// bucket's mean less the overshoot) and slept, ns.
+    pub sleeps: u64,
+    pub asked_ns: u64,
+    pub slept_ns: u64,
+    /// Waits whose sleep was not longer than the timer's overshoot, so
+    /// spun from the start.
+    pub spun: u64,
 }
 
 impl Counts {
@@ -155,6 +213,13 @@ impl Counts {
         self.calls.plain += o.calls.plain;
         self.calls.io_submit += o.calls.io_submit;
         self.calls.flush += o.calls.flush;
+        self.critical += o.critical;
+        self.polled += o.polled;
+        self.hipri += o.hipri;
+        self.hybrid.sleeps += o.hybrid.sleeps;
+        self.hybrid.asked_ns += o.hybrid.asked_ns;
+        self.hybrid.slept_ns += o.hybrid.slept_ns;
+        self.hybrid.spun += o.hybrid.spun;
     }
 
     /// Every request by mark.

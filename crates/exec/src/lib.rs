@@ -20,9 +20,14 @@ mod record;
 mod route;
 mod run;
 
-pub use config::{Config, Mark, RouteEnv, Rule, Target, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES};
-pub use counts::{ByMark, Calls, Counts, Family, Kind, Live};
+pub use config::{
+    Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
+    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES,
+};
+pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
-pub use record::Record;
-pub use route::{allowed_cpus, marks_bits, marks_from_bits, RouteOptions, Routed, Router};
+pub use record::{Boosted, Record};
+pub use route::{
+    allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,
+};
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};

@@ -12,4 +12,21 @@ pub struct Record {
     /// The program it ran (`/proc/self/exe`).
     pub exe: String,
     pub counts: Counts,
+    /// The threads given `--critical-boost` at their first critical
+    /// request.
+    #[serde(default)]
+    pub boosted: Vec<Boosted>,
+}
+
+/// A thread boosted (or that could not be).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Boosted {
+    pub tid: u32,
+    /// Its name then (`comm`).
+    pub name: String,
+    /// `slice` or `fifo`.
+    pub how: String,
+    /// Why the kernel refused, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

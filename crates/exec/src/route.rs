@@ -18,9 +18,10 @@
 //!   memory the program shares.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use emu::backend::BackendSpec;
+use emu::driver::{BlockLayer, Poller};
 use emu::{
     Clock, Delivered, Delivery, DeviceConfig, DeviceHandle, Driver, DriverConfig, Inboxes, Ingress,
     QueuePair, Recording, Request,
@@ -46,6 +47,13 @@ pub struct RouteOptions {
     pub target: usize,
     /// Tags of the queue pair (commands in flight on the device).
     pub tags: u32,
+    /// FastResponse's LD between the program's requests and the queue
+    /// pairs (`--block-scheduler ld[,...]`).
+    pub block: Option<host::ld::LdConfig>,
+    /// `--completion`: with `poll` or `select-isr` the target core has a
+    /// second queue pair, a poll queue (interrupts off), for the requests
+    /// whose waiters spin.
+    pub polling: crate::config::Polling,
 }
 
 /// The CPUs this process may run on.
@@ -91,6 +99,8 @@ impl RouteOptions {
             device_cpu,
             target,
             tags: 1024,
+            block: None,
+            polling: crate::config::Polling::Interrupt,
         })
     }
 }
@@ -103,6 +113,7 @@ pub struct Router {
     driver: Option<Driver>,
     backend: String,
     policy: String,
+    completion: String,
 }
 
 /// What the device and the driver did (the `device` object of `exec`'s
@@ -129,6 +140,31 @@ pub struct Routed {
     pub handler_cpu_ns: u64,
     /// Completions of a tag not in flight: must be 0.
     pub duplicates: u64,
+    /// `--completion`: interrupt, poll or select-isr.
+    pub completion: String,
+    /// Completions reaped from the poll queue (no interrupt): each one's
+    /// waiter spun on its slot's completion ring.
+    pub completions_polled: u64,
+    /// What LD did, with `--block-scheduler ld`.
+    pub block: Option<BlockNote>,
+}
+
+/// LD's figures under exec, as `run`'s block note gives them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BlockNote {
+    /// `ld,tokens=N,split=SIZE[,opportunistic]`.
+    pub scheduler: String,
+    pub requests: u64,
+    pub critical: u64,
+    /// Commands the device got for them.
+    pub pieces: u64,
+    /// The most non-critical pieces in flight at once (dispatch to reap),
+    /// and the most with critical ones.
+    pub max_noncritical_in_flight: u64,
+    pub max_in_flight: u64,
+    /// Mean block-layer wait (submit to first dispatch, FR's T_Blk) over
+    /// every request, ns.
+    pub t_blk_mean_ns: u64,
 }
 
 /// Marks as a command in the shared rings carries them: bit 0 Urgent,
@@ -146,13 +182,32 @@ pub fn marks_from_bits(b: u8) -> Marks {
 
 struct SlotIngress {
     region: Arc<Region>,
-    queue: Arc<QueuePair>,
+    /// The target core's queue pair, then its poll queue if any.
+    queues: Vec<Arc<QueuePair>>,
+    /// Set once the driver runs (it is started after the device).
+    late: Arc<OnceLock<Late>>,
     cmds: Vec<Cmd>,
     reqs: Vec<Request>,
 }
 
+/// What the ingress needs of the driver.
+struct Late {
+    block: Option<Arc<BlockLayer>>,
+    poller: Option<Poller>,
+}
+
 impl Ingress for SlotIngress {
     fn poll(&mut self, _now: Nanos) {
+        let Some(late) = self.late.get() else {
+            return;
+        };
+        // The poll queue's completions into their slots, where their
+        // waiters spin: the slot's ring is the poll queue's CQ as the
+        // program sees it (no interrupt, no wake-up).
+        if let Some(p) = &late.poller {
+            p.poll();
+        }
+        let polled_queue = self.queues.len() > 1;
         for i in 0..self.region.high() {
             let slot = self.region.slot(i);
             self.cmds.clear();
@@ -160,17 +215,31 @@ impl Ingress for SlotIngress {
             if self.cmds.is_empty() {
                 continue;
             }
-            self.reqs.clear();
-            self.reqs.extend(self.cmds.iter().map(|c| Request {
-                cookie: c.cookie,
-                write: c.write,
-                offset: c.offset,
-                len: c.len,
-                // The data moved in the program: no backend here reads it.
-                buf: 0,
-                marks: marks_from_bits(c.marks),
-            }));
-            let taken = self.queue.try_submit(i as u32, &self.reqs);
+            let mut taken = 0;
+            for c in &self.cmds {
+                let req = Request {
+                    cookie: c.cookie,
+                    write: c.write,
+                    offset: c.offset,
+                    len: c.len,
+                    // The data moved in the program: no backend here reads it.
+                    buf: 0,
+                    marks: marks_from_bits(c.marks),
+                };
+                let q = usize::from(c.polled && polled_queue);
+                match &late.block {
+                    // LD takes every request; its pieces wait for tokens.
+                    Some(b) => b.submit_nowait(q, i as u32, c.critical, &[req]),
+                    None => {
+                        self.reqs.clear();
+                        self.reqs.push(req);
+                        if self.queues[q].try_submit(i as u32, &self.reqs) == 0 {
+                            break;
+                        }
+                    }
+                }
+                taken += 1;
+            }
             slot.fetched(taken);
         }
     }
@@ -205,7 +274,15 @@ impl Router {
     pub fn start(opts: &RouteOptions) -> Result<Router, String> {
         let (region, fd) = Region::create().map_err(|e| format!("shared memory: {e}"))?;
         let region = Arc::new(region);
-        let queue = Arc::new(QueuePair::new(opts.target, opts.tags, opts.tags));
+        let mut queues = vec![Arc::new(QueuePair::new(opts.target, opts.tags, opts.tags))];
+        if opts.polling != crate::config::Polling::Interrupt {
+            queues.push(Arc::new(QueuePair::new_polled(
+                opts.target,
+                opts.tags,
+                opts.tags,
+            )));
+        }
+        let late = Arc::new(OnceLock::new());
         let spec = opts
             .device
             .clone()
@@ -217,7 +294,8 @@ impl Router {
         recording.set(true);
         let ingress = SlotIngress {
             region: region.clone(),
-            queue: queue.clone(),
+            queues: queues.clone(),
+            late: late.clone(),
             cmds: Vec::with_capacity(FETCH),
             reqs: Vec::with_capacity(FETCH),
         };
@@ -230,7 +308,7 @@ impl Router {
             },
             clock,
             opened.backend,
-            vec![queue.clone()],
+            queues.clone(),
             Box::new(ingress),
         )
         .map_err(|e| e.to_string())?;
@@ -244,15 +322,20 @@ impl Router {
                 realtime_handler: true,
                 handler_delay: 0,
                 recording,
-                block: None,
+                block: opts.block.clone(),
             },
             clock,
-            vec![queue],
+            queues.clone(),
             &[0; SLOTS],
             inboxes,
         )
         .map_err(|e| e.to_string())?;
+        let _ = late.set(Late {
+            block: driver.block_handle(),
+            poller: (queues.len() > 1).then(|| driver.poller(1)),
+        });
         Ok(Router {
+            completion: opts.polling.name().to_string(),
             backend: device.describe().to_string(),
             policy: policy::describe(&opts.policy),
             region,
@@ -283,6 +366,22 @@ impl Router {
         let line = driver.line_counts();
         let lat = driver.delivery_latency();
         let handler_cpu_ns = driver.handler_cpu_ns();
+        let block = driver.block().map(|b| {
+            let c = b.count();
+            let (sum, n) = b
+                .waits()
+                .iter()
+                .fold((0, 0), |(s, k), &(w, m)| (s + w, k + m));
+            BlockNote {
+                scheduler: b.name().to_string(),
+                requests: c.requests,
+                critical: c.critical,
+                pieces: c.pieces,
+                max_noncritical_in_flight: c.max_noncritical_in_flight,
+                max_in_flight: c.max_in_flight,
+                t_blk_mean_ns: sum.checked_div(n).unwrap_or(0),
+            }
+        });
         let stats = device.stop().map(|r| r.stats).unwrap_or_default();
         driver.stop();
         Routed {
@@ -304,6 +403,9 @@ impl Router {
             delivery_p99_ns: lat.value_at_quantile(0.99),
             handler_cpu_ns,
             duplicates: h.duplicates,
+            completion: self.completion.clone(),
+            completions_polled: h.polled,
+            block,
         }
     }
 }

@@ -8,7 +8,10 @@ use std::process::Command;
 
 use jobs::DefaultMarks;
 
-use crate::config::{Config, Rule, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES};
+use crate::config::{
+    Config, Critical, Rule, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS,
+    ENV_OUT, ENV_RULES,
+};
 use crate::counts::Counts;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
@@ -37,6 +40,10 @@ pub struct Options {
     pub preload: PathBuf,
     pub default_marks: DefaultMarks,
     pub rules: Vec<Rule>,
+    /// FastResponse's critical tag (`--critical-thread`, `--critical-file`).
+    pub critical: Vec<Critical>,
+    /// `--critical-boost`: given to a thread at its first critical request.
+    pub boost: emu::Boost,
     /// Route the program's direct I/O through the emulated device (`None`:
     /// observe only, every call to the kernel).
     pub route: Option<RouteOptions>,
@@ -118,6 +125,15 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         .env(ENV_OUT, out.path())
         .env(ENV_MARKS, opts.default_marks.name())
         .env(ENV_RULES, Config::rules_env(&opts.rules))
+        .env(ENV_CRITICAL, Critical::env(&opts.critical))
+        .env(ENV_BOOST, opts.boost.as_str())
+        .env(
+            ENV_COMPLETION,
+            opts.route
+                .as_ref()
+                .map_or(crate::config::Polling::Interrupt, |r| r.polling)
+                .name(),
+        )
         .env_remove(shm::ENV_SHM)
         .env_remove(ENV_DEVICE);
     // The device first, so that a program's first request finds it; it

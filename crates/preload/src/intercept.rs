@@ -13,13 +13,13 @@ use std::sync::OnceLock;
 
 use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
-use policy::Marks;
 
-use exec::{Config, Family, Kind, Live, Target};
+use exec::{Config, Family, Fr, Kind, Live, Target};
 
-use crate::route;
+use crate::route::{self, Tag};
 
-/// RWF_NOWAIT (Linux uapi fs.h).
+/// RWF_HIPRI and RWF_NOWAIT (Linux uapi fs.h).
+const RWF_HIPRI: c_int = 0x01;
 const RWF_NOWAIT: c_int = 0x08;
 /// The authors' kernel's flags (TOS 4.1.2; their RocksDB patch passes them
 /// to preadv2/pwritev2 through the raw system call).
@@ -86,14 +86,34 @@ fn file_path(fd: c_int) -> Option<String> {
 
 /// A request's marks: `exec`'s rules first (they stand for the
 /// application patches the paper made, TOS 5.4), then the application's
-/// flags, then the kernel's defaults.
-fn marks_of(c: &Config, fd: c_int, flags: RwfFlags, call: Call) -> Marks {
+/// flags, then the kernel's defaults. With them, FastResponse's critical
+/// tag (`--critical-thread`, `--critical-file`), counted; a thread's first
+/// critical request gives it `--critical-boost`.
+fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call) -> Tag {
     let thread = c.has(Target::Thread).then(thread_name).flatten();
     let file = c.has(Target::File).then(|| file_path(fd)).flatten();
-    if let Some(m) = c.rule_for(thread.as_deref(), file.as_deref()) {
-        return m.marks();
+    let marks = c
+        .rule_for(thread.as_deref(), file.as_deref())
+        .map(|m| m.marks())
+        .unwrap_or_else(|| {
+            rwf(flags)
+                .to_marks()
+                .unwrap_or_else(|| c.default_marks.of(call))
+        });
+    let critical = c.is_critical(thread.as_deref(), file.as_deref());
+    if critical {
+        LIVE.fr(Fr::Critical);
+        route::boost_me();
     }
-    flags.to_marks().unwrap_or_else(|| c.default_marks.of(call))
+    let hipri = flags & RWF_HIPRI != 0;
+    if hipri {
+        LIVE.fr(Fr::Hipri);
+    }
+    Tag {
+        marks,
+        critical,
+        hipri,
+    }
 }
 
 fn rwf(flags: c_int) -> RwfFlags {
@@ -104,8 +124,8 @@ fn rwf(flags: c_int) -> RwfFlags {
 }
 
 /// Counts one blocking call on `fd` if it is direct, and returns its
-/// request's marks then.
-fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Marks> {
+/// request's tag then.
+fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> {
     let c = config()?;
     if !is_direct(fd) {
         return None;
@@ -114,20 +134,20 @@ fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Marks
         nowait: flags & RWF_NOWAIT != 0,
     };
     LIVE.call(family);
-    let marks = marks_of(c, fd, rwf(flags), call);
-    LIVE.request(kind, marks);
-    Some(marks)
+    let tag = tag_of(c, fd, flags, call);
+    LIVE.request(kind, tag.marks);
+    Some(tag)
 }
 
-fn flush(fd: c_int) -> Option<Marks> {
+fn flush(fd: c_int) -> Option<Tag> {
     let c = config()?;
     if !is_direct(fd) {
         return None;
     }
     LIVE.call(Family::Flush);
-    let marks = marks_of(c, fd, RwfFlags::NONE, Call::Flush);
-    LIVE.request(Kind::Flush, marks);
-    Some(marks)
+    let tag = tag_of(c, fd, 0, Call::Flush);
+    LIVE.request(Kind::Flush, tag.marks);
+    Some(tag)
 }
 
 /// The file offset of `fd` (for `read`/`write`, which use it).
@@ -141,7 +161,7 @@ fn offset_of(fd: c_int) -> i64 {
 /// call would have moved it; else `direct` is the program's own call.
 fn at_offset(
     fd: c_int,
-    marks: Marks,
+    tag: Tag,
     write: bool,
     positioned: impl Fn(c_int, i64) -> isize,
     direct: impl Fn() -> isize,
@@ -150,7 +170,7 @@ fn at_offset(
     if off < 0 {
         return None;
     }
-    route::blocking(marks, write, off as u64, || {
+    route::blocking(tag, write, off as u64, || {
         if route::modelled() {
             let r = positioned(route::data_fd(fd), off);
             if r > 0 {
@@ -482,8 +502,8 @@ pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c
             } else {
                 Call::Submit { last: i + 1 == n }
             };
-            let m = marks_of(c, fd, rwf(cb.aio_rw_flags), call);
-            LIVE.request(kind, m);
+            let m = tag_of(c, fd, cb.aio_rw_flags, call);
+            LIVE.request(kind, m.marks);
             marks.push((i, kind, m));
             if cb.aio_rw_flags & !KEEP != 0 {
                 saved.push((i, cb.aio_rw_flags));
@@ -548,7 +568,7 @@ fn iocb_len(cb: &Iocb) -> u32 {
 /// device idle for it: `cinterrupts bench exec
 /// examples/crossval/libaio-qd16.fio`). No completion of the context is
 /// handed to the program before its data moved (`route::AioCtx::copying`).
-fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Marks)]) -> c_int {
+fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Tag)]) -> c_int {
     let room = route::aio_room(a).min(marks.len());
     let _copying = a.copying.lock().expect("copying lock");
     let mut posted = Vec::with_capacity(room);

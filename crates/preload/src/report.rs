@@ -36,6 +36,10 @@ pub(crate) fn write_once() {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
         counts: LIVE.snapshot(),
+        boosted: crate::route::BOOSTS
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_default(),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use policy::Marks;
 use shm::{Cmd, Done, Region, RING};
 
-use crate::intercept::config;
+use crate::intercept::{config, LIVE};
 
 /// The region, mapped once per process image (a forked child shares it).
 static REGION: OnceLock<Option<Region>> = OnceLock::new();
@@ -137,6 +137,9 @@ pub(crate) fn forget_in_child() {
     if let Ok(mut a) = AIO.lock() {
         *a = None;
     }
+    if let Ok(mut b) = BOOSTS.lock() {
+        b.clear();
+    }
 }
 
 /// At the process's exit: the exiting thread's slot goes back if quiet.
@@ -176,12 +179,153 @@ fn bits(m: Marks) -> u8 {
     exec::marks_bits(m)
 }
 
+/// What the library decided of one request: its marks, FastResponse's
+/// critical tag, and whether the program asked to poll it (RWF_HIPRI).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tag {
+    pub(crate) marks: Marks,
+    pub(crate) critical: bool,
+    pub(crate) hipri: bool,
+}
+
+/// Whether a blocking request's thread spins for it: exec has a poll queue
+/// (`--completion poll|select-isr`) and the mode (or RWF_HIPRI) says so.
+fn polls(t: Tag) -> bool {
+    config().is_some_and(|c| {
+        c.polling != exec::Polling::Interrupt && c.polling.polls(t.critical, t.hipri)
+    })
+}
+
+/// Waits for one completion on `s`: spinning on its ring when `polled`,
+/// else asleep on its futex until the handler wakes it.
+fn wait_one(s: &shm::Slot, polled: bool) -> bool {
+    if polled {
+        s.spin(1, WATCH)
+    } else {
+        s.wait(1, Some(WATCH))
+    }
+}
+
+/// Hybrid polling (`--completion hybrid`) for a thread's polled requests,
+/// as `run`'s job threads do it: Linux's poll statistics per size bucket
+/// (`host::poll::HybridStats`, kept per thread here, not per device) give
+/// the sleep, half the bucket's mean; the thread asks the timer for it less
+/// the overshoot it measured (`emu::HybridTimer`), then spins.
+mod hybrid {
+    use std::cell::RefCell;
+
+    use exec::Fr;
+    use host::poll::{bucket, HybridStats};
+
+    use crate::intercept::LIVE;
+
+    thread_local! {
+        static STATE: RefCell<Option<(HybridStats, emu::HybridTimer)>> =
+            const { RefCell::new(None) };
+    }
+
+    fn now() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: fills our timespec (the vDSO).
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    pub(crate) fn now_ns() -> u64 {
+        now()
+    }
+
+    /// A polled request of `len` bytes was posted now: sleeps as hybrid
+    /// polling says; returns its issue time for [`ended`].
+    pub(crate) fn posted(len: u64, write: bool) -> u64 {
+        let at = now();
+        posted_since(at, len, write);
+        at
+    }
+
+    /// A polled request of `len` bytes was posted at `at`: sleeps what is
+    /// left of hybrid polling's sleep.
+    pub(crate) fn posted_since(at: u64, len: u64, write: bool) {
+        let _ = STATE.try_with(|st| {
+            let mut st = st.borrow_mut();
+            let (stats, timer) = st.get_or_insert_with(|| {
+                (HybridStats::default(), emu::HybridTimer::for_this_thread())
+            });
+            let want = stats.sleep(at, bucket(len, write));
+            if want == 0 {
+                // No statistics yet (or none for its size): classic polling.
+                return;
+            }
+            let until = at + want;
+            match timer.sleep(until.saturating_sub(now())) {
+                emu::HybridSleep::Spun => LIVE.fr(Fr::HybridSpun),
+                emu::HybridSleep::Slept { asked, slept } => {
+                    LIVE.fr(Fr::HybridSleeps);
+                    LIVE.fr_add(Fr::HybridAskedNs, asked);
+                    LIVE.fr_add(Fr::HybridSleptNs, slept);
+                }
+            }
+        });
+    }
+
+    /// Its completion came: a sample of its bucket (`blk_stat_add`).
+    pub(crate) fn ended(at: u64, len: u64, write: bool) {
+        let end = now();
+        let _ = STATE.try_with(|st| {
+            if let Some((stats, _)) = st.borrow_mut().as_mut() {
+                stats.ended(end, bucket(len, write), end.saturating_sub(at));
+            }
+        });
+    }
+}
+
+/// Whether polled requests sleep first (`--completion hybrid`).
+fn hybrid_on() -> bool {
+    config().is_some_and(|c| c.polling == exec::Polling::Hybrid)
+}
+
+thread_local! {
+    /// Whether this thread was given `--critical-boost` already.
+    static BOOSTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The threads of this process given the boost (a forked child starts
+/// with none: its parent reports them).
+pub(crate) static BOOSTS: Mutex<Vec<exec::Boosted>> = Mutex::new(Vec::new());
+
+/// A thread's first critical request: it gets `--critical-boost` (FR 3.5
+/// through this kernel's own mechanisms, as `run` gives a critical job's
+/// thread), once.
+pub(crate) fn boost_me() {
+    let Some(c) = config() else { return };
+    if c.boost == emu::Boost::None || BOOSTED.try_with(|b| b.replace(true)).unwrap_or(true) {
+        return;
+    }
+    let error = c.boost.apply().err().map(|e| e.to_string());
+    // SAFETY: gettid cannot fail.
+    let tid = unsafe { libc::gettid() } as u32;
+    let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .map(|n| n.trim_end().to_string())
+        .unwrap_or_default();
+    if let Ok(mut b) = BOOSTS.lock() {
+        b.push(exec::Boosted {
+            tid,
+            name,
+            how: c.boost.as_str().to_string(),
+            error,
+        });
+    }
+}
+
 /// A blocking call routed: `io` moves the data (returns bytes or -1 with
 /// errno set), then the command goes to the device and the thread sleeps
 /// until its completion is delivered. `None`: not routed (no region, no
 /// slot); the caller does the call itself.
 pub(crate) fn blocking(
-    marks: Marks,
+    tag: Tag,
     write: bool,
     offset: u64,
     io: impl FnOnce() -> isize,
@@ -197,24 +341,34 @@ pub(crate) fn blocking(
         return Some(res);
     }
     let s = r.slot(slot);
+    let polled = polls(tag);
     let cmd = Cmd {
         cookie,
         write,
-        marks: bits(marks),
+        marks: bits(tag.marks),
+        critical: tag.critical,
+        polled,
         len: res as u32,
         offset,
     };
     if !s.post(cmd) {
         return Some(res);
     }
+    if polled {
+        LIVE.fr(exec::Fr::Polled);
+    }
     t.mark(timing::POST);
+    let hyb = (polled && hybrid_on()).then(|| hybrid::posted(res as u64, write));
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
-        if !s.wait(1, Some(WATCH)) && !device_alive() {
+        if !wait_one(s, polled) && !device_alive() {
             // The data moved already: the call's own result stands.
             return Some(res);
         }
         s.take(1, &mut out);
+    }
+    if let Some(at) = hyb {
+        hybrid::ended(at, res as u64, write);
     }
     t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
@@ -234,7 +388,7 @@ pub(crate) fn blocking(
 /// within the file (a read at the end of the file sends no command, as in
 /// the kernel), as [`blocking`].
 pub(crate) fn blocking_at(
-    marks: Marks,
+    tag: Tag,
     write: bool,
     fd: c_int,
     offset: u64,
@@ -243,34 +397,49 @@ pub(crate) fn blocking_at(
 ) -> Option<isize> {
     if !modelled() || len == 0 || len > u64::from(u32::MAX) || (!write && !within(fd, offset + len))
     {
-        return blocking(marks, write, offset, io);
+        return blocking(tag, write, offset, io);
     }
     let r = region()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let s = r.slot(slot);
+    let polled = polls(tag);
     let cmd = Cmd {
         cookie,
         write,
-        marks: bits(marks),
+        marks: bits(tag.marks),
+        critical: tag.critical,
+        polled,
         len: len as u32,
         offset,
     };
     if !s.post(cmd) {
         return Some(io());
     }
+    if polled {
+        LIVE.fr(exec::Fr::Polled);
+    }
     t.mark(timing::POST);
+    let posted_at = (polled && hybrid_on()).then(hybrid::now_ns);
     let res = io();
     let err = errno();
     t.mark(timing::IO);
+    // Hybrid: the sleep counts from the posting; the data's copy took part.
+    if let Some(at) = posted_at {
+        hybrid::posted_since(at, len, write);
+    }
+    let hyb = posted_at;
     let mut out = Vec::with_capacity(1);
     while out.is_empty() {
-        if !s.wait(1, Some(WATCH)) && !device_alive() {
+        if !wait_one(s, polled) && !device_alive() {
             // The data moved: the call's own result stands.
             set_errno(err);
             return Some(res);
         }
         s.take(1, &mut out);
+    }
+    if let Some(at) = hyb {
+        hybrid::ended(at, len, write);
     }
     t.mark(timing::WAIT);
     debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
@@ -511,7 +680,7 @@ pub(crate) fn aio_post(
     data: u64,
     obj: u64,
     len: u32,
-    marks: Marks,
+    tag: Tag,
     write: bool,
     offset: u64,
 ) -> Option<u32> {
@@ -520,10 +689,13 @@ pub(crate) fn aio_post(
     let cookie = p.next;
     p.next = p.next.wrapping_add(1);
     p.map.insert(cookie, (data, obj, 0));
+    // Linux's aio cannot poll: a context's commands take interrupts.
     let cmd = Cmd {
         cookie,
         write,
-        marks: bits(marks),
+        marks: bits(tag.marks),
+        critical: tag.critical,
+        polled: false,
         len,
         offset,
     };

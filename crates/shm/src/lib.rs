@@ -44,6 +44,11 @@ pub struct Cmd {
     pub write: bool,
     /// Urgent and Barrier, as `policy::Marks::bits`.
     pub marks: u8,
+    /// FastResponse's critical tag (FR 3.1-3.2): LD lets it bypass.
+    pub critical: bool,
+    /// Its waiter spins on the slot's completion ring: the command goes to
+    /// a poll queue, which raises no interrupt.
+    pub polled: bool,
     pub len: u32,
     pub offset: u64,
 }
@@ -60,7 +65,7 @@ pub struct Done {
 #[repr(C)]
 struct Entry {
     cookie: AtomicU32,
-    /// write | marks << 8.
+    /// write | critical << 1 | polled << 2 | marks << 8.
     flags: AtomicU32,
     len: AtomicU32,
     _pad: u32,
@@ -309,8 +314,13 @@ impl Slot {
         let tail = self.sq_tail.load(Relaxed);
         let e = &self.sq[(tail % RING) as usize];
         e.cookie.store(cmd.cookie, Relaxed);
-        e.flags
-            .store(u32::from(cmd.write) | u32::from(cmd.marks) << 8, Relaxed);
+        e.flags.store(
+            u32::from(cmd.write)
+                | u32::from(cmd.critical) << 1
+                | u32::from(cmd.polled) << 2
+                | u32::from(cmd.marks) << 8,
+            Relaxed,
+        );
         e.len.store(cmd.len, Relaxed);
         e.offset.store(cmd.offset, Relaxed);
         self.posted.fetch_add(1, AcqRel);
@@ -380,6 +390,26 @@ impl Slot {
         }
     }
 
+    /// Spins until at least `min` completions are ready or `timeout`
+    /// passes, never sleeping (a poll queue's waiter: its completions come
+    /// with no interrupt and no wake-up). Returns whether they are ready.
+    pub fn spin(&self, min: u32, timeout: std::time::Duration) -> bool {
+        let min = min.max(1);
+        let deadline = std::time::Instant::now() + timeout;
+        let mut n: u32 = 0;
+        loop {
+            if self.ready() >= min {
+                return true;
+            }
+            n = n.wrapping_add(1);
+            // The clock only now and then: a spin is a load.
+            if n % 4096 == 0 && std::time::Instant::now() >= deadline {
+                return self.ready() >= min;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
     // ---- the device's side ----
 
     /// The commands posted and not fetched yet, oldest first, at most
@@ -395,6 +425,8 @@ impl Slot {
             out.push(Cmd {
                 cookie: e.cookie.load(Relaxed),
                 write: flags & 1 != 0,
+                critical: flags & 2 != 0,
+                polled: flags & 4 != 0,
                 marks: (flags >> 8) as u8,
                 len: e.len.load(Relaxed),
                 offset: e.offset.load(Relaxed),
@@ -448,6 +480,8 @@ mod tests {
             cookie,
             write: cookie % 2 == 1,
             marks: 1,
+            critical: cookie % 3 == 1,
+            polled: cookie % 5 == 1,
             len: 4096,
             offset: u64::from(cookie) * 4096,
         }

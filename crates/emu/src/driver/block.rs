@@ -153,41 +153,64 @@ impl BlockLayer {
         let mut own = Vec::new();
         {
             let mut inner = self.inner.lock().expect("block lock");
-            let now = self.clock.now();
-            let inner = &mut *inner;
-            for r in reqs {
-                let key = u64::from(owner) << 32 | u64::from(r.cookie);
-                inner.parents.insert(
-                    key,
-                    Parent {
-                        buf: r.buf,
-                        offset: r.offset,
-                        write: r.write,
-                        marks: r.marks,
-                        bytes: 0,
-                        error: None,
-                    },
-                );
-                inner.count.requests += 1;
-                inner.count.critical += u64::from(critical);
-                let out = inner.ld.submit(
-                    now,
-                    Req {
-                        id: key,
-                        critical,
-                        offset: r.offset,
-                        len: u64::from(r.len),
-                        queue,
-                    },
-                );
-                self.place(inner, &out, Some((queue, &mut own)));
-            }
-            self.flush(inner);
+            self.enter(&mut inner, queue, owner, critical, reqs, Some(&mut own));
+            self.flush(&mut inner);
         }
         if own.is_empty() {
             0
         } else {
             self.queues[queue].submit(LD_OWNER, &own)
+        }
+    }
+
+    /// As [`BlockLayer::submit`], from a thread that must never sleep (the
+    /// device's own fetch, `exec`'s ingress): every piece LD dispatches is
+    /// written where a tag is free, the rest wait in the backlog for the
+    /// next completion.
+    pub fn submit_nowait(&self, queue: usize, owner: u32, critical: bool, reqs: &[Request]) {
+        let mut inner = self.inner.lock().expect("block lock");
+        self.enter(&mut inner, queue, owner, critical, reqs, None);
+        self.flush(&mut inner);
+    }
+
+    /// The requests into LD; the pieces it dispatches for `queue` into
+    /// `own` when given, else into the backlog.
+    fn enter(
+        &self,
+        inner: &mut Inner,
+        queue: usize,
+        owner: u32,
+        critical: bool,
+        reqs: &[Request],
+        mut own: Option<&mut Vec<Request>>,
+    ) {
+        let now = self.clock.now();
+        for r in reqs {
+            let key = u64::from(owner) << 32 | u64::from(r.cookie);
+            inner.parents.insert(
+                key,
+                Parent {
+                    buf: r.buf,
+                    offset: r.offset,
+                    write: r.write,
+                    marks: r.marks,
+                    bytes: 0,
+                    error: None,
+                },
+            );
+            inner.count.requests += 1;
+            inner.count.critical += u64::from(critical);
+            let out = inner.ld.submit(
+                now,
+                Req {
+                    id: key,
+                    critical,
+                    offset: r.offset,
+                    len: u64::from(r.len),
+                    queue,
+                },
+            );
+            self.place(inner, &out, own.as_deref_mut().map(|l| (queue, l)));
         }
     }
 

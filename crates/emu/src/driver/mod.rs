@@ -34,6 +34,21 @@ pub use block::{ld_name, BlockCount, BlockLayer};
 pub(crate) use handler::Handler;
 pub use handler::HandlerCount;
 
+/// Reaps one queue pair by polling: counted as polled, never as an
+/// interrupt, on the caller's CPU time.
+#[derive(Clone)]
+pub struct Poller {
+    handler: Arc<Handler>,
+    clock: Clock,
+}
+
+impl Poller {
+    /// Reaps what the device posted and delivers it; how many.
+    pub fn poll(&self) -> usize {
+        self.handler.poll(&self.clock)
+    }
+}
+
 /// The host side of every queue pair, for a fixed set of waiters (a waiter
 /// is one thread that submits and waits, as a fio job thread or an
 /// application thread; completions for it are delivered to it alone).
@@ -228,6 +243,22 @@ impl Driver {
         match &self.block {
             Some(b) => b.submit(self.queue_of[waiter as usize], waiter, false, reqs),
             None => self.queue(waiter).submit(waiter, reqs),
+        }
+    }
+
+    /// The block layer as a handle another thread may keep (`exec`'s
+    /// ingress submits through it).
+    pub fn block_handle(&self) -> Option<Arc<BlockLayer>> {
+        self.block.clone()
+    }
+
+    /// A handle that reaps queue pair `queue` by polling (a poll queue,
+    /// `QueuePair::new_polled`): what a polling thread does in
+    /// [`Driver::wait`], for a host whose waiters poll in another process.
+    pub fn poller(&self, queue: usize) -> Poller {
+        Poller {
+            handler: self.handlers[queue].clone(),
+            clock: self.clock,
         }
     }
 

@@ -41,11 +41,7 @@ pub(crate) fn workers(
         let handle = std::thread::Builder::new()
             .name(format!("cint-job/{}", spec.owner))
             .spawn(move || {
-                let pinned = sys::pin_to(core).and_then(|()| match boost {
-                    Boost::None => Ok(()),
-                    Boost::Slice => sys::set_slice(sys::SLICE_MIN),
-                    Boost::Fifo => sys::set_fifo(1),
-                });
+                let pinned = sys::pin_to(core).and_then(|()| boost.apply());
                 start.wait();
                 if let Err(e) = pinned {
                     abort.store(true, Ordering::Relaxed);
