@@ -112,3 +112,13 @@ fn cpuio_issuer_alternates_one_spin_and_one_think() {
     }
     assert_eq!(spins, 3);
 }
+
+#[test]
+fn cinterrupts_jobs_shows_a_cpuio_job_by_its_load_not_by_marks() {
+    let d = job("ioengine=cpuio\ncpuload=25\ncpuchunks=1000\nruntime=1\n").describe();
+    assert!(
+        d.starts_with("a: ioengine=cpuio cpuload=25% cpuchunks=1.000ms thinktime=3.000ms"),
+        "{d}"
+    );
+    assert!(!d.contains("marks"), "{d}");
+}
