@@ -37,34 +37,65 @@ fn jobs_accepts_every_example_and_shows_critical_on_the_ls_jobs_only() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let heads: Vec<&str> = out.lines().filter(|l| !l.starts_with(' ')).collect();
-    assert_eq!(heads.len(), 7, "{out}");
+    // Two LS jobs; per TO workload its reads and its spills, and for the
+    // CPU-intensive Bayes and Kmeans (FR 4.2, 4.4) a cpuio job.
+    assert_eq!(heads.len(), 2 + 5 * 2 + 2, "{out}");
     for h in &heads {
         let ls = h.starts_with("ls-");
         assert!(h.starts_with("ls-") || h.starts_with("to-"), "{h}");
         assert_eq!(h.contains(" critical "), ls, "{h}");
-        assert!(h.contains(" rate_process=poisson "), "{h}");
     }
-    // Table 1's mean intervals as rates, reads then writes.
+    let head = |job: &str| {
+        *heads
+            .iter()
+            .find(|h| h.starts_with(&format!("{job}:")))
+            .unwrap_or_else(|| panic!("{job} missing: {out}"))
+    };
+    // Table 1's mean read intervals as Poisson rates.
     for (job, rates) in [
-        ("to-terasort", "1493,3448"),
-        ("to-bayes", "901,680"),
-        ("to-kmeans", "503,1031"),
-        ("to-pagerank", "763,318"),
-        ("to-index", "1282,5263"),
+        ("to-terasort-read", "1493,1493"),
+        ("to-bayes-read", "901,901"),
+        ("to-kmeans-read", "503,503"),
+        ("to-pagerank-read", "763,763"),
+        ("to-index-read", "1282,1282"),
         ("ls-readrandom", "2000,2000"),
         ("ls-fillsync", "2000,2000"),
     ] {
-        let h = heads
-            .iter()
-            .find(|h| h.starts_with(&format!("{job}:")))
-            .unwrap_or_else(|| panic!("{job} missing: {out}"));
+        let h = head(job);
         assert!(h.contains(&format!(" rate_iops={rates} ")), "{h}");
+        assert!(h.contains(" rate_process=poisson "), "{h}");
         let bs = if job.starts_with("to-") {
             "bs=131072/131072"
         } else {
             "bs=4096/4096"
         };
         assert!(h.contains(bs), "{h}");
+    }
+    // Table 1's writes as Hadoop's map-side spills: 640 x 128 KiB = 80 MiB
+    // at once, then quiet for 640 write intervals less the spill's own
+    // 41.9 ms at the 900P's write ceiling.
+    for (job, think) in [
+        ("to-terasort-spill", "143.657ms"),
+        ("to-bayes-spill", "898.857ms"),
+        ("to-kmeans-spill", "578.857ms"),
+        ("to-pagerank-spill", "1.968s"),
+        ("to-index-spill", "79.657ms"),
+    ] {
+        let h = head(job);
+        assert!(
+            h.contains(
+                "rw=write bs=131072/131072 iodepth=640 batch_submit=16 batch_complete=640..640"
+            ),
+            "{h}"
+        );
+        assert!(h.contains(&format!(" thinktime={think}/640 ")), "{h}");
+    }
+    for job in ["to-bayes-map", "to-kmeans-map"] {
+        assert!(
+            head(job).contains("ioengine=cpuio cpuload=100%"),
+            "{}",
+            head(job)
+        );
     }
     let mut check = vec!["jobs", "--check"];
     check.extend(files.iter().map(String::as_str));

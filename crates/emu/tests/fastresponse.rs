@@ -278,3 +278,17 @@ fn measure_critical_boost_beside_a_cpu_bound_thread() {
         );
     }
 }
+
+#[test]
+fn a_cpuio_job_is_refused_in_one_line_naming_the_job() {
+    // fio's cpuio engine burns CPU and does no I/O: the simulator runs it,
+    // the emulator has no such thread and says so before starting anything.
+    let text = "[r]\nrw=randread\nbs=4k\nsize=1m\nioengine=psync\n\
+                [burn]\nioengine=cpuio\ncpuload=100\ntime_based\nruntime=1\n";
+    let cfg = null_cfg("null:10us", host::poll::Mode::Interrupt);
+    let e = emu::run_audited(&jobs(text), &cfg).unwrap_err().to_string();
+    assert!(
+        e.contains("'burn'") && e.contains("cpuio is not emulated") && !e.contains('\n'),
+        "{e}"
+    );
+}

@@ -62,6 +62,27 @@ impl Job {
         if job.numjobs > 1 {
             let _ = write!(s, "#{}", job.clone_index);
         }
+        if job.ioengine.is_noio() {
+            // fio's cpuio: no I/O, so no sizes, depths or marks.
+            let _ = write!(
+                s,
+                ": ioengine={} cpuload={}% cpuchunks={} thinktime={}",
+                job.ioengine,
+                job.cpuload.unwrap_or(0),
+                readable(job.cpuchunks * policy::US),
+                readable(job.thinktime)
+            );
+            if let Some(cpus) = job.cpus() {
+                let _ = write!(s, " cpus={}", cpu_ranges(&cpus));
+            }
+            if let Some(rt) = job.runtime {
+                let _ = write!(s, " runtime={}", readable(rt));
+            }
+            if job.exit_on_io_done {
+                s.push_str(" exit_on_io_done");
+            }
+            return s;
+        }
         let _ = write!(
             s,
             ": ioengine={} rw={} bs={}/{} iodepth={} batch_submit={} batch_complete={}..{}",
@@ -135,6 +156,14 @@ impl Job {
             && (job.rate.is_some() || job.rate_iops.is_some())
         {
             let _ = write!(s, " rate_process={}", job.rate_process);
+        }
+        if job.thinktime > 0 {
+            let _ = write!(
+                s,
+                " thinktime={}/{}",
+                readable(job.thinktime),
+                job.thinktime_blocks
+            );
         }
         if job.stonewall {
             s.push_str(" stonewall");

@@ -95,11 +95,25 @@ pub enum Engine {
     /// no latency, and in the simulator the run's device profile (the
     /// simulator has one device per run).
     Null,
+    /// fio's `cpuio` engine: no I/O at all; the job burns CPU
+    /// (engines/cpu.c). Each of its "I/Os" spins `cpuchunks` microseconds
+    /// of user time (`usec_spin`), and fio's `fio_cpuio_init` makes it
+    /// think `cpuchunks * (100 - cpuload) / cpuload` microseconds after
+    /// every one (`thinktime_blocks = 1`, sleeping, not spinning): the
+    /// thread keeps `cpuload` percent of a core busy in cycles of
+    /// `cpuchunks` (HOWTO: "cpuload only loads a single CPU at the desired
+    /// rate"). The engine is FIO_SYNCIO | FIO_DISKLESSIO | FIO_NOIO.
+    Cpuio,
 }
+
+/// fio's default `cpuchunks` (engines/cpu.c: `.def = "50000"`, in
+/// microseconds).
+pub const CPUCHUNKS_DEFAULT_US: u64 = 50_000;
 
 impl Engine {
     /// Names accepted by `ioengine=`, in the order error messages list them.
-    pub const NAMES: &'static str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null";
+    pub const NAMES: &'static str =
+        "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, cpuio";
 
     pub fn parse(s: &str) -> Option<Engine> {
         Some(match s {
@@ -111,6 +125,7 @@ impl Engine {
             "libaio" => Engine::Libaio,
             "io_uring" => Engine::IoUring,
             "null" => Engine::Null,
+            "cpuio" => Engine::Cpuio,
             _ => return None,
         })
     }
@@ -128,6 +143,11 @@ impl Engine {
 
     /// The engine can pass per-request RWF flags (`nowait`, and in the
     /// authors' kernel RWF_URGENT / RWF_BARRIER).
+    /// The job does no I/O (fio's FIO_NOIO engines: `cpuio`).
+    pub fn is_noio(self) -> bool {
+        self == Engine::Cpuio
+    }
+
     pub fn takes_rwf_flags(self) -> bool {
         matches!(self, Engine::Pvsync2 | Engine::Libaio | Engine::IoUring)
     }
@@ -144,6 +164,7 @@ impl fmt::Display for Engine {
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
             Engine::Null => "null",
+            Engine::Cpuio => "cpuio",
         })
     }
 }
@@ -440,6 +461,13 @@ pub struct Job {
     /// (block/blk-mq.c `blk_poll`); how a front end polls (classic or
     /// hybrid) is its host setting. Default false.
     pub hipri: bool,
+    /// fio's cpuio options (engines/cpu.c): `cpuload` percent of a core
+    /// (required with `ioengine=cpuio`, at most 100), `cpuchunks` the burn
+    /// cycle in microseconds (default 50000), `exit_on_io_done` (stop once
+    /// every job that does I/O has finished). `None` unless set.
+    pub cpuload: Option<u32>,
+    pub cpuchunks: u64,
+    pub exit_on_io_done: bool,
 }
 
 impl Default for Job {
@@ -502,6 +530,9 @@ impl Default for Job {
             default_marks: crate::marks::DefaultMarks::Table1,
             critical: false,
             hipri: false,
+            cpuload: None,
+            cpuchunks: CPUCHUNKS_DEFAULT_US,
+            exit_on_io_done: false,
         }
     }
 }

@@ -210,7 +210,8 @@ impl Job {
         let call = match kind {
             IoKind::Fsync | IoKind::Fdatasync => Call::Flush,
             IoKind::Read | IoKind::Write => match self.ioengine {
-                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync => {
+                // cpuio issues nothing; its "I/Os" never reach a device.
+                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync | Engine::Cpuio => {
                     Call::Blocking { nowait: false }
                 }
                 Engine::Pvsync2 => Call::Blocking {

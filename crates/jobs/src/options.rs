@@ -756,6 +756,23 @@ static TABLE: &[OptionSpec] = &[
     // fio's engine option (engines/sync.c for pvsync2, engines/io_uring.c):
     // polled completion. The engine check is in parse.rs (finish).
     flag("hipri", &[], |d, b| d.job.hipri = b),
+    // fio's cpuio engine options (engines/cpu.c); the engine check and
+    // fio_cpuio_init's thinktime are in parse.rs (finish).
+    modelled("cpuload", &[], |d, v| {
+        d.job.cpuload = Some(parse_u32(v)?);
+        Ok(())
+    }),
+    modelled("cpuchunks", &[], |d, v| {
+        d.job.cpuchunks = u64::from(at_least_one(v)?);
+        Ok(())
+    }),
+    flag("exit_on_io_done", &[], |d, b| d.job.exit_on_io_done = b),
+    // fio 3.33's cpumode: `noop` spins a loop, `qsort` sorts ("to consume
+    // more energy", HOWTO); the same CPU time either way here.
+    modelled("cpumode", &[], |_, v| match v {
+        "noop" | "qsort" => Ok(()),
+        _ => Err(format!("invalid cpumode '{v}' (noop, qsort)")),
+    }),
     // --- accepted, ignored: reporting, logging, buffers, randomness
     ignored("gtod_reduce", &[]),
     ignored("norandommap", &[]),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::cmdline::{CommandLine, Given};
 use crate::error::{quoted, with_quoted_value, JobError};
 use crate::ini::{self, Entry};
-use crate::job::{Engine, Job};
+use crate::job::{Engine, Job, CPUCHUNKS_DEFAULT_US};
 use crate::options::{lookup, Draft, Kind, MAX_BLOCK_SIZE, MAX_JOBS};
 use crate::source::{self, MAX_INCLUDE_DEPTH, MAX_JOB_FILE_BYTES};
 use crate::units::parse_bool;
@@ -505,8 +505,68 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
             format!("needs ioengine pvsync2 or io_uring, not {}", job.ioengine),
         ));
     }
+    cpuio(&mut job, &err, &mut note)?;
+    if job.ioengine.is_noio() {
+        return Ok(job);
+    }
     check_block_sizes(&job).map_err(|(option, message)| err(&job, option, message))?;
     Ok(job)
+}
+
+/// fio's cpuio engine (engines/cpu.c, `fio_cpuio_init`): `cpuload` is
+/// required and at most 100, and the engine sets the job's think time so
+/// that each `cpuchunks` spin is followed by `cpuchunks * (100 - cpuload) /
+/// cpuload` microseconds of sleep (integer microseconds, as fio computes
+/// it), after every "I/O". Its options belong to the engine: with another
+/// engine fio says "Bad option".
+fn cpuio(
+    job: &mut Job,
+    err: &dyn Fn(&Job, &str, String) -> JobError,
+    note: &mut dyn FnMut(&Job, String),
+) -> Result<(), JobError> {
+    if job.ioengine != Engine::Cpuio {
+        if job.cpuload.is_some() || job.exit_on_io_done || job.cpuchunks != CPUCHUNKS_DEFAULT_US {
+            let option = if job.cpuload.is_some() {
+                "cpuload"
+            } else if job.exit_on_io_done {
+                "exit_on_io_done"
+            } else {
+                "cpuchunks"
+            };
+            return Err(err(
+                job,
+                option,
+                format!("needs ioengine cpuio, not {}", job.ioengine),
+            ));
+        }
+        return Ok(());
+    }
+    let load = match job.cpuload {
+        None | Some(0) => {
+            return Err(err(
+                job,
+                "cpuload",
+                "ioengine cpuio needs cpuload= (fio: \"cpu thread needs rate (cpuload=)\")"
+                    .to_string(),
+            ))
+        }
+        Some(l) if l > 100 => {
+            note(job, format!("cpuload {l} above 100: capped at 100, as fio"));
+            100
+        }
+        Some(l) => l,
+    };
+    job.cpuload = Some(load);
+    if job.thinktime != 0 || job.thinktime_blocks != 1 {
+        note(
+            job,
+            "ioengine cpuio sets thinktime from cpuload and cpuchunks: the job's own thinktime is replaced, as fio".to_string(),
+        );
+    }
+    let think_us = job.cpuchunks * u64::from(100 - load) / u64::from(load);
+    job.thinktime = think_us * 1_000;
+    job.thinktime_blocks = 1;
+    Ok(())
 }
 
 /// The block sizes against the kernel, `direct` and `size`: the one check

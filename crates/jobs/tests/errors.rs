@@ -77,7 +77,7 @@ fn bad_values() {
 fn unsupported_engines_verify_and_modes() {
     says(
         "[j]\nioengine=posixaio\n",
-        "mixed.fio:2: option 'ioengine': ioengine 'posixaio' is not supported (sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null)",
+        "mixed.fio:2: option 'ioengine': ioengine 'posixaio' is not supported (sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, cpuio)",
     );
     says(
         "[j]\nverify=md5\n",

@@ -191,6 +191,16 @@ impl World {
                 }
             }
             Decision::SleepUntil(until) => self.sleep(tid, core, until),
+            Decision::Issue(mut batch) if th.spec.job.ioengine.is_noio() => {
+                // fio's cpuio (engines/cpu.c `fio_cpuio_queue`): each "I/O"
+                // spins `cpuchunks` us in user space and completes at once;
+                // the engine's think time (set from `cpuload`) follows.
+                let mut spin = 0;
+                while th.spec.issuer.take(&mut batch, &mut th.rng).is_some() {
+                    spin += th.spec.job.cpuchunks * policy::US;
+                }
+                self.start_seg(core, Kind::User, spin, Step::Plan);
+            }
             Decision::Issue(batch) => {
                 let n = batch.len();
                 self.prepare_batch(tid, batch);

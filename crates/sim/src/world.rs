@@ -601,6 +601,18 @@ impl World {
     /// unless the planned end already has.
     pub(crate) fn thread_done(&mut self) {
         self.threads_done += 1;
+        // fio's cpuio `exit_on_io_done` (engines/cpu.c): a burner stops at
+        // its next cycle once no job doing I/O is running or pending.
+        let io_running = self.threads[..self.job_threads]
+            .iter()
+            .any(|t| !t.spec.job.ioengine.is_noio() && t.state != TState::Done);
+        if !io_running {
+            for t in &mut self.threads[..self.job_threads] {
+                if t.spec.job.exit_on_io_done && t.spec.job.ioengine.is_noio() {
+                    t.spec.issuer.stop();
+                }
+            }
+        }
         if self.threads_done == self.job_threads {
             self.window_to = self.window_to.min(self.now);
         }

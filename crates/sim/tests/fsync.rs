@@ -139,7 +139,13 @@ fn a_buffered_to_writer_beside_raises_d2_and_the_fsync_latency() {
     .unwrap();
     let (alone, _) = run(LS, Journal::Ordered);
     let (co, a) = run(
-        &format!("{LS}cpus_allowed=0\n{bayes}cpus_allowed=1\n"),
+        // Every Bayes job (reads, spills, map) on core 1.
+        &format!(
+            "{LS}cpus_allowed=0\n{}cpus_allowed=1\n",
+            bayes
+                .replace("\n[to-bayes-spill]", "cpus_allowed=1\n[to-bayes-spill]")
+                .replace("\n[to-bayes-map]", "cpus_allowed=1\n[to-bayes-map]")
+        ),
         Journal::Ordered,
     );
     let (b0, b1) = (fsyncs(&alone), fsyncs(&co));

@@ -68,6 +68,14 @@ fn job_error(job: &Job, reason: String) -> EmuError {
 
 /// `--backend`, else the one file every job names, under the rules above.
 pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
+    // fio's cpuio engine burns CPU and does no I/O; the emulator runs no
+    // such thread (the simulator does: `cinterrupts sim`).
+    if let Some(cpu) = jobs.iter().find(|j| j.ioengine.is_noio()) {
+        return Err(job_error(
+            cpu,
+            "option 'ioengine': cpuio is not emulated (no CPU-burning thread in `cinterrupts run`); `cinterrupts sim` runs it".into(),
+        ));
+    }
     let writer = jobs.iter().find(|j| j.rw.writes());
     if let Some(spec) = &cfg.backend {
         if let Kind::File { path } = &spec.kind {
