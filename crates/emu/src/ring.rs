@@ -72,6 +72,11 @@ impl SubmissionQueue {
         true
     }
 
+    /// The tail doorbell as the host last rang it.
+    pub fn doorbell(&self) -> u32 {
+        self.tail.load(Ordering::Acquire)
+    }
+
     /// Host: the tail doorbell write that hands the entries to the device.
     pub fn ring(&self, tail: u32) {
         self.tail.store(tail, Ordering::Release);

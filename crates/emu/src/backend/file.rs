@@ -41,6 +41,16 @@ pub struct FileBackend {
     failed: Vec<u32>,
     error_every: u64,
     submitted: u64,
+    /// `io_uring_enter` calls made by `poll`, and completions drained, for
+    /// [`Backend::probe`].
+    enters: u64,
+    reaped: u64,
+    /// Polls in a row with commands in the kernel and no completion.
+    quiet_polls: u64,
+    /// Completions drained after a submitting enter, after an enter for
+    /// the TASKRUN flag, and with no enter (posted by the kernel on its own:
+    /// io-wq, or task work run at an interrupt's return to this thread).
+    by: [u64; 3],
 }
 
 /// The commands in the kernel, indexed by their SQE's user_data, so a
@@ -143,6 +153,10 @@ impl FileBackend {
             failed: Vec::new(),
             error_every: faults.error_every,
             submitted: 0,
+            enters: 0,
+            reaped: 0,
+            quiet_polls: 0,
+            by: [0; 3],
         })
     }
 
@@ -215,6 +229,7 @@ impl FileBackend {
         // A short count (the kernel short of memory) leaves the rest in the
         // SQ, and an error (EINTR, EAGAIN, EBUSY) all of it: the next poll
         // submits them. An SQE the kernel cannot run gets an error CQE.
+        self.enters += 1;
         if let Ok(n) = self.ring.submitter().submit() {
             self.unsubmitted = self.unsubmitted.saturating_sub(n);
         }
@@ -222,6 +237,7 @@ impl FileBackend {
 
     fn drain(&mut self, out: &mut Vec<Done>) {
         for cqe in self.ring.completion() {
+            self.reaped += 1;
             self.slots.complete(&cqe, out);
         }
     }
@@ -261,10 +277,24 @@ impl Backend for FileBackend {
         // than the device's interrupt), so unless we enter the kernel it is
         // posted only at the next timer tick: 4 ms at HZ=250. A plain ring
         // interrupts the thread instead, and needs no enter to see it.
-        if self.unsubmitted > 0 || (self.taskrun_flag && self.ring.submission().taskrun()) {
+        let how = if self.unsubmitted > 0 {
+            0
+        } else if self.taskrun_flag && self.ring.submission().taskrun() {
+            1
+        } else {
+            2
+        };
+        if how < 2 {
             self.enter();
         }
+        let before = out.len();
         self.drain(out);
+        if out.len() > before {
+            self.by[how] += (out.len() - before) as u64;
+            self.quiet_polls = 0;
+        } else {
+            self.quiet_polls += 1;
+        }
         if !self.backlog.is_empty() {
             self.issue_backlog();
         }
@@ -272,6 +302,58 @@ impl Backend for FileBackend {
 
     fn in_flight(&self) -> usize {
         self.slots.busy() + self.backlog.len() + self.failed.len()
+    }
+
+    fn probe(&mut self) -> String {
+        let cq_first = self.ring.completion().len();
+        let taskrun_first = self.ring.submission().taskrun();
+        let early = format!(
+            "before any syscall: {} in the CQ, taskrun {}; completions drained after a submit, \
+             a TASKRUN enter, no enter: {:?}; {} polls since the last; ",
+            cq_first, taskrun_first, self.by, self.quiet_polls
+        );
+        let (sq_len, sq_taskrun, sq_overflow) = {
+            let sq = self.ring.submission();
+            (sq.len(), sq.taskrun(), sq.cq_overflow())
+        };
+        let cq_len = self.ring.completion().len();
+        // The kernel's own view of the rings (heads, tails, cached heads).
+        let fdinfo =
+            std::fs::read_to_string(format!("/proc/self/fdinfo/{}", self.ring.as_raw_fd()))
+                .map(|t| {
+                    t.lines()
+                        .filter(|l| {
+                            [
+                                "SqHead",
+                                "SqTail",
+                                "CachedSqHead",
+                                "CqHead",
+                                "CqTail",
+                                "CachedCqTail",
+                            ]
+                            .iter()
+                            .any(|k| l.starts_with(&format!("{k}:")))
+                        })
+                        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_else(|e| format!("fdinfo: {e}"));
+        early
+            + &format!(
+                "io_uring: {} in the kernel, {} backlogged, {} unsubmitted, {} in the SQ, \
+             {} in the CQ, SQ flags taskrun {} cq_overflow {}, {} enters, {} reaped; kernel: {}",
+                self.slots.busy(),
+                self.backlog.len(),
+                self.unsubmitted,
+                sq_len,
+                cq_len,
+                sq_taskrun,
+                sq_overflow,
+                self.enters,
+                self.reaped,
+                fdinfo
+            )
     }
 }
 

@@ -114,4 +114,11 @@ pub trait Backend: Send {
 
     /// Commands taken and not yet returned by `poll`.
     fn in_flight(&self) -> usize;
+
+    /// Where the commands in flight stand inside the backend, for a stall
+    /// report (`io_uring: 1 in the kernel, ...`); empty if it has nothing
+    /// to add to [`Backend::in_flight`]. Called rarely, off the hot path.
+    fn probe(&mut self) -> String {
+        String::new()
+    }
 }

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 use policy::{cid, Command, Completion, Interrupt, Marks, Nanos, Policy};
@@ -89,6 +89,18 @@ pub struct Device {
     /// Hosts outside this process, whose submissions the device takes
     /// into the SQs at each pass (`Device::start_with_ingress`).
     pub(crate) ingress: Option<Box<dyn Ingress>>,
+    /// Asks for the device's own view (`DeviceHandle::probe`), which it
+    /// writes at its next pass.
+    pub(crate) probe: Arc<Probe>,
+}
+
+/// A request for the device's view of itself, for a stall report: the
+/// device thread checks `wanted` at each pass (one relaxed load) and
+/// answers in `answer`.
+#[derive(Debug, Default)]
+pub(crate) struct Probe {
+    pub(crate) wanted: AtomicBool,
+    pub(crate) answer: Mutex<Option<String>>,
 }
 
 /// Submissions from hosts that cannot write the SQs themselves (the
@@ -136,6 +148,7 @@ impl Device {
             irq,
             hurried: false,
             ingress: None,
+            probe: Arc::default(),
         }
     }
 
@@ -159,6 +172,11 @@ impl Device {
         while !stop.load(Ordering::Relaxed) {
             self.hurried = hurry.load(Ordering::Relaxed);
             self.pass(clock.now());
+            if self.probe.wanted.load(Ordering::Relaxed) {
+                let view = self.view();
+                *self.probe.answer.lock().expect("probe lock") = Some(view);
+                self.probe.wanted.store(false, Ordering::Relaxed);
+            }
         }
         self.stats
     }
@@ -214,6 +232,40 @@ impl Device {
         if (self.stats.fetched, self.stats.completed) != before {
             self.stats.busy_passes += 1;
         }
+    }
+
+    /// The device's view of itself: its counts, each SQ's head against
+    /// its doorbell, and where the backend's commands stand.
+    pub(crate) fn view(&mut self) -> String {
+        let s = &self.stats;
+        let queues = self
+            .queues
+            .iter()
+            .zip(&self.state)
+            .map(|(q, st)| {
+                format!(
+                    "CPU {}: SQ head {} of doorbell {}, CQ tail {}, {} held",
+                    q.core,
+                    st.sq_head,
+                    q.sq.doorbell(),
+                    st.cq_tail,
+                    st.held.len()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let backend = self.backend.probe();
+        format!(
+            "device: {} passes, {} fetched, {} completed, {} posted ({}); backend: {} in flight{}{}",
+            s.passes,
+            s.fetched,
+            s.completed,
+            s.posted,
+            queues,
+            self.backend.in_flight(),
+            if backend.is_empty() { "" } else { ", " },
+            backend
+        )
     }
 
     /// `ipi-stall`: a fire waits for its slot, and the controller with it.

@@ -11,6 +11,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
@@ -23,6 +24,7 @@ use crate::sys::{self, Clock};
 mod controller;
 mod gaps;
 
+use controller::Probe;
 pub use controller::{Device, DeviceStats, Ingress};
 
 /// What a stopped device hands back.
@@ -79,6 +81,7 @@ impl Device {
             cfg.recording.clone(),
         );
         device.ingress = ingress;
+        let probe = device.probe.clone();
         let backend = device.describe();
         let stop = Arc::new(AtomicBool::new(false));
         let cpu = cfg.cpu;
@@ -113,6 +116,7 @@ impl Device {
         }
         Ok(DeviceHandle {
             backend,
+            probe,
             stop,
             hurry,
             thread: Some(thread),
@@ -124,6 +128,7 @@ impl Device {
 /// that fails half way leaves no CPU spinning.
 pub struct DeviceHandle {
     backend: String,
+    probe: Arc<Probe>,
     stop: Arc<AtomicBool>,
     hurry: Arc<AtomicBool>,
     thread: Option<JoinHandle<Option<DeviceReport>>>,
@@ -142,6 +147,28 @@ impl DeviceHandle {
     /// would otherwise wait 100 hours past its runtime).
     pub fn hurry(&self) {
         self.hurry.store(true, Ordering::Relaxed);
+    }
+
+    /// The device's own view (its counts, each SQ's head against its
+    /// doorbell, where the backend's commands stand), as its thread writes
+    /// it at its next pass; waits for it at most `wait`, and says so if the
+    /// thread did not answer (a thread that does not run its passes).
+    pub fn probe(&self, wait: Duration) -> String {
+        *self.probe.answer.lock().expect("probe lock") = None;
+        self.probe.wanted.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        loop {
+            if let Some(view) = self.probe.answer.lock().expect("probe lock").take() {
+                return view;
+            }
+            if start.elapsed() > wait {
+                return format!(
+                    "device: its thread did not answer in {} ms",
+                    wait.as_millis()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Stops the device thread and returns what it did. Call it once every

@@ -109,6 +109,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         finished: Arc::new(AtomicUsize::new(0)),
         exited: specs.iter().map(|_| AtomicBool::new(false)).collect(),
         driver: &driver,
+        device: &device,
         recording,
     };
     let start = Arc::new(Barrier::new(specs.len() + 1));

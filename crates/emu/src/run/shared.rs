@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 
 use crate::config::Recording;
+use crate::device::DeviceHandle;
 use crate::driver::Driver;
 use crate::sys::Clock;
 
@@ -17,6 +18,8 @@ pub(crate) struct Running<'a> {
     /// Per job thread: it has exited (`stonewall`, `wait_for`).
     pub(crate) exited: Arc<[AtomicBool]>,
     pub(crate) driver: &'a Driver,
+    /// Asked for its own view when the run stalls.
+    pub(crate) device: &'a DeviceHandle,
     /// The measured window, as the device and the handlers see it.
     pub(crate) recording: Recording,
 }

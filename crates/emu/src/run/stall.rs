@@ -6,6 +6,7 @@
 //! `startdelay=11`, `thinktime=11s` and `null:100h`).
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use policy::{format_nanos, Nanos, SEC};
 
@@ -18,6 +19,9 @@ use crate::worker::WorkerSpec;
 /// times: the fixed bound it had before, which no real file's request on
 /// this machine came near (a request to a file has no known service time).
 pub(crate) const BASE: Nanos = 10 * SEC;
+
+/// How long a stall report waits for the device thread's own view.
+const PROBE_WAIT: Duration = Duration::from_millis(500);
 
 /// The longest quiet time the jobs and the device explain, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,10 +136,11 @@ impl<'a> StallWatch<'a> {
                 .and_then(|i| self.specs.get(i))
                 .or(self.specs.first());
             let reason = format!(
-                "the emulator stalled: no request completed for {} (the bound: {}); {}",
+                "the emulator stalled: no request completed for {} (the bound: {}); {}; {}",
                 format_nanos(self.limit.total),
                 self.limit.why,
-                queue_states(r)
+                queue_states(r),
+                r.device.probe(PROBE_WAIT)
             );
             return Err(match waiting {
                 Some(s) => EmuError::Job {
