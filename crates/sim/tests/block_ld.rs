@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{config, lat_us};
+use common::{check_exactly_once, config, lat_us};
 use policy::{PolicySpec, MS};
 use proptest::prelude::*;
 use report::RunReport;
@@ -36,22 +36,8 @@ fn run(text: &str, scheduler: BlockScheduler, runtime_ms: u64) -> (RunReport, Au
     );
     cfg.host.block_scheduler = scheduler;
     let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit);
+    check_exactly_once(&audit);
     (r, audit)
-}
-
-/// Every request submitted, serviced, delivered and consumed exactly once,
-/// and every piece too.
-fn check(a: &Audit) {
-    assert!(a.submitted > 0, "{a:?}");
-    assert_eq!(a.duplicates, 0, "{a:?}");
-    assert_eq!(a.stranded, 0, "{a:?}");
-    assert_eq!(a.unfinished_threads, 0, "{a:?}");
-    assert_eq!(a.submitted, a.serviced, "{a:?}");
-    assert_eq!(a.submitted, a.delivered, "{a:?}");
-    assert_eq!(a.submitted, a.consumed, "{a:?}");
-    assert_eq!(a.pieces_submitted, a.pieces_serviced, "{a:?}");
-    assert_eq!(a.pieces_submitted, a.pieces_delivered, "{a:?}");
 }
 
 fn ld(tokens: u32, opportunistic: bool) -> BlockScheduler {
@@ -201,7 +187,7 @@ proptest! {
         let mut cfg = config("optane-900p", PolicySpec::named(policy), 3 * MS, seed);
         cfg.host.block_scheduler = BlockScheduler::Ld { tokens, split, opportunistic };
         let (_, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-        check(&audit);
+        check_exactly_once(&audit);
         prop_assert!(audit.max_noncritical_pieces <= tokens as u64, "{audit:?}");
         prop_assert!(audit.pieces_submitted >= audit.submitted, "{audit:?}");
         for &(core, ns) in &audit.core_accounted_ns {

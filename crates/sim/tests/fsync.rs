@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::config;
+use common::{check_exactly_once, config};
 use policy::{PolicySpec, MS};
 use report::{FsyncBreakdown, JobReport, RunReport};
 use sim::{Audit, Journal};
@@ -28,15 +28,7 @@ fn run_with(text: &str, journal: Journal, seed: u64) -> (RunReport, Audit) {
     let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
     // Every request completes exactly once: the page cache's writes, the
     // fsync path's I/Os and the rest.
-    assert_eq!(a.duplicates, 0, "{a:?}");
-    assert_eq!(a.stranded, 0, "{a:?}");
-    assert_eq!(a.unfinished_threads, 0, "{a:?}");
-    assert_eq!(a.submitted, a.serviced, "{a:?}");
-    assert_eq!(a.submitted, a.delivered, "{a:?}");
-    assert_eq!(a.submitted, a.consumed, "{a:?}");
-    for &(core, ns) in &a.core_accounted_ns {
-        assert_eq!(ns, a.window_ns, "core {core}");
-    }
+    check_exactly_once(&a);
     (r, a)
 }
 

@@ -6,27 +6,10 @@
 
 mod common;
 
-use common::{config, lat_us};
+use common::{check_exactly_once, config, lat_us};
 use policy::{PolicySpec, MS};
 use report::RunReport;
 use sim::{Audit, BlockScheduler, Completion, SimError};
-
-/// Every request (and every piece) submitted, serviced, delivered and
-/// consumed exactly once; every nanosecond of every used core accounted.
-fn check(a: &Audit) {
-    assert!(a.submitted > 0, "{a:?}");
-    assert_eq!(a.duplicates, 0, "{a:?}");
-    assert_eq!(a.stranded, 0, "{a:?}");
-    assert_eq!(a.unfinished_threads, 0, "{a:?}");
-    assert_eq!(a.submitted, a.serviced, "{a:?}");
-    assert_eq!(a.submitted, a.delivered, "{a:?}");
-    assert_eq!(a.submitted, a.consumed, "{a:?}");
-    assert_eq!(a.pieces_submitted, a.pieces_serviced, "{a:?}");
-    assert_eq!(a.pieces_submitted, a.pieces_delivered, "{a:?}");
-    for &(core, ns) in &a.core_accounted_ns {
-        assert_eq!(ns, a.window_ns, "core {core}: {a:?}");
-    }
-}
 
 fn run_on(
     device: &str,
@@ -40,7 +23,7 @@ fn run_on(
     cfg.host.completion = mode;
     cfg.host.block_scheduler = scheduler;
     let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    check(&audit);
+    check_exactly_once(&audit);
     (r, audit)
 }
 
@@ -316,7 +299,7 @@ fn every_mode_with_and_without_ld_completes_each_request_once() {
                 let what = format!("{mode:?} {scheduler} {preemption:?}");
                 let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {})
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
-                check(&a);
+                check_exactly_once(&a);
                 for name in ["p2", "ring", "ls", "aio"] {
                     assert!(job(&r, name).read.io_ops > 0, "{what}: {name}");
                 }

@@ -78,3 +78,21 @@ pub fn summary(r: &RunReport) -> String {
     }
     s
 }
+
+/// The simulator's invariants: every request (and every LD piece)
+/// submitted, serviced, delivered and consumed exactly once, no thread left
+/// unfinished, and every nanosecond of every used core accounted.
+pub fn check_exactly_once(a: &Audit) {
+    assert!(a.submitted > 0, "{a:?}");
+    assert_eq!(a.duplicates, 0, "{a:?}");
+    assert_eq!(a.stranded, 0, "{a:?}");
+    assert_eq!(a.unfinished_threads, 0, "{a:?}");
+    assert_eq!(a.submitted, a.serviced, "{a:?}");
+    assert_eq!(a.submitted, a.delivered, "{a:?}");
+    assert_eq!(a.submitted, a.consumed, "{a:?}");
+    assert_eq!(a.pieces_submitted, a.pieces_serviced, "{a:?}");
+    assert_eq!(a.pieces_submitted, a.pieces_delivered, "{a:?}");
+    for &(core, ns) in &a.core_accounted_ns {
+        assert_eq!(ns, a.window_ns, "core {core}: {a:?}");
+    }
+}
