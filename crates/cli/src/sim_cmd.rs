@@ -76,6 +76,12 @@ pub struct SimArgs {
     /// boosted, instead of the host profile's `jbd2_critical` (default off)
     #[arg(long)]
     pub jbd2_critical: bool,
+    /// Poll the fsync path's I/Os (D1, D2, JD, JC, the f-transaction) of
+    /// the threads the completion mode polls for (FastResponse 4.4's
+    /// SelectISR), instead of the host profile's `fsync_io_polls` (default
+    /// off: they complete by interrupt, as in Linux)
+    #[arg(long)]
+    pub fsync_io_polls: bool,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -146,6 +152,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     if args.jbd2_critical {
         config.host.jbd2_critical = true;
+    }
+    if args.fsync_io_polls {
+        config.host.fsync_io_polls = true;
     }
     if !args.out.quiet {
         print_notes(&file);

@@ -76,6 +76,9 @@ pub struct HostSettings {
     /// `jbd2_critical`: JBD2's journal I/O bypasses LD and its wake-ups
     /// are boosted (FR 4.4).
     pub jbd2_critical: Option<bool>,
+    /// `fsync_io_polls`: the fsync path's I/Os of the threads the
+    /// completion mode polls for are polled (FR 4.4's SelectISR).
+    pub fsync_io_polls: Option<bool>,
 }
 
 impl HostSettings {
@@ -95,6 +98,9 @@ impl HostSettings {
         }
         if let Some(c) = self.jbd2_critical {
             host.jbd2_critical = c;
+        }
+        if let Some(p) = self.fsync_io_polls {
+            host.fsync_io_polls = p;
         }
     }
 
@@ -145,6 +151,7 @@ impl HostSettings {
         Some(HostSettings {
             journal: Some(journal),
             jbd2_critical: Some(base != "vanilla"),
+            fsync_io_polls: (base == "selectisr").then_some(true),
             ..HostSettings::fastresponse(base)?
         })
     }
@@ -167,6 +174,9 @@ impl HostSettings {
         }
         if self.jbd2_critical == Some(true) {
             out.push("--jbd2-critical".into());
+        }
+        if self.fsync_io_polls == Some(true) {
+            out.push("--fsync-io-polls".into());
         }
         out.join(" ")
     }

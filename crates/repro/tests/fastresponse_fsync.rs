@@ -56,6 +56,12 @@ fn the_write_path_systems_are_fr_4_4s() {
         assert_eq!(fs(s).block_scheduler, read.block_scheduler, "{s}");
         assert_eq!(fs(s).completion, read.completion, "{s}");
         assert_eq!(fs(s).wakeup, read.wakeup, "{s}");
+        // FR 4.4: SelectISR polls the fsync's I/Os; the others take interrupts.
+        assert_eq!(
+            fs(s).fsync_io_polls,
+            (s == "selectisr").then_some(true),
+            "{s}"
+        );
     }
     // BSJ-Opt: BS-Opt with fjournaling.
     let bsj = fs("bsj-opt");

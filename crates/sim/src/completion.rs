@@ -188,6 +188,10 @@ impl World {
             self.poll_post_piece(req, piece);
             return;
         }
+        if self.journal_io(req).is_some() {
+            self.journal_poll_post(req);
+            return;
+        }
         let r = &mut self.requests[req as usize];
         if r.state != RState::InDevice {
             self.audit.duplicates += 1;

@@ -47,7 +47,19 @@
 //! - Model I/Os complete by interrupt whatever the completion mode: the
 //!   kernel waits for writeback and journal I/O in `wait_on_page_writeback`
 //!   and `wait_on_buffer`, not by polling (Linux polls only `HIPRI` direct
-//!   I/O).
+//!   I/O). Unless the host sets `fsync_io_polls` (FR 4.4's SelectISR
+//!   "polls the I/O completions for those I/Os"): then the model I/Os a
+//!   thread issues are polled when the completion mode polls for it
+//!   (`select-isr`: a critical job, JBD2 when `jbd2_critical`; `poll` and
+//!   `hybrid`: every thread, spinning at once, no hybrid sleep). They go
+//!   to the thread's polled queue (no interrupt, the policy never sees
+//!   them, LD's pieces found by the poller as for a polled request), and
+//!   where the thread would sleep in the path with such I/Os out it spins
+//!   (`Kind::Spin`, its system time) until the device posts one; it then
+//!   takes what it found (`per_completion` each) and applies the model's
+//!   step in its own context (no wake-up of itself, no switch). A wake-up
+//!   by another thread ends its spin too. The breakdown counts a polled
+//!   I/O to when its thread finds it.
 //! - An asynchronous engine drains what it has in flight before the fsync.
 //! - `fsync` with `direct=1` is refused (the size change of an O_DIRECT
 //!   append, a metadata-only commit, is not modelled), and so is
@@ -61,7 +73,7 @@
 //!   f-transaction's header and extent blocks count as JD and its commit
 //!   block as JC (issued together, so they overlap).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -71,9 +83,10 @@ use policy::{Marks, Nanos};
 use serde::{Deserialize, Deserializer};
 
 use crate::events::Ev;
+use crate::limits::MAX_SERVICE;
 use crate::thread::alloc;
 use crate::workload::Waiter;
-use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
+use crate::world::{Busy, Kind, RState, Request, Step, TState, World, CLAT_MAX};
 
 /// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
 pub const BLOCK: u64 = 4096;
@@ -219,6 +232,10 @@ pub(crate) struct JournalState {
     own_commit: Vec<bool>,
     /// Buffered writes (served by the page cache) in all.
     pub buffered_writes: u64,
+    /// Per thread (`fsync_io_polls`): its polled model I/O requests not
+    /// yet taken, and those the device posted that it has not taken yet.
+    polled_out: Vec<u32>,
+    found: Vec<VecDeque<u32>>,
 }
 
 impl JournalState {
@@ -261,6 +278,8 @@ impl JournalState {
             marks,
             own_commit,
             buffered_writes: 0,
+            polled_out: vec![0; n],
+            found: vec![VecDeque::new(); n],
         }
     }
 
@@ -442,6 +461,21 @@ impl World {
             self.journal_running(tid, core);
             return;
         }
+        let t = tid as usize;
+        let unfound = self
+            .block
+            .as_ref()
+            .is_some_and(|b| !b.unfound[t].is_empty());
+        if !j.found[t].is_empty() || unfound {
+            self.journal_poll(tid, core);
+            return;
+        }
+        if j.polled_out[t] > 0 {
+            // Polled I/Os out: spin until the device posts one.
+            self.threads[t].spinning = true;
+            self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::JournalPoll);
+            return;
+        }
         let th = &mut self.threads[tid as usize];
         th.state = TState::Blocked;
         th.next = Step::Journal;
@@ -489,6 +523,13 @@ impl World {
         };
         let bytes = u64::from(io.blocks).max(1) * BLOCK;
         let n = bytes.div_ceil(MAX_IO);
+        let polled = self.host.fsync_io_polls
+            && self
+                .completion
+                .polls(self.threads[by as usize].spec.job.critical);
+        if polled {
+            j.polled_out[by as usize] += u32::try_from(n).unwrap_or(u32::MAX);
+        }
         j.pending.insert(
             io.id,
             Pending {
@@ -509,7 +550,7 @@ impl World {
                 bytes: MAX_IO.min(bytes - i * MAX_IO),
                 issued: self.now,
                 state: RState::Prepared,
-                polled: false,
+                polled,
             };
             let slot = alloc(&mut self.requests, &mut self.free, req);
             let j = self.journal.as_mut().expect("journal");
@@ -539,8 +580,10 @@ impl World {
         }
         j.woken[tid as usize] = Some(self.now);
         if self.threads[tid as usize].state != TState::Blocked {
-            // Still on its way to sleep: it goes on instead.
+            // Still on its way to sleep (or spinning for its polled I/Os):
+            // it goes on instead.
             j.rewake[tid as usize] = true;
+            self.journal_stop_spin(tid);
             return;
         }
         match handler {
@@ -577,10 +620,21 @@ impl World {
     /// The handler reaped a model I/O's request; at its last, the model
     /// learns the I/O completed. True if the handler must wake a thread.
     pub(crate) fn deliver_journal(&mut self, core: u32, req: u32, io: IoId) -> bool {
+        let Some(step) = self.journal_reaped(req, io) else {
+            return false;
+        };
+        let woke = !step.wake.is_empty();
+        self.journal_apply(step, None, Some(core));
+        woke
+    }
+
+    /// A model I/O's request was reaped (by the handler, or by its polling
+    /// thread): at its last, the model's step for the I/O's completion.
+    fn journal_reaped(&mut self, req: u32, io: IoId) -> Option<FsStep> {
         let r = &mut self.requests[req as usize];
         if r.state != RState::Posted {
             self.audit.duplicates += 1;
-            return false;
+            return None;
         }
         r.state = RState::Free;
         self.free.push(req);
@@ -589,12 +643,10 @@ impl World {
         let now = self.now;
         let j = self.journal.as_mut().expect("journal");
         j.ios.remove(&req);
-        let Some(p) = j.pending.get_mut(&io) else {
-            return false;
-        };
+        let p = j.pending.get_mut(&io)?;
         p.remaining -= 1;
         if p.remaining > 0 {
-            return false;
+            return None;
         }
         let p = j.pending.remove(&io).expect("pending");
         let served: Vec<(usize, Nanos)> = match p.by {
@@ -608,10 +660,111 @@ impl World {
             *j.acc[t].of(p.kind) += now.saturating_sub(p.issued.max(s));
             j.acc[t].ios += 1;
         }
-        let step = j.fs.completed(now, io);
-        let woke = !step.wake.is_empty();
-        self.journal_apply(step, None, Some(core));
-        woke
+        Some(j.fs.completed(now, io))
+    }
+
+    /// The device posts a polled model I/O's request (`fsync_io_polls`):
+    /// its thread takes it at its next poll, now if it is spinning.
+    pub(crate) fn journal_poll_post(&mut self, req: u32) {
+        let r = &mut self.requests[req as usize];
+        if r.state != RState::InDevice {
+            self.audit.duplicates += 1;
+            return;
+        }
+        r.state = RState::Posted;
+        let tid = r.tid;
+        let j = self.journal.as_mut().expect("journal");
+        j.found[tid as usize].push_back(req);
+        self.journal_stop_spin(tid);
+    }
+
+    /// Ends the thread's spin for its polled model I/Os, if it is spinning
+    /// for them: it takes what it found ([`Step::JournalPoll`]) now, or
+    /// when it runs again if the spin was cut short.
+    fn journal_stop_spin(&mut self, tid: u32) {
+        let th = &self.threads[tid as usize];
+        if !th.spinning {
+            return;
+        }
+        let core = th.spec.core as u32;
+        let c = &self.cores[core as usize];
+        match c.busy {
+            Busy::Thread {
+                kind,
+                start,
+                then: Step::JournalPoll,
+                ..
+            } if c.current == Some(tid) => {
+                self.threads[tid as usize].spinning = false;
+                self.charge(core, kind, start);
+                self.start_seg(core, Kind::Kernel, 0, Step::JournalPoll);
+            }
+            _ => {
+                let th = &mut self.threads[tid as usize];
+                if let Some(seg) = th
+                    .saved
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.then == Step::JournalPoll)
+                {
+                    th.spinning = false;
+                    seg.kind = Kind::Kernel;
+                    seg.remaining = 0;
+                }
+            }
+        }
+    }
+
+    /// The thread polls for its model I/Os (`fsync_io_polls`): it takes
+    /// what the device posted (`per_completion` each, as the handler
+    /// would) and applies the model's steps in its own context, then goes
+    /// on in the path (sleeps, spins again, or returns from fsync).
+    pub(crate) fn journal_poll(&mut self, tid: u32, core: u32) {
+        self.threads[tid as usize].spinning = false;
+        if self.block.is_some() {
+            self.find_polled_pieces(tid);
+        }
+        let j = self.journal.as_mut().expect("journal");
+        let found = std::mem::take(&mut j.found[tid as usize]);
+        if found.is_empty() {
+            self.journal_sleep(tid, core);
+            return;
+        }
+        let measuring = self.measuring(self.now);
+        let mut cost = 0;
+        let mut done = false;
+        for &req in &found {
+            cost += self.host.per_completion;
+            let j = self.journal.as_mut().expect("journal");
+            j.polled_out[tid as usize] -= 1;
+            if measuring {
+                self.polled += 1;
+                self.threads[tid as usize].polled += 1;
+            }
+            let Some(io) = self.journal_io(req) else {
+                self.audit.duplicates += 1;
+                continue;
+            };
+            let Some(mut step) = self.journal_reaped(req, io) else {
+                continue;
+            };
+            // Its own I/O's completion: no wake-up, it goes on.
+            let j = self.journal.as_mut().expect("journal");
+            let me = if tid == j.jbd2 {
+                FsThread::Jbd2
+            } else {
+                FsThread::Task(tid)
+            };
+            if step.wake.contains(&me) {
+                step.wake.retain(|&w| w != me);
+                j.rewake[tid as usize] = true;
+            }
+            let (c, d) = self.journal_apply(step, Some(tid), None);
+            cost += c;
+            done |= d;
+        }
+        let then = if done { Step::Plan } else { Step::JournalSleep };
+        self.start_seg(core, Kind::Kernel, cost, then);
     }
 
     /// JBD2's commit timer.

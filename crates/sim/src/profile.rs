@@ -217,6 +217,14 @@ pub struct HostProfile {
     /// SelectISR"). Its D2 writes never are (FR 4.2). Default false.
     #[serde(default)]
     pub jbd2_critical: bool,
+    /// The fsync path's I/Os (D1, D2, JD, JC, the f-transaction) of a
+    /// thread the completion mode polls for (`select-isr`: a critical job,
+    /// JBD2 when `jbd2_critical`) are polled: the waiting thread spins
+    /// instead of sleeping until the interrupt (FR 4.4's SelectISR "polls
+    /// the I/O completions for those I/Os"). Default false: they complete
+    /// by interrupt whatever the mode, as in Linux (`wait_on_buffer`).
+    #[serde(default)]
+    pub fsync_io_polls: bool,
     /// CPU a buffered write pays per KiB to copy into the page cache and
     /// dirty its pages (beside `syscall`), in runs that model the page
     /// cache (a job fsyncs). Default 300ns: best of three `dd

@@ -76,6 +76,7 @@ impl World {
             Step::Fsync => self.fsync_call(tid, core),
             Step::Journal => self.journal_running(tid, core),
             Step::JournalSleep => self.journal_sleep(tid, core),
+            Step::JournalPoll => self.journal_poll(tid, core),
         }
     }
 

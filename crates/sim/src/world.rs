@@ -55,8 +55,13 @@ pub(crate) enum Step {
     Fsync,
     /// Woken by the fsync path (a caller, or JBD2): go on in it.
     Journal,
-    /// Done with this step of the fsync path: sleep until woken.
+    /// Done with this step of the fsync path: sleep until woken (or spin
+    /// while it has polled I/Os out, `fsync_io_polls`).
     JournalSleep,
+    /// Spinning for the fsync path's polled I/Os: the segment lasts until
+    /// the device posts one (or the thread is woken), then the thread
+    /// takes what it found ([`crate::journal`]).
+    JournalPoll,
 }
 
 /// A thread's CPU work, possibly cut short by an interrupt or preemption.

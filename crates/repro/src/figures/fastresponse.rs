@@ -125,7 +125,8 @@ pub fn provenance_w(figure: &'static str) -> Provenance {
         .with(
             "systems (write path)",
             "as the read path's, each with --journal ordered; selectisr, b-opt, bs-opt add \
-             --jbd2-critical; bsj-opt: bs-opt with --journal fjournal (and JBD2 critical)",
+             --jbd2-critical; selectisr adds --fsync-io-polls; bsj-opt: bs-opt with --journal \
+             fjournal (and JBD2 critical)",
             Origin::Paper(
                 "FR 4.1, 3.4, 4.4 (JBD2 critical in B-Opt, BS-Opt, SelectISR); JBD2 critical \
                  in BSJ-Opt is ours (FR does not say)",
@@ -133,11 +134,14 @@ pub fn provenance_w(figure: &'static str) -> Provenance {
         )
         .with(
             "fsync I/O under SelectISR",
-            "completed by interrupt (the simulator's fsync path never polls); fillsync's \
-             writes are buffered and reach no device: SelectISR polls nothing in these runs",
-            Origin::Ours(
-                "FR 4.4 says SelectISR polls D1, D2 and JC; Linux waits for writeback and \
-                 journal I/O without polling, and the simulator follows Linux",
+            "polled (--fsync-io-polls): the critical caller's D1 and the critical JBD2's \
+             D2, JD and JC go to the polled queue, raise no interrupt, and the waiting \
+             thread spins for them instead of sleeping; fillsync's writes are buffered and \
+             reach no device",
+            Origin::Paper(
+                "FR 4.4: SelectISR \"polls the I/O completions for those I/Os\" (T_D1, T_D2, \
+                 T_JC); Linux itself waits for writeback and journal I/O by interrupt \
+                 (wait_on_buffer), the simulator's default",
             ),
         )
         .with(
