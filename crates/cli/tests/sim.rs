@@ -423,4 +423,20 @@ fn journal_option() {
     assert_eq!(v["cinterrupts"]["fsync"][0]["journal"], "ordered");
     let notes = v["cinterrupts"]["notes"].to_string();
     assert!(notes.contains("JBD2 on core 0 (critical)"), "{notes}");
+    // FR 4.4's SelectISR: the critical caller's fsync I/O is polled, so it
+    // is woken for none of it (2 switches per fsync, not 5 or 6 alone).
+    let polled = |extra: &[&str]| {
+        let mut argv = vec!["sim", job.as_str(), "--completion", "select-isr"];
+        argv.extend_from_slice(extra);
+        argv.extend_from_slice(&["--output-format", "json"]);
+        let o = run(&argv);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["cinterrupts"]["fsync"][0]["switches_per_fsync"]
+            .as_f64()
+            .unwrap()
+    };
+    let interrupted = polled(&[]);
+    let spun = polled(&["--fsync-io-polls"]);
+    assert!(spun < interrupted, "{spun} vs {interrupted}");
 }
