@@ -53,6 +53,7 @@ mod sizes;
 mod skew;
 mod source;
 pub mod units;
+pub mod ycsb;
 
 pub use cmdline::CommandLine;
 pub use error::JobError;
