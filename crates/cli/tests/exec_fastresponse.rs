@@ -14,25 +14,9 @@ fn exec_fio(dir: &std::path::Path, opts: &[&str], text: &str) -> (Value, Value) 
     let file = dir.join("t.fio");
     std::fs::write(&file, text).unwrap();
     let report = dir.join("exec.json");
-    let o = bin()
-        .args(["exec", "--device", "optane"])
-        .args(opts)
-        .args([
-            "--output-format",
-            "json",
-            "-o",
-            report.to_str().unwrap(),
-            "--",
-        ])
-        .args(["fio", "--output-format=json", file.to_str().unwrap()])
-        // fio leaves its verify state file (local-*-verify.state) here.
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let fio: Value = serde_json::from_slice(&o.stdout).expect("fio's JSON intact");
-    let ours: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    (fio, ours)
+    let mut args = vec!["--device", "optane"];
+    args.extend_from_slice(opts);
+    exec_fio_json(dir, &args, &file, &report)
 }
 
 fn total(fio: &Value, dir: &str) -> u64 {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, stderr, turn};
+use common::{bin, exec_fio_json, stderr, turn};
 use serde_json::Value;
 
 const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=256\n\
@@ -78,25 +78,9 @@ fn routed_with(dir: &std::path::Path, policy: &str, opts: &[&str], job: &str) ->
     )
     .unwrap();
     let report = dir.join(format!("{policy}.json"));
-    let o = bin()
-        .args(["exec", "--device", "optane", "--policy", policy])
-        .args(opts)
-        .args([
-            "--output-format",
-            "json",
-            "-o",
-            report.to_str().unwrap(),
-            "--",
-        ])
-        .args(["fio", "--output-format=json", file.to_str().unwrap()])
-        // fio leaves its verify state file (local-*-verify.state) here.
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let fio: Value = serde_json::from_slice(&o.stdout).expect("fio's JSON intact");
-    let ours: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    (fio, ours)
+    let mut args = vec!["--device", "optane", "--policy", policy];
+    args.extend_from_slice(opts);
+    exec_fio_json(dir, &args, &file, &report)
 }
 
 fn per_interrupt(v: &Value) -> f64 {

@@ -142,3 +142,32 @@ static EMU: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn turn() -> std::sync::MutexGuard<'static, ()> {
     EMU.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `cinterrupts exec EXEC_ARGS --output-format json -o REPORT -- fio
+/// --output-format=json FILE` run in `dir` (fio leaves its verify state
+/// file, local-*-verify.state, there): fio's JSON and our report.
+pub fn exec_fio_json(
+    dir: &Path,
+    exec_args: &[&str],
+    file: &Path,
+    report: &Path,
+) -> (serde_json::Value, serde_json::Value) {
+    let o = bin()
+        .arg("exec")
+        .args(exec_args)
+        .args([
+            "--output-format",
+            "json",
+            "-o",
+            report.to_str().unwrap(),
+            "--",
+        ])
+        .args(["fio", "--output-format=json", file.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio = serde_json::from_slice(&o.stdout).expect("fio's JSON intact");
+    let ours = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+    (fio, ours)
+}
