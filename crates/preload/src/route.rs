@@ -211,6 +211,17 @@ fn wait_one(s: &shm::Slot, polled: bool) -> bool {
 /// (`host::poll::HybridStats`, kept per thread here, not per device) give
 /// the sleep, half the bucket's mean; the thread asks the timer for it less
 /// the overshoot it measured (`emu::HybridTimer`), then spins.
+/// CLOCK_MONOTONIC in nanoseconds, through the vDSO (no system call).
+fn now() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: fills our timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 mod hybrid {
     use std::cell::RefCell;
 
@@ -224,19 +235,7 @@ mod hybrid {
             const { RefCell::new(None) };
     }
 
-    fn now() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: fills our timespec (the vDSO).
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
-
-    pub(crate) fn now_ns() -> u64 {
-        now()
-    }
+    use super::now;
 
     /// A polled request of `len` bytes was posted now: sleeps as hybrid
     /// polling says; returns its issue time for [`ended`].
@@ -420,7 +419,7 @@ pub(crate) fn blocking_at(
         LIVE.fr(exec::Fr::Polled);
     }
     t.mark(timing::POST);
-    let posted_at = (polled && hybrid_on()).then(hybrid::now_ns);
+    let posted_at = (polled && hybrid_on()).then(now);
     let res = io();
     let err = errno();
     t.mark(timing::IO);
@@ -855,15 +854,7 @@ pub(crate) mod timing {
         }
     }
 
-    fn now() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: fills our timespec (the vDSO).
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
+    use super::now;
 
     pub(crate) struct Stamps {
         at: Cell<u64>,
