@@ -55,6 +55,11 @@ pub enum Action {
     /// Sleep on a timer until then (a background thread's period, a
     /// client's pacing), then ask again.
     SleepUntil(Nanos),
+    /// Sleep until another thread of the same instance wakes it (a futex or
+    /// condition variable: a worker with an empty queue, a flush thread
+    /// with no full memtable), then ask again. Its wakers name it through
+    /// [`AppThread::drain_wakes`].
+    Park,
     /// Nothing in flight and nothing more to do.
     Done,
 }
@@ -141,6 +146,14 @@ pub trait AppThread: fmt::Debug {
     /// At most this many of its I/Os are ever in flight at once (the
     /// front end sizes its queues and refuses what passes its bounds).
     fn max_in_flight(&self) -> u32;
+    /// The threads of its own instance it has woken since the last call
+    /// (by their index among the instance's threads, in the order
+    /// [`file`] places them), moved into `out`. The front end wakes each
+    /// one that is parked ([`Action::Park`]) through its scheduler, as a
+    /// futex wake does; a wake for a thread that is not parked is lost
+    /// unless the model re-checks its own state before parking (which
+    /// every model here does, as real code re-checks under its lock).
+    fn drain_wakes(&mut self, _out: &mut Vec<usize>) {}
 }
 
 /// One thread of an application, placed: what the front end runs.
@@ -160,5 +173,7 @@ pub struct PlacedThread {
     /// are not the ones the experiment measures (RocksDB's flush): reported
     /// apart.
     pub background: bool,
+    /// Its index among its instance's threads ([`AppThread::drain_wakes`]).
+    pub index: usize,
     pub thread: Box<dyn AppThread>,
 }
