@@ -69,6 +69,7 @@ macro_rules! example {
         Workload {
             name: $name,
             text: include_str!(concat!("../../../../examples/", $name, ".fio")),
+            app: false,
         }
     };
 }
@@ -78,6 +79,7 @@ macro_rules! own {
         Workload {
             name: $name,
             text: include_str!(concat!("../../jobs/", $name, ".fio")),
+            app: false,
         }
     };
 }
@@ -90,11 +92,25 @@ macro_rules! artifact {
         $crate::experiment::Workload {
             name: $name,
             text: include_str!(concat!("../../artifact/", $path)),
+            app: false,
         }
     };
 }
 
 pub(crate) use artifact;
+
+/// An application file (issue 16): `examples/apps/NAME.toml`.
+macro_rules! app {
+    ($name:literal) => {
+        $crate::experiment::Workload {
+            name: $name,
+            text: include_str!(concat!("../../../../examples/apps/", $name, ".toml")),
+            app: true,
+        }
+    };
+}
+
+pub(crate) use app;
 
 /// The job names the authors' mixed job files give their two threads
 /// (`name=raw=random-read-psync`, `name=raw=random-read-libaio`).
