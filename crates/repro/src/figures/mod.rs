@@ -13,6 +13,7 @@ mod fig18;
 mod fig19;
 mod fig20;
 mod fig21;
+mod fig23;
 mod fr_fig04;
 mod fr_fig04b;
 mod fr_fig06;
@@ -26,8 +27,10 @@ mod fr_fig16;
 mod fr_fig18;
 mod fr_fig19;
 mod gyawali;
+mod macro_systems;
 mod ours_fr_cint;
 mod ours_mixed16;
+mod table5;
 mod tos_fig05;
 
 use crate::experiment::Experiment;
@@ -48,6 +51,8 @@ pub fn all() -> Vec<Experiment> {
         fig21::experiment(),
         gyawali::experiment(),
         ours_mixed16::experiment(),
+        fig23::experiment(),
+        table5::experiment(),
         fr_fig04::experiment(),
         fr_fig06::experiment(),
         fr_fig12::experiment(),
