@@ -71,6 +71,7 @@ use serde::Deserialize;
 use crate::PlacedThread;
 
 pub use keys::{slab_size_for, KeySpace, SLAB_SIZES};
+pub use worker::page_of_tag;
 
 /// Our choice: a client's CPU to generate one YCSB request (a random draw,
 /// `malloc` and fill of the 1 KB item, `create_unique_item`, and the two
@@ -113,6 +114,10 @@ pub const WORKER_USLEEP_NS: Nanos = 1_000;
 /// "The default value of the timer slack is 50 microseconds"; `init_task`'s
 /// `timer_slack_ns`): a `usleep(1)` on an idle core sleeps about 51 us.
 pub const TIMER_SLACK_NS: Nanos = 50_000;
+
+/// Our bound: a worker's pages are numbered in 32 bits ([`page_of_tag`]),
+/// so at most 2^32 items (4 TiB of 1 KB items, 50 times TOS's 80 GB).
+pub const MAX_ITEMS: u64 = 1 << 32;
 
 /// Which key a YCSB operation picks (YCSB's `requestdistribution`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -242,10 +247,23 @@ impl Config {
         if self.items == 0 {
             return err("items", "at least one item".into());
         }
+        if self.items > MAX_ITEMS {
+            return err(
+                "items",
+                format!(
+                    "{} is more than {MAX_ITEMS} (pages are numbered in 32 bits)",
+                    self.items
+                ),
+            );
+        }
         if (self.worker_cores.len() as u64) > self.items {
             return err(
                 "worker_cores",
-                format!("{} workers for {} items", self.worker_cores.len(), self.items),
+                format!(
+                    "{} workers for {} items",
+                    self.worker_cores.len(),
+                    self.items
+                ),
             );
         }
         if slab_size_for(self.item_bytes).is_none() {

@@ -127,7 +127,11 @@ impl AppThread for Client {
     fn next(&mut self, now: Nanos, rng: &mut dyn RngCore) -> Action {
         while let Some(&(worker, req)) = self.pending.front() {
             let req = Request { start: now, ..req };
-            if !self.shared.borrow_mut().try_enqueue(worker, req, self.index) {
+            if !self
+                .shared
+                .borrow_mut()
+                .try_enqueue(worker, req, self.index)
+            {
                 // KVell spins (`NOP10()`) on its own core until the worker
                 // dequeues; here it sleeps until the worker wakes it.
                 return Action::Park;

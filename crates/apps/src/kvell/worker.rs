@@ -16,6 +16,19 @@ use super::{
 };
 use crate::{Action, AppIo, AppThread, OpDone};
 
+/// An iocb's tag: its sequence number (modulo 2^32: tags need only be
+/// unique among the I/Os in flight, at most `max_in_flight`) above its page
+/// (below 2^32, [`Config::validate`]), so a trace can tell pages apart
+/// ([`page_of_tag`]).
+fn tag_of(seq: u64, page: u64) -> u64 {
+    ((seq & 0xFFFF_FFFF) << 32) | (page & 0xFFFF_FFFF)
+}
+
+/// The page (in its worker's slab) of an I/O a KVell worker submitted.
+pub fn page_of_tag(tag: u64) -> u64 {
+    tag & 0xFFFF_FFFF
+}
+
 /// What a request's callback does when its page is in memory (the
 /// `io_cb` KVell sets before each page operation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +117,7 @@ impl Worker {
     }
 
     fn stage(&mut self, page: u64, write: bool, req: Request, stage: Stage) -> u64 {
-        let tag = self.next_tag;
+        let tag = tag_of(self.next_tag, page);
         self.next_tag += 1;
         self.iocbs.insert(
             tag,
@@ -229,7 +242,9 @@ impl Worker {
             }
         }
         // A slot freed: the clients spinning in `get_slab_buffer` go on.
-        self.shared.borrow_mut().take_parked(self.id, &mut self.wakes);
+        self.shared
+            .borrow_mut()
+            .take_parked(self.id, &mut self.wakes);
     }
 
     /// `worker_do_io`: one `io_submit` of every queued iocb.
