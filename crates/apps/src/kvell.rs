@@ -77,8 +77,7 @@ pub use worker::page_of_tag;
 /// `malloc` and fill of the 1 KB item, `create_unique_item`, and the two
 /// atomic increments of `enqueue_slab_callback`). No source gives it; a
 /// microsecond is the order of a 1 KiB allocation and copy plus a few
-/// cache-line transfers between cores, and it keeps four clients able to
-/// fill two workers' queues, as the paper's four client cores did.
+/// cache-line transfers between cores.
 pub const CLIENT_REQUEST_NS: Nanos = 1_000;
 
 /// Our choice: a client's CPU per item of a scan's index lookup

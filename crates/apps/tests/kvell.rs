@@ -214,7 +214,7 @@ fn a_scan_reads_its_items_pages() {
             }
         }
         assert_eq!(reads, pages.len());
-        assert!(reads <= 16 && reads >= 14, "{reads} reads for 16 items");
+        assert!((14..=16).contains(&reads), "{reads} reads for 16 items");
         let last = trace.reaped.iter().map(|r| r.time).max().unwrap();
         assert!(
             op.end >= last,
