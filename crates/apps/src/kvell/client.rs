@@ -34,7 +34,6 @@ pub struct Client {
 impl Client {
     pub fn new(
         config: &Config,
-        _id: usize,
         index: usize,
         ops: u64,
         shared: Rc<RefCell<Shared>>,
