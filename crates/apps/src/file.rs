@@ -267,7 +267,11 @@ impl AppFile {
                         "engine".to_string(),
                         toml::Value::String(engine.clone()),
                     )));
-                    if engine_only.try_into::<EngineConfig>().is_err() {
+                    let unknown = engine_only
+                        .try_into::<EngineConfig>()
+                        .err()
+                        .is_some_and(|e| e.message().starts_with("unknown variant"));
+                    if unknown {
                         return Err(err(
                             at("engine"),
                             Some("engine"),

@@ -342,7 +342,6 @@ impl Config {
                 index: workers + c,
                 thread: Box::new(client::Client::new(
                     self,
-                    c,
                     workers + c,
                     per_client,
                     shared.clone(),

@@ -34,7 +34,6 @@ pub struct Client {
 impl Client {
     pub fn new(
         config: &Config,
-        _id: usize,
         index: usize,
         ops: u64,
         shared: Rc<RefCell<Shared>>,
@@ -59,7 +58,9 @@ impl Client {
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
         let loaded = shared.keys.items;
-        let keys = loaded + shared.inserted;
+        // What reads and scans may reach: the loaded keys and the inserts
+        // acknowledged in order (YCSB's `transactioninsertkeysequence`).
+        let keys = loaded + shared.acknowledged;
         let op = self.mix.next(rng);
         let request = |op, action, key| Request {
             op,
@@ -82,7 +83,7 @@ impl Client {
             ),
             Op::Insert => {
                 // YCSB's insert sequence: the next key after the load.
-                let key = keys;
+                let key = loaded + shared.inserted;
                 shared.inserted += 1;
                 (OpKind::Insert, vec![(ReqAction::Add, key)])
             }

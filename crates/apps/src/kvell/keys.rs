@@ -108,10 +108,34 @@ pub enum Chooser {
     },
 }
 
+/// The sum of `1 / i^theta` for `i` in `from + 1..=to`, term by term.
 fn zeta_terms(from: u64, to: u64) -> f64 {
     (from + 1..=to)
         .map(|i| 1.0 / (i as f64).powf(ZIPFIAN_CONSTANT))
         .sum()
+}
+
+/// Our choice: terms summed one by one before the Euler-Maclaurin tail.
+const ZETA_EXACT_TERMS: u64 = 100_000;
+
+/// zeta(n, theta): the first [`ZETA_EXACT_TERMS`] terms summed, the rest by
+/// Euler-Maclaurin to the first derivative (the integral, half the end
+/// terms, a twelfth of the derivatives' difference; the next correction is
+/// below 1e-17 of the sum past 10^5 terms). Summing 80 M terms one by one
+/// took two seconds per instance.
+fn zeta(n: u64) -> f64 {
+    let m = n.min(ZETA_EXACT_TERMS);
+    let head = zeta_terms(0, m);
+    if n == m {
+        return head;
+    }
+    let t = ZIPFIAN_CONSTANT;
+    let f = |x: f64| x.powf(-t);
+    let df = |x: f64| -t * x.powf(-t - 1.0);
+    let (a, b) = (m as f64, n as f64);
+    let integral = (b.powf(1.0 - t) - a.powf(1.0 - t)) / (1.0 - t);
+    // Sum over m+1..=n = integral over [m, n] + (f(n) - f(m)) / 2 + ...
+    head + integral + (f(b) - f(a)) / 2.0 + (df(b) - df(a)) / 12.0
 }
 
 impl Chooser {
@@ -121,12 +145,12 @@ impl Chooser {
             RequestDistribution::Zipfian => Chooser::Zipfian(ScrambledZipfian::new(items)?),
             RequestDistribution::Latest => Chooser::Latest {
                 n: items,
-                zetan: zeta_terms(0, items),
+                zetan: zeta(items),
             },
         })
     }
 
-    /// One key in `0..keys` (`keys`: loaded plus inserted so far).
+    /// One key in `0..keys` (`keys`: loaded plus inserts acknowledged).
     pub fn next<R: Rng + ?Sized>(&mut self, keys: u64, rng: &mut R) -> u64 {
         match self {
             Chooser::Uniform(items) => rng.random_range(0..*items),
@@ -144,5 +168,46 @@ impl Chooser {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeta_past_the_exact_terms_matches_the_sum() {
+        for n in [ZETA_EXACT_TERMS + 1, 3 * ZETA_EXACT_TERMS + 7, 2_000_000] {
+            let exact = zeta_terms(0, n);
+            let fast = zeta(n);
+            assert!(
+                (exact - fast).abs() < 1e-9 * exact,
+                "n {n}: {exact} vs {fast}"
+            );
+        }
+        assert_eq!(zeta(10), zeta_terms(0, 10));
+    }
+
+    #[test]
+    fn slots_are_a_permutation() {
+        let config = Config {
+            worker_cores: vec![0, 1, 2],
+            items: 1000,
+            ..Config::default()
+        };
+        let keys = KeySpace::new(&config, 5).unwrap();
+        for w in 0..3 {
+            let mut slots: Vec<u64> = (0..1000)
+                .filter(|k| keys.worker_of(*k) == w)
+                .map(|k| keys.slot_of(k))
+                .collect();
+            slots.sort();
+            assert_eq!(slots, (0..keys.loaded(w)).collect::<Vec<_>>());
+        }
+        // Four 1 KB items per 4 KiB page (slab.c item_page_num).
+        assert_eq!(keys.items_per_page, 4);
+        assert_eq!(slab_size_for(1024), Some(1024));
+        assert_eq!(slab_size_for(1025), Some(1365));
+        assert_eq!(slab_size_for(4097), None);
     }
 }

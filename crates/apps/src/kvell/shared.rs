@@ -2,7 +2,7 @@
 //! queues (`slab_context.callbacks`, a ring of `max_pending_callbacks`
 //! slots), the operations in flight, the key space and the run's end.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use policy::Nanos;
 
@@ -47,8 +47,15 @@ struct OpState {
 pub struct Shared {
     pub keys: KeySpace,
     pub chooser: Chooser,
-    /// Keys inserted so far (YCSB's insert sequence): key `items + i`.
+    /// Keys handed to inserts so far (YCSB's insert sequence): key
+    /// `items + i`.
     pub inserted: u64,
+    /// Inserts acknowledged in order: keys below `items + acknowledged`
+    /// are all in the store (YCSB's `AcknowledgedCounterGenerator`, which
+    /// `latest` and scans read from, so they never ask for a key whose
+    /// insert is still in flight).
+    pub acknowledged: u64,
+    acked_beyond: BTreeSet<u64>,
     queues: Vec<VecDeque<Request>>,
     max_pending: usize,
     /// Per worker: the clients (thread indices) waiting for a slot.
@@ -66,6 +73,8 @@ impl Shared {
             chooser: Chooser::new(config.request_distribution, keys.items)?,
             keys,
             inserted: 0,
+            acknowledged: 0,
+            acked_beyond: BTreeSet::new(),
             queues: vec![VecDeque::new(); workers],
             max_pending: config.pending_callbacks() as usize,
             parked: vec![Vec::new(); workers],
@@ -143,11 +152,21 @@ impl Shared {
             return None;
         }
         let op = self.ops.remove(&req.op)?;
+        if op.kind == OpKind::Insert {
+            self.acknowledge(req.key - self.keys.items);
+        }
         Some(OpDone {
             kind: op.kind,
             start: op.start.unwrap_or(req.start),
             end,
             items: op.items,
         })
+    }
+
+    fn acknowledge(&mut self, i: u64) {
+        self.acked_beyond.insert(i);
+        while self.acked_beyond.remove(&self.acknowledged) {
+            self.acknowledged += 1;
+        }
     }
 }
