@@ -13,6 +13,7 @@ mod fig18;
 mod fig19;
 mod fig20;
 mod fig21;
+mod fig22;
 mod fig23;
 mod fr_fig04;
 mod fr_fig04b;
@@ -30,7 +31,10 @@ mod gyawali;
 mod macro_systems;
 mod ours_fr_cint;
 mod ours_mixed16;
+mod table3;
 mod table5;
+mod table6;
+mod table7;
 mod tos_fig05;
 
 use crate::experiment::Experiment;
@@ -51,8 +55,13 @@ pub fn all() -> Vec<Experiment> {
         fig21::experiment(),
         gyawali::experiment(),
         ours_mixed16::experiment(),
+        table3::experiment(),
+        fig22::experiment(),
         fig23::experiment(),
         table5::experiment(),
+        table6::experiment(),
+        table7::experiment(),
+        table7::experiment8(),
         fr_fig04::experiment(),
         fr_fig06::experiment(),
         fr_fig12::experiment(),
