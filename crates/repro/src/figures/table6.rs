@@ -55,7 +55,7 @@ pub fn experiment() -> Experiment {
             PanelSpec::bars("(a) get throughput [ops/s]", "ops_per_s:rocks/read", "cint"),
             PanelSpec::bars("(b) get latency [us]", "op_lat_us:rocks/read", "cint"),
             PanelSpec::bars("(c) p99 get latency [us]", "op_p99_us:rocks/read", "cint"),
-            PanelSpec::bars("(d) dump [items/s]", "items_per_s:dump", "cint"),
+            PanelSpec::bars("(d) dump [items/s]", "items_per_s:dump/background", "cint"),
         ],
     }
 }
