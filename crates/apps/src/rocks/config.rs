@@ -1,0 +1,326 @@
+//! What a RocksDB instance runs: db_bench's flags (RocksDB 6.4.6,
+//! `tools/db_bench_tool.cc`) and the dump tool's (`tools/dump/`).
+//!
+//! Every default is db_bench 6.4.6's unless a comment names it the
+//! artifact's (`amytai/cinterrupts-osdi`, `fig15/run-4.sh`,
+//! `tab3/fillbatch.sh`) or our choice.
+
+use serde::Deserialize;
+
+/// db_bench's `--benchmarks=` the paper runs (TOS 5.4.1, 5.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Benchmark {
+    /// `threads` readers doing `reads` gets each over `key_range` keys
+    /// (db_bench `ReadRandom`).
+    Readrandom,
+    /// One writer (db_bench adds it: `num_threads++`, thread 0 runs
+    /// `BGWriter`) putting random keys while `threads` readers run for
+    /// `duration` (db_bench `ReadWhileWriting`).
+    Readwhilewriting,
+    /// One writer filling `num` sequential keys in batches of 1000
+    /// (db_bench `fillbatch`: `entries_per_batch_ = 1000; WriteSeq`, which
+    /// overrides `--batch_size`).
+    Fillbatch,
+}
+
+impl Benchmark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::Readrandom => "readrandom",
+            Benchmark::Readwhilewriting => "readwhilewriting",
+            Benchmark::Fillbatch => "fillbatch",
+        }
+    }
+
+    /// Whether the benchmark has a writer (and so a memtable to flush).
+    pub fn writes(self) -> bool {
+        !matches!(self, Benchmark::Readrandom)
+    }
+}
+
+/// One db_bench run on a RocksDB-like engine.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub benchmark: Benchmark,
+    /// db_bench `--threads` (default 1): readers; readwhilewriting adds its
+    /// writer, fillbatch runs one writer whatever this says (the artifact
+    /// runs it with `--threads=1`).
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// The cores the process may run on (`numactl -C 1,5`: the artifact's
+    /// two cores); threads are placed round-robin over them in thread order
+    /// (our choice: Linux would migrate them within the set).
+    #[serde(default = "default_cores")]
+    pub cores: Vec<usize>,
+    /// Keys in the database (the fillbatch load's `--num`). Default 20 M:
+    /// the artifact's load (`fig15/run-4.sh`: `--num=20000000`, "after
+    /// loading the database to 20 GB", TOS 5.4.1); TOS 5.4.1 and 5.5.1 say
+    /// 10 M (`tab3/fillbatch.sh` loads 10 M for Table 3).
+    #[serde(default = "default_num")]
+    pub num: u64,
+    /// The keys this run's reads and writes draw from, uniformly (db_bench
+    /// `GetRandomKey`/`BGWriter`: `% FLAGS_num`): the run's own `--num`,
+    /// `num` when absent. The artifact's readwhilewriting runs pass no
+    /// `--num`, so db_bench's default 1,000,000 applies (`DEFINE_int64(num,
+    /// 1000000`), as in its `default` readrandom runs.
+    #[serde(default)]
+    pub key_range: Option<u64>,
+    /// `--key_size` (db_bench default 16; artifact 16).
+    #[serde(default = "default_key_size")]
+    pub key_size: u32,
+    /// `--value_size` (db_bench default 100; artifact 1024).
+    #[serde(default = "default_value_size")]
+    pub value_size: u32,
+    /// `--reads` per reader thread (db_bench: -1 means `num`; artifact
+    /// readrandom 100000). Ignored when `duration` is set.
+    #[serde(default)]
+    pub reads: Option<u64>,
+    /// `--duration` in seconds (0: `reads` decide; artifact readwhilewriting
+    /// 30). The model has no clock of its own: the front end stops the run
+    /// after this long (the model only reports it through [`Config`]).
+    #[serde(default)]
+    pub duration: u64,
+    /// `--cache_size` bytes of block cache (db_bench `DEFINE_int64(cache_size,
+    /// 8 << 20`; the artifact passes none).
+    #[serde(default = "default_cache_size")]
+    pub cache_size: u64,
+    /// `--write_buffer_size` (`Options().write_buffer_size = 64 << 20`,
+    /// include/rocksdb/options.h).
+    #[serde(default = "default_write_buffer_size")]
+    pub write_buffer_size: u64,
+    /// `--max_write_buffer_number` (2, include/rocksdb/advanced_options.h):
+    /// the writer stalls when this many memtables are full.
+    #[serde(default = "default_max_write_buffer_number")]
+    pub max_write_buffer_number: u32,
+    /// `--block_size` (`BlockBasedTableOptions::block_size = 4 * 1024`,
+    /// include/rocksdb/table.h): uncompressed bytes per data block.
+    #[serde(default = "default_block_size")]
+    pub block_size: u32,
+    /// `--writable_file_max_buffer_size` (db_bench `1024 * 1024`): the
+    /// largest write a flush or compaction issues with direct I/O.
+    #[serde(default = "default_writable_file_max_buffer_size")]
+    pub writable_file_max_buffer_size: u64,
+    /// `--disable_auto_compactions` (db_bench default false: the load
+    /// compacts; the artifact's readrandom and readwhilewriting pass true).
+    #[serde(default)]
+    pub disable_auto_compactions: bool,
+    /// `--level0_file_num_compaction_trigger` (4, include/rocksdb/options.h).
+    #[serde(default = "default_l0_trigger")]
+    pub level0_file_num_compaction_trigger: u32,
+    /// `--level0_stop_writes_trigger` (36, advanced_options.h): writes stop
+    /// at this many L0 files while auto compactions are on.
+    #[serde(default = "default_l0_stop")]
+    pub level0_stop_writes_trigger: u32,
+    /// The authors' patched RocksDB (TOS 4.1.2): flush and compaction I/O
+    /// explicitly non-Urgent (`preadv2`/`pwritev2` with RWF_URGENT |
+    /// RWF_BARRIER); gets stay Urgent.
+    #[serde(default)]
+    pub app_cint: bool,
+    /// The device's logical block size, the alignment of direct I/O
+    /// (`GetRequiredBufferAlignment` = `logical_sector_size_`,
+    /// env/io_posix.cc). Our choice 512: NVMe drives, the P4800X among them,
+    /// ship formatted with 512-byte LBAs.
+    #[serde(default = "default_logical_block_size")]
+    pub logical_block_size: u64,
+}
+
+/// The dump tool on its own database (TOS 4.1.2 "RocksDB Dump", 5.5.1):
+/// `rocksdb_dump` (`tools/dump/db_dump_tool.cc`, the tool the authors'
+/// `rocksdb/cint.patch` changes) iterating the whole database and appending
+/// every key and value to a dump file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpConfig {
+    /// Its cores (one thread: the tool iterates in its main thread).
+    #[serde(default = "default_cores")]
+    pub cores: Vec<usize>,
+    /// Keys in the database it dumps (TOS 5.5.1: "two databases with 10 M
+    /// key-value pairs"; our default follows the text, the artifact having
+    /// no Table 6 script).
+    #[serde(default = "default_dump_num")]
+    pub num: u64,
+    #[serde(default = "default_key_size")]
+    pub key_size: u32,
+    #[serde(default = "default_value_size")]
+    pub value_size: u32,
+    #[serde(default = "default_block_size")]
+    pub block_size: u32,
+    /// Bytes per SST file (`target_file_size_base = 64 * 1048576`,
+    /// advanced_options.h): the iterator's readahead starts over in each.
+    #[serde(default = "default_target_file_size_base")]
+    pub target_file_size_base: u64,
+    /// Bytes of dump output per write. Our choice 1 MiB, as a
+    /// WritableFileWriter would buffer (`writable_file_max_buffer_size`):
+    /// the real tool appends each key and value with a plain `write()`
+    /// into the page cache, which the kernel writes back later; TOS 4.1.2
+    /// and 5.5.1 count the dump's writes as its own Urgent I/O, and this
+    /// is how we give them to the device.
+    #[serde(default = "default_writable_file_max_buffer_size")]
+    pub write_size: u64,
+    /// The authors' patched dump tool (`cint.patch`: `disable_urgent =
+    /// true` for the database and the dump file): reads and writes
+    /// non-Urgent.
+    #[serde(default)]
+    pub app_cint: bool,
+    #[serde(default = "default_logical_block_size")]
+    pub logical_block_size: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_cores() -> Vec<usize> {
+    vec![0]
+}
+fn default_num() -> u64 {
+    20_000_000
+}
+fn default_dump_num() -> u64 {
+    10_000_000
+}
+fn default_key_size() -> u32 {
+    16
+}
+/// The artifact's 1 KiB values (db_bench's own default is 100): every
+/// paper run passes `--value_size=1024`.
+fn default_value_size() -> u32 {
+    1024
+}
+fn default_cache_size() -> u64 {
+    8 << 20
+}
+fn default_write_buffer_size() -> u64 {
+    64 << 20
+}
+fn default_max_write_buffer_number() -> u32 {
+    2
+}
+fn default_block_size() -> u32 {
+    4 * 1024
+}
+fn default_writable_file_max_buffer_size() -> u64 {
+    1024 * 1024
+}
+fn default_l0_trigger() -> u32 {
+    4
+}
+fn default_l0_stop() -> u32 {
+    36
+}
+fn default_logical_block_size() -> u64 {
+    512
+}
+fn default_target_file_size_base() -> u64 {
+    64 * 1048576
+}
+
+impl Config {
+    /// A config with every default for `benchmark`.
+    pub fn new(benchmark: Benchmark) -> Config {
+        Config {
+            benchmark,
+            threads: 1,
+            cores: default_cores(),
+            num: default_num(),
+            key_range: None,
+            key_size: default_key_size(),
+            value_size: default_value_size(),
+            reads: None,
+            duration: 0,
+            cache_size: default_cache_size(),
+            write_buffer_size: default_write_buffer_size(),
+            max_write_buffer_number: default_max_write_buffer_number(),
+            block_size: default_block_size(),
+            writable_file_max_buffer_size: default_writable_file_max_buffer_size(),
+            disable_auto_compactions: false,
+            level0_file_num_compaction_trigger: default_l0_trigger(),
+            level0_stop_writes_trigger: default_l0_stop(),
+            app_cint: false,
+            logical_block_size: default_logical_block_size(),
+        }
+    }
+
+    /// The keys reads and writes draw from.
+    pub fn key_range(&self) -> u64 {
+        self.key_range.unwrap_or(self.num)
+    }
+
+    /// Gets per reader: `reads`, or `key_range` (db_bench: `reads_ =
+    /// FLAGS_reads < 0 ? FLAGS_num`); unbounded when `duration` is set.
+    pub fn reads_per_thread(&self) -> Option<u64> {
+        if self.duration > 0 {
+            None
+        } else {
+            Some(self.reads.unwrap_or(self.key_range()))
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.cores.is_empty() {
+            return Err("rocksdb: cores is empty".into());
+        }
+        if self.num == 0 || self.key_range() == 0 {
+            return Err("rocksdb: num and key_range must be at least 1".into());
+        }
+        if self.key_range() > self.num {
+            return Err(format!(
+                "rocksdb: key_range {} is larger than the database's num {}",
+                self.key_range(),
+                self.num
+            ));
+        }
+        if self.threads == 0 && self.benchmark != Benchmark::Fillbatch {
+            return Err("rocksdb: threads must be at least 1".into());
+        }
+        if self.block_size == 0 || self.write_buffer_size == 0 {
+            return Err("rocksdb: block_size and write_buffer_size must be positive".into());
+        }
+        if self.max_write_buffer_number < 2 {
+            return Err("rocksdb: max_write_buffer_number must be at least 2".into());
+        }
+        if self.writable_file_max_buffer_size == 0 || self.level0_file_num_compaction_trigger == 0 {
+            return Err(
+                "rocksdb: writable_file_max_buffer_size and level0_file_num_compaction_trigger must be positive"
+                    .into(),
+            );
+        }
+        if !self.logical_block_size.is_power_of_two() {
+            return Err("rocksdb: logical_block_size must be a power of two".into());
+        }
+        Ok(())
+    }
+}
+
+impl DumpConfig {
+    /// A dump of `num` keys with every other default.
+    pub fn new(num: u64) -> DumpConfig {
+        DumpConfig {
+            cores: default_cores(),
+            num,
+            key_size: default_key_size(),
+            value_size: default_value_size(),
+            block_size: default_block_size(),
+            target_file_size_base: default_target_file_size_base(),
+            write_size: default_writable_file_max_buffer_size(),
+            app_cint: false,
+            logical_block_size: default_logical_block_size(),
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.cores.is_empty() {
+            return Err("dump: cores is empty".into());
+        }
+        if self.block_size == 0 || self.write_size == 0 || self.target_file_size_base == 0 {
+            return Err(
+                "dump: block_size, write_size and target_file_size_base must be positive".into(),
+            );
+        }
+        if !self.logical_block_size.is_power_of_two() {
+            return Err("dump: logical_block_size must be a power of two".into());
+        }
+        Ok(())
+    }
+}
