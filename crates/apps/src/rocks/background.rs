@@ -48,7 +48,6 @@ pub enum Step {
 struct Job {
     steps: VecDeque<Step>,
     in_flight: Option<u64>,
-    next_tag: u64,
     start: Nanos,
     entries: u64,
     inputs: usize,
@@ -60,15 +59,17 @@ enum Progress {
 }
 
 impl Job {
-    fn advance(&mut self, marks: policy::Marks) -> Progress {
+    /// The next action; `next_tag` is the thread's tag counter (tags stay
+    /// unique across its jobs).
+    fn advance(&mut self, marks: policy::Marks, next_tag: &mut u64) -> Progress {
         if self.in_flight.is_some() {
             return Progress::Act(Action::Wait { min: 1, max: 1 });
         }
         match self.steps.pop_front() {
             Some(Step::Cpu(ns)) => Progress::Act(Action::Compute(ns)),
             Some(Step::Io { write, bytes }) => {
-                let tag = self.next_tag;
-                self.next_tag += 1;
+                let tag = *next_tag;
+                *next_tag += 1;
                 self.in_flight = Some(tag);
                 Progress::Act(Action::Submit(vec![AppIo {
                     tag,
@@ -120,6 +121,7 @@ pub struct Flusher {
     marks: policy::Marks,
     trigger: Option<usize>,
     job: Option<Job>,
+    next_tag: u64,
     ops: Vec<OpDone>,
     wakes: Vec<usize>,
     done: bool,
@@ -135,6 +137,7 @@ impl Flusher {
             trigger: (!cfg.disable_auto_compactions)
                 .then_some(cfg.level0_file_num_compaction_trigger as usize),
             job: None,
+            next_tag: 0,
             ops: Vec::new(),
             wakes: Vec::new(),
             done: false,
@@ -175,7 +178,7 @@ impl AppThread for Flusher {
                 return Action::Done;
             }
             if let Some(job) = self.job.as_mut() {
-                match job.advance(self.marks) {
+                match job.advance(self.marks, &mut self.next_tag) {
                     Progress::Act(a) => return a,
                     Progress::Finished => {
                         let job = self.job.take().expect("a job");
@@ -246,6 +249,7 @@ pub struct Compactor {
     marks: policy::Marks,
     trigger: usize,
     job: Option<Job>,
+    next_tag: u64,
     ops: Vec<OpDone>,
     wakes: Vec<usize>,
     done: bool,
@@ -260,6 +264,7 @@ impl Compactor {
             marks: io_marks(cfg.app_cint),
             trigger: cfg.level0_file_num_compaction_trigger as usize,
             job: None,
+            next_tag: 0,
             ops: Vec::new(),
             wakes: Vec::new(),
             done: false,
@@ -308,7 +313,7 @@ impl AppThread for Compactor {
                 return Action::Done;
             }
             if let Some(job) = self.job.as_mut() {
-                match job.advance(self.marks) {
+                match job.advance(self.marks, &mut self.next_tag) {
                     Progress::Act(a) => return a,
                     Progress::Finished => {
                         let job = self.job.take().expect("a job");

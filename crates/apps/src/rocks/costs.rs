@@ -4,7 +4,6 @@
 use policy::Nanos;
 
 pub const GET_NS: Nanos = 7_000;
-pub const BLOCK_READ_NS: Nanos = 1_000;
 pub const PUT_NS: Nanos = 5_000;
 pub const FILLBATCH_KEY_NS: Nanos = 3_000;
 pub const DUMP_KEY_NS: Nanos = 2_000;
