@@ -91,7 +91,9 @@ pub struct Config {
     #[serde(default = "default_write_buffer_size")]
     pub write_buffer_size: u64,
     /// `--max_write_buffer_number` (2, include/rocksdb/advanced_options.h):
-    /// the writer stalls when this many memtables are full.
+    /// writes stop while this many full memtables wait for their flush
+    /// (db/column_family.cc `GetWriteStallConditionAndCause`:
+    /// `num_unflushed_memtables >= max_write_buffer_number`).
     #[serde(default = "default_max_write_buffer_number")]
     pub max_write_buffer_number: u32,
     /// `--block_size` (`BlockBasedTableOptions::block_size = 4 * 1024`,
@@ -247,6 +249,12 @@ impl Config {
         self.key_range.unwrap_or(self.num)
     }
 
+    /// How long the front end runs it before stopping it (`--duration`),
+    /// if the benchmark is timed.
+    pub fn duration_ns(&self) -> Option<policy::Nanos> {
+        (self.duration > 0).then(|| self.duration.saturating_mul(1_000_000_000))
+    }
+
     /// Gets per reader: `reads`, or `key_range` (db_bench: `reads_ =
     /// FLAGS_reads < 0 ? FLAGS_num`); unbounded when `duration` is set.
     pub fn reads_per_thread(&self) -> Option<u64> {
@@ -277,8 +285,8 @@ impl Config {
         if self.block_size == 0 || self.write_buffer_size == 0 {
             return Err("rocksdb: block_size and write_buffer_size must be positive".into());
         }
-        if self.max_write_buffer_number < 2 {
-            return Err("rocksdb: max_write_buffer_number must be at least 2".into());
+        if self.max_write_buffer_number == 0 {
+            return Err("rocksdb: max_write_buffer_number must be at least 1".into());
         }
         if self.writable_file_max_buffer_size == 0 || self.level0_file_num_compaction_trigger == 0 {
             return Err(

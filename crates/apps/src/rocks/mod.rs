@@ -53,13 +53,11 @@ pub fn io_marks(non_urgent: bool) -> Marks {
 }
 
 impl Config {
-    /// Randomness comes from the front end's generator at each `next`,
-    /// so `_seed` is unused.
-    ///
     /// The instance's threads in db_bench's order: readwhilewriting's and
     /// fillbatch's writer first (db_bench thread 0), then the readers, then
     /// RocksDB's flush thread and (auto compactions on) its compaction
-    /// thread; placed round-robin over `cores`.
+    /// thread; placed round-robin over `cores`. Randomness comes from the
+    /// front end's generator at each `next`, so `_seed` is unused.
     pub fn threads(
         &self,
         instance: usize,
