@@ -107,6 +107,10 @@ fn run(mut threads: Vec<PlacedThread>, stop_at: Option<Nanos>, seed: u64) -> Tra
         th.drain_ops(&mut ops);
         for op in &ops {
             assert!(op.start <= op.end && op.end <= now);
+            // One thread runs one op at a time: each op once, in order.
+            if let Some(last) = trace.ops[i].last() {
+                assert!(op.start >= last.end, "ops overlap: {last:?} {op:?}");
+            }
         }
         trace.ops[i].extend(ops);
         let mut wakes = Vec::new();
@@ -440,6 +444,14 @@ fn bad_configs_are_refused() {
     let mut c = small(Benchmark::Readrandom);
     c.key_range = Some(c.num + 1);
     assert!(c.threads(0, "r", 0).is_err());
+    assert_eq!(c.validate().unwrap_err().option, "key_range");
+    let mut d = DumpConfig::new(10);
+    d.logical_block_size = 1000;
+    assert_eq!(d.validate().unwrap_err().option, "logical_block_size");
+    // Every key has a default, so one key parses alone.
+    let c: Config = toml::from_str("threads = 4\n").unwrap();
+    assert_eq!(c.threads, 4);
+    assert_eq!(Config::REQUIRED, ["benchmark"]);
     let c: Result<Config, _> = toml::from_str("benchmark = \"readrandom\"\nbogus = 1\n");
     assert!(c.is_err());
     let c: Config = toml::from_str("benchmark = \"fillbatch\"\napp_cint = true\n").unwrap();

@@ -8,11 +8,12 @@
 use serde::Deserialize;
 
 /// db_bench's `--benchmarks=` the paper runs (TOS 5.4.1, 5.5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Benchmark {
     /// `threads` readers doing `reads` gets each over `key_range` keys
     /// (db_bench `ReadRandom`).
+    #[default]
     Readrandom,
     /// One writer (db_bench adds it: `num_threads++`, thread 0 runs
     /// `BGWriter`) putting random keys while `threads` readers run for
@@ -40,91 +41,77 @@ impl Benchmark {
 }
 
 /// One db_bench run on a RocksDB-like engine.
+///
+/// Every key has a default (`#[serde(default)]`), so the application file
+/// can check one key alone; `benchmark` must still be given
+/// ([`Config::REQUIRED`]).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub benchmark: Benchmark,
     /// db_bench `--threads` (default 1): readers; readwhilewriting adds its
     /// writer, fillbatch runs one writer whatever this says (the artifact
     /// runs it with `--threads=1`).
-    #[serde(default = "one")]
     pub threads: u32,
     /// The cores the process may run on (`numactl -C 1,5`: the artifact's
     /// two cores); threads are placed round-robin over them in thread order
     /// (our choice: Linux would migrate them within the set).
-    #[serde(default = "default_cores")]
     pub cores: Vec<usize>,
     /// Keys in the database (the fillbatch load's `--num`). Default 20 M:
     /// the artifact's load (`fig15/run-4.sh`: `--num=20000000`, "after
     /// loading the database to 20 GB", TOS 5.4.1); TOS 5.4.1 and 5.5.1 say
     /// 10 M (`tab3/fillbatch.sh` loads 10 M for Table 3).
-    #[serde(default = "default_num")]
     pub num: u64,
     /// The keys this run's reads and writes draw from, uniformly (db_bench
     /// `GetRandomKey`/`BGWriter`: `% FLAGS_num`): the run's own `--num`,
     /// `num` when absent. The artifact's readwhilewriting runs pass no
     /// `--num`, so db_bench's default 1,000,000 applies (`DEFINE_int64(num,
     /// 1000000`), as in its `default` readrandom runs.
-    #[serde(default)]
     pub key_range: Option<u64>,
     /// `--key_size` (db_bench default 16; artifact 16).
-    #[serde(default = "default_key_size")]
     pub key_size: u32,
     /// `--value_size` (db_bench default 100; artifact 1024).
-    #[serde(default = "default_value_size")]
     pub value_size: u32,
     /// `--reads` per reader thread (db_bench: -1 means `num`; artifact
     /// readrandom 100000). Ignored when `duration` is set.
-    #[serde(default)]
     pub reads: Option<u64>,
     /// `--duration` in seconds (0: `reads` decide; artifact readwhilewriting
     /// 30). The model has no clock of its own: the front end stops the run
     /// after this long (the model only reports it through [`Config`]).
-    #[serde(default)]
     pub duration: u64,
     /// `--cache_size` bytes of block cache (db_bench `DEFINE_int64(cache_size,
     /// 8 << 20`; the artifact passes none).
-    #[serde(default = "default_cache_size")]
     pub cache_size: u64,
     /// `--write_buffer_size` (`Options().write_buffer_size = 64 << 20`,
     /// include/rocksdb/options.h).
-    #[serde(default = "default_write_buffer_size")]
     pub write_buffer_size: u64,
     /// `--max_write_buffer_number` (2, include/rocksdb/advanced_options.h):
     /// writes stop while this many full memtables wait for their flush
     /// (db/column_family.cc `GetWriteStallConditionAndCause`:
     /// `num_unflushed_memtables >= max_write_buffer_number`).
-    #[serde(default = "default_max_write_buffer_number")]
     pub max_write_buffer_number: u32,
     /// `--block_size` (`BlockBasedTableOptions::block_size = 4 * 1024`,
     /// include/rocksdb/table.h): uncompressed bytes per data block.
-    #[serde(default = "default_block_size")]
     pub block_size: u32,
     /// `--writable_file_max_buffer_size` (db_bench `1024 * 1024`): the
     /// largest write a flush or compaction issues with direct I/O.
-    #[serde(default = "default_writable_file_max_buffer_size")]
     pub writable_file_max_buffer_size: u64,
     /// `--disable_auto_compactions` (db_bench default false: the load
     /// compacts; the artifact's readrandom and readwhilewriting pass true).
-    #[serde(default)]
     pub disable_auto_compactions: bool,
     /// `--level0_file_num_compaction_trigger` (4, include/rocksdb/options.h).
-    #[serde(default = "default_l0_trigger")]
     pub level0_file_num_compaction_trigger: u32,
     /// `--level0_stop_writes_trigger` (36, advanced_options.h): writes stop
     /// at this many L0 files while auto compactions are on.
-    #[serde(default = "default_l0_stop")]
     pub level0_stop_writes_trigger: u32,
     /// The authors' patched RocksDB (TOS 4.1.2): flush and compaction I/O
     /// explicitly non-Urgent (`preadv2`/`pwritev2` with RWF_URGENT |
     /// RWF_BARRIER); gets stay Urgent.
-    #[serde(default)]
     pub app_cint: bool,
     /// The device's logical block size, the alignment of direct I/O
     /// (`GetRequiredBufferAlignment` = `logical_sector_size_`,
     /// env/io_posix.cc). Our choice 512: NVMe drives, the P4800X among them,
     /// ship formatted with 512-byte LBAs.
-    #[serde(default = "default_logical_block_size")]
     pub logical_block_size: u64,
 }
 
@@ -133,25 +120,19 @@ pub struct Config {
 /// `rocksdb/cint.patch` changes) iterating the whole database and appending
 /// every key and value to a dump file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DumpConfig {
     /// Its cores (one thread: the tool iterates in its main thread).
-    #[serde(default = "default_cores")]
     pub cores: Vec<usize>,
     /// Keys in the database it dumps (TOS 5.5.1: "two databases with 10 M
     /// key-value pairs"; our default follows the text, the artifact having
     /// no Table 6 script).
-    #[serde(default = "default_dump_num")]
     pub num: u64,
-    #[serde(default = "default_key_size")]
     pub key_size: u32,
-    #[serde(default = "default_value_size")]
     pub value_size: u32,
-    #[serde(default = "default_block_size")]
     pub block_size: u32,
     /// Bytes per SST file (`target_file_size_base = 64 * 1048576`,
     /// advanced_options.h): the iterator's readahead starts over in each.
-    #[serde(default = "default_target_file_size_base")]
     pub target_file_size_base: u64,
     /// Bytes of dump output per write. Our choice 1 MiB, as a
     /// WritableFileWriter would buffer (`writable_file_max_buffer_size`):
@@ -159,20 +140,14 @@ pub struct DumpConfig {
     /// into the page cache, which the kernel writes back later; TOS 4.1.2
     /// and 5.5.1 count the dump's writes as its own Urgent I/O, and this
     /// is how we give them to the device.
-    #[serde(default = "default_writable_file_max_buffer_size")]
     pub write_size: u64,
     /// The authors' patched dump tool (`cint.patch`: `disable_urgent =
     /// true` for the database and the dump file): reads and writes
     /// non-Urgent.
-    #[serde(default)]
     pub app_cint: bool,
-    #[serde(default = "default_logical_block_size")]
     pub logical_block_size: u64,
 }
 
-fn one() -> u32 {
-    1
-}
 fn default_cores() -> Vec<usize> {
     vec![0]
 }
@@ -218,7 +193,42 @@ fn default_target_file_size_base() -> u64 {
     64 * 1048576
 }
 
+/// A configuration error: the option and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub option: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "option '{}': {}", self.option, self.message)
+    }
+}
+
+fn err(option: &'static str, message: impl Into<String>) -> Result<(), ConfigError> {
+    Err(ConfigError {
+        option,
+        message: message.into(),
+    })
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::new(Benchmark::default())
+    }
+}
+
+impl Default for DumpConfig {
+    fn default() -> DumpConfig {
+        DumpConfig::new(default_dump_num())
+    }
+}
+
 impl Config {
+    /// Keys the application file must give.
+    pub const REQUIRED: &'static [&'static str] = &["benchmark"];
+
     /// A config with every default for `benchmark`.
     pub fn new(benchmark: Benchmark) -> Config {
         Config {
@@ -265,37 +275,40 @@ impl Config {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// Every check, naming the option at fault.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.cores.is_empty() {
-            return Err("rocksdb: cores is empty".into());
+            return err("cores", "at least one core");
         }
-        if self.num == 0 || self.key_range() == 0 {
-            return Err("rocksdb: num and key_range must be at least 1".into());
+        if self.num == 0 {
+            return err("num", "at least 1 key");
         }
-        if self.key_range() > self.num {
-            return Err(format!(
-                "rocksdb: key_range {} is larger than the database's num {}",
-                self.key_range(),
-                self.num
-            ));
-        }
-        if self.threads == 0 && self.benchmark != Benchmark::Fillbatch {
-            return Err("rocksdb: threads must be at least 1".into());
-        }
-        if self.block_size == 0 || self.write_buffer_size == 0 {
-            return Err("rocksdb: block_size and write_buffer_size must be positive".into());
-        }
-        if self.max_write_buffer_number == 0 {
-            return Err("rocksdb: max_write_buffer_number must be at least 1".into());
-        }
-        if self.writable_file_max_buffer_size == 0 || self.level0_file_num_compaction_trigger == 0 {
-            return Err(
-                "rocksdb: writable_file_max_buffer_size and level0_file_num_compaction_trigger must be positive"
-                    .into(),
+        if self.key_range() == 0 || self.key_range() > self.num {
+            return err(
+                "key_range",
+                format!("from 1 to the database's num ({})", self.num),
             );
         }
+        if self.threads == 0 && self.benchmark != Benchmark::Fillbatch {
+            return err("threads", "at least 1 reader");
+        }
+        if self.block_size == 0 {
+            return err("block_size", "positive");
+        }
+        if self.write_buffer_size == 0 {
+            return err("write_buffer_size", "positive");
+        }
+        if self.max_write_buffer_number == 0 {
+            return err("max_write_buffer_number", "at least 1");
+        }
+        if self.writable_file_max_buffer_size == 0 {
+            return err("writable_file_max_buffer_size", "positive");
+        }
+        if self.level0_file_num_compaction_trigger == 0 {
+            return err("level0_file_num_compaction_trigger", "at least 1");
+        }
         if !self.logical_block_size.is_power_of_two() {
-            return Err("rocksdb: logical_block_size must be a power of two".into());
+            return err("logical_block_size", "a power of two");
         }
         Ok(())
     }
@@ -317,17 +330,22 @@ impl DumpConfig {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// Every check, naming the option at fault.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.cores.is_empty() {
-            return Err("dump: cores is empty".into());
+            return err("cores", "at least one core");
         }
-        if self.block_size == 0 || self.write_size == 0 || self.target_file_size_base == 0 {
-            return Err(
-                "dump: block_size, write_size and target_file_size_base must be positive".into(),
-            );
+        if self.block_size == 0 {
+            return err("block_size", "positive");
+        }
+        if self.write_size == 0 {
+            return err("write_size", "positive");
+        }
+        if self.target_file_size_base == 0 {
+            return err("target_file_size_base", "positive");
         }
         if !self.logical_block_size.is_power_of_two() {
-            return Err("dump: logical_block_size must be a power of two".into());
+            return err("logical_block_size", "a power of two");
         }
         Ok(())
     }

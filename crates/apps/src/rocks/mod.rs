@@ -28,7 +28,7 @@ pub mod layout;
 pub mod reader;
 pub mod writer;
 
-pub use config::{Benchmark, Config, DumpConfig};
+pub use config::{Benchmark, Config, ConfigError, DumpConfig};
 pub use layout::Layout;
 
 use jobs::{Call, DefaultMarks, RwfFlags};
@@ -64,7 +64,7 @@ impl Config {
         name: &str,
         _seed: u64,
     ) -> Result<Vec<PlacedThread>, String> {
-        self.validate()?;
+        self.validate().map_err(|e| e.to_string())?;
         let layout = Layout::new(
             self.key_size,
             self.value_size,
@@ -109,7 +109,7 @@ impl DumpConfig {
         name: &str,
         _seed: u64,
     ) -> Result<Vec<PlacedThread>, String> {
-        self.validate()?;
+        self.validate().map_err(|e| e.to_string())?;
         let d = Dumper::new(self);
         Ok(place(
             vec![("dump".into(), false, Box::new(d))],
