@@ -3,9 +3,10 @@
 //! after it is submitted, parked threads wake when a thread of the instance
 //! names them. No simulator, no timing.
 
-use apps::rocks::db::Shared;
+use apps::rocks::db::{Run as L0Run, Shared};
 use apps::rocks::dump::{dump_entry_bytes, table_reads, Dumper};
 use apps::rocks::layout::{chunks, Layout};
+use apps::rocks::reader::Reader;
 use apps::rocks::writer::Writer;
 use apps::rocks::{Benchmark, Config, DumpConfig};
 use apps::{Action, AppIo, AppThread, OpDone, OpKind, PlacedThread};
@@ -195,6 +196,45 @@ fn readrandom_gets_read_one_block_each_without_cache() {
             assert!(io.bytes >= l.block_bytes);
         }
     }
+}
+
+#[test]
+fn each_random_l0_file_costs_a_get_one_more_read() {
+    // No bloom filter: a get reads a block in every L0 file whose range
+    // holds its key (random puts: all of them) before the base level.
+    let mut c = small(Benchmark::Readwhilewriting);
+    c.num = 20_000_000;
+    c.cache_size = 0;
+    c.reads = Some(1000);
+    let shared = Shared::default();
+    {
+        let mut db = shared.lock();
+        db.readers = 1;
+        for _ in 0..3 {
+            db.l0.push(L0Run {
+                entries: 10,
+                random: true,
+            });
+        }
+        // The load's sequential runs never overlap: no extra read.
+        db.l0.push(L0Run {
+            entries: 1000,
+            random: false,
+        });
+    }
+    let reader = Reader::new(&c, layout(&c), shared);
+    let placed = PlacedThread {
+        name: "rocks/reader0".into(),
+        instance: 0,
+        core: 0,
+        background: false,
+        index: 0,
+        thread: Box::new(reader),
+    };
+    let t = run(vec![placed], None, 11);
+    assert_eq!(t.ops[0].len(), 1000);
+    // 10 of 20 M keys per file: found early about once in 2 M gets.
+    assert_eq!(t.ios[0].len(), 4000);
 }
 
 #[test]
@@ -508,6 +548,42 @@ proptest! {
         }
         if cache == 1 << 40 {
             prop_assert!(t.ios.iter().zip(&roles).all(|(ios, r)| !r.contains("reader") || ios.is_empty()));
+        }
+    }
+}
+
+/// The example files' rocksdb and dump instances are valid configurations
+/// (read here table by table, `name` and `engine` set aside, as the
+/// application file does).
+#[test]
+fn example_files_parse() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/apps");
+    for file in [
+        "rocksdb-readrandom.toml",
+        "rocksdb-readwhilewriting.toml",
+        "rocksdb-fillbatch.toml",
+        "rocksdb-dump.toml",
+    ] {
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+        let value: toml::Table = toml::from_str(&text).unwrap();
+        let instances = value["instance"].as_array().unwrap();
+        for (i, inst) in instances.iter().enumerate() {
+            let mut table = inst.as_table().unwrap().clone();
+            let name = table.remove("name").unwrap();
+            let engine = table.remove("engine").unwrap();
+            let name = name.as_str().unwrap();
+            let threads = match engine.as_str().unwrap() {
+                "rocksdb" => {
+                    let c: Config = table.try_into().unwrap();
+                    c.threads(i, name, 0).unwrap()
+                }
+                "dump" => {
+                    let c: DumpConfig = table.try_into().unwrap();
+                    c.threads(i, name, 0).unwrap()
+                }
+                e => panic!("{file}: engine {e}"),
+            };
+            assert!(!threads.is_empty(), "{file}");
         }
     }
 }
