@@ -7,7 +7,12 @@
 //! (`db->NewIterator(ReadOptions())`, `SeekToFirst`, `Next`) and appends
 //! each key and value, each with a 4-byte length, to the dump file.
 //!
-//! Reads: the iterator reads each SST's data blocks in order. With
+//! Reads: direct, as the paper's RocksDB instances read
+//! (`rocksdb_dump --db_options=use_direct_reads=true`, tools/dump/
+//! rocksdb_dump.cc parses that string; the tool's own default is buffered
+//! reads, whose device I/O would be the kernel's readahead, not the tool's
+//! preads). TOS 5.5.1 counts the dump's reads as its own Urgent `pread`s,
+//! and so do we. The iterator reads each SST's data blocks in order. With
 //! `ReadOptions::readahead_size == 0` (the default) a table iterator turns
 //! on auto readahead after two block reads (`BlockBasedTableIterator::
 //! InitDataBlock`, table/block_based/block_based_table_reader.cc:
