@@ -1,5 +1,7 @@
 //! A db_bench reader (`ReadRandom`, tools/db_bench_tool.cc): gets of
-//! uniformly random keys, one after another, each a `DB::Get`.
+//! uniformly random keys (`GetRandomKey`: `rand_int % FLAGS_num`), one
+//! after another, each a `DB::Get`, its latency the get's (the artifact
+//! reads `rocksdb.db.get.micros` from `-statistics`).
 //!
 //! A get looks in the memtables, then in each L0 file whose key range holds
 //! the key, newest first, then in the one file of the lower levels that

@@ -9,8 +9,10 @@
 //! buffered `write()` into the page cache: db_bench's `--sync` and
 //! `--disable_wal` are false, RocksDB's `manual_wal_flush` false and
 //! `wal_bytes_per_sync` 0 (include/rocksdb/options.h), and the WAL is not
-//! opened O_DIRECT (`use_direct_io_for_flush_and_compaction` covers SSTs
-//! only). So a write costs CPU and no device I/O; the kernel's later
+//! opened O_DIRECT (env/env.cc: `AssignEnvOptions` and
+//! `OptimizeForLogWrite` leave `use_direct_writes` false; only
+//! `OptimizeForCompactionTableWrite` sets it from
+//! `use_direct_io_for_flush_and_compaction`). So a write costs CPU and no device I/O; the kernel's later
 //! writeback of those pages is not modelled.
 //!
 //! When the memtable is full the write switches to a new one and wakes the
