@@ -54,6 +54,18 @@ pub const PUT_NS: Nanos = 14_200;
 /// skiplist's end, hence far cheaper than random puts.
 pub const FILLBATCH_KEY_NS: Nanos = 3_700;
 
+/// The share of [`FILLBATCH_KEY_NS`] spent inside `DB::Write` (WAL and
+/// memtable), the rest building the batch (keys, values, `batch.Put`):
+/// the op's latency is the write's (the artifact reads
+/// `rocksdb.db.write.micros` from `-statistics`, tab3/parse_fillbatch.sh).
+///
+/// `fillbatch --num=500000 --write_buffer_size=4294967296 --statistics`:
+/// `20.794 micros/op ... 10.397 seconds`, `rocksdb.db.write.micros ... P100
+/// : 4957507.000000 COUNT : 500 SUM : 9758079`: without the one 5 s
+/// outlier (the 4 GiB arena's page faults), (9.758 - 4.958) / (10.397 -
+/// 4.958) = 88% of the time in `DB::Write`; we take 90%.
+pub const FILLBATCH_IN_WRITE_PERCENT: Nanos = 90;
+
 /// CPU per key the dump tool spends: the iterator's `Next` and the four
 /// `Append`s (`write()` system calls into the page cache,
 /// tools/dump/db_dump_tool.cc) of its two lengths, key and value.
