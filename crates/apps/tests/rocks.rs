@@ -3,6 +3,7 @@
 //! after it is submitted, parked threads wake when a thread of the instance
 //! names them. No simulator, no timing.
 
+use apps::file::{AppFile, EngineConfig};
 use apps::rocks::db::{Run as L0Run, Shared};
 use apps::rocks::dump::{dump_entry_bytes, table_reads, Dumper};
 use apps::rocks::layout::{chunks, Layout};
@@ -552,38 +553,47 @@ proptest! {
     }
 }
 
-/// The example files' rocksdb and dump instances are valid configurations
-/// (read here table by table, `name` and `engine` set aside, as the
-/// application file does).
+/// The example files load through the application file, and their
+/// instances place their threads.
 #[test]
-fn example_files_parse() {
+fn example_files_load() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/apps");
-    for file in [
-        "rocksdb-readrandom.toml",
-        "rocksdb-readwhilewriting.toml",
-        "rocksdb-fillbatch.toml",
-        "rocksdb-dump.toml",
+    for (file, threads) in [
+        ("rocksdb-readrandom.toml", 4),
+        ("rocksdb-readwhilewriting.toml", 5),
+        ("rocksdb-fillbatch.toml", 3),
+        ("rocksdb-dump.toml", 5),
     ] {
-        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
-        let value: toml::Table = toml::from_str(&text).unwrap();
-        let instances = value["instance"].as_array().unwrap();
-        for (i, inst) in instances.iter().enumerate() {
-            let mut table = inst.as_table().unwrap().clone();
-            let name = table.remove("name").unwrap();
-            let engine = table.remove("engine").unwrap();
-            let name = name.as_str().unwrap();
-            let threads = match engine.as_str().unwrap() {
-                "rocksdb" => {
-                    let c: Config = table.try_into().unwrap();
-                    c.threads(i, name, 0).unwrap()
+        let f = AppFile::load(std::path::Path::new(&format!("{dir}/{file}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let placed = f.threads(0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(placed.len(), threads, "{file}");
+        for inst in &f.instances {
+            match &inst.engine {
+                EngineConfig::Rocksdb(c) => {
+                    assert_eq!((c.key_size, c.value_size), (16, 1024), "{file}");
+                    assert!(c.cores.len() <= 2);
                 }
-                "dump" => {
-                    let c: DumpConfig = table.try_into().unwrap();
-                    c.threads(i, name, 0).unwrap()
-                }
-                e => panic!("{file}: engine {e}"),
-            };
-            assert!(!threads.is_empty(), "{file}");
+                EngineConfig::Dump(c) => assert_eq!(c.num, 10_000_000),
+                e => panic!("{file}: {e:?}"),
+            }
         }
     }
+}
+
+#[test]
+fn the_application_file_names_a_bad_rocksdb_key() {
+    let error = |text: &str| AppFile::parse(text, "r.toml").unwrap_err().to_string();
+    let e = error("[[instance]]\nname = \"r\"\nengine = \"rocksdb\"\nthreads = 2\n");
+    assert!(e.contains("option 'benchmark'"), "{e}");
+    let e = error(
+        "[[instance]]\nname = \"r\"\nengine = \"rocksdb\"\nbenchmark = \"readrandom\"\nbloom_bits = 10\n",
+    );
+    assert!(e.starts_with("r.toml:5: option 'bloom_bits'"), "{e}");
+    let e = error(
+        "[[instance]]\nname = \"r\"\nengine = \"rocksdb\"\nbenchmark = \"readrandom\"\nkey_range = 0\n",
+    );
+    assert!(e.contains("option 'key_range'"), "{e}");
+    let e = error("[[instance]]\nname = \"d\"\nengine = \"dump\"\nwrite_size = 0\n");
+    assert!(e.contains("option 'write_size'"), "{e}");
 }
