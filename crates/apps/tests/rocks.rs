@@ -597,3 +597,37 @@ fn the_application_file_names_a_bad_rocksdb_key() {
     let e = error("[[instance]]\nname = \"d\"\nengine = \"dump\"\nwrite_size = 0\n");
     assert!(e.contains("option 'write_size'"), "{e}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn random_dumps_keep_the_invariants(
+        num in 1..30_000u64,
+        value_size in 1..3000u32,
+        file_kib in 16..4096u64,
+        write_kib in 1..2048u64,
+        app_cint: bool,
+        stop_ms in prop::option::of(1..50u64),
+        seed: u64,
+    ) {
+        let mut c = DumpConfig::new(num);
+        c.value_size = value_size;
+        c.target_file_size_base = file_kib * 1024;
+        c.write_size = write_kib * 1024;
+        c.app_cint = app_cint;
+        let t = run(c.threads(0, "d", seed).unwrap(), stop_ms.map(|m| m * 1_000_000), seed);
+        let want = if app_cint { Marks::NONE } else { Marks::URGENT };
+        prop_assert!(t.ios[0].iter().all(|io| io.marks == want));
+        let keys: u64 = t.ops[0].iter().map(|o| o.items as u64).sum();
+        if stop_ms.is_none() {
+            prop_assert_eq!(keys, num);
+            let l = *Dumper::new(&c).layout();
+            let read: u64 = t.ios[0].iter().filter(|i| !i.write).map(|i| i.bytes).sum();
+            prop_assert!(read >= l.data_bytes(num));
+            let written: u64 = t.ios[0].iter().filter(|i| i.write).map(|i| i.bytes).sum();
+            prop_assert!(written >= num * dump_entry_bytes(16, value_size));
+        } else {
+            prop_assert!(keys <= num);
+        }
+    }
+}
