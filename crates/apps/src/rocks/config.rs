@@ -58,9 +58,10 @@ pub struct Config {
     /// (our choice: Linux would migrate them within the set).
     pub cores: Vec<usize>,
     /// Keys in the database (the fillbatch load's `--num`). Default 20 M:
-    /// the artifact's load (`fig15/run-4.sh`: `--num=20000000`, "after
-    /// loading the database to 20 GB", TOS 5.4.1); TOS 5.4.1 and 5.5.1 say
-    /// 10 M (`tab3/fillbatch.sh` loads 10 M for Table 3).
+    /// the artifact's load for Fig 22 (`fig15/run-4.sh`: `--num=20000000`),
+    /// which TOS 5.4.1's "after loading the database to 20 GB" matches; TOS
+    /// says 10 M for the load of Table 3 (`tab3/fillbatch.sh`:
+    /// `--num=10000000`) and for Table 6's databases (5.5.1).
     pub num: u64,
     /// The keys this run's reads and writes draw from, uniformly (db_bench
     /// `GetRandomKey`/`BGWriter`: `% FLAGS_num`): the run's own `--num`,
@@ -76,8 +77,8 @@ pub struct Config {
     /// readrandom 100000). Ignored when `duration` is set.
     pub reads: Option<u64>,
     /// `--duration` in seconds (0: `reads` decide; artifact readwhilewriting
-    /// 30). The model has no clock of its own: the front end stops the run
-    /// after this long (the model only reports it through [`Config`]).
+    /// 30). The model keeps no clock: the front end stops the run after
+    /// [`Config::duration_ns`].
     pub duration: u64,
     /// `--cache_size` bytes of block cache (db_bench `DEFINE_int64(cache_size,
     /// 8 << 20`; the artifact passes none).
