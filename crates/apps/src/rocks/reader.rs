@@ -25,6 +25,20 @@
 //!   until the key is found in one (probability entries / key range, keys
 //!   taken as distinct: our simplification).
 //!
+//! Checked with real RocksDB (Debian's db_bench 7.8.3, tmpfs, `--key_size=16
+//! --value_size=1024 --compression_type=none --seed=7`, a database from
+//! `--benchmarks=fillbatch --num=400000`, then `--use_existing_db=1
+//! --disable_auto_compactions=1 --statistics`):
+//! - `--benchmarks=readrandom --num=400000 --reads=20000` (8 MiB cache):
+//!   `block.cache.data.miss COUNT : 19654`, `data.hit COUNT : 346`, index
+//!   and filter `miss`/`hit` 0: one data block per get, no index or filter
+//!   access, 1.7% hits (our model: 8 MiB / 422 MB = 2.0%);
+//! - `--benchmarks=readwhilewriting --write_buffer_size=4194304
+//!   --num=400000 --duration=8 --threads=1`: `number.keys.read 14999`,
+//!   `data.miss 146238`, `data.hit 22846`: 11.3 data blocks per get once
+//!   the writer had flushed about 50 random L0 files
+//!   (`number.keys.written 205374`), `memtable.hit 124` (0.8%).
+//!
 //! Each data block read is a block-cache miss with probability 1 -
 //! `cache_size / data bytes` of the key range (our simple model of an LRU
 //! block cache under uniform keys), and then one blocking direct `pread` of
