@@ -238,7 +238,12 @@ impl AppThread for Flusher {
 /// overlap (fillbatch's sequential runs) move down without being read or
 /// written (db/compaction/compaction.cc `IsTrivialMove`: allowed when
 /// `level0_non_overlapping()` and one input level), so fillbatch's load
-/// compacts with no I/O. Overlapping files (random puts) are read and
+/// compacts with no I/O. Checked with Debian's db_bench 7.8.3:
+/// `--benchmarks=fillbatch --num=400000 --write_buffer_size=4194304
+/// --key_size=16 --value_size=1024 --compression_type=none --statistics`:
+/// `compact.read.bytes COUNT : 0`, `compact.write.bytes COUNT : 0`,
+/// `flush.write.bytes COUNT : 417839068`, and its LOG says `Moved #4 files
+/// to level-1` (68 moves). Overlapping files (random puts) are read and
 /// rewritten: our simplification counts only the L0 inputs, not the L1
 /// files a real compaction merges them with.
 #[derive(Debug)]

@@ -63,7 +63,9 @@ pub const FILLBATCH_KEY_NS: Nanos = 3_700;
 /// `20.794 micros/op ... 10.397 seconds`, `rocksdb.db.write.micros ... P100
 /// : 4957507.000000 COUNT : 500 SUM : 9758079`: without the one 5 s
 /// outlier (the 4 GiB arena's page faults), (9.758 - 4.958) / (10.397 -
-/// 4.958) = 88% of the time in `DB::Write`; we take 90%.
+/// 4.958) = 88% of the time in `DB::Write`; with 4 MiB memtables
+/// (`--num=400000 --write_buffer_size=4194304`: `3.920 seconds`, `SUM :
+/// 3436315`) 88% again; we take 90%.
 pub const FILLBATCH_IN_WRITE_PERCENT: Nanos = 90;
 
 /// CPU per key the dump tool spends: the iterator's `Next` and the four
