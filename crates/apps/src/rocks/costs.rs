@@ -65,8 +65,8 @@ pub const FILLBATCH_KEY_NS: Nanos = 3_700;
 /// outlier (the 4 GiB arena's page faults), (9.758 - 4.958) / (10.397 -
 /// 4.958) = 88% of the time in `DB::Write`; with 4 MiB memtables
 /// (`--num=400000 --write_buffer_size=4194304`: `3.920 seconds`, `SUM :
-/// 3436315`) 88% again; we take 90%.
-pub const FILLBATCH_IN_WRITE_PERCENT: Nanos = 90;
+/// 3436315`) 88% again.
+pub const FILLBATCH_IN_WRITE_PERCENT: Nanos = 88;
 
 /// CPU per key the dump tool spends: the iterator's `Next` and the four
 /// `Append`s (`write()` system calls into the page cache,
