@@ -26,7 +26,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::{kvell, PlacedThread};
+use crate::{kvell, rocks, PlacedThread};
 
 /// One engine's configuration, by `engine = "..."`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -34,16 +34,23 @@ use crate::{kvell, PlacedThread};
 pub enum EngineConfig {
     /// A KVell-like store driven by YCSB ([`kvell::Config`]).
     Kvell(kvell::Config),
+    /// A RocksDB-like engine running a db_bench benchmark
+    /// ([`rocks::Config`]).
+    Rocksdb(rocks::Config),
+    /// RocksDB's dump tool on its own database ([`rocks::DumpConfig`]).
+    Dump(rocks::DumpConfig),
 }
 
 impl EngineConfig {
     /// The engine names the file accepts, for error messages.
-    pub const NAMES: &'static str = "kvell";
+    pub const NAMES: &'static str = "kvell, rocksdb, dump";
 
     /// Its name as `engine = ` writes it.
     pub fn name(&self) -> &'static str {
         match self {
             EngineConfig::Kvell(_) => "kvell",
+            EngineConfig::Rocksdb(_) => "rocksdb",
+            EngineConfig::Dump(_) => "dump",
         }
     }
 
@@ -51,6 +58,8 @@ impl EngineConfig {
     fn required(&self) -> &'static [&'static str] {
         match self {
             EngineConfig::Kvell(_) => &["workload"],
+            EngineConfig::Rocksdb(_) => rocks::Config::REQUIRED,
+            EngineConfig::Dump(_) => &[],
         }
     }
 
@@ -58,6 +67,8 @@ impl EngineConfig {
     fn validate(&self) -> Result<(), (&'static str, String)> {
         match self {
             EngineConfig::Kvell(c) => c.validate().map_err(|e| (e.option, e.message)),
+            EngineConfig::Rocksdb(c) => c.validate().map_err(|e| (e.option, e.message)),
+            EngineConfig::Dump(c) => c.validate().map_err(|e| (e.option, e.message)),
         }
     }
 
@@ -70,6 +81,8 @@ impl EngineConfig {
     ) -> Result<Vec<PlacedThread>, String> {
         match self {
             EngineConfig::Kvell(c) => c.threads(instance, name, seed),
+            EngineConfig::Rocksdb(c) => c.threads(instance, name, seed),
+            EngineConfig::Dump(c) => c.threads(instance, name, seed),
         }
     }
 }
