@@ -472,5 +472,8 @@ fn app_runs_show_their_operations_and_cores() {
         text.contains("    kv read: ops=4 (400/s), items=8 (800/s); mean="),
         "{text}"
     );
-    assert!(text.contains("  cpu 1: interrupts=42, context switches=7"), "{text}");
+    assert!(
+        text.contains("  cpu 1: interrupts=42, context switches=7"),
+        "{text}"
+    );
 }
