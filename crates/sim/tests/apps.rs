@@ -779,3 +779,29 @@ fn polling_nothing_lets_time_pass_and_a_stray_wake_is_said() {
         r.notes
     );
 }
+
+/// The shipped KVell examples (`examples/apps`, the apps crate's engine)
+/// run through the simulator keeping every invariant: every I/O once,
+/// every thread finished after the end, every core's window accounted.
+#[test]
+fn the_kvell_examples_run_through_the_simulator() {
+    for name in ["kvell-ycsb-a", "kvell-ycsb-c", "kvell-ycsb-e-16"] {
+        let path = format!(
+            "{}/../../examples/apps/{name}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let file = apps::file::AppFile::load(std::path::Path::new(&path))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let threads = file.threads(1).unwrap_or_else(|e| panic!("{e}"));
+        let (r, a) = run(threads, &config("cint", 5 * MS, 1));
+        check_exactly_once(&a);
+        let apps = r.apps.as_ref().unwrap();
+        let ops: u64 = apps
+            .ops
+            .iter()
+            .filter(|o| !o.background)
+            .map(|o| o.ops)
+            .sum();
+        assert!(ops > 0, "{name}");
+    }
+}
