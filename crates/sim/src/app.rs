@@ -266,6 +266,15 @@ impl World {
         let th = &mut self.threads[tid as usize];
         th.needed = min.min(th.in_flight);
         th.reap_max = max.max(th.needed);
+        if th.needed == 0 && th.ready.is_empty() {
+            // Nothing to wait for and nothing to take: the call still
+            // costs a system call (our choice; io_uring would peek its
+            // ring from user space), so a model that polls an empty queue
+            // lets time pass rather than looping at one instant.
+            let (core, cost) = (th.spec.core as u32, self.host.syscall);
+            self.start_seg(core, Kind::Kernel, cost, Step::Reap);
+            return;
+        }
         if th.spec.waiter == Waiter::Blocking {
             // The blocking call itself waits (its return path reaps).
             self.step(tid, Step::Reap);

@@ -723,3 +723,85 @@ proptest! {
         prop_assert!(ops > 0);
     }
 }
+
+/// A model that polls with nothing out (`Wait { min: 0 }`) pays a system
+/// call each time, so time passes and the run ends at its runtime; a wake
+/// naming no thread of its instance is counted, dropped and said.
+#[test]
+fn polling_nothing_lets_time_pass_and_a_stray_wake_is_said() {
+    #[derive(Debug, Default)]
+    struct Poller {
+        stopped: bool,
+        woke: bool,
+    }
+    impl AppThread for Poller {
+        fn waiter(&self) -> Waiter {
+            Waiter::IoUring
+        }
+        fn next(&mut self, _now: Nanos, _rng: &mut dyn RngCore) -> Action {
+            if self.stopped {
+                Action::Done
+            } else {
+                Action::Wait { min: 0, max: 4 }
+            }
+        }
+        fn completed(&mut self, tags: &[u64], _now: Nanos) {
+            assert!(tags.is_empty());
+        }
+        fn drain_ops(&mut self, _out: &mut Vec<OpDone>) {}
+        fn stop(&mut self) {
+            self.stopped = true;
+        }
+        fn max_in_flight(&self) -> u32 {
+            0
+        }
+        fn drain_wakes(&mut self, out: &mut Vec<usize>) {
+            if !std::mem::replace(&mut self.woke, true) {
+                out.push(5);
+            }
+        }
+    }
+    let seen = Shared::default();
+    let threads = vec![
+        placed("p/poller", 0, 0, 1, Poller::default()),
+        placed("p/reader", 0, 1, 0, Pread::new(&seen, None)),
+    ];
+    let (r, a) = run(threads, &config("cint", 2 * MS, 1));
+    assert_eq!(a.window_ns, 2 * MS);
+    assert_eq!((a.unfinished_threads, a.app_bad_wakes), (0, 1));
+    // The poller's core: all system calls.
+    assert!(r.jobs[0].sys_ns > 2 * MS * 9 / 10, "{}", r.jobs[0].sys_ns);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("1 wake(s) named no thread")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// The shipped KVell examples (`examples/apps`, the apps crate's engine)
+/// run through the simulator keeping every invariant: every I/O once,
+/// every thread finished after the end, every core's window accounted.
+#[test]
+fn the_kvell_examples_run_through_the_simulator() {
+    for name in ["kvell-ycsb-a", "kvell-ycsb-c", "kvell-ycsb-e-16"] {
+        let path = format!(
+            "{}/../../examples/apps/{name}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let file = apps::file::AppFile::load(std::path::Path::new(&path))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let threads = file.threads(1).unwrap_or_else(|e| panic!("{e}"));
+        let (r, a) = run(threads, &config("cint", 5 * MS, 1));
+        check_exactly_once(&a);
+        let apps = r.apps.as_ref().unwrap();
+        let ops: u64 = apps
+            .ops
+            .iter()
+            .filter(|o| !o.background)
+            .map(|o| o.ops)
+            .sum();
+        assert!(ops > 0, "{name}");
+    }
+}
