@@ -47,8 +47,11 @@ mod tests {
 
     #[test]
     fn an_override_changes_its_instance_only() {
-        let out = with_overrides(FILE, &["kvell.workload=\"c\"".into(), "rocks.threads=8".into()])
-            .unwrap();
+        let out = with_overrides(
+            FILE,
+            &["kvell.workload=\"c\"".into(), "rocks.threads=8".into()],
+        )
+        .unwrap();
         let doc: Table = toml::from_str(&out).unwrap();
         let list = doc["instance"].as_array().unwrap();
         assert_eq!(list[0]["threads"].as_integer(), Some(8));

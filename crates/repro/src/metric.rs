@@ -228,8 +228,7 @@ impl Metric {
             "op_p99_us" => Metric::OpP99Us(job()?),
             "idle" => {
                 let cores = job()?;
-                cores_of(&cores)
-                    .ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
+                cores_of(&cores).ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
                 Metric::IdlePct(cores)
             }
             n if FsyncPart::ALL.iter().any(|p| p.name() == n) => {
@@ -434,7 +433,8 @@ impl Metric {
                     .filter(|c| want.contains(&c.core))
                     .map(|c| c.idle)
                     .collect();
-                (idle.len() == want.len()).then(|| 100.0 * idle.iter().sum::<f64>() / idle.len() as f64)
+                (idle.len() == want.len())
+                    .then(|| 100.0 * idle.iter().sum::<f64>() / idle.len() as f64)
             }
             Metric::GapUs(p) => r
                 .completion_gaps

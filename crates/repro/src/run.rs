@@ -348,8 +348,8 @@ fn one_app(t: &Task, plan: &Plan, workload: &Workload) -> Result<Outcome, ReproE
         seed: t.seed,
         runtime: Some(plan.sim_runtime.max(t.run.min_runtime.unwrap_or(0))),
     };
-    let (report, _) = sim::simulate_app(threads, &config, &mut |_, _| {})
-        .map_err(|err| fail(err.to_string()))?;
+    let (report, _) =
+        sim::simulate_app(threads, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?;
     Ok(Outcome {
         experiment: e.id,
         key: t.run.key.clone(),

@@ -12,10 +12,8 @@ const THREADS: [u32; 2] = [4, 8];
 /// TOS 5.4.1, Fig 22: RocksDB readrandom and readwhilewriting on two cores,
 /// 4 and 8 threads, in the simulator (issue 16).
 pub fn experiment() -> Experiment {
-    let workloads: Vec<Workload> = vec![
-        app!("rocksdb-readrandom"),
-        app!("rocksdb-readwhilewriting"),
-    ];
+    let workloads: Vec<Workload> =
+        vec![app!("rocksdb-readrandom"), app!("rocksdb-readwhilewriting")];
     let mut runs = Vec::new();
     for (w, short) in [
         ("rocksdb-readrandom", "readrandom"),

@@ -40,9 +40,19 @@ pub fn policy(system: &str, scripts: Scripts) -> PolicySpec {
 
 /// One run of `system` on an app workload, in `group`, with the app file
 /// overrides `sets` (`INSTANCE.KEY=VALUE`).
-pub fn run(system: &str, scripts: Scripts, workload: &'static str, group: &str, sets: &[&str]) -> RunSpec {
+pub fn run(
+    system: &str,
+    scripts: Scripts,
+    workload: &'static str,
+    group: &str,
+    sets: &[&str],
+) -> RunSpec {
     let mut r = RunSpec::new(system, workload, "optane");
     r.policy = policy(system, scripts);
-    let r = if group.is_empty() { r } else { r.in_group(group) };
+    let r = if group.is_empty() {
+        r
+    } else {
+        r.in_group(group)
+    };
     r.with_fio(sets)
 }

@@ -42,7 +42,9 @@ pub fn experiment() -> Experiment {
             .with(
                 "systems",
                 "default (delay 0), adaptive 15 us / 32, cint 15 us / 32",
-                Origin::Artifact("artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32"),
+                Origin::Artifact(
+                    "artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32",
+                ),
             )
             .with("operations", "time-bounded", RUN_LENGTH),
         workloads,

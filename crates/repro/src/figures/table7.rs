@@ -45,7 +45,11 @@ fn colocated(id: &'static str, threads: u32, paper: &'static str) -> Experiment 
         workloads: vec![app!("colocated-rocksdb-kvell")],
         runs,
         panels: vec![
-            PanelSpec::bars("(a) RocksDB get latency [us]", "op_lat_us:rocks/read", "cint"),
+            PanelSpec::bars(
+                "(a) RocksDB get latency [us]",
+                "op_lat_us:rocks/read",
+                "cint",
+            ),
             PanelSpec::bars("(b) KVell [ops/s]", "ops_per_s:kvell", "cint"),
         ],
     }
