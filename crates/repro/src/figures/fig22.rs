@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec, Workload};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 
 const SYSTEMS: [&str; 4] = ["cint", "default", "adaptive", "app-cint"];
 
@@ -39,7 +39,8 @@ pub fn experiment() -> Experiment {
                 worse in latency and 5-32% worse in throughput (its delta), less so at 8 \
                 threads. Modified RocksDB (app-cint) performs like unmodified: little \
                 background I/O in readrandom, a low write rate in readwhilewriting.",
-        provenance: Provenance::new(Origin::Paper("TOS 5.4.1, Fig 22"))
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.4.1, Fig 22"))
             .with(
                 "application",
                 "RocksDB-like engine (crates/apps/src/rocks): blocking 4 KiB preads, Urgent",
@@ -65,8 +66,9 @@ pub fn experiment() -> Experiment {
                 "systems",
                 "default (delay 0), adaptive 6 us / 32, cint and app-cint 15 us / 32",
                 Origin::Artifact("artifact-configs.md: RocksDB module parameters"),
-            )
-            .with("operations", "time-bounded", RUN_LENGTH),
+            ),
+            "examples/apps/rocksdb-readrandom.toml, rocksdb-readwhilewriting.toml",
+        ),
         workloads,
         runs,
         panels: vec![

@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec, Workload};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 
 const SYSTEMS: [&str; 3] = ["cint", "default", "adaptive"];
 
@@ -30,44 +30,37 @@ pub fn experiment() -> Experiment {
                 on the write-heavy A and D; reads are cheap, so the CPU idles 3% under default \
                 and 14% under cint on B, C, F. Adaptive nearly matches cint's throughput but \
                 has 5-8% higher average and p99 latency on every workload.",
-        provenance: Provenance::new(Origin::Paper("TOS 5.4.2, Fig 23; Table 4"))
-            .with(
-                "application",
-                "KVell-like engine (crates/apps/src/kvell.rs): 2 workers, 4 injectors",
-                Origin::Artifact("kvell/main 0 2 4 a (artifact-configs.md, Macrobenchmarks)"),
-            )
-            .with(
-                "data",
-                "80 M items of 1 KB, 4 KiB pages",
-                Origin::Paper("TOS 5.4.2"),
-            )
-            .with(
-                "key choice",
-                "uniform (A-C, F), latest (D)",
-                Origin::Artifact("kvell/main.c YCSB_ALL_WORKLOAD: ycsb_*_uniform"),
-            )
-            .with(
-                "systems",
-                "default (delay 0), adaptive 15 us / 32, cint 15 us / 32",
-                Origin::Artifact(
-                    "artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32",
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.4.2, Fig 23; Table 4"))
+                .with(
+                    "application",
+                    "KVell-like engine (crates/apps/src/kvell.rs): 2 workers, 4 injectors",
+                    Origin::Artifact("kvell/main 0 2 4 a (artifact-configs.md, Macrobenchmarks)"),
+                )
+                .with(
+                    "data",
+                    "80 M items of 1 KB, 4 KiB pages",
+                    Origin::Paper("TOS 5.4.2"),
+                )
+                .with(
+                    "key choice",
+                    "uniform (A-C, F), latest (D)",
+                    Origin::Artifact("kvell/main.c YCSB_ALL_WORKLOAD: ycsb_*_uniform"),
+                )
+                .with(
+                    "systems",
+                    "default (delay 0), adaptive 15 us / 32, cint 15 us / 32",
+                    Origin::Artifact(
+                        "artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32",
+                    ),
+                )
+                .with(
+                    "kernel marks",
+                    "table1 (rocks-addon kernel: Barrier on each io_submit's last iocb)",
+                    Origin::Artifact("linux-kernel rocks-addon patch (artifact-configs.md)"),
                 ),
-            )
-            .with(
-                "kernel marks",
-                "table1 (rocks-addon kernel: Barrier on each io_submit's last iocb)",
-                Origin::Artifact("linux-kernel rocks-addon patch (artifact-configs.md)"),
-            )
-            .with(
-                "device, host",
-                "optane, xeon-e5-2660v4",
-                Origin::Paper("TOS 5.1, 5.4: Optane"),
-            )
-            .with(
-                "operations",
-                "time-bounded (the paper's 20 M operations are not run)",
-                RUN_LENGTH,
-            ),
+            "examples/apps/kvell-ycsb-{a,b,c,d,f}.toml",
+        ),
         workloads,
         runs,
         panels: vec![

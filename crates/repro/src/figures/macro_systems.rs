@@ -6,6 +6,28 @@
 use policy::{PolicySpec, US};
 
 use crate::experiment::RunSpec;
+use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+
+/// What every application experiment runs on and for how long: the
+/// paper's Optane on its host (TOS 5.1, 5.4: "we run three application
+/// setups on Optane"), the application files, time-bounded runs.
+pub fn common(p: Provenance, files: &'static str) -> Provenance {
+    p.with(
+        "device, host",
+        "optane, xeon-e5-2660v4",
+        Origin::Paper("TOS 5.1; 5.4: the application setups run on Optane"),
+    )
+    .with(
+        "workload",
+        files,
+        Origin::Ours("application files (crates/apps), every key cited in the file"),
+    )
+    .with(
+        "runtime",
+        "time-bounded: the paper's operation counts (20 M, 100,000 reads per thread) are not run",
+        RUN_LENGTH,
+    )
+}
 
 /// Which application's scripts set the module parameters: the artifact
 /// runs RocksDB's adaptive at 6 us (`irq_poller_delay=6

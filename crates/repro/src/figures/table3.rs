@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 use policy::SEC;
 
 const SYSTEMS: [&str; 4] = ["cint", "default", "adaptive", "app-cint"];
@@ -29,29 +29,31 @@ pub fn experiment() -> Experiment {
         paper: "TOS 5.4.1: marking flush and compaction non-Urgent gives 4% more throughput \
                 (405 vs 388 KIOPS) and 15% lower p99 (12.7 vs 15.0 ms) at the same average \
                 latency; cint, default and adaptive are the same within error.",
-        provenance: Provenance::new(Origin::Paper("TOS 5.4.1, Table 3"))
-            .with(
-                "db_bench",
-                "fillbatch, 1 thread, 16 B keys, 1 KiB values, no compression, direct I/O for \
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.4.1, Table 3"))
+                .with(
+                    "db_bench",
+                    "fillbatch, 1 thread, 16 B keys, 1 KiB values, no compression, direct I/O for \
                  flush and compaction, auto compactions on",
-                Origin::Artifact("tab3/fillbatch.sh (artifact-configs.md)"),
-            )
-            .with(
-                "cores",
-                "1",
-                Origin::Artifact("artifact-configs.md: the load on one core"),
-            )
-            .with(
-                "app-cint",
-                "flush and compaction I/O unmarked (preadv2/pwritev2 without RWF_URGENT)",
-                Origin::Artifact("rocksdb/cint.patch (artifact-configs.md)"),
-            )
-            .with(
-                "systems",
-                "default (delay 0), adaptive 6 us / 32, cint and app-cint 15 us / 32",
-                Origin::Artifact("artifact-configs.md: RocksDB module parameters"),
-            )
-            .with("keys loaded", "time-bounded", RUN_LENGTH),
+                    Origin::Artifact("tab3/fillbatch.sh (artifact-configs.md)"),
+                )
+                .with(
+                    "cores",
+                    "1",
+                    Origin::Artifact("artifact-configs.md: the load on one core"),
+                )
+                .with(
+                    "app-cint",
+                    "flush and compaction I/O unmarked (preadv2/pwritev2 without RWF_URGENT)",
+                    Origin::Artifact("rocksdb/cint.patch (artifact-configs.md)"),
+                )
+                .with(
+                    "systems",
+                    "default (delay 0), adaptive 6 us / 32, cint and app-cint 15 us / 32",
+                    Origin::Artifact("artifact-configs.md: RocksDB module parameters"),
+                ),
+            "examples/apps/rocksdb-fillbatch.toml",
+        ),
         workloads: vec![app!("rocksdb-fillbatch")],
         runs,
         panels: vec![

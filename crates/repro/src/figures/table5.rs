@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec, Workload};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 
 const SYSTEMS: [&str; 3] = ["cint", "default", "adaptive"];
 
@@ -23,30 +23,32 @@ pub fn experiment() -> Experiment {
                 256), adaptive 0.95 and 0.97. Fig 24: the p50 scan latency of default is about \
                 600 us above cint's at both lengths, also at p99; adaptive's is 400 us above \
                 cint's at length 16, and the gap is gone at 256.",
-        provenance: Provenance::new(Origin::Paper("TOS 5.4.2, Table 5, Fig 24"))
-            .with(
-                "application",
-                "KVell-like engine: 2 workers, 4 injectors, YCSB-E (95% scans, 5% inserts)",
-                Origin::Artifact("kvell/main 0 2 4 (artifact-configs.md)"),
-            )
-            .with(
-                "scan lengths",
-                "16, 256",
-                Origin::Paper("TOS 5.4.2, Table 5"),
-            )
-            .with(
-                "key choice",
-                "uniform",
-                Origin::Artifact("kvell/main.c SCAN_WORKLOAD: ycsb_e_uniform"),
-            )
-            .with(
-                "systems",
-                "default (delay 0), adaptive 15 us / 32, cint 15 us / 32",
-                Origin::Artifact(
-                    "artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32",
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.4.2, Table 5, Fig 24"))
+                .with(
+                    "application",
+                    "KVell-like engine: 2 workers, 4 injectors, YCSB-E (95% scans, 5% inserts)",
+                    Origin::Artifact("kvell/main 0 2 4 (artifact-configs.md)"),
+                )
+                .with(
+                    "scan lengths",
+                    "16, 256",
+                    Origin::Paper("TOS 5.4.2, Table 5"),
+                )
+                .with(
+                    "key choice",
+                    "uniform",
+                    Origin::Artifact("kvell/main.c SCAN_WORKLOAD: ycsb_e_uniform"),
+                )
+                .with(
+                    "systems",
+                    "default (delay 0), adaptive 15 us / 32, cint 15 us / 32",
+                    Origin::Artifact(
+                        "artifact-configs.md: KVell, irq_poller_delay=15 irq_poller_max_thr=32",
+                    ),
                 ),
-            )
-            .with("operations", "time-bounded", RUN_LENGTH),
+            "examples/apps/kvell-ycsb-e-16.toml, kvell-ycsb-e-256.toml",
+        ),
         workloads,
         runs,
         panels: vec![

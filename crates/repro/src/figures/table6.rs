@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 
 const SYSTEMS: [&str; 4] = ["cint", "default", "adaptive", "app-cint"];
 
@@ -27,7 +27,8 @@ pub fn experiment() -> Experiment {
                 throughput, 32% lower average and 86% lower p99 latency than under cint, \
                 while the dump loses 11%. Default is cint's; adaptive tames the p99 (0.15) at \
                 the cost of IOPS and a 1.44x average.",
-        provenance: Provenance::new(Origin::Paper("TOS 5.5.1, Table 6"))
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.5.1, Table 6"))
             .with(
                 "instances",
                 "readrandom (4 threads) on one 10 M-key database, the dump tool on another",
@@ -47,8 +48,9 @@ pub fn experiment() -> Experiment {
                 "systems",
                 "default (delay 0), adaptive 6 us / 32, cint and app-cint 15 us / 32",
                 Origin::Artifact("artifact-configs.md: RocksDB module parameters"),
-            )
-            .with("operations", "time-bounded", RUN_LENGTH),
+            ),
+            "examples/apps/rocksdb-dump.toml",
+        ),
         workloads: vec![app!("rocksdb-dump")],
         runs,
         panels: vec![

@@ -1,7 +1,7 @@
 use super::app;
-use super::macro_systems::{run, Scripts};
+use super::macro_systems::{common, run, Scripts};
 use crate::experiment::{Experiment, PanelSpec};
-use crate::provenance::{Origin, Provenance, RUN_LENGTH};
+use crate::provenance::{Origin, Provenance};
 
 const SYSTEMS: [&str; 3] = ["cint", "default", "adaptive"];
 
@@ -20,28 +20,30 @@ fn colocated(id: &'static str, threads: u32, paper: &'static str) -> Experiment 
             "Table 8: RocksDB readrandom (8 threads) and KVell YCSB-C on the same cores"
         },
         paper,
-        provenance: Provenance::new(Origin::Paper("TOS 5.5.2, Tables 7 and 8"))
-            .with(
-                "instances",
-                "RocksDB readrandom and KVell YCSB-C, KVell's workers on RocksDB's two cores, \
+        provenance: common(
+            Provenance::new(Origin::Paper("TOS 5.5.2, Tables 7 and 8"))
+                .with(
+                    "instances",
+                    "RocksDB readrandom and KVell YCSB-C, KVell's workers on RocksDB's two cores, \
                  its four clients on cores of their own",
-                Origin::Paper("TOS 5.5.2: 'RocksDB and KVell on the same cores'"),
-            )
-            .with(
-                "RocksDB threads",
-                threads.to_string(),
-                Origin::Paper("TOS 5.5.2"),
-            )
-            .with(
-                "systems",
-                "default (delay 0), adaptive 6 us / 32, cint 15 us / 32",
-                Origin::Ours(
-                    "the artifact has no script for the colocated runs; RocksDB's module \
+                    Origin::Paper("TOS 5.5.2: 'RocksDB and KVell on the same cores'"),
+                )
+                .with(
+                    "RocksDB threads",
+                    threads.to_string(),
+                    Origin::Paper("TOS 5.5.2"),
+                )
+                .with(
+                    "systems",
+                    "default (delay 0), adaptive 6 us / 32, cint 15 us / 32",
+                    Origin::Ours(
+                        "the artifact has no script for the colocated runs; RocksDB's module \
                      parameters (its adaptive is 6 us, KVell's 15 us), as the table's first \
                      column is RocksDB's latency",
+                    ),
                 ),
-            )
-            .with("operations", "time-bounded", RUN_LENGTH),
+            "examples/apps/colocated-rocksdb-kvell.toml",
+        ),
         workloads: vec![app!("colocated-rocksdb-kvell")],
         runs,
         panels: vec![
