@@ -9,6 +9,9 @@
 //! simulator) charges the actions on its cores, device and interrupt policy;
 //! the model never sees time it is not given.
 //!
+//! - [`closed`]: a tiny generic closed-loop engine (user CPU, then dependent
+//!   blocking reads or one aio batch per operation), for the simulator's
+//!   scale benchmark and front-end tests.
 //! - [`file`]: the application file a user writes (TOML): the engine, its
 //!   threads and their cores, the workload.
 //! - [`kvell`]: a KVell-like engine (Lepers et al., SOSP'19, as TOS 3.4 and
@@ -16,6 +19,7 @@
 //! - [`rocks`]: a RocksDB-like engine (`db_bench` readrandom,
 //!   readwhilewriting, fillbatch) and its dump tool (TOS 4.1.2, 5.4.1, 5.5.1).
 
+pub mod closed;
 pub mod file;
 pub mod kvell;
 pub mod rocks;

@@ -22,7 +22,10 @@ pub enum BenchTarget {
     /// cint and seed 1, three times, and reports the best and the median.
     /// With --cores N, runs it on each of 1, 2, 4, ... N busy cores (the
     /// device grown with them) and prints the cost per simulated completion
-    /// and the memory per core. Build with --release for meaningful numbers.
+    /// and the memory per core. With --apps, runs 16 closed-loop application
+    /// threads on a 24-core host for a million operations and for four
+    /// million, and prints the wall time of each and the simulator's state
+    /// (flat with run length). Build with --release for meaningful numbers.
     Sim(BenchSimArgs),
     /// Measure the emulator against io_uring straight (the paper's Table 2)
     ///
@@ -65,8 +68,15 @@ pub struct BenchSimArgs {
     pub runtime: u64,
     /// Also run the workload on each of 1, 2, 4, ... N cores (one copy
     /// pinned to each) and print a row per core count
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "apps")]
     pub cores: Option<u32>,
+    /// Instead, the application case (issue 16): 16 application threads on
+    /// a 24-core host, --ops operations and four times as many
+    #[arg(long)]
+    pub apps: bool,
+    /// Operations of the shorter --apps run
+    #[arg(long, value_name = "N", default_value_t = sim::bench::APP_OPS, value_parser = clap::value_parser!(u64).range(16..=100_000_000), requires = "apps")]
+    pub ops: u64,
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -83,6 +93,15 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
         s.push('\n');
         s
     };
+    if args.apps {
+        let bench = sim::bench::run_apps(args.ops)?;
+        let out = match args.output_format {
+            OutputFormat::Normal => bench.text(),
+            OutputFormat::Json => json(bench.json()),
+        };
+        print!("{out}");
+        return Ok(());
+    }
     let out = match args.cores {
         None => {
             let bench = sim::bench::run(args.runtime)?;

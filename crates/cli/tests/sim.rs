@@ -259,6 +259,35 @@ fn bench_sim_cores_gives_a_row_per_core_count() {
     assert!(!o.status.success());
 }
 
+/// `bench sim --apps` (issue 16 item 5): both runs finish every operation,
+/// the longer four times as many, and the simulator's state does not grow
+/// with them (what the bench measures; its wall time is printed, not held).
+#[test]
+fn bench_sim_apps_runs_twice_and_its_state_stays_flat() {
+    let o = run(&[
+        "bench",
+        "sim",
+        "--apps",
+        "--ops",
+        "3200",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["threads"], 16);
+    let runs = v["runs"].as_array().unwrap();
+    let ops: Vec<u64> = runs
+        .iter()
+        .map(|r| r["measured_ops"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ops, [3200, 12800]);
+    let ratio = v["state_ratio"].as_f64().unwrap();
+    assert!((0.9..1.1).contains(&ratio), "{v}");
+    let o = run(&["bench", "sim", "--apps", "--cores", "4"]);
+    assert!(!o.status.success());
+}
+
 /// Issue 13: the authors' job files (`disk_util=0`, `time_based` with the
 /// runtime on fio's command line) run with `--runtime`, and without it say
 /// what is missing at the job's line.

@@ -242,8 +242,59 @@ fn summary(report: &RunReport) -> Value {
     if let Some(p) = &report.io_path {
         obj.insert("io_path".into(), io_path(report, p));
     }
+    if let Some(a) = &report.apps {
+        // An application run's own figures (sim::simulate_app); absent
+        // from a job file's run, whose JSON is unchanged.
+        obj.insert(
+            "apps".into(),
+            json!(a.ops.iter().map(op).collect::<Vec<_>>()),
+        );
+        obj.insert(
+            "cores".into(),
+            json!(a.cores.iter().map(core).collect::<Vec<_>>()),
+        );
+    }
     obj.insert("notes".into(), json!(report.notes));
     Value::Object(obj)
+}
+
+/// One instance's operations of one kind: counts, rates over the window,
+/// latency in us (mean, p50, p99, p99.9, max) and its CDF as [percentile,
+/// us] pairs.
+fn op(o: &crate::OpReport) -> Value {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let cdf: Vec<Value> = o.cdf.iter().map(|&(p, ns)| json!([p, us(ns)])).collect();
+    json!({
+        "instance": o.instance,
+        "name": o.name,
+        "kind": o.kind,
+        "background": o.background,
+        "ops": o.ops,
+        "items": o.items,
+        "ops_per_sec": finite(o.ops_per_sec),
+        "items_per_sec": finite(o.items_per_sec),
+        "lat_us": {
+            "mean": finite(o.lat.mean) / 1e3,
+            "p50": us(o.lat.percentile(50.0)),
+            "p99": us(o.lat.percentile(99.0)),
+            "p99_9": us(o.lat.percentile(99.9)),
+            "max": us(o.lat.max),
+        },
+        "cdf": cdf,
+    })
+}
+
+/// One core's window in fractions, its device interrupts and switches.
+fn core(c: &crate::CoreReport) -> Value {
+    json!({
+        "core": c.core,
+        "user": finite(c.user),
+        "kernel": finite(c.kernel),
+        "irq": finite(c.irq),
+        "idle": finite(c.idle),
+        "interrupts": c.interrupts,
+        "context_switches": c.context_switches,
+    })
 }
 
 /// FastResponse's read-path breakdown per job (mean T_Dev and T_Sched, ns)

@@ -9,6 +9,26 @@ pub const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
+/// The percentiles an operation's latency CDF is drawn at (our choice: the
+/// minimum and maximum, every decile, and the tail fio prints), a bounded
+/// list whatever the run's length.
+pub const CDF_PERCENTILES: [f64; 20] = [
+    0.0, 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+    99.95, 99.99, 99.999, 100.0,
+];
+
+/// The CDF of `h` at [`CDF_PERCENTILES`]: (percentile, value); empty for an
+/// empty histogram.
+pub fn cdf(h: &Histogram<u64>) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    CDF_PERCENTILES
+        .iter()
+        .map(|&p| (p, h.value_at_quantile(p / 100.0)))
+        .collect()
+}
+
 /// Summary of a latency distribution, ns.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyStats {

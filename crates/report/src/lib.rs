@@ -222,8 +222,61 @@ pub struct RunReport {
     /// breakdown, FR 2.2 Fig 5a) and the device's queue depth (FR Fig 16).
     /// `None` when the front end did not measure them.
     pub io_path: Option<IoPath>,
+    /// Simulator, application runs only (`sim::simulate_app`): the
+    /// operations the application models finished and each used core's
+    /// window. `None` for a job file's run.
+    pub apps: Option<AppsReport>,
     /// Lines worth telling the user (ignored options, measured costs, ...).
     pub notes: Vec<String>,
+}
+
+/// An application run's own measurements (issue 16, TOS 5.4-5.5): its
+/// operations per instance and kind, and per core where the window went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AppsReport {
+    /// One per (instance, kind, foreground or background) that finished an
+    /// operation in the window, by instance, then foreground first, then
+    /// kind.
+    pub ops: Vec<OpReport>,
+    /// The cores that ran an application thread, in order.
+    pub cores: Vec<CoreReport>,
+}
+
+/// The operations of one kind one instance finished in the measured window
+/// (an operation counts where its end falls).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpReport {
+    /// The instance's index in the application file, and its name.
+    pub instance: usize,
+    pub name: String,
+    /// YCSB's or db_bench's word (`read`, `update`, `write-batch`, ...).
+    pub kind: String,
+    /// Finished by the instance's background threads (RocksDB's flush):
+    /// kept apart from the operations the experiment measures.
+    pub background: bool,
+    pub ops: u64,
+    /// Items the operations covered (a scan's keys, a batch's keys).
+    pub items: u64,
+    pub ops_per_sec: f64,
+    pub items_per_sec: f64,
+    /// Latency from the operation's start to its end, ns (fio's 17
+    /// percentiles: p50, p99 and p99.9 among them).
+    pub lat: LatencyStats,
+    /// The latency's CDF at [`latency::CDF_PERCENTILES`]: (percentile, ns).
+    pub cdf: Vec<(f64, u64)>,
+}
+
+/// How one core spent the measured window (fractions of 1 that sum to 1),
+/// and the device interrupts it took and the threads switched in on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreReport {
+    pub core: usize,
+    pub user: f64,
+    pub kernel: f64,
+    pub irq: f64,
+    pub idle: f64,
+    pub interrupts: u64,
+    pub context_switches: u64,
 }
 
 impl RunReport {

@@ -227,8 +227,55 @@ fn write_summary(out: &mut String, report: &RunReport) {
             percent(c.idle)
         );
     }
+    if let Some(a) = &report.apps {
+        write_apps(out, report, a);
+    }
     for note in &report.notes {
         let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+/// An application run's operations (a line per instance and kind, the
+/// background ones marked) and each core's interrupts and switches.
+fn write_apps(out: &mut String, report: &RunReport, apps: &crate::AppsReport) {
+    let _ = writeln!(
+        out,
+        "  operations in {}msec (latency in usec):",
+        report.duration_ns / MS
+    );
+    if apps.ops.is_empty() {
+        out.push_str("    none finished in the window\n");
+    }
+    let us = |ns: u64| ns as f64 / 1e3;
+    for o in &apps.ops {
+        let _ = write!(
+            out,
+            "    {} {}{}: ops={} ({}/s)",
+            o.name,
+            o.kind,
+            if o.background { " (background)" } else { "" },
+            o.ops,
+            count(o.ops_per_sec)
+        );
+        if o.items != o.ops {
+            let _ = write!(out, ", items={} ({}/s)", o.items, count(o.items_per_sec));
+        }
+        let _ = writeln!(
+            out,
+            "; mean={:.2}, p50={:.2}, p99={:.2}, p99.9={:.2}, max={:.2}",
+            finite(o.lat.mean) / 1e3,
+            us(o.lat.percentile(50.0)),
+            us(o.lat.percentile(99.0)),
+            us(o.lat.percentile(99.9)),
+            us(o.lat.max)
+        );
+    }
+    for c in &apps.cores {
+        let _ = writeln!(
+            out,
+            "  cpu {}: interrupts={}, context switches={}",
+            c.core, c.interrupts, c.context_switches
+        );
     }
 }
 

@@ -81,6 +81,7 @@ fn sample() -> RunReport {
         notes: vec!["sample note".into()],
         default_marks: None,
         io_path: None,
+        apps: None,
     }
 }
 
@@ -415,4 +416,64 @@ fn default_marks_is_said_in_text_and_json() {
     let none = sample();
     assert!(!report::text::render(&none).contains("default_marks"));
     assert!(json(&none)["cinterrupts"].get("default_marks").is_none());
+}
+
+/// An application run's operations and cores (sim::simulate_app): in JSON
+/// under `cinterrupts.apps` and `cinterrupts.cores`, in the text after the
+/// run's summary; absent from a job file's run.
+#[test]
+fn app_runs_show_their_operations_and_cores() {
+    assert!(json(&sample())["cinterrupts"].get("apps").is_none());
+    assert!(json(&sample())["cinterrupts"].get("cores").is_none());
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3).unwrap();
+    for ns in [10_000u64, 20_000, 30_000, 1_000_000] {
+        h.record(ns).unwrap();
+    }
+    let mut r = sample();
+    r.apps = Some(report::AppsReport {
+        ops: vec![report::OpReport {
+            instance: 0,
+            name: "kv".into(),
+            kind: "read".into(),
+            background: false,
+            ops: 4,
+            items: 8,
+            ops_per_sec: 400.0,
+            items_per_sec: 800.0,
+            lat: report::LatencyStats::from_histogram(&h),
+            cdf: report::latency::cdf(&h),
+        }],
+        cores: vec![report::CoreReport {
+            core: 1,
+            user: 0.5,
+            kernel: 0.25,
+            irq: 0.125,
+            idle: 0.125,
+            interrupts: 42,
+            context_switches: 7,
+        }],
+    });
+    let v = json(&r);
+    let op = &v["cinterrupts"]["apps"][0];
+    assert_eq!(op["kind"], "read");
+    assert_eq!(op["items"], 8);
+    // The histogram's 3 significant digits: within 0.1%.
+    let p50 = op["lat_us"]["p50"].as_f64().unwrap();
+    assert!((p50 - 20.0).abs() < 0.02, "{p50}");
+    assert!(op["lat_us"]["max"].as_f64().unwrap() > 999.0);
+    let cdf = op["cdf"].as_array().unwrap();
+    assert_eq!(cdf.len(), report::latency::CDF_PERCENTILES.len());
+    assert_eq!(cdf[0][0].as_f64(), Some(0.0));
+    assert!((cdf[0][1].as_f64().unwrap() - 10.0).abs() < 0.01, "{cdf:?}");
+    assert_eq!(v["cinterrupts"]["cores"][0]["interrupts"], 42);
+    assert_no_nulls(&v, "");
+    let text = report::text::render(&r);
+    assert!(
+        text.contains("    kv read: ops=4 (400/s), items=8 (800/s); mean="),
+        "{text}"
+    );
+    assert!(
+        text.contains("  cpu 1: interrupts=42, context switches=7"),
+        "{text}"
+    );
 }

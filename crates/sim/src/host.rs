@@ -100,6 +100,7 @@ impl World {
         if measuring {
             th.ctx += 1;
             self.context_switches += 1;
+            self.cores[core as usize].ctx += 1;
         }
         self.start_seg(core, Kind::Kernel, cost, Step::Resume);
     }
@@ -342,6 +343,7 @@ impl World {
                 self.queues[queue as usize].cq.reap(kind, &mut reaped);
                 if measuring {
                     self.interrupts += 1;
+                    self.cores[core as usize].irqs += 1;
                     self.completions += reaped.len() as u64;
                     if kind == Interrupt::UrgentOnly {
                         self.urgent_only += 1;

@@ -14,6 +14,7 @@
 //! assert_eq!(host.irq_cycles, 1_500); // TOS 2, Fig 3: the calibration's target
 //! ```
 
+mod app;
 pub mod bench;
 mod block;
 pub mod calibrate;
@@ -37,6 +38,8 @@ pub use journal::Journal;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
 };
-pub use run::{simulate, simulate_audited, with_device_defaults, SimConfig, SimError};
+pub use run::{
+    simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
+};
 pub use sched::Wakeup;
 pub use world::Audit;

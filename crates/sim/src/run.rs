@@ -110,15 +110,85 @@ pub fn simulate_audited(
             null.name, config.device.name
         ));
     }
+    notes(&world, config, &audit, &mut report);
+    Ok((report, audit))
+}
+
+/// Runs application threads ([`apps::PlacedThread`], issue 16), each
+/// pinned to its core and driven by its model, for `config.runtime` of
+/// virtual time (required: a model need not end on its own), or less if
+/// every thread finishes first. The report's `apps` holds the operations
+/// per instance and kind and each core's window; its `jobs` one entry per
+/// thread with its I/Os.
+pub fn simulate_app(
+    threads: Vec<apps::PlacedThread>,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(Nanos, Nanos),
+) -> Result<(RunReport, Audit), SimError> {
+    let Some(runtime) = config.runtime else {
+        return Err(SimError::Config(
+            "an application run needs a runtime (a model need not end on its own)".into(),
+        ));
+    };
+    let spec = with_device_defaults(config.policy.clone(), &config.device);
+    let (specs, drivers, apps) =
+        crate::app::place(threads, &config.host, config.device.queue_depth, runtime)?;
+    let mut world = assemble(specs, config, &spec)?;
+    for (th, d) in world.threads.iter_mut().zip(drivers) {
+        th.app = Some(Box::new(d));
+    }
+    world.apps = Some(Box::new(apps));
+    world.events.push(runtime, Ev::End);
+    world.run(runtime, progress);
+    if world.fell_behind {
+        return Err(SimError::TooSlow {
+            at: human(world.now),
+        });
+    }
+    if let Some(why) = world.broken.take() {
+        return Err(SimError::Config(why));
+    }
+    let mut report = report(&world, config, &spec);
+    // The models mark their own I/Os: no kernel's defaults apply.
+    report.default_marks = None;
+    report.apps = world.apps_report();
+    let audit = world.audit.clone();
+    let ops: u64 = report.apps.iter().flat_map(|a| &a.ops).map(|o| o.ops).sum();
+    if ops == 0 && report.completed_ios() == 0 {
+        return Err(SimError::NothingMeasured {
+            window: human(report.duration_ns),
+            in_flight: world.in_flight_at_end,
+        });
+    }
+    if audit.unfinished_threads > 0 {
+        report.notes.push(format!(
+            "{} application thread(s) had not finished when nothing was left to happen (parked with no one left to wake them, or waiting for more I/Os than they had out)",
+            audit.unfinished_threads
+        ));
+    }
+    if audit.app_bad_wakes > 0 {
+        report.notes.push(format!(
+            "{} wake(s) named no thread of the waker's instance and were dropped",
+            audit.app_bad_wakes
+        ));
+    }
+    notes(&world, config, &audit, &mut report);
+    Ok((report, audit))
+}
+
+/// The notes every run may carry: the block layer, the completion mode,
+/// the journal, the wake-up rule, latencies off the histograms, requests
+/// dropped at the end.
+fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunReport) {
     if world.block.is_some() {
-        report.notes.push(block_note(&world, config, &audit));
+        report.notes.push(block_note(world, config, audit));
     }
     if world.completion != crate::Completion::Interrupt
         || world.threads.iter().any(|t| t.spec.job.hipri)
     {
-        report.notes.push(completion_note(&world));
+        report.notes.push(completion_note(world));
     }
-    if let Some(note) = journal_note(&world) {
+    if let Some(note) = journal_note(world) {
         report.notes.push(note);
     }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
@@ -144,7 +214,6 @@ pub fn simulate_audited(
             human(crate::limits::MAX_SERVICE)
         ));
     }
-    Ok((report, audit))
 }
 
 /// The strategies built on adaptive coalescing, whose delta and thr TOS 5.2
@@ -173,9 +242,24 @@ pub fn with_device_defaults(mut spec: PolicySpec, device: &DeviceProfile) -> Pol
 }
 
 fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, SimError> {
+    let threads = workload::threads(
+        jobs,
+        &config.host,
+        config.device.queue_depth,
+        config.runtime,
+    )?;
+    assemble(threads, config, spec)
+}
+
+/// The world for `threads`: queues, policies, cores, the device, the
+/// journal when a thread fsyncs.
+fn assemble(
+    mut threads: Vec<workload::ThreadSpec>,
+    config: &SimConfig,
+    spec: &PolicySpec,
+) -> Result<World, SimError> {
     let host = &config.host;
     let dev = &config.device;
-    let mut threads = workload::threads(jobs, host, dev.queue_depth, config.runtime)?;
     let job_threads = threads.len();
     // The file system, when a job fsyncs: JBD2 joins the threads, on the
     // core of the first job that fsyncs (crate::journal).
@@ -316,6 +400,8 @@ fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, S
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,
+        apps: None,
+        broken: None,
     })
 }
 
@@ -490,6 +576,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 }
             })
             .collect(),
+        apps: None,
         notes: Vec::new(),
     }
 }

@@ -127,6 +127,11 @@ impl World {
         let measuring = self.measuring(self.now) && own;
         let th = &mut self.threads[tid as usize];
         let got = std::mem::take(&mut th.got);
+        // An application model is told which of its I/Os the call returned.
+        let mut tags = match (&th.app, self.apps.as_mut()) {
+            (Some(_), Some(apps)) => Some(std::mem::take(&mut apps.tags_buf)),
+            _ => None,
+        };
         for &req in &got {
             let r = self.requests[req as usize];
             if r.state != RState::Delivered || r.tid != tid {
@@ -154,6 +159,9 @@ impl World {
                 dir.clat.saturating_record(clat);
             }
             self.path.taken(tid, req, measuring);
+            if let (Some(tags), Some(apps)) = (tags.as_mut(), self.apps.as_ref()) {
+                tags.push(apps.tag(req));
+            }
             self.requests[req as usize].state = RState::Free;
             self.free.push(req);
             self.audit.consumed += 1;
@@ -161,26 +169,26 @@ impl World {
         let th = &mut self.threads[tid as usize];
         th.got = got;
         th.got.clear();
+        if let Some(tags) = tags {
+            self.app_completed(tid, tags);
+        }
         self.plan(tid, core);
     }
 
     /// Applies the issuer's next decision: issue a batch, wait for
     /// completions, sleep to honour a rate or think time, or finish.
     fn plan(&mut self, tid: u32, core: u32) {
+        if self.threads[tid as usize].app.is_some() {
+            self.app_plan(tid, core);
+            return;
+        }
         if self.fsync_plan(tid, core) {
             return;
         }
         let now = self.now;
         let th = &mut self.threads[tid as usize];
         match th.spec.issuer.next(now, th.in_flight, &mut th.rng) {
-            Decision::Done => {
-                th.state = TState::Done;
-                th.done_at = Some(now);
-                self.cores[core as usize].threads -= 1;
-                self.thread_done();
-                self.release_waiters();
-                self.leave_cpu(core);
-            }
+            Decision::Done => self.finished(tid, core),
             Decision::Reap(Reap { min, max }) => {
                 th.needed = min;
                 th.reap_max = max;
@@ -209,6 +217,17 @@ impl World {
                 self.start_seg(core, Kind::User, cost, Step::Submit);
             }
         }
+    }
+
+    /// The thread has nothing more to do: it leaves its core for good.
+    pub(crate) fn finished(&mut self, tid: u32, core: u32) {
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Done;
+        th.done_at = Some(self.now);
+        self.cores[core as usize].threads -= 1;
+        self.thread_done();
+        self.release_waiters();
+        self.leave_cpu(core);
     }
 
     fn prepare_batch(&mut self, tid: u32, mut batch: Batch) {

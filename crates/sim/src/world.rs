@@ -83,6 +83,9 @@ pub(crate) enum TState {
     Sleeping,
     /// A handler has decided to wake it; runnable when the handler ends.
     Waking,
+    /// An application thread waiting for a thread of its instance to wake
+    /// it ([`apps::Action::Park`], a futex wait; [`crate::app`]).
+    Parked,
     Done,
 }
 
@@ -159,6 +162,10 @@ pub(crate) struct Thread {
     pub usr: Nanos,
     pub sys: Nanos,
     pub ctx: u64,
+
+    /// The application model driving it instead of fio's loop
+    /// ([`crate::app`]); `None` for a job's thread.
+    pub app: Option<Box<crate::app::Driver>>,
 }
 
 impl Thread {
@@ -190,6 +197,7 @@ impl Thread {
             usr: 0,
             sys: 0,
             ctx: 0,
+            app: None,
         }
     }
 }
@@ -249,6 +257,9 @@ pub(crate) struct Core {
     /// The process whose address space the core holds: the last thread's
     /// that ran (idle keeps it, Linux's lazy TLB).
     pub mm: Option<u32>,
+    /// Device interrupts taken and threads switched in, in the window.
+    pub irqs: u64,
+    pub ctx: u64,
 }
 
 impl Core {
@@ -266,6 +277,8 @@ impl Core {
             ticking: false,
             tick_origin: 0,
             mm: None,
+            irqs: 0,
+            ctx: 0,
         }
     }
 }
@@ -374,6 +387,11 @@ pub struct Audit {
     /// job fsyncs, [`crate::journal`]), counted in `submitted` to
     /// `consumed` too; the rest of those went to the device.
     pub buffered: u64,
+    /// Application runs ([`crate::simulate_app`]): operations the models
+    /// finished, in the window or not, and wakes naming no thread of the
+    /// waker's instance (a model's bug, dropped).
+    pub app_ops: u64,
+    pub app_bad_wakes: u64,
 }
 
 pub(crate) struct World {
@@ -435,6 +453,12 @@ pub(crate) struct World {
     /// The jobs' threads: `threads[..job_threads]`; JBD2 follows them when
     /// a job fsyncs.
     pub job_threads: usize,
+    /// Application runs: the operations' books and the models' buffers
+    /// ([`crate::app`]); `None` for a job file's run.
+    pub apps: Option<Box<crate::app::Apps>>,
+    /// A model broke its contract (more I/Os in flight than it declared):
+    /// the run stops and says this.
+    pub broken: Option<String>,
 }
 
 impl World {
@@ -458,6 +482,9 @@ impl World {
             }
             self.now = t;
             self.audit.events += 1;
+            if self.broken.is_some() {
+                break;
+            }
             match ev {
                 Ev::CoreDone { core, gen } => {
                     if self.cores[core as usize].gen == gen {
@@ -508,6 +535,9 @@ impl World {
                     + hist(&t.write.clat)
                     + (t.batch.capacity() + t.ready.capacity() + t.got.capacity()) * 4
                     + t.saved.capacity() * size_of::<Seg>()
+                    + t.app
+                        .as_ref()
+                        .map_or(0, |_| size_of::<crate::app::Driver>())
             })
             .sum();
         let cores: usize = self
@@ -544,6 +574,7 @@ impl World {
             + device
             + block
             + self.events.bytes()
+            + self.apps.as_ref().map_or(0, |a| a.bytes())
             + hist(&self.gaps)) as u64
     }
 
@@ -599,6 +630,9 @@ impl World {
                 TState::NotStarted => th.state = TState::Done,
                 _ => {}
             }
+        }
+        if self.apps.is_some() {
+            self.apps_stop();
         }
     }
 

@@ -92,6 +92,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 .sum::<u64>(),
         cores: cores(plan, results, window),
         io_path: None,
+        apps: None,
         notes: contention
             .into_iter()
             .chain(notes(

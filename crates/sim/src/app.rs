@@ -1,0 +1,539 @@
+//! Threads driven by an application model ([`apps::AppThread`], issue 16)
+//! instead of fio's loop: the model says what the thread does next and the
+//! simulator charges it with the same mechanisms as a job's thread (its
+//! core and CFS, its core's SQ/CQ and policy, the handler, the device, the
+//! block layer, polling where the host's mode polls a blocking call).
+//!
+//! - `Compute(ns)`: a user segment.
+//! - `Submit(ios)`: the submitting call, as fio's batch: `syscall` +
+//!   `submit_per_request` each, the I/Os reaching the device (or the block
+//!   layer) when it ends, with the model's marks. A `Waiter::Blocking`
+//!   thread's call then waits for the I/Os it submitted.
+//! - `Wait { min, max }`: the waiting call as a job's engine makes it
+//!   (`io_getevents` for `Waiter::Libaio`); when it returns the model is
+//!   told the tags of the I/Os it took ([`apps::AppThread::completed`]).
+//! - `SleepUntil(t)`: a timer sleep, woken by the timer's interrupt.
+//! - `Park`: sleeps until a thread of its instance wakes it.
+//! - `Done`: the thread finishes.
+//!
+//! Wakes: after every call into a model the simulator drains its
+//! operations and the wakes it made. A wake of a parked thread of the same
+//! instance goes through the scheduler's wake-up path
+//! ([`World::enqueue_woken`]: CFS placement and the wake-up preemption
+//! check; a target on another core is kicked there); the waker pays a
+//! futex_wake call first (`syscall` + `wakeup` per thread woken, the
+//! handler's cost of a wake-up). A wake of a thread that is not parked is
+//! dropped, and no call is charged when nobody was woken: glibc's mutexes
+//! and condition variables skip the system call when no one waits (our
+//! reading of nptl's `lll_unlock` and `__condvar_cancel_waiting`).
+
+use std::mem::size_of;
+
+use apps::{Action, AppIo, AppThread, OpDone, OpKind, PlacedThread};
+use hdrhistogram::Histogram;
+use policy::Nanos;
+
+use crate::limits::{MAX_IN_FLIGHT, MAX_SERVICE, MAX_THREADS};
+use crate::workload::{ThreadSpec, Waiter};
+use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
+use crate::{HostProfile, SimError};
+
+/// The longest user segment charged at once: a longer `Compute` runs as
+/// several back to back (our choice, the device's bound on a command, so
+/// virtual time never nears overflow).
+const MAX_SEGMENT: Nanos = MAX_SERVICE;
+
+/// What drives one application thread.
+#[derive(Debug)]
+pub(crate) struct Driver {
+    pub model: Box<dyn AppThread>,
+    pub instance: usize,
+    pub background: bool,
+    /// Its bound on its own I/Os in flight ([`AppThread::max_in_flight`]).
+    pub max_in_flight: u32,
+    /// A blocking thread's submit call waits next for this many I/Os.
+    then_wait: Option<u32>,
+    /// The action decided before the futex_wake call the thread makes
+    /// first, or the rest of a compute longer than [`MAX_SEGMENT`].
+    pending: Option<Action>,
+}
+
+impl Driver {
+    pub(crate) fn new(instance: usize, background: bool, model: Box<dyn AppThread>) -> Driver {
+        Driver {
+            max_in_flight: model.max_in_flight(),
+            model,
+            instance,
+            background,
+            then_wait: None,
+            pending: None,
+        }
+    }
+}
+
+/// One instance's operations of one kind, foreground or background.
+#[derive(Debug)]
+pub(crate) struct OpStats {
+    pub instance: usize,
+    pub kind: OpKind,
+    pub background: bool,
+    pub ops: u64,
+    pub items: u64,
+    /// 1 ns to 100 s at 3 significant digits, as the I/O latencies
+    /// ([`CLAT_MAX`]): bounded memory however long the run.
+    pub lat: Histogram<u64>,
+}
+
+/// The application run's state beside the world: the instances, the
+/// operations' books and the buffers the models drain into.
+#[derive(Debug)]
+pub(crate) struct Apps {
+    /// Each instance's name (its first thread's name up to the `/`).
+    pub names: Vec<String>,
+    /// Per instance, the thread of each index.
+    pub tids: Vec<Vec<Option<u32>>>,
+    /// Created as each (instance, kind, background) first finishes one.
+    pub book: Vec<OpStats>,
+    /// Each request slot's tag (the model's name for the I/O).
+    tags: Vec<u64>,
+    pub tags_buf: Vec<u64>,
+    ops_buf: Vec<OpDone>,
+    wakes_buf: Vec<usize>,
+}
+
+impl Apps {
+    pub(crate) fn new(names: Vec<String>, tids: Vec<Vec<Option<u32>>>) -> Apps {
+        Apps {
+            names,
+            tids,
+            book: Vec::new(),
+            tags: Vec::new(),
+            tags_buf: Vec::new(),
+            ops_buf: Vec::new(),
+            wakes_buf: Vec::new(),
+        }
+    }
+
+    pub(crate) fn tag(&self, req: u32) -> u64 {
+        self.tags[req as usize]
+    }
+
+    fn set_tag(&mut self, req: u32, tag: u64) {
+        let i = req as usize;
+        if i >= self.tags.len() {
+            self.tags.resize(i + 1, 0);
+        }
+        self.tags[i] = tag;
+    }
+
+    fn record(&mut self, instance: usize, background: bool, op: OpDone, measured: bool) {
+        if !measured {
+            return;
+        }
+        let at =
+            match self.book.iter().position(|s| {
+                s.instance == instance && s.kind == op.kind && s.background == background
+            }) {
+                Some(at) => at,
+                None => {
+                    self.book.push(OpStats {
+                        instance,
+                        kind: op.kind,
+                        background,
+                        ops: 0,
+                        items: 0,
+                        lat: Histogram::new_with_bounds(1, CLAT_MAX, 3).expect("valid bounds"),
+                    });
+                    self.book.len() - 1
+                }
+            };
+        let s = &mut self.book[at];
+        s.ops += 1;
+        s.items += u64::from(op.items);
+        s.lat
+            .saturating_record(op.end.saturating_sub(op.start).max(1));
+    }
+
+    /// What it holds, bytes (capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        let hists: usize = self
+            .book
+            .iter()
+            .map(|s| size_of::<OpStats>() + s.lat.distinct_values() * size_of::<u64>())
+            .sum();
+        hists
+            + (self.tags.capacity() + self.tags_buf.capacity()) * size_of::<u64>()
+            + self.ops_buf.capacity() * size_of::<OpDone>()
+            + self.wakes_buf.capacity() * size_of::<usize>()
+            + self.tids.iter().map(|t| t.capacity() * 8).sum::<usize>()
+    }
+}
+
+impl World {
+    /// Applies the model's next action (the thread is on its CPU).
+    pub(crate) fn app_plan(&mut self, tid: u32, core: u32) {
+        let now = self.now;
+        let th = &mut self.threads[tid as usize];
+        let d = th.app.as_mut().expect("an application thread");
+        if let Some(n) = d.then_wait.take() {
+            self.app_wait(tid, n, n);
+            return;
+        }
+        let action = match d.pending.take() {
+            Some(action) => action,
+            None => {
+                let action = d.model.next(now, &mut th.rng);
+                let woken = self.app_collect(tid);
+                if woken > 0 {
+                    // The futex_wake call comes first: the action waits.
+                    let d = self.threads[tid as usize].app.as_mut().expect("app");
+                    d.pending = Some(action);
+                    let cost = self.host.syscall + self.host.wakeup * woken;
+                    self.start_seg(core, Kind::Kernel, cost, Step::Plan);
+                    return;
+                }
+                action
+            }
+        };
+        match action {
+            Action::Compute(ns) => {
+                let now_ns = ns.min(MAX_SEGMENT);
+                if ns > MAX_SEGMENT {
+                    let d = self.threads[tid as usize].app.as_mut().expect("app");
+                    d.pending = Some(Action::Compute(ns - MAX_SEGMENT));
+                }
+                self.start_seg(core, Kind::User, now_ns, Step::Plan);
+            }
+            Action::Submit(ios) => self.app_submit(tid, ios),
+            Action::Wait { min, max } => self.app_wait(tid, min, max),
+            Action::SleepUntil(t) => self.sleep_then(tid, core, t.max(now), Step::Plan),
+            Action::Park => {
+                let th = &mut self.threads[tid as usize];
+                th.state = TState::Parked;
+                th.next = Step::Plan;
+                self.leave_cpu(core);
+            }
+            Action::Done => self.finished(tid, core),
+        }
+    }
+
+    /// The submitting call with the model's I/Os; a blocking thread's call
+    /// then waits for them.
+    fn app_submit(&mut self, tid: u32, ios: Vec<AppIo>) {
+        let now = self.now;
+        let polled = self.polling(tid);
+        let th = &mut self.threads[tid as usize];
+        let d = th.app.as_mut().expect("app");
+        let n = u32::try_from(ios.len()).unwrap_or(u32::MAX);
+        if th.in_flight.saturating_add(n) > d.max_in_flight {
+            // The bound its queues were sized and checked by (limits).
+            self.broken = Some(format!(
+                "thread '{}': submitted {n} I/O(s) with {} in flight, above its max_in_flight {} (an application model's bug)",
+                th.spec.job.name, th.in_flight, d.max_in_flight
+            ));
+            let core = th.spec.core as u32;
+            self.finished(tid, core);
+            return;
+        }
+        if th.spec.waiter == Waiter::Blocking && n > 0 {
+            d.then_wait = Some(n);
+        }
+        let apps = self.apps.as_mut().expect("an application run");
+        for io in ios {
+            let req = Request {
+                tid,
+                marks: io.marks,
+                write: io.write,
+                bytes: io.bytes,
+                issued: now,
+                state: RState::Prepared,
+                polled,
+            };
+            let slot = crate::thread::alloc(&mut self.requests, &mut self.free, req);
+            apps.set_tag(slot, io.tag);
+            if let Some(b) = self.block.as_mut() {
+                b.critical.insert(slot, false);
+            }
+            self.threads[tid as usize].batch.push(slot);
+        }
+        self.step(tid, Step::Submit);
+    }
+
+    /// The waiting call: returns once `min` of the thread's I/Os are taken
+    /// (at most what it has in flight: a model asking for more would wait
+    /// forever), taking at most `max`.
+    fn app_wait(&mut self, tid: u32, min: u32, max: u32) {
+        let th = &mut self.threads[tid as usize];
+        th.needed = min.min(th.in_flight);
+        th.reap_max = max.max(th.needed);
+        if th.needed == 0 && th.ready.is_empty() {
+            // Nothing to wait for and nothing to take: the call still
+            // costs a system call (our choice; io_uring would peek its
+            // ring from user space), so a model that polls an empty queue
+            // lets time pass rather than looping at one instant.
+            let (core, cost) = (th.spec.core as u32, self.host.syscall);
+            self.start_seg(core, Kind::Kernel, cost, Step::Reap);
+            return;
+        }
+        if th.spec.waiter == Waiter::Blocking {
+            // The blocking call itself waits (its return path reaps).
+            self.step(tid, Step::Reap);
+        } else {
+            self.step(tid, Step::GetEvents);
+        }
+    }
+
+    /// The waiting call returned `tags`: the model is told (the wakes and
+    /// operations this makes are drained after its next decision, at the
+    /// same instant).
+    pub(crate) fn app_completed(&mut self, tid: u32, mut tags: Vec<u64>) {
+        let now = self.now;
+        let d = self.threads[tid as usize].app.as_mut().expect("app");
+        d.model.completed(&tags, now);
+        tags.clear();
+        if let Some(apps) = self.apps.as_mut() {
+            apps.tags_buf = tags;
+        }
+    }
+
+    /// Drains the model's finished operations into the books and its wakes
+    /// into the scheduler; the number of parked threads it woke.
+    fn app_collect(&mut self, tid: u32) -> u64 {
+        let (from, to) = self.window();
+        let measured = |t: Nanos| t >= from && t < to;
+        let apps = self.apps.as_mut().expect("an application run");
+        let d = self.threads[tid as usize].app.as_mut().expect("app");
+        let (instance, background) = (d.instance, d.background);
+        d.model.drain_ops(&mut apps.ops_buf);
+        d.model.drain_wakes(&mut apps.wakes_buf);
+        let mut ops = std::mem::take(&mut apps.ops_buf);
+        self.audit.app_ops += ops.len() as u64;
+        for op in ops.drain(..) {
+            apps.record(instance, background, op, measured(op.end));
+        }
+        apps.ops_buf = ops;
+        let mut wakes = std::mem::take(&mut apps.wakes_buf);
+        let mut woken = 0;
+        let waker_core = self.threads[tid as usize].spec.core;
+        for index in wakes.drain(..) {
+            let target = self
+                .apps
+                .as_ref()
+                .and_then(|a| a.tids.get(instance)?.get(index).copied().flatten());
+            let Some(target) = target else {
+                self.audit.app_bad_wakes += 1;
+                continue;
+            };
+            if self.threads[target as usize].state == TState::Parked {
+                self.app_wake(target, waker_core);
+                woken += 1;
+            }
+        }
+        if let Some(apps) = self.apps.as_mut() {
+            apps.wakes_buf = wakes;
+        }
+        woken
+    }
+
+    /// A parked thread becomes runnable through the scheduler's wake-up
+    /// path; its core, if another than the waker's, is kicked (it may
+    /// idle, or preempt what runs there).
+    fn app_wake(&mut self, tid: u32, waker_core: usize) {
+        self.enqueue_woken(tid);
+        let core = self.threads[tid as usize].spec.core;
+        if core != waker_core {
+            self.kick(core as u32);
+        }
+    }
+
+    /// The planned end: every model is told to stop and finish what it has
+    /// in flight, and every parked thread is woken to see it (no thread
+    /// pays for that: the run's end is nobody's work).
+    pub(crate) fn apps_stop(&mut self) {
+        for tid in 0..self.threads.len() {
+            if self.threads[tid].app.is_none() {
+                continue;
+            }
+            let d = self.threads[tid].app.as_mut().expect("app");
+            d.model.stop();
+            // Its operations and wakes are drained like after any call;
+            // every parked thread is woken below anyway.
+            self.app_collect(tid as u32);
+        }
+        for tid in 0..self.threads.len() {
+            if self.threads[tid].app.is_some() && self.threads[tid].state == TState::Parked {
+                self.app_wake(tid as u32, usize::MAX);
+            }
+        }
+    }
+
+    /// The application part of the report.
+    pub(crate) fn apps_report(&self) -> Option<report::AppsReport> {
+        let apps = self.apps.as_ref()?;
+        let window = self.window_to.saturating_sub(self.window_from);
+        let rate = |n: u64| {
+            if window == 0 {
+                0.0
+            } else {
+                n as f64 * 1e9 / window as f64
+            }
+        };
+        let mut book: Vec<&OpStats> = apps.book.iter().filter(|s| s.ops > 0).collect();
+        book.sort_by_key(|s| (s.instance, s.background, s.kind));
+        let ops = book
+            .into_iter()
+            .map(|s| report::OpReport {
+                instance: s.instance,
+                name: apps.names[s.instance].clone(),
+                kind: s.kind.name().to_string(),
+                background: s.background,
+                ops: s.ops,
+                items: s.items,
+                ops_per_sec: rate(s.ops),
+                items_per_sec: rate(s.items),
+                lat: report::LatencyStats::from_histogram(&s.lat),
+                cdf: report::latency::cdf(&s.lat),
+            })
+            .collect();
+        let frac = |ns: Nanos| {
+            if window == 0 {
+                0.0
+            } else {
+                ns as f64 / window as f64
+            }
+        };
+        let cores = self
+            .used_cores()
+            .into_iter()
+            .map(|c| {
+                let core = &self.cores[c];
+                let t = &core.time;
+                report::CoreReport {
+                    core: c,
+                    user: frac(t.user),
+                    kernel: frac(t.kernel),
+                    irq: frac(t.irq),
+                    idle: frac(t.idle),
+                    interrupts: core.irqs,
+                    context_switches: core.ctx,
+                }
+            })
+            .collect();
+        Some(report::AppsReport { ops, cores })
+    }
+}
+
+/// The application's threads as simulated threads, each pinned to its core,
+/// the threads of one instance one process; refuses what the simulator
+/// cannot hold (a core the host lacks, more than [`MAX_THREADS`] threads or
+/// [`MAX_IN_FLIGHT`] I/Os in flight, a thread deeper than the device's
+/// queues), one line naming the thread.
+pub(crate) fn place(
+    threads: Vec<PlacedThread>,
+    host: &HostProfile,
+    queue_depth: u32,
+    runtime: Nanos,
+) -> Result<(Vec<ThreadSpec>, Vec<Driver>, Apps), SimError> {
+    if threads.is_empty() {
+        return Err(SimError::Config("the application has no threads".into()));
+    }
+    if threads.len() > MAX_THREADS {
+        return Err(SimError::Config(format!(
+            "{} application threads: more than {MAX_THREADS}, the simulator's bound (each holds 0.5 MB of latency histograms)",
+            threads.len()
+        )));
+    }
+    let mut names: Vec<Option<String>> = Vec::new();
+    let mut tids: Vec<Vec<Option<u32>>> = Vec::new();
+    let mut in_flight = 0u64;
+    let mut specs = Vec::with_capacity(threads.len());
+    let mut drivers = Vec::with_capacity(threads.len());
+    for (tid, t) in threads.into_iter().enumerate() {
+        let fail = |reason: String| SimError::Config(format!("thread '{}': {reason}", t.name));
+        if t.core >= host.cores as usize {
+            return Err(fail(format!(
+                "core {} does not exist on host '{}' ({} cores, 0-{})",
+                t.core,
+                host.name,
+                host.cores,
+                host.cores - 1
+            )));
+        }
+        // Instances and indices name threads: none can pass the count.
+        if t.instance >= MAX_THREADS || t.index >= MAX_THREADS {
+            return Err(fail(format!(
+                "instance {} index {}: each must be below {MAX_THREADS}, the most threads a run has",
+                t.instance, t.index
+            )));
+        }
+        if t.instance >= tids.len() {
+            tids.resize(t.instance + 1, Vec::new());
+            names.resize(t.instance + 1, None);
+        }
+        let slots = &mut tids[t.instance];
+        if t.index >= slots.len() {
+            slots.resize(t.index + 1, None);
+        }
+        if slots[t.index].is_some() {
+            return Err(fail(format!(
+                "instance {} has two threads of index {}",
+                t.instance, t.index
+            )));
+        }
+        slots[t.index] = Some(tid as u32);
+        names[t.instance].get_or_insert_with(|| t.name.split('/').next().unwrap_or("").to_string());
+        let depth = t.thread.max_in_flight();
+        if depth > queue_depth {
+            return Err(fail(format!(
+                "max_in_flight {depth} exceeds the device's queue depth {queue_depth}"
+            )));
+        }
+        in_flight += u64::from(depth);
+        if in_flight > MAX_IN_FLIGHT {
+            return Err(fail(format!(
+                "more than {MAX_IN_FLIGHT} I/Os in flight over all threads (the sum of max_in_flight): the simulator's bound"
+            )));
+        }
+        let waiter = t.thread.waiter();
+        // A stand-in job: its name and engine are what the report shows
+        // and what the completion mode reads (a blocking call polls when
+        // the host's mode polls); every other option is fio's default,
+        // which no part of an application thread's path reads.
+        let job = jobs::Job {
+            name: t.name.clone(),
+            ioengine: match waiter {
+                Waiter::Blocking => jobs::Engine::Psync,
+                Waiter::Libaio => jobs::Engine::Libaio,
+                Waiter::IoUring => jobs::Engine::IoUring,
+            },
+            thread: true,
+            ..jobs::Job::default()
+        };
+        let bounds = jobs::Bounds {
+            runtime: Some(runtime),
+            bytes: None,
+            ios: None,
+        };
+        specs.push(ThreadSpec {
+            issuer: jobs::Issuer::new(&job, bounds, 0),
+            job,
+            waiter,
+            core: t.core,
+            process: t.instance as u32,
+            start: 0,
+            measure_from: 0,
+            stop_at: Some(runtime),
+            bounds,
+            after: Vec::new(),
+            serial: false,
+            kthread: false,
+        });
+        drivers.push(Driver::new(t.instance, t.background, t.thread));
+    }
+    let names = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| n.unwrap_or_else(|| format!("instance{i}")))
+        .collect();
+    Ok((specs, drivers, Apps::new(names, tids)))
+}
