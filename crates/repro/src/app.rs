@@ -161,6 +161,13 @@ pub struct Measured {
     pub interrupts: Option<f64>,
     pub completions_per_interrupt: Option<f64>,
     pub commands: Option<f64>,
+    /// CPU per get, us (xval-rocksdb: the program's user and system time
+    /// net of its open; the model's cores' busy time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_get: Option<f64>,
+    /// exec's mean interrupt delivery latency, us (xval-rocksdb).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_us: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -538,7 +545,7 @@ pub fn check_tools() -> Result<(), ReproError> {
 pub(crate) struct Ctx<'a> {
     pub(crate) opts: &'a Options,
     pub(crate) scratch: PathBuf,
-    runs: PathBuf,
+    pub(crate) runs: PathBuf,
     pub(crate) progress: &'a dyn Fn(&str),
     /// Runs that failed or timed out: reported, their claims not run.
     failed: std::cell::RefCell<Vec<String>>,
@@ -755,6 +762,7 @@ pub(crate) fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
     m.interrupts = d["interrupts"].as_f64();
     m.completions_per_interrupt = d["completions_per_interrupt"].as_f64();
     m.commands = d["commands"].as_f64();
+    m.delivery_us = d["delivery_mean_ns"].as_f64().map(|ns| ns / 1e3);
     m
 }
 
@@ -774,6 +782,8 @@ fn mean(ms: &[Measured]) -> Measured {
         interrupts: avg(&|m| m.interrupts),
         completions_per_interrupt: avg(&|m| m.completions_per_interrupt),
         commands: avg(&|m| m.commands),
+        cpu_us_per_get: avg(&|m| m.cpu_us_per_get),
+        delivery_us: avg(&|m| m.delivery_us),
     }
 }
 

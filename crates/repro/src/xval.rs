@@ -220,6 +220,8 @@ fn median(ms: &[Measured]) -> Measured {
         interrupts: med(&|m| m.interrupts),
         completions_per_interrupt: med(&|m| m.completions_per_interrupt),
         commands: med(&|m| m.commands),
+        cpu_us_per_get: med(&|m| m.cpu_us_per_get),
+        delivery_us: med(&|m| m.delivery_us),
     }
 }
 
@@ -267,6 +269,12 @@ pub fn model(
             .find(|o| !o.background && o.kind == apps::OpKind::Read.name())
             .ok_or_else(|| fail("no gets finished".into()))?;
         let gets = (scale.reads * threads as u64) as f64;
+        // Every core's busy share of the window (user, kernel, interrupt).
+        let busy: f64 = apps
+            .cores
+            .iter()
+            .map(|c| (c.user + c.kernel + c.irq) * report.duration_ns as f64)
+            .sum();
         runs.push(Measured {
             ops_per_sec: op.ops_per_sec,
             avg_us: Some(op.lat.mean / 1e3),
@@ -277,6 +285,8 @@ pub fn model(
             completions_per_interrupt: Some(report.completions_per_interrupt()),
             // Per get, as the real side's below.
             commands: Some(report.completed_ios() as f64 / gets),
+            cpu_us_per_get: Some(busy / gets / 1e3),
+            delivery_us: None,
         });
     }
     Ok(app_mean(&runs))
@@ -297,6 +307,54 @@ fn app_mean(ms: &[Measured]) -> Measured {
         interrupts: avg(&|m| m.interrupts),
         completions_per_interrupt: avg(&|m| m.completions_per_interrupt),
         commands: avg(&|m| m.commands),
+        cpu_us_per_get: avg(&|m| m.cpu_us_per_get),
+        delivery_us: None,
+    }
+}
+
+/// One readrandom under exec: db_bench's figures, exec's device, and the
+/// process's CPU in `cpu_us_per_get` (whole, in us: the caller takes the
+/// open off and divides). db_bench runs under `sh -c`, whose `times`
+/// prints its children's user and system time (10 ms ticks) on stderr.
+fn real_run(
+    ctx: &Ctx,
+    run: &str,
+    sys: System,
+    db: &Path,
+    keys: u64,
+    threads: u32,
+    reads: u64,
+) -> Result<Measured, ReproError> {
+    let mut program = vec![
+        "sh".to_string(),
+        "-c".into(),
+        "db_bench \"$@\"; s=$?; times >&2; exit $s".into(),
+        "sh".into(),
+    ];
+    program.extend(readrandom(keys, db, threads, reads));
+    let (out, v) = app::exec(ctx, ID, run, sys, &[], &program)?;
+    let mut m = app::parse_db_bench(&out, "readrandom")
+        .ok_or_else(|| app::fail(ID, run, "no readrandom line in db_bench's output"))?;
+    m = app::with_device(m, &v);
+    let err = ctx
+        .runs
+        .join(format!("{ID}-{}.err", run.replace('/', "-")));
+    let err = std::fs::read_to_string(err).unwrap_or_default();
+    m.cpu_us_per_get = err.lines().rev().find_map(children_cpu).map(|s| s * 1e6);
+    Ok(m)
+}
+
+/// The children's line of the shell's `times` (`0m0.230000s 0m0.110000s`
+/// in dash, `0m0.230s 0m0.110s` in bash): user + system, in seconds.
+pub fn children_cpu(line: &str) -> Option<f64> {
+    let secs = |w: &str| -> Option<f64> {
+        let (m, s) = w.strip_suffix('s')?.split_once('m')?;
+        Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
+    };
+    let w: Vec<&str> = line.split_whitespace().collect();
+    match w.as_slice() {
+        [u, s] => Some(secs(u)? + secs(s)?),
+        _ => None,
     }
 }
 
@@ -327,6 +385,17 @@ pub(crate) fn run(
         let db = ctx.scratch.join("xvaldb");
         (ctx.progress)(&format!("{ID}-load ({} keys)", scale.keys));
         load(scale.keys, &db)?;
+        // The open alone (one get per thread): its CPU and its device
+        // reads, taken off every run's (README: 4-6 reads, ~50 ms).
+        let mut open = BTreeMap::new();
+        for &t in &scale.threads {
+            warm(&db)?;
+            let run = format!("open/t{t}");
+            let m = real_run(ctx, &run, System::Cint, &db, scale.keys, t, 1);
+            if let Some(m) = ctx.keep(m) {
+                open.insert(t, m);
+            }
+        }
         let mut reps: BTreeMap<String, Vec<Measured>> = BTreeMap::new();
         // Interleaved, as measure.sh: a slow spell of the machine spreads
         // over every configuration instead of one.
@@ -338,20 +407,16 @@ pub(crate) fn run(
                     let k = key("real", name, t);
                     let run = format!("{k}/r{rep}");
                     warm(&db)?;
-                    let program = app::arg_strings(
-                        "db_bench",
-                        readrandom(scale.keys, &db, t, scale.reads),
-                    );
                     let gets = (scale.reads * t as u64) as f64;
-                    let m = app::exec(ctx, ID, &run, sys, &[], &program).and_then(|(out, v)| {
-                        let mut m = app::parse_db_bench(&out, "readrandom").ok_or_else(|| {
-                            app::fail(ID, &run, "no readrandom line in db_bench's output")
-                        })?;
-                        m = app::with_device(m, &v);
-                        // Per get (the open's 4-6 table reads included:
-                        // README, "device reads per get").
-                        m.commands = m.commands.map(|c| c / gets);
-                        Ok(m)
+                    let m = real_run(ctx, &run, sys, &db, scale.keys, t, scale.reads).map(|mut m| {
+                        // Per get, net of the open.
+                        let o = open.get(&t);
+                        let net = |x: Option<f64>, o: Option<f64>| {
+                            x.zip(o).map(|(x, o)| (x - o).max(0.0) / gets)
+                        };
+                        m.commands = net(m.commands, o.and_then(|o| o.commands));
+                        m.cpu_us_per_get = net(m.cpu_us_per_get, o.and_then(|o| o.cpu_us_per_get));
+                        m
                     });
                     reps.entry(k).or_default().extend(ctx.keep(m));
                 }
@@ -449,8 +514,8 @@ pub fn markdown(s: &Summary) -> String {
          nearest we have), mean of {SEEDS} seeds. Tolerances T from the committed \
          measurement's run-to-run spread (`{MEASURED}`): throughput {:.0}%, mean {:.0}%, \
          p50 {:.0}%.\n\n\
-         | system | threads | side | ops/s | mean us | p50 us | p99 us | device reads per get | completions per interrupt |\n\
-         |---|---|---|---|---|---|---|---|---|",
+         | system | threads | side | ops/s | mean us | p50 us | p99 us | device reads per get | CPU us per get | completions per interrupt | delivery us |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|",
         x.keys,
         x.reads,
         x.reps,
@@ -465,13 +530,15 @@ pub fn markdown(s: &Summary) -> String {
                 if let Some(m) = s.runs.get(&format!("{ID}/{}", key(side, sys, th))) {
                     let _ = writeln!(
                         t,
-                        "| {sys} | {th} | {side} | {:.0} | {} | {} | {} | {} | {} |",
+                        "| {sys} | {th} | {side} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
                         m.ops_per_sec,
                         opt(m.avg_us, 1),
                         opt(m.p50_us, 1),
                         opt(m.p99_us, 1),
                         opt(m.commands, 3),
-                        opt(m.completions_per_interrupt, 2)
+                        opt(m.cpu_us_per_get, 1),
+                        opt(m.completions_per_interrupt, 2),
+                        opt(m.delivery_us, 1)
                     );
                 }
             }
@@ -575,6 +642,14 @@ mod tests {
         // Urgent gets under cint: one interrupt per completion.
         assert!((m.completions_per_interrupt.unwrap() - 1.0).abs() < 0.01, "{m:?}");
         assert!(model(&scale, "nonesuch", 1).is_err());
+    }
+
+    #[test]
+    fn the_shells_times_line_is_read() {
+        assert_eq!(children_cpu("0m0.250000s 0m0.125000s"), Some(0.375));
+        assert_eq!(children_cpu("1m0.5s 0m0.25s"), Some(60.75));
+        assert_eq!(children_cpu("readrandom : 1 micros/op"), None);
+        assert_eq!(children_cpu("0m0.1s"), None);
     }
 
     #[test]
