@@ -227,11 +227,7 @@ fn median(ms: &[Measured]) -> Measured {
 
 /// The model's figures for one system and thread count: the mean over
 /// [`SEEDS`] seeds of the reads' throughput, mean, p50 and p99 latency.
-pub fn model(
-    scale: &XvalScale,
-    system_name: &str,
-    threads: u32,
-) -> Result<Measured, ReproError> {
+pub fn model(scale: &XvalScale, system_name: &str, threads: u32) -> Result<Measured, ReproError> {
     let run = key("model", system_name, threads);
     let fail = |why: String| app::fail(ID, &run, why);
     let sys = system(system_name).ok_or_else(|| fail(format!("no system '{system_name}'")))?;
@@ -336,9 +332,7 @@ fn real_run(
     let mut m = app::parse_db_bench(&out, "readrandom")
         .ok_or_else(|| app::fail(ID, run, "no readrandom line in db_bench's output"))?;
     m = app::with_device(m, &v);
-    let err = ctx
-        .runs
-        .join(format!("{ID}-{}.err", run.replace('/', "-")));
+    let err = ctx.runs.join(format!("{ID}-{}.err", run.replace('/', "-")));
     let err = std::fs::read_to_string(err).unwrap_or_default();
     m.cpu_us_per_get = err.lines().rev().find_map(children_cpu).map(|s| s * 1e6);
     Ok(m)
@@ -402,22 +396,23 @@ pub(crate) fn run(
         for rep in 1..=scale.reps {
             for &t in &scale.threads {
                 for name in &scale.systems {
-                    let sys = system(name)
-                        .ok_or_else(|| app::fail(ID, name, "no such system"))?;
+                    let sys = system(name).ok_or_else(|| app::fail(ID, name, "no such system"))?;
                     let k = key("real", name, t);
                     let run = format!("{k}/r{rep}");
                     warm(&db)?;
                     let gets = (scale.reads * t as u64) as f64;
-                    let m = real_run(ctx, &run, sys, &db, scale.keys, t, scale.reads).map(|mut m| {
-                        // Per get, net of the open.
-                        let o = open.get(&t);
-                        let net = |x: Option<f64>, o: Option<f64>| {
-                            x.zip(o).map(|(x, o)| (x - o).max(0.0) / gets)
-                        };
-                        m.commands = net(m.commands, o.and_then(|o| o.commands));
-                        m.cpu_us_per_get = net(m.cpu_us_per_get, o.and_then(|o| o.cpu_us_per_get));
-                        m
-                    });
+                    let m =
+                        real_run(ctx, &run, sys, &db, scale.keys, t, scale.reads).map(|mut m| {
+                            // Per get, net of the open.
+                            let o = open.get(&t);
+                            let net = |x: Option<f64>, o: Option<f64>| {
+                                x.zip(o).map(|(x, o)| (x - o).max(0.0) / gets)
+                            };
+                            m.commands = net(m.commands, o.and_then(|o| o.commands));
+                            m.cpu_us_per_get =
+                                net(m.cpu_us_per_get, o.and_then(|o| o.cpu_us_per_get));
+                            m
+                        });
                     reps.entry(k).or_default().extend(ctx.keep(m));
                 }
             }
@@ -431,7 +426,6 @@ pub(crate) fn run(
         let line = format!(
             "{ID}: real side skipped: db_bench not on the PATH (apt-get install rocksdb-tools; scripts/setup); the model ran alone"
         );
-        (ctx.progress)(&line);
         skipped.push(line);
     }
     for &t in &scale.threads {
@@ -453,7 +447,11 @@ pub(crate) fn run(
 }
 
 /// The three claims of one system and thread count.
-fn check(results: &BTreeMap<(String, String), Measured>, system: &str, threads: u32) -> Vec<Checked> {
+fn check(
+    results: &BTreeMap<(String, String), Measured>,
+    system: &str,
+    threads: u32,
+) -> Vec<Checked> {
     let get = |side: &str| results.get(&(ID.to_string(), key(side, system, threads)));
     let (real, model) = (get("real"), get("model"));
     let metrics: [(&str, &str, f64, fn(&Measured) -> Option<f64>); 3] = [
@@ -640,7 +638,10 @@ mod tests {
         let per_get = m.commands.unwrap();
         assert!((0.94..=0.99).contains(&per_get), "{per_get}");
         // Urgent gets under cint: one interrupt per completion.
-        assert!((m.completions_per_interrupt.unwrap() - 1.0).abs() < 0.01, "{m:?}");
+        assert!(
+            (m.completions_per_interrupt.unwrap() - 1.0).abs() < 0.01,
+            "{m:?}"
+        );
         assert!(model(&scale, "nonesuch", 1).is_err());
     }
 
