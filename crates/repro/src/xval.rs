@@ -446,6 +446,9 @@ pub(crate) fn run(
     Ok(Outcome { skipped, claims })
 }
 
+/// A claim's figure: its name, unit, tolerance and how it is read.
+type Metric = (&'static str, &'static str, f64, fn(&Measured) -> Option<f64>);
+
 /// The three claims of one system and thread count.
 fn check(
     results: &BTreeMap<(String, String), Measured>,
@@ -454,7 +457,7 @@ fn check(
 ) -> Vec<Checked> {
     let get = |side: &str| results.get(&(ID.to_string(), key(side, system, threads)));
     let (real, model) = (get("real"), get("model"));
-    let metrics: [(&str, &str, f64, fn(&Measured) -> Option<f64>); 3] = [
+    let metrics: [Metric; 3] = [
         ("throughput", "ops/s", T_OPS, |m| Some(m.ops_per_sec)),
         ("mean get latency", "us", T_MEAN, |m| m.avg_us),
         ("median get latency", "us", T_P50, |m| m.p50_us),
