@@ -447,7 +447,12 @@ pub(crate) fn run(
 }
 
 /// A claim's figure: its name, unit, tolerance and how it is read.
-type Metric = (&'static str, &'static str, f64, fn(&Measured) -> Option<f64>);
+type Metric = (
+    &'static str,
+    &'static str,
+    f64,
+    fn(&Measured) -> Option<f64>,
+);
 
 /// The three claims of one system and thread count.
 fn check(
