@@ -22,11 +22,16 @@ pub struct Experiment {
     pub panels: Vec<PanelSpec>,
 }
 
-/// A fio job file the experiment runs, shown in the report as run.
+/// A fio job file the experiment runs, shown in the report as run; or an
+/// application file (`examples/apps/*.toml`, issue 16) when `app` is set.
 #[derive(Clone, Copy, Debug)]
 pub struct Workload {
     pub name: &'static str,
     pub text: &'static str,
+    /// An application file ([`apps::file`]): the run goes through
+    /// `sim::simulate_app`, its `fio_args` are `INSTANCE.KEY=VALUE`
+    /// overrides ([`crate::appwork`]), and it is the simulator's only.
+    pub app: bool,
 }
 
 /// One configuration to run (once per seed).

@@ -10,6 +10,7 @@
 //! - [`staging`]: the report's directory, whole or not at all.
 
 pub mod app;
+pub mod appwork;
 pub mod claims;
 pub mod doc;
 pub mod experiment;

@@ -60,6 +60,70 @@ pub enum Metric {
     /// FR's fsync breakdown of the jobs with this name (FR Figs 5b, 15b),
     /// per fsync, from the simulator's `cinterrupts.fsync[]`.
     Fsync(FsyncPart, String),
+    /// An application run's operations (issue 16, `report::AppsReport`),
+    /// selected by `INSTANCE` (its foreground operations of every kind) or
+    /// `INSTANCE/KIND` (`kvell/scan`, `rocks/read`, `dump/background`):
+    /// operations per second, items per second (a scan's keys, a batch's
+    /// keys), mean, p50 and p99 latency in us.
+    OpsPerSec(String),
+    ItemsPerSec(String),
+    OpLatUs(String),
+    OpP50Us(String),
+    OpP99Us(String),
+    /// Idle share of these cores (`0-1`, `0,2`) in the window, percent,
+    /// averaged over them (TOS 5.4.2's idleness).
+    IdlePct(String),
+}
+
+/// The operations of an application run a selector names (see
+/// [`Metric::OpsPerSec`]): one kind, or every foreground kind of an
+/// instance (its `all` entry, which the simulator adds beside the kinds,
+/// carries their joint percentiles).
+fn ops_of<'a>(r: &'a RunReport, sel: &str) -> Vec<&'a report::OpReport> {
+    let Some(apps) = r.apps.as_ref() else {
+        return Vec::new();
+    };
+    match sel.split_once('/') {
+        Some((inst, kind)) => apps
+            .ops
+            .iter()
+            .filter(|o| o.name == inst && o.kind == kind)
+            .collect(),
+        None => apps
+            .ops
+            .iter()
+            .filter(|o| o.name == sel && !o.background && o.kind != "all")
+            .collect(),
+    }
+}
+
+/// The joint entry of an instance's foreground operations (`all`), or the
+/// one kind when there is one.
+fn joint<'a>(r: &'a RunReport, sel: &str) -> Option<&'a report::OpReport> {
+    if sel.contains('/') {
+        let v = ops_of(r, sel);
+        return (v.len() == 1).then(|| v[0]);
+    }
+    let apps = r.apps.as_ref()?;
+    apps.ops
+        .iter()
+        .find(|o| o.name == sel && o.kind == "all" && !o.background)
+        .or_else(|| {
+            let v = ops_of(r, sel);
+            (v.len() == 1).then(|| v[0])
+        })
+}
+
+/// `0-1` or `0,2,3` as a list of cores.
+fn cores_of(sel: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in sel.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.trim().parse::<usize>().ok()?..=b.trim().parse().ok()?),
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// One field of FR's per-fsync breakdown (`report::FsyncBreakdown`).
@@ -157,6 +221,16 @@ impl Metric {
             "sync_p99_us" => Metric::SyncP99Us(job()?),
             "sync_p999_us" => Metric::SyncP999Us(job()?),
             "put_us" => Metric::PutUs(job()?),
+            "ops_per_s" => Metric::OpsPerSec(job()?),
+            "items_per_s" => Metric::ItemsPerSec(job()?),
+            "op_lat_us" => Metric::OpLatUs(job()?),
+            "op_p50_us" => Metric::OpP50Us(job()?),
+            "op_p99_us" => Metric::OpP99Us(job()?),
+            "idle" => {
+                let cores = job()?;
+                cores_of(&cores).ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
+                Metric::IdlePct(cores)
+            }
             n if FsyncPart::ALL.iter().any(|p| p.name() == n) => {
                 let part = FsyncPart::ALL.into_iter().find(|p| p.name() == n);
                 Metric::Fsync(part.expect("found above"), job()?)
@@ -187,7 +261,13 @@ impl Metric {
             | Metric::SyncLatUs(_)
             | Metric::SyncP99Us(_)
             | Metric::SyncP999Us(_)
-            | Metric::PutUs(_) => "us",
+            | Metric::PutUs(_)
+            | Metric::OpLatUs(_)
+            | Metric::OpP50Us(_)
+            | Metric::OpP99Us(_) => "us",
+            Metric::OpsPerSec(_) => "operations/s",
+            Metric::ItemsPerSec(_) => "items/s",
+            Metric::IdlePct(_) => "% idle",
             Metric::Fsync(FsyncPart::Switches, _) => "context switches per fsync",
             Metric::Fsync(FsyncPart::Ios, _) => "device I/Os per fsync",
             Metric::Fsync(..) => "us",
@@ -318,6 +398,44 @@ impl Metric {
                 let js = jobs(name);
                 (!js.is_empty() && all > 0.0).then(|| 100.0 * js.iter().map(cpu).sum::<f64>() / all)
             }
+            Metric::OpsPerSec(sel) => {
+                let v = ops_of(r, sel);
+                (!v.is_empty()).then(|| v.iter().map(|o| o.ops_per_sec).sum())
+            }
+            Metric::ItemsPerSec(sel) => {
+                let v = ops_of(r, sel);
+                (!v.is_empty()).then(|| v.iter().map(|o| o.items_per_sec).sum())
+            }
+            Metric::OpLatUs(sel) => {
+                let (mut n, mut sum) = (0u64, 0.0);
+                for o in ops_of(r, sel) {
+                    n += o.ops;
+                    sum += o.lat.mean * o.ops as f64;
+                }
+                (n > 0).then(|| sum / n as f64 / 1e3)
+            }
+            Metric::OpP50Us(sel) | Metric::OpP99Us(sel) => {
+                let p = if matches!(self, Metric::OpP50Us(_)) {
+                    50.0
+                } else {
+                    99.0
+                };
+                joint(r, sel)
+                    .filter(|o| o.ops > 0)
+                    .map(|o| o.lat.percentile(p) as f64 / 1e3)
+            }
+            Metric::IdlePct(sel) => {
+                let apps = r.apps.as_ref()?;
+                let want = cores_of(sel)?;
+                let idle: Vec<f64> = apps
+                    .cores
+                    .iter()
+                    .filter(|c| want.contains(&c.core))
+                    .map(|c| c.idle)
+                    .collect();
+                (idle.len() == want.len())
+                    .then(|| 100.0 * idle.iter().sum::<f64>() / idle.len() as f64)
+            }
             Metric::GapUs(p) => r
                 .completion_gaps
                 .as_ref()
@@ -351,6 +469,12 @@ impl fmt::Display for Metric {
             Metric::SyncP999Us(j) => write!(f, "sync_p999_us:{j}"),
             Metric::PutUs(j) => write!(f, "put_us:{j}"),
             Metric::Fsync(p, j) => write!(f, "{}:{j}", p.name()),
+            Metric::OpsPerSec(j) => write!(f, "ops_per_s:{j}"),
+            Metric::ItemsPerSec(j) => write!(f, "items_per_s:{j}"),
+            Metric::OpLatUs(j) => write!(f, "op_lat_us:{j}"),
+            Metric::OpP50Us(j) => write!(f, "op_p50_us:{j}"),
+            Metric::OpP99Us(j) => write!(f, "op_p99_us:{j}"),
+            Metric::IdlePct(c) => write!(f, "idle:{c}"),
         }
     }
 }

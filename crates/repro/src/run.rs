@@ -8,7 +8,7 @@ use policy::{Nanos, MS};
 use rayon::prelude::*;
 use report::{Mode, RunReport};
 
-use crate::experiment::{Experiment, RunSpec};
+use crate::experiment::{Experiment, RunSpec, Workload};
 use crate::metric::Metric;
 use crate::ReproError;
 
@@ -160,7 +160,9 @@ pub fn run_all(
             for r in &e.runs {
                 // The emulator has neither FastResponse's host mechanisms
                 // nor another host: those runs are the simulator's only.
-                if mode == Mode::Emu && !r.emulated() {
+                // Application models run in the simulator only.
+                let app = e.workload(r.workload).is_some_and(|w| w.app);
+                if mode == Mode::Emu && (!r.emulated() || app) {
                     continue;
                 }
                 for seed in 1..=u64::from(seeds.max(1)) {
@@ -254,6 +256,9 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let workload = e
         .workload(t.run.workload)
         .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
+    if workload.app {
+        return one_app(t, plan, workload);
+    }
     let origin = format!("{}/{}.fio", e.id, workload.name);
     // The artifact's scripts pass fio options on fio's command line.
     let mut cmd = jobs::CommandLine::default();
@@ -311,6 +316,40 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
             report
         }
     };
+    Ok(Outcome {
+        experiment: e.id,
+        key: t.run.key.clone(),
+        mode: t.mode,
+        seed: t.seed,
+        report,
+    })
+}
+
+/// A run of an application file (issue 16): the simulator's only.
+fn one_app(t: &Task, plan: &Plan, workload: &Workload) -> Result<Outcome, ReproError> {
+    let e = t.experiment;
+    let fail = |reason: String| ReproError::Run {
+        experiment: e.id.to_string(),
+        run: t.run.key.clone(),
+        mode: t.mode.as_str(),
+        reason,
+    };
+    let origin = format!("{}/{}.toml", e.id, workload.name);
+    let text = crate::appwork::with_overrides(workload.text, &t.run.fio_args).map_err(fail)?;
+    let file = apps::file::AppFile::parse(&text, &origin).map_err(|err| fail(err.to_string()))?;
+    let threads = file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
+    let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
+    let mut host = sim::HostProfile::load(t.run.host).map_err(|err| fail(err.to_string()))?;
+    t.run.host_settings.apply(&mut host);
+    let config = sim::SimConfig {
+        device,
+        host,
+        policy: t.run.policy.clone(),
+        seed: t.seed,
+        runtime: Some(plan.sim_runtime.max(t.run.min_runtime.unwrap_or(0))),
+    };
+    let (report, _) =
+        sim::simulate_app(threads, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?;
     Ok(Outcome {
         experiment: e.id,
         key: t.run.key.clone(),

@@ -380,21 +380,55 @@ impl World {
         };
         let mut book: Vec<&OpStats> = apps.book.iter().filter(|s| s.ops > 0).collect();
         book.sort_by_key(|s| (s.instance, s.background, s.kind));
-        let ops = book
-            .into_iter()
-            .map(|s| report::OpReport {
-                instance: s.instance,
-                name: apps.names[s.instance].clone(),
-                kind: s.kind.name().to_string(),
-                background: s.background,
-                ops: s.ops,
-                items: s.items,
-                ops_per_sec: rate(s.ops),
-                items_per_sec: rate(s.items),
-                lat: report::LatencyStats::from_histogram(&s.lat),
-                cdf: report::latency::cdf(&s.lat),
-            })
-            .collect();
+        let entry =
+            |instance: usize, kind: &str, background: bool, ops, items, lat: &Histogram<u64>| {
+                report::OpReport {
+                    instance,
+                    name: apps.names[instance].clone(),
+                    kind: kind.to_string(),
+                    background,
+                    ops,
+                    items,
+                    ops_per_sec: rate(ops),
+                    items_per_sec: rate(items),
+                    lat: report::LatencyStats::from_histogram(lat),
+                    cdf: report::latency::cdf(lat),
+                }
+            };
+        let mut ops: Vec<report::OpReport> = Vec::with_capacity(book.len() + apps.names.len());
+        for (i, s) in book.iter().enumerate() {
+            ops.push(entry(
+                s.instance,
+                s.kind.name(),
+                s.background,
+                s.ops,
+                s.items,
+                &s.lat,
+            ));
+            // After an instance's last foreground kind, when it has more
+            // than one: their joint entry (`all`), whose percentiles are
+            // over every foreground operation (YCSB's and KVell's overall
+            // latency, TOS Fig 23), not a mix of the kinds' own.
+            let last =
+                !matches!(book.get(i + 1), Some(n) if n.instance == s.instance && !n.background);
+            if s.background || !last {
+                continue;
+            }
+            let kinds: Vec<&&OpStats> = book
+                .iter()
+                .filter(|o| o.instance == s.instance && !o.background)
+                .collect();
+            if kinds.len() < 2 {
+                continue;
+            }
+            let mut joint = kinds[0].lat.clone();
+            for k in &kinds[1..] {
+                joint.add(&k.lat).expect("histograms of the same bounds");
+            }
+            let n = kinds.iter().map(|k| k.ops).sum();
+            let items = kinds.iter().map(|k| k.items).sum();
+            ops.push(entry(s.instance, "all", false, n, items, &joint));
+        }
         let frac = |ns: Nanos| {
             if window == 0 {
                 0.0

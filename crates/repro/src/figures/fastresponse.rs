@@ -48,6 +48,7 @@ macro_rules! corun {
         Workload {
             name: $name,
             text: concat!(fr!("ls-readrandom"), "\n", fr!($to)),
+            app: false,
         }
     };
 }
@@ -57,6 +58,7 @@ macro_rules! corun_w {
         Workload {
             name: $name,
             text: concat!(fr!("ls-fillsync"), "\n", fr!($to)),
+            app: false,
         }
     };
 }
@@ -66,6 +68,7 @@ pub fn alone_w() -> Workload {
     Workload {
         name: "fillsync",
         text: fr!("ls-fillsync"),
+        app: false,
     }
 }
 
@@ -176,6 +179,7 @@ pub fn alone() -> Workload {
     Workload {
         name: "readrandom",
         text: fr!("ls-readrandom"),
+        app: false,
     }
 }
 

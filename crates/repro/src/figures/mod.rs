@@ -13,6 +13,8 @@ mod fig18;
 mod fig19;
 mod fig20;
 mod fig21;
+mod fig22;
+mod fig23;
 mod fr_fig04;
 mod fr_fig04b;
 mod fr_fig06;
@@ -26,8 +28,13 @@ mod fr_fig16;
 mod fr_fig18;
 mod fr_fig19;
 mod gyawali;
+mod macro_systems;
 mod ours_fr_cint;
 mod ours_mixed16;
+mod table3;
+mod table5;
+mod table6;
+mod table7;
 mod tos_fig05;
 
 use crate::experiment::Experiment;
@@ -48,6 +55,13 @@ pub fn all() -> Vec<Experiment> {
         fig21::experiment(),
         gyawali::experiment(),
         ours_mixed16::experiment(),
+        table3::experiment(),
+        fig22::experiment(),
+        fig23::experiment(),
+        table5::experiment(),
+        table6::experiment(),
+        table7::experiment(),
+        table7::experiment8(),
         fr_fig04::experiment(),
         fr_fig06::experiment(),
         fr_fig12::experiment(),
@@ -69,6 +83,7 @@ macro_rules! example {
         Workload {
             name: $name,
             text: include_str!(concat!("../../../../examples/", $name, ".fio")),
+            app: false,
         }
     };
 }
@@ -78,6 +93,7 @@ macro_rules! own {
         Workload {
             name: $name,
             text: include_str!(concat!("../../jobs/", $name, ".fio")),
+            app: false,
         }
     };
 }
@@ -90,11 +106,25 @@ macro_rules! artifact {
         $crate::experiment::Workload {
             name: $name,
             text: include_str!(concat!("../../artifact/", $path)),
+            app: false,
         }
     };
 }
 
 pub(crate) use artifact;
+
+/// An application file (issue 16): `examples/apps/NAME.toml`.
+macro_rules! app {
+    ($name:literal) => {
+        $crate::experiment::Workload {
+            name: $name,
+            text: include_str!(concat!("../../../../examples/apps/", $name, ".toml")),
+            app: true,
+        }
+    };
+}
+
+pub(crate) use app;
 
 /// The job names the authors' mixed job files give their two threads
 /// (`name=raw=random-read-psync`, `name=raw=random-read-libaio`).
