@@ -180,7 +180,15 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
     {
         std::thread::sleep(std::time::Duration::from_micros(100));
     }
-    let issuer = Issuer::released(&spec.job, spec.bounds, t0, sh.clock.now());
+    // A job that waits for none starts at the run's start, the instant the
+    // window's watch counts from (a thread scheduled late only loses that
+    // part of its runtime); one released by others starts when it is.
+    let released = if spec.after.is_empty() {
+        t0
+    } else {
+        sh.clock.now()
+    };
+    let issuer = Issuer::released(&spec.job, spec.bounds, t0, released);
     let depth = issuer.max_in_flight();
     let slot_len = spec.job.max_block_size() as usize;
     let mut rng =

@@ -4,7 +4,7 @@
 //! watchdog ([`stall`]), and gathers a [`RunReport`] ([`report`]) and an
 //! [`Audit`].
 
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use ::report::RunReport;
@@ -107,6 +107,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         clock,
         abort: Arc::new(AtomicBool::new(false)),
         finished: Arc::new(AtomicUsize::new(0)),
+        t0: Arc::new(std::sync::atomic::AtomicU64::new(0)),
         exited: specs.iter().map(|_| AtomicBool::new(false)).collect(),
         driver: &driver,
         device: &device,
@@ -115,8 +116,9 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
     let start = Arc::new(Barrier::new(specs.len() + 1));
     let workers = spawn::workers(&r, &plan, &specs, &start, cfg.boost)?;
 
-    start.wait();
     let t0 = clock.now();
+    r.t0.store(t0, Ordering::Release);
+    start.wait();
     let limit = match cfg.stall_timeout {
         Some(t) => stall::Limit {
             total: t,

@@ -15,6 +15,12 @@ pub(crate) struct Running<'a> {
     pub(crate) abort: Arc<AtomicBool>,
     /// Job threads whose measured part is over.
     pub(crate) finished: Arc<AtomicUsize>,
+    /// When the jobs start, set before they are released: every job thread
+    /// and the window's watch count the runtime from this one instant, so
+    /// that the watch never hurries the device before a job's own end (a
+    /// thread scheduled late counted from its own later start, and a
+    /// request the hurried device completed early was measured).
+    pub(crate) t0: Arc<std::sync::atomic::AtomicU64>,
     /// Per job thread: it has exited (`stonewall`, `wait_for`).
     pub(crate) exited: Arc<[AtomicBool]>,
     pub(crate) driver: &'a Driver,

@@ -35,6 +35,7 @@ pub(crate) fn workers(
         };
         let parts = r.driver.parts(spec.owner);
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
+        let run_t0 = r.t0.clone();
         let exited = r.exited.clone();
         let start = start.clone();
         let spec = spec.clone();
@@ -66,7 +67,8 @@ pub(crate) fn workers(
                     polled: parts.polled.as_deref(),
                     poll_mode,
                 };
-                let t0 = clock.now();
+                // The run's start, set before the barrier released us.
+                let t0 = run_t0.load(Ordering::Acquire);
                 Ok(worker::run(spec, sh, t0))
             })
             .map_err(|e| EmuError::Config(format!("cannot start a job thread: {e}")))?;
