@@ -35,6 +35,7 @@ nice=${NICE:--20}
 command -v db_bench >/dev/null || { echo "measure.sh: db_bench not found (apt-get install rocksdb-tools; scripts/setup)" >&2; exit 1; }
 [ -x "$bin" ] || { echo "measure.sh: $bin is not an executable (cargo build --release -p cinterrupts, or set CINTERRUPTS)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "measure.sh: jq not found (apt-get install jq)" >&2; exit 1; }
+command -v bc >/dev/null || { echo "measure.sh: bc not found (apt-get install bc)" >&2; exit 1; }
 db=$scratch/db
 runs=$scratch/runs
 mkdir -p "$runs"
