@@ -27,7 +27,11 @@ use crate::staging::Staged;
 use crate::ReproError;
 
 /// The experiments, in the paper's order.
-pub const EXPERIMENTS: &[&str] = &["table3", "fig22", "table6"];
+pub const EXPERIMENTS: &[&str] = &["table3", "fig22", "table6", crate::xval::ID];
+
+/// The experiments that need `ldb` besides `db_bench` and fail without
+/// them; `xval-rocksdb` runs its model side alone and says so instead.
+const TOOL_EXPERIMENTS: &[&str] = &["table3", "fig22", "table6"];
 
 /// How far the paper's runs are scaled down. The paper: 10 M keys of 16 B
 /// keys and 1 KiB values (TOS 5.4.1; ac:59-60), a 20 GB database for the
@@ -52,6 +56,8 @@ pub struct Scale {
     pub table6_threads: u32,
     /// Runs per configuration (ours; the paper's 5, ac:57).
     pub reps: u32,
+    /// `xval-rocksdb`'s own scale (issue 16 item 4).
+    pub xval: crate::xval::XvalScale,
 }
 
 impl Scale {
@@ -65,6 +71,7 @@ impl Scale {
             threads: vec![1, 2, 4],
             table6_threads: 4,
             reps: 1,
+            xval: crate::xval::XvalScale::full(),
         }
     }
 
@@ -78,6 +85,7 @@ impl Scale {
             threads: vec![1, 2],
             table6_threads: 2,
             reps: 1,
+            xval: crate::xval::XvalScale::quick(),
         }
     }
 }
@@ -100,7 +108,7 @@ pub struct Options {
 /// `--mark-thread`) or, in Table 6, the dump tool's I/O (`--mark-file` on
 /// the second database).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum System {
+pub(crate) enum System {
     Default,
     Adaptive,
     Cint,
@@ -108,7 +116,7 @@ enum System {
 }
 
 impl System {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             System::Default => "default",
             System::Adaptive => "adaptive",
@@ -144,12 +152,22 @@ const FIG22_SYSTEMS: [System; 3] = [System::Cint, System::Default, System::Adapt
 pub struct Measured {
     pub ops_per_sec: f64,
     pub avg_us: Option<f64>,
+    /// The median get (xval-rocksdb).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
     /// Table 6: the dump tool's keys per second.
     pub dump_keys_per_sec: Option<f64>,
     pub interrupts: Option<f64>,
     pub completions_per_interrupt: Option<f64>,
     pub commands: Option<f64>,
+    /// CPU per get, us (xval-rocksdb: the program's user and system time
+    /// net of its open; the model's cores' busy time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_get: Option<f64>,
+    /// exec's mean interrupt delivery latency, us (xval-rocksdb).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_us: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -476,6 +494,8 @@ pub struct Checked {
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub mode: &'static str,
+    /// Parts not run, one line each (xval-rocksdb without db_bench).
+    pub skipped: Vec<String>,
     pub command: String,
     pub scale: Scale,
     pub wall_secs: f64,
@@ -522,11 +542,11 @@ pub fn check_tools() -> Result<(), ReproError> {
     Ok(())
 }
 
-struct Ctx<'a> {
-    opts: &'a Options,
-    scratch: PathBuf,
-    runs: PathBuf,
-    progress: &'a dyn Fn(&str),
+pub(crate) struct Ctx<'a> {
+    pub(crate) opts: &'a Options,
+    pub(crate) scratch: PathBuf,
+    pub(crate) runs: PathBuf,
+    pub(crate) progress: &'a dyn Fn(&str),
     /// Runs that failed or timed out: reported, their claims not run.
     failed: std::cell::RefCell<Vec<String>>,
 }
@@ -534,7 +554,7 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// A run's figures, or `None` with the failure noted (the other runs
     /// go on; the claims that need this one are "not run").
-    fn keep(&self, r: Result<Measured, ReproError>) -> Option<Measured> {
+    pub(crate) fn keep(&self, r: Result<Measured, ReproError>) -> Option<Measured> {
         match r {
             Ok(m) => Some(m),
             Err(e) => {
@@ -563,7 +583,7 @@ fn fresh(experiment: &str, pristine: &Path, copy: &Path) -> Result<(), ReproErro
     Ok(())
 }
 
-fn fail(experiment: &str, run: &str, reason: impl std::fmt::Display) -> ReproError {
+pub(crate) fn fail(experiment: &str, run: &str, reason: impl std::fmt::Display) -> ReproError {
     ReproError::Run {
         experiment: experiment.to_string(),
         run: run.to_string(),
@@ -629,7 +649,7 @@ const RUN_TIMEOUT_S: u64 = 90;
 /// Runs `program args` under `cinterrupts exec --device optane` with the
 /// system's policy and marks; db_bench's stdout saved as `runs/NAME.out`,
 /// exec's report as `runs/NAME.json`. Returns the stdout and the report.
-fn exec(
+pub(crate) fn exec(
     ctx: &Ctx,
     experiment: &str,
     run: &str,
@@ -730,17 +750,19 @@ pub fn parse_db_bench(out: &str, bench: &str) -> Option<Measured> {
             m.avg_us = number_after(l, "Average:");
         }
         if m.p99_us.is_none() && l.starts_with("Percentiles:") {
+            m.p50_us = number_after(l, "P50:");
             m.p99_us = number_after(l, "P99:");
         }
     }
     Some(m)
 }
 
-fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
+pub(crate) fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
     let d = &v["cinterrupts"]["device"];
     m.interrupts = d["interrupts"].as_f64();
     m.completions_per_interrupt = d["completions_per_interrupt"].as_f64();
     m.commands = d["commands"].as_f64();
+    m.delivery_us = d["delivery_mean_ns"].as_f64().map(|ns| ns / 1e3);
     m
 }
 
@@ -754,15 +776,18 @@ fn mean(ms: &[Measured]) -> Measured {
     Measured {
         ops_per_sec: ms.iter().map(|m| m.ops_per_sec).sum::<f64>() / n,
         avg_us: avg(&|m| m.avg_us),
+        p50_us: avg(&|m| m.p50_us),
         p99_us: avg(&|m| m.p99_us),
         dump_keys_per_sec: avg(&|m| m.dump_keys_per_sec),
         interrupts: avg(&|m| m.interrupts),
         completions_per_interrupt: avg(&|m| m.completions_per_interrupt),
         commands: avg(&|m| m.commands),
+        cpu_us_per_get: avg(&|m| m.cpu_us_per_get),
+        delivery_us: avg(&|m| m.delivery_us),
     }
 }
 
-fn arg_strings(program: &str, flags: Vec<String>) -> Vec<String> {
+pub(crate) fn arg_strings(program: &str, flags: Vec<String>) -> Vec<String> {
     std::iter::once(program.to_string()).chain(flags).collect()
 }
 
@@ -927,8 +952,10 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
             return Err(ReproError::Unknown(id.clone(), EXPERIMENTS.join(",")));
         }
     }
-    check_tools()?;
     let selected = |id: &str| opts.only.is_empty() || opts.only.iter().any(|o| o == id);
+    if TOOL_EXPERIMENTS.iter().any(|id| selected(id)) {
+        check_tools()?;
+    }
     let staged = Staged::prepare(&opts.out)?;
     let wfail = |p: &Path, e: std::io::Error| ReproError::Write {
         path: p.display().to_string(),
@@ -947,7 +974,9 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
         failed: Default::default(),
     };
     let mut results = Results::new();
-    let run_all = |results: &mut Results| -> Result<(), ReproError> {
+    let mut skipped = Vec::new();
+    let mut xval_claims = Vec::new();
+    let mut run_all = |results: &mut Results| -> Result<(), ReproError> {
         if selected("table3") {
             table3(&ctx, results)?;
         }
@@ -957,12 +986,17 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
         if selected("table6") {
             table6(&ctx, results)?;
         }
+        if selected(crate::xval::ID) {
+            let x = crate::xval::run(&ctx, results)?;
+            skipped.extend(x.skipped);
+            xval_claims = x.claims;
+        }
         Ok(())
     };
     let outcome = run_all(&mut results);
     let _ = std::fs::remove_dir_all(&scratch);
     outcome?;
-    let claims: Vec<Checked> = claims()
+    let mut claims: Vec<Checked> = claims()
         .iter()
         .map(|c| {
             let ours = c.ours(&results, &opts.scale);
@@ -978,8 +1012,10 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
             }
         })
         .collect();
+    claims.extend(xval_claims);
     let summary = Summary {
         mode: "app",
+        skipped,
         command: opts.command.clone(),
         scale: opts.scale.clone(),
         wall_secs: started.elapsed().as_secs_f64(),
@@ -1056,6 +1092,9 @@ fn markdown(s: &Summary) -> String {
         sc.reps
     );
     let _ = writeln!(t, "## Claims\n\n{}", verdict_table(s));
+    for line in &s.skipped {
+        let _ = writeln!(t, "Skipped: {line}\n");
+    }
     if !s.failed.is_empty() {
         let _ = writeln!(t, "Runs that failed (their claims not run):\n");
         for f in &s.failed {
@@ -1069,6 +1108,9 @@ fn markdown(s: &Summary) -> String {
     );
     for c in &s.claims {
         let _ = writeln!(t, "| {} | {} | {} |", c.claim, c.formula, c.source);
+    }
+    if s.runs.keys().any(|k| k.starts_with(crate::xval::ID)) {
+        t.push_str(&crate::xval::markdown(s));
     }
     let _ = writeln!(
         t,

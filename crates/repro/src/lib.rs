@@ -21,6 +21,7 @@ pub mod provenance;
 pub mod run;
 pub mod staging;
 pub mod write;
+pub mod xval;
 
 pub use experiment::Experiment;
 
