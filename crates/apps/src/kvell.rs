@@ -116,12 +116,18 @@ pub const SPLIT_READ: Nanos = INDEX_LOOKUP_NS + IOCB_NS + CALLBACK_NS;
 /// Fitted: a worker's user CPU for one uncached YCSB read (index lookup,
 /// iocb, callback; the kernel's part is the host model's), the default of
 /// [`Config::worker_request_ns`]. No source gives it; it was fitted once by
-/// `cinterrupts calibrate --app kvell --fit` (least squares on log
-/// model/paper against TOS Table 5's cint scan throughputs, 26.2 K/s at
-/// length 16 and 1.6 K/s at 256, and Fig 23's cint idleness on B, C, F,
-/// 14%; the shipped host and `optane`, cint 15 us / 32). Its output, and
-/// the validation it does not fit: `crates/apps/README.md`.
-pub const WORKER_REQUEST_NS: Nanos = 950;
+/// `cinterrupts calibrate --app kvell --fit` (one parameter, Nelder-Mead on
+/// the sum of squared ln(model/paper), from 950 ns, 33 evaluations of
+/// 200 ms runs, seed 1; the shipped host `xeon-e5-2660v4` and `optane`,
+/// cint 15 us / 32, the examples' app files) against TOS Table 5's cint
+/// scan throughputs and Fig 23's cint idleness on B, C, F. Its output
+/// (2026-11-26): scans of 16 22.4 K/s (paper 26.2, ln ratio -0.156),
+/// scans of 256 1.42 K/s (1.6, -0.123), idle 17.2% (14%, +0.207);
+/// objective 0.082 (1.697 at 950 ns). Not fitted, reported as validation:
+/// default's idleness 6.7% (3%), KVell beside 4 and 8 RocksDB threads
+/// 88.6 and 59.6 K ops/s (Tables 7 and 8: 171 and 131 KIOPS).
+/// `crates/apps/README.md` has the whole table.
+pub const WORKER_REQUEST_NS: Nanos = 5_468;
 
 /// A worker's CPU costs per step of a request: the split above scaled so
 /// that an uncached read costs `worker_request_ns`.
