@@ -357,7 +357,13 @@ mod tests {
         let cheap = targets(&setup, 500, runtime, Which::Fitted).unwrap();
         let dear = targets(&setup, 8_000, runtime, Which::Fitted).unwrap();
         for (c, d) in cheap.iter().zip(&dear) {
-            assert!(d.model < c.model, "{}: {} then {}", c.what, c.model, d.model);
+            assert!(
+                d.model < c.model,
+                "{}: {} then {}",
+                c.what,
+                c.model,
+                d.model
+            );
         }
         assert!(dear.iter().all(|t| t.fitted && t.model > 0.0));
     }
