@@ -103,7 +103,7 @@ pub fn ops_per_sec(r: &RunReport, instance: &str, kind: Option<&str>) -> f64 {
         .iter()
         .flat_map(|a| &a.ops)
         .filter(|o| o.name == instance && !o.background && o.kind != "all")
-        .filter(|o| kind.is_none_or(|k| o.kind == k))
+        .filter(|o| kind.map_or(true, |k| o.kind == k))
         .map(|o| o.ops_per_sec)
         .sum()
 }
