@@ -86,24 +86,74 @@ pub const CLIENT_REQUEST_NS: Nanos = 1_000;
 /// is the order of walking a B-tree leaf and merging.
 pub const SCAN_INDEX_PER_ITEM_NS: Nanos = 200;
 
-/// Our choice: a worker's CPU to dequeue one request and look its key up in
-/// the in-memory index (`worker_dequeue_requests`, `memory_index_lookup`
-/// in a B-tree of tens of millions of keys: a handful of cache misses).
+/// The split of a worker's CPU per request (our choice, kept as first
+/// estimated; only its sum is calibrated, [`WORKER_REQUEST_NS`]): the
+/// index lookup of a request with a key (`worker_dequeue_requests`,
+/// `memory_index_lookup` in a B-tree of tens of millions of keys: a handful
+/// of cache misses), in units of [`SPLIT_READ`].
 pub const INDEX_LOOKUP_NS: Nanos = 500;
 
-/// Our choice: a worker's CPU to dequeue a `READ_NO_LOOKUP` request (a
-/// scan's item, no index lookup).
+/// The split's part to dequeue a `READ_NO_LOOKUP` request (a scan's item,
+/// no index lookup), in units of [`SPLIT_READ`].
 pub const DEQUEUE_NS: Nanos = 100;
 
-/// Our choice: a worker's CPU to prepare one iocb (`read_page_async` or
+/// The split's part to prepare one iocb (`read_page_async` or
 /// `write_page_async`: the page cache's B-tree lookup, the iocb's fill) and
-/// place it in the `io_submit` array (`worker_do_io`).
+/// place it in the `io_submit` array (`worker_do_io`), in units of
+/// [`SPLIT_READ`].
 pub const IOCB_NS: Nanos = 150;
 
-/// Our choice: a worker's CPU per callback (`read_item_async_cb` or
+/// The split's part per callback (`read_item_async_cb` or
 /// `update_item_async_cb1/2`: a 1 KB copy into or out of the page, then
-/// `compute_stats`: `rdtscll`, a stat, two `free`s).
+/// `compute_stats`: `rdtscll`, a stat, two `free`s), in units of
+/// [`SPLIT_READ`].
 pub const CALLBACK_NS: Nanos = 300;
+
+/// The split's total for one uncached read (lookup, iocb, callback): the
+/// unit [`Config::worker_request_ns`] scales.
+pub const SPLIT_READ: Nanos = INDEX_LOOKUP_NS + IOCB_NS + CALLBACK_NS;
+
+/// Fitted: a worker's user CPU for one uncached YCSB read (index lookup,
+/// iocb, callback; the kernel's part is the host model's), the default of
+/// [`Config::worker_request_ns`]. No source gives it; it was fitted once by
+/// `cinterrupts calibrate --app kvell --fit` (one parameter, Nelder-Mead on
+/// the sum of squared ln(model/paper), from 950 ns, 33 evaluations of
+/// 200 ms runs, seed 1; the shipped host `xeon-e5-2660v4` and `optane`,
+/// cint 15 us / 32, the examples' app files) against TOS Table 5's cint
+/// scan throughputs and Fig 23's cint idleness on B, C, F. Its output
+/// (2026-11-26): scans of 16 22.4 K/s (paper 26.2, ln ratio -0.156),
+/// scans of 256 1.42 K/s (1.6, -0.123), idle 17.2% (14%, +0.207);
+/// objective 0.082 (1.697 at 950 ns). Not fitted, reported as validation:
+/// default's idleness 6.7% (3%), KVell beside 4 and 8 RocksDB threads
+/// 88.6 and 59.6 K ops/s (Tables 7 and 8: 171 and 131 KIOPS).
+/// `crates/apps/README.md` has the whole table.
+pub const WORKER_REQUEST_NS: Nanos = 5_468;
+
+/// A worker's CPU costs per step of a request: the split above scaled so
+/// that an uncached read costs `worker_request_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerCosts {
+    pub index_lookup: Nanos,
+    pub dequeue: Nanos,
+    pub iocb: Nanos,
+    pub callback: Nanos,
+}
+
+impl WorkerCosts {
+    /// The split scaled to `worker_request_ns` per uncached read.
+    pub fn scaled(worker_request_ns: Nanos) -> WorkerCosts {
+        let part = |ns: Nanos| {
+            ((u128::from(ns) * u128::from(worker_request_ns) + u128::from(SPLIT_READ) / 2)
+                / u128::from(SPLIT_READ)) as Nanos
+        };
+        WorkerCosts {
+            index_lookup: part(INDEX_LOOKUP_NS),
+            dequeue: part(DEQUEUE_NS),
+            iocb: part(IOCB_NS),
+            callback: part(CALLBACK_NS),
+        }
+    }
+}
 
 /// The artifact's worker poll: `usleep(1)` (`kvell/slabworker.c`, the
 /// worker's main loop, where upstream spins with `NOP10()`).
@@ -113,6 +163,10 @@ pub const WORKER_USLEEP_NS: Nanos = 1_000;
 /// "The default value of the timer slack is 50 microseconds"; `init_task`'s
 /// `timer_slack_ns`): a `usleep(1)` on an idle core sleeps about 51 us.
 pub const TIMER_SLACK_NS: Nanos = 50_000;
+
+/// Our bound on [`Config::worker_request_ns`]: a second per request is
+/// surely a mistake (and keeps the scaled costs far from overflow).
+pub const MAX_WORKER_REQUEST_NS: Nanos = 1_000_000_000;
 
 /// Our bound: a worker's pages are numbered in 32 bits ([`page_of_tag`]),
 /// so at most 2^32 items (4 TiB of 1 KB items, 50 times TOS's 80 GB).
@@ -177,6 +231,10 @@ pub struct Config {
     /// on each `io_submit`'s last iocb; `basis`: none).
     #[serde(deserialize_with = "de_default_marks")]
     pub default_marks: DefaultMarks,
+    /// A worker's user CPU per uncached read, ns (its split over lookup,
+    /// iocb and callback: [`WorkerCosts::scaled`]). Default: the fitted
+    /// [`WORKER_REQUEST_NS`].
+    pub worker_request_ns: Nanos,
 }
 
 fn de_default_marks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DefaultMarks, D::Error> {
@@ -204,6 +262,7 @@ impl Default for Config {
             never_exceed_queue_depth: false,
             page_cache_pages: 13_172,
             default_marks: DefaultMarks::Table1,
+            worker_request_ns: WORKER_REQUEST_NS,
         }
     }
 }
@@ -290,6 +349,15 @@ impl Config {
         }
         if self.queue_depth == 0 {
             return err("queue_depth", "at least 1".into());
+        }
+        if self.worker_request_ns == 0 || self.worker_request_ns > MAX_WORKER_REQUEST_NS {
+            return err(
+                "worker_request_ns",
+                format!(
+                    "{} is not in 1..={MAX_WORKER_REQUEST_NS}",
+                    self.worker_request_ns
+                ),
+            );
         }
         let ops_per_client = self.ops / self.client_cores.len() as u64;
         if self.ops > 0 && ops_per_client == 0 {

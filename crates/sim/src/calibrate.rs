@@ -10,6 +10,8 @@
 //! in the host's QD1 path ([`qd1_host_ns`]), as the shipped device profiles
 //! were derived (Table 2's end-to-end latency minus the host's part).
 
+pub mod kvell;
+
 use policy::{Nanos, PolicySpec, MS};
 use report::RunReport;
 
@@ -407,7 +409,7 @@ pub fn fit(
 /// (reflection 1, expansion 2, contraction 1/2, shrink 1/2), an initial
 /// simplex `step` along each axis, until `max_evals` evaluations or the
 /// simplex's values agree within 1e-6.
-fn nelder_mead<E>(
+pub(crate) fn nelder_mead<E>(
     f: &mut dyn FnMut(&[f64]) -> Result<f64, E>,
     x0: &[f64],
     step: f64,

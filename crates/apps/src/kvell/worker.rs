@@ -11,9 +11,7 @@ use rand::RngCore;
 
 use super::cache::PageCache;
 use super::shared::{Action as ReqAction, Request, Shared};
-use super::{
-    Config, CALLBACK_NS, DEQUEUE_NS, INDEX_LOOKUP_NS, IOCB_NS, TIMER_SLACK_NS, WORKER_USLEEP_NS,
-};
+use super::{Config, WorkerCosts, TIMER_SLACK_NS, WORKER_USLEEP_NS};
 use crate::{Action, AppIo, AppThread, OpDone};
 
 /// An iocb's tag: its sequence number (modulo 2^32: tags need only be
@@ -61,6 +59,7 @@ pub struct Worker {
     queue_depth: usize,
     never_exceed_queue_depth: bool,
     marks: DefaultMarks,
+    costs: WorkerCosts,
     max_in_flight: u32,
     next_tag: u64,
     iocbs: HashMap<u64, Iocb>,
@@ -97,6 +96,7 @@ impl Worker {
             queue_depth: config.queue_depth as usize,
             never_exceed_queue_depth: config.never_exceed_queue_depth,
             marks: config.default_marks,
+            costs: WorkerCosts::scaled(config.worker_request_ns),
             // `worker_ioengine_init`: `max_pending_io = nb_callbacks * 2`,
             // the AIO context's size (`io_setup`).
             max_in_flight: 2 * config.pending_callbacks(),
@@ -128,7 +128,7 @@ impl Worker {
             },
         );
         self.staged.push(tag);
-        self.compute += IOCB_NS;
+        self.compute += self.costs.iocb;
         tag
     }
 
@@ -169,7 +169,7 @@ impl Worker {
 
     /// The request's `io_cb`, its page now in memory.
     fn callback(&mut self, page: u64, req: Request, stage: Stage) {
-        self.compute += CALLBACK_NS;
+        self.compute += self.costs.callback;
         match stage {
             Stage::Read | Stage::UpdateWrite => self.finish(&req),
             Stage::UpdateRead => self.write_page(page, req),
@@ -209,9 +209,9 @@ impl Worker {
                 break;
             };
             self.compute += if req.action == ReqAction::ReadNoLookup {
-                DEQUEUE_NS
+                self.costs.dequeue
             } else {
-                INDEX_LOOKUP_NS
+                self.costs.index_lookup
             };
             match req.action {
                 ReqAction::Add => {
@@ -226,7 +226,7 @@ impl Worker {
                 action => match self.slot(req.key) {
                     // "Item is not in DB": the callback at once.
                     None => {
-                        self.compute += CALLBACK_NS;
+                        self.compute += self.costs.callback;
                         self.finish(&req);
                     }
                     Some(slot) => {
