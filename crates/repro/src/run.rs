@@ -245,14 +245,40 @@ impl Task<'_> {
     }
 }
 
+impl Task<'_> {
+    /// This run's failure, naming the experiment, the run and the mode.
+    fn fail(&self, reason: String) -> ReproError {
+        ReproError::Run {
+            experiment: self.experiment.id.to_string(),
+            run: self.run.key.clone(),
+            mode: self.mode.as_str(),
+            reason,
+        }
+    }
+
+    /// The simulator's configuration of this run: its host profile with
+    /// the run's host settings, its policy and seed, the plan's runtime or
+    /// the run's own least.
+    fn sim_config(
+        &self,
+        plan: &Plan,
+        device: sim::DeviceProfile,
+    ) -> Result<sim::SimConfig, String> {
+        let mut host = sim::HostProfile::load(self.run.host).map_err(|err| err.to_string())?;
+        self.run.host_settings.apply(&mut host);
+        Ok(sim::SimConfig {
+            device,
+            host,
+            policy: self.run.policy.clone(),
+            seed: self.seed,
+            runtime: Some(plan.sim_runtime.max(self.run.min_runtime.unwrap_or(0))),
+        })
+    }
+}
+
 fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let e = t.experiment;
-    let fail = |reason: String| ReproError::Run {
-        experiment: e.id.to_string(),
-        run: t.run.key.clone(),
-        mode: t.mode.as_str(),
-        reason,
-    };
+    let fail = |reason: String| t.fail(reason);
     let workload = e
         .workload(t.run.workload)
         .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
@@ -287,16 +313,7 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
     let report = match t.mode {
         Mode::Sim => {
-            let mut host =
-                sim::HostProfile::load(t.run.host).map_err(|err| fail(err.to_string()))?;
-            t.run.host_settings.apply(&mut host);
-            let config = sim::SimConfig {
-                device,
-                host,
-                policy: t.run.policy.clone(),
-                seed: t.seed,
-                runtime: Some(plan.sim_runtime.max(t.run.min_runtime.unwrap_or(0))),
-            };
+            let config = t.sim_config(plan, device).map_err(fail)?;
             sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
         }
         Mode::Emu => {
@@ -328,26 +345,13 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
 /// A run of an application file (issue 16): the simulator's only.
 fn one_app(t: &Task, plan: &Plan, workload: &Workload) -> Result<Outcome, ReproError> {
     let e = t.experiment;
-    let fail = |reason: String| ReproError::Run {
-        experiment: e.id.to_string(),
-        run: t.run.key.clone(),
-        mode: t.mode.as_str(),
-        reason,
-    };
+    let fail = |reason: String| t.fail(reason);
     let origin = format!("{}/{}.toml", e.id, workload.name);
     let text = crate::appwork::with_overrides(workload.text, &t.run.fio_args).map_err(fail)?;
     let file = apps::file::AppFile::parse(&text, &origin).map_err(|err| fail(err.to_string()))?;
     let threads = file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
-    let mut host = sim::HostProfile::load(t.run.host).map_err(|err| fail(err.to_string()))?;
-    t.run.host_settings.apply(&mut host);
-    let config = sim::SimConfig {
-        device,
-        host,
-        policy: t.run.policy.clone(),
-        seed: t.seed,
-        runtime: Some(plan.sim_runtime.max(t.run.min_runtime.unwrap_or(0))),
-    };
+    let config = t.sim_config(plan, device).map_err(fail)?;
     let (report, _) =
         sim::simulate_app(threads, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?;
     Ok(Outcome {

@@ -78,3 +78,17 @@ pub fn run(
     };
     r.with_fio(sets)
 }
+
+/// TOS Tables 3 and 6's four systems on one app workload: cint, default,
+/// adaptive with RocksDB's parameters, and app-cint, cint with
+/// `INSTANCE.app_cint=true` (the application unmarks its background I/O).
+pub fn with_app_cint(workload: &'static str, instance: &str) -> Vec<RunSpec> {
+    let unmarked = format!("{instance}.app_cint=true");
+    ["cint", "default", "adaptive", "app-cint"]
+        .into_iter()
+        .map(|s| {
+            let sets: &[&str] = if s == "app-cint" { &[&unmarked] } else { &[] };
+            run(s, Scripts::Rocksdb, workload, "", sets)
+        })
+        .collect()
+}

@@ -1,27 +1,18 @@
 use super::app;
-use super::macro_systems::{common, run, Scripts};
+use super::macro_systems::{common, with_app_cint};
 use crate::experiment::{Experiment, PanelSpec};
 use crate::provenance::{Origin, Provenance};
 use policy::SEC;
 
-const SYSTEMS: [&str; 4] = ["cint", "default", "adaptive", "app-cint"];
-
 /// TOS 5.4.1, Table 3: RocksDB's load (db_bench fillbatch) with its flush
 /// and compaction I/O Urgent (cint) or not (app-cint), in the simulator.
 pub fn experiment() -> Experiment {
-    let runs = SYSTEMS
-        .iter()
-        .map(|&s| {
-            let sets: &[&str] = if s == "app-cint" {
-                &["load.app_cint=true"]
-            } else {
-                &[]
-            };
-            // A flush every 64 MiB memtable, about 0.25 s of the load at
-            // its rate here: the run must see several for app-cint's
-            // unmarked flush writes to matter.
-            run(s, Scripts::Rocksdb, "rocksdb-fillbatch", "", sets).at_least(3 * SEC)
-        })
+    // A flush every 64 MiB memtable, about 0.25 s of the load at its rate
+    // here: the run must see several for app-cint's unmarked flush writes
+    // to matter.
+    let runs = with_app_cint("rocksdb-fillbatch", "load")
+        .into_iter()
+        .map(|r| r.at_least(3 * SEC))
         .collect();
     Experiment {
         id: "table3",

@@ -1,25 +1,13 @@
 use super::app;
-use super::macro_systems::{common, run, Scripts};
+use super::macro_systems::{common, with_app_cint};
 use crate::experiment::{Experiment, PanelSpec};
 use crate::provenance::{Origin, Provenance};
-
-const SYSTEMS: [&str; 4] = ["cint", "default", "adaptive", "app-cint"];
 
 /// TOS 5.5.1, Table 6: RocksDB readrandom beside RocksDB's dump tool on a
 /// second database, the dump's I/O Urgent (pread/pwrite) or not
 /// (app-cint), in the simulator.
 pub fn experiment() -> Experiment {
-    let runs = SYSTEMS
-        .iter()
-        .map(|&s| {
-            let sets: &[&str] = if s == "app-cint" {
-                &["dump.app_cint=true"]
-            } else {
-                &[]
-            };
-            run(s, Scripts::Rocksdb, "rocksdb-dump", "", sets)
-        })
-        .collect();
+    let runs = with_app_cint("rocksdb-dump", "dump");
     Experiment {
         id: "table6",
         title: "Table 6: RocksDB readrandom beside the dump tool",
