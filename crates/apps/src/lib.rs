@@ -12,7 +12,7 @@
 //! - [`closed`]: a tiny generic closed-loop engine (user CPU, then dependent
 //!   blocking reads or one aio batch per operation), for the simulator's
 //!   scale benchmark and front-end tests.
-//! - [`file`]: the application file a user writes (TOML): the engine, its
+//! - [`mod@file`]: the application file a user writes (TOML): the engine, its
 //!   threads and their cores, the workload.
 //! - [`kvell`]: a KVell-like engine (Lepers et al., SOSP'19, as TOS 3.4 and
 //!   5.4.2 describe it), driven by YCSB ([`jobs::ycsb`]).
@@ -152,7 +152,7 @@ pub trait AppThread: fmt::Debug {
     fn max_in_flight(&self) -> u32;
     /// The threads of its own instance it has woken since the last call
     /// (by their index among the instance's threads, in the order
-    /// [`file`] places them), moved into `out`. The front end wakes each
+    /// [`mod@file`] places them), moved into `out`. The front end wakes each
     /// one that is parked ([`Action::Park`]) through its scheduler, as a
     /// futex wake does; a wake for a thread that is not parked is lost
     /// unless the model re-checks its own state before parking (which
