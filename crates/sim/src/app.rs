@@ -35,7 +35,7 @@ use policy::Nanos;
 
 use crate::limits::{MAX_IN_FLIGHT, MAX_SERVICE, MAX_THREADS};
 use crate::workload::{ThreadSpec, Waiter};
-use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
+use crate::world::{Kind, Step, TState, World, CLAT_MAX};
 use crate::{HostProfile, SimError};
 
 /// The longest user segment charged at once: a longer `Compute` runs as
@@ -220,7 +220,6 @@ impl World {
     /// The submitting call with the model's I/Os; a blocking thread's call
     /// then waits for them.
     fn app_submit(&mut self, tid: u32, ios: Vec<AppIo>) {
-        let now = self.now;
         let polled = self.polling(tid);
         let th = &mut self.threads[tid as usize];
         let d = th.app.as_mut().expect("app");
@@ -238,22 +237,11 @@ impl World {
         if th.spec.waiter == Waiter::Blocking && n > 0 {
             d.then_wait = Some(n);
         }
-        let apps = self.apps.as_mut().expect("an application run");
         for io in ios {
-            let req = Request {
-                tid,
-                marks: io.marks,
-                write: io.write,
-                bytes: io.bytes,
-                issued: now,
-                state: RState::Prepared,
-                polled,
-            };
-            let slot = crate::thread::alloc(&mut self.requests, &mut self.free, req);
+            // An application model has no criticality tag of its own.
+            let slot = self.new_request(tid, io.marks, io.write, io.bytes, polled, false);
+            let apps = self.apps.as_mut().expect("an application run");
             apps.set_tag(slot, io.tag);
-            if let Some(b) = self.block.as_mut() {
-                b.critical.insert(slot, false);
-            }
             self.threads[tid as usize].batch.push(slot);
         }
         self.step(tid, Step::Submit);

@@ -84,9 +84,8 @@ use serde::{Deserialize, Deserializer};
 
 use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
-use crate::thread::alloc;
 use crate::workload::Waiter;
-use crate::world::{Busy, Kind, RState, Request, Step, TState, World, CLAT_MAX};
+use crate::world::{Busy, Kind, RState, Step, TState, World, CLAT_MAX};
 
 /// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
 pub const BLOCK: u64 = 4096;
@@ -543,21 +542,10 @@ impl World {
         for i in 0..n {
             let mut m = marks;
             m.barrier &= i + 1 == n;
-            let req = Request {
-                tid: by,
-                marks: m,
-                write: true,
-                bytes: MAX_IO.min(bytes - i * MAX_IO),
-                issued: self.now,
-                state: RState::Prepared,
-                polled,
-            };
-            let slot = alloc(&mut self.requests, &mut self.free, req);
+            let piece = MAX_IO.min(bytes - i * MAX_IO);
+            let slot = self.new_request(by, m, true, piece, polled, critical);
             let j = self.journal.as_mut().expect("journal");
             j.ios.insert(slot, io.id);
-            if let Some(b) = self.block.as_mut() {
-                b.critical.insert(slot, critical);
-            }
             self.block_submit(slot);
         }
         self.host.submit_per_request * n

@@ -231,25 +231,44 @@ impl World {
     }
 
     fn prepare_batch(&mut self, tid: u32, mut batch: Batch) {
-        let now = self.now;
         let polled = self.polling(tid);
-        let th = &mut self.threads[tid as usize];
-        while let Some(io) = th.spec.issuer.take(&mut batch, &mut th.rng) {
-            let req = Request {
-                tid,
-                marks: io.marks,
-                write: io.write,
-                bytes: io.bytes,
-                issued: now,
-                state: RState::Prepared,
-                polled,
+        loop {
+            let th = &mut self.threads[tid as usize];
+            let Some(io) = th.spec.issuer.take(&mut batch, &mut th.rng) else {
+                break;
             };
-            let slot = alloc(&mut self.requests, &mut self.free, req);
-            if let Some(b) = self.block.as_mut() {
-                b.critical.insert(slot, io.critical);
-            }
-            th.batch.push(slot);
+            let slot = self.new_request(tid, io.marks, io.write, io.bytes, polled, io.critical);
+            self.threads[tid as usize].batch.push(slot);
         }
+    }
+
+    /// A request of thread `tid` prepared now, in a free slot of the
+    /// request table; a block layer learns whether it is critical. Every
+    /// issuer of requests (fio's loop, an application model, the fsync
+    /// path) makes its requests here.
+    pub(crate) fn new_request(
+        &mut self,
+        tid: u32,
+        marks: policy::Marks,
+        write: bool,
+        bytes: u64,
+        polled: bool,
+        critical: bool,
+    ) -> u32 {
+        let req = Request {
+            tid,
+            marks,
+            write,
+            bytes,
+            issued: self.now,
+            state: RState::Prepared,
+            polled,
+        };
+        let slot = alloc(&mut self.requests, &mut self.free, req);
+        if let Some(b) = self.block.as_mut() {
+            b.critical.insert(slot, critical);
+        }
+        slot
     }
 
     /// Starts every thread whose `stonewall` or `wait_for` jobs have all
