@@ -31,6 +31,24 @@ pub struct Target {
 }
 
 impl Target {
+    pub fn new(
+        what: &'static str,
+        source: &'static str,
+        unit: &'static str,
+        paper: f64,
+        model: f64,
+        fitted: bool,
+    ) -> Target {
+        Target {
+            what,
+            source,
+            unit,
+            paper,
+            model,
+            fitted,
+        }
+    }
+
     /// model / paper.
     pub fn ratio(&self) -> f64 {
         self.model / self.paper
@@ -209,14 +227,7 @@ pub fn targets(setup: &Setup, runtime: Nanos) -> Result<Vec<Target>, SimError> {
     });
     let (optane_sync, p3700_sync, fig3, storm) = a?;
     let (mix_default, mix_adaptive) = b?;
-    let t = |what, source, unit, paper, model, fitted| Target {
-        what,
-        source,
-        unit,
-        paper,
-        model,
-        fitted,
-    };
+    let t = Target::new;
     Ok(vec![
         t(
             "QD1 4 KiB read, Optane, default",

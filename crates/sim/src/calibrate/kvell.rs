@@ -196,14 +196,7 @@ pub fn targets(
         reports.push(r);
         reports.extend(odd.next());
     }
-    let t = |what, source, unit, paper, model, fitted| Target {
-        what,
-        source,
-        unit,
-        paper,
-        model,
-        fitted,
-    };
+    let t = Target::new;
     let bcf = |rs: &[RunReport]| rs.iter().map(|r| idle_pct(r, &WORKERS)).sum::<f64>() / 3.0;
     let mut out = vec![
         t(
