@@ -118,6 +118,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
 
     let t0 = clock.now();
     r.t0.store(t0, Ordering::Release);
+    let opened = window::open_at_start(&r, &specs, t0);
     start.wait();
     let limit = match cfg.stall_timeout {
         Some(t) => stall::Limit {
@@ -127,7 +128,9 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         None => stall::limit(&specs, &plan.backend),
     };
     let mut stall = StallWatch::new(&r, limit, &specs);
-    let window = window::watch(&r, &specs, &workers, t0, &mut stall, &|| device.hurry());
+    let window = window::watch(&r, &specs, &workers, t0, opened, &mut stall, &|| {
+        device.hurry()
+    });
     // Every job has stopped issuing: what is still in flight is not
     // measured, and need not wait out a slow null device.
     device.hurry();
