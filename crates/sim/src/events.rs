@@ -37,6 +37,10 @@ pub(crate) enum Ev {
     End,
     /// JBD2's commit timer (`tid`: the JBD2 thread, whose core it is on).
     Commit { tid: u32 },
+    /// Polled delivery's fallback for a device interrupt pending on a busy
+    /// core since `since` ([`crate::IrqTaken::Poll`]); stale unless that
+    /// interrupt still waits.
+    IrqFallback { core: u32, since: Nanos },
 }
 
 /// (time, seq) in one integer: one comparison orders two events.
@@ -252,6 +256,7 @@ impl Events {
             }
             Ev::ServiceDone { .. } | Ev::End => DEVICE,
             Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
+            Ev::IrqFallback { core, .. } => self.core(core),
             Ev::Timer { tid, .. } | Ev::Start { tid } | Ev::Commit { tid } => {
                 self.core(self.thread_core[tid as usize])
             }

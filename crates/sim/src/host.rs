@@ -8,7 +8,7 @@
 use policy::{Interrupt, Nanos};
 
 use crate::events::Ev;
-use crate::profile::Preemption;
+use crate::profile::{IrqTaken, Preemption};
 use crate::workload::Waiter;
 use crate::world::{Busy, IrqWork, Kind, RState, Seg, Step, TState, World};
 
@@ -113,6 +113,11 @@ impl World {
         c.idle_since = self.now;
         c.gen = c.gen.wrapping_add(1);
         self.events.cancel_core_done(core);
+        if self.poll_pending(core) && self.cores[core as usize].rq.is_empty() {
+            // Polled delivery: the idle poller takes what waited.
+            self.start_handler(core);
+            return;
+        }
         self.schedule(core);
     }
 
@@ -157,6 +162,13 @@ impl World {
             Busy::Thread {
                 kind, start, then, ..
             } => {
+                if self.poll_pending(core) {
+                    // Polled delivery: the thread's next step takes the
+                    // interrupt first (the handler cuts the segment, which
+                    // has nothing left, and the thread goes on after it).
+                    self.start_handler(core);
+                    return;
+                }
                 self.charge(core, kind, start);
                 let tid = self.cores[core as usize].current.expect("thread work");
                 self.cores[core as usize].busy = Busy::Idle;
@@ -299,6 +311,7 @@ impl World {
     /// absorbs the new one (one MSI-X pending bit per vector).
     pub(crate) fn raise(&mut self, core: u32, work: IrqWork) {
         let merge = self.host.irq_delivery == crate::profile::IrqDelivery::Apic;
+        let polled = self.host.irq_taken == IrqTaken::Poll;
         let c = &mut self.cores[core as usize];
         if let (true, IrqWork::Device { queue, kind }) = (merge, work) {
             for w in c.pending.iter_mut() {
@@ -313,9 +326,37 @@ impl World {
             }
         }
         c.pending.push_back(work);
+        if polled && matches!(work, IrqWork::Device { .. }) && matches!(c.busy, Busy::Thread { .. })
+        {
+            // Polled delivery: the running thread takes it at its
+            // segment's end, or the fallback handler after a while.
+            if c.deferred_since.is_none() {
+                c.deferred_since = Some(self.now);
+                let at = self.now + self.host.irq_poll_fallback;
+                let since = self.now;
+                self.events.push(at, Ev::IrqFallback { core, since });
+            }
+            return;
+        }
         if !matches!(c.busy, Busy::Irq { .. }) {
             self.start_handler(core);
         }
+    }
+
+    /// Polled delivery's fallback handler: an interrupt pending since
+    /// `since` on a core kept busy takes the core now (the emulator's
+    /// SCHED_FIFO handler, woken after `POLL_FALLBACK`).
+    pub(crate) fn irq_fallback(&mut self, core: u32, since: Nanos) {
+        let c = &self.cores[core as usize];
+        if c.deferred_since == Some(since) && !matches!(c.busy, Busy::Irq { .. }) {
+            self.start_handler(core);
+        }
+    }
+
+    /// Polled delivery: device interrupts wait on this core for a poll
+    /// point (the running thread's next step, or the core's idling).
+    fn poll_pending(&self, core: u32) -> bool {
+        self.host.irq_taken == IrqTaken::Poll && self.cores[core as usize].deferred_since.is_some()
     }
 
     /// Runs the next queued handler: interrupts whatever runs on the core,
@@ -323,6 +364,9 @@ impl World {
     /// completion's handling per entry reaped and one wake-up per thread
     /// woken.
     fn start_handler(&mut self, core: u32) {
+        // Whatever waited is taken now: this handler and the ones queued
+        // behind it run before the core returns to its thread.
+        self.cores[core as usize].deferred_since = None;
         let work = self.cores[core as usize]
             .pending
             .pop_front()

@@ -36,7 +36,8 @@ pub use block::BlockScheduler;
 pub use completion::Completion;
 pub use journal::Journal;
 pub use profile::{
-    DeviceProfile, Distribution, HostProfile, IrqDelivery, Preemption, ProfileError, ServiceTime,
+    DeviceProfile, Distribution, HostProfile, IrqDelivery, IrqTaken, Preemption, ProfileError,
+    ServiceTime,
 };
 pub use run::{
     simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,

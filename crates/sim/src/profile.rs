@@ -177,6 +177,25 @@ pub struct HostProfile {
     /// interrupt already pending for the same queue, as a real MSI-X vector.
     #[serde(default)]
     pub irq_delivery: IrqDelivery,
+    /// When a core takes a device interrupt: `at-once` (default: a
+    /// hardware interrupt cuts whatever runs short) or `poll`, the
+    /// emulator's polled delivery that `cinterrupts exec` runs with
+    /// (`emu::config::Delivery::Poll`): nothing takes the interrupt while
+    /// a thread runs a segment on the core; it is taken when the core goes
+    /// idle (a SCHED_IDLE poller spins on the line), at the end of the
+    /// running thread's segment (the job threads take it at their next
+    /// step, in their own context), or after [`HostProfile::irq_poll_fallback`]
+    /// (the device wakes a SCHED_FIFO handler). A model of the measuring
+    /// instrument, for cross-validating against `exec` on this machine
+    /// (`profiles/hosts/vm-exec.toml`); a real kernel takes it at once.
+    /// Only device interrupts wait: a timer's is the kernel's own.
+    #[serde(default)]
+    pub irq_taken: IrqTaken,
+    /// Under `irq_taken = "poll"`: how long an interrupt may stay pending
+    /// behind a busy core before the fallback handler takes it, ns.
+    /// Default 50us, the emulator's (`emu::config::POLL_FALLBACK`).
+    #[serde(default = "default_irq_poll_fallback", deserialize_with = "duration")]
+    pub irq_poll_fallback: u64,
     /// When a thread woken by an interrupt may take the CPU from a running
     /// one: `voluntary` (default; Linux's CONFIG_PREEMPT_VOLUNTARY, the
     /// authors' kernel, linux-kernel/config-file in their artifact): on
@@ -265,6 +284,24 @@ pub enum IrqDelivery {
     Ipi,
     /// A fire while the queue's interrupt is pending merges into it.
     Apic,
+}
+
+/// When a core takes a device interrupt ([`HostProfile::irq_taken`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqTaken {
+    /// As a hardware interrupt: at once, whatever runs.
+    #[default]
+    AtOnce,
+    /// As the emulator's polled delivery: when the core idles, at the end
+    /// of the running segment, or after the fallback.
+    Poll,
+}
+
+/// [`HostProfile::irq_poll_fallback`]'s default: the emulator's
+/// `POLL_FALLBACK` (crates/emu/src/config.rs), 50 us.
+fn default_irq_poll_fallback() -> u64 {
+    50_000
 }
 
 // Linux 5.0 defaults on a machine with 8 or more CPUs (scale factor 4).
@@ -522,6 +559,7 @@ impl HostProfile {
             ("wakeup", self.wakeup),
             ("reap_per_completion", self.reap_per_completion),
             ("user_per_io", self.user_per_io),
+            ("irq_poll_fallback", self.irq_poll_fallback),
             ("buffered_write_per_kib", self.buffered_write_per_kib),
             ("sched_latency", self.sched_latency),
             ("sched_min_granularity", self.sched_min_granularity),

@@ -260,6 +260,9 @@ pub(crate) struct Core {
     /// Device interrupts taken and threads switched in, in the window.
     pub irqs: u64,
     pub ctx: u64,
+    /// Polled delivery ([`crate::IrqTaken::Poll`]): since when a device
+    /// interrupt has waited for the busy core.
+    pub deferred_since: Option<Nanos>,
 }
 
 impl Core {
@@ -279,6 +282,7 @@ impl Core {
             mm: None,
             irqs: 0,
             ctx: 0,
+            deferred_since: None,
         }
     }
 }
@@ -504,6 +508,7 @@ impl World {
                 Ev::Tick { core } => self.tick(core),
                 Ev::End => self.end_window(),
                 Ev::Commit { .. } => self.commit_timer(),
+                Ev::IrqFallback { core, since } => self.irq_fallback(core, since),
             }
             n = n.wrapping_add(1);
             if n % (1 << 16) == 0 {
