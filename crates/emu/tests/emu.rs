@@ -137,17 +137,22 @@ fn a_lone_unmarked_request_waits_for_the_timeout_and_an_urgent_one_does_not() {
     // nvme100's 100 us aggregation time delivers it.
     let text = "[a]\nioengine=io_uring\niodepth=1\nrw=randread\ncint_flags=none\nnumber_ios=200\nsize=1m\n";
     let (r, _) = run(text, &config("null:2us", "nvme100"));
-    assert!(
-        r.jobs[0].read.clat.mean > 100_000.0,
-        "{}",
-        r.jobs[0].read.clat.mean
-    );
+    // Bounds that other load on the machine cannot break (it only adds
+    // time: an urgent mean of 319 us was seen beside two spinners): every
+    // lone unmarked request waits at least the aggregation time; some
+    // urgent ones do not, and the typical one waits less.
+    let lone = &r.jobs[0].read.clat;
+    assert!(lone.min > 100_000, "unmarked: min {} ns", lone.min);
     let text = text.replace("cint_flags=none", "cint_flags=urgent");
     let (r, _) = run(&text, &config("null:2us", "cint"));
+    let urgent = &r.jobs[0].read.clat;
+    assert!(urgent.min < 100_000, "urgent: min {} ns", urgent.min);
+    let p50 = |l: &report::LatencyStats| l.percentiles.iter().find(|(p, _)| *p == 50.0).unwrap().1;
     assert!(
-        r.jobs[0].read.clat.mean < 100_000.0,
-        "{}",
-        r.jobs[0].read.clat.mean
+        p50(urgent) < p50(lone),
+        "p50: urgent {} ns, unmarked {} ns",
+        p50(urgent),
+        p50(lone)
     );
 }
 
