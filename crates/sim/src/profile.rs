@@ -352,6 +352,11 @@ const HOSTS: &[(&str, &str, &str)] = &[
         "profiles/hosts/xeon-e5-2630v3.toml",
         include_str!("../../../profiles/hosts/xeon-e5-2630v3.toml"),
     ),
+    (
+        "vm-exec",
+        "profiles/hosts/vm-exec.toml",
+        include_str!("../../../profiles/hosts/vm-exec.toml"),
+    ),
 ];
 
 impl DeviceProfile {
