@@ -701,6 +701,7 @@ proptest! {
     fn random_app_mixes_keep_the_invariants(
         mix in prop::collection::vec((kind(), 0usize..4, 0usize..4, prop::option::of(1u64..200)), 1..5),
         policy in prop_oneof![Just("default"), Just("cint"), Just("adaptive")],
+        polled in any::<bool>(),
         seed in 0u64..1000,
     ) {
         let seen = Shared::default();
@@ -717,7 +718,12 @@ proptest! {
         // 5 ms: the slowest configuration (a producer every 100 us, or 16
         // reads a batch behind two others on one core) still finishes
         // dozens of operations; the fastest ends on its own counts.
-        let (r, a) = run(threads, &config(policy, 5 * MS, seed));
+        let mut cfg = config(policy, 5 * MS, seed);
+        if polled {
+            // exec's polled delivery (the cross-validation's host).
+            cfg.host.irq_taken = sim::IrqTaken::Poll;
+        }
+        let (r, a) = run(threads, &cfg);
         check(&r, &a, &seen.borrow(), 5 * MS);
         let ops: u64 = r.apps.as_ref().unwrap().ops.iter().map(|o| o.ops).sum();
         prop_assert!(ops > 0);

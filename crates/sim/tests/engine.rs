@@ -217,6 +217,7 @@ proptest! {
         policy in prop::sample::select(vec!["default", "cint", "adaptive", "nvme100", "nvme20", "dynamic", "dim"]),
         strict in prop::bool::ANY,
         storm in prop::bool::ANY,
+        polled in prop::bool::ANY,
         seed in 0u64..1000,
     ) {
         let text = format!("{a}{}", b.replacen("[j]", "[k]", 1));
@@ -226,7 +227,11 @@ proptest! {
             if strict { spec.barrier = Some(policy::cint::BarrierMode::Strict); }
             if storm { spec.max_irq_rate = Some(50_000); }
         }
-        let cfg = config("optane", spec, 3 * MS, seed);
+        let mut cfg = config("optane", spec, 3 * MS, seed);
+        if polled {
+            // exec's polled delivery: interrupts wait for a poll point.
+            cfg.host.irq_taken = sim::IrqTaken::Poll;
+        }
         let (_, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
         check(&audit, &text);
     }
