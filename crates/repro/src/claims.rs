@@ -33,6 +33,7 @@ struct Raw {
     holds_if: String,
     qualitative: Option<String>,
     over: Option<String>,
+    groups: Option<Vec<String>>,
 }
 
 /// How a `*` run's groups combine into one figure.
@@ -45,6 +46,10 @@ pub enum Over {
     Min,
     /// The greatest.
     Max,
+    /// The last group's figure over the first's, in the claim's `groups`
+    /// order (TOS 5.4.1's "the penalty shrinks at 8 threads": the 8-thread
+    /// ratio over the 4-thread one).
+    Trend,
 }
 
 /// How our figure is formed from the runs.
@@ -127,6 +132,9 @@ pub struct Claim {
     pub qualitative: Option<Bound>,
     /// How a `*` run's groups combine (`over = "min"` in the file).
     pub over: Over,
+    /// The groups a `*` run stands for, in this order (`groups = [...]` in
+    /// the file); all of the experiment's when absent.
+    pub groups: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,8 +200,16 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
                 .iter()
                 .find(|e| e.id == raw.experiment)
                 .ok_or_else(|| at(format!("no experiment '{}'", raw.experiment)))?;
+            if let Some(gs) = &raw.groups {
+                if !raw.run.contains('*') {
+                    return Err(at("groups needs a run with '*'".into()));
+                }
+                if let Some(g) = gs.iter().find(|g| !e.groups().contains(g)) {
+                    return Err(at(format!("experiment '{}' has no group '{g}'", e.id)));
+                }
+            }
             if raw.run.contains('*') {
-                if expand(e, &raw.run, raw.baseline.as_deref()).is_empty() {
+                if expand(e, &raw.run, raw.baseline.as_deref(), raw.groups.as_deref()).is_empty() {
                     return Err(at(format!(
                         "experiment '{}' has no group where '{}' names a run",
                         e.id, raw.run
@@ -210,13 +226,26 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
                 None | Some("mean") => Over::Mean,
                 Some("min") => Over::Min,
                 Some("max") => Over::Max,
-                Some(other) => return Err(at(format!("over '{other}': mean, min or max"))),
+                Some("trend") => Over::Trend,
+                Some(other) => return Err(at(format!("over '{other}': mean, min, max or trend"))),
             };
+            if over == Over::Trend {
+                let named = raw.groups.as_ref().map_or(0, Vec::len);
+                let pairs = expand(e, &raw.run, raw.baseline.as_deref(), raw.groups.as_deref());
+                if named < 2 || pairs.len() != named {
+                    return Err(at(
+                        "over 'trend' needs groups = [FIRST, ..., LAST], two at least, each \
+                         naming the run and its baseline"
+                            .into(),
+                    ));
+                }
+            }
             if raw.over.is_some() && !raw.run.contains('*') {
                 return Err(at("over needs a run with '*' (its groups)".into()));
             }
             Ok(Claim {
                 over,
+                groups: raw.groups,
                 holds_if: Bound::parse(&raw.holds_if).map_err(at)?,
                 qualitative: raw
                     .qualitative
@@ -237,10 +266,19 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
         .collect()
 }
 
-/// A run key with `*` (`bs-opt/*`) for each group of the experiment where
-/// it and its baseline name runs: the (run, baseline) pairs.
-fn expand(e: &Experiment, run: &str, baseline: Option<&str>) -> Vec<(String, Option<String>)> {
-    e.groups()
+/// A run key with `*` (`bs-opt/*`) for each group of the experiment (or
+/// each of `groups`, in order) where it and its baseline name runs: the
+/// (run, baseline) pairs.
+fn expand(
+    e: &Experiment,
+    run: &str,
+    baseline: Option<&str>,
+    groups: Option<&[String]>,
+) -> Vec<(String, Option<String>)> {
+    let all = e.groups();
+    groups
+        .map(<[String]>::to_vec)
+        .unwrap_or(all)
         .iter()
         .map(|g| (run.replace('*', g), baseline.map(|b| b.replace('*', g))))
         .filter(|(r, b)| e.run(r).is_some() && b.as_deref().map_or(true, |b| e.run(b).is_some()))
@@ -257,7 +295,14 @@ impl Claim {
             let pairs = crate::figures::all()
                 .into_iter()
                 .find(|e| e.id == self.experiment)
-                .map(|e| expand(&e, &self.run, self.baseline.as_deref()))
+                .map(|e| {
+                    expand(
+                        &e,
+                        &self.run,
+                        self.baseline.as_deref(),
+                        self.groups.as_deref(),
+                    )
+                })
                 .unwrap_or_default();
             let figs: Option<Vec<f64>> = pairs
                 .iter()
@@ -267,6 +312,7 @@ impl Claim {
                 Over::Mean => v.iter().sum::<f64>() / v.len() as f64,
                 Over::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
                 Over::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                Over::Trend => v[v.len() - 1] / v[0],
             })
         } else {
             self.figure(results, mode, &self.run, self.baseline.as_deref())
@@ -323,7 +369,12 @@ impl Claim {
                 Over::Mean => ", mean over the groups",
                 Over::Min => ", least over the groups",
                 Over::Max => ", greatest over the groups",
-            }
+                Over::Trend => ", the last group's over the first's",
+            } + &self
+                .groups
+                .as_ref()
+                .map(|g| format!(" ({})", g.join(", ")))
+                .unwrap_or_default()
         } else {
             f
         }

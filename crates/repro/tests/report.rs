@@ -244,6 +244,88 @@ fn bad_claims_are_refused_in_one_line_naming_the_claim() {
     assert!(err.starts_with("c.toml:2"), "{err}");
 }
 
+const TREND: &str = r#"
+[[claim]]
+experiment = "fig22"
+claim = "the penalty shrinks"
+source = "s"
+metric = "op_lat_us:rocks/read"
+run = "adaptive/*"
+baseline = "cint/*"
+compare = "ratio"
+groups = ["readrandom-4", "readrandom-8"]
+over = "trend"
+paper = "smaller"
+holds_if = "<= 0.999"
+"#;
+
+#[test]
+fn a_trend_is_the_last_groups_ratio_over_the_firsts_and_needs_its_groups() {
+    let all = repro::figures::all();
+    let claim = &claims::load(TREND, "c.toml", &all).unwrap()[0];
+    assert!(
+        claim.formula().contains("(readrandom-4, readrandom-8)"),
+        "{}",
+        claim.formula()
+    );
+    let mut results = repro::run::Results::default();
+    let add = |results: &mut repro::run::Results, key: &str, mean_us: f64| {
+        let mut report = report::RunReport {
+            duration_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        report.apps = Some(report::AppsReport {
+            ops: vec![report::OpReport {
+                instance: 0,
+                name: "rocks".into(),
+                kind: "read".into(),
+                ops: 1,
+                lat: report::LatencyStats {
+                    samples: 1,
+                    mean: mean_us * 1e3,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        results.add(repro::run::Outcome {
+            experiment: "fig22",
+            key: key.into(),
+            mode: Mode::Sim,
+            seed: 1,
+            report,
+        })
+    };
+    // A penalty of 1.5x at 4 threads, 1.2x at 8: 0.8.
+    add(&mut results, "cint/readrandom-4", 20.0);
+    add(&mut results, "adaptive/readrandom-4", 30.0);
+    assert_eq!(claim.check(&results, Mode::Sim).verdict, Verdict::NotRun);
+    add(&mut results, "cint/readrandom-8", 40.0);
+    add(&mut results, "adaptive/readrandom-8", 48.0);
+    let k = claim.check(&results, Mode::Sim);
+    assert!((k.ours.unwrap() - 0.8).abs() < 1e-9, "{:?}", k.ours);
+    assert_eq!(k.verdict, Verdict::Holds);
+    for (from, to, want) in [
+        (
+            "groups = [\"readrandom-4\", \"readrandom-8\"]\n",
+            "",
+            "needs groups",
+        ),
+        (
+            "\"readrandom-8\"]",
+            "\"readrandom-16\"]",
+            "no group 'readrandom-16'",
+        ),
+        ("\"readrandom-4\", ", "", "two at least"),
+        ("over = \"trend\"", "over = \"slope\"", "over 'slope'"),
+    ] {
+        let err = claims::load(&TREND.replace(from, to), "c.toml", &all).unwrap_err();
+        assert!(err.contains(want), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
+
 #[test]
 fn a_verdict_follows_the_tolerance_then_the_direction() {
     let all = repro::figures::all();
