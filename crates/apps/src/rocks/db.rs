@@ -35,6 +35,10 @@ pub struct Db {
     /// is (db_bench `BGWriter`: `num_done + 1 >= num_initialized`).
     pub readers: u32,
     pub flush_done: bool,
+    /// Bytes of data blocks in the block cache (at most `cache_size`): it
+    /// fills with each block a get reads (an LRU over uniform keys keeps
+    /// what it has, so the hit probability is this over the data bytes).
+    pub cached_bytes: u64,
     /// Counters for tests and reports.
     pub flushes: u64,
     pub compactions: u64,

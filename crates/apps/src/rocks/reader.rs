@@ -40,9 +40,11 @@
 //!   (`number.keys.written 205374`), `memtable.hit 124` (0.8%).
 //!
 //! Each data block read is a block-cache miss with probability 1 -
-//! `cache_size / data bytes` of the key range (our simple model of an LRU
-//! block cache under uniform keys), and then one blocking direct `pread` of
-//! the block widened to the device's logical block size.
+//! `cached / data bytes` of the key range (our simple model of an LRU block
+//! cache under uniform keys), where `cached` is what the cache holds: it
+//! starts empty, as db_bench opens it (or full with `cache_warm`), and each
+//! miss adds its block, up to `cache_size`. A miss is one blocking direct
+//! `pread` of the block widened to the device's logical block size.
 
 use policy::Nanos;
 use rand::{Rng, RngCore};
@@ -71,7 +73,9 @@ pub struct Reader {
     layout: Layout,
     shared: Shared,
     key_range: u64,
-    hit: f64,
+    /// Data bytes of the key range, and the block cache's capacity.
+    data: u64,
+    cache_size: u64,
     left: Option<u64>,
     state: State,
     /// Device reads still to do for this get (bytes each), last first.
@@ -87,11 +91,16 @@ impl Reader {
     pub fn new(cfg: &Config, layout: Layout, shared: Shared) -> Reader {
         let key_range = cfg.key_range();
         let data = layout.data_bytes(key_range).max(1);
+        if cfg.cache_warm {
+            let mut db = shared.lock();
+            db.cached_bytes = db.cached_bytes.max(cfg.cache_size.min(data));
+        }
         Reader {
             layout,
             shared,
             key_range,
-            hit: (cfg.cache_size as f64 / data as f64).min(1.0),
+            data,
+            cache_size: cfg.cache_size,
             left: cfg.reads_per_thread(),
             state: State::Idle,
             plan: Vec::new(),
@@ -103,9 +112,21 @@ impl Reader {
         }
     }
 
-    /// The probability that a block lookup hits the block cache.
+    /// The probability that a block lookup hits the block cache now.
     pub fn hit_probability(&self) -> f64 {
-        self.hit
+        let cached = self.shared.lock().cached_bytes;
+        (cached.min(self.cache_size) as f64 / self.data as f64).min(1.0)
+    }
+
+    /// One block lookup: true if it misses the cache (the block is read
+    /// from the device, then cached).
+    fn misses(&mut self, rng: &mut dyn RngCore) -> bool {
+        if rng.random_bool(self.hit_probability()) {
+            return false;
+        }
+        let mut db = self.shared.lock();
+        db.cached_bytes = (db.cached_bytes + self.layout.block_bytes).min(self.cache_size);
+        true
     }
 
     /// Draws one get: which blocks it reads from the device.
@@ -133,7 +154,7 @@ impl Reader {
             // A random block of this file (its keys are spread over the
             // range, so any block is as likely).
             let block = rng.random_range(0..self.layout.blocks(entries).max(1));
-            if !rng.random_bool(self.hit) {
+            if self.misses(rng) {
                 reads.push(self.layout.block_read_bytes(block));
             }
             if rng.random_bool((entries as f64 / range).min(1.0)) {
@@ -143,7 +164,7 @@ impl Reader {
             }
         }
         // The base levels: the block the sequential load put the key in.
-        if !rng.random_bool(self.hit) {
+        if self.misses(rng) {
             let block = key / self.layout.entries_per_block;
             reads.push(self.layout.block_read_bytes(block));
         }
