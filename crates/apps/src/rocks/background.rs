@@ -45,7 +45,7 @@ pub enum Step {
 
 /// A sequence of steps run one at a time on a blocking thread.
 #[derive(Debug, Default)]
-struct Job {
+pub(crate) struct Job {
     steps: VecDeque<Step>,
     in_flight: Option<u64>,
     start: Nanos,
@@ -111,15 +111,14 @@ pub fn write_steps(bytes: u64, max_buffer: u64, layout: &Layout) -> Vec<Step> {
         .collect()
 }
 
-/// RocksDB's flush thread: parked until the writer fills a memtable, then
-/// writes it to a new L0 SST.
+/// What a background thread holds whatever its role: the job it runs, its
+/// tags, the operations and wakes not yet drained.
 #[derive(Debug)]
-pub struct Flusher {
+pub(crate) struct Base {
     shared: Shared,
     layout: Layout,
     max_buffer: u64,
     marks: policy::Marks,
-    trigger: Option<usize>,
     job: Option<Job>,
     next_tag: u64,
     ops: Vec<OpDone>,
@@ -127,15 +126,13 @@ pub struct Flusher {
     done: bool,
 }
 
-impl Flusher {
-    pub fn new(cfg: &Config, layout: Layout, shared: Shared) -> Flusher {
-        Flusher {
+impl Base {
+    fn new(cfg: &Config, layout: Layout, shared: Shared) -> Base {
+        Base {
             shared,
             layout,
             max_buffer: cfg.writable_file_max_buffer_size,
             marks: io_marks(cfg.app_cint),
-            trigger: (!cfg.disable_auto_compactions)
-                .then_some(cfg.level0_file_num_compaction_trigger as usize),
             job: None,
             next_tag: 0,
             ops: Vec::new(),
@@ -144,20 +141,8 @@ impl Flusher {
         }
     }
 
-    fn finish_job(&mut self, job: Job, now: Nanos) {
-        let mut db = self.shared.lock();
-        let run = db.immutable.pop_front().unwrap_or(Run {
-            entries: job.entries,
-            random: false,
-        });
-        db.l0.push(run);
-        db.flushes += 1;
-        if db.writer_stalled {
-            self.wakes.extend(db.writer);
-        }
-        if self.trigger.is_some_and(|t| db.l0.len() >= t) {
-            self.wakes.extend(db.compactor);
-        }
+    /// A finished job's operation.
+    fn finished(&mut self, job: &Job, now: Nanos) {
         self.ops.push(OpDone {
             kind: OpKind::Background,
             start: job.start,
@@ -167,61 +152,77 @@ impl Flusher {
     }
 }
 
-impl AppThread for Flusher {
+/// What a job that ended leaves for the thread: another job, nothing to do
+/// yet (park until woken), or nothing more (done).
+pub(crate) enum Next {
+    Start(Job),
+    Again,
+    Park,
+    Done,
+}
+
+/// One background role: which job comes next, and what a finished job
+/// changes in the instance's state.
+pub(crate) trait Role: std::fmt::Debug {
+    /// Its name in panics (`flush`, `compaction`).
+    const NAME: &'static str;
+    /// With no job running, at `now`: the next job, if any.
+    fn next_job(&mut self, base: &mut Base, now: Nanos) -> Next;
+    /// `job` ended at `now`.
+    fn finish_job(&mut self, base: &mut Base, job: Job, now: Nanos);
+}
+
+/// A background thread in its role: one job at a time, each a sequence of
+/// CPU and blocking I/O steps ([`Job`]).
+#[derive(Debug)]
+pub struct Background<R: Role> {
+    base: Base,
+    role: R,
+}
+
+impl<R: Role> AppThread for Background<R> {
     fn waiter(&self) -> Waiter {
         Waiter::Blocking
     }
 
     fn next(&mut self, now: Nanos, _rng: &mut dyn RngCore) -> Action {
+        let b = &mut self.base;
         loop {
-            if self.done {
+            if b.done {
                 return Action::Done;
             }
-            if let Some(job) = self.job.as_mut() {
-                match job.advance(self.marks, &mut self.next_tag) {
+            if let Some(job) = b.job.as_mut() {
+                match job.advance(b.marks, &mut b.next_tag) {
                     Progress::Act(a) => return a,
                     Progress::Finished => {
-                        let job = self.job.take().expect("a job");
-                        self.finish_job(job, now);
+                        let job = b.job.take().expect("a job");
+                        self.role.finish_job(b, job, now);
                         continue;
                     }
                 }
             }
-            let mut db = self.shared.lock();
-            let wanted = !db.stopping || db.writer_stalled;
-            match db.immutable.front() {
-                Some(run) if wanted => {
-                    let bytes = self.layout.sst_bytes(run.entries);
-                    self.job = Some(Job {
-                        steps: write_steps(bytes, self.max_buffer, &self.layout).into(),
-                        start: now,
-                        entries: run.entries,
-                        ..Job::default()
-                    });
-                }
-                _ if db.writer_done => {
-                    db.flush_done = true;
-                    self.wakes.extend(db.compactor);
-                    self.done = true;
-                }
-                _ => return Action::Park,
+            match self.role.next_job(b, now) {
+                Next::Start(job) => b.job = Some(job),
+                Next::Again => {}
+                Next::Park => return Action::Park,
+                Next::Done => b.done = true,
             }
         }
     }
 
     fn completed(&mut self, tags: &[u64], _now: Nanos) {
-        match self.job.as_mut() {
-            Some(job) => job.completed(tags, "flush"),
-            None => panic!("flush: completion {tags:?} with no job"),
+        match self.base.job.as_mut() {
+            Some(job) => job.completed(tags, R::NAME),
+            None => panic!("{}: completion {tags:?} with no job", R::NAME),
         }
     }
 
     fn drain_ops(&mut self, out: &mut Vec<OpDone>) {
-        out.append(&mut self.ops);
+        out.append(&mut self.base.ops);
     }
 
     fn stop(&mut self) {
-        self.shared.lock().stopping = true;
+        self.base.shared.lock().stopping = true;
     }
 
     fn max_in_flight(&self) -> u32 {
@@ -229,7 +230,75 @@ impl AppThread for Flusher {
     }
 
     fn drain_wakes(&mut self, out: &mut Vec<usize>) {
-        out.append(&mut self.wakes);
+        out.append(&mut self.base.wakes);
+    }
+}
+
+/// RocksDB's flush thread: parked until the writer fills a memtable, then
+/// writes it to a new L0 SST.
+pub type Flusher = Background<Flush>;
+
+/// The flush role: `trigger` is the L0 file count that wakes the
+/// compaction (none with auto compactions off).
+#[derive(Debug)]
+pub struct Flush {
+    trigger: Option<usize>,
+}
+
+impl Flusher {
+    pub fn new(cfg: &Config, layout: Layout, shared: Shared) -> Flusher {
+        Background {
+            base: Base::new(cfg, layout, shared),
+            role: Flush {
+                trigger: (!cfg.disable_auto_compactions)
+                    .then_some(cfg.level0_file_num_compaction_trigger as usize),
+            },
+        }
+    }
+}
+
+impl Role for Flush {
+    const NAME: &'static str = "flush";
+
+    fn next_job(&mut self, b: &mut Base, now: Nanos) -> Next {
+        let mut db = b.shared.lock();
+        let wanted = !db.stopping || db.writer_stalled;
+        match db.immutable.front() {
+            Some(run) if wanted => {
+                let bytes = b.layout.sst_bytes(run.entries);
+                Next::Start(Job {
+                    steps: write_steps(bytes, b.max_buffer, &b.layout).into(),
+                    start: now,
+                    entries: run.entries,
+                    ..Job::default()
+                })
+            }
+            _ if db.writer_done => {
+                db.flush_done = true;
+                b.wakes.extend(db.compactor);
+                Next::Done
+            }
+            _ => Next::Park,
+        }
+    }
+
+    fn finish_job(&mut self, b: &mut Base, job: Job, now: Nanos) {
+        {
+            let mut db = b.shared.lock();
+            let run = db.immutable.pop_front().unwrap_or(Run {
+                entries: job.entries,
+                random: false,
+            });
+            db.l0.push(run);
+            db.flushes += 1;
+            if db.writer_stalled {
+                b.wakes.extend(db.writer);
+            }
+            if self.trigger.is_some_and(|t| db.l0.len() >= t) {
+                b.wakes.extend(db.compactor);
+            }
+        }
+        b.finished(&job, now);
     }
 }
 
@@ -246,137 +315,82 @@ impl AppThread for Flusher {
 /// to level-1` (68 moves). Overlapping files (random puts) are read and
 /// rewritten: our simplification counts only the L0 inputs, not the L1
 /// files a real compaction merges them with.
+pub type Compactor = Background<Compact>;
+
+/// The compaction role: `trigger` L0 files start one.
 #[derive(Debug)]
-pub struct Compactor {
-    shared: Shared,
-    layout: Layout,
-    max_buffer: u64,
-    marks: policy::Marks,
+pub struct Compact {
     trigger: usize,
-    job: Option<Job>,
-    next_tag: u64,
-    ops: Vec<OpDone>,
-    wakes: Vec<usize>,
-    done: bool,
 }
 
 impl Compactor {
     pub fn new(cfg: &Config, layout: Layout, shared: Shared) -> Compactor {
-        Compactor {
-            shared,
-            layout,
-            max_buffer: cfg.writable_file_max_buffer_size,
-            marks: io_marks(cfg.app_cint),
-            trigger: cfg.level0_file_num_compaction_trigger as usize,
-            job: None,
-            next_tag: 0,
-            ops: Vec::new(),
-            wakes: Vec::new(),
-            done: false,
+        Background {
+            base: Base::new(cfg, layout, shared),
+            role: Compact {
+                trigger: cfg.level0_file_num_compaction_trigger as usize,
+            },
         }
-    }
-
-    /// Reads and writes interleaved: each 2 MiB read, then the output it
-    /// yields.
-    fn steps(&self, bytes: u64) -> VecDeque<Step> {
-        let mut out = VecDeque::new();
-        for read in chunks(bytes, COMPACTION_READAHEAD, &self.layout) {
-            out.push_back(Step::Io {
-                write: false,
-                bytes: read,
-            });
-            out.extend(write_steps(read, self.max_buffer, &self.layout));
-        }
-        out
-    }
-
-    fn finish_job(&mut self, job: Job, now: Nanos) {
-        let mut db = self.shared.lock();
-        let n = job.inputs.min(db.l0.len());
-        db.l0.drain(..n);
-        db.compactions += 1;
-        if db.writer_stalled {
-            self.wakes.extend(db.writer);
-        }
-        self.ops.push(OpDone {
-            kind: OpKind::Background,
-            start: job.start,
-            end: now,
-            items: job.entries as u32,
-        });
     }
 }
 
-impl AppThread for Compactor {
-    fn waiter(&self) -> Waiter {
-        Waiter::Blocking
+/// Reads and writes interleaved: each 2 MiB read, then the output it
+/// yields.
+fn compaction_steps(b: &Base, bytes: u64) -> VecDeque<Step> {
+    let mut out = VecDeque::new();
+    for read in chunks(bytes, COMPACTION_READAHEAD, &b.layout) {
+        out.push_back(Step::Io {
+            write: false,
+            bytes: read,
+        });
+        out.extend(write_steps(read, b.max_buffer, &b.layout));
     }
+    out
+}
 
-    fn next(&mut self, now: Nanos, _rng: &mut dyn RngCore) -> Action {
-        loop {
-            if self.done {
-                return Action::Done;
-            }
-            if let Some(job) = self.job.as_mut() {
-                match job.advance(self.marks, &mut self.next_tag) {
-                    Progress::Act(a) => return a,
-                    Progress::Finished => {
-                        let job = self.job.take().expect("a job");
-                        self.finish_job(job, now);
-                        continue;
-                    }
+impl Role for Compact {
+    const NAME: &'static str = "compaction";
+
+    fn next_job(&mut self, b: &mut Base, now: Nanos) -> Next {
+        let mut db = b.shared.lock();
+        let wanted = !db.stopping || db.writer_stalled;
+        if wanted && db.l0.len() >= self.trigger {
+            let inputs = db.l0.len();
+            if db.l0.iter().all(|r| !r.random) {
+                db.l0.clear();
+                db.trivial_moves += 1;
+                if db.writer_stalled {
+                    b.wakes.extend(db.writer);
                 }
+                return Next::Again;
             }
-            let mut db = self.shared.lock();
-            let wanted = !db.stopping || db.writer_stalled;
-            if wanted && db.l0.len() >= self.trigger {
-                let inputs = db.l0.len();
-                if db.l0.iter().all(|r| !r.random) {
-                    db.l0.clear();
-                    db.trivial_moves += 1;
-                    if db.writer_stalled {
-                        self.wakes.extend(db.writer);
-                    }
-                    continue;
-                }
-                let entries: u64 = db.l0.iter().map(|r| r.entries).sum();
-                let bytes: u64 = db.l0.iter().map(|r| self.layout.sst_bytes(r.entries)).sum();
-                drop(db);
-                self.job = Some(Job {
-                    steps: self.steps(bytes),
-                    start: now,
-                    entries,
-                    inputs,
-                    ..Job::default()
-                });
-            } else if db.writer_done && db.flush_done {
-                self.done = true;
-            } else {
-                return Action::Park;
-            }
+            let entries: u64 = db.l0.iter().map(|r| r.entries).sum();
+            let bytes: u64 = db.l0.iter().map(|r| b.layout.sst_bytes(r.entries)).sum();
+            drop(db);
+            Next::Start(Job {
+                steps: compaction_steps(b, bytes),
+                start: now,
+                entries,
+                inputs,
+                ..Job::default()
+            })
+        } else if db.writer_done && db.flush_done {
+            Next::Done
+        } else {
+            Next::Park
         }
     }
 
-    fn completed(&mut self, tags: &[u64], _now: Nanos) {
-        match self.job.as_mut() {
-            Some(job) => job.completed(tags, "compaction"),
-            None => panic!("compaction: completion {tags:?} with no job"),
+    fn finish_job(&mut self, b: &mut Base, job: Job, now: Nanos) {
+        {
+            let mut db = b.shared.lock();
+            let n = job.inputs.min(db.l0.len());
+            db.l0.drain(..n);
+            db.compactions += 1;
+            if db.writer_stalled {
+                b.wakes.extend(db.writer);
+            }
         }
-    }
-
-    fn drain_ops(&mut self, out: &mut Vec<OpDone>) {
-        out.append(&mut self.ops);
-    }
-
-    fn stop(&mut self) {
-        self.shared.lock().stopping = true;
-    }
-
-    fn max_in_flight(&self) -> u32 {
-        1
-    }
-
-    fn drain_wakes(&mut self, out: &mut Vec<usize>) {
-        out.append(&mut self.wakes);
+        b.finished(&job, now);
     }
 }

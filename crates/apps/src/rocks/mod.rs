@@ -19,7 +19,7 @@
 //! authors' patch says non-Urgent under `app_cint`: flush, compaction and
 //! the dump tool; gets stay Urgent either way.
 
-pub mod background;
+pub(crate) mod background;
 pub mod config;
 pub mod costs;
 pub mod db;
