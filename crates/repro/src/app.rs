@@ -766,24 +766,43 @@ pub(crate) fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
     m
 }
 
-/// Averages the reps' figures.
-fn mean(ms: &[Measured]) -> Measured {
-    let n = ms.len().max(1) as f64;
-    let avg = |f: &dyn Fn(&Measured) -> Option<f64>| {
-        let v: Vec<f64> = ms.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    Measured {
-        ops_per_sec: ms.iter().map(|m| m.ops_per_sec).sum::<f64>() / n,
-        avg_us: avg(&|m| m.avg_us),
-        p50_us: avg(&|m| m.p50_us),
-        p99_us: avg(&|m| m.p99_us),
-        dump_keys_per_sec: avg(&|m| m.dump_keys_per_sec),
-        interrupts: avg(&|m| m.interrupts),
-        completions_per_interrupt: avg(&|m| m.completions_per_interrupt),
-        commands: avg(&|m| m.commands),
-        cpu_us_per_get: avg(&|m| m.cpu_us_per_get),
-        delivery_us: avg(&|m| m.delivery_us),
+impl Measured {
+    /// Each figure of `ms` reduced by `r` over the runs that have it
+    /// (`None` when none has; throughput 0).
+    fn reduce(ms: &[Measured], r: &dyn Fn(Vec<f64>) -> Option<f64>) -> Measured {
+        let each = |f: &dyn Fn(&Measured) -> Option<f64>| r(ms.iter().filter_map(f).collect());
+        Measured {
+            ops_per_sec: each(&|m| Some(m.ops_per_sec)).unwrap_or(0.0),
+            avg_us: each(&|m| m.avg_us),
+            p50_us: each(&|m| m.p50_us),
+            p99_us: each(&|m| m.p99_us),
+            dump_keys_per_sec: each(&|m| m.dump_keys_per_sec),
+            interrupts: each(&|m| m.interrupts),
+            completions_per_interrupt: each(&|m| m.completions_per_interrupt),
+            commands: each(&|m| m.commands),
+            cpu_us_per_get: each(&|m| m.cpu_us_per_get),
+            delivery_us: each(&|m| m.delivery_us),
+        }
+    }
+
+    /// The mean of each figure over the runs (the model's seeds, the real
+    /// side's repetitions).
+    pub(crate) fn mean_of(ms: &[Measured]) -> Measured {
+        Measured::reduce(ms, &|v| {
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+    }
+
+    /// The median of each figure over the runs.
+    pub(crate) fn median_of(ms: &[Measured]) -> Measured {
+        Measured::reduce(ms, &|mut v| {
+            v.sort_by(f64::total_cmp);
+            match v.len() {
+                0 => None,
+                n if n % 2 == 1 => Some(v[n / 2]),
+                n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+            }
+        })
     }
 }
 
@@ -832,7 +851,10 @@ fn table3(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
             reps.extend(ctx.keep(m));
         }
         if !reps.is_empty() {
-            results.insert(("table3".into(), system.name().into()), mean(&reps));
+            results.insert(
+                ("table3".into(), system.name().into()),
+                Measured::mean_of(&reps),
+            );
         }
     }
     Ok(())
@@ -865,7 +887,7 @@ fn fig22(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
                     reps.extend(ctx.keep(m));
                 }
                 if !reps.is_empty() {
-                    results.insert(("fig22".into(), key), mean(&reps));
+                    results.insert(("fig22".into(), key), Measured::mean_of(&reps));
                 }
             }
         }
@@ -936,7 +958,10 @@ fn table6(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
             reps.extend(ctx.keep(m));
         }
         if !reps.is_empty() {
-            results.insert(("table6".into(), system.name().into()), mean(&reps));
+            results.insert(
+                ("table6".into(), system.name().into()),
+                Measured::mean_of(&reps),
+            );
         }
     }
     Ok(())

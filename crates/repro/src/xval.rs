@@ -201,31 +201,6 @@ fn key(side: &str, system: &str, threads: u32) -> String {
     format!("{side}/{system}/t{threads}")
 }
 
-/// The median of each figure over the repetitions.
-fn median(ms: &[Measured]) -> Measured {
-    let med = |f: &dyn Fn(&Measured) -> Option<f64>| {
-        let mut v: Vec<f64> = ms.iter().filter_map(f).collect();
-        v.sort_by(f64::total_cmp);
-        match v.len() {
-            0 => None,
-            n if n % 2 == 1 => Some(v[n / 2]),
-            n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-        }
-    };
-    Measured {
-        ops_per_sec: med(&|m| Some(m.ops_per_sec)).unwrap_or(0.0),
-        avg_us: med(&|m| m.avg_us),
-        p50_us: med(&|m| m.p50_us),
-        p99_us: med(&|m| m.p99_us),
-        dump_keys_per_sec: None,
-        interrupts: med(&|m| m.interrupts),
-        completions_per_interrupt: med(&|m| m.completions_per_interrupt),
-        commands: med(&|m| m.commands),
-        cpu_us_per_get: med(&|m| m.cpu_us_per_get),
-        delivery_us: med(&|m| m.delivery_us),
-    }
-}
-
 /// The model's figures for one system and thread count: the mean over
 /// [`SEEDS`] seeds of the reads' throughput, mean, p50 and p99 latency.
 pub fn model(scale: &XvalScale, system_name: &str, threads: u32) -> Result<Measured, ReproError> {
@@ -286,27 +261,7 @@ pub fn model(scale: &XvalScale, system_name: &str, threads: u32) -> Result<Measu
             delivery_us: None,
         });
     }
-    Ok(app_mean(&runs))
-}
-
-fn app_mean(ms: &[Measured]) -> Measured {
-    let n = ms.len().max(1) as f64;
-    let avg = |f: &dyn Fn(&Measured) -> Option<f64>| {
-        let v: Vec<f64> = ms.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    Measured {
-        ops_per_sec: ms.iter().map(|m| m.ops_per_sec).sum::<f64>() / n,
-        avg_us: avg(&|m| m.avg_us),
-        p50_us: avg(&|m| m.p50_us),
-        p99_us: avg(&|m| m.p99_us),
-        dump_keys_per_sec: None,
-        interrupts: avg(&|m| m.interrupts),
-        completions_per_interrupt: avg(&|m| m.completions_per_interrupt),
-        commands: avg(&|m| m.commands),
-        cpu_us_per_get: avg(&|m| m.cpu_us_per_get),
-        delivery_us: None,
-    }
+    Ok(Measured::mean_of(&runs))
 }
 
 /// One readrandom under exec: db_bench's figures, exec's device, and the
@@ -420,7 +375,7 @@ pub(crate) fn run(
         }
         for (k, ms) in reps {
             if !ms.is_empty() {
-                put(results, k, median(&ms));
+                put(results, k, Measured::median_of(&ms));
             }
         }
     } else {
