@@ -37,7 +37,7 @@ pub struct FioArgs {
     /// A fio job option, written as fio's command line writes it:
     /// --iodepth=16, --blocksize=4K, --numjobs=4, --time_based,
     /// --section=NAME (repeatable: only those job sections run). As in fio,
-    /// they are every job's defaults: the job file's [global] and the job's
+    /// they are every job's defaults: the job file's \[global\] and the job's
     /// own section override them. Where a name is also one of this
     /// command's options (--runtime, --barrier), the command's wins; write
     /// --fio NAME=VALUE for fio's

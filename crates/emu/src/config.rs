@@ -95,7 +95,7 @@ pub enum Boost {
     #[default]
     None,
     /// EEVDF's custom slice (`sched_setattr`, `sched_runtime` =
-    /// [`crate::sys::SLICE_MIN`], 0.1 ms): still a fair-class task, so it
+    /// `sys::SLICE_MIN`, 0.1 ms): still a fair-class task, so it
     /// cannot starve the others, as FR's guard intends; it preempts at
     /// wake-up through its earlier deadline.
     Slice,

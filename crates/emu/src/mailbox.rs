@@ -156,7 +156,7 @@ impl Mailbox {
 }
 
 /// Where the interrupt handler leaves each waiter's completions and how it
-/// wakes the waiters: this process's [`Mailbox`]es, or inboxes a host keeps
+/// wakes the waiters: this process's `Mailbox`es, or inboxes a host keeps
 /// elsewhere (`cinterrupts exec`'s, in memory shared with the program).
 pub trait Inboxes: Send + Sync {
     /// Hands `done` to `waiter`. Returns whether the waiter waits for no

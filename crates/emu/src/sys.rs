@@ -390,7 +390,7 @@ impl HybridTimer {
     }
 
     /// As [`HybridTimer::new`], and sets the calling thread's timer slack
-    /// to 1 ns ([`set_timer_slack_min`]): the thread that sleeps must call it.
+    /// to 1 ns (`set_timer_slack_min`): the thread that sleeps must call it.
     pub fn for_this_thread() -> HybridTimer {
         let _ = set_timer_slack_min();
         HybridTimer::new()

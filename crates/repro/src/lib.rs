@@ -6,7 +6,7 @@
 //! - [`figures`]: one small file per experiment (runs and panels);
 //! - [`run`]: runs them, simulator runs in parallel;
 //! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
-//! - [`write`]: report.md, report.html, the SVG figures and every run's JSON;
+//! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all.
 
 pub mod app;

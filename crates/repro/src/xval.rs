@@ -202,7 +202,7 @@ fn key(side: &str, system: &str, threads: u32) -> String {
 }
 
 /// The model's figures for one system and thread count: the mean over
-/// [`SEEDS`] seeds of the reads' throughput, mean, p50 and p99 latency.
+/// `SEEDS` seeds of the reads' throughput, mean, p50 and p99 latency.
 pub fn model(scale: &XvalScale, system_name: &str, threads: u32) -> Result<Measured, ReproError> {
     let run = key("model", system_name, threads);
     let fail = |why: String| app::fail(ID, &run, why);

@@ -388,7 +388,7 @@ pub struct Audit {
     /// dispatch). Empty without a block-layer scheduler.
     pub block_wait: Vec<(Nanos, u64)>,
     /// Writes the page cache served in their submit call (in runs where a
-    /// job fsyncs, [`crate::journal`]), counted in `submitted` to
+    /// job fsyncs, `crate::journal`), counted in `submitted` to
     /// `consumed` too; the rest of those went to the device.
     pub buffered: u64,
     /// Application runs ([`crate::simulate_app`]): operations the models

@@ -9,7 +9,7 @@
 //! - [`db`]: the state an instance's threads share (memtables, L0).
 //! - [`reader`]: a get loop (db_bench `ReadRandom`).
 //! - [`writer`]: readwhilewriting's `BGWriter` and fillbatch's `DoWrite`.
-//! - [`background`]: the flush and compaction threads.
+//! - `background`: the flush and compaction threads.
 //! - [`dump`]: `rocksdb_dump` (tools/dump/db_dump_tool.cc).
 //!
 //! Every I/O is a blocking `pread`/`pwrite` on O_DIRECT (the artifact's

@@ -163,7 +163,7 @@ impl BlockLayer {
         }
     }
 
-    /// As [`BlockLayer::submit`], from a thread that must never sleep (the
+    /// As `BlockLayer::submit`, from a thread that must never sleep (the
     /// device's own fetch, `exec`'s ingress): every piece LD dispatches is
     /// written where a tag is free, the rest wait in the backlog for the
     /// next completion.
