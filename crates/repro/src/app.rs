@@ -1060,7 +1060,8 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
     Ok(summary)
 }
 
-fn opt(v: Option<f64>, digits: usize) -> String {
+/// A figure for a report table, `-` when absent.
+pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 

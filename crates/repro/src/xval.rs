@@ -485,7 +485,7 @@ pub fn markdown(s: &Summary) -> String {
         T_MEAN * 100.0,
         T_P50 * 100.0
     );
-    let opt = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    let opt = app::opt;
     for &th in &x.threads {
         for sys in &x.systems {
             for side in ["real", "model"] {
