@@ -59,6 +59,30 @@ pub struct Run {
     pub seed: u64,
 }
 
+/// One thread of the fake front end, with its completions.
+struct Thread<'a> {
+    index: usize,
+    placed: &'a mut PlacedThread,
+    arrived: &'a mut Vec<u64>,
+    in_flight: &'a mut HashSet<u64>,
+}
+
+/// The waiting call returns the `k` oldest arrived completions: each is
+/// taken off the thread's in-flight set (once), traced, and handed to the
+/// model.
+fn reap(t: &mut Thread, k: usize, now: Nanos, trace: &mut Trace) {
+    let tags: Vec<u64> = t.arrived.drain(..k).collect();
+    for &tag in &tags {
+        assert!(t.in_flight.remove(&tag), "tag {tag} reaped twice");
+        trace.reaped.push(Reaped {
+            time: now,
+            thread: t.index,
+            tag,
+        });
+    }
+    t.placed.thread.completed(&tags, now);
+}
+
 impl Default for Run {
     fn default() -> Run {
         Run {
@@ -126,16 +150,13 @@ impl Run {
                     if let State::Waiting { min, max } = state[th] {
                         if arrived[th].len() as u32 >= min {
                             let k = (max as usize).min(arrived[th].len());
-                            let tags: Vec<u64> = arrived[th].drain(..k).collect();
-                            for &tag in &tags {
-                                assert!(in_flight[th].remove(&tag), "tag {tag} reaped twice");
-                                trace.reaped.push(Reaped {
-                                    time: now,
-                                    thread: th,
-                                    tag,
-                                });
-                            }
-                            threads[th].thread.completed(&tags, now);
+                            let mut t = Thread {
+                                index: th,
+                                placed: &mut threads[th],
+                                arrived: &mut arrived[th],
+                                in_flight: &mut in_flight[th],
+                            };
+                            reap(&mut t, k, now, &mut trace);
                             state[th] = State::Ready(now);
                         }
                     }
@@ -211,16 +232,13 @@ impl Run {
                     );
                     if arrived[i].len() as u32 >= min {
                         let k = (max as usize).min(arrived[i].len());
-                        let tags: Vec<u64> = arrived[i].drain(..k).collect();
-                        for &tag in &tags {
-                            assert!(in_flight[i].remove(&tag));
-                            trace.reaped.push(Reaped {
-                                time: now,
-                                thread: i,
-                                tag,
-                            });
-                        }
-                        threads[i].thread.completed(&tags, now);
+                        let mut t = Thread {
+                            index: i,
+                            placed: &mut threads[i],
+                            arrived: &mut arrived[i],
+                            in_flight: &mut in_flight[i],
+                        };
+                        reap(&mut t, k, now, &mut trace);
                         state[i] = State::Ready(now);
                     } else {
                         state[i] = State::Waiting { min, max };
