@@ -114,17 +114,20 @@ impl Reader {
 
     /// The probability that a block lookup hits the block cache now.
     pub fn hit_probability(&self) -> f64 {
-        let cached = self.shared.lock().cached_bytes;
+        self.hit_with(self.shared.lock().cached_bytes)
+    }
+
+    fn hit_with(&self, cached: u64) -> f64 {
         (cached.min(self.cache_size) as f64 / self.data as f64).min(1.0)
     }
 
     /// One block lookup: true if it misses the cache (the block is read
     /// from the device, then cached).
     fn misses(&mut self, rng: &mut dyn RngCore) -> bool {
-        if rng.random_bool(self.hit_probability()) {
+        let mut db = self.shared.lock();
+        if rng.random_bool(self.hit_with(db.cached_bytes)) {
             return false;
         }
-        let mut db = self.shared.lock();
         db.cached_bytes = (db.cached_bytes + self.layout.block_bytes).min(self.cache_size);
         true
     }
