@@ -1,5 +1,11 @@
-//! The paper's claims as data (`claims.toml`), each checked against our
-//! runs with a stated tolerance: a verdict per claim, per mode.
+//! The papers' claims as data (`claims.toml`, `app-claims.toml`), each
+//! checked against our runs: a verdict per claim, with its band from the
+//! one rule ([`crate::rule`]) and its basis (independent, fitted, or by
+//! construction).
+//!
+//! The same code reads and checks the simulator's claims and the
+//! application mode's (real programs under `exec`): what differs is where
+//! the figures come from ([`Source`]) and what names a run ([`Catalogue`]).
 
 use std::fmt;
 
@@ -8,6 +14,8 @@ use serde::Deserialize;
 
 use crate::experiment::Experiment;
 use crate::metric::Metric;
+use crate::rule::{self};
+pub use crate::rule::{Band, Compare, Kind};
 use crate::run::Results;
 
 /// The claims shipped with the workbench.
@@ -17,6 +25,30 @@ pub const SHIPPED: &str = include_str!("../claims.toml");
 #[serde(deny_unknown_fields)]
 struct File {
     claim: Vec<Raw>,
+}
+
+/// A number as TOML writes it: `2`, `2.74`, or `[12, 15]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Num {
+    Float(f64),
+    Int(i64),
+}
+
+impl Num {
+    fn get(&self) -> f64 {
+        match *self {
+            Num::Float(x) => x,
+            Num::Int(i) => i as f64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Number {
+    One(Num),
+    Many(Vec<Num>),
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -30,8 +62,13 @@ struct Raw {
     baseline: Option<String>,
     compare: String,
     paper: String,
-    holds_if: String,
-    qualitative: Option<String>,
+    kind: String,
+    number: Option<Number>,
+    basis: String,
+    fit: Option<String>,
+    basis_reason: Option<String>,
+    tolerance_reason: Option<String>,
+    holds_if: Option<String>,
     over: Option<String>,
     groups: Option<Vec<String>>,
 }
@@ -52,65 +89,48 @@ pub enum Over {
     Trend,
 }
 
-/// How our figure is formed from the runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compare {
-    /// run / baseline
-    Ratio,
-    /// run - baseline, in the metric's unit
-    Diff,
-    /// the run's own value
-    Value,
-}
-
-/// The tolerance: what our figure must satisfy for the claim to hold.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Bound {
-    AtLeast(f64),
-    AtMost(f64),
-    Within(f64, f64),
-}
-
-impl Bound {
-    fn parse(s: &str) -> Result<Bound, String> {
-        let num = |t: &str| {
-            t.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("holds_if '{s}': '{}' is not a number", t.trim()))
-        };
-        let s = s.trim();
-        if let Some(x) = s.strip_prefix(">=") {
-            Ok(Bound::AtLeast(num(x)?))
-        } else if let Some(x) = s.strip_prefix("<=") {
-            Ok(Bound::AtMost(num(x)?))
-        } else if let Some((a, b)) = s.split_once("..") {
-            let (a, b) = (num(a)?, num(b)?);
-            if a > b {
-                return Err(format!("holds_if '{s}': an empty range"));
-            }
-            Ok(Bound::Within(a, b))
-        } else {
-            Err(format!("holds_if '{s}': write '>= X', '<= X' or 'A..B'"))
-        }
-    }
-
-    pub fn admits(&self, v: f64) -> bool {
-        match *self {
-            Bound::AtLeast(x) => v >= x,
-            Bound::AtMost(x) => v <= x,
-            Bound::Within(a, b) => (a..=b).contains(&v),
-        }
-    }
-}
-
-impl fmt::Display for Bound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Over {
+    fn combine(self, v: &[f64]) -> f64 {
         match self {
-            Bound::AtLeast(x) => write!(f, ">= {x}"),
-            Bound::AtMost(x) => write!(f, "<= {x}"),
-            Bound::Within(a, b) => write!(f, "{a} .. {b}"),
+            Over::Mean => v.iter().sum::<f64>() / v.len() as f64,
+            Over::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
+            Over::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            Over::Trend => v[v.len() - 1] / v[0],
         }
     }
+}
+
+/// What a claim's verdict rests on (issue 23 item 3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Our model's output, not an input to it nor a target it was fitted
+    /// to.
+    Independent,
+    /// A target of a calibration: `fit` names it and its command.
+    Fitted { fit: String },
+    /// A model input, or a figure of runs that cannot differ: `reason`.
+    Construction { reason: String },
+}
+
+impl Basis {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Basis::Independent => "independent",
+            Basis::Fitted { .. } => "fitted",
+            Basis::Construction { .. } => "by construction",
+        }
+    }
+
+    /// The fit or the reason, for the report.
+    pub fn detail(&self) -> &str {
+        match self {
+            Basis::Independent => "",
+            Basis::Fitted { fit } => fit,
+            Basis::Construction { reason } => reason,
+        }
+    }
+
+    pub const ALL: [&'static str; 3] = ["independent", "fitted", "by construction"];
 }
 
 #[derive(Clone, Debug)]
@@ -119,17 +139,17 @@ pub struct Claim {
     /// The claim as the paper makes it.
     pub claim: String,
     pub source: String,
-    pub metric: Metric,
+    pub metric: String,
     pub run: String,
     pub baseline: Option<String>,
     pub compare: Compare,
     /// The paper's figure, as text (`2.74x`, `29 us vs 22 us`).
     pub paper: String,
-    pub holds_if: Bound,
-    /// The claim's direction alone (`>= 1.0`: more, whatever the factor),
-    /// for claims whose number the paper gives: a figure that misses the
-    /// number but keeps the direction holds qualitatively.
-    pub qualitative: Option<Bound>,
+    /// The paper's number and what it says of it.
+    pub kind: Kind,
+    pub basis: Basis,
+    /// A band other than the rule's, and why (the report lists these).
+    pub exception: Option<(Band, String)>,
     /// How a `*` run's groups combine (`over = "min"` in the file).
     pub over: Over,
     /// The groups a `*` run stands for, in this order (`groups = [...]` in
@@ -140,8 +160,11 @@ pub struct Claim {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Holds,
-    /// Outside the tolerance, but in the paper's direction.
+    /// Outside the band, in the paper's direction and within 3x of its
+    /// number.
     Qualitatively,
+    /// In the paper's direction, beyond 3x of its number: a miss.
+    FarOff,
     DoesNotHold,
     /// The experiment was not run in this mode (`--only`, `--mode`), or a
     /// run lacked the metric.
@@ -153,25 +176,141 @@ impl Verdict {
         match self {
             Verdict::Holds => "holds",
             Verdict::Qualitatively => "holds qualitatively",
+            Verdict::FarOff => "right direction, far off",
             Verdict::DoesNotHold => "does not hold",
             Verdict::NotRun => "not run",
         }
     }
+
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Holds,
+        Verdict::Qualitatively,
+        Verdict::FarOff,
+        Verdict::DoesNotHold,
+        Verdict::NotRun,
+    ];
 }
 
-/// A claim checked in one mode.
+/// A claim checked against one set of runs.
 #[derive(Clone, Debug)]
 pub struct Checked {
-    pub mode: Mode,
-    /// Our figure, formed as the claim says.
+    /// Our figure, formed as the claim says; infinite (growth from 0) or
+    /// NaN (0 / 0) figures never hold.
     pub ours: Option<f64>,
+    /// The standard deviation of the figure across seeds (0 with one).
+    pub spread: f64,
+    pub band: Band,
+    pub qualitative: Option<Band>,
     pub verdict: Verdict,
+    /// The declared basis, or by construction where the runs came out
+    /// identical in every seed.
+    pub basis: Basis,
+}
+
+impl Checked {
+    /// Our figure for the report and `summary.json`: a number, or a word
+    /// for an infinite or undefined one (never JSON's `null`).
+    pub fn ours_json(&self) -> serde_json::Value {
+        match self.ours {
+            Some(v) if v.is_finite() => serde_json::json!(v),
+            Some(v) if v.is_nan() => "undefined (0 / 0)".into(),
+            Some(v) if v > 0.0 => "infinite (from 0)".into(),
+            Some(_) => "-infinite".into(),
+            None => "not run".into(),
+        }
+    }
+}
+
+/// What names the runs claims may refer to: the simulator's experiments,
+/// or the application mode's.
+pub trait Catalogue {
+    /// `Err` naming the problem, if `experiment` is unknown.
+    fn experiment(&self, experiment: &str) -> Result<(), String>;
+    fn has_run(&self, experiment: &str, key: &str) -> bool;
+    /// The groups a `*` in a run key stands for, in order.
+    fn groups(&self, experiment: &str) -> Vec<String>;
+    /// `Err` naming the problem, if `metric` is unknown.
+    fn metric(&self, metric: &str) -> Result<(), String>;
+}
+
+/// Where the figures come from.
+pub trait Source {
+    /// `metric` in each seed (or repetition) of a run; `None` if the run
+    /// did not happen or lacks the metric.
+    fn per_seed(&self, experiment: &str, key: &str, metric: &str) -> Option<Vec<f64>>;
+    /// The groups a `*` in a run key stands for, in order.
+    fn groups(&self, experiment: &str) -> Vec<String>;
+    /// Whether the experiment defines the run (ran or not).
+    fn defines(&self, experiment: &str, key: &str) -> bool;
+}
+
+impl Catalogue for [Experiment] {
+    fn experiment(&self, id: &str) -> Result<(), String> {
+        match self.iter().any(|e| e.id == id) {
+            true => Ok(()),
+            false => Err(format!("no experiment '{id}'")),
+        }
+    }
+
+    fn has_run(&self, id: &str, key: &str) -> bool {
+        self.iter()
+            .find(|e| e.id == id)
+            .is_some_and(|e| e.run(key).is_some())
+    }
+
+    fn groups(&self, id: &str) -> Vec<String> {
+        self.iter()
+            .find(|e| e.id == id)
+            .map(Experiment::groups)
+            .unwrap_or_default()
+    }
+
+    fn metric(&self, metric: &str) -> Result<(), String> {
+        Metric::parse(metric).map(|_| ())
+    }
+}
+
+/// The simulator's (or emulator's) runs in one mode, as a [`Source`].
+pub struct ModeResults<'a> {
+    pub results: &'a Results,
+    pub mode: Mode,
+}
+
+impl Source for ModeResults<'_> {
+    fn per_seed(&self, experiment: &str, key: &str, metric: &str) -> Option<Vec<f64>> {
+        let m = Metric::parse(metric).ok()?;
+        let v: Vec<f64> = self
+            .results
+            .reports(experiment, key, self.mode)
+            .iter()
+            .filter_map(|r| m.of(r))
+            .collect();
+        (!v.is_empty()).then_some(v)
+    }
+
+    fn groups(&self, experiment: &str) -> Vec<String> {
+        crate::figures::all().as_slice().groups(experiment)
+    }
+
+    fn defines(&self, experiment: &str, key: &str) -> bool {
+        crate::figures::all().as_slice().has_run(experiment, key)
+    }
 }
 
 /// Parses a claims file and checks every claim against the experiments it
-/// names: the experiment, the runs and the metric must exist. Errors name
-/// the claim by its position and text.
+/// names: the experiment, the runs and the metric must exist, and its kind,
+/// number and basis fit the rule. Errors name the claim by its position
+/// and text.
 pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<Claim>, String> {
+    load_in(text, origin, experiments)
+}
+
+/// [`load`] against any [`Catalogue`].
+pub fn load_in<C: Catalogue + ?Sized>(
+    text: &str,
+    origin: &str,
+    catalogue: &C,
+) -> Result<Vec<Claim>, String> {
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -184,177 +323,284 @@ pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<
         .enumerate()
         .map(|(i, raw)| {
             let at = |m: String| format!("{origin}: claim {} ('{}'): {m}", i + 1, raw.claim);
-            let metric = Metric::parse(&raw.metric).map_err(at)?;
-            let compare = match raw.compare.as_str() {
-                "ratio" => Compare::Ratio,
-                "diff" => Compare::Diff,
-                "value" => Compare::Value,
-                other => return Err(at(format!("compare '{other}': ratio, diff or value"))),
-            };
-            if (compare == Compare::Value) != raw.baseline.is_none() {
-                return Err(at(
-                    "a ratio or a diff needs a baseline run, a value none".into()
-                ));
-            }
-            let e = experiments
-                .iter()
-                .find(|e| e.id == raw.experiment)
-                .ok_or_else(|| at(format!("no experiment '{}'", raw.experiment)))?;
-            if let Some(gs) = &raw.groups {
-                if !raw.run.contains('*') {
-                    return Err(at("groups needs a run with '*'".into()));
-                }
-                if let Some(g) = gs.iter().find(|g| !e.groups().contains(g)) {
-                    return Err(at(format!("experiment '{}' has no group '{g}'", e.id)));
-                }
-            }
-            if raw.run.contains('*') {
-                if expand(e, &raw.run, raw.baseline.as_deref(), raw.groups.as_deref()).is_empty() {
-                    return Err(at(format!(
-                        "experiment '{}' has no group where '{}' names a run",
-                        e.id, raw.run
-                    )));
-                }
-            } else {
-                for key in std::iter::once(&raw.run).chain(raw.baseline.as_ref()) {
-                    if e.run(key).is_none() {
-                        return Err(at(format!("experiment '{}' has no run '{key}'", e.id)));
-                    }
-                }
-            }
-            let over = match raw.over.as_deref() {
-                None | Some("mean") => Over::Mean,
-                Some("min") => Over::Min,
-                Some("max") => Over::Max,
-                Some("trend") => Over::Trend,
-                Some(other) => return Err(at(format!("over '{other}': mean, min, max or trend"))),
-            };
-            if over == Over::Trend {
-                let named = raw.groups.as_ref().map_or(0, Vec::len);
-                let pairs = expand(e, &raw.run, raw.baseline.as_deref(), raw.groups.as_deref());
-                if named < 2 || pairs.len() != named {
-                    return Err(at(
-                        "over 'trend' needs groups = [FIRST, ..., LAST], two at least, each \
-                         naming the run and its baseline"
-                            .into(),
-                    ));
-                }
-            }
-            if raw.over.is_some() && !raw.run.contains('*') {
-                return Err(at("over needs a run with '*' (its groups)".into()));
-            }
-            Ok(Claim {
-                over,
-                groups: raw.groups,
-                holds_if: Bound::parse(&raw.holds_if).map_err(at)?,
-                qualitative: raw
-                    .qualitative
-                    .as_deref()
-                    .map(Bound::parse)
-                    .transpose()
-                    .map_err(at)?,
-                experiment: raw.experiment,
-                claim: raw.claim,
-                source: raw.source,
-                metric,
-                run: raw.run,
-                baseline: raw.baseline,
-                compare,
-                paper: raw.paper,
-            })
+            one(raw.clone(), catalogue).map_err(at)
         })
         .collect()
 }
 
-/// A run key with `*` (`bs-opt/*`) for each group of the experiment (or
-/// each of `groups`, in order) where it and its baseline name runs: the
-/// (run, baseline) pairs.
-fn expand(
-    e: &Experiment,
-    run: &str,
-    baseline: Option<&str>,
-    groups: Option<&[String]>,
-) -> Vec<(String, Option<String>)> {
-    let all = e.groups();
+fn one<C: Catalogue + ?Sized>(raw: Raw, catalogue: &C) -> Result<Claim, String> {
+    catalogue.metric(&raw.metric)?;
+    let compare = match raw.compare.as_str() {
+        "ratio" => Compare::Ratio,
+        "diff" => Compare::Diff,
+        "value" => Compare::Value,
+        other => return Err(format!("compare '{other}': ratio, diff or value")),
+    };
+    if (compare == Compare::Value) != raw.baseline.is_none() {
+        return Err("a ratio or a diff needs a baseline run, a value none".into());
+    }
+    let number: Option<Vec<f64>> = raw.number.as_ref().map(|n| match n {
+        Number::One(x) => vec![x.get()],
+        Number::Many(v) => v.iter().map(Num::get).collect(),
+    });
+    let kind = Kind::parse(&raw.kind, number.as_deref())?;
+    kind.check(compare)?;
+    let basis = match (raw.basis.as_str(), raw.fit, raw.basis_reason) {
+        ("independent", None, None) => Basis::Independent,
+        ("fitted", Some(fit), None) => Basis::Fitted { fit },
+        ("construction", None, Some(reason)) => Basis::Construction { reason },
+        ("independent" | "fitted" | "construction", ..) => {
+            return Err(
+                "basis: 'independent' alone, 'fitted' with fit = \"the fit and its command\", \
+                 'construction' with basis_reason = \"why\""
+                    .into(),
+            )
+        }
+        (other, ..) => {
+            return Err(format!(
+                "basis '{other}': independent, fitted or construction"
+            ))
+        }
+    };
+    let exception = match (raw.holds_if, raw.tolerance_reason) {
+        (None, None) => None,
+        (Some(h), Some(why)) => Some((Band::parse(&h)?, why)),
+        (Some(_), None) => {
+            return Err(
+                "holds_if replaces the rule's band: give tolerance_reason, citing the paper".into(),
+            )
+        }
+        (None, Some(_)) => return Err("tolerance_reason without holds_if".into()),
+    };
+    catalogue.experiment(&raw.experiment)?;
+    let all = catalogue.groups(&raw.experiment);
+    if let Some(gs) = &raw.groups {
+        if !raw.run.contains('*') {
+            return Err("groups needs a run with '*'".into());
+        }
+        if let Some(g) = gs.iter().find(|g| !all.contains(g)) {
+            return Err(format!(
+                "experiment '{}' has no group '{g}'",
+                raw.experiment
+            ));
+        }
+    }
+    let pairs = |groups: &[String]| -> Vec<(String, Option<String>)> {
+        expand(&raw.run, raw.baseline.as_deref(), groups)
+            .into_iter()
+            .filter(|(r, b)| {
+                catalogue.has_run(&raw.experiment, r)
+                    && b.as_deref()
+                        .map_or(true, |b| catalogue.has_run(&raw.experiment, b))
+            })
+            .collect()
+    };
+    let groups = raw.groups.clone().unwrap_or_else(|| all.clone());
+    if raw.run.contains('*') {
+        if pairs(&groups).is_empty() {
+            return Err(format!(
+                "experiment '{}' has no group where '{}' names a run",
+                raw.experiment, raw.run
+            ));
+        }
+    } else {
+        for key in std::iter::once(&raw.run).chain(raw.baseline.as_ref()) {
+            if !catalogue.has_run(&raw.experiment, key) {
+                return Err(format!(
+                    "experiment '{}' has no run '{key}'",
+                    raw.experiment
+                ));
+            }
+        }
+    }
+    let over = match raw.over.as_deref() {
+        None | Some("mean") => Over::Mean,
+        Some("min") => Over::Min,
+        Some("max") => Over::Max,
+        Some("trend") => Over::Trend,
+        Some(other) => return Err(format!("over '{other}': mean, min, max or trend")),
+    };
+    if over == Over::Trend {
+        let named = raw.groups.as_ref().map_or(0, Vec::len);
+        if named < 2 || pairs(&groups).len() != named {
+            return Err(
+                "over 'trend' needs groups = [FIRST, ..., LAST], two at least, each \
+                        naming the run and its baseline"
+                    .into(),
+            );
+        }
+    }
+    if raw.over.is_some() && !raw.run.contains('*') {
+        return Err("over needs a run with '*' (its groups)".into());
+    }
+    Ok(Claim {
+        over,
+        groups: raw.groups,
+        kind,
+        basis,
+        exception,
+        experiment: raw.experiment,
+        claim: raw.claim,
+        source: raw.source,
+        metric: raw.metric,
+        run: raw.run,
+        baseline: raw.baseline,
+        compare,
+        paper: raw.paper,
+    })
+}
+
+/// A run key with `*` (`bs-opt/*`) for each of `groups`: the (run,
+/// baseline) pairs.
+fn expand(run: &str, baseline: Option<&str>, groups: &[String]) -> Vec<(String, Option<String>)> {
     groups
-        .map(<[String]>::to_vec)
-        .unwrap_or(all)
         .iter()
         .map(|g| (run.replace('*', g), baseline.map(|b| b.replace('*', g))))
-        .filter(|(r, b)| e.run(r).is_some() && b.as_deref().map_or(true, |b| e.run(b).is_some()))
         .collect()
 }
 
+/// Population standard deviation (as [`crate::run::Stat`]'s).
+fn sd(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// One (run, baseline) pair's figure from the two means, and per seed.
+struct Pair {
+    figure: f64,
+    per_seed: Vec<f64>,
+    /// The run and the baseline gave the same value in every seed.
+    identical: bool,
+}
+
 impl Claim {
-    /// Our figure for the claim in `mode`, and whether it is within the
-    /// tolerance. A run key with `*` stands for every group: the figure is
-    /// the mean of the groups' figures (FR's "on average" over its
-    /// workloads), and needs every group's.
+    /// The simulator's (or emulator's) check in `mode`.
     pub fn check(&self, results: &Results, mode: Mode) -> Checked {
-        let ours = if self.run.contains('*') {
-            let pairs = crate::figures::all()
-                .into_iter()
-                .find(|e| e.id == self.experiment)
-                .map(|e| {
-                    expand(
-                        &e,
-                        &self.run,
-                        self.baseline.as_deref(),
-                        self.groups.as_deref(),
-                    )
-                })
-                .unwrap_or_default();
-            let figs: Option<Vec<f64>> = pairs
+        self.check_in(&ModeResults { results, mode })
+    }
+
+    /// Our figure, its spread across seeds, the bands the rule gives, and
+    /// the verdict. A run key with `*` stands for its groups, combined as
+    /// `over` says.
+    pub fn check_in(&self, source: &dyn Source) -> Checked {
+        let pairs: Option<Vec<Pair>> = if self.run.contains('*') {
+            let groups = self
+                .groups
+                .clone()
+                .unwrap_or_else(|| source.groups(&self.experiment));
+            let defined: Vec<(String, Option<String>)> =
+                expand(&self.run, self.baseline.as_deref(), &groups)
+                    .into_iter()
+                    .filter(|(r, b)| {
+                        source.defines(&self.experiment, r)
+                            && b.as_deref()
+                                .map_or(true, |b| source.defines(&self.experiment, b))
+                    })
+                    .collect();
+            // Every group's figure, or none: a mean over some is not the
+            // claim's.
+            defined
                 .iter()
-                .map(|(r, b)| self.figure(results, mode, r, b.as_deref()))
-                .collect();
-            figs.filter(|v| !v.is_empty()).map(|v| match self.over {
-                Over::Mean => v.iter().sum::<f64>() / v.len() as f64,
-                Over::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
-                Over::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                Over::Trend => v[v.len() - 1] / v[0],
-            })
+                .map(|(r, b)| self.pair(source, r, b.as_deref()))
+                .collect::<Option<Vec<Pair>>>()
+                .filter(|ps| !ps.is_empty())
         } else {
-            self.figure(results, mode, &self.run, self.baseline.as_deref())
+            self.pair(source, &self.run, self.baseline.as_deref())
+                .map(|p| vec![p])
         };
-        // An infinite ratio (a figure that grows from nothing, FR Fig 5b's
-        // T_D2) is checked as it is: `>= X` admits it, a range does not.
-        let verdict = match ours {
-            Some(v) if !v.is_nan() && self.holds_if.admits(v) => Verdict::Holds,
-            Some(v) if !v.is_nan() && self.qualitative.is_some_and(|q| q.admits(v)) => {
-                Verdict::Qualitatively
+        let (ours, spread, identical) = match &pairs {
+            None => (None, 0.0, false),
+            Some(ps) => {
+                let figs: Vec<f64> = ps.iter().map(|p| p.figure).collect();
+                let ours = if ps.len() == 1 && !self.run.contains('*') {
+                    figs[0]
+                } else {
+                    self.over.combine(&figs)
+                };
+                // Per seed, the groups combined the same way.
+                let seeds = ps.iter().map(|p| p.per_seed.len()).min().unwrap_or(0);
+                let per_seed: Vec<f64> = (0..seeds)
+                    .map(|i| {
+                        let v: Vec<f64> = ps.iter().map(|p| p.per_seed[i]).collect();
+                        if self.run.contains('*') {
+                            self.over.combine(&v)
+                        } else {
+                            v[0]
+                        }
+                    })
+                    .filter(|v| v.is_finite())
+                    .collect();
+                (Some(ours), sd(&per_seed), ps.iter().all(|p| p.identical))
             }
-            Some(v) if !v.is_nan() => Verdict::DoesNotHold,
-            _ => Verdict::NotRun,
+        };
+        let stated = self.exception.as_ref().map(|(b, _)| *b);
+        let (band, qualitative) = rule::bands(self.kind, self.compare, stated, spread);
+        let verdict = match ours {
+            None => Verdict::NotRun,
+            Some(v) if band.admits(v) => Verdict::Holds,
+            Some(v) if qualitative.is_some_and(|q| q.admits(v)) => Verdict::Qualitatively,
+            Some(v) if rule::right_direction(self.kind, self.compare, spread, v) => Verdict::FarOff,
+            Some(_) => Verdict::DoesNotHold,
+        };
+        let basis = match (&self.basis, identical && self.baseline.is_some()) {
+            (Basis::Independent, true) => Basis::Construction {
+                reason: "the run and its baseline came out identical in every seed: the figure \
+                         cannot show a difference (found by the check, not declared)"
+                    .into(),
+            },
+            (b, _) => b.clone(),
         };
         Checked {
-            mode,
             ours,
+            spread,
+            band,
+            qualitative,
             verdict,
+            basis,
         }
     }
 
     /// The figure of one run against its baseline.
-    fn figure(
-        &self,
-        results: &Results,
-        mode: Mode,
-        run: &str,
-        baseline: Option<&str>,
-    ) -> Option<f64> {
-        let stat = |key: &str| {
-            results
-                .stat(&self.experiment, key, mode, &self.metric)
-                .map(|s| s.mean)
+    fn pair(&self, source: &dyn Source, run: &str, baseline: Option<&str>) -> Option<Pair> {
+        let r = source.per_seed(&self.experiment, run, &self.metric)?;
+        let form = |v: f64, b: f64| match self.compare {
+            Compare::Value => v,
+            Compare::Ratio if b != 0.0 => v / b,
+            // From nothing to something: infinitely more; 0 / 0 is undefined.
+            Compare::Ratio if v > 0.0 => f64::INFINITY,
+            Compare::Ratio => f64::NAN,
+            Compare::Diff => v - b,
         };
-        match (self.compare, stat(run), baseline.map(stat)) {
-            (Compare::Value, Some(v), _) => Some(v),
-            (Compare::Ratio, Some(v), Some(Some(b))) if b != 0.0 => Some(v / b),
-            // From nothing to something: infinitely more.
-            (Compare::Ratio, Some(v), Some(Some(_))) if v > 0.0 => Some(f64::INFINITY),
-            (Compare::Diff, Some(v), Some(Some(b))) => Some(v - b),
+        match (self.compare, baseline) {
+            (Compare::Value, _) => Some(Pair {
+                figure: mean(&r),
+                per_seed: r,
+                identical: false,
+            }),
+            (_, Some(b)) => {
+                let b = source.per_seed(&self.experiment, b, &self.metric)?;
+                let n = r.len().min(b.len());
+                Some(Pair {
+                    figure: form(mean(&r), mean(&b)),
+                    per_seed: (0..n).map(|i| form(r[i], b[i])).collect(),
+                    identical: r.len() == b.len() && r == b,
+                })
+            }
             _ => None,
         }
+    }
+
+    /// The paper the claim is from, for the per-paper counts.
+    pub fn paper_name(&self) -> &'static str {
+        paper_of(&self.experiment)
     }
 
     /// How the figure is formed, for the report (`irq_rate default / cint`).
@@ -378,5 +624,40 @@ impl Claim {
         } else {
             f
         }
+    }
+
+    /// What the claim's kind and number say (`ratio 2.74`, `range 12..15`).
+    pub fn kind_text(&self) -> String {
+        match self.kind {
+            Kind::Ratio(n)
+            | Kind::Added(n)
+            | Kind::Difference(n)
+            | Kind::About(n)
+            | Kind::AtLeast(n)
+            | Kind::AtMost(n)
+            | Kind::Within(n) => format!("{} {n}", self.kind.name()),
+            Kind::Range(a, b) => format!("range {a}..{b}"),
+            k => k.name().to_string(),
+        }
+    }
+}
+
+/// The paper an experiment reproduces: TOS (with the OSDI bar labels),
+/// FastResponse, Gyawali and Aryal, or ours.
+pub fn paper_of(experiment: &str) -> &'static str {
+    if experiment.starts_with("fr-") {
+        "FastResponse (ICS'22)"
+    } else if experiment == "gyawali" {
+        "Gyawali and Aryal"
+    } else if experiment.starts_with("ours-") || experiment.starts_with("xval-") {
+        "ours (no paper)"
+    } else {
+        "TOS'22 / OSDI'21"
+    }
+}
+
+impl fmt::Display for Basis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }

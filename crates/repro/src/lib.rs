@@ -18,6 +18,7 @@ pub mod figures;
 pub mod metric;
 pub mod plot;
 pub mod provenance;
+pub mod rule;
 pub mod run;
 pub mod staging;
 pub mod write;

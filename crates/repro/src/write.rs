@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use report::Mode;
 use serde_json::json;
 
-use crate::claims::{Claim, Verdict};
+use crate::claims::{Checked, Claim, Verdict};
 use crate::doc::{self, Block};
 use crate::experiment::Experiment;
 use crate::plot;
@@ -59,28 +59,72 @@ pub struct Context<'a> {
     pub wall_secs: f64,
 }
 
-/// Counts of verdicts, for the summary line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Counts of verdicts by paper and basis (issue 23 item 3): the headline
+/// counts independent evidence; fitted and by-construction results are
+/// counted apart.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
-    pub holds: usize,
-    /// Outside the tolerance but in the paper's direction.
-    pub qualitatively: usize,
-    pub fails: usize,
-    pub not_run: usize,
+    /// (paper, basis) -> counts per verdict, in [`Verdict::ALL`]'s order.
+    pub by: std::collections::BTreeMap<(String, String), [usize; 5]>,
+}
+
+impl Tally {
+    pub fn add(&mut self, paper: &str, basis: &str, v: Verdict) {
+        let i = Verdict::ALL.iter().position(|x| *x == v).unwrap_or(4);
+        self.by
+            .entry((paper.to_string(), basis.to_string()))
+            .or_default()[i] += 1;
+    }
+
+    /// Counts over every paper for `basis` (all bases when `None`).
+    pub fn counts(&self, basis: Option<&str>) -> [usize; 5] {
+        let mut out = [0; 5];
+        for ((_, b), c) in &self.by {
+            if basis.map_or(true, |x| x == b) {
+                for (o, c) in out.iter_mut().zip(c) {
+                    *o += c;
+                }
+            }
+        }
+        out
+    }
+
+    pub fn holds(&self) -> usize {
+        self.counts(None)[0]
+    }
+
+    /// The headline: `N of M independent claims hold (Q more
+    /// qualitatively); K of F fitted claims reproduce their targets; C of B
+    /// hold by construction`, claims not run left out of M, F and B.
+    pub fn headline(&self) -> String {
+        let checked = |c: [usize; 5]| c[0] + c[1] + c[2] + c[3];
+        let i = self.counts(Some("independent"));
+        let f = self.counts(Some("fitted"));
+        let b = self.counts(Some("by construction"));
+        let all = self.counts(None);
+        let mut s = format!(
+            "{} of {} independent claims hold ({} more qualitatively, {} right direction but far off, {} do not); \
+             {} of {} fitted claims reproduce their targets; {} of {} by-construction claims hold",
+            i[0],
+            checked(i),
+            i[1],
+            i[2],
+            i[3],
+            f[0],
+            checked(f),
+            b[0],
+            checked(b)
+        );
+        if all[4] > 0 {
+            s += &format!(" ({} not run)", all[4]);
+        }
+        s
+    }
 }
 
 impl std::fmt::Display for Tally {
-    /// `42 claims hold, 9 more qualitatively, 12 do not (3 not run)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} claims hold, {} more qualitatively, {} do not",
-            self.holds, self.qualitatively, self.fails
-        )?;
-        if self.not_run > 0 {
-            write!(f, " ({} not run)", self.not_run)?;
-        }
-        Ok(())
+        f.write_str(&self.headline())
     }
 }
 
@@ -104,17 +148,35 @@ pub fn report(
         modes_text(ctx.plan)
     )));
     blocks.push(Block::Para(
-        "Tolerances are set from the paper's numbers, not ours: a ratio holds within a factor of \
-         1.5 of the paper's, on the same side of 1; \"equal\" is 0.9..1.1 (0.95..1.05 for latencies \
-         the paper calls equal); an added timeout within 1 us at 6 us, 2 us at 15-20 us, 5 us at 100 us; \
-         a direction only is a bound at 1. A claim with a number whose figure misses the \
-         tolerance but keeps the paper's direction \"holds qualitatively\". The claims are data: `crates/repro/claims.toml`."
+        "Each claim states the paper's number and its kind; its band comes from one rule, written \
+         in `crates/repro/claims.toml`'s header and coded in `crates/repro/src/rule.rs`: a ratio, \
+         range, measured difference or value within a factor of 1.5 of the paper's; \"equal\" \
+         0.9..1.1 (0.95..1.05 for latencies equal to the microsecond); a time a scheme adds by \
+         design within 1 us at 6 us, 2 us at 15-20 us, 5% at 100 us; a bound the paper states, as \
+         stated. A claimed effect never holds at no effect: its band keeps clear of the neutral \
+         value (1, or 0 for a difference) by twice our figure's spread across seeds, and by 2% at \
+         least for ratios. \"Holds qualitatively\" is the paper's direction within 3x of its \
+         number; beyond 3x, \"right direction, far off\", a miss. Each claim has a basis: \
+         independent, fitted (a calibration target) or by construction (a model input, or runs \
+         that cannot differ); only independent claims count in the headline."
             .into(),
     ));
     let mut tally = Tally::default();
     let mut summary_rows = Vec::new();
     let mut verdicts = Vec::new();
+    let mut exceptions = Vec::new();
     let mut body = Vec::new();
+    for c in claims {
+        if let Some((band, why)) = &c.exception {
+            exceptions.push(vec![
+                c.experiment.clone(),
+                c.claim.clone(),
+                c.kind_text(),
+                band.to_string(),
+                why.clone(),
+            ]);
+        }
+    }
     for e in experiments {
         body.push(Block::Heading(2, e.title.to_string()));
         body.push(Block::Para(e.paper.to_string()));
@@ -135,54 +197,31 @@ pub fn report(
             });
             body.push(values_table(e, results, mode));
             let mut rows = Vec::new();
-            let (mut held, mut partly, mut checked) = (0, 0, 0);
+            let mut counts = [0usize; 5];
             for c in claims.iter().filter(|c| c.experiment == e.id) {
                 let k = c.check(results, mode);
-                match k.verdict {
-                    Verdict::Holds => {
-                        tally.holds += 1;
-                        held += 1;
-                        checked += 1;
-                    }
-                    Verdict::Qualitatively => {
-                        tally.qualitatively += 1;
-                        partly += 1;
-                        checked += 1;
-                    }
-                    Verdict::DoesNotHold => {
-                        tally.fails += 1;
-                        checked += 1;
-                    }
-                    Verdict::NotRun => tally.not_run += 1,
+                tally.add(c.paper_name(), k.basis.as_str(), k.verdict);
+                if k.basis.as_str() == "independent" {
+                    counts[Verdict::ALL
+                        .iter()
+                        .position(|v| *v == k.verdict)
+                        .unwrap_or(4)] += 1;
                 }
-                let ours = k.ours.map(fmt_number).unwrap_or_else(|| "-".into());
-                rows.push(vec![
-                    c.claim.clone(),
-                    c.source.clone(),
-                    c.paper.clone(),
-                    format!("{ours} (`{}`)", c.formula()),
-                    c.holds_if.to_string(),
-                    k.verdict.as_str().to_string(),
-                ]);
-                verdicts.push(json!({
-                    "experiment": e.id, "mode": mode.as_str(), "claim": c.claim, "source": c.source,
-                    "paper": c.paper, "formula": c.formula(), "ours": k.ours,
-                    "holds_if": c.holds_if.to_string(), "verdict": k.verdict.as_str(),
-                }));
+                rows.push(claim_row(c, &k));
+                verdicts.push(claim_json(c, &k, e.id, mode.as_str()));
             }
             if !rows.is_empty() {
                 body.push(Block::Table {
-                    head: ["claim", "source", "paper", "ours", "holds if", "verdict"]
-                        .map(String::from)
-                        .to_vec(),
+                    head: CLAIM_HEAD.map(String::from).to_vec(),
                     rows,
                 });
             }
             summary_rows.push(vec![
                 e.id.to_string(),
                 mode.as_str().to_string(),
-                format!("{held} of {checked}"),
-                partly.to_string(),
+                format!("{} of {}", counts[0], counts[..4].iter().sum::<usize>()),
+                counts[1].to_string(),
+                (counts[2] + counts[3]).to_string(),
             ]);
         }
         for w in &e.workloads {
@@ -192,24 +231,38 @@ pub fn report(
             });
         }
     }
-    blocks.push(Block::Para(format!(
-        "**{} claims hold, {} more hold qualitatively (the paper's direction, not its number), {} do not**{}.",
-        tally.holds,
-        tally.qualitatively,
-        tally.fails,
-        if tally.not_run > 0 { format!(" ({} not run)", tally.not_run) } else { String::new() }
-    )));
+    blocks.push(Block::Para(format!("**{}.**", tally.headline())));
+    blocks.push(Block::Heading(2, "Verdicts by paper and basis".into()));
+    blocks.push(tally_table(&tally));
+    blocks.push(Block::Heading(
+        2,
+        "Verdicts by experiment (independent claims)".into(),
+    ));
     blocks.push(Block::Table {
         head: [
             "experiment",
             "mode",
-            "claims holding",
+            "independent claims holding",
             "more holding qualitatively",
+            "misses (far off or not holding)",
         ]
         .map(String::from)
         .to_vec(),
         rows: summary_rows,
     });
+    blocks.push(Block::Heading(2, "Exceptions to the rule".into()));
+    blocks.push(Block::Para(format!(
+        "{} claim(s) carry a band other than the rule's, each with the paper's reason.",
+        exceptions.len()
+    )));
+    if !exceptions.is_empty() {
+        blocks.push(Block::Table {
+            head: ["experiment", "claim", "kind", "band", "why"]
+                .map(String::from)
+                .to_vec(),
+            rows: exceptions,
+        });
+    }
     blocks.extend(body);
     atomic(&out.join("report.md"), &doc::markdown(&blocks))?;
     atomic(
@@ -224,7 +277,8 @@ pub fn report(
         "emu_runtime_ns": ctx.plan.emu_runtime,
         "emu_reps": ctx.plan.emu_reps,
         "wall_secs": ctx.wall_secs,
-        "holds": tally.holds, "holds_qualitatively": tally.qualitatively, "does_not_hold": tally.fails, "not_run": tally.not_run,
+        "headline": tally.headline(),
+        "counts": counts_json(&tally),
         "claims": verdicts,
         "provenance": experiments.iter().map(|e| json!({
             "experiment": e.id,
@@ -239,6 +293,104 @@ pub fn report(
         &serde_json::to_string_pretty(&summary).unwrap_or_default(),
     )?;
     Ok(tally)
+}
+
+/// The claim table's columns, in the report and the app report.
+pub const CLAIM_HEAD: [&str; 8] = [
+    "claim", "source", "paper", "kind", "ours", "band", "basis", "verdict",
+];
+
+/// One claim's row: its kind and band from the rule, its basis.
+pub fn claim_row(c: &Claim, k: &Checked) -> Vec<String> {
+    let ours = match k.ours {
+        Some(v) if v.is_finite() => fmt_number(v),
+        _ => k.ours_json().as_str().unwrap_or("-").to_string(),
+    };
+    let spread = if k.spread > 0.0 {
+        format!(" ± {}", fmt_number(k.spread))
+    } else {
+        String::new()
+    };
+    let basis = match k.basis.detail() {
+        "" => k.basis.as_str().to_string(),
+        d => format!("{}: {d}", k.basis.as_str()),
+    };
+    let band = match (&c.exception, k.qualitative) {
+        (Some(_), _) => format!("{} (exception)", k.band),
+        (None, Some(q)) => format!("{}; qualitatively {q}", k.band),
+        (None, None) => k.band.to_string(),
+    };
+    vec![
+        c.claim.clone(),
+        c.source.clone(),
+        c.paper.clone(),
+        c.kind_text(),
+        format!("{ours}{spread} (`{}`)", c.formula()),
+        band,
+        basis,
+        k.verdict.as_str().to_string(),
+    ]
+}
+
+/// One claim in `summary.json`: no `null` figures (issue 23 item 2).
+pub fn claim_json(c: &Claim, k: &Checked, experiment: &str, mode: &str) -> serde_json::Value {
+    json!({
+        "experiment": experiment, "mode": mode, "paper_name": c.paper_name(),
+        "claim": c.claim, "source": c.source, "paper": c.paper, "formula": c.formula(),
+        "kind": c.kind.name(), "kind_text": c.kind_text(),
+        "ours": k.ours_json(), "spread": k.spread,
+        "band": k.band.to_string(),
+        "qualitative_band": k.qualitative.map_or_else(|| "none".to_string(), |q| q.to_string()),
+        "tolerance_reason": c.exception.as_ref().map_or("", |(_, why)| why.as_str()),
+        "basis": k.basis.as_str(), "basis_detail": k.basis.detail(),
+        "declared_basis": c.basis.as_str(),
+        "verdict": k.verdict.as_str(),
+    })
+}
+
+/// The counts by paper and basis as a table.
+pub fn tally_table(t: &Tally) -> Block {
+    let mut rows: Vec<Vec<String>> =
+        t.by.iter()
+            .map(|((paper, basis), c)| {
+                let mut r = vec![paper.clone(), basis.clone()];
+                r.extend(c.iter().map(usize::to_string));
+                r
+            })
+            .collect();
+    for b in crate::claims::Basis::ALL {
+        let c = t.counts(Some(b));
+        if c.iter().sum::<usize>() > 0 {
+            let mut r = vec!["all papers".to_string(), b.to_string()];
+            r.extend(c.iter().map(usize::to_string));
+            rows.push(r);
+        }
+    }
+    let mut head = vec!["paper".to_string(), "basis".to_string()];
+    head.extend(Verdict::ALL.iter().map(|v| v.as_str().to_string()));
+    Block::Table { head, rows }
+}
+
+/// The counts by paper and basis for `summary.json`.
+pub fn counts_json(t: &Tally) -> serde_json::Value {
+    let one = |c: [usize; 5]| {
+        let mut m = serde_json::Map::new();
+        for (v, n) in Verdict::ALL.iter().zip(c) {
+            m.insert(v.as_str().to_string(), json!(n));
+        }
+        serde_json::Value::Object(m)
+    };
+    let mut by_basis = serde_json::Map::new();
+    for b in crate::claims::Basis::ALL {
+        by_basis.insert(b.to_string(), one(t.counts(Some(b))));
+    }
+    json!({
+        "all": one(t.counts(None)),
+        "by_basis": by_basis,
+        "by_paper_and_basis": t.by.iter().map(|((p, b), c)| json!({
+            "paper": p, "basis": b, "verdicts": one(*c),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// Every run's value for every panel's metric (mean +- sd over seeds).
@@ -350,19 +502,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tally_reads_as_one_line_and_names_runs_not_made() {
-        let mut t = Tally {
-            holds: 42,
-            qualitatively: 9,
-            fails: 12,
-            not_run: 0,
-        };
+    fn the_headline_counts_independent_claims_and_the_rest_apart() {
+        let mut t = Tally::default();
+        for _ in 0..3 {
+            t.add("TOS", "independent", Verdict::Holds);
+        }
+        t.add("TOS", "independent", Verdict::FarOff);
+        t.add("FR", "independent", Verdict::Qualitatively);
+        t.add("TOS", "fitted", Verdict::Holds);
+        t.add("TOS", "by construction", Verdict::Holds);
+        t.add("TOS", "by construction", Verdict::DoesNotHold);
         assert_eq!(
-            t.to_string(),
-            "42 claims hold, 9 more qualitatively, 12 do not"
+            t.headline(),
+            "3 of 5 independent claims hold (1 more qualitatively, 1 right direction but far \
+             off, 0 do not); 1 of 1 fitted claims reproduce their targets; 1 of 2 \
+             by-construction claims hold"
         );
-        t.not_run = 3;
-        assert!(t.to_string().ends_with("12 do not (3 not run)"));
+        t.add("FR", "fitted", Verdict::NotRun);
+        assert!(t.headline().ends_with("(1 not run)"));
+        assert_eq!(t.holds(), 5);
     }
 
     #[test]

@@ -19,8 +19,7 @@ use std::process::Command;
 use policy::{PolicySpec, SEC, US};
 use serde::Serialize;
 
-use crate::app::{self, Checked, Ctx, Measured, Summary, System};
-use crate::claims::{Bound, Verdict};
+use crate::app::{self, Ctx, Measured, Summary, System};
 use crate::ReproError;
 
 pub const ID: &str = "xval-rocksdb";
@@ -308,12 +307,6 @@ pub fn children_cpu(line: &str) -> Option<f64> {
     }
 }
 
-/// What the experiment adds to the summary.
-pub struct Outcome {
-    pub skipped: Vec<String>,
-    pub claims: Vec<Checked>,
-}
-
 fn have_db_bench() -> bool {
     std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("db_bench").is_file()))
@@ -325,7 +318,7 @@ fn have_db_bench() -> bool {
 pub(crate) fn run(
     ctx: &Ctx,
     results: &mut BTreeMap<(String, String), Measured>,
-) -> Result<Outcome, ReproError> {
+) -> Result<Vec<String>, ReproError> {
     let scale = &ctx.opts.scale.xval;
     let mut skipped = Vec::new();
     let put = |results: &mut BTreeMap<(String, String), Measured>, k: String, m: Measured| {
@@ -393,72 +386,7 @@ pub(crate) fn run(
             }
         }
     }
-    let claims = scale
-        .threads
-        .iter()
-        .flat_map(|&t| scale.systems.iter().map(move |s| (s.clone(), t)))
-        .flat_map(|(s, t)| check(results, &s, t))
-        .collect();
-    Ok(Outcome { skipped, claims })
-}
-
-/// A claim's figure: its name, unit, tolerance and how it is read.
-type Metric = (
-    &'static str,
-    &'static str,
-    f64,
-    fn(&Measured) -> Option<f64>,
-);
-
-/// The three claims of one system and thread count.
-fn check(
-    results: &BTreeMap<(String, String), Measured>,
-    system: &str,
-    threads: u32,
-) -> Vec<Checked> {
-    let get = |side: &str| results.get(&(ID.to_string(), key(side, system, threads)));
-    let (real, model) = (get("real"), get("model"));
-    let metrics: [Metric; 3] = [
-        ("throughput", "ops/s", T_OPS, |m| Some(m.ops_per_sec)),
-        ("mean get latency", "us", T_MEAN, |m| m.avg_us),
-        ("median get latency", "us", T_P50, |m| m.p50_us),
-    ];
-    metrics
-        .iter()
-        .map(|&(what, unit, tol, f)| {
-            let r = real.and_then(f);
-            let m = model.and_then(f);
-            let ours = match (m, r) {
-                (Some(m), Some(r)) if r > 0.0 => Some(m / r),
-                _ => None,
-            };
-            let bound = Bound::Within((1.0 - tol).max(0.0), 1.0 + tol);
-            let verdict = match ours {
-                Some(v) if v.is_finite() && bound.admits(v) => Verdict::Holds,
-                Some(v) if v.is_finite() => Verdict::DoesNotHold,
-                _ => Verdict::NotRun,
-            };
-            Checked {
-                experiment: ID.into(),
-                claim: format!(
-                    "the model's {what} is within {:.0}% of real db_bench's ({system}, {threads} thread{})",
-                    tol * 100.0,
-                    if threads == 1 { "" } else { "s" }
-                ),
-                source: format!(
-                    "issue 16 item 4; T from the run-to-run spread in {MEASURED} (README there)"
-                ),
-                formula: format!("model {what} / real median {what}"),
-                paper: match r {
-                    Some(r) => format!("real {r:.1} {unit}"),
-                    None => "real: not run".into(),
-                },
-                ours,
-                holds_if: bound.to_string(),
-                verdict: verdict.as_str().into(),
-            }
-        })
-        .collect()
+    Ok(skipped)
 }
 
 /// The side-by-side table and what the comparison assumes.
@@ -615,36 +543,5 @@ mod tests {
         assert_eq!(children_cpu("1m0.5s 0m0.25s"), Some(60.75));
         assert_eq!(children_cpu("readrandom : 1 micros/op"), None);
         assert_eq!(children_cpu("0m0.1s"), None);
-    }
-
-    #[test]
-    fn claims_without_a_real_side_are_not_run() {
-        let mut results = BTreeMap::new();
-        results.insert(
-            (ID.to_string(), key("model", "cint", 1)),
-            Measured {
-                ops_per_sec: 100.0,
-                avg_us: Some(10.0),
-                p50_us: Some(9.0),
-                ..Measured::default()
-            },
-        );
-        let c = check(&results, "cint", 1);
-        assert_eq!(c.len(), 3);
-        assert!(c.iter().all(|c| c.verdict == "not run" && c.ours.is_none()));
-        results.insert(
-            (ID.to_string(), key("real", "cint", 1)),
-            Measured {
-                ops_per_sec: 100.0,
-                avg_us: Some(50.0),
-                p50_us: Some(6.0),
-                ..Measured::default()
-            },
-        );
-        let c = check(&results, "cint", 1);
-        // throughput 1.0 holds; mean 0.2 is inside 1 - 3.40 .. 4.40; p50
-        // 1.5 is outside 0.55 .. 1.45.
-        let v: Vec<&str> = c.iter().map(|c| c.verdict.as_str()).collect();
-        assert_eq!(v, ["holds", "holds", "does not hold"]);
     }
 }
