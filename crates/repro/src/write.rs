@@ -161,6 +161,7 @@ pub fn report(
          that cannot differ); only independent claims count in the headline."
             .into(),
     ));
+    blocks.push(Block::Contents);
     let mut tally = Tally::default();
     let mut summary_rows = Vec::new();
     let mut verdicts = Vec::new();
