@@ -232,7 +232,8 @@ pub fn report(
             });
         }
     }
-    blocks.push(Block::Para(format!("**{}.**", tally.headline())));
+    // The report opens with the independent count (issue 23).
+    blocks.insert(1, Block::Para(format!("**{}.**", tally.headline())));
     blocks.push(Block::Heading(2, "Verdicts by paper and basis".into()));
     blocks.push(tally_table(&tally));
     blocks.push(Block::Heading(
