@@ -13,7 +13,7 @@ use std::ffi::{c_int, c_long, c_void};
 use std::path::Path;
 use std::process::Output;
 
-use common::{bin, stderr, turn};
+use common::{bin, require_library, stderr, turn};
 use serde_json::Value;
 
 fn exec(dir: &Path, args: &[&str], program: &[&str]) -> (Output, Value) {
@@ -277,6 +277,8 @@ const CHILD: &str = "CINTERRUPTS_EXEC_TEST_CHILD";
 /// Runs `child_io` (below) under exec with `args`; the data file is passed
 /// in the environment.
 fn exec_child(dir: &Path, args: &[&str]) -> Value {
+    // child_io loads libaio.so.1, as a program linked to libaio does.
+    require_library(c"libaio.so.1", "libaio1");
     let f = data(dir);
     let me = std::env::current_exe().unwrap();
     let json = dir.join("child.json");

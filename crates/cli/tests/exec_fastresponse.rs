@@ -112,6 +112,7 @@ const SLOW: &str = "name = \"slow\"\ndescription = \"300 us a command\"\nqueues 
 
 #[test]
 fn hybrid_polling_under_exec_sleeps_then_spins_with_no_interrupt() {
+    require("fio", "fio");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, exec_fio_json, stderr, turn};
+use common::{bin, exec_fio_json, require, stderr, turn};
 use serde_json::Value;
 
 const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=256\n\
@@ -16,6 +16,7 @@ const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=
 
 #[test]
 fn real_fio_psync_pvsync2_and_libaio_under_exec() {
+    require("fio", "fio");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -167,6 +168,7 @@ fn a_verify_crc32c_write_job_passes_through_the_device() {
 
 #[test]
 fn io_uring_is_reported_once_and_left_alone() {
+    require("fio", "fio");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -207,6 +209,8 @@ fn io_uring_is_reported_once_and_left_alone() {
 /// speed is read from the command's output, not from tests).
 #[test]
 fn bench_exec_prints_both_sides_and_the_bounds() {
+    // bench exec runs the job under Debian's fio on its exec side.
+    require("fio", "fio");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("b.fio");

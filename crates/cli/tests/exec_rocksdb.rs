@@ -7,10 +7,11 @@ mod common;
 
 use std::path::Path;
 
-use common::{bin, stderr, turn};
+use common::{bin, require, stderr, turn};
 use serde_json::Value;
 
 fn db_bench(dir: &Path, rules: &[&str]) -> (String, Value) {
+    require("db_bench", "rocksdb-tools");
     let db = dir.join("db");
     let _ = std::fs::remove_dir_all(&db);
     let report = dir.join("exec.json");
@@ -92,6 +93,7 @@ fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() 
 fn ldb_dump_under_exec_reads_the_sst_files_and_file_rules_unmark_them() {
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
+    require("ldb", "rocksdb-tools");
     db_bench(dir.path(), &[]);
     // ldb reads with the options db_bench stored (OPTIONS-*:
     // use_direct_reads=true).

@@ -136,14 +136,12 @@ fn the_simulator_runs_readrandom_at_its_rate_and_fillsync_with_its_fsyncs() {
 
 #[test]
 fn fio_itself_refuses_critical_as_the_files_say() {
-    // Only where Debian's fio is installed (scripts/setup installs it).
-    let Ok(o) = std::process::Command::new("fio")
+    // Debian's fio, which scripts/setup installs.
+    require("fio", "fio");
+    let o = std::process::Command::new("fio")
         .args(["--parse-only", &example("ls-readrandom.fio")])
         .output()
-    else {
-        eprintln!("fio not installed: skipped");
-        return;
-    };
+        .unwrap();
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(all.contains("Bad option <critical=1>"), "{all}");
     // The TO files are plain fio.

@@ -1,27 +1,17 @@
 //! `cinterrupts reproduce --mode app`: the paper's RocksDB experiments
 //! (TOS Table 3, Fig 22, Table 6) under `exec --device optane`, at the
-//! quick scale, each claim with a verdict. Skipped, with the reason
-//! printed, where RocksDB's tools are not installed.
+//! quick scale, each claim with a verdict. Fails in one line naming
+//! scripts/setup where RocksDB's tools are not installed.
 
 mod common;
 
-use common::{assert_one_line_error, bin, stderr, turn};
+use common::{assert_one_line_error, bin, require, stderr, turn};
 use serde_json::Value;
-
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false)
-}
 
 #[test]
 fn app_mode_reports_table3_fig22_and_table6_with_verdicts() {
-    if !(have("db_bench") && have("ldb")) {
-        eprintln!(
-            "skipped: db_bench or ldb not on the PATH (scripts/setup installs rocksdb-tools)"
-        );
-        return;
-    }
+    require("db_bench", "rocksdb-tools");
+    require("ldb", "rocksdb-tools");
     let _turn = turn();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("app");

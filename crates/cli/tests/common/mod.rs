@@ -4,6 +4,35 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Fails the calling test, in one line naming scripts/setup, unless
+/// `program` is on the PATH: a test that needs a Debian package's program
+/// never passes by skipping (issue 23). `package` installs it.
+#[track_caller]
+pub fn require(program: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
+    if !found {
+        missing(program, package);
+    }
+}
+
+/// As [`require`], for a shared library the dynamic linker must find.
+#[track_caller]
+pub fn require_library(soname: &std::ffi::CStr, package: &str) {
+    // SAFETY: a NUL-terminated name; the handle is closed again at once.
+    let h = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_LAZY) };
+    if h.is_null() {
+        missing(&soname.to_string_lossy(), package);
+    }
+    // SAFETY: the handle dlopen just returned.
+    unsafe { libc::dlclose(h) };
+}
+
+#[track_caller]
+fn missing(what: &str, package: &str) -> ! {
+    panic!("`{what}` is not installed: run scripts/setup (apt-get install {package})");
+}
+
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cinterrupts"))
 }
@@ -152,6 +181,7 @@ pub fn exec_fio_json(
     file: &Path,
     report: &Path,
 ) -> (serde_json::Value, serde_json::Value) {
+    require("fio", "fio");
     let o = bin()
         .arg("exec")
         .args(exec_args)
