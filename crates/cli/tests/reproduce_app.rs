@@ -31,13 +31,22 @@ fn app_mode_reports_table3_fig22_and_table6_with_verdicts() {
         let mine: Vec<&Value> = claims.iter().filter(|c| c["experiment"] == e).collect();
         assert!(!mine.is_empty(), "no claims for {e}: {v}");
         for c in mine {
-            // Every claim ran and has a computed verdict.
+            // Every claim ran and has a computed verdict, a kind, a band
+            // and a basis (one code with claims.toml's).
             assert!(c["ours"].is_f64(), "{c}");
             assert!(
-                ["holds", "holds qualitatively", "does not hold"]
-                    .contains(&c["verdict"].as_str().unwrap()),
+                [
+                    "holds",
+                    "holds qualitatively",
+                    "right direction, far off",
+                    "does not hold"
+                ]
+                .contains(&c["verdict"].as_str().unwrap()),
                 "{c}"
             );
+            for k in ["kind", "band", "basis"] {
+                assert!(!c[k].as_str().unwrap().is_empty(), "{k}: {c}");
+            }
             assert!(!c["paper"].as_str().unwrap().is_empty(), "{c}");
         }
     }
