@@ -29,9 +29,9 @@ pub const ID: &str = "xval-rocksdb";
 /// 2026-11-26 15:50 UTC, 5 interleaved repetitions of every configuration
 /// (cint, default, adaptive and plain, 1 and 2 threads), load average
 /// 1.30-1.68 before and after every run. Not the first measurement
-/// ([`SUPERSEDED_MEASURED`], load 8.1-9.3): its spread is mostly three
+/// ([`SUPERSEDED_MEASURED`], load 8.1-9.7): its spread is mostly three
 /// other engineers' builds on the program's CPU (README there: a spinner
-/// on CPU 0 alone cut throughput 4-8x), not the program's.
+/// on CPU 0 alone cut throughput several-fold), not the program's.
 pub const MEASURED: &str = "examples/apps/xval/measured-2026-11-26-quiet.json";
 
 /// [`MEASURED`]'s text, fixed at build time: the bounds are set before
@@ -70,7 +70,7 @@ pub const MIN_REPS: usize = 3;
 /// new ones, never used by a claim.
 pub const SUPERSEDED_T: [f64; 3] = [3.55, 3.40, 0.45];
 
-/// The measurement [`SUPERSEDED_T`] came from (load average 8.1-9.3).
+/// The measurement [`SUPERSEDED_T`] came from (load average 8.1-9.7).
 pub const SUPERSEDED_MEASURED: &str = "examples/apps/xval/measured-2026-11-26.json";
 
 /// One configuration's bounds, as fractions of the real median (0.14:
