@@ -460,7 +460,7 @@ pub fn markdown(s: &Summary) -> String {
          `{MEASURED}` (load 1.3-1.7), rounded up to a whole percent, at least {:.0}%. \
          Old: one T for all, the largest (max - min) / median over `{SUPERSEDED_MEASURED}` \
          (load 8-9), rounded up to 5%.\n\n\
-         | system | threads | throughput T old | new | mean T old | new | p50 T old | new |\n\
+         | system | threads | throughput T old | throughput T new | mean T old | mean T new | p50 T old | p50 T new |\n\
          |---|---|---|---|---|---|---|---|",
         x.keys,
         x.reads,
