@@ -628,16 +628,10 @@ impl Claim {
 
     /// What the claim's kind and number say (`ratio 2.74`, `range 12..15`).
     pub fn kind_text(&self) -> String {
-        match self.kind {
-            Kind::Ratio(n)
-            | Kind::Added(n)
-            | Kind::Difference(n)
-            | Kind::About(n)
-            | Kind::AtLeast(n)
-            | Kind::AtMost(n)
-            | Kind::Within(n) => format!("{} {n}", self.kind.name()),
-            Kind::Range(a, b) => format!("range {a}..{b}"),
-            k => k.name().to_string(),
+        match self.kind.numbers().as_slice() {
+            [] => self.kind.name().to_string(),
+            [n] => format!("{} {n}", self.kind.name()),
+            [a, b, ..] => format!("{} {a}..{b}", self.kind.name()),
         }
     }
 }

@@ -255,6 +255,21 @@ impl Kind {
         }
     }
 
+    /// The paper's number(s) the kind states: none, one, or a range's two.
+    pub fn numbers(self) -> Vec<f64> {
+        match self {
+            Kind::Ratio(n)
+            | Kind::Added(n)
+            | Kind::Difference(n)
+            | Kind::About(n)
+            | Kind::AtLeast(n)
+            | Kind::AtMost(n)
+            | Kind::Within(n) => vec![n],
+            Kind::Range(a, b) => vec![a, b],
+            Kind::Equal | Kind::SameLatency | Kind::More | Kind::Less | Kind::Nothing => vec![],
+        }
+    }
+
     /// Whether the kind fits how the figure is formed, and its number the
     /// neutral value: an effect cannot be stated as no effect.
     pub fn check(self, compare: Compare) -> Result<(), String> {

@@ -58,17 +58,7 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn every_claims_number_is_the_one_its_paper_text_writes() {
     for c in shipped() {
-        let numbers: Vec<f64> = match c.kind {
-            Kind::Ratio(n)
-            | Kind::Added(n)
-            | Kind::Difference(n)
-            | Kind::About(n)
-            | Kind::AtLeast(n)
-            | Kind::AtMost(n)
-            | Kind::Within(n) => vec![n],
-            Kind::Range(a, b) => vec![a, b],
-            _ => continue,
-        };
+        let numbers = c.kind.numbers();
         let read = readings(&c.paper);
         for n in numbers {
             assert!(
