@@ -14,7 +14,7 @@ use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
-use crate::{DirReport, Gaps, IoPath, JobReport, LatencyStats, RunReport};
+use crate::{DirReport, Gaps, IoPath, JobReport, LatencyStats, PathParts, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
 /// `cinterrupts` object.
@@ -310,6 +310,8 @@ fn io_path(report: &RunReport, p: &IoPath) -> Value {
                 "requests": b.requests,
                 "t_dev_mean_ns": finite(b.t_dev_mean_ns),
                 "t_sched_mean_ns": finite(b.t_sched_mean_ns),
+                "parts": b.parts.as_ref().map(parts),
+                "tail": b.tail.as_ref().map(parts),
             })
         })
         .collect();
@@ -320,6 +322,20 @@ fn io_path(report: &RunReport, p: &IoPath) -> Value {
             "p99": p.device_queue.p99,
             "max": p.device_queue.max,
         },
+    })
+}
+
+/// A request path's stages (means, ns).
+fn parts(p: &PathParts) -> Value {
+    json!({
+        "requests": p.requests,
+        "clat_ns": finite(p.clat),
+        "submit_ns": finite(p.submit),
+        "queue_ns": finite(p.queue),
+        "service_ns": finite(p.service),
+        "deliver_ns": finite(p.deliver),
+        "after_ns": finite(p.after),
+        "depth_at_arrival": finite(p.depth_at_arrival),
     })
 }
 

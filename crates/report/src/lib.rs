@@ -165,6 +165,41 @@ pub struct JobPath {
     /// the thread running again (its switch-in done); 0 for a request whose
     /// thread was not asleep for it (polled, or already running).
     pub t_sched_mean_ns: f64,
+    /// Where the time of the requests that reached the device went, from
+    /// the submit call to the return of the call that took it (the
+    /// simulator's; `None` from the emulator).
+    pub parts: Option<PathParts>,
+    /// The same over the job's slowest 1% of those requests (at or above
+    /// its 99th percentile of issue-to-return time).
+    pub tail: Option<PathParts>,
+}
+
+/// One request's path split at its stages, as means over a set of
+/// requests (ns; a split request counts from its first piece at the device
+/// to its last piece done). `clat = submit + queue + service + deliver +
+/// after`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathParts {
+    pub requests: u64,
+    /// The submit call's start to the call's return, as fio's clat.
+    pub clat: f64,
+    /// The submit call's start to the doorbell (the call, and a block
+    /// layer's hold).
+    pub submit: f64,
+    /// The doorbell to a device unit starting it (the device's queue, and
+    /// its rate ceiling).
+    pub queue: f64,
+    /// The unit's service.
+    pub service: f64,
+    /// The device finishing it to an interrupt handler (or a poller)
+    /// handing it to its thread: the interrupt's wait.
+    pub deliver: f64,
+    /// Handed over to the call's return: the rest of the handler, the
+    /// wake-up and T_Sched, the call's own return path.
+    pub after: f64,
+    /// Commands at the device when it arrived (those ahead of it in the
+    /// queue or in service).
+    pub depth_at_arrival: f64,
 }
 
 /// Requests at the device (submitted, not yet finished by it; a block

@@ -117,11 +117,13 @@ fn the_new_metrics_read_the_report() {
                     requests: 100,
                     t_dev_mean_ns: 10_000.0,
                     t_sched_mean_ns: 2_000.0,
+                    ..Default::default()
                 },
                 JobPath {
                     requests: 300,
                     t_dev_mean_ns: 20_000.0,
                     t_sched_mean_ns: 0.0,
+                    ..Default::default()
                 },
                 JobPath::default(),
             ],

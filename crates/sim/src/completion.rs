@@ -200,6 +200,7 @@ impl World {
         r.state = RState::Delivered;
         self.audit.delivered += 1;
         let tid = r.tid;
+        self.path.delivered(req, self.now);
         let th = &mut self.threads[tid as usize];
         th.ready.push_back(req);
         if !th.spinning || th.got.len() + th.ready.len() < th.needed as usize {

@@ -51,8 +51,11 @@ impl World {
     /// which changes nothing, since in arrival order no other command could
     /// start before.
     pub(crate) fn device_start(&mut self) {
-        let d = &mut self.device;
-        while d.busy < d.parallelism {
+        loop {
+            let d = &mut self.device;
+            if d.busy >= d.parallelism {
+                return;
+            }
             let Some(req) = d.pending.pop_front() else {
                 return;
             };
@@ -65,8 +68,10 @@ impl World {
             };
             let start = d.gate.start_sized(self.now, spacing, r.bytes, per_byte);
             let took = sampler.sample(&mut d.rng, r.bytes).max(1);
-            self.events
-                .push(service::ceil(start) + took, Ev::ServiceDone { req });
+            let begins = service::ceil(start);
+            self.events.push(begins + took, Ev::ServiceDone { req });
+            let owner = self.piece(req).map_or(req, |p| p.parent);
+            self.path.started(owner, begins);
         }
     }
 

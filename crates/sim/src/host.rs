@@ -433,6 +433,7 @@ impl World {
         r.state = RState::Delivered;
         self.audit.delivered += 1;
         let tid = r.tid;
+        self.path.delivered(req, self.now);
         let th = &mut self.threads[tid as usize];
         th.ready.push_back(req);
         if th.state != TState::Blocked {

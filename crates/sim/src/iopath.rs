@@ -11,22 +11,48 @@
 //!   latency's parts.
 //! - Device queue depth: commands at the device (submitted, not finished),
 //!   as time spent at each depth in the measured window.
+//! - Parts (ours, issue 23): each request's time from its submit call to
+//!   the call's return split at the doorbell, the device unit's start, its
+//!   end and the hand-over to the thread, with the depth it found at the
+//!   device; means over every request and over the slowest 1%.
 
 use policy::Nanos;
-use report::{IoPath, JobPath, QueueDepth};
+use report::{IoPath, JobPath, PathParts, QueueDepth};
 
 /// Per request slot: when it reached the device and when the device
 /// finished it (a block layer's pieces fold into their request's slot).
 #[derive(Clone, Copy, Debug)]
 struct Times {
     at_device: Nanos,
+    /// A device unit started it (its first piece).
+    started: Nanos,
     done: Nanos,
+    /// Handed to its thread (reaped by a handler, or found by a poller).
+    delivered: Nanos,
+    /// Commands at the device when it (its first piece) arrived.
+    depth: u64,
 }
 
 const UNSET: Times = Times {
     at_device: Nanos::MAX,
+    started: Nanos::MAX,
     done: 0,
+    delivered: 0,
+    depth: 0,
 };
+
+/// One measured request's stages, ns: clat, submit, queue, service,
+/// deliver, after, and the depth it found.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    clat: Nanos,
+    submit: Nanos,
+    queue: Nanos,
+    service: Nanos,
+    deliver: Nanos,
+    after: Nanos,
+    depth: u64,
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct PerThread {
@@ -46,6 +72,8 @@ struct PerThread {
 pub(crate) struct Tracker {
     slots: Vec<Times>,
     threads: Vec<PerThread>,
+    /// Per thread, its measured requests that reached the device.
+    recs: Vec<Vec<Rec>>,
     depth: u64,
     since: Nanos,
     /// ns spent at each depth inside the window.
@@ -57,6 +85,7 @@ impl Tracker {
     pub(crate) fn new(threads: usize) -> Tracker {
         Tracker {
             threads: vec![PerThread::default(); threads],
+            recs: vec![Vec::new(); threads],
             ..Tracker::default()
         }
     }
@@ -71,9 +100,25 @@ impl Tracker {
 
     /// A command (`req`, of the request in slot `owner`) reaches the device.
     pub(crate) fn at_device(&mut self, owner: u32, now: Nanos, window: (Nanos, Nanos)) {
+        let depth = self.depth;
         let t = self.slot(owner);
-        t.at_device = t.at_device.min(now);
+        if now < t.at_device {
+            t.at_device = now;
+            t.depth = depth;
+        }
         self.depth_change(now, window, 1);
+    }
+
+    /// A device unit starts a command of the request in slot `owner` at
+    /// `at` (its service begins).
+    pub(crate) fn started(&mut self, owner: u32, at: Nanos) {
+        let t = self.slot(owner);
+        t.started = t.started.min(at);
+    }
+
+    /// The request in slot `req` is handed to its thread.
+    pub(crate) fn delivered(&mut self, req: u32, now: Nanos) {
+        self.slot(req).delivered = now;
     }
 
     /// The device finished a command of the request in slot `owner`.
@@ -122,8 +167,9 @@ impl Tracker {
         }
     }
 
-    /// `tid` took the request in slot `req`; `measured` if it counts.
-    pub(crate) fn taken(&mut self, tid: u32, req: u32, measured: bool) {
+    /// `tid` took the request in slot `req`, issued (its submit call
+    /// began) at `issued`; `measured` if it counts. Now is its clat's end.
+    pub(crate) fn taken(&mut self, tid: u32, req: u32, measured: bool, issued: Nanos, now: Nanos) {
         let times = std::mem::replace(self.slot(req), UNSET);
         let t = &mut self.threads[tid as usize];
         let wait = std::mem::take(&mut t.pending);
@@ -131,6 +177,9 @@ impl Tracker {
             t.requests += 1;
             t.t_dev += times.done.saturating_sub(times.at_device.min(times.done));
             t.t_sched += wait;
+            if let Some(rec) = Rec::of(&times, issued, now) {
+                self.recs[tid as usize].push(rec);
+            }
         }
     }
 
@@ -167,10 +216,13 @@ impl Tracker {
             jobs: self
                 .threads
                 .iter()
-                .map(|t| JobPath {
+                .zip(&self.recs)
+                .map(|(t, recs)| JobPath {
                     requests: t.requests,
                     t_dev_mean_ns: mean(t.t_dev, t.requests),
                     t_sched_mean_ns: mean(t.t_sched, t.requests),
+                    parts: Some(Rec::means(recs)),
+                    tail: Some(Rec::means(&Rec::slowest(recs))),
                 })
                 .collect(),
             device_queue: QueueDepth {
@@ -182,6 +234,61 @@ impl Tracker {
                 p99,
                 max: self.max.max(deepest),
             },
+        }
+    }
+}
+
+impl Rec {
+    /// The stages of a request that reached the device and was handed to
+    /// its thread (a buffered write that never did has none).
+    fn of(t: &Times, issued: Nanos, now: Nanos) -> Option<Rec> {
+        if t.at_device == Nanos::MAX || t.started == Nanos::MAX || t.delivered == 0 {
+            return None;
+        }
+        // Each stage's end no earlier than its start (clamped in order).
+        let at = t.at_device.max(issued);
+        let started = t.started.max(at);
+        let done = t.done.max(started);
+        let delivered = t.delivered.max(done);
+        let end = now.max(delivered);
+        Some(Rec {
+            clat: end - issued,
+            submit: at - issued,
+            queue: started - at,
+            service: done - started,
+            deliver: delivered - done,
+            after: end - delivered,
+            depth: t.depth,
+        })
+    }
+
+    /// The requests at or above the 99th percentile of clat (at least one).
+    fn slowest(recs: &[Rec]) -> Vec<Rec> {
+        let mut v = recs.to_vec();
+        v.sort_by_key(|r| std::cmp::Reverse(r.clat));
+        let n = recs.len().div_ceil(100);
+        v.truncate(n);
+        v
+    }
+
+    fn means(recs: &[Rec]) -> PathParts {
+        let n = recs.len() as f64;
+        let m = |f: fn(&Rec) -> Nanos| {
+            if recs.is_empty() {
+                0.0
+            } else {
+                recs.iter().map(|r| f(r) as f64).sum::<f64>() / n
+            }
+        };
+        PathParts {
+            requests: recs.len() as u64,
+            clat: m(|r| r.clat),
+            submit: m(|r| r.submit),
+            queue: m(|r| r.queue),
+            service: m(|r| r.service),
+            deliver: m(|r| r.deliver),
+            after: m(|r| r.after),
+            depth_at_arrival: m(|r| r.depth),
         }
     }
 }

@@ -158,7 +158,7 @@ impl World {
                 }
                 dir.clat.saturating_record(clat);
             }
-            self.path.taken(tid, req, measuring);
+            self.path.taken(tid, req, measuring, r.issued, self.now);
             if let (Some(tags), Some(apps)) = (tags.as_mut(), self.apps.as_ref()) {
                 tags.push(apps.tag(req));
             }
