@@ -336,6 +336,7 @@ fn parts(p: &PathParts) -> Value {
         "deliver_ns": finite(p.deliver),
         "after_ns": finite(p.after),
         "depth_at_arrival": finite(p.depth_at_arrival),
+        "depth_at_done": finite(p.depth_at_done),
     })
 }
 

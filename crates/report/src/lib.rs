@@ -200,6 +200,9 @@ pub struct PathParts {
     /// Commands at the device when it arrived (those ahead of it in the
     /// queue or in service).
     pub depth_at_arrival: f64,
+    /// Commands left at the device when it finished (those that can still
+    /// complete and count toward a coalescing threshold).
+    pub depth_at_done: f64,
 }
 
 /// Requests at the device (submitted, not yet finished by it; a block

@@ -54,6 +54,7 @@ fn a_lone_sync_read_has_no_queue_and_its_parts_add_up() {
     assert_eq!(p.queue, 0.0, "{p:?}");
     assert_eq!(p.service, 10_000.0, "{p:?}");
     assert_eq!(p.depth_at_arrival, 0.0, "{p:?}");
+    assert_eq!(p.depth_at_done, 0.0, "{p:?}");
     let sum = p.submit + p.queue + p.service + p.deliver + p.after;
     assert!(close(sum, p.clat, 1e-6), "{sum} against {p:?}");
     // fio's clat mean, from the same requests (its histogram's buckets).
@@ -83,6 +84,8 @@ fn a_deep_queue_on_one_unit_shows_as_queue_and_depth() {
         close(p.queue, 10_000.0 * p.depth_at_arrival, 10_000.0),
         "{p:?}"
     );
+    // It leaves about as many behind it as it found ahead.
+    assert!((6.0..=8.0).contains(&p.depth_at_done), "{p:?}");
 }
 
 /// Under adaptive with thr 4 and a 1 ms delta, a lone request in flight
