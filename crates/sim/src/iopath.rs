@@ -55,6 +55,8 @@ struct Rec {
     service: Nanos,
     deliver: Nanos,
     after: Nanos,
+    /// Of `after`, T_Sched (woken to switched in).
+    sched: Nanos,
     depth: u64,
     left: u64,
 }
@@ -186,10 +188,36 @@ impl Tracker {
             t.requests += 1;
             t.t_dev += times.done.saturating_sub(times.at_device.min(times.done));
             t.t_sched += wait;
-            if let Some(rec) = Rec::of(&times, issued, now) {
+            if let Some(rec) = Rec::of(&times, issued, now, wait) {
                 self.recs[tid as usize].push(rec);
             }
         }
+    }
+
+    /// Every measured request's parts as CSV lines, for a diagnosis
+    /// (`CINTERRUPTS_IOPATH_RECORDS`): the thread's index (the report's
+    /// job order), then clat, submit, queue, service, deliver, after and
+    /// T_Sched in ns, and the depths at arrival and at done.
+    pub(crate) fn records_csv(&self) -> String {
+        let mut out =
+            String::from("job,clat,submit,queue,service,deliver,after,sched,depth,left\n");
+        for (i, recs) in self.recs.iter().enumerate() {
+            for r in recs {
+                out += &format!(
+                    "{i},{},{},{},{},{},{},{},{},{}\n",
+                    r.clat,
+                    r.submit,
+                    r.queue,
+                    r.service,
+                    r.deliver,
+                    r.after,
+                    r.sched,
+                    r.depth,
+                    r.left
+                );
+            }
+        }
+        out
     }
 
     /// The report's part, for the window `[from, to)`.
@@ -250,7 +278,7 @@ impl Tracker {
 impl Rec {
     /// The stages of a request that reached the device and was handed to
     /// its thread (a buffered write that never did has none).
-    fn of(t: &Times, issued: Nanos, now: Nanos) -> Option<Rec> {
+    fn of(t: &Times, issued: Nanos, now: Nanos, sched: Nanos) -> Option<Rec> {
         if t.at_device == Nanos::MAX || t.started == Nanos::MAX || t.delivered == 0 {
             return None;
         }
@@ -267,6 +295,7 @@ impl Rec {
             service: done - started,
             deliver: delivered - done,
             after: end - delivered,
+            sched,
             depth: t.depth,
             left: t.left,
         })

@@ -41,6 +41,7 @@ pub use profile::{
 };
 pub use run::{
     simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
+    RECORDS_ENV,
 };
 pub use sched::Wakeup;
 pub use world::Audit;

@@ -111,6 +111,7 @@ pub fn simulate_audited(
         ));
     }
     notes(&world, config, &audit, &mut report);
+    write_records(&world, &mut report);
     Ok((report, audit))
 }
 
@@ -173,7 +174,26 @@ pub fn simulate_app(
         ));
     }
     notes(&world, config, &audit, &mut report);
+    write_records(&world, &mut report);
     Ok((report, audit))
+}
+
+/// The environment variable naming a file for every measured request's
+/// parts (`iopath`; a diagnosis of one `sim` run at a time).
+pub const RECORDS_ENV: &str = "CINTERRUPTS_IOPATH_RECORDS";
+
+/// Writes the requests' parts where [`RECORDS_ENV`] says, if it is set; a
+/// failure is a note, not an error (the run's figures stand).
+fn write_records(w: &World, report: &mut RunReport) {
+    let Some(path) = std::env::var_os(RECORDS_ENV) else {
+        return;
+    };
+    if let Err(e) = std::fs::write(&path, w.path.records_csv()) {
+        report.notes.push(format!(
+            "{RECORDS_ENV}: could not write {}: {e}",
+            std::path::Path::new(&path).display()
+        ));
+    }
 }
 
 /// The notes every run may carry: the block layer, the completion mode,
