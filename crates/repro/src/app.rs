@@ -148,18 +148,25 @@ const TABLE_SYSTEMS: [System; 4] = [
 const FIG22_SYSTEMS: [System; 3] = [System::Cint, System::Default, System::Adaptive];
 
 /// One run's figures: db_bench's line and histogram, and exec's device.
+/// A figure a run does not have is left out of the JSON (never `null`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Measured {
     pub ops_per_sec: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub avg_us: Option<f64>,
     /// The median get (xval-rocksdb).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p50_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_us: Option<f64>,
     /// Table 6: the dump tool's keys per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dump_keys_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub completions_per_interrupt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub commands: Option<f64>,
     /// CPU per get, us (xval-rocksdb: the program's user and system time
     /// net of its open; the model's cores' busy time).

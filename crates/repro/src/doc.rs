@@ -396,7 +396,7 @@ fn plain(s: &str) -> String {
 /// GitHub's anchor for a Markdown heading (github-slugger): the visible
 /// text lowercased, letters, digits, `-` and `_` kept, each space a `-`,
 /// everything else dropped.
-fn slug(s: &str) -> String {
+pub fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in plain(s).chars() {
         if c == ' ' {

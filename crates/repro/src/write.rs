@@ -217,8 +217,10 @@ pub fn report(
                     rows,
                 });
             }
+            // Linked to the experiment's section (its title is unique, so
+            // its anchor takes no suffix).
             summary_rows.push(vec![
-                e.id.to_string(),
+                format!("[{}](#{})", e.id, doc::slug(e.title)),
                 mode.as_str().to_string(),
                 format!("{} of {}", counts[0], counts[..4].iter().sum::<usize>()),
                 counts[1].to_string(),
