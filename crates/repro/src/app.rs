@@ -330,6 +330,21 @@ pub struct Summary {
     /// Runs that failed or timed out (their claims "not run").
     pub failed: Vec<String>,
     pub claims: Vec<Checked>,
+    /// The 1-minute load average when the runs started and ended
+    /// (`/proc/loadavg`): real programs' figures move with it, and the
+    /// cross-validation's bounds come from a measurement at 1.3-1.7
+    /// ([`crate::xval::MEASURED`]).
+    pub load_average: [Option<f64>; 2],
+}
+
+/// This machine's 1-minute load average, if `/proc/loadavg` says it.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 impl Summary {
@@ -800,6 +815,7 @@ fn table6(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
 /// `progress` hears each run's name as it starts.
 pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, ReproError> {
     let started = Instant::now();
+    let load_before = load_average();
     for id in &opts.only {
         if !EXPERIMENTS.contains(&id.as_str()) {
             return Err(ReproError::Unknown(id.clone(), EXPERIMENTS.join(",")));
@@ -884,6 +900,7 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
             .collect(),
         failed: ctx.failed.borrow().clone(),
         claims,
+        load_average: [load_before, load_average()],
     };
     let md = staged.path().join("report.md");
     std::fs::write(&md, markdown(&summary)).map_err(|e| wfail(&md, e))?;

@@ -88,6 +88,11 @@ pub struct Tolerance {
 /// (system, threads) -> its bounds.
 pub type Tolerances = BTreeMap<(String, u32), Tolerance>;
 
+/// Above this 1-minute load average the real side shares its CPUs with
+/// other work: the quiet reference [`MEASURED`] was taken at 1.3-1.7 on 2
+/// vCPUs, so the report says such a run is no fair verdict.
+pub const LOAD_FAIR: f64 = 2.0;
+
 /// The host profile of the model's runs: this VM as exec runs a program on
 /// it (`profiles/hosts/vm-exec.toml`: its system call, thread switch and
 /// the per-get path measured here by `examples/apps/xval/exec-path.sh`, and
@@ -460,12 +465,23 @@ pub fn markdown(s: &Summary) -> String {
          `{MEASURED}` (load 1.3-1.7), rounded up to a whole percent, at least {:.0}%. \
          Old: one T for all, the largest (max - min) / median over `{SUPERSEDED_MEASURED}` \
          (load 8-9), rounded up to 5%.\n\n\
+         Load average here: {} at the start, {} at the end{}.\n\n\
          | system | threads | throughput T old | throughput T new | mean T old | mean T new | p50 T old | p50 T new |\n\
          |---|---|---|---|---|---|---|---|",
         x.keys,
         x.reads,
         x.reps,
         T_FLOOR * 100.0,
+        app::opt(s.load_average[0], 2),
+        app::opt(s.load_average[1], 2),
+        if s.load_average.iter().flatten().any(|&l| l > LOAD_FAIR) {
+            format!(
+                " (above {LOAD_FAIR}: the bounds were set at 1.3-1.7, so the real side's \
+                 figures here are other work's as much as the program's; no fair verdict)"
+            )
+        } else {
+            String::new()
+        }
     );
     let tols = tolerances().unwrap_or_default();
     let pct = |t: Option<f64>| t.map_or_else(|| "-".into(), |t| format!("{:.0}%", t * 100.0));
@@ -784,5 +800,27 @@ mod tests {
             seen, 18,
             "app-claims.toml's T, per claim, should be: {want:?}"
         );
+    }
+
+    #[test]
+    fn the_report_says_when_the_machine_was_too_loaded_for_a_verdict() {
+        let summary = |load: f64| Summary {
+            mode: "app",
+            skipped: vec![],
+            command: "c".into(),
+            scale: crate::app::Scale::quick(),
+            wall_secs: 1.0,
+            runs: BTreeMap::new(),
+            failed: vec![],
+            claims: vec![],
+            load_average: [Some(load), Some(load)],
+        };
+        assert!(markdown(&summary(5.3)).contains("no fair verdict"));
+        let quiet = markdown(&summary(1.4));
+        assert!(
+            quiet.contains("Load average here: 1.40 at the start"),
+            "{quiet}"
+        );
+        assert!(!quiet.contains("no fair verdict"));
     }
 }
