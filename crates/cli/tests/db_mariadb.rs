@@ -1,0 +1,312 @@
+//! Debian's MariaDB 10.11 under `cinterrupts exec --device optane` (issue
+//! 24 item 8, its first part): InnoDB in its pread mode
+//! (`--innodb-use-native-aio=0`, `O_DIRECT` data files), a seconds-long
+//! sysbench OLTP load, a clean shutdown, then a restart without `exec`:
+//! every table passes `CHECK TABLE ... EXTENDED` and its `CHECKSUM TABLE`
+//! is the one the server computed under `exec`. The data written under the
+//! emulated device is the data read back natively.
+//!
+//! Not yet here (issue 24): libaio mode (raw `io_getevents` is not routed,
+//! the server hangs), a server that drops privileges (`--user=mysql` is not
+//! routed, so the test runs it as the invoking user). exec's reads, writes
+//! and fsyncs agree with InnoDB's own counters within 10%.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, require, turn};
+
+/// Each step's bound: the whole test takes about 6-10 s here.
+const STEP: Duration = Duration::from_secs(60);
+
+/// A server started by the test, stopped (SIGKILL) if the test fails.
+struct Server {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Server {
+    /// `mariadbd` with the test's options, under `exec` when `exec` names
+    /// its report; waits until it answers.
+    fn start(dir: &Path, exec: Option<&Path>) -> Server {
+        let data = dir.join("data");
+        let sock = dir.join("sock");
+        let mut args: Vec<String> = [
+            "--no-defaults",
+            "--skip-networking",
+            "--skip-grant-tables",
+            // InnoDB's pread mode: synchronous pread/pwrite on O_DIRECT
+            // files (MariaDB 10.11 docs: innodb_use_native_aio,
+            // innodb_flush_method).
+            "--innodb-use-native-aio=0",
+            "--innodb-flush-method=O_DIRECT",
+            // Small enough that the load reads and writes the device.
+            "--innodb-buffer-pool-size=6M",
+            "--innodb-log-file-size=16M",
+            // No buffer-pool dump at shutdown nor load at start: reads only
+            // the load's (what InnoDB's counters and exec's see alike).
+            "--innodb-buffer-pool-dump-at-shutdown=0",
+            "--innodb-buffer-pool-load-at-startup=0",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push(format!("--datadir={}", data.display()));
+        args.push(format!("--socket={}", sock.display()));
+        args.push(format!("--pid-file={}", dir.join("pid").display()));
+        args.push(format!("--log-error={}", dir.join("err.log").display()));
+        // As the invoking user: a server that drops privileges is not
+        // routed yet (issue 24 item 3).
+        args.push(format!("--user={}", user()));
+        let mut cmd = match exec {
+            Some(report) => {
+                let mut c = bin();
+                c.args([
+                    "exec",
+                    "--device",
+                    "optane",
+                    "--output-format",
+                    "json",
+                    "-o",
+                ])
+                .arg(report)
+                .arg("--")
+                .arg("mariadbd");
+                c
+            }
+            None => Command::new("mariadbd"),
+        };
+        let child = cmd
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut s = Server { child, sock };
+        let start = Instant::now();
+        while s.sql_quiet("select 1").is_none() {
+            if let Some(status) = s.child.try_wait().unwrap() {
+                panic!(
+                    "mariadbd exited at start-up ({status}): {}",
+                    std::fs::read_to_string(dir.join("err.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                start.elapsed() < STEP,
+                "mariadbd did not answer in {STEP:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        s
+    }
+
+    fn sql_quiet(&self, sql: &str) -> Option<String> {
+        let o = bounded(
+            Command::new("mariadb")
+                .arg(format!("--socket={}", self.sock.display()))
+                .args(["-N", "-B", "-e", sql]),
+        );
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    fn sql(&self, sql: &str) -> String {
+        self.sql_quiet(sql)
+            .unwrap_or_else(|| panic!("mariadb -e '{sql}' failed"))
+    }
+
+    fn sysbench(&self, verb: &str, extra: &[&str]) -> String {
+        let o = bounded(
+            Command::new("sysbench")
+                .args([
+                    "oltp_read_write",
+                    "--db-driver=mysql",
+                    "--mysql-user=root",
+                    "--mysql-db=sb",
+                    "--tables=2",
+                    "--table-size=10000",
+                ])
+                .arg(format!("--mysql-socket={}", self.sock.display()))
+                .args(extra)
+                .arg(verb),
+        );
+        assert!(
+            o.status.success(),
+            "sysbench {verb}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// A clean shutdown, waited for.
+    fn stop(mut self) -> std::process::ExitStatus {
+        self.sql("shutdown");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < STEP, "mariadbd did not shut down");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            // The server is exec's child: its pid file names it.
+            let pid = std::fs::read_to_string(self.sock.with_file_name("pid")).unwrap_or_default();
+            if let Ok(pid) = pid.trim().parse::<i32>() {
+                // SAFETY: a plain signal to the test's own server.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn user() -> String {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        "root".into()
+    } else {
+        std::env::var("USER").unwrap_or_else(|_| "nobody".into())
+    }
+}
+
+/// Runs `cmd` to completion within [`STEP`], or kills it and fails.
+fn bounded(cmd: &mut Command) -> std::process::Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > STEP {
+            let _ = child.kill();
+            panic!("{cmd:?} ran past {STEP:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The `sb` tables' `CHECKSUM TABLE` lines.
+fn checksums(s: &Server) -> String {
+    s.sql("checksum table sb.sbtest1, sb.sbtest2 extended")
+}
+
+#[test]
+fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively() {
+    for p in ["mariadbd", "mariadb", "mariadb-install-db"] {
+        require(p, "mariadb-server");
+    }
+    require("sysbench", "sysbench");
+    let _one = turn();
+    // On this machine's disk: the data files are O_DIRECT, which tmpfs
+    // does not enforce.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data");
+    let o = bounded(
+        Command::new("mariadb-install-db")
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--user={}", user()))
+            .arg("--auth-root-authentication-method=normal"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let report = dir.path().join("exec.json");
+    let server = Server::start(dir.path(), Some(&report));
+    server.sql("create database sb");
+    server.sysbench("prepare", &[]);
+    let run = server.sysbench("run", &["--time=3", "--threads=2"]);
+    assert!(run.contains("transactions:"), "{run}");
+    let under_exec = checksums(&server);
+    // Purge reads on after the load; wait for it (MariaDB 10.5.7+: setting
+    // innodb_max_purge_lag_wait blocks until the history is purged), so the
+    // counters below are taken when InnoDB's reads are done.
+    server.sql("set global innodb_max_purge_lag_wait = 0");
+    let innodb = server.sql(
+        "show global status where variable_name in \
+         ('Innodb_data_reads', 'Innodb_data_writes', 'Innodb_data_fsyncs', \
+          'Innodb_dblwr_writes', \
+          'Innodb_buffer_pool_pages_dirty', 'Innodb_buffer_pool_pages_flushed', 'Innodb_log_writes')",
+    );
+    let status = server.stop();
+    assert!(status.success(), "exec exited {status}");
+
+    // exec routed the server's I/O through the device.
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let requests = &r["cinterrupts"]["requests"];
+    let sum = |op: &str| -> u64 {
+        requests[op]
+            .as_object()
+            .unwrap_or_else(|| panic!("no requests.{op}: {r}"))
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum()
+    };
+    let (reads, writes, flushes) = (sum("reads"), sum("writes"), sum("flushes"));
+    assert!(reads > 100 && writes > 100 && flushes > 10, "{requests}");
+    let device = &r["cinterrupts"]["device"];
+    assert_eq!(device["errors"], 0, "{device}");
+    assert_eq!(device["duplicates"], 0, "{device}");
+    eprintln!(
+        "exec (whole process): {reads} reads, {writes} writes, {flushes} flushes; \
+         InnoDB before shutdown: {}",
+        innodb.replace('\n', "; ")
+    );
+    // InnoDB's own counters agree with the device's (issue 24 item 8: within
+    // 10%), taken once purge is done. Reads and fsyncs: InnoDB counts every
+    // data-file read and fsync since start-up (measured here: reads equal,
+    // fsyncs 0.3-1.6% apart: shutdown's). Writes: exec sees the data files'
+    // (Innodb_data_writes), the redo log's (Innodb_log_writes) and
+    // shutdown's flush of the pages still dirty (measured: 0.1-0.7% apart).
+    let counter = |name: &str| -> u64 {
+        innodb
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {innodb}"))
+    };
+    let innodb_writes = counter("Innodb_data_writes")
+        + counter("Innodb_log_writes")
+        + counter("Innodb_buffer_pool_pages_dirty");
+    for (ours, theirs, what) in [
+        (reads, counter("Innodb_data_reads"), "reads"),
+        (flushes, counter("Innodb_data_fsyncs"), "fsyncs"),
+        (
+            writes,
+            innodb_writes,
+            "writes (data, log, and the dirty pages shutdown flushes)",
+        ),
+    ] {
+        let ratio = ours as f64 / theirs as f64;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "{what}: exec {ours} against InnoDB's {theirs}"
+        );
+    }
+
+    // Natively: the same data, intact.
+    let server = Server::start(dir.path(), None);
+    let check = server.sql("check table sb.sbtest1, sb.sbtest2 extended");
+    assert_eq!(
+        check.lines().filter(|l| l.ends_with("\tOK")).count(),
+        2,
+        "{check}"
+    );
+    assert_eq!(
+        checksums(&server),
+        under_exec,
+        "the data read back natively"
+    );
+    assert!(server.stop().success());
+}
