@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, require, turn};
+use common::{require, turn};
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 
