@@ -19,6 +19,7 @@ mod glob;
 mod record;
 mod route;
 mod run;
+mod signals;
 
 pub use config::{
     Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
@@ -31,3 +32,4 @@ pub use route::{
     allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,
 };
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};
+pub use signals::name as signal_name;

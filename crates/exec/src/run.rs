@@ -89,6 +89,9 @@ pub struct Outcome {
     pub counts: Counts,
     /// What the device and the driver did, when routed.
     pub routed: Option<Routed>,
+    /// The signal (SIGINT, SIGTERM or SIGHUP) `exec` received and passed
+    /// on to the program while it ran: the report is partial.
+    pub interrupted: Option<i32>,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -108,8 +111,11 @@ pub fn find_preload() -> Result<PathBuf, ExecError> {
 }
 
 /// Runs `program` with `args` under the library, its stdin, stdout and
-/// stderr the caller's, and waits for it.
+/// stderr the caller's, and waits for it. SIGINT, SIGTERM and SIGHUP
+/// received meanwhile are passed on to it (`signals`); the temporary
+/// directory goes on every return.
 pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome, ExecError> {
+    let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
         .tempdir()?;
@@ -156,12 +162,17 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         None => cmd.spawn(),
     };
     let status = spawned
-        .and_then(|mut child| child.wait())
+        .and_then(|mut child| {
+            forwarding.started(child.id());
+            forwarding.wait_ended(child.id());
+            child.wait()
+        })
         .map_err(|why| ExecError::Spawn {
             program: program.to_string_lossy().into_owned(),
             why,
         })?;
     let routed = router.map(Router::finish);
+    let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {
         (Some(c), _) => Status::Exited(c),
         (None, Some(s)) => Status::Signalled(s),
@@ -189,6 +200,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         processes,
         counts,
         routed,
+        interrupted,
     })
 }
 

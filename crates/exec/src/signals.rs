@@ -1,0 +1,129 @@
+//! SIGINT, SIGTERM and SIGHUP while the program runs: passed on to it, so
+//! that `kill EXEC_PID` ends the program as it would end a program run
+//! without us, and `exec` lives on to wait for it, write its (partial)
+//! report and remove its temporary directory (issue 24 item 4).
+//!
+//! The handler records the signal and sends it to the program's process
+//! (not its group: the program shares ours, and a terminal's Ctrl-C
+//! reaches every member of the foreground group by itself). A signal the
+//! kernel sent (a terminal's SIGINT or SIGHUP, `si_code` > 0) went to the
+//! whole group already and is not sent again. A signal that was ignored
+//! when we started (`nohup`) stays ignored, for us and for the program.
+
+use std::sync::atomic::{AtomicI32, Ordering::SeqCst};
+
+/// The signals passed on.
+pub const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The program's pid while it runs and is not yet waited for; 0 otherwise.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// The first signal received (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    let _ = RECEIVED.compare_exchange(0, sig, SeqCst, SeqCst);
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let from_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
+    let pid = CHILD.load(SeqCst);
+    if pid > 0 && !from_kernel {
+        // SAFETY: kill is async-signal-safe; `pid` is our unreaped child.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// The handlers, installed while it lives; the previous dispositions are
+/// put back when dropped.
+pub struct Forwarding {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Forwarding {
+    pub fn install() -> Forwarding {
+        RECEIVED.store(0, SeqCst);
+        CHILD.store(0, SeqCst);
+        let mut previous = Vec::new();
+        for sig in FORWARDED {
+            // SAFETY: reading then setting this process's dispositions with
+            // valid sigaction structures.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_signal as *const () as usize;
+                new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                if libc::sigaction(sig, &new, std::ptr::null_mut()) == 0 {
+                    previous.push((sig, old));
+                }
+            }
+        }
+        Forwarding { previous }
+    }
+
+    /// The program started as `pid`: a signal received before it did is
+    /// passed on now.
+    pub fn started(&self, pid: u32) {
+        CHILD.store(pid as i32, SeqCst);
+        let sig = RECEIVED.load(SeqCst);
+        if sig != 0 {
+            // SAFETY: our child, not yet waited for.
+            unsafe { libc::kill(pid as libc::pid_t, sig) };
+        }
+    }
+
+    /// Waits until the program `pid` has ended without reaping it, then
+    /// stops passing signals to it, so that none can reach another process
+    /// given its pid once it is reaped.
+    pub fn wait_ended(&self, pid: u32) {
+        loop {
+            // SAFETY: a valid out-pointer; WNOWAIT leaves the child to reap.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                )
+            };
+            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        CHILD.store(0, SeqCst);
+    }
+
+    /// The first signal received since [`Forwarding::install`].
+    pub fn received(&self) -> Option<i32> {
+        Some(RECEIVED.load(SeqCst)).filter(|&s| s != 0)
+    }
+}
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        CHILD.store(0, SeqCst);
+        for (sig, old) in &self.previous {
+            // SAFETY: putting back the disposition read at install.
+            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+    }
+}
+
+/// A signal's name (`SIGTERM`), or its number.
+pub fn name(sig: i32) -> String {
+    match sig {
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGQUIT => "SIGQUIT".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGPIPE => "SIGPIPE".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        _ => format!("signal {sig}"),
+    }
+}
