@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use exec::{Critical, Outcome, Rule, Status, Target};
@@ -143,6 +143,11 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         route,
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
+    // The report's destination is checked before the program runs: found
+    // unwritable only after, it hid the program's exit status.
+    if let Some(path) = &a.output {
+        check_output(path)?;
+    }
     let out = match exec::run(&opts, program, args) {
         Ok(out) => out,
         Err(e) => {
@@ -151,22 +156,83 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         }
     };
     let name = program.to_string_lossy();
+    let warnings = warnings(&name, &out);
     let report = match a.output_format {
-        Format::Normal => text(&name, &opts, &out),
-        Format::Json => json(&name, &opts, &out),
+        Format::Normal => text(&name, &opts, &out, &warnings),
+        Format::Json => json(&name, &opts, &out, &warnings),
     };
+    // Our lines on stderr: a failed write there (a closed terminal after
+    // SIGHUP) must not hide the program's status.
+    let say = |line: &str| {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    };
+    let mut code = out.status.code();
+    let on_stderr = a.output.is_none() && !a.quiet;
     if let Some(path) = &a.output {
-        crate::output::write_file(path, report.as_bytes())?;
-    } else if !a.quiet {
-        eprint!("{report}");
+        if let Err(e) = crate::output::write_file(path, report.as_bytes()) {
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            say(&format!("cinterrupts: error: {}\n", chain.join(": ")));
+            if code == 0 {
+                code = 1;
+            }
+        }
+    } else if on_stderr {
+        say(&report);
+    }
+    // The text report on stderr holds them already.
+    if !(on_stderr && a.output_format == Format::Normal) {
+        for w in &warnings {
+            say(&format!("cinterrupts: exec: warning: {w}\n"));
+        }
+    }
+    if let Some(s) = out.interrupted {
+        say(&format!(
+            "cinterrupts: exec: received {}, passed on to {name}; the report is partial\n",
+            exec::signal_name(s)
+        ));
     }
     if let Status::Signalled(s) = out.status {
-        eprintln!("cinterrupts: exec: {name} was killed by signal {s}");
+        say(&format!(
+            "cinterrupts: exec: {name} was killed by signal {s}\n"
+        ));
     }
-    Ok(out.status.code())
+    Ok(code)
 }
 
-fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
+/// Fails, in one line naming it, when `-o FILE` could not be written: a
+/// missing directory, a directory, no permission. A file made for the
+/// check is removed again. A FIFO or a device is only opened at the end
+/// (now it could block, or its reader would see an end of file).
+fn check_output(path: &std::path::Path) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(());
+    }
+    report::file::AtomicFile::create(path)
+        .map(drop)
+        .with_context(|| format!("{}: cannot write the report", path.display()))
+}
+
+/// What the report cannot be trusted for: no process of the program
+/// reported (issue 24 item 4: a run that reported nothing said "0
+/// processes" and nothing else).
+fn warnings(name: &str, out: &Outcome) -> Vec<String> {
+    let mut w = Vec::new();
+    if out.processes.is_empty() {
+        w.push(match out.status {
+            Status::Signalled(s) => format!(
+                "no process of {name} reported: it was killed by {} before it could write its record",
+                exec::signal_name(s)
+            ),
+            Status::Exited(_) => format!(
+                "no process of {name} reported: the preload library was not loaded in any of them (a statically linked program, or one that ran another with LD_PRELOAD cleared); nothing was seen or routed"
+            ),
+        });
+    }
+    w
+}
+
+fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) -> String {
     let c = &out.counts;
     let status = match out.status {
         Status::Exited(code) => format!("exited with status {code}"),
@@ -177,6 +243,15 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
         out.processes.len(),
         opts.default_marks
     );
+    if let Some(sig) = out.interrupted {
+        s += &format!(
+            "  partial: exec received {} and passed it on to {name}\n",
+            exec::signal_name(sig)
+        );
+    }
+    for w in warnings {
+        s += &format!("  warning: {w}\n");
+    }
     for r in &opts.rules {
         s += &format!("  rule: {}\n", r.to_line());
     }
@@ -267,7 +342,7 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome) -> String {
     s
 }
 
-fn json(name: &str, opts: &exec::Options, out: &Outcome) -> String {
+fn json(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) -> String {
     let c = &out.counts;
     let by = c.by_mark();
     let status = match out.status {
@@ -279,6 +354,11 @@ fn json(name: &str, opts: &exec::Options, out: &Outcome) -> String {
             "mode": "exec",
             "program": name,
             "status": status,
+            "partial": out.interrupted.is_some(),
+            "interrupted_by": out.interrupted.map(|sig| serde_json::json!({
+                "signal": sig, "name": exec::signal_name(sig)
+            })),
+            "warnings": warnings,
             "default_marks": opts.default_marks.name(),
             "rules": opts.rules.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
             "critical_rules": opts.critical.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
