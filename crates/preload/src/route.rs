@@ -795,18 +795,17 @@ fn aio_abandon(a: &AioCtx) {
 /// device) still exists: a program must not hang because exec was killed.
 const WATCH: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Whether the process holding the device (`/proc/PID/fd/N`'s PID) exists.
+/// Whether the process holding the device still holds the region: its
+/// `/proc/PID/fd/N` still names the memfd. A process that exists is not
+/// enough: a killed exec stays a zombie until its parent waits for it,
+/// with its descriptors (and its device thread) gone (issue 24 item 4: a
+/// waiter slept on, a second at a time, for ever).
 fn device_alive() -> bool {
-    let Some(pid) = config()
-        .and_then(|c| c.route.as_ref())
-        .and_then(|r| r.shm.strip_prefix("/proc/"))
-        .and_then(|p| p.split('/').next())
-        .and_then(|p| p.parse::<libc::pid_t>().ok())
-    else {
+    let Some(shm) = config().and_then(|c| c.route.as_ref()).map(|r| &r.shm) else {
         return false;
     };
-    // SAFETY: signal 0 only checks the process exists.
-    let alive = unsafe { libc::kill(pid, 0) == 0 };
+    let alive = std::fs::read_link(shm)
+        .is_ok_and(|l| l.to_string_lossy().starts_with("/memfd:cinterrupts-exec"));
     if !alive && !GONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
         say("the device (cinterrupts exec) is gone; the rest of the I/O goes to the kernel");
     }
