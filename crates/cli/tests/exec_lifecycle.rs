@@ -304,7 +304,7 @@ fn a_program_finishes_its_io_after_exec_is_killed() {
     let s = Scratch::new();
     let data = s.path("data");
     let script = s.sh("echo $$ > \"$D/pid\"; \
-         exec dd if=/dev/zero of=\"$D/data\" bs=4096 count=20000 oflag=direct");
+         exec dd if=/dev/zero of=\"$D/data\" bs=4096 count=40000 oflag=direct");
     let args: Vec<&str> = script.iter().map(String::as_str).collect();
     let mut exec = s.spawn(&[], &args);
     let pid = read_pid(&s.path("pid"));
@@ -320,12 +320,12 @@ fn a_program_finishes_its_io_after_exec_is_killed() {
     assert_eq!(st.code(), None, "killed");
     assert_eq!(
         std::fs::metadata(&data).unwrap().len(),
-        20000 * 4096,
+        40000 * 4096,
         "dd wrote everything; stderr: {}",
         s.stderr()
     );
     let err = s.stderr();
-    assert!(err.contains("20000+0 records out"), "{err}");
+    assert!(err.contains("40000+0 records out"), "{err}");
     assert!(
         err.contains("the device (cinterrupts exec) is gone"),
         "{err}"
