@@ -28,6 +28,12 @@ use toml::Spanned;
 
 use crate::{kvell, rocks, PlacedThread};
 
+/// The most bytes an application file may hold. Our bound: the shipped
+/// files are under 2 KB, and a file is parsed whole (a TOML value tree of
+/// some tens of bytes per byte of text at worst), so 1 MiB keeps the parse
+/// in tens of MB.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
 /// One engine's configuration, by `engine = "..."`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(tag = "engine", rename_all = "lowercase")]
@@ -163,15 +169,47 @@ fn reword(message: &str, engine: &str) -> String {
     }
 }
 
+/// The file's text: a regular file (a device node or a FIFO is refused
+/// before it is opened) of at most [`MAX_FILE_BYTES`], read no further.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| format!("cannot read: {e}");
+    let not_regular = || "cannot read: not a regular file".to_string();
+    // Checked before opening too: opening a FIFO blocks until a writer comes.
+    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
+        return Err(not_regular());
+    }
+    let mut f = std::fs::File::open(path).map_err(cannot)?;
+    if !f.metadata().map_err(cannot)?.is_file() {
+        return Err(not_regular());
+    }
+    let too_big = || {
+        format!(
+            "larger than {} KiB, the most an application file may be (the shipped ones are under 2 KB)",
+            MAX_FILE_BYTES >> 10
+        )
+    };
+    let mut bytes = Vec::new();
+    // The file may grow after a check: read one byte past the bound.
+    f.by_ref()
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read: not UTF-8 text ({e})"))
+}
+
 impl AppFile {
     /// Reads and parses the file at `path`.
     pub fn load(path: &Path) -> Result<AppFile, FileError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| FileError {
+        let text = read_bounded(path).map_err(|message| FileError {
             origin: origin.clone(),
             line: None,
             option: None,
-            message: format!("cannot read: {e}"),
+            message,
         })?;
         AppFile::parse(&text, &origin)
     }
@@ -195,6 +233,16 @@ impl AppFile {
             };
             err(e.span().map(|s| s.start), None, message)
         })?;
+        if let Some(extra) = raw.instance.get(crate::MAX_THREADS) {
+            return Err(err(
+                Some(extra.span().start),
+                None,
+                format!(
+                    "more than {} [[instance]]s (each runs at least one thread; the most threads the simulator runs)",
+                    crate::MAX_THREADS
+                ),
+            ));
+        }
         if raw.instance.is_empty() {
             return Err(err(
                 None,

@@ -30,6 +30,16 @@ pub use jobs::Waiter;
 use policy::{Marks, Nanos};
 use rand::RngCore;
 
+/// The most threads one key may ask for (a rocksdb instance's `threads`,
+/// a kvell instance's `worker_cores` and `client_cores`) and the most
+/// `[[instance]]`s a file holds (each runs at least one thread). Our bound:
+/// the simulator runs at most 256 threads in all (`sim`'s
+/// `limits::MAX_THREADS`, each thread holding 0.5 MB of latency histograms;
+/// a compile-time check there keeps the two equal), so a larger count could never run,
+/// and the paper's runs use at most 8 readers and 6 KVell threads. Checked
+/// when the file is read, before any thread's state is allocated.
+pub const MAX_THREADS: usize = 256;
+
 /// One I/O of an application thread. `tag` is the thread's own name for it,
 /// handed back by [`AppThread::completed`]; the front end never reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -67,6 +67,10 @@ pub const TICK: std::ops::RangeInclusive<Nanos> = MS..=10 * MS;
 /// workloads run at most 28.
 pub const MAX_THREADS: usize = 256;
 
+// An application file refuses a larger thread count by its key and line
+// (`apps::MAX_THREADS`): the two bounds are one.
+const _: () = assert!(apps::MAX_THREADS == MAX_THREADS);
+
 /// The most requests all threads may have in flight together (the sum of
 /// their `iodepth`s): about 100 bytes each in the simulator's tables
 /// (measured, `iodepth=65536` on one thread: 10.9 MB peak RSS), so 256K
