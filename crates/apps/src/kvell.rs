@@ -172,6 +172,33 @@ pub const MAX_WORKER_REQUEST_NS: Nanos = 1_000_000_000;
 /// so at most 2^32 items (4 TiB of 1 KB items, 50 times TOS's 80 GB).
 pub const MAX_ITEMS: u64 = 1 << 32;
 
+/// Our bound on [`Config::queue_depth`]: a worker queues up to 4 times it
+/// (the default of [`Config::max_pending_callbacks`], `options.h`) and its
+/// AIO context holds twice those ([`MAX_PENDING_CALLBACKS`]), so 8192 is
+/// the deepest whose AIO context fits NVMe's largest queue (65536 entries,
+/// the simulator's deepest device). The artifact's is 48, upstream's 64.
+pub const MAX_QUEUE_DEPTH: u32 = 8192;
+
+/// Our bound on [`Config::max_pending_callbacks`]: the worker's AIO context
+/// holds twice them (`worker_ioengine_init`: `nb_callbacks * 2`), which
+/// must fit NVMe's largest queue, 65536 entries (the simulator refuses a
+/// thread deeper than its device's queue). The artifact's is 192.
+pub const MAX_PENDING_CALLBACKS: u32 = 32_768;
+
+/// Our bound on [`Config::scan_length`]: a scan's requests are built at
+/// once and wait in its client's queue, about 40 bytes each (request and
+/// worker), so 256 clients ([`crate::MAX_THREADS`]) scanning 16384 items
+/// hold 256 x 16384 x 40 B = 160 MiB at most. TOS scans 16 and 256 items;
+/// YCSB's default `maxscanlength` is 1000.
+pub const MAX_SCAN_LENGTH: u32 = 16_384;
+
+/// Our bound on [`Config::page_cache_pages`]: each cached page costs the
+/// model about 64 bytes (an entry in each of the LRU's two maps,
+/// `kvell/cache.rs`), so 2^24 pages stay under 1 GiB (2^24 x 64 B) if a run ever
+/// fills them. 2^24 pages of 4 KiB are 64 GiB, twice upstream KVell's 30 GB
+/// (`PAGE_CACHE_SIZE (PAGE_SIZE * 7864320)`); the artifact's is 13172.
+pub const MAX_PAGE_CACHE_PAGES: u64 = 1 << 24;
+
 /// Which key a YCSB operation picks (YCSB's `requestdistribution`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -302,6 +329,21 @@ impl Config {
         if self.client_cores.is_empty() {
             return err("client_cores", "at least one client core".into());
         }
+        for (option, cores) in [
+            ("worker_cores", &self.worker_cores),
+            ("client_cores", &self.client_cores),
+        ] {
+            if cores.len() > crate::MAX_THREADS {
+                return err(
+                    option,
+                    format!(
+                        "{} threads is more than {} (the most threads the simulator runs)",
+                        cores.len(),
+                        crate::MAX_THREADS
+                    ),
+                );
+            }
+        }
         if self.items == 0 {
             return err("items", "at least one item".into());
         }
@@ -347,8 +389,44 @@ impl Config {
         if self.scan_length == 0 {
             return err("scan_length", "at least one item".into());
         }
+        if self.scan_length > MAX_SCAN_LENGTH {
+            return err(
+                "scan_length",
+                format!(
+                    "{} is more than {MAX_SCAN_LENGTH} (a scan's requests are queued at once)",
+                    self.scan_length
+                ),
+            );
+        }
         if self.queue_depth == 0 {
             return err("queue_depth", "at least 1".into());
+        }
+        if self.queue_depth > MAX_QUEUE_DEPTH {
+            return err(
+                "queue_depth",
+                format!(
+                    "{} is more than {MAX_QUEUE_DEPTH} (8 times it, the AIO context, must fit NVMe's 65536-entry queue)",
+                    self.queue_depth
+                ),
+            );
+        }
+        if self.max_pending_callbacks > MAX_PENDING_CALLBACKS {
+            return err(
+                "max_pending_callbacks",
+                format!(
+                    "{} is more than {MAX_PENDING_CALLBACKS} (twice it, the AIO context, must fit NVMe's 65536-entry queue)",
+                    self.max_pending_callbacks
+                ),
+            );
+        }
+        if self.page_cache_pages > MAX_PAGE_CACHE_PAGES {
+            return err(
+                "page_cache_pages",
+                format!(
+                    "{} is more than {MAX_PAGE_CACHE_PAGES} (64 GiB of 4 KiB pages; about 64 bytes of model state each)",
+                    self.page_cache_pages
+                ),
+            );
         }
         if self.worker_request_ns == 0 || self.worker_request_ns > MAX_WORKER_REQUEST_NS {
             return err(
