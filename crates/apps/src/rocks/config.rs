@@ -201,6 +201,33 @@ fn default_target_file_size_base() -> u64 {
     64 * 1048576
 }
 
+/// Our bound on `block_size` (a data block's bytes): the layout counts a
+/// block's entries one by one (at least 11 bytes each, so at most 6.1 M
+/// steps here) and every block is one read. 64 MiB is 16384 times
+/// RocksDB's default 4 KiB; its largest documented blocks are a few MB.
+pub const MAX_BLOCK_SIZE: u32 = 64 << 20;
+
+/// Our bound on the writes of one flush: a flush or compaction builds its
+/// steps (a CPU step and a write per piece of at most
+/// `writable_file_max_buffer_size` bytes, 16 bytes each) before it starts,
+/// so one memtable's flush is at most 4096 pieces (128 KiB of steps), and a
+/// compaction of `level0_file_num_compaction_trigger` files that many times
+/// it. db_bench's defaults flush 64 MiB in 1 MiB writes: 65 pieces; 4096
+/// allows a 4 GiB memtable in 1 MiB writes or the default one in 16 KiB
+/// writes.
+pub const MAX_FLUSH_WRITES: u64 = 4096;
+
+/// Our bound on `write_buffer_size`: a memtable of 1 TiB, 16384 times
+/// db_bench's 64 MiB, keeps the model's byte counts of a flush far from
+/// 64-bit overflow (and [`MAX_FLUSH_WRITES`] bounds its writes).
+pub const MAX_WRITE_BUFFER_SIZE: u64 = 1 << 40;
+
+/// Our bound on the dump's `target_file_size_base`: the dump plans each
+/// table's reads before reading it (16 bytes per read, one per 256 KiB of
+/// readahead once it has grown), so a 64 GiB table plans 2^18 reads, 4 MiB.
+/// RocksDB's default is 64 MiB.
+pub const MAX_TARGET_FILE_SIZE_BASE: u64 = 64 << 30;
+
 /// A configuration error: the option and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -301,11 +328,28 @@ impl Config {
         if self.threads == 0 && self.benchmark != Benchmark::Fillbatch {
             return err("threads", "at least 1 reader");
         }
-        if self.block_size == 0 {
-            return err("block_size", "positive");
+        if self.threads as usize > crate::MAX_THREADS {
+            return err(
+                "threads",
+                format!(
+                    "{} is more than {} (the most threads the simulator runs)",
+                    self.threads,
+                    crate::MAX_THREADS
+                ),
+            );
         }
+        check_block_size(self.block_size)?;
         if self.write_buffer_size == 0 {
             return err("write_buffer_size", "positive");
+        }
+        if self.write_buffer_size > MAX_WRITE_BUFFER_SIZE {
+            return err(
+                "write_buffer_size",
+                format!(
+                    "{} is more than {MAX_WRITE_BUFFER_SIZE} (1 TiB)",
+                    self.write_buffer_size
+                ),
+            );
         }
         if self.max_write_buffer_number == 0 {
             return err("max_write_buffer_number", "at least 1");
@@ -319,8 +363,45 @@ impl Config {
         if !self.logical_block_size.is_power_of_two() {
             return err("logical_block_size", "a power of two");
         }
+        let layout = super::Layout::new(
+            self.key_size,
+            self.value_size,
+            self.block_size,
+            self.write_buffer_size,
+            self.logical_block_size,
+        );
+        let flush = layout.sst_bytes(layout.memtable_entries);
+        let writes = flush.div_ceil(self.writable_file_max_buffer_size);
+        if writes > MAX_FLUSH_WRITES {
+            // The key the user moved from db_bench's default.
+            let option = if self.write_buffer_size > default_write_buffer_size() {
+                "write_buffer_size"
+            } else {
+                "writable_file_max_buffer_size"
+            };
+            return err(
+                option,
+                format!(
+                    "a flush of {flush} bytes in writes of at most {} (writable_file_max_buffer_size) is {writes} writes: more than {MAX_FLUSH_WRITES} (write_buffer_size {})",
+                    self.writable_file_max_buffer_size, self.write_buffer_size
+                ),
+            );
+        }
         Ok(())
     }
+}
+
+fn check_block_size(block_size: u32) -> Result<(), ConfigError> {
+    if block_size == 0 {
+        return err("block_size", "positive");
+    }
+    if block_size > MAX_BLOCK_SIZE {
+        return err(
+            "block_size",
+            format!("{block_size} is more than {MAX_BLOCK_SIZE} (64 MiB)"),
+        );
+    }
+    Ok(())
 }
 
 impl DumpConfig {
@@ -344,14 +425,21 @@ impl DumpConfig {
         if self.cores.is_empty() {
             return err("cores", "at least one core");
         }
-        if self.block_size == 0 {
-            return err("block_size", "positive");
-        }
+        check_block_size(self.block_size)?;
         if self.write_size == 0 {
             return err("write_size", "positive");
         }
         if self.target_file_size_base == 0 {
             return err("target_file_size_base", "positive");
+        }
+        if self.target_file_size_base > MAX_TARGET_FILE_SIZE_BASE {
+            return err(
+                "target_file_size_base",
+                format!(
+                    "{} is more than {MAX_TARGET_FILE_SIZE_BASE} (64 GiB; the dump plans each table's reads at once)",
+                    self.target_file_size_base
+                ),
+            );
         }
         if !self.logical_block_size.is_power_of_two() {
             return err("logical_block_size", "a power of two");
