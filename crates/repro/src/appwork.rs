@@ -67,4 +67,30 @@ mod tests {
         }
         assert_eq!(with_overrides(FILE, &[]).unwrap(), FILE);
     }
+
+    #[test]
+    fn an_override_past_a_bound_is_refused_by_key_before_threads_exist() {
+        // Overrides reach the file's parse, so every bound holds for them.
+        let file = FILE.replace("threads = 4", "benchmark = \"readrandom\"\nthreads = 4");
+        let out = with_overrides(&file, &["rocks.threads=1000000000".into()]).unwrap();
+        let err = apps::file::AppFile::parse(&out, "x/app.toml").unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.contains("option 'threads': 1000000000 is more than 256"),
+            "{err}"
+        );
+        assert!(err.starts_with("x/app.toml:"), "{err}");
+        let out = with_overrides(&file, &["kvell.scan_length=16385".into()]).unwrap();
+        let err = apps::file::AppFile::parse(&out, "x/app.toml").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("option 'scan_length': 16385 is more than 16384"),
+            "{err}"
+        );
+        // The figures' own overrides (fig22, table7: 4 and 8 threads) pass.
+        for n in [4, 8] {
+            let out = with_overrides(&file, &[format!("rocks.threads={n}")]).unwrap();
+            apps::file::AppFile::parse(&out, "x/app.toml").unwrap();
+        }
+    }
 }
