@@ -6,7 +6,8 @@
 use apps::file::{AppFile, MAX_FILE_BYTES};
 use apps::kvell::{MAX_PAGE_CACHE_PAGES, MAX_PENDING_CALLBACKS, MAX_QUEUE_DEPTH, MAX_SCAN_LENGTH};
 use apps::rocks::config::{
-    MAX_BLOCK_SIZE, MAX_FLUSH_WRITES, MAX_TARGET_FILE_SIZE_BASE, MAX_WRITE_BUFFER_SIZE,
+    MAX_BLOCK_SIZE, MAX_DATABASE_BYTES, MAX_FLUSH_WRITES, MAX_KEY_SIZE, MAX_TARGET_FILE_SIZE_BASE,
+    MAX_VALUE_SIZE, MAX_WRITE_BUFFER_SIZE,
 };
 use apps::MAX_THREADS;
 
@@ -129,6 +130,36 @@ fn rocksdb_blocks_memtables_and_tables_are_bounded() {
         refused(DUMP, "target_file_size_base = 68719476737"),
         "app.toml:4: option 'target_file_size_base': 68719476737 is more than 68719476736 (64 GiB; the dump plans each table's reads at once)"
     );
+}
+
+#[test]
+fn rocksdb_keys_values_and_databases_are_bounded() {
+    assert_eq!((MAX_KEY_SIZE, MAX_VALUE_SIZE), (8 << 20, 3 << 30));
+    for head in [ROCKS, DUMP] {
+        let line = head.lines().count() + 1;
+        accepted(
+            head,
+            "key_size = 8388608\nvalue_size = 3221225472\nnum = 1000",
+        );
+        assert_eq!(
+            refused(head, "key_size = 8388609"),
+            format!("app.toml:{line}: option 'key_size': 8388609 is more than 8388608 (8 MiB, RocksDB's recommended maximum)")
+        );
+        assert_eq!(
+            refused(head, "value_size = 3221225473"),
+            format!("app.toml:{line}: option 'value_size': 3221225473 is more than 3221225472 (3 GiB, RocksDB's recommended maximum)")
+        );
+        // 1 PiB of 4221-byte blocks of 4 keys (16 + 1024 bytes each).
+        assert_eq!(MAX_DATABASE_BYTES, 1 << 50);
+        let most = (MAX_DATABASE_BYTES / 4221) * 4;
+        accepted(head, &format!("num = {most}"));
+        let e = refused(head, &format!("num = {}", most + 1));
+        assert_eq!(
+            e,
+            format!("app.toml:{line}: option 'num': {} keys of 4221 bytes' blocks are 1125899906846463 bytes: more than 1125899906842624 (1 PiB)", most + 1)
+        );
+        assert!(refused(head, "num = 9223372036854775807").contains("option 'num': "));
+    }
 }
 
 #[test]

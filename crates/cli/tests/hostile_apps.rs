@@ -108,6 +108,19 @@ fn rocksdb_and_dump_keys_past_their_bounds_are_refused_by_line_and_key() {
         &format!("{WRITER}writable_file_max_buffer_size = 15872\n"),
         "app.toml:5: option 'writable_file_max_buffer_size': a flush of ",
     );
+    // Panicked on a multiplication's overflow.
+    refused(
+        &format!("{ROCKS}num = 9223372036854775807\n"),
+        "app.toml:5: option 'num': 9223372036854775807 keys of 4221 bytes' blocks are ",
+    );
+    refused(
+        &format!("{ROCKS}key_size = 8388609\n"),
+        "app.toml:5: option 'key_size': 8388609 is more than 8388608",
+    );
+    refused(
+        &format!("{DUMP}value_size = 3221225473\n"),
+        "app.toml:4: option 'value_size': 3221225473 is more than 3221225472",
+    );
     refused(
         &format!("{DUMP}target_file_size_base = 68719476737\n"),
         "app.toml:4: option 'target_file_size_base': 68719476737 is more than 68719476736",

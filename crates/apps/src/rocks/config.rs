@@ -217,6 +217,18 @@ pub const MAX_BLOCK_SIZE: u32 = 64 << 20;
 /// writes.
 pub const MAX_FLUSH_WRITES: u64 = 4096;
 
+/// Our bounds on `key_size` and `value_size`: RocksDB's own
+/// recommended maxima (its wiki's FAQ: "The maximum recommended sizes for
+/// key and value are 8MB and 3GB respectively"). db_bench's defaults are
+/// 16 and 100 bytes; the paper's values are 1024.
+pub const MAX_KEY_SIZE: u32 = 8 << 20;
+pub const MAX_VALUE_SIZE: u32 = 3 << 30;
+
+/// Our bound on a database's data bytes (`num` keys laid out in blocks):
+/// 1 PiB, over a thousand times the paper's 750 GB device, keeps every
+/// offset the model computes far from 64-bit overflow.
+pub const MAX_DATABASE_BYTES: u64 = 1 << 50;
+
 /// Our bound on `write_buffer_size`: a memtable of 1 TiB, 16384 times
 /// db_bench's 64 MiB, keeps the model's byte counts of a flush far from
 /// 64-bit overflow (and [`MAX_FLUSH_WRITES`] bounds its writes).
@@ -339,6 +351,7 @@ impl Config {
             );
         }
         check_block_size(self.block_size)?;
+        check_entry(self.key_size, self.value_size)?;
         if self.write_buffer_size == 0 {
             return err("write_buffer_size", "positive");
         }
@@ -370,6 +383,7 @@ impl Config {
             self.write_buffer_size,
             self.logical_block_size,
         );
+        check_database(self.num, &layout)?;
         let flush = layout.sst_bytes(layout.memtable_entries);
         let writes = flush.div_ceil(self.writable_file_max_buffer_size);
         if writes > MAX_FLUSH_WRITES {
@@ -389,6 +403,42 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// `key_size` and `value_size` within RocksDB's recommended maxima.
+fn check_entry(key_size: u32, value_size: u32) -> Result<(), ConfigError> {
+    if key_size > MAX_KEY_SIZE {
+        return err(
+            "key_size",
+            format!(
+                "{key_size} is more than {MAX_KEY_SIZE} (8 MiB, RocksDB's recommended maximum)"
+            ),
+        );
+    }
+    if value_size > MAX_VALUE_SIZE {
+        return err(
+            "value_size",
+            format!(
+                "{value_size} is more than {MAX_VALUE_SIZE} (3 GiB, RocksDB's recommended maximum)"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `num` keys' data blocks within [`MAX_DATABASE_BYTES`].
+fn check_database(num: u64, layout: &super::Layout) -> Result<(), ConfigError> {
+    let bytes = u128::from(num.div_ceil(layout.entries_per_block)) * u128::from(layout.block_bytes);
+    if bytes > u128::from(MAX_DATABASE_BYTES) {
+        return err(
+            "num",
+            format!(
+                "{num} keys of {} bytes' blocks are {bytes} bytes: more than {MAX_DATABASE_BYTES} (1 PiB)",
+                layout.block_bytes
+            ),
+        );
+    }
+    Ok(())
 }
 
 fn check_block_size(block_size: u32) -> Result<(), ConfigError> {
@@ -426,12 +476,24 @@ impl DumpConfig {
             return err("cores", "at least one core");
         }
         check_block_size(self.block_size)?;
+        check_entry(self.key_size, self.value_size)?;
         if self.write_size == 0 {
             return err("write_size", "positive");
         }
         if self.target_file_size_base == 0 {
             return err("target_file_size_base", "positive");
         }
+        if !self.logical_block_size.is_power_of_two() {
+            return err("logical_block_size", "a power of two");
+        }
+        let layout = super::Layout::new(
+            self.key_size,
+            self.value_size,
+            self.block_size,
+            u64::MAX,
+            self.logical_block_size,
+        );
+        check_database(self.num, &layout)?;
         if self.target_file_size_base > MAX_TARGET_FILE_SIZE_BASE {
             return err(
                 "target_file_size_base",
@@ -440,9 +502,6 @@ impl DumpConfig {
                     self.target_file_size_base
                 ),
             );
-        }
-        if !self.logical_block_size.is_power_of_two() {
-            return err("logical_block_size", "a power of two");
         }
         Ok(())
     }
