@@ -156,46 +156,81 @@ fn offset_of(fd: c_int) -> i64 {
     unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }
 }
 
-/// A call at the file offset, routed: with a modelled device the data
-/// moves through the twin at the offset and the offset advances as the
-/// call would have moved it; else `direct` is the program's own call.
+/// A call at the file offset, routed: the program's own call on its own
+/// descriptor moves the data (issue 24), so the kernel keeps the file
+/// offset (serialised between threads and processes sharing it), O_APPEND,
+/// O_DSYNC, the alignment's EINVAL and the end of the file; the device
+/// times the completion. The command's offset is the file offset before
+/// the call.
 fn at_offset(
     fd: c_int,
     tag: Tag,
     write: bool,
-    positioned: impl Fn(c_int, i64) -> isize,
+    rwf: c_int,
     direct: impl Fn() -> isize,
 ) -> Option<isize> {
     let off = offset_of(fd);
-    if off < 0 {
-        return None;
+    let r = route::blocking(tag, write, off.max(0) as u64, direct)?;
+    Some(synced(fd, write, rwf, r))
+}
+
+/// RWF_DSYNC and RWF_SYNC (Linux uapi fs.h).
+const RWF_DSYNC: c_int = 0x02;
+const RWF_SYNC: c_int = 0x04;
+
+/// A routed write that succeeded on a descriptor with O_DSYNC/O_SYNC, or
+/// with RWF_DSYNC/RWF_SYNC: the kernel made it durable in the call (the
+/// twin carries the flags); the device sees what Linux sends a drive
+/// without FUA for it, a flush command (a zero-length write, Urgent under
+/// Table 1) after the write, and the call returns once that completes.
+fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
+    if !write || r < 0 || (rwf & (RWF_DSYNC | RWF_SYNC) == 0 && !route::syncs(fd)) {
+        return r;
     }
-    route::blocking(tag, write, off as u64, || {
-        if route::modelled() {
-            let r = positioned(route::data_fd(fd), off);
-            if r > 0 {
-                // SAFETY: as in `offset_of`.
-                unsafe { libc::lseek(fd, off + r as i64, libc::SEEK_SET) };
-            }
-            r
-        } else {
-            direct()
-        }
-    })
+    let Some(c) = config() else { return r };
+    let tag = tag_of(c, fd, 0, Call::Flush);
+    LIVE.request(Kind::Flush, tag.marks);
+    match route::blocking(tag, true, 0, || 0) {
+        Some(f) if f < 0 => f,
+        _ => r,
+    }
+}
+
+/// A positioned call routed: through the twin where it cannot change the
+/// call's semantics (`route::twin_for`), its command posted as its data
+/// moves; else the program's own call on its own descriptor, whose
+/// command is posted only if the kernel did it.
+fn positioned_at(
+    fd: c_int,
+    tag: Tag,
+    write: bool,
+    off: i64,
+    bufs: route::Bufs,
+    rwf: c_int,
+    call: impl Fn(c_int) -> isize,
+) -> Option<isize> {
+    let len = match bufs {
+        route::Bufs::One(_, n) => n as u64,
+        route::Bufs::Vec(iov, cnt) => iov_len(iov, cnt),
+    };
+    let r = match route::twin_for(fd, write, off, &bufs, rwf) {
+        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || call(twin))?,
+        None => route::blocking(tag, write, off.max(0) as u64, || call(fd))?,
+    };
+    Some(synced(fd, write, rwf, r))
 }
 
 const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
 
-/// The calls at the file offset: each one routed as its positioned twin
-/// at the current offset (`at_offset`), else the program's own call.
+/// The calls at the file offset: each one the program's own call, routed
+/// (`at_offset`).
 macro_rules! at_file_offset {
-    ($($name:ident, $sym:literal, $twin:literal, $kind:expr, $buf:ty, $n:ty);*) => {$(
+    ($($name:ident, $sym:literal, $kind:expr, $buf:ty, $n:ty);*) => {$(
         #[no_mangle]
         pub extern "C" fn $name(fd: c_int, buf: $buf, n: $n) -> ssize_t {
             let call = || forward!($sym, fn(c_int, $buf, $n) -> ssize_t, -1, fd, buf, n);
             if let Some(m) = blocking(fd, $kind, Family::Plain, 0) {
-                let pos = |d, off| forward!($twin, fn(c_int, $buf, $n, off_t) -> ssize_t, -1, d, buf, n, off);
-                if let Some(r) = at_offset(fd, m, $kind == Kind::Write, pos, call) {
+                if let Some(r) = at_offset(fd, m, $kind == Kind::Write, 0, call) {
                     return r;
                 }
             }
@@ -205,10 +240,10 @@ macro_rules! at_file_offset {
 }
 
 at_file_offset!(
-    read, "read", "pread", Kind::Read, *mut c_void, size_t;
-    write, "write", "pwrite", Kind::Write, *const c_void, size_t;
-    readv, "readv", "preadv", Kind::Read, *const iovec, c_int;
-    writev, "writev", "pwritev", Kind::Write, *const iovec, c_int
+    read, "read", Kind::Read, *mut c_void, size_t;
+    write, "write", Kind::Write, *const c_void, size_t;
+    readv, "readv", Kind::Read, *const iovec, c_int;
+    writev, "writev", Kind::Write, *const iovec, c_int
 );
 
 macro_rules! positioned {
@@ -218,7 +253,8 @@ macro_rules! positioned {
             let call = |d| forward!($sym, fn(c_int, $buf, size_t, off_t) -> ssize_t, -1, d, buf, n, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                if let Some(r) = route::blocking_at(m, write, fd, off as u64, n as u64, || call(route::data_fd(fd))) {
+                let bufs = route::Bufs::One(buf as usize, n);
+                if let Some(r) = positioned_at(fd, m, write, off, bufs, 0, call) {
                     return r;
                 }
             }
@@ -252,7 +288,8 @@ macro_rules! vectored {
             let call = |d| forward!($sym, fn(c_int, *const iovec, c_int, off_t) -> ssize_t, -1, d, iov, cnt, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                if let Some(r) = route::blocking_at(m, write, fd, off as u64, iov_len(iov, cnt), || call(route::data_fd(fd))) {
+                let bufs = route::Bufs::Vec(iov, cnt);
+                if let Some(r) = positioned_at(fd, m, write, off, bufs, 0, call) {
                     return r;
                 }
             }
@@ -286,9 +323,10 @@ macro_rules! vectored2 {
                 let write = $kind == Kind::Write;
                 // Offset -1: the file offset, as preadv2 reads it.
                 let r = if off == -1 {
-                    at_offset(fd, m, write, |d, o| call(d, o), || call(fd, -1))
+                    at_offset(fd, m, write, flags, || call(fd, -1))
                 } else {
-                    route::blocking_at(m, write, fd, off as u64, iov_len(iov, cnt), || call(route::data_fd(fd), off))
+                    let bufs = route::Bufs::Vec(iov, cnt);
+                    positioned_at(fd, m, write, off, bufs, flags, |d| call(d, off))
                 };
                 if let Some(r) = r {
                     return r;
@@ -382,8 +420,9 @@ pub extern "C" fn syscall(
     // file offset) goes to the kernel, counted.
     if let Some(m) = marks.filter(|_| a4 >= 0) {
         let write = kind == Kind::Write;
-        let io = || call(route::data_fd(a1 as c_int) as c_long, a6) as isize;
-        if let Some(r) = route::blocking(m, write, a4 as u64, io) {
+        let bufs = route::Bufs::Vec(a2 as *const iovec, a3 as c_int);
+        let io = |d: c_int| call(d as c_long, a6) as isize;
+        if let Some(r) = positioned_at(a1 as c_int, m, write, a4, bufs, a6 as c_int, io) {
             return r as c_long;
         }
     }
@@ -420,48 +459,52 @@ fn iocb_kind(op: u16) -> Option<Kind> {
 }
 
 /// What one iocb asks, for routing: the data transfer as a blocking call
-/// on `fd` would do it (through the twin with a modelled device).
-fn iocb_io(cb: &Iocb, fd: c_int) -> isize {
+/// would do it, with the iocb's RWF_DSYNC, RWF_SYNC, RWF_NOWAIT and
+/// RWF_APPEND; through the twin only where that cannot change the result
+/// (`route::twin_for`: a misaligned iocb gets the kernel's EINVAL from the
+/// program's own descriptor).
+fn iocb_io(cb: &Iocb) -> isize {
+    let fd = cb.aio_fildes as c_int;
     let (buf, n, off) = (cb.aio_buf as usize, cb.aio_nbytes as usize, cb.aio_offset);
-    match cb.aio_lio_opcode {
-        0 => forward!(
-            "pread",
-            fn(c_int, usize, size_t, off_t) -> ssize_t,
-            -1,
-            fd,
-            buf,
-            n,
-            off
-        ),
-        1 => forward!(
-            "pwrite",
-            fn(c_int, usize, size_t, off_t) -> ssize_t,
-            -1,
-            fd,
-            buf,
-            n,
-            off
-        ),
-        7 => forward!(
-            "preadv",
-            fn(c_int, usize, c_int, off_t) -> ssize_t,
-            -1,
-            fd,
-            buf,
+    let rwf = cb.aio_rw_flags & KEEP & (RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | 0x10);
+    let one = iovec {
+        iov_base: buf as *mut c_void,
+        iov_len: n,
+    };
+    let (iov, cnt, bufs) = match cb.aio_lio_opcode {
+        0 | 1 => (&one as *const iovec, 1, route::Bufs::One(buf, n)),
+        7 | 8 => (
+            buf as *const iovec,
             n as c_int,
-            off
+            route::Bufs::Vec(buf as *const iovec, n as c_int),
         ),
-        8 => forward!(
-            "pwritev",
-            fn(c_int, usize, c_int, off_t) -> ssize_t,
+        2 => return forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize,
+        _ => return forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize,
+    };
+    let write = matches!(cb.aio_lio_opcode, 1 | 8);
+    let d = route::twin_for(fd, write, off, &bufs, rwf).unwrap_or(fd);
+    if write {
+        forward!(
+            "pwritev2",
+            fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
             -1,
-            fd,
-            buf,
-            n as c_int,
-            off
-        ),
-        2 => forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize,
-        _ => forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize,
+            d,
+            iov,
+            cnt,
+            off,
+            rwf
+        )
+    } else {
+        forward!(
+            "preadv2",
+            fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
+            -1,
+            d,
+            iov,
+            cnt,
+            off,
+            rwf
+        )
     }
 }
 
@@ -597,7 +640,7 @@ fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Ta
     for &(i, cookie) in &posted {
         // SAFETY: as above.
         let cb = unsafe { &*cbs[i] };
-        let res = iocb_io(cb, route::data_fd(cb.aio_fildes as c_int));
+        let res = iocb_io(cb);
         let res = if res < 0 {
             -i64::from(route::errno())
         } else {
@@ -736,6 +779,37 @@ pub extern "C" fn posix_fadvise64(fd: c_int, off: off_t, len: off_t, advice: c_i
 pub extern "C" fn close(fd: c_int) -> c_int {
     route::closing(fd);
     forward!("close", fn(c_int) -> c_int, -1, fd)
+}
+
+/// `fcntl(F_SETFL)` can turn O_APPEND or O_DIRECT on or off: the
+/// library's knowledge of the descriptor follows (`route::flags_changed`). `fcntl` is variadic; on
+/// x86_64 its third argument, an integer or a pointer, is passed in the
+/// same register as a plain one's, and passed on unchanged.
+#[cfg(target_arch = "x86_64")]
+#[no_mangle]
+pub extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+    let r = forward!("fcntl", fn(c_int, c_int, c_long) -> c_int, -1, fd, cmd, arg);
+    if cmd == libc::F_SETFL && r == 0 {
+        route::flags_changed(fd);
+    }
+    r
+}
+
+#[cfg(target_arch = "x86_64")]
+#[no_mangle]
+pub extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+    let r = forward!(
+        "fcntl64",
+        fn(c_int, c_int, c_long) -> c_int,
+        -1,
+        fd,
+        cmd,
+        arg
+    );
+    if cmd == libc::F_SETFL && r == 0 {
+        route::flags_changed(fd);
+    }
+    r
 }
 
 /// `dup2`/`dup3` close `new` when it is open: as `close`.

@@ -504,7 +504,10 @@ const FDS: usize = 4096;
 const VALID: u64 = 1 << 63;
 const DIRECT: u64 = 1 << 62;
 const TWINNED: u64 = 1 << 61;
-const GEN: u64 = ((1 << 61) - 1) & !0xffff_ffff;
+/// The descriptor's O_APPEND and O_DSYNC (or O_SYNC) as last looked up.
+const APPEND: u64 = 1 << 60;
+const SYNC: u64 = 1 << 59;
+const GEN: u64 = ((1 << 59) - 1) & !0xffff_ffff;
 const NO_TWIN: u32 = u32::MAX;
 
 static FD_CACHE: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
@@ -526,9 +529,133 @@ pub(crate) fn is_direct(fd: c_int) -> bool {
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     let direct = fl != -1 && fl & libc::O_DIRECT != 0;
     if let (true, Some(e)) = (direct, e) {
-        let _ = e.compare_exchange(seen, (seen & GEN) | VALID | DIRECT, AcqRel, Relaxed);
+        let now = (seen & GEN) | VALID | DIRECT | flag_bits(fl);
+        let _ = e.compare_exchange(seen, now, AcqRel, Relaxed);
     }
     direct
+}
+
+fn flag_bits(fl: c_int) -> u64 {
+    let mut b = 0;
+    if fl & libc::O_APPEND != 0 {
+        b |= APPEND;
+    }
+    if fl & libc::O_DSYNC != 0 {
+        b |= SYNC;
+    }
+    b
+}
+
+/// `fd`'s O_APPEND and O_DSYNC/O_SYNC bits ([`APPEND`], [`SYNC`]), from
+/// the cache when `fd` is a known direct descriptor.
+fn flags_of(fd: c_int) -> u64 {
+    let seen = entry(fd).map_or(0, |e| e.load(Acquire));
+    if seen & (VALID | DIRECT) == VALID | DIRECT {
+        return seen & (APPEND | SYNC);
+    }
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl == -1 {
+        0
+    } else {
+        flag_bits(fl)
+    }
+}
+
+/// Whether a write on `fd` must be durable when it returns (O_DSYNC or
+/// O_SYNC): the device then sees a flush command after it.
+pub(crate) fn syncs(fd: c_int) -> bool {
+    flags_of(fd) & SYNC != 0
+}
+
+/// The O_DIRECT alignment of each descriptor's file, from
+/// `statx(STATX_DIOALIGN)`: 0 not looked up, [`NO_ALIGN`] unknown (the
+/// file system does not say), else the memory alignment << 32 | the offset
+/// and length alignment. Cleared at close.
+static ALIGN: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+const NO_ALIGN: u64 = u64::MAX;
+
+fn dio_align(fd: c_int) -> Option<(u64, u64)> {
+    let slot = usize::try_from(fd).ok().and_then(|i| ALIGN.get(i))?;
+    let mut a = slot.load(Relaxed);
+    if a == 0 {
+        // SAFETY: statx fills our struct; an empty path with AT_EMPTY_PATH
+        // is `fd` itself.
+        let mut st: libc::statx = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::statx(
+                fd,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_DIOALIGN,
+                &mut st,
+            )
+        };
+        a = if r == 0
+            && st.stx_mask & libc::STATX_DIOALIGN != 0
+            && st.stx_dio_mem_align != 0
+            && st.stx_dio_offset_align != 0
+        {
+            (u64::from(st.stx_dio_mem_align) << 32) | u64::from(st.stx_dio_offset_align)
+        } else {
+            NO_ALIGN
+        };
+        slot.store(a, Relaxed);
+    }
+    (a != NO_ALIGN).then_some((a >> 32, a & 0xffff_ffff))
+}
+
+/// What an O_DIRECT call moves: its buffers (address, length) and offset.
+pub(crate) enum Bufs {
+    One(usize, usize),
+    Vec(*const libc::iovec, c_int),
+}
+
+/// Whether the kernel's O_DIRECT would accept the call's alignment on
+/// `fd`: the offset and every length a multiple of the file's offset
+/// alignment, every buffer's address of its memory alignment (Linux's
+/// `iomap_dio_rw` / `blkdev_dio_invalid`). False when the file system does
+/// not say (`statx` without STATX_DIOALIGN).
+fn aligned(fd: c_int, off: i64, bufs: &Bufs) -> bool {
+    let Some((mem, len)) = dio_align(fd) else {
+        return false;
+    };
+    let ok = |a: usize, n: usize| a as u64 % mem == 0 && n as u64 % len == 0;
+    off >= 0
+        && off as u64 % len == 0
+        && match *bufs {
+            Bufs::One(a, n) => ok(a, n),
+            Bufs::Vec(iov, cnt) => {
+                !iov.is_null()
+                    && (1..=1024).contains(&cnt)
+                    && (0..cnt as usize).all(|k| {
+                        // SAFETY: the program's array of cnt iovecs.
+                        let v = unsafe { *iov.add(k) };
+                        ok(v.iov_base as usize, v.iov_len)
+                    })
+            }
+        }
+}
+
+/// The descriptor a positioned O_DIRECT call on `fd` moves its data
+/// through (issue 24: the kernel's own semantics, the device's timing):
+/// the page-cache twin only where it cannot change what the call does,
+/// i.e. with a modelled device, an alignment the kernel's O_DIRECT accepts
+/// (so its EINVAL is never hidden), no flags beyond HIPRI/DSYNC/SYNC (the
+/// twin carries O_DSYNC/O_SYNC; RWF_NOWAIT, RWF_APPEND go to the kernel
+/// as asked) and, for a write, a descriptor without O_APPEND (the kernel
+/// picks the end of the file, and checks its alignment). `None`: the
+/// program's own call on its own descriptor.
+pub(crate) fn twin_for(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
+    const TWIN_RWF: c_int = 0x01 | 0x02 | 0x04;
+    if !modelled() || rwf & !TWIN_RWF != 0 || !aligned(fd, off, bufs) {
+        return None;
+    }
+    if write && flags_of(fd) & APPEND != 0 {
+        return None;
+    }
+    let d = data_fd(fd);
+    (d != fd).then_some(d)
 }
 
 /// The descriptor the data moves through: `fd` itself, or with a modelled
@@ -536,7 +663,7 @@ pub(crate) fn is_direct(fd: c_int) -> bool {
 /// ~170 us per 4 KiB, the profile's device ~7 us), opened at the first
 /// call on `fd` with its access mode. `fd` itself when no twin can be
 /// opened.
-pub(crate) fn data_fd(fd: c_int) -> c_int {
+fn data_fd(fd: c_int) -> c_int {
     if !modelled() {
         return fd;
     }
@@ -555,12 +682,15 @@ pub(crate) fn data_fd(fd: c_int) -> c_int {
     }
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
     // SAFETY: a NUL-terminated path; `open` is not interposed.
-    let twin = unsafe { libc::open(path.as_ptr(), (fl & libc::O_ACCMODE) | libc::O_CLOEXEC) };
+    // O_DSYNC/O_SYNC with it: a write through the twin is as durable at
+    // its return as the program's own would be (issue 24).
+    let mode = fl & (libc::O_ACCMODE | libc::O_SYNC);
+    let twin = unsafe { libc::open(path.as_ptr(), mode | libc::O_CLOEXEC) };
     let bits = if twin < 0 { NO_TWIN } else { twin as u32 };
     if let Some(t) = TWIN_OF.get(twin.max(0) as usize).filter(|_| twin >= 0) {
         t.store(fd + 1, Release);
     }
-    let now = (seen & GEN) | VALID | DIRECT | TWINNED | u64::from(bits);
+    let now = (seen & GEN) | VALID | DIRECT | TWINNED | flag_bits(fl) | u64::from(bits);
     if e.compare_exchange(seen, now, AcqRel, Relaxed).is_ok() {
         return if twin < 0 { fd } else { twin };
     }
@@ -586,6 +716,23 @@ pub(crate) fn cache_is_the_device(fd: c_int) -> bool {
     modelled() && region().is_some() && is_direct(fd)
 }
 
+/// `fcntl(F_SETFL)` succeeded on `fd`: a descriptor still direct keeps its
+/// entry and twin with its O_APPEND as it is now (O_DSYNC cannot change so);
+/// one no longer direct is forgotten, as at close.
+pub(crate) fn flags_changed(fd: c_int) {
+    let Some(e) = entry(fd) else { return };
+    // SAFETY: F_GETFL takes no pointer.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl != -1 && fl & libc::O_DIRECT != 0 {
+        let bit = flag_bits(fl) & APPEND;
+        let _ = e.fetch_update(AcqRel, Acquire, |v| {
+            (v & VALID != 0).then_some((v & !APPEND) | bit)
+        });
+    } else {
+        closing(fd);
+    }
+}
+
 /// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
 /// goes, with its twin. If `fd` is a twin of ours the program closes (a
 /// program closing every descriptor), the entry it belongs to goes.
@@ -599,6 +746,7 @@ pub(crate) fn closing(fd: c_int) {
         }
     }
     SIZES[fd as usize].store(0, Relaxed);
+    ALIGN[fd as usize].store(0, Relaxed);
     let owner = TWIN_OF[fd as usize].swap(0, AcqRel);
     if owner > 0 {
         if let Some(o) = entry(owner - 1) {
