@@ -1,0 +1,473 @@
+//! Issue 24: under `cinterrupts exec --device`, the program's own system
+//! call, on its own descriptor, moves its data; the emulated device decides
+//! only when the completion becomes visible. Each case below runs twice, as
+//! this test binary's `child_conf` (ignored on its own): natively, then
+//! under `exec --device optane`; the two must agree on every return value
+//! and errno, the file offsets and the file's final contents.
+//!
+//! The files live in Cargo's target tmp directory, on the disk's file
+//! system (ext4 on this VM), which enforces O_DIRECT's alignment (tmpfs
+//! does not).
+
+mod common;
+
+use std::ffi::{c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{bin, bounded, stderr, turn};
+use serde_json::{json, Value};
+
+const CASE: &str = "CINTERRUPTS_CONF_CASE";
+const FILE: &str = "CINTERRUPTS_CONF_FILE";
+const OUT: &str = "CINTERRUPTS_CONF_OUT";
+
+const BLOCK: usize = 4096;
+/// Writers sharing one descriptor, and the blocks each writes.
+const WRITERS: usize = 8;
+const PER_WRITER: usize = 32;
+
+/// One run of `case` on a fresh file made by `setup`: the child's record
+/// and the file's final contents.
+fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("data");
+    setup(&file);
+    let out = dir.path().join("out.json");
+    let me = std::env::current_exe().unwrap();
+    let mut cmd = if exec {
+        let mut c = bin();
+        c.args(["exec", "--device", "optane", "--quiet", "--"])
+            .arg(&me);
+        c
+    } else {
+        std::process::Command::new(&me)
+    };
+    cmd.args(["--ignored", "--exact", "child_conf", "--test-threads", "1"])
+        .env(CASE, case)
+        .env(FILE, &file)
+        .env(OUT, &out);
+    let b = bounded(cmd, b"", Duration::from_secs(120));
+    let o = &b.output;
+    assert!(
+        o.status.success(),
+        "{case} (exec {exec}): {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(o)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    (v, std::fs::read(&file).unwrap())
+}
+
+/// Runs `case` natively and under exec and asserts they agree; returns the
+/// native record and contents for the case's own checks.
+fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
+    let _one = turn();
+    let (nv, nc) = run_case(case, false, setup);
+    let (ev, ec) = run_case(case, true, setup);
+    assert_eq!(nv, ev, "{case}: native (left) and exec --device (right)");
+    assert!(
+        nc == ec,
+        "{case}: the final file differs ({} bytes native, {} under exec)",
+        nc.len(),
+        ec.len()
+    );
+    (nv, nc)
+}
+
+/// As [`differential`] for concurrent writers, whose blocks interleave in
+/// an order no run repeats: both runs' records must agree, and `check`
+/// must hold of each run's file.
+fn differential_unordered(case: &str, setup: &dyn Fn(&Path), check: &dyn Fn(&Value, &[u8])) {
+    let _one = turn();
+    let (nv, nc) = run_case(case, false, setup);
+    check(&nv, &nc);
+    let (ev, ec) = run_case(case, true, setup);
+    assert_eq!(nv, ev, "{case}: native (left) and exec --device (right)");
+    check(&ev, &ec);
+}
+
+fn fill(byte: u8, len: usize) -> impl Fn(&Path) {
+    move |p: &Path| std::fs::write(p, vec![byte; len]).unwrap()
+}
+
+#[test]
+fn misaligned_o_direct_is_einval_and_nothing_lands() {
+    let (v, c) = differential("misaligned", &fill(b'a', 16 * BLOCK));
+    // Every misaligned call is the kernel's EINVAL.
+    for r in v["calls"].as_array().unwrap() {
+        if r["name"].as_str().unwrap().starts_with("misaligned") {
+            assert_eq!(r["ret"], -1, "{r}");
+            assert_eq!(r["errno"], libc::EINVAL, "{r}");
+        }
+    }
+    assert!(c[..15 * BLOCK].iter().all(|&b| b == b'a'), "nothing landed");
+    assert!(
+        c[15 * BLOCK..].iter().all(|&b| b == b'z'),
+        "the aligned write"
+    );
+}
+
+#[test]
+fn o_append_writes_append() {
+    let (v, c) = differential("append", &fill(b'a', 2 * BLOCK));
+    assert_eq!(c.len(), 4 * BLOCK, "{v}");
+    assert!(c[..2 * BLOCK].iter().all(|&b| b == b'a'));
+    assert!(c[2 * BLOCK..3 * BLOCK].iter().all(|&b| b == b'b'));
+    assert!(c[3 * BLOCK..].iter().all(|&b| b == b'c'));
+}
+
+#[test]
+fn o_append_set_by_fcntl_after_a_write_appends() {
+    let (v, c) = differential("setfl-append", &fill(b'a', 2 * BLOCK));
+    assert_eq!(c.len(), 3 * BLOCK, "{v}");
+    assert!(c[..BLOCK].iter().all(|&b| b == b'b'));
+    assert!(c[BLOCK..2 * BLOCK].iter().all(|&b| b == b'a'));
+    assert!(c[2 * BLOCK..].iter().all(|&b| b == b'c'));
+}
+
+#[test]
+fn o_append_at_a_misaligned_end_is_the_kernels() {
+    differential("append", &fill(b'a', 5000));
+}
+
+#[test]
+fn threads_writing_one_shared_descriptor_lose_nothing() {
+    differential_unordered("threads", &fill(b'a', 0), &shared_writers_intact);
+}
+
+#[test]
+fn processes_writing_one_shared_descriptor_lose_nothing() {
+    differential_unordered("forks", &fill(b'a', 0), &shared_writers_intact);
+}
+
+/// Every writer's blocks are in the file exactly once, in its own order,
+/// and the shared offset is at their end.
+fn shared_writers_intact(v: &Value, c: &[u8]) {
+    let total = WRITERS * PER_WRITER * BLOCK;
+    assert_eq!(v["offset"], total as i64, "{v}");
+    assert_eq!(c.len(), total);
+    let mut seen = vec![vec![0u32; PER_WRITER]; WRITERS];
+    let mut last = vec![None; WRITERS];
+    for b in c.chunks(BLOCK) {
+        let (w, k) = (b[0] as usize, b[1] as usize);
+        assert!(w < WRITERS && k < PER_WRITER, "a stray block");
+        assert!(b[2..].iter().all(|&x| x == (w * 31 + k) as u8));
+        seen[w][k] += 1;
+        assert!(
+            last[w].is_none_or(|l| l < k),
+            "writer {w}'s blocks in order"
+        );
+        last[w] = Some(k);
+    }
+    assert!(seen.iter().flatten().all(|&n| n == 1), "each block once");
+}
+
+#[test]
+fn o_dsync_writes_are_durable_at_return() {
+    let (v, c) = differential("dsync", &fill(b'a', 0));
+    assert_eq!(c.len(), 24 * BLOCK, "{v}");
+    assert!(c.iter().all(|&b| b == b'd'));
+    // cachestat (Linux 6.5): no page of the file dirty or under writeback
+    // once the O_DSYNC/O_SYNC/RWF_DSYNC writes returned.
+    for r in v["dirty"].as_array().unwrap() {
+        assert!(r == 0 || r == -1, "{v}");
+    }
+}
+
+#[test]
+fn a_read_at_the_end_of_the_file_is_short_then_empty() {
+    let (v, _) = differential("eof", &fill(b'e', 10_000));
+    let rets: Vec<i64> = v["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ret"].as_i64().unwrap())
+        .collect();
+    assert_eq!(rets, [1808, 0, 0, 1808, 10_000, 0], "{v}");
+}
+
+// --- the child ---------------------------------------------------------------
+
+struct Rec(Vec<Value>);
+
+impl Rec {
+    fn call(&mut self, name: &str, ret: isize, fd: c_int) {
+        let errno = if ret < 0 {
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+        } else {
+            0
+        };
+        // SAFETY: lseek takes no pointer.
+        let offset = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        self.0
+            .push(json!({"name": name, "ret": ret, "errno": errno, "offset": offset}));
+    }
+}
+
+/// A 4 KiB-aligned buffer of `n` bytes of `byte`, leaked (the child exits).
+fn aligned(n: usize, byte: u8) -> *mut u8 {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: posix_memalign fills p; we write n bytes into it.
+    unsafe {
+        assert_eq!(libc::posix_memalign(&mut p, BLOCK, n + BLOCK), 0);
+        std::ptr::write_bytes(p as *mut u8, byte, n + BLOCK);
+    }
+    p as *mut u8
+}
+
+fn open(path: &Path, flags: c_int) -> c_int {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o644) };
+    assert!(fd >= 0, "open: {}", std::io::Error::last_os_error());
+    fd
+}
+
+/// Dirty and writeback pages of the whole file (cachestat, Linux 6.5);
+/// -1 when the kernel has no cachestat.
+fn dirty(fd: c_int) -> i64 {
+    #[repr(C)]
+    struct Range {
+        off: u64,
+        len: u64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct Stat {
+        cache: u64,
+        dirty: u64,
+        writeback: u64,
+        evicted: u64,
+        recently_evicted: u64,
+    }
+    const SYS_CACHESTAT: libc::c_long = 451;
+    let range = Range { off: 0, len: 0 };
+    let mut st = Stat::default();
+    // SAFETY: cachestat reads the range and fills the stat.
+    let r = unsafe { libc::syscall(SYS_CACHESTAT, fd, &range, &mut st, 0) };
+    if r != 0 {
+        return -1;
+    }
+    (st.dirty + st.writeback) as i64
+}
+
+#[test]
+#[ignore]
+fn child_conf() {
+    let (Ok(case), Ok(file), Ok(out)) =
+        (std::env::var(CASE), std::env::var(FILE), std::env::var(OUT))
+    else {
+        return;
+    };
+    let file = PathBuf::from(file);
+    let mut rec = Rec(Vec::new());
+    let mut extra = json!({});
+    let direct = libc::O_DIRECT;
+    // SAFETY (the whole block): the program's own system calls on its own
+    // descriptors and buffers of the sizes given.
+    unsafe {
+        match case.as_str() {
+            "misaligned" => {
+                let fd = open(&file, libc::O_RDWR | direct);
+                let b = aligned(2 * BLOCK, b'x');
+                let w = |p: *mut u8, n, off| libc::pwrite(fd, p as *const c_void, n, off);
+                let r = |p: *mut u8, n, off| libc::pread(fd, p as *mut c_void, n, off);
+                rec.call("misaligned pwrite offset", w(b, BLOCK, 100), fd);
+                rec.call("misaligned pwrite length", w(b, 100, 0), fd);
+                rec.call("misaligned pwrite buffer", w(b.add(1), BLOCK, 0), fd);
+                rec.call("misaligned pread offset", r(b, BLOCK, 100), fd);
+                rec.call("misaligned pread length", r(b, 100, 0), fd);
+                rec.call("misaligned pread buffer", r(b.add(1), BLOCK, 0), fd);
+                let iov = [
+                    libc::iovec {
+                        iov_base: b as *mut c_void,
+                        iov_len: BLOCK,
+                    },
+                    libc::iovec {
+                        iov_base: b.add(BLOCK) as *mut c_void,
+                        iov_len: 10,
+                    },
+                ];
+                rec.call(
+                    "misaligned pwritev length",
+                    libc::pwritev(fd, iov.as_ptr(), 2, 0),
+                    fd,
+                );
+                rec.call(
+                    "misaligned pwritev2 length",
+                    libc::pwritev2(fd, iov.as_ptr(), 2, 0, 0),
+                    fd,
+                );
+                rec.call(
+                    "lseek 100",
+                    libc::lseek(fd, 100, libc::SEEK_SET) as isize,
+                    fd,
+                );
+                rec.call(
+                    "misaligned write at offset 100",
+                    libc::write(fd, b as *const c_void, BLOCK),
+                    fd,
+                );
+                rec.call(
+                    "misaligned read at offset 100",
+                    libc::read(fd, b as *mut c_void, BLOCK),
+                    fd,
+                );
+                rec.call("lseek 0", libc::lseek(fd, 0, libc::SEEK_SET) as isize, fd);
+                rec.call(
+                    "misaligned write length",
+                    libc::write(fd, b as *const c_void, 10),
+                    fd,
+                );
+                std::ptr::write_bytes(b, b'z', BLOCK);
+                rec.call("aligned pwrite", w(b, BLOCK, 15 * BLOCK as i64), fd);
+                rec.call("aligned pread", r(b, BLOCK, 0), fd);
+                extra["read back"] = json!(*b as char);
+            }
+            "append" => {
+                let fd = open(&file, libc::O_WRONLY | libc::O_APPEND | direct);
+                let b = aligned(BLOCK, b'b');
+                rec.call("write", libc::write(fd, b as *const c_void, BLOCK), fd);
+                std::ptr::write_bytes(b, b'c', BLOCK);
+                // Linux: pwrite on an O_APPEND descriptor appends.
+                rec.call(
+                    "pwrite at 0",
+                    libc::pwrite(fd, b as *const c_void, BLOCK, 0),
+                    fd,
+                );
+            }
+            "setfl-append" => {
+                let fd = open(&file, libc::O_WRONLY | direct);
+                let b = aligned(BLOCK, b'b');
+                rec.call(
+                    "pwrite at 0",
+                    libc::pwrite(fd, b as *const c_void, BLOCK, 0),
+                    fd,
+                );
+                let fl = libc::fcntl(fd, libc::F_GETFL);
+                rec.call(
+                    "F_SETFL O_APPEND",
+                    libc::fcntl(fd, libc::F_SETFL, fl | libc::O_APPEND) as isize,
+                    fd,
+                );
+                std::ptr::write_bytes(b, b'c', BLOCK);
+                rec.call(
+                    "pwrite at 0, appending",
+                    libc::pwrite(fd, b as *const c_void, BLOCK, 0),
+                    fd,
+                );
+            }
+            "threads" | "forks" => {
+                let fd = open(&file, libc::O_RDWR | libc::O_TRUNC | direct);
+                let bufs: Vec<Vec<usize>> = (0..WRITERS)
+                    .map(|w| {
+                        (0..PER_WRITER)
+                            .map(|k| {
+                                let b = aligned(BLOCK, (w * 31 + k) as u8);
+                                *b = w as u8;
+                                *b.add(1) = k as u8;
+                                b as usize
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let writer = move |blocks: &[usize]| {
+                    blocks
+                        .iter()
+                        .all(|&b| libc::write(fd, b as *const c_void, BLOCK) == BLOCK as isize)
+                };
+                if case == "threads" {
+                    let ok = std::thread::scope(|s| {
+                        let hs: Vec<_> = bufs.iter().map(|b| s.spawn(|| writer(b))).collect();
+                        hs.into_iter().all(|h| h.join().unwrap())
+                    });
+                    extra["all written"] = json!(ok);
+                } else {
+                    let mut pids = Vec::new();
+                    for b in &bufs {
+                        let pid = libc::fork();
+                        assert!(pid >= 0);
+                        if pid == 0 {
+                            let ok = writer(b);
+                            libc::exit(if ok { 0 } else { 1 });
+                        }
+                        pids.push(pid);
+                    }
+                    let ok = pids.into_iter().all(|p| {
+                        let mut st = 0;
+                        libc::waitpid(p, &mut st, 0) == p
+                            && libc::WIFEXITED(st)
+                            && libc::WEXITSTATUS(st) == 0
+                    });
+                    extra["all written"] = json!(ok);
+                }
+                extra["offset"] = json!(libc::lseek(fd, 0, libc::SEEK_CUR));
+            }
+            "dsync" => {
+                let b = aligned(8 * BLOCK, b'd');
+                let mut d = Vec::new();
+                for (name, flags) in [("O_DSYNC", libc::O_DSYNC), ("O_SYNC", libc::O_SYNC)] {
+                    let fd = open(&file, libc::O_WRONLY | flags | direct);
+                    let at = if flags == libc::O_DSYNC { 0 } else { 8 };
+                    let off = (at * BLOCK) as i64;
+                    let n = 4 * BLOCK;
+                    rec.call(
+                        &format!("{name} pwrite"),
+                        libc::pwrite(fd, b as *const c_void, n, off),
+                        fd,
+                    );
+                    libc::lseek(fd, off + n as i64, libc::SEEK_SET);
+                    rec.call(
+                        &format!("{name} write"),
+                        libc::write(fd, b as *const c_void, n),
+                        fd,
+                    );
+                    d.push(dirty(fd));
+                    libc::close(fd);
+                }
+                let fd = open(&file, libc::O_WRONLY | direct);
+                let iov = libc::iovec {
+                    iov_base: b as *mut c_void,
+                    iov_len: 8 * BLOCK,
+                };
+                const RWF_DSYNC: c_int = 0x02;
+                rec.call(
+                    "pwritev2 RWF_DSYNC",
+                    libc::pwritev2(fd, &iov, 1, (16 * BLOCK) as i64, RWF_DSYNC),
+                    fd,
+                );
+                d.push(dirty(fd));
+                extra["dirty"] = json!(d);
+            }
+            "eof" => {
+                let fd = open(&file, libc::O_RDONLY | direct);
+                let b = aligned(4 * BLOCK, 0);
+                let r = |n, off| libc::pread(fd, b as *mut c_void, n, off);
+                rec.call("pread across the end", r(2 * BLOCK, 2 * BLOCK as i64), fd);
+                rec.call("pread at the aligned end", r(BLOCK, 3 * BLOCK as i64), fd);
+                rec.call("pread past the end", r(BLOCK, 8 * BLOCK as i64), fd);
+                libc::lseek(fd, 2 * BLOCK as i64, libc::SEEK_SET);
+                rec.call(
+                    "read across the end",
+                    libc::read(fd, b as *mut c_void, 2 * BLOCK),
+                    fd,
+                );
+                libc::lseek(fd, 0, libc::SEEK_SET);
+                rec.call(
+                    "read the file",
+                    libc::read(fd, b as *mut c_void, 4 * BLOCK),
+                    fd,
+                );
+                rec.call(
+                    "read at the end",
+                    libc::read(fd, b as *mut c_void, BLOCK),
+                    fd,
+                );
+            }
+            other => panic!("unknown case {other}"),
+        }
+    }
+    extra["calls"] = json!(rec.0);
+    std::fs::write(out, serde_json::to_vec(&extra).unwrap()).unwrap();
+}
