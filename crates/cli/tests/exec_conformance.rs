@@ -176,6 +176,19 @@ fn o_dsync_writes_are_durable_at_return() {
 }
 
 #[test]
+fn libaio_misaligned_is_einval_and_rwf_dsync_is_durable() {
+    common::require_library(c"libaio.so.1", "libaio1");
+    let (v, c) = differential("aio", &fill(b'a', 8 * BLOCK));
+    assert_eq!(
+        v["events"],
+        json!([[1, -libc::EINVAL], [2, BLOCK], [3, -libc::EINVAL]])
+    );
+    assert_eq!(v["dirty"], 0, "{v}");
+    assert!(c[..BLOCK].iter().all(|&b| b == b'a'), "nothing landed");
+    assert!(c[4 * BLOCK..5 * BLOCK].iter().all(|&b| b == b'w'));
+}
+
+#[test]
 fn a_read_at_the_end_of_the_file_is_short_then_empty() {
     let (v, _) = differential("eof", &fill(b'e', 10_000));
     let rets: Vec<i64> = v["calls"]
@@ -465,9 +478,103 @@ fn child_conf() {
                     fd,
                 );
             }
+            "aio" => {
+                let (ev, d) = aio(&file);
+                extra["events"] = json!(ev);
+                extra["dirty"] = json!(d);
+            }
             other => panic!("unknown case {other}"),
         }
     }
     extra["calls"] = json!(rec.0);
     std::fs::write(out, serde_json::to_vec(&extra).unwrap()).unwrap();
+}
+
+/// libaio through libaio.so.1's global symbols (as a program linked to it
+/// calls them): a misaligned write, an aligned RWF_DSYNC write, a
+/// misaligned read, submitted together; the events by `aio_data`, and the
+/// file's dirty pages after.
+unsafe fn aio(file: &Path) -> (Vec<(u64, i64)>, i64) {
+    #[repr(C)]
+    #[derive(Default)]
+    struct Iocb {
+        data: u64,
+        key: u32,
+        rw_flags: c_int,
+        opcode: u16,
+        reqprio: i16,
+        fildes: u32,
+        buf: u64,
+        nbytes: u64,
+        offset: i64,
+        reserved2: u64,
+        flags: u32,
+        resfd: u32,
+    }
+    #[repr(C)]
+    #[derive(Default, Clone, Copy)]
+    struct IoEvent {
+        data: u64,
+        obj: u64,
+        res: i64,
+        res2: i64,
+    }
+    type Setup = unsafe extern "C" fn(c_int, *mut usize) -> c_int;
+    type Submit = unsafe extern "C" fn(usize, libc::c_long, *mut *mut Iocb) -> c_int;
+    type GetEvents = unsafe extern "C" fn(
+        usize,
+        libc::c_long,
+        libc::c_long,
+        *mut IoEvent,
+        *mut libc::timespec,
+    ) -> c_int;
+    let h = libc::dlopen(c"libaio.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
+    assert!(!h.is_null(), "libaio.so.1");
+    let sym = |n: &std::ffi::CStr| {
+        let p = libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr());
+        assert!(!p.is_null());
+        p
+    };
+    let setup: Setup = std::mem::transmute(sym(c"io_setup"));
+    let submit: Submit = std::mem::transmute(sym(c"io_submit"));
+    let getevents: GetEvents = std::mem::transmute(sym(c"io_getevents"));
+    let fd = open(file, libc::O_RDWR | libc::O_DIRECT);
+    let b = aligned(2 * BLOCK, b'w');
+    let mut ctx = 0usize;
+    assert_eq!(setup(8, &mut ctx), 0);
+    let cb = |data, opcode, buf: *mut u8, n, off, rw_flags| Iocb {
+        data,
+        opcode,
+        rw_flags,
+        fildes: fd as u32,
+        buf: buf as u64,
+        nbytes: n as u64,
+        offset: off,
+        ..Iocb::default()
+    };
+    const RWF_DSYNC: c_int = 0x02;
+    let mut cbs = [
+        cb(1, 1, b, BLOCK, 100, 0),
+        cb(2, 1, b, BLOCK, 4 * BLOCK as i64, RWF_DSYNC),
+        cb(3, 0, b.add(BLOCK + 1), BLOCK, 0, 0),
+    ];
+    let mut ptrs: Vec<*mut Iocb> = cbs.iter_mut().map(|c| c as *mut Iocb).collect();
+    let n = submit(ctx, 3, ptrs.as_mut_ptr());
+    assert_eq!(n, 3, "io_submit");
+    let mut ev = [IoEvent::default(); 3];
+    let mut got = 0;
+    while got < 3 {
+        let r = getevents(
+            ctx,
+            1,
+            3 - got,
+            ev[got as usize..].as_mut_ptr(),
+            std::ptr::null_mut(),
+        );
+        assert!(r > 0, "io_getevents: {r}");
+        got += r as libc::c_long;
+    }
+    let mut out: Vec<(u64, i64)> = ev.iter().map(|e| (e.data, e.res)).collect();
+    out.sort();
+    (out, dirty(fd))
 }
