@@ -3,13 +3,13 @@
 //! of the shared region, and the calling thread sleeps until the device's
 //! interrupt handler leaves the completion there and wakes it.
 //!
-//! The data moves here, in the program, before the command is posted: with
-//! a `--device` profile through a second descriptor of the same file
-//! without O_DIRECT (the page cache; the profile times the command), else
-//! with the program's own O_DIRECT call (this VM's disk is the device and
-//! the command completes at once). A call that fails in the kernel returns
-//! at once with its errno: no command is posted for it. A command the device
-//! fails returns EIO.
+//! The data moves here, in the program, by the kernel's own semantics
+//! (issue 24): the program's own call on its own descriptor, or with a
+//! `--device` profile, for a positioned call the kernel's O_DIRECT would
+//! accept as it is, a second descriptor of the same file without O_DIRECT
+//! (the page cache; the profile times the command; [`twin_for`]). A call
+//! that fails in the kernel returns at once with its errno: no command is
+//! posted for it. A command the device fails returns EIO.
 //!
 //! Waiters: a thread for the blocking calls (its slot claimed at its first
 //! routed call; a forked child's thread claims its own), a libaio context
