@@ -148,14 +148,14 @@ fn shared_writers_intact(v: &Value, c: &[u8]) {
     assert_eq!(v["offset"], total as i64, "{v}");
     assert_eq!(c.len(), total);
     let mut seen = vec![vec![0u32; PER_WRITER]; WRITERS];
-    let mut last = vec![None; WRITERS];
+    let mut last: [Option<usize>; WRITERS] = [None; WRITERS];
     for b in c.chunks(BLOCK) {
         let (w, k) = (b[0] as usize, b[1] as usize);
         assert!(w < WRITERS && k < PER_WRITER, "a stray block");
         assert!(b[2..].iter().all(|&x| x == (w * 31 + k) as u8));
         seen[w][k] += 1;
         assert!(
-            last[w].is_none_or(|l| l < k),
+            last[w].map_or(true, |l| l < k),
             "writer {w}'s blocks in order"
         );
         last[w] = Some(k);
