@@ -458,32 +458,54 @@ fn iocb_kind(op: u16) -> Option<Kind> {
     }
 }
 
-/// What one iocb asks, for routing: the data transfer as a blocking call
-/// would do it, with the iocb's RWF_DSYNC, RWF_SYNC, RWF_NOWAIT and
-/// RWF_APPEND; through the twin only where that cannot change the result
-/// (`route::twin_for`: a misaligned iocb gets the kernel's EINVAL from the
-/// program's own descriptor).
-fn iocb_io(cb: &Iocb) -> isize {
+/// The twin an iocb's data may move through (`route::twin_for`: only
+/// where that cannot change its result); `None`: the program's own
+/// descriptor (a flush always).
+fn iocb_twin(cb: &Iocb) -> Option<c_int> {
+    let (write, bufs) = match cb.aio_lio_opcode {
+        0 | 1 => (
+            cb.aio_lio_opcode == 1,
+            route::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
+        ),
+        7 | 8 => (
+            cb.aio_lio_opcode == 8,
+            route::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
+        ),
+        _ => return None,
+    };
+    route::twin_for(
+        cb.aio_fildes as c_int,
+        write,
+        cb.aio_offset,
+        &bufs,
+        iocb_rwf(cb),
+    )
+}
+
+/// The iocb's RWF flags the kernel is given: RWF_DSYNC, RWF_SYNC,
+/// RWF_NOWAIT and RWF_APPEND.
+fn iocb_rwf(cb: &Iocb) -> c_int {
+    cb.aio_rw_flags & KEEP & (RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | 0x10)
+}
+
+/// What one iocb asks, done as a blocking call would do it on `d` (the
+/// iocb's descriptor or its twin), with the iocb's RWF flags: bytes, or a
+/// negative errno.
+fn iocb_io(cb: &Iocb, d: c_int) -> i64 {
     let fd = cb.aio_fildes as c_int;
     let (buf, n, off) = (cb.aio_buf as usize, cb.aio_nbytes as usize, cb.aio_offset);
-    let rwf = cb.aio_rw_flags & KEEP & (RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | 0x10);
+    let rwf = iocb_rwf(cb);
     let one = iovec {
         iov_base: buf as *mut c_void,
         iov_len: n,
     };
-    let (iov, cnt, bufs) = match cb.aio_lio_opcode {
-        0 | 1 => (&one as *const iovec, 1, route::Bufs::One(buf, n)),
-        7 | 8 => (
-            buf as *const iovec,
-            n as c_int,
-            route::Bufs::Vec(buf as *const iovec, n as c_int),
-        ),
-        2 => return forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize,
-        _ => return forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize,
+    let (iov, cnt) = match cb.aio_lio_opcode {
+        0 | 1 => (&one as *const iovec, 1),
+        7 | 8 => (buf as *const iovec, n as c_int),
+        2 => return errno_or(forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize),
+        _ => return errno_or(forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize),
     };
-    let write = matches!(cb.aio_lio_opcode, 1 | 8);
-    let d = route::twin_for(fd, write, off, &bufs, rwf).unwrap_or(fd);
-    if write {
+    let r = if matches!(cb.aio_lio_opcode, 1 | 8) {
         forward!(
             "pwritev2",
             fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
@@ -505,6 +527,15 @@ fn iocb_io(cb: &Iocb) -> isize {
             off,
             rwf
         )
+    };
+    errno_or(r)
+}
+
+fn errno_or(r: isize) -> i64 {
+    if r < 0 {
+        -i64::from(route::errno())
+    } else {
+        r as i64
     }
 }
 
@@ -615,6 +646,7 @@ fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Ta
     let room = route::aio_room(a).min(marks.len());
     let _copying = a.copying.lock().expect("copying lock");
     let mut posted = Vec::with_capacity(room);
+    let mut taken = 0;
     for &(i, kind, m) in &marks[..room] {
         // SAFETY: checked non-null above; the program's iocb.
         let cb = unsafe { &*cbs[i] };
@@ -624,34 +656,40 @@ fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Ta
         } else {
             cb.aio_offset as u64
         };
-        let Some(cookie) = route::aio_post(
-            a,
-            cb.aio_data,
-            cbs[i] as u64,
-            iocb_len(cb),
-            m,
-            write,
-            offset,
-        ) else {
+        let (data, obj) = (cb.aio_data, cbs[i] as u64);
+        let Some(twin) = iocb_twin(cb) else {
+            // The program's own call on its own descriptor, made now, as a
+            // blocking call's: one the kernel refuses (a misaligned iocb's
+            // EINVAL), or a read at the end of the file, completes at once
+            // with its result and the device sees no command for it.
+            let res = iocb_io(cb, cb.aio_fildes as c_int);
+            taken += 1;
+            if res < 0 || (res == 0 && kind == Kind::Read) {
+                route::aio_ready(a, data, obj, res);
+                continue;
+            }
+            let len = res.min(i64::from(u32::MAX)) as u32;
+            match route::aio_post(a, data, obj, len, m, write, offset) {
+                Some(cookie) => route::aio_moved(a, cookie, res),
+                None => route::aio_ready(a, data, obj, res),
+            }
+            continue;
+        };
+        let Some(cookie) = route::aio_post(a, data, obj, iocb_len(cb), m, write, offset) else {
             break;
         };
-        posted.push((i, cookie));
+        taken += 1;
+        posted.push((i, cookie, twin));
     }
-    for &(i, cookie) in &posted {
+    for &(i, cookie, twin) in &posted {
         // SAFETY: as above.
         let cb = unsafe { &*cbs[i] };
-        let res = iocb_io(cb);
-        let res = if res < 0 {
-            -i64::from(route::errno())
-        } else {
-            res as i64
-        };
-        route::aio_moved(a, cookie, res);
+        route::aio_moved(a, cookie, iocb_io(cb, twin));
     }
-    if posted.is_empty() {
+    if taken == 0 {
         -libc::EAGAIN
     } else {
-        posted.len() as c_int
+        taken
     }
 }
 

@@ -774,6 +774,19 @@ pub(crate) struct AioPend {
     pub(crate) map: HashMap<u32, (u64, u64, i64)>,
     /// iocbs of this context the kernel has (not routed) and not returned.
     pub(crate) kernel: i64,
+    /// Events complete without a device command (an iocb the kernel
+    /// refused), handed out first.
+    pub(crate) ready: std::collections::VecDeque<IoEvent>,
+}
+
+/// An iocb that completes without a device command (`res`: its result).
+pub(crate) fn aio_ready(a: &AioCtx, data: u64, obj: u64, res: i64) {
+    a.pend.lock().expect("aio lock").ready.push_back(IoEvent {
+        data,
+        obj,
+        res,
+        res2: 0,
+    });
 }
 
 static AIO: Mutex<Option<HashMap<c_long, Arc<AioCtx>>>> = Mutex::new(None);
@@ -875,14 +888,22 @@ pub struct IoEvent {
 /// Moves up to `max` delivered completions of `a` into `out` as events.
 pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
     let Some(r) = mapped() else { return 0 };
-    let mut done: Vec<Done> = Vec::with_capacity(max);
+    let mut n = 0;
+    {
+        let mut p = a.pend.lock().expect("aio lock");
+        while n < max {
+            let Some(e) = p.ready.pop_front() else { break };
+            out[n] = e;
+            n += 1;
+        }
+    }
+    let mut done: Vec<Done> = Vec::with_capacity(max - n);
     {
         // Not while an io_submit of the context still moves data.
         let _moved = a.copying.lock().expect("copying lock");
-        r.slot(a.slot).take(max, &mut done);
+        r.slot(a.slot).take(max - n, &mut done);
     }
     let mut p = a.pend.lock().expect("aio lock");
-    let mut n = 0;
     for d in done {
         let Some((data, obj, res)) = p.map.remove(&d.cookie) else {
             continue;
