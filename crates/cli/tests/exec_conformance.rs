@@ -27,18 +27,28 @@ const BLOCK: usize = 4096;
 const WRITERS: usize = 8;
 const PER_WRITER: usize = 32;
 
-/// One run of `case` on a fresh file made by `setup`: the child's record
-/// and the file's final contents.
-fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
+/// One run of `case` on a fresh file made by `setup`: the child's record,
+/// the file's final contents and under exec its report (`Null` natively).
+fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>, Value) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = dir.path().join("data");
     setup(&file);
     let out = dir.path().join("out.json");
+    let report = dir.path().join("report.json");
     let me = std::env::current_exe().unwrap();
     let mut cmd = if exec {
         let mut c = bin();
-        c.args(["exec", "--device", "optane", "--quiet", "--"])
-            .arg(&me);
+        c.args([
+            "exec",
+            "--device",
+            "optane",
+            "--output-format",
+            "json",
+            "-o",
+        ])
+        .arg(&report)
+        .arg("--")
+        .arg(&me);
         c
     } else {
         std::process::Command::new(&me)
@@ -56,15 +66,19 @@ fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
         stderr(o)
     );
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    (v, std::fs::read(&file).unwrap())
+    let r = std::fs::read(&report)
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or(Value::Null);
+    (v, std::fs::read(&file).unwrap(), r)
 }
 
 /// Runs `case` natively and under exec and asserts they agree; returns the
-/// native record and contents for the case's own checks.
-fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
+/// native record and contents for the case's own checks, and exec's
+/// report.
+fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>, Value) {
     let _one = turn();
-    let (nv, nc) = run_case(case, false, setup);
-    let (ev, ec) = run_case(case, true, setup);
+    let (nv, nc, _) = run_case(case, false, setup);
+    let (ev, ec, report) = run_case(case, true, setup);
     assert_eq!(nv, ev, "{case}: native (left) and exec --device (right)");
     assert!(
         nc == ec,
@@ -72,7 +86,23 @@ fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
         nc.len(),
         ec.len()
     );
-    (nv, nc)
+    (nv, nc, report)
+}
+
+/// The commands the device served, from exec's report.
+fn commands(report: &Value) -> u64 {
+    report["cinterrupts"]["device"]["commands"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no device commands in {report}"))
+}
+
+/// The flush requests exec counted, by mark.
+fn flushes(report: &Value) -> u64 {
+    let f = &report["cinterrupts"]["requests"]["flushes"];
+    ["urgent", "barrier", "unmarked"]
+        .iter()
+        .map(|m| f[m].as_u64().unwrap())
+        .sum()
 }
 
 /// As [`differential`] for concurrent writers, whose blocks interleave in
@@ -80,9 +110,9 @@ fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>) {
 /// must hold of each run's file.
 fn differential_unordered(case: &str, setup: &dyn Fn(&Path), check: &dyn Fn(&Value, &[u8])) {
     let _one = turn();
-    let (nv, nc) = run_case(case, false, setup);
+    let (nv, nc, _) = run_case(case, false, setup);
     check(&nv, &nc);
-    let (ev, ec) = run_case(case, true, setup);
+    let (ev, ec, _) = run_case(case, true, setup);
     assert_eq!(nv, ev, "{case}: native (left) and exec --device (right)");
     check(&ev, &ec);
 }
@@ -93,7 +123,10 @@ fn fill(byte: u8, len: usize) -> impl Fn(&Path) {
 
 #[test]
 fn misaligned_o_direct_is_einval_and_nothing_lands() {
-    let (v, c) = differential("misaligned", &fill(b'a', 16 * BLOCK));
+    let (v, c, report) = differential("misaligned", &fill(b'a', 16 * BLOCK));
+    // The device served the two aligned calls only: the kernel sends no
+    // command for a call it refuses.
+    assert_eq!(commands(&report), 2, "{report}");
     // Every misaligned call is the kernel's EINVAL.
     for r in v["calls"].as_array().unwrap() {
         if r["name"].as_str().unwrap().starts_with("misaligned") {
@@ -110,7 +143,7 @@ fn misaligned_o_direct_is_einval_and_nothing_lands() {
 
 #[test]
 fn o_append_writes_append() {
-    let (v, c) = differential("append", &fill(b'a', 2 * BLOCK));
+    let (v, c, _) = differential("append", &fill(b'a', 2 * BLOCK));
     assert_eq!(c.len(), 4 * BLOCK, "{v}");
     assert!(c[..2 * BLOCK].iter().all(|&b| b == b'a'));
     assert!(c[2 * BLOCK..3 * BLOCK].iter().all(|&b| b == b'b'));
@@ -119,7 +152,7 @@ fn o_append_writes_append() {
 
 #[test]
 fn o_append_set_by_fcntl_after_a_write_appends() {
-    let (v, c) = differential("setfl-append", &fill(b'a', 2 * BLOCK));
+    let (v, c, _) = differential("setfl-append", &fill(b'a', 2 * BLOCK));
     assert_eq!(c.len(), 3 * BLOCK, "{v}");
     assert!(c[..BLOCK].iter().all(|&b| b == b'b'));
     assert!(c[BLOCK..2 * BLOCK].iter().all(|&b| b == b'a'));
@@ -165,7 +198,9 @@ fn shared_writers_intact(v: &Value, c: &[u8]) {
 
 #[test]
 fn o_dsync_writes_are_durable_at_return() {
-    let (v, c) = differential("dsync", &fill(b'a', 0));
+    let (v, c, report) = differential("dsync", &fill(b'a', 0));
+    // Each of the 5 synchronous writes is followed by a flush command.
+    assert_eq!((commands(&report), flushes(&report)), (10, 5), "{report}");
     assert_eq!(c.len(), 24 * BLOCK, "{v}");
     assert!(c.iter().all(|&b| b == b'd'));
     // cachestat (Linux 6.5): no page of the file dirty or under writeback
@@ -178,7 +213,9 @@ fn o_dsync_writes_are_durable_at_return() {
 #[test]
 fn libaio_misaligned_is_einval_and_rwf_dsync_is_durable() {
     common::require_library(c"libaio.so.1", "libaio1");
-    let (v, c) = differential("aio", &fill(b'a', 8 * BLOCK));
+    let (v, c, report) = differential("aio", &fill(b'a', 8 * BLOCK));
+    // Only the aligned write reached the device.
+    assert_eq!(commands(&report), 1, "{report}");
     assert_eq!(
         v["events"],
         json!([[1, -libc::EINVAL], [2, BLOCK], [3, -libc::EINVAL]])
@@ -190,7 +227,9 @@ fn libaio_misaligned_is_einval_and_rwf_dsync_is_durable() {
 
 #[test]
 fn a_read_at_the_end_of_the_file_is_short_then_empty() {
-    let (v, _) = differential("eof", &fill(b'e', 10_000));
+    let (v, _, report) = differential("eof", &fill(b'e', 10_000));
+    // Commands for the reads that moved data only.
+    assert_eq!(commands(&report), 3, "{report}");
     let rets: Vec<i64> = v["calls"]
         .as_array()
         .unwrap()
