@@ -507,7 +507,11 @@ const TWINNED: u64 = 1 << 61;
 /// The descriptor's O_APPEND and O_DSYNC (or O_SYNC) as last looked up.
 const APPEND: u64 = 1 << 60;
 const SYNC: u64 = 1 << 59;
-const GEN: u64 = ((1 << 59) - 1) & !0xffff_ffff;
+/// Its access mode: read-only, write-only (neither: both).
+const RDONLY: u64 = 1 << 58;
+const WRONLY: u64 = 1 << 57;
+const MODE: u64 = APPEND | SYNC | RDONLY | WRONLY;
+const GEN: u64 = ((1 << 57) - 1) & !0xffff_ffff;
 const NO_TWIN: u32 = u32::MAX;
 
 static FD_CACHE: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
@@ -543,15 +547,20 @@ fn flag_bits(fl: c_int) -> u64 {
     if fl & libc::O_DSYNC != 0 {
         b |= SYNC;
     }
+    match fl & libc::O_ACCMODE {
+        libc::O_RDONLY => b |= RDONLY,
+        libc::O_WRONLY => b |= WRONLY,
+        _ => {}
+    }
     b
 }
 
-/// `fd`'s O_APPEND and O_DSYNC/O_SYNC bits ([`APPEND`], [`SYNC`]), from
+/// `fd`'s O_APPEND, O_DSYNC/O_SYNC and access mode bits ([`MODE`]), from
 /// the cache when `fd` is a known direct descriptor.
 fn flags_of(fd: c_int) -> u64 {
     let seen = entry(fd).map_or(0, |e| e.load(Acquire));
     if seen & (VALID | DIRECT) == VALID | DIRECT {
-        return seen & (APPEND | SYNC);
+        return seen & MODE;
     }
     // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
@@ -643,15 +652,17 @@ fn aligned(fd: c_int, off: i64, bufs: &Bufs) -> bool {
 /// i.e. with a modelled device, an alignment the kernel's O_DIRECT accepts
 /// (so its EINVAL is never hidden), no flags beyond HIPRI/DSYNC/SYNC (the
 /// twin carries O_DSYNC/O_SYNC; RWF_NOWAIT, RWF_APPEND go to the kernel
-/// as asked) and, for a write, a descriptor without O_APPEND (the kernel
-/// picks the end of the file, and checks its alignment). `None`: the
-/// program's own call on its own descriptor.
+/// as asked), a descriptor open for the call (its EBADF is the kernel's,
+/// with no command) and, for a write, without O_APPEND (the kernel picks
+/// the end of the file, and checks its alignment). `None`: the program's
+/// own call on its own descriptor.
 pub(crate) fn twin_for(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
     const TWIN_RWF: c_int = 0x01 | 0x02 | 0x04;
     if !modelled() || rwf & !TWIN_RWF != 0 || !aligned(fd, off, bufs) {
         return None;
     }
-    if write && flags_of(fd) & APPEND != 0 {
+    let refuse = if write { APPEND | RDONLY } else { WRONLY };
+    if flags_of(fd) & refuse != 0 {
         return None;
     }
     let d = data_fd(fd);
