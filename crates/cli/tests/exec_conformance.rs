@@ -228,7 +228,7 @@ fn libaio_misaligned_is_einval_and_rwf_dsync_is_durable() {
 #[test]
 fn a_read_at_the_end_of_the_file_is_short_then_empty() {
     let (v, _, report) = differential("eof", &fill(b'e', 10_000));
-    // Commands for the reads that moved data only.
+    // Commands for the reads that moved data only (none for EBADF).
     assert_eq!(commands(&report), 3, "{report}");
     let rets: Vec<i64> = v["calls"]
         .as_array()
@@ -236,7 +236,7 @@ fn a_read_at_the_end_of_the_file_is_short_then_empty() {
         .iter()
         .map(|r| r["ret"].as_i64().unwrap())
         .collect();
-    assert_eq!(rets, [1808, 0, 0, 1808, 10_000, 0], "{v}");
+    assert_eq!(rets, [1808, 0, 0, 1808, 10_000, 0, -1], "{v}");
 }
 
 // --- the child ---------------------------------------------------------------
@@ -514,6 +514,11 @@ fn child_conf() {
                 rec.call(
                     "read at the end",
                     libc::read(fd, b as *mut c_void, BLOCK),
+                    fd,
+                );
+                rec.call(
+                    "pwrite on a read-only descriptor",
+                    libc::pwrite(fd, b as *const c_void, BLOCK, 0),
                     fd,
                 );
             }
