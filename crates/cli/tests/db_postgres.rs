@@ -86,7 +86,9 @@ struct Server {
 }
 
 impl Server {
-    fn start(dir: &Path, exec: Option<&Path>) -> Server {
+    /// `exec` is the report's path and the `cinterrupts` to run (a copy the
+    /// `postgres` user can reach), or none for a native start.
+    fn start(dir: &Path, exec: Option<(&Path, &Path)>) -> Server {
         let mut args: Vec<String> = vec![
             "-D".into(),
             dir.join("data").display().to_string(),
@@ -105,7 +107,7 @@ impl Server {
             args.extend(["-c".into(), setting.into()]);
         }
         let mut cmd = match exec {
-            Some(report) => {
+            Some((report, cinterrupts)) => {
                 let mut all: Vec<String> = [
                     "exec",
                     "--device",
@@ -120,7 +122,7 @@ impl Server {
                 all.push("--".into());
                 all.push(tool("postgres"));
                 all.extend(args);
-                as_postgres(env!("CARGO_BIN_EXE_cinterrupts"), &all)
+                as_postgres(&cinterrupts.display().to_string(), &all)
             }
             None => as_postgres(&tool("postgres"), &args),
         };
@@ -228,6 +230,31 @@ impl Drop for Server {
     }
 }
 
+/// A copy of `cinterrupts` and its preload library in `dir`, which the
+/// `postgres` user can run: the build's own directory may be closed to it
+/// (a clone under `mktemp -d` is mode 700).
+fn reachable_cinterrupts(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = Path::new(env!("CARGO_BIN_EXE_cinterrupts"));
+    let built = exe.parent().unwrap();
+    let lib = [
+        built.join(exec::PRELOAD_NAME),
+        built.join("deps").join(exec::PRELOAD_NAME),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .expect("the preload library beside the binary (cargo build --workspace)");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("cinterrupts");
+    std::fs::copy(exe, &copy).unwrap();
+    std::fs::copy(&lib, bin.join(exec::PRELOAD_NAME)).unwrap();
+    for p in [bin.clone(), copy.clone(), bin.join(exec::PRELOAD_NAME)] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
+
 /// pgbench's books balance: every change to an account, teller or branch
 /// is a row of history with its delta.
 fn balances(s: &Server) -> String {
@@ -274,7 +301,8 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
         ],
     ));
     let report = d.join("exec.json");
-    let server = Server::start(d, Some(&report));
+    let cinterrupts = reachable_cinterrupts(d);
+    let server = Server::start(d, Some((&report, &cinterrupts)));
     server.pgbench(&["-i", "-s", "2", "-q"]);
     let run = server.pgbench(&["-T", "3", "-c", "2"]);
     assert!(run.contains("number of failed transactions: 0"), "{run}");
