@@ -181,20 +181,7 @@ fn user() -> String {
 
 /// Runs `cmd` to completion within [`STEP`], or kills it and fails.
 fn bounded(cmd: &mut Command) -> std::process::Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > STEP {
-            let _ = child.kill();
-            panic!("{cmd:?} ran past {STEP:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within(cmd, STEP)
 }
 
 /// The `sb` tables' `CHECKSUM TABLE` lines.

@@ -52,20 +52,7 @@ fn tool(name: &str) -> String {
 
 /// Runs `cmd` to completion within [`STEP`], or kills it and fails.
 fn bounded(cmd: &mut Command) -> std::process::Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > STEP {
-            let _ = child.kill();
-            panic!("{cmd:?} ran past {STEP:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within(cmd, STEP)
 }
 
 fn ok(cmd: &mut Command) -> String {
