@@ -405,6 +405,14 @@ pub extern "C" fn syscall(
     if n == libc::SYS_io_uring_setup {
         route::say_once_io_uring();
     }
+    // The raw forms of close, close_range, dup2 and dup3: as the wrappers
+    // (the library's knowledge of the descriptors they close goes first).
+    match n {
+        libc::SYS_close => route::closing(a1 as c_int),
+        libc::SYS_close_range => closing_range(a1 as u32, a2 as u32, a3 as c_int),
+        libc::SYS_dup2 | libc::SYS_dup3 if a1 != a2 => route::closing(a2 as c_int),
+        _ => {}
+    }
     if n != libc::SYS_preadv2 && n != libc::SYS_pwritev2 {
         return call(a1, a6);
     }
@@ -819,6 +827,21 @@ pub extern "C" fn close(fd: c_int) -> c_int {
     forward!("close", fn(c_int) -> c_int, -1, fd)
 }
 
+/// `fclose` closes its descriptor with glibc's internal close, which the
+/// library does not see: as `close` (the check of the cached state at
+/// each call would find it too, but the twin would stay open until then).
+#[no_mangle]
+pub extern "C" fn fclose(f: *mut libc::FILE) -> c_int {
+    if !f.is_null() {
+        // SAFETY: the program's stream, which fclose takes.
+        let fd = unsafe { libc::fileno(f) };
+        if fd >= 0 {
+            route::closing(fd);
+        }
+    }
+    forward!("fclose", fn(*mut libc::FILE) -> c_int, libc::EOF, f)
+}
+
 /// `fcntl(F_SETFL)` can turn O_APPEND or O_DIRECT on or off: the
 /// library's knowledge of the descriptor follows (`route::flags_changed`). `fcntl` is variadic; on
 /// x86_64 its third argument, an integer or a pointer, is passed in the
@@ -879,12 +902,7 @@ pub extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
 /// library afresh).
 #[no_mangle]
 pub extern "C" fn close_range(first: u32, last: u32, flags: c_int) -> c_int {
-    const CLOSE_RANGE_CLOEXEC: c_int = 1 << 2;
-    if flags & CLOSE_RANGE_CLOEXEC == 0 {
-        for fd in first..=last.min(4095) {
-            route::closing(fd as c_int);
-        }
-    }
+    closing_range(first, last, flags);
     forward!(
         "close_range",
         fn(u32, u32, c_int) -> c_int,
@@ -893,6 +911,25 @@ pub extern "C" fn close_range(first: u32, last: u32, flags: c_int) -> c_int {
         last,
         flags
     )
+}
+
+fn closing_range(first: u32, last: u32, flags: c_int) {
+    const CLOSE_RANGE_CLOEXEC: c_int = 1 << 2;
+    if flags & CLOSE_RANGE_CLOEXEC == 0 {
+        for fd in first..=last.min(4095) {
+            route::closing(fd as c_int);
+        }
+    }
+}
+
+/// `closefrom` (glibc 2.34) closes through glibc's internal close_range,
+/// which the library does not see: as `close_range(lowfd, ~0U, 0)`.
+#[no_mangle]
+pub extern "C" fn closefrom(lowfd: c_int) {
+    if lowfd >= 0 {
+        closing_range(lowfd as u32, u32::MAX, 0);
+    }
+    forward!("closefrom", fn(c_int) -> (), (), lowfd)
 }
 
 /// libaio's `io_destroy`: a routed context's slot goes back.

@@ -490,9 +490,11 @@ pub(crate) fn errno() -> c_int {
 /// this VM, `cinterrupts bench exec`): whether it is direct, and with a
 /// modelled device its page-cache twin. An entry holds from the first call
 /// that looks the descriptor up until the descriptor is closed: `close`,
-/// `dup2`, `dup3` and `close_range` (interposed) clear it and close the
-/// twin, so a number reused for another file, or for the same file opened
-/// another way, is looked up again. Descriptors found not direct are not
+/// `dup2`, `dup3`, `close_range`, `closefrom`, `fclose` and their raw
+/// `syscall` forms (interposed) clear it and close the twin, so a number
+/// reused for another file, or for the same file opened another way, is
+/// looked up again; a close none of them sees is found at the next call
+/// ([`same`]). Descriptors found not direct are not
 /// kept (they are looked up at every call, as before), nor are numbers of
 /// [`FDS`] and above.
 ///
@@ -522,19 +524,98 @@ fn entry(fd: c_int) -> Option<&'static AtomicU64> {
     usize::try_from(fd).ok().and_then(|i| FD_CACHE.get(i))
 }
 
-/// Whether `fd` was opened with O_DIRECT (now).
+/// What an entry was made for (issue 24): the file (`st_ino`, and
+/// `st_dev` folded to 32 bits) and the open file description's flags the
+/// cache depends on ([`WATCH_FL`]), as `fstat` and `fcntl(F_GETFL)` said
+/// when the entry was made. A descriptor can be closed or replaced without
+/// the library seeing it (`fclose`, whose `close` is glibc's internal one;
+/// a raw `close` system call), and its number reused: each routed call
+/// compares the two with the descriptor as it is now ([`same`]), and a
+/// stale entry goes, with its twin, before the call is looked up again.
+static INO: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+static DEV_FL: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+
+/// The flags an entry and its twin depend on.
+const WATCH_FL: c_int =
+    libc::O_ACCMODE | libc::O_DIRECT | libc::O_APPEND | libc::O_DSYNC | libc::O_SYNC;
+
+/// `fd`'s identity now, as [`INO`] and [`DEV_FL`] keep it (`fl`: its
+/// F_GETFL); `None` for a descriptor not open.
+fn identity(fd: c_int, fl: c_int) -> Option<(u64, u64)> {
+    // SAFETY: fstat fills the struct; a bad fd returns -1. The system
+    // call itself: glibc's `fstat` is `fstatat(fd, "", AT_EMPTY_PATH)`,
+    // ~50 ns more here.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st) } != 0 {
+        return None;
+    }
+    let dev = (st.st_dev ^ (st.st_dev >> 32)) & 0xffff_ffff;
+    Some((st.st_ino, (dev << 32) | u64::from((fl & WATCH_FL) as u32)))
+}
+
+/// Records what `fd`'s entry is made for (before the entry is stored).
+fn remember(fd: c_int, fl: c_int) {
+    let Some(i) = usize::try_from(fd).ok().filter(|&i| i < FDS) else {
+        return;
+    };
+    let (ino, dev_fl) = identity(fd, fl).unwrap_or((0, 0));
+    INO[i].store(ino, Release);
+    DEV_FL[i].store(dev_fl, Release);
+}
+
+/// Whether `fd` is still the file, with the flags, its entry was made for:
+/// two system calls (`fstat`, `fcntl(F_GETFL)`) per routed call.
+fn same(fd: c_int) -> bool {
+    let i = fd as usize;
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl != -1 && identity(fd, fl) == Some((INO[i].load(Acquire), DEV_FL[i].load(Acquire)))
+}
+
+/// Drops `fd`'s entry if it still is `seen` (a stale one: the descriptor
+/// was closed or replaced where the library did not see it), with its
+/// twin, its size and its alignment.
+fn forget(fd: c_int, seen: u64) {
+    let Some(e) = entry(fd) else { return };
+    let gone = ((seen & GEN) + (1 << 32)) & GEN;
+    if e.compare_exchange(seen, gone, AcqRel, Relaxed).is_err() {
+        return;
+    }
+    let twin = seen as u32;
+    if seen & TWINNED != 0 && twin != NO_TWIN {
+        close_twin(twin as c_int);
+    }
+    SIZES[fd as usize].store(0, Relaxed);
+    ALIGN[fd as usize].store(0, Relaxed);
+}
+
+/// Whether `fd` was opened with O_DIRECT (now). A cached entry is checked
+/// first against the descriptor as it is ([`same`]).
 pub(crate) fn is_direct(fd: c_int) -> bool {
     let e = entry(fd);
-    let seen = e.map_or(0, |e| e.load(Acquire));
+    let mut seen = e.map_or(0, |e| e.load(Acquire));
     if seen & VALID != 0 {
-        return seen & DIRECT != 0;
+        if same(fd) {
+            return seen & DIRECT != 0;
+        }
+        forget(fd, seen);
+        seen = e.map_or(0, |e| e.load(Acquire));
+        if seen & VALID != 0 && same(fd) {
+            // Another thread made it afresh meanwhile.
+            return seen & DIRECT != 0;
+        }
+        forget(fd, seen);
+        seen = e.map_or(0, |e| e.load(Acquire));
     }
     // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     let direct = fl != -1 && fl & libc::O_DIRECT != 0;
     if let (true, Some(e)) = (direct, e) {
-        let now = (seen & GEN) | VALID | DIRECT | flag_bits(fl);
-        let _ = e.compare_exchange(seen, now, AcqRel, Relaxed);
+        if seen & VALID == 0 {
+            remember(fd, fl);
+            let now = (seen & GEN) | VALID | DIRECT | flag_bits(fl);
+            let _ = e.compare_exchange(seen, now, AcqRel, Relaxed);
+        }
     }
     direct
 }
@@ -691,6 +772,9 @@ fn data_fd(fd: c_int) -> c_int {
     if fl == -1 || fl & libc::O_DIRECT == 0 {
         return fd;
     }
+    if seen & VALID == 0 {
+        remember(fd, fl);
+    }
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
     // SAFETY: a NUL-terminated path; `open` is not interposed.
     // O_DSYNC/O_SYNC with it: a write through the twin is as durable at
@@ -735,6 +819,9 @@ pub(crate) fn flags_changed(fd: c_int) {
     // SAFETY: F_GETFL takes no pointer.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if fl != -1 && fl & libc::O_DIRECT != 0 {
+        if let Some((_, dev_fl)) = identity(fd, fl) {
+            DEV_FL[fd as usize].store(dev_fl, Release);
+        }
         let bit = flag_bits(fl) & APPEND;
         let _ = e.fetch_update(AcqRel, Acquire, |v| {
             (v & VALID != 0).then_some((v & !APPEND) | bit)
