@@ -159,6 +159,55 @@ fn o_append_set_by_fcntl_after_a_write_appends() {
     assert!(c[2 * BLOCK..].iter().all(|&b| b == b'c'));
 }
 
+/// Issue 24 item 3: a descriptor closed where the library does not see it
+/// (`syscall(SYS_close)`, `fclose(fdopen(fd))`) or replaced (`dup2`), its
+/// number then reused for another file: a write on the number lands in the
+/// new file (a stale cached twin would write the old one).
+fn reused_number_writes_the_new_file(case: &str) {
+    let (v, c, _) = differential(case, &fill(b'a', 2 * BLOCK));
+    assert_eq!(v["same number"], true, "{v}");
+    assert!(c[..BLOCK].iter().all(|&b| b == b'x'), "{case}: A's write");
+    assert!(c[BLOCK..].iter().all(|&b| b == b'a'), "{case}: A unchanged");
+    assert_eq!(v["b"], json!(["y", "b"]), "{case}: B has the write: {v}");
+}
+
+#[test]
+fn a_number_reused_after_a_raw_close_writes_the_new_file() {
+    reused_number_writes_the_new_file("reuse-syscall-close");
+}
+
+/// A close no library sees (the system call made by the program itself,
+/// as a statically built helper or a runtime with its own system calls
+/// would): only the check of the cached state at each call finds it.
+#[test]
+fn a_number_reused_after_an_unseen_close_writes_the_new_file() {
+    reused_number_writes_the_new_file("reuse-asm-close");
+}
+
+#[test]
+fn a_number_reused_after_fclose_writes_the_new_file() {
+    reused_number_writes_the_new_file("reuse-fclose");
+}
+
+#[test]
+fn a_number_replaced_by_dup2_writes_the_new_file() {
+    reused_number_writes_the_new_file("reuse-dup2");
+}
+
+/// The same file reopened read-only on the number after an unseen close: a
+/// write is the kernel's EBADF (a stale read-write twin would write it).
+#[test]
+fn the_same_file_reopened_read_only_after_an_unseen_close_refuses_a_write() {
+    let (v, c, _) = differential("reopen-rdonly", &fill(b'a', 2 * BLOCK));
+    assert_eq!(v["same number"], true, "{v}");
+    let calls = v["calls"].as_array().unwrap();
+    let last = calls.last().unwrap();
+    assert_eq!(last["ret"], -1, "{v}");
+    assert_eq!(last["errno"], libc::EBADF, "{v}");
+    assert!(c[..BLOCK].iter().all(|&b| b == b'x'));
+    assert!(c[BLOCK..].iter().all(|&b| b == b'a'));
+}
+
 #[test]
 fn o_append_at_a_misaligned_end_is_the_kernels() {
     differential("append", &fill(b'a', 5000));
@@ -522,6 +571,74 @@ fn child_conf() {
                     fd,
                 );
             }
+            "reuse-syscall-close"
+            | "reuse-asm-close"
+            | "reuse-fclose"
+            | "reuse-dup2"
+            | "reopen-rdonly" => {
+                // A: the case's file, written (so its entry and twin exist
+                // under exec); then its number closed or replaced in the
+                // case's way; B (another file) on the same number.
+                let other = file.with_extension("b");
+                std::fs::write(&other, vec![b'b'; 2 * BLOCK]).unwrap();
+                let a = open(&file, libc::O_RDWR | direct);
+                let buf = aligned(BLOCK, b'x');
+                rec.call(
+                    "pwrite A",
+                    libc::pwrite(a, buf as *const c_void, BLOCK, 0),
+                    a,
+                );
+                let fd = match case.as_str() {
+                    "reuse-syscall-close" => {
+                        rec.call(
+                            "SYS_close A",
+                            libc::syscall(libc::SYS_close, a) as isize,
+                            -1,
+                        );
+                        open(&other, libc::O_RDWR | direct)
+                    }
+                    "reuse-asm-close" => {
+                        rec.call("close A unseen", unseen_close(a), -1);
+                        open(&other, libc::O_RDWR | direct)
+                    }
+                    "reuse-fclose" => {
+                        let f = libc::fdopen(a, c"r+".as_ptr());
+                        assert!(!f.is_null(), "fdopen");
+                        rec.call("fclose A", libc::fclose(f) as isize, -1);
+                        open(&other, libc::O_RDWR | direct)
+                    }
+                    "reuse-dup2" => {
+                        let b = open(&other, libc::O_RDWR | direct);
+                        rec.call("dup2 B onto A", libc::dup2(b, a) as isize, -1);
+                        libc::close(b);
+                        a
+                    }
+                    _ => {
+                        rec.call("close A unseen", unseen_close(a), -1);
+                        open(&file, libc::O_RDONLY | direct)
+                    }
+                };
+                extra["same number"] = json!(fd == a);
+                std::ptr::write_bytes(buf, b'y', BLOCK);
+                rec.call(
+                    "pwrite on the number",
+                    libc::pwrite(fd, buf as *const c_void, BLOCK, 0),
+                    fd,
+                );
+                if case != "reopen-rdonly" {
+                    let got = aligned(BLOCK, 0);
+                    rec.call(
+                        "pread on the number",
+                        libc::pread(fd, got as *mut c_void, BLOCK, 0),
+                        fd,
+                    );
+                    extra["read back"] = json!((*got as char).to_string());
+                    libc::close(fd);
+                    let b = std::fs::read(&other).unwrap();
+                    let firsts = [b[0], b[BLOCK]].map(|c| (c as char).to_string());
+                    extra["b"] = json!(firsts);
+                }
+            }
             "aio" => {
                 let (ev, d) = aio(&file);
                 extra["events"] = json!(ev);
@@ -532,6 +649,22 @@ fn child_conf() {
     }
     extra["calls"] = json!(rec.0);
     std::fs::write(out, serde_json::to_vec(&extra).unwrap()).unwrap();
+}
+
+/// `close(fd)` as a system call of the program's own, through no libc
+/// function (nothing a preloaded library can interpose).
+#[cfg(target_arch = "x86_64")]
+unsafe fn unseen_close(fd: c_int) -> isize {
+    let r: isize;
+    std::arch::asm!(
+        "syscall",
+        inlateout("rax") libc::SYS_close as isize => r,
+        in("rdi") fd as isize,
+        lateout("rcx") _,
+        lateout("r11") _,
+        options(nostack),
+    );
+    r
 }
 
 /// libaio through libaio.so.1's global symbols (as a program linked to it
