@@ -208,6 +208,17 @@ fn the_same_file_reopened_read_only_after_an_unseen_close_refuses_a_write() {
     assert!(c[BLOCK..].iter().all(|&b| b == b'a'));
 }
 
+/// The same with `syscall(SYS_fcntl)`, which the library does not
+/// interpose: the check of the cached flags at the next call finds it.
+#[test]
+fn o_append_set_by_a_raw_fcntl_after_a_write_appends() {
+    let (v, c, _) = differential("setfl-append-raw", &fill(b'a', 2 * BLOCK));
+    assert_eq!(c.len(), 3 * BLOCK, "{v}");
+    assert!(c[..BLOCK].iter().all(|&b| b == b'b'));
+    assert!(c[BLOCK..2 * BLOCK].iter().all(|&b| b == b'a'));
+    assert!(c[2 * BLOCK..].iter().all(|&b| b == b'c'));
+}
+
 #[test]
 fn o_append_at_a_misaligned_end_is_the_kernels() {
     differential("append", &fill(b'a', 5000));
@@ -438,7 +449,7 @@ fn child_conf() {
                     fd,
                 );
             }
-            "setfl-append" => {
+            "setfl-append" | "setfl-append-raw" => {
                 let fd = open(&file, libc::O_WRONLY | direct);
                 let b = aligned(BLOCK, b'b');
                 rec.call(
@@ -447,11 +458,13 @@ fn child_conf() {
                     fd,
                 );
                 let fl = libc::fcntl(fd, libc::F_GETFL);
-                rec.call(
-                    "F_SETFL O_APPEND",
-                    libc::fcntl(fd, libc::F_SETFL, fl | libc::O_APPEND) as isize,
-                    fd,
-                );
+                let set = if case == "setfl-append" {
+                    libc::fcntl(fd, libc::F_SETFL, fl | libc::O_APPEND) as isize
+                } else {
+                    let fl = (fl | libc::O_APPEND) as libc::c_long;
+                    libc::syscall(libc::SYS_fcntl, fd, libc::F_SETFL, fl) as isize
+                };
+                rec.call("F_SETFL O_APPEND", set, fd);
                 std::ptr::write_bytes(b, b'c', BLOCK);
                 rec.call(
                     "pwrite at 0, appending",
