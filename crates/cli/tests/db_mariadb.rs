@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, require, turn};
+use common::{exec_device_json, require, turn};
 
 /// Each step's bound: the whole test takes about 6-10 s here.
 const STEP: Duration = Duration::from_secs(60);
@@ -62,18 +62,8 @@ impl Server {
         args.push(format!("--user={}", user()));
         let mut cmd = match exec {
             Some(report) => {
-                let mut c = bin();
-                c.args([
-                    "exec",
-                    "--device",
-                    "optane",
-                    "--output-format",
-                    "json",
-                    "-o",
-                ])
-                .arg(report)
-                .arg("--")
-                .arg("mariadbd");
+                let mut c = exec_device_json(report);
+                c.arg("--").arg("mariadbd");
                 c
             }
             None => Command::new("mariadbd"),
@@ -144,14 +134,7 @@ impl Server {
     /// A clean shutdown, waited for.
     fn stop(mut self) -> std::process::ExitStatus {
         self.sql("shutdown");
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(start.elapsed() < STEP, "mariadbd did not shut down");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::wait_within(&mut self.child, STEP, "mariadbd's shutdown")
     }
 }
 

@@ -184,14 +184,7 @@ impl Server {
                 "stop".into(),
             ],
         ));
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(start.elapsed() < STEP, "postgres did not stop");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::wait_within(&mut self.child, STEP, "postgres's shutdown")
     }
 }
 

@@ -13,7 +13,7 @@ use std::ffi::{c_int, c_long, c_void};
 use std::path::Path;
 use std::process::Output;
 
-use common::{bin, require_library, stderr, turn};
+use common::{bin, require_library, stderr, turn, IoEvent, Iocb};
 use serde_json::Value;
 
 fn exec(dir: &Path, args: &[&str], program: &[&str]) -> (Output, Value) {
@@ -346,32 +346,6 @@ fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
         (0, 0, 17),
         "{v}"
     );
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct Iocb {
-    data: u64,
-    key: u32,
-    rw_flags: c_int,
-    opcode: u16,
-    reqprio: i16,
-    fildes: u32,
-    buf: u64,
-    nbytes: u64,
-    offset: i64,
-    reserved2: u64,
-    flags: u32,
-    resfd: u32,
-}
-
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-struct IoEvent {
-    data: u64,
-    obj: u64,
-    res: i64,
-    res2: i64,
 }
 
 /// The program `exec` runs in the test above (ignored on its own): libaio

@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{bin, bounded, stderr, turn};
+use common::{bounded, exec_device_json, stderr, turn, IoEvent, Iocb};
 use serde_json::{json, Value};
 
 const CASE: &str = "CINTERRUPTS_CONF_CASE";
@@ -37,18 +37,8 @@ fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>, V
     let report = dir.path().join("report.json");
     let me = std::env::current_exe().unwrap();
     let mut cmd = if exec {
-        let mut c = bin();
-        c.args([
-            "exec",
-            "--device",
-            "optane",
-            "--output-format",
-            "json",
-            "-o",
-        ])
-        .arg(&report)
-        .arg("--")
-        .arg(&me);
+        let mut c = exec_device_json(&report);
+        c.arg("--").arg(&me);
         c
     } else {
         std::process::Command::new(&me)
@@ -685,30 +675,6 @@ unsafe fn unseen_close(fd: c_int) -> isize {
 /// misaligned read, submitted together; the events by `aio_data`, and the
 /// file's dirty pages after.
 unsafe fn aio(file: &Path) -> (Vec<(u64, i64)>, i64) {
-    #[repr(C)]
-    #[derive(Default)]
-    struct Iocb {
-        data: u64,
-        key: u32,
-        rw_flags: c_int,
-        opcode: u16,
-        reqprio: i16,
-        fildes: u32,
-        buf: u64,
-        nbytes: u64,
-        offset: i64,
-        reserved2: u64,
-        flags: u32,
-        resfd: u32,
-    }
-    #[repr(C)]
-    #[derive(Default, Clone, Copy)]
-    struct IoEvent {
-        data: u64,
-        obj: u64,
-        res: i64,
-        res2: i64,
-    }
     type Setup = unsafe extern "C" fn(c_int, *mut usize) -> c_int;
     type Submit = unsafe extern "C" fn(usize, libc::c_long, *mut *mut Iocb) -> c_int;
     type GetEvents = unsafe extern "C" fn(

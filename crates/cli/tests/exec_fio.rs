@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, exec_fio_json, require, stderr, turn};
+use common::{bin, exec_device_json, exec_fio_json, require, stderr, turn};
 use serde_json::Value;
 
 const JOB: &str = "[global]\nsize=16m\ndirect=1\nbs=4k\nrw=randread\nnumber_ios=256\n\
@@ -173,16 +173,7 @@ fn io_uring_is_reported_once_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let report = dir.path().join("u.json");
-    let o = bin()
-        .args([
-            "exec",
-            "--device",
-            "optane",
-            "--output-format",
-            "json",
-            "-o",
-        ])
-        .arg(&report)
+    let o = exec_device_json(&report)
         .args([
             "--",
             "fio",

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{bin, require, stderr, turn};
+use common::{bin, exec_device_json, require, stderr, turn};
 use serde_json::Value;
 
 fn db_bench(dir: &Path, rules: &[&str]) -> (String, Value) {
@@ -15,16 +15,7 @@ fn db_bench(dir: &Path, rules: &[&str]) -> (String, Value) {
     let db = dir.join("db");
     let _ = std::fs::remove_dir_all(&db);
     let report = dir.join("exec.json");
-    let o = bin()
-        .args([
-            "exec",
-            "--device",
-            "optane",
-            "--output-format",
-            "json",
-            "-o",
-        ])
-        .arg(&report)
+    let o = exec_device_json(&report)
         .args(rules)
         .arg("--")
         .arg("db_bench")

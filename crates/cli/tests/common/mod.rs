@@ -223,21 +223,76 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     };
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} ran past {limit:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let status = wait_within(&mut child, limit, &format!("{cmd:?}"));
     Output {
         status,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     }
+}
+
+/// Waits for `child` to exit within `limit`, or kills it and fails the
+/// test naming `what`: no wait of a test can hang.
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} ran past {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `cinterrupts exec --device optane --output-format json -o REPORT`,
+/// ready for `--` and the program.
+pub fn exec_device_json(report: &Path) -> Command {
+    let mut c = bin();
+    c.args([
+        "exec",
+        "--device",
+        "optane",
+        "--output-format",
+        "json",
+        "-o",
+    ])
+    .arg(report);
+    c
+}
+
+/// Linux's `struct iocb` (include/uapi/linux/aio_abi.h, little-endian), as
+/// the tests' programs hand it to libaio.
+#[repr(C)]
+#[derive(Default)]
+pub struct Iocb {
+    pub data: u64,
+    pub key: u32,
+    pub rw_flags: libc::c_int,
+    pub opcode: u16,
+    pub reqprio: i16,
+    pub fildes: u32,
+    pub buf: u64,
+    pub nbytes: u64,
+    pub offset: i64,
+    pub reserved2: u64,
+    pub flags: u32,
+    pub resfd: u32,
+}
+
+/// Linux's `struct io_event` (include/uapi/linux/aio_abi.h).
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct IoEvent {
+    pub data: u64,
+    pub obj: u64,
+    pub res: i64,
+    pub res2: i64,
 }
