@@ -270,10 +270,22 @@ impl Catalogue for [Experiment] {
     }
 }
 
-/// The simulator's (or emulator's) runs in one mode, as a [`Source`].
+/// The simulator's (or emulator's) runs in one mode, as a [`Source`],
+/// with the experiments that name them (built once, not per look-up).
 pub struct ModeResults<'a> {
     pub results: &'a Results,
     pub mode: Mode,
+    experiments: Vec<Experiment>,
+}
+
+impl<'a> ModeResults<'a> {
+    pub fn new(results: &'a Results, mode: Mode) -> ModeResults<'a> {
+        ModeResults {
+            results,
+            mode,
+            experiments: crate::figures::all(),
+        }
+    }
 }
 
 impl Source for ModeResults<'_> {
@@ -289,11 +301,11 @@ impl Source for ModeResults<'_> {
     }
 
     fn groups(&self, experiment: &str) -> Vec<String> {
-        crate::figures::all().as_slice().groups(experiment)
+        self.experiments.as_slice().groups(experiment)
     }
 
     fn defines(&self, experiment: &str, key: &str) -> bool {
-        crate::figures::all().as_slice().has_run(experiment, key)
+        self.experiments.as_slice().has_run(experiment, key)
     }
 }
 
@@ -482,9 +494,10 @@ struct Pair {
 }
 
 impl Claim {
-    /// The simulator's (or emulator's) check in `mode`.
+    /// The simulator's (or emulator's) check in `mode` (for many claims,
+    /// build one [`ModeResults`] and call [`Claim::check_in`]).
     pub fn check(&self, results: &Results, mode: Mode) -> Checked {
-        self.check_in(&ModeResults { results, mode })
+        self.check_in(&ModeResults::new(results, mode))
     }
 
     /// Our figure, its spread across seeds, the bands the rule gives, and

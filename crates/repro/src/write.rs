@@ -178,11 +178,18 @@ pub fn report(
             ]);
         }
     }
+    let sources: Vec<(Mode, crate::claims::ModeResults)> = ctx
+        .plan
+        .modes
+        .iter()
+        .map(|&m| (m, crate::claims::ModeResults::new(results, m)))
+        .collect();
     for e in experiments {
         body.push(Block::Heading(2, e.title.to_string()));
         body.push(Block::Para(e.paper.to_string()));
         body.push(provenance_table(&e.provenance));
-        for &mode in &ctx.plan.modes {
+        for (mode, source) in &sources {
+            let mode = *mode;
             let fig = plot::figure(e, results, mode);
             let svg = fig.render().map_err(|reason| ReproError::Write {
                 path: format!("figures/{}-{}.svg", e.id, mode.as_str()),
@@ -200,7 +207,7 @@ pub fn report(
             let mut rows = Vec::new();
             let mut counts = [0usize; 5];
             for c in claims.iter().filter(|c| c.experiment == e.id) {
-                let k = c.check(results, mode);
+                let k = c.check_in(source);
                 tally.add(c.paper_name(), k.basis.as_str(), k.verdict);
                 if k.basis.as_str() == "independent" {
                     counts[Verdict::ALL
