@@ -32,6 +32,14 @@ pub const SLOTS: usize = 256;
 pub const RING: u32 = 1024;
 
 const MAGIC: u64 = 0x6369_6e74_6578_6563; // "cintexec"
+/// The value the preload library passes as the sixth argument of its own
+/// aio system calls (`io_setup`, `io_destroy`, `io_submit`, `io_cancel`,
+/// `io_getevents`; none of them reads its sixth register), so that `exec`'s
+/// seccomp filter (issue 24, item 2) tells them from a program's own aio
+/// calls that bypassed the library (an inline `syscall` instruction). It is
+/// a non-canonical x86_64 address, so no program's pointer argument (the
+/// sixth of `io_pgetevents`) can equal it.
+pub const OWN_CALL: u64 = 0xc1c1_0000_0000_0024;
 
 const FREE: u32 = 0;
 const CLAIMED: u32 = 1;
