@@ -3,15 +3,14 @@
 //! (`wal_sync_method = open_datasync` with `wal_level = minimal`: the WAL
 //! segments opened `O_DIRECT | O_DSYNC`, PostgreSQL 15 docs, "WAL
 //! Configuration"), a seconds-long pgbench load, a fast shutdown, then a
-//! restart without `exec`: pgbench's balances agree (every account, teller
+//! restart without `exec`: exec's count of WAL writes is within 10% of
+//! `pg_stat_wal`'s, pgbench's balances agree (every account, teller
 //! and branch change is one history row) and amcheck finds every index
 //! sound.
 //!
 //! Not yet here (issue 24): data-file direct I/O (PostgreSQL 16's
 //! `debug_io_direct`; 15's data files are buffered, so exec sees the WAL
-//! only), and the agreement of exec's counts with PostgreSQL's own
-//! (`pg_stat_wal` counts XLogWrite calls, not the write system calls exec
-//! sees; printed, not asserted). The server runs as the `postgres` user
+//! only). The server runs as the `postgres` user
 //! when the test is root (initdb refuses root): exec is started as that
 //! user, so no privilege is dropped under it.
 
@@ -283,13 +282,11 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     let report = d.join("exec.json");
     let cinterrupts = reachable_cinterrupts(d);
     let server = Server::start(d, Some((&report, &cinterrupts)));
+    let before = server.psql("select wal_write from pg_stat_wal");
     server.pgbench(&["-i", "-s", "2", "-q"]);
     let run = server.pgbench(&["-T", "3", "-c", "2"]);
     assert!(run.contains("number of failed transactions: 0"), "{run}");
     let under_exec = balances(&server);
-    let wal = server.psql(
-        "select wal_records || ' records, ' || wal_write || ' XLogWrite calls' from pg_stat_wal",
-    );
     assert!(server.stop("fast").success());
 
     let r: serde_json::Value =
@@ -301,12 +298,25 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
         .values()
         .map(|v| v.as_u64().unwrap())
         .sum();
-    assert!(writes > 100, "the WAL's direct writes routed: {c}");
+    assert!(writes > 20, "the WAL's direct writes routed: {c}");
     assert_eq!(c["device"]["errors"], 0, "{c}");
-    eprintln!("exec: {writes} WAL writes; pg_stat_wal: {wal}");
 
-    // Natively: the books balance and every index is sound.
+    // Natively: PostgreSQL's own count of its WAL writes agrees with exec's,
+    // the books balance and every index is sound. `pg_stat_wal.wal_write`
+    // counts each `pg_pwrite` of XLogWrite (PostgreSQL 15,
+    // src/backend/access/transam/xlog.c, XLogWrite's write loop), and the
+    // statistics survive a clean shutdown, so the count at the native
+    // restart, less the count before the load, is every WAL write of the run
+    // under exec, its shutdown checkpoint included. The count before the
+    // load is initdb's (not under exec).
     let server = Server::start(d, None);
+    let after = server.psql("select wal_write from pg_stat_wal");
+    let own = after.parse::<u64>().unwrap() - before.parse::<u64>().unwrap();
+    eprintln!("exec: {writes} WAL writes; pg_stat_wal: {own} ({before} before the load)");
+    assert!(
+        writes.abs_diff(own) * 10 <= own,
+        "exec's {writes} WAL writes within 10% of pg_stat_wal's {own}"
+    );
     let b = balances(&server);
     assert_eq!(b, under_exec, "the same books natively");
     let v: Vec<i64> = b.split(' ').map(|x| x.parse().unwrap()).collect();
