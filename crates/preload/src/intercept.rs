@@ -178,19 +178,19 @@ fn at_offset(
 const RWF_DSYNC: c_int = 0x02;
 const RWF_SYNC: c_int = 0x04;
 
-/// A routed write that succeeded on a descriptor with O_DSYNC/O_SYNC, or
+/// A routed write that moved data on a descriptor with O_DSYNC/O_SYNC, or
 /// with RWF_DSYNC/RWF_SYNC: the kernel made it durable in the call (the
 /// twin carries the flags); the device sees what Linux sends a drive
 /// without FUA for it, a flush command (a zero-length write, Urgent under
 /// Table 1) after the write, and the call returns once that completes.
 fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
-    if !write || r < 0 || (rwf & (RWF_DSYNC | RWF_SYNC) == 0 && !route::syncs(fd)) {
+    if !write || r <= 0 || (rwf & (RWF_DSYNC | RWF_SYNC) == 0 && !route::syncs(fd)) {
         return r;
     }
     let Some(c) = config() else { return r };
     let tag = tag_of(c, fd, 0, Call::Flush);
     LIVE.request(Kind::Flush, tag.marks);
-    match route::blocking(tag, true, 0, || 0) {
+    match route::flush_blocking(tag, || 0) {
         Some(f) if f < 0 => f,
         _ => r,
     }
@@ -355,7 +355,7 @@ pub extern "C" fn fsync(fd: c_int) -> c_int {
 /// through the device.
 fn flushed(fd: c_int, call: impl Fn() -> c_int) -> c_int {
     if let Some(m) = flush(fd) {
-        if let Some(r) = route::blocking(m, true, 0, || call() as isize) {
+        if let Some(r) = route::flush_blocking(m, || call() as isize) {
             return r as c_int;
         }
     }

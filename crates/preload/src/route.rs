@@ -329,14 +329,33 @@ pub(crate) fn blocking(
     offset: u64,
     io: impl FnOnce() -> isize,
 ) -> Option<isize> {
+    routed(tag, write, offset, false, io)
+}
+
+/// A flush routed as [`blocking`]: `io` (fsync, fdatasync, or nothing
+/// for an O_DSYNC write's flush) returns 0 when done, and the device gets
+/// a zero-length command for it.
+pub(crate) fn flush_blocking(tag: Tag, io: impl FnOnce() -> isize) -> Option<isize> {
+    routed(tag, true, 0, true, io)
+}
+
+fn routed(
+    tag: Tag,
+    write: bool,
+    offset: u64,
+    flush: bool,
+    io: impl FnOnce() -> isize,
+) -> Option<isize> {
     let r = region()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let res = io();
     t.mark(timing::IO);
-    // A failed call posts nothing; nor does a read at the end of the file,
-    // for which the kernel sends no command either.
-    if res < 0 || (res == 0 && !write) {
+    // A failed call posts nothing; nor does a call that moved no data (a
+    // read at the end of the file, a zero-length write), for which the
+    // kernel sends no command either (a zero count returns before any bio
+    // is built: fs/iomap/direct-io.c, __iomap_dio_rw).
+    if res < 0 || (res == 0 && !flush) {
         return Some(res);
     }
     let s = r.slot(slot);
