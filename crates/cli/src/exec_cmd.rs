@@ -266,10 +266,12 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
                 r.completions_reaped,
                 r.completions_per_interrupt
             );
+            let d = r.delivery.unwrap_or_default();
             s += &format!(
-                "  delivery latency: mean {:.1} us, p99 {:.1} us; handler CPU {:.1} ms\n",
-                r.delivery_mean_ns as f64 / 1e3,
-                r.delivery_p99_ns as f64 / 1e3,
+                "  delivery latency: mean {:.1} us, p50 {:.1} us, p99 {:.1} us; handler CPU {:.1} ms\n",
+                d.mean / 1e3,
+                d.p50 as f64 / 1e3,
+                d.p99 as f64 / 1e3,
                 r.handler_cpu_ns as f64 / 1e6
             );
             s += &format!(
@@ -337,41 +339,10 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
     s
 }
 
+/// The shared report schema (`report::Cinterrupts`) with `exec`'s own
+/// part: one script reads this and `run`'s alike.
 fn json(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) -> String {
-    let c = &out.counts;
-    let by = c.by_mark();
-    let status = match out.status {
-        Status::Exited(code) => serde_json::json!({"exit_code": code}),
-        Status::Signalled(s) => serde_json::json!({"signal": s}),
-    };
-    let v = serde_json::json!({
-        "cinterrupts": {
-            "mode": "exec",
-            "program": name,
-            "status": status,
-            "partial": out.interrupted.is_some(),
-            "interrupted_by": out.interrupted.map(|sig| serde_json::json!({
-                "signal": sig, "name": exec::signal_name(sig)
-            })),
-            "warnings": warnings,
-            "default_marks": opts.default_marks.name(),
-            "rules": opts.rules.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
-            "critical_rules": opts.critical.iter().map(|r| r.to_line()).collect::<Vec<_>>(),
-            "critical_boost": opts.boost.as_str(),
-            "boosted": out.processes.iter().flat_map(|p| &p.boosted).collect::<Vec<_>>(),
-            "fastresponse": {
-                "critical": c.critical, "polled": c.polled, "hipri": c.hipri,
-                "hybrid": c.hybrid
-            },
-            "routed": out.routed.is_some(),
-            "device": out.routed,
-            "processes": out.processes,
-            "completions_by_mark": {
-                "urgent": by.urgent, "barrier": by.barrier, "unmarked": by.unmarked
-            },
-            "requests": { "reads": c.reads, "writes": c.writes, "flushes": c.flushes },
-            "calls": c.calls,
-        }
-    });
+    let c = exec::summary::cinterrupts(name, opts, out, warnings, None);
+    let v = serde_json::json!({ "cinterrupts": c });
     serde_json::to_string_pretty(&v).expect("json") + "\n"
 }

@@ -20,6 +20,7 @@ mod record;
 mod route;
 mod run;
 mod signals;
+pub mod summary;
 
 pub use config::{
     Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,

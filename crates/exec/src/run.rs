@@ -92,6 +92,8 @@ pub struct Outcome {
     /// The signal (SIGINT, SIGTERM or SIGHUP) `exec` received and passed
     /// on to the program while it ran: the report is partial.
     pub interrupted: Option<i32>,
+    /// The program's start to its end, ns.
+    pub duration_ns: u64,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -157,6 +159,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         }
         None => None,
     };
+    let started = std::time::Instant::now();
     let spawned = match &opts.route {
         Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
         None => cmd.spawn(),
@@ -171,6 +174,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
             program: program.to_string_lossy().into_owned(),
             why,
         })?;
+    let duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let routed = router.map(Router::finish);
     let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {
@@ -201,6 +205,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         counts,
         routed,
         interrupted,
+        duration_ns,
     })
 }
 
