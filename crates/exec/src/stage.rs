@@ -149,7 +149,7 @@ pub fn stage(opts: &StageOptions, say: &dyn Fn(&str)) -> Result<Staged, StageErr
         finished: false,
     };
     say(&format!(
-        "staging {} on /dev/zram{id} (ext4, {} MiB) mounted at {} and over {} for the run; if exec is killed, recover with: umount {}; rsync -aHAX --delete {}/ {}/; umount {}; echo {id} > {ZRAM_CONTROL}/hot_remove",
+        "staging {} on /dev/zram{id} (ext4, {} MiB) mounted at {} and over {} for the run; if exec is killed, recover with: umount {}; rsync -aHAX --delete {}/ {}/; umount {}; rmdir {}; echo {id} > {ZRAM_CONTROL}/hot_remove",
         dir.display(),
         size / MIB,
         mount.display(),
@@ -157,6 +157,7 @@ pub fn stage(opts: &StageOptions, say: &dyn Fn(&str)) -> Result<Staged, StageErr
         dir.display(),
         mount.display(),
         dir.display(),
+        mount.display(),
         mount.display(),
     ));
     match s.set_up(size, entries) {
@@ -227,13 +228,14 @@ impl Staged {
     fn restore(&mut self) -> Result<(), String> {
         let keep = |s: &Staged, why: String| {
             format!(
-                "{why}; the run's data is kept on {} mounted at {}: when nothing uses {} any more, run: {}rsync -aHAX --delete {}/ {}/; umount {}; echo {} > {ZRAM_CONTROL}/hot_remove",
+                "{why}; the run's data is kept on {} mounted at {}: when nothing uses {} any more, run: {}rsync -aHAX --delete {}/ {}/; umount {}; rmdir {}; echo {} > {ZRAM_CONTROL}/hot_remove",
                 s.device.display(),
                 s.mount.display(),
                 s.dir.display(),
                 if s.bound { format!("umount {}; ", s.dir.display()) } else { String::new() },
                 s.mount.display(),
                 s.dir.display(),
+                s.mount.display(),
                 s.mount.display(),
                 s.id
             )
@@ -253,9 +255,10 @@ impl Staged {
         .map_err(|e| keep(self, format!("copying back to {}: {e}", self.dir.display())))?;
         self.release().map_err(|e| {
             format!(
-                "{e} (the data is back in {}; {} is left to remove: umount {}; echo {} > {ZRAM_CONTROL}/hot_remove)",
+                "{e} (the data is back in {}; {} is left to remove: umount {}; rmdir {}; echo {} > {ZRAM_CONTROL}/hot_remove)",
                 self.dir.display(),
                 self.device.display(),
+                self.mount.display(),
                 self.mount.display(),
                 self.id
             )
