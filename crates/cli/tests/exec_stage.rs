@@ -12,7 +12,8 @@ use common::{assert_one_line_error, bin, output_within, stderr, turn, wait_withi
 use serde_json::Value;
 
 /// A DIR to stage with one file the program reads, owned by another user
-/// with a mode and an xattr that must survive the round trip.
+/// with a mode and an xattr that must survive the round trip, one the
+/// program removes and a sparse one.
 fn data_dir(root: &Path) -> PathBuf {
     let dir = root.join("data");
     std::fs::create_dir(&dir).unwrap();
@@ -34,6 +35,12 @@ fn data_dir(root: &Path) -> PathBuf {
     };
     assert_eq!(r, 0, "setxattr: {}", std::io::Error::last_os_error());
     std::fs::write(dir.join("gone"), b"removed by the program").unwrap();
+    // A database's preallocated file: 1 GiB with no block allocated, which
+    // must not fill the staging device or come back allocated.
+    std::fs::File::create(dir.join("sparse"))
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
     dir
 }
 
@@ -91,6 +98,13 @@ fn assert_kept(dir: &Path) {
         )
     };
     assert_eq!(n, 1, "xattr lost: {}", std::io::Error::last_os_error());
+    let m = std::fs::metadata(dir.join("sparse")).unwrap();
+    assert_eq!(m.len(), 1 << 30);
+    assert!(
+        m.blocks() * 512 < 1 << 20,
+        "holes filled: {} blocks",
+        m.blocks()
+    );
 }
 
 /// `exec --stage DIR EXTRA --output-format json -o REPORT -- sh -c

@@ -10,7 +10,7 @@
 //! loop timed on it, then that file system bind-mounted over DIR, so the
 //! program's paths stay the same. During the run the staged copy *is* the
 //! data. After the program ends: the bind is unmounted, the staged copy
-//! is copied back over DIR (`rsync -aHAX --delete --ignore-times`: every
+//! is copied back over DIR (`rsync -aHAXS --delete --ignore-times`: every
 //! file rewritten, files the program removed removed), the staging fs
 //! unmounted and the device removed (`hot_remove`). On any failure after
 //! the program started, nothing is deleted: the staged copy stays mounted
@@ -249,7 +249,7 @@ impl Staged {
         let mut to = self.dir.clone().into_os_string();
         to.push("/");
         run(Command::new("rsync")
-            .args(["-aHAX", "--delete", "--ignore-times", "--numeric-ids"])
+            .args(["-aHAXS", "--delete", "--ignore-times", "--numeric-ids"])
             .arg(&from)
             .arg(&to))
         .map_err(|e| keep(self, format!("copying back to {}: {e}", self.dir.display())))?;
