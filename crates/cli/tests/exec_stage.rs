@@ -176,6 +176,25 @@ fn a_staged_programs_writes_are_in_dir_after_and_nothing_is_left() {
     assert!(p50 > 0 && p50 < 50_000, "{s}");
 }
 
+/// `--stage .` from inside DIR: the program starts on the staged copy, not
+/// in the directory the bind hides, so its relative writes come back.
+#[test]
+fn staging_the_working_directory_keeps_relative_writes() {
+    let _one = turn();
+    let root = tempfile::tempdir().unwrap();
+    let dir = data_dir(root.path());
+    let report = root.path().join("r.json");
+    let mut cmd = staged(Path::new("."), &report, &[], r#"echo here > rel"#);
+    cmd.current_dir(dir.join("."));
+    let o = output_within(&mut cmd, Duration::from_secs(60));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let (dev, mount) = staged_device(&err);
+    assert_cleaned_up(&dev, &mount, &dir);
+    assert_eq!(std::fs::read(dir.join("rel")).unwrap(), b"here\n");
+    assert_kept(&dir);
+}
+
 /// A misaligned O_DIRECT write in the staged DIR is refused with EINVAL,
 /// as on a disk (tmpfs would take it).
 #[test]

@@ -137,7 +137,14 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         })?),
         None => None,
     };
-    let result = run_program(opts, program, args, &forwarding, out.path());
+    let result = run_program(
+        opts,
+        program,
+        args,
+        &forwarding,
+        out.path(),
+        staged.as_ref().map(|s| s.dir()),
+    );
     let staging = staged.map(crate::stage::Staged::finish);
     match result {
         Ok(mut o) => {
@@ -159,6 +166,7 @@ fn run_program(
     args: &[OsString],
     forwarding: &crate::signals::Forwarding,
     out: &Path,
+    staged: Option<&Path>,
 ) -> Result<Outcome, ExecError> {
     // The library first; a program's own LD_PRELOAD after it.
     let mut preload = opts.preload.clone().into_os_string();
@@ -183,6 +191,15 @@ fn run_program(
         )
         .env_remove(shm::ENV_SHM)
         .env_remove(ENV_DEVICE);
+    // Our working directory inside a staged DIR is the directory the bind
+    // hides: the program starts in the same path looked up again, on the
+    // staged copy (its writes would otherwise go under the bind, and the
+    // copy back would delete them).
+    if let (Some(dir), Ok(cwd)) = (staged, std::env::current_dir()) {
+        if cwd.starts_with(dir) {
+            cmd.current_dir(cwd);
+        }
+    }
     // The device first, so that a program's first request finds it; it
     // stops when dropped, whatever happens to the program.
     let router = match &opts.route {

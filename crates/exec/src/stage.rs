@@ -214,6 +214,11 @@ impl Staged {
         &self.report
     }
 
+    /// DIR, canonical.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// After the program: the bind off DIR, the staged copy back over DIR,
     /// the device gone. Whatever fails, the data is kept (on the staged
     /// fs, mounted) and the report's `error` says where and what to do.
