@@ -339,6 +339,67 @@ fn sigterm_to_exec_copies_back_and_cleans_up() {
     assert_eq!(v["cinterrupts"]["exec"]["staging"]["restored"], true);
 }
 
+/// SIGKILL to exec leaves the device and the mounts; the start line's own
+/// commands recover the data and remove them.
+#[test]
+fn after_sigkill_the_start_lines_commands_recover() {
+    let _one = turn();
+    let root = tempfile::tempdir().unwrap();
+    let dir = data_dir(root.path());
+    let report = root.path().join("r.json");
+    let pid = root.path().join("pid");
+    let script = format!(
+        r#"echo $$ > {}; echo before > "$1/mark"; exec sleep 60"#,
+        pid.display()
+    );
+    let mut child = staged(&dir, &report, &[], &script)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !dir.join("mark").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "never wrote");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    wait_within(&mut child, Duration::from_secs(10), "exec after SIGKILL");
+    let sleeper: i32 = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: the program exec left running; it writes nothing more.
+    unsafe { libc::kill(sleeper, libc::SIGKILL) };
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let (dev, mount) = staged_device(&err);
+    // Left as they were: the program's write is on the staged copy only.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(mounts.contains(&format!(" {mount} ")), "{mounts}");
+    assert_eq!(
+        std::fs::read(Path::new(&mount).join("mark")).unwrap(),
+        b"before\n"
+    );
+    let line = err.lines().find(|l| l.contains("recover with: ")).unwrap();
+    let commands = line.split("recover with: ").nth(1).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let o = output_within(
+        std::process::Command::new("sh").args(["-c", commands]),
+        Duration::from_secs(30),
+    );
+    assert!(o.status.success(), "{commands}: {}", stderr(&o));
+    assert_cleaned_up(&dev, &mount, &dir);
+    assert_eq!(std::fs::read(dir.join("mark")).unwrap(), b"before\n");
+    assert_kept(&dir);
+}
+
 /// Refused before anything is made: not root (one line), not a directory
 /// (one line, no zram device added).
 #[test]
