@@ -43,9 +43,9 @@ one() { # iodepth batch policy seed
         --iodepth_batch_complete_min=1 --iodepth_batch_complete_max="$1" \
         --default-marks basis --policy "$3" --device optane \
         --runtime "$runtime" --seed "$4" --output-format json -q -o "$tmp/r.json" || return 1
-    jq -r '.cinterrupts as $c | $c.io_path.jobs[1].parts as $p
+    jq -r '.cinterrupts as $c | $c.run.io_path.jobs[1].parts as $p
         | [$p.clat_ns, $p.submit_ns, $p.queue_ns, $p.service_ns, $p.deliver_ns,
-           $p.after_ns, $c.io_path.jobs[1].t_sched_mean_ns, $p.depth_at_arrival,
+           $p.after_ns, $c.run.io_path.jobs[1].t_sched_mean_ns, $p.depth_at_arrival,
            $p.depth_at_done,
            .jobs[0].read.iops, $c.interrupts * 1e9 / $c.duration_ns]
         | map(tostring) | join(" ")' "$tmp/r.json"

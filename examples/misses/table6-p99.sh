@@ -71,11 +71,11 @@ for cfg in table6 no-dump dump-c3 t6-full; do
             jq -r '.cinterrupts as $c | ($c.duration_ns / 1e9) as $t
                 | (.jobs | map(select(.jobname | startswith("dump")))
                    | map(.read.io_ops + .write.io_ops) | add // 0) as $dump
-                | [$c.apps[0].ops_per_sec, $c.apps[0].lat_us.mean, $c.apps[0].lat_us.p50,
-                   $c.apps[0].lat_us.p99, $c.interrupts / $t, $c.completions / $c.interrupts,
-                   $dump / $c.completions, $c.io_path.device_queue_depth.mean,
-                   $c.io_path.device_queue_depth.max]
-                  + [$c.cpu_util[] | .idle] | map(tostring) | join(" ")' "$tmp/$cfg-$sys-$s.json"
+                | [$c.run.apps[0].ops_per_sec, $c.run.apps[0].lat_us.mean, $c.run.apps[0].lat_us.p50,
+                   $c.run.apps[0].lat_us.p99, $c.interrupts / $t, $c.completions / $c.interrupts,
+                   $dump / $c.completions, $c.run.io_path.device_queue_depth.mean,
+                   $c.run.io_path.device_queue_depth.max]
+                  + [$c.run.cpu_util[] | .idle] | map(tostring) | join(" ")' "$tmp/$cfg-$sys-$s.json"
         done | awk '{ for (i = 1; i <= NF; i++) t[i] += $i; n++; k = NF }
                     END { for (i = 1; i <= k; i++) printf "%s ", t[i] / n; print "" }' > "$tmp/m"
         read -r -a v < "$tmp/m"

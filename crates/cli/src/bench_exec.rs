@@ -201,12 +201,12 @@ fn side_exec(me: &Path, a: &BenchExecArgs) -> Result<Side> {
     let v: Value = serde_json::from_slice(&out?).context("fio: not JSON")?;
     let r: Value = serde_json::from_slice(&rep.context("exec's report")?)?;
     let (iops, clat, lat) = fio_jobs(&v)?;
-    let d = &r["cinterrupts"]["device"];
+    let c = &r["cinterrupts"];
     Ok(Side {
         iops,
         lat_ns: lat,
         clat_ns: clat,
-        interrupts_per_completion: per(&d["interrupts"], &d["completions_reaped"])?,
+        interrupts_per_completion: per(&c["interrupts"], &c["completions"])?,
     })
 }
 

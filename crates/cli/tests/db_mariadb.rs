@@ -215,7 +215,7 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     // exec routed the server's I/O through the device.
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let requests = &r["cinterrupts"]["requests"];
+    let requests = &r["cinterrupts"]["exec"]["requests"];
     let sum = |op: &str| -> u64 {
         requests[op]
             .as_object()
@@ -226,7 +226,7 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     };
     let (reads, writes, flushes) = (sum("reads"), sum("writes"), sum("flushes"));
     assert!(reads > 100 && writes > 100 && flushes > 10, "{requests}");
-    let device = &r["cinterrupts"]["device"];
+    let device = &r["cinterrupts"]["exec"]["routing"];
     assert_eq!(device["errors"], 0, "{device}");
     assert_eq!(device["duplicates"], 0, "{device}");
     eprintln!(

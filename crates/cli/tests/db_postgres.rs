@@ -292,14 +292,14 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let c = &r["cinterrupts"];
-    let writes: u64 = c["requests"]["writes"]
+    let writes: u64 = c["exec"]["requests"]["writes"]
         .as_object()
         .unwrap_or_else(|| panic!("no requests.writes: {r}"))
         .values()
         .map(|v| v.as_u64().unwrap())
         .sum();
     assert!(writes > 20, "the WAL's direct writes routed: {c}");
-    assert_eq!(c["device"]["errors"], 0, "{c}");
+    assert_eq!(c["exec"]["routing"]["errors"], 0, "{c}");
 
     // Natively: PostgreSQL's own count of its WAL writes agrees with exec's,
     // the books balance and every index is sound. `pg_stat_wal.wal_write`

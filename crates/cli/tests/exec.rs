@@ -40,7 +40,7 @@ fn data(dir: &Path) -> String {
 }
 
 fn reads(v: &Value, mark: &str) -> u64 {
-    v["cinterrupts"]["requests"]["reads"][mark]
+    v["cinterrupts"]["exec"]["requests"]["reads"][mark]
         .as_u64()
         .unwrap()
 }
@@ -65,15 +65,15 @@ fn blocking_direct_reads_are_urgent_and_counted_once_each() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(reads(&v, "urgent"), 16, "{v}");
     assert_eq!(reads(&v, "unmarked") + reads(&v, "barrier"), 0);
-    assert_eq!(v["cinterrupts"]["calls"]["plain"], 16);
+    assert_eq!(v["cinterrupts"]["exec"]["calls"]["plain"], 16);
     // Routed: each read a command on the device, each Urgent one its own
     // interrupt under cint (TOS 3.2).
-    assert_eq!(v["cinterrupts"]["routed"], true);
-    let d = &v["cinterrupts"]["device"];
+    assert_eq!(v["cinterrupts"]["exec"]["routed"], true);
+    let d = &v["cinterrupts"]["exec"]["routing"];
     assert_eq!(d["commands"], 16, "{d}");
-    assert_eq!(d["completions_reaped"], 16, "{d}");
-    assert_eq!(d["interrupts"], 16, "{d}");
-    assert_eq!(d["urgent_only"], 16, "{d}");
+    assert_eq!(v["cinterrupts"]["completions"], 16, "{d}");
+    assert_eq!(v["cinterrupts"]["interrupts"], 16, "{d}");
+    assert_eq!(v["cinterrupts"]["urgent_only_interrupts"], 16, "{d}");
     assert_eq!(d["duplicates"], 0);
     // dd's own output passes through untouched.
     assert!(stderr(&o).contains("16+0 records in"), "{}", stderr(&o));
@@ -98,8 +98,9 @@ fn observed_only_nothing_is_routed() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(reads(&v, "urgent"), 4);
-    assert_eq!(v["cinterrupts"]["routed"], false);
-    assert!(v["cinterrupts"]["device"].is_null());
+    assert_eq!(v["cinterrupts"]["exec"]["routed"], false);
+    assert!(v["cinterrupts"]["exec"]["routing"].is_null());
+    assert_eq!(v["cinterrupts"]["device"], "observed");
 }
 
 #[test]
@@ -125,11 +126,14 @@ fn data_written_through_the_modelled_device_reads_back() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&dst).unwrap(), pattern, "data intact");
-    let d = &v["cinterrupts"]["device"];
+    let d = &v["cinterrupts"]["exec"]["routing"];
     // 256 reads, 256 writes, one flush (conv=fsync).
     assert_eq!(d["commands"], 513, "{d}");
     assert!(
-        d["backend"].as_str().unwrap().starts_with("device:optane"),
+        v["cinterrupts"]["device"]
+            .as_str()
+            .unwrap()
+            .starts_with("device:optane"),
         "{d}"
     );
 }
@@ -152,7 +156,7 @@ fn buffered_io_is_not_counted() {
     );
     assert!(o.status.success());
     assert_eq!(v["cinterrupts"]["completions_by_mark"]["urgent"], 0, "{v}");
-    assert_eq!(v["cinterrupts"]["calls"]["plain"], 0);
+    assert_eq!(v["cinterrupts"]["exec"]["calls"]["plain"], 0);
 }
 
 #[test]
@@ -173,7 +177,11 @@ fn fsync_is_urgent_under_table1_and_unmarked_under_basis() {
     let dd: Vec<&str> = dd.iter().map(String::as_str).collect();
     let (_, t1) = exec(dir.path(), &[], &dd);
     let (_, basis) = exec(dir.path(), &["--default-marks", "basis"], &dd);
-    let flushes = |v: &Value, m: &str| v["cinterrupts"]["requests"]["flushes"][m].as_u64().unwrap();
+    let flushes = |v: &Value, m: &str| {
+        v["cinterrupts"]["exec"]["requests"]["flushes"][m]
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!(
         (flushes(&t1, "urgent"), flushes(&t1, "unmarked")),
         (1, 0),
@@ -185,7 +193,10 @@ fn fsync_is_urgent_under_table1_and_unmarked_under_basis() {
         "{basis}"
     );
     // The writes are blocking calls: Urgent under both kernels.
-    assert_eq!(basis["cinterrupts"]["requests"]["writes"]["urgent"], 4);
+    assert_eq!(
+        basis["cinterrupts"]["exec"]["requests"]["writes"]["urgent"],
+        4
+    );
     assert_eq!(basis["cinterrupts"]["default_marks"], "basis");
 }
 
@@ -203,7 +214,10 @@ fn forked_processes_are_added_up_and_file_rules_apply_in_each() {
     assert_eq!(reads(&v, "urgent"), 13, "{v}");
     // sh and its two dd: every process reports.
     assert_eq!(
-        v["cinterrupts"]["processes"].as_array().unwrap().len(),
+        v["cinterrupts"]["exec"]["processes"]
+            .as_array()
+            .unwrap()
+            .len(),
         3,
         "{v}"
     );
@@ -227,10 +241,10 @@ fn the_programs_exit_status_and_signal_pass_through() {
     let dir = tempfile::tempdir().unwrap();
     let (o, v) = exec(dir.path(), &[], &["sh", "-c", "exit 3"]);
     assert_eq!(o.status.code(), Some(3));
-    assert_eq!(v["cinterrupts"]["status"]["exit_code"], 3);
+    assert_eq!(v["cinterrupts"]["exec"]["status"]["exit_code"], 3);
     let (o, v) = exec(dir.path(), &[], &["sh", "-c", "kill -9 $$"]);
     assert_eq!(o.status.code(), Some(128 + 9));
-    assert_eq!(v["cinterrupts"]["status"]["signal"], 9);
+    assert_eq!(v["cinterrupts"]["exec"]["status"]["signal"], 9);
     let err = stderr(&o);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("killed by signal 9"), "{err}");
@@ -308,7 +322,7 @@ fn io_submit_marks_the_last_iocb_barrier_under_table1_only() {
     let v = exec_child(dir.path(), &[]);
     // child_io: 3 io_submit of 4 reads, one with RWF_URGENT; 4 preadv2 and
     // one raw preadv2 system call.
-    let aio = &v["cinterrupts"]["calls"]["io_submit"];
+    let aio = &v["cinterrupts"]["exec"]["calls"]["io_submit"];
     assert_eq!(aio, 3, "{v}");
     // Table 1: the last iocb of each call Barrier (3), one RWF_URGENT (1),
     // the rest unmarked (8); preadv2: plain Urgent, RWF_NOWAIT unmarked,
@@ -533,7 +547,7 @@ fn a_reused_descriptor_reads_its_new_file_through_the_modelled_device() {
     );
     let v: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     // a, b (after close), a (after dup2), c written then read back.
-    assert_eq!(v["cinterrupts"]["device"]["commands"], 5, "{v}");
+    assert_eq!(v["cinterrupts"]["exec"]["routing"]["commands"], 5, "{v}");
     assert_eq!(
         std::fs::read(dir.path().join("c")).unwrap()[..4096],
         [0x44; 4096]

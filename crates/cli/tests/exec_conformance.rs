@@ -81,14 +81,14 @@ fn differential(case: &str, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>, Value) {
 
 /// The commands the device served, from exec's report.
 fn commands(report: &Value) -> u64 {
-    report["cinterrupts"]["device"]["commands"]
+    report["cinterrupts"]["exec"]["routing"]["commands"]
         .as_u64()
         .unwrap_or_else(|| panic!("no device commands in {report}"))
 }
 
 /// The flush requests exec counted, by mark.
 fn flushes(report: &Value) -> u64 {
-    let f = &report["cinterrupts"]["requests"]["flushes"];
+    let f = &report["cinterrupts"]["exec"]["requests"]["flushes"];
     ["urgent", "barrier", "unmarked"]
         .iter()
         .map(|m| f[m].as_u64().unwrap())

@@ -60,10 +60,10 @@ fn ld_under_exec_keeps_two_noncritical_pieces_in_flight_and_lets_critical_reads_
     assert_eq!(total(&fio, "write"), 128, "{fio}");
     assert_eq!(total(&fio, "read"), 128 + 200, "{fio}");
     let c = &ours["cinterrupts"];
-    let dev = &c["device"];
+    let dev = &c["exec"]["routing"];
     let b = &dev["block"];
     assert_eq!(b["scheduler"], "ld,tokens=2,split=32k", "{b}");
-    assert_eq!(c["fastresponse"]["critical"], 200, "{c}");
+    assert_eq!(c["exec"]["fastresponse"]["critical"], 200, "{c}");
     assert_eq!(b["requests"], 456, "every routed request through LD: {b}");
     assert_eq!(b["critical"], 200, "{b}");
     // Each 64k request is two 32k pieces; a critical one goes whole.
@@ -72,7 +72,7 @@ fn ld_under_exec_keeps_two_noncritical_pieces_in_flight_and_lets_critical_reads_
     assert!(u(&b["max_noncritical_in_flight"]) >= 1, "{b}");
     // The device did exactly the pieces, each reaped once.
     assert_eq!(dev["commands"], b["pieces"], "{dev}");
-    assert_eq!(dev["completions_reaped"], b["pieces"], "{dev}");
+    assert_eq!(c["completions"], b["pieces"], "{dev}");
     assert_eq!(dev["duplicates"], 0, "{dev}");
     assert_eq!(dev["errors"], 0, "{dev}");
 }
@@ -89,17 +89,17 @@ fn psync_under_exec_completion_poll_takes_no_interrupt() {
     let (fio, ours) = exec_fio(dir.path(), &["--completion", "poll"], &job);
     assert_eq!(total(&fio, "read"), 1000);
     let c = &ours["cinterrupts"];
-    let dev = &c["device"];
+    let dev = &c["exec"]["routing"];
     assert_eq!(dev["completion"], "poll", "{dev}");
     assert_eq!(dev["commands"], 1000, "{dev}");
     assert_eq!(
         dev["interrupts_raised"], 0,
         "a poll queue raises none: {dev}"
     );
-    assert_eq!(dev["interrupts"], 0, "{dev}");
+    assert_eq!(c["interrupts"], 0, "{dev}");
     assert_eq!(dev["completions_polled"], 1000, "{dev}");
-    assert_eq!(dev["completions_reaped"], 1000, "{dev}");
-    assert_eq!(c["fastresponse"]["polled"], 1000, "{c}");
+    assert_eq!(c["completions"], 1000, "{dev}");
+    assert_eq!(c["exec"]["fastresponse"]["polled"], 1000, "{c}");
 }
 
 /// A slow device (300 us a command): hybrid polling's sleep (half the
@@ -134,11 +134,11 @@ fn hybrid_polling_under_exec_sleeps_then_spins_with_no_interrupt() {
     assert!(o.status.success(), "{}", stderr(&o));
     let ours: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let c = &ours["cinterrupts"];
-    let dev = &c["device"];
+    let dev = &c["exec"]["routing"];
     assert_eq!(dev["completion"], "hybrid", "{dev}");
-    assert_eq!(dev["interrupts"], 0, "{dev}");
+    assert_eq!(c["interrupts"], 0, "{dev}");
     assert_eq!(dev["completions_polled"], 600, "{dev}");
-    let h = &c["fastresponse"]["hybrid"];
+    let h = &c["exec"]["fastresponse"]["hybrid"];
     // The first 100 ms window has no mean yet (no sleep); after it, each
     // wait sleeps about 150 us less the overshoot.
     assert!(u(&h["sleeps"]) >= 1, "{h}");
@@ -163,16 +163,16 @@ fn select_isr_polls_critical_and_hipri_reads_and_interrupts_the_rest() {
     );
     assert_eq!(total(&fio, "read"), 900);
     let c = &ours["cinterrupts"];
-    let dev = &c["device"];
-    let fr = &c["fastresponse"];
+    let dev = &c["exec"]["routing"];
+    let fr = &c["exec"]["fastresponse"];
     assert_eq!(fr["critical"], 300, "{fr}");
     assert_eq!(fr["hipri"], 300, "{fr}");
     assert_eq!(fr["polled"], 600, "{fr}");
     assert_eq!(dev["completions_polled"], 600, "{dev}");
-    assert_eq!(dev["completions_reaped"], 900, "{dev}");
+    assert_eq!(c["completions"], 900, "{dev}");
     // The plain reader's 300 took interrupts (cint: Urgent, one each).
-    assert!(u(&dev["interrupts"]) >= 1, "{dev}");
-    assert!(u(&dev["interrupts"]) <= 300, "{dev}");
+    assert!(u(&c["interrupts"]) >= 1, "{dev}");
+    assert!(u(&c["interrupts"]) <= 300, "{dev}");
 }
 
 #[test]
@@ -192,8 +192,8 @@ fn the_critical_boost_reaches_the_threads_of_critical_requests() {
         );
         assert_eq!(total(&fio, "read"), 400);
         let c = &ours["cinterrupts"];
-        assert_eq!(c["critical_boost"], how);
-        let boosted = c["boosted"].as_array().unwrap();
+        assert_eq!(c["exec"]["critical_boost"], how);
+        let boosted = c["exec"]["boosted"].as_array().unwrap();
         // The crit job's one thread (fio forks a process per job), once.
         assert_eq!(boosted.len(), 1, "{c}");
         assert_eq!(boosted[0]["how"], how, "{c}");

@@ -220,7 +220,7 @@ fn signal_is_passed_on(sig: i32, name: &str) {
     assert_eq!(st.code(), Some(128 + sig), "{}", s.stderr());
     wait_until("the program gone", || !alive(pid));
     assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["partial"], true, "{v}");
     assert_eq!(v["interrupted_by"]["signal"], sig, "{v}");
     assert_eq!(v["interrupted_by"]["name"], name, "{v}");
@@ -267,7 +267,7 @@ fn a_program_that_handles_the_signal_gives_its_own_status() {
     let st = wait_child(&mut exec, &s);
     assert_eq!(st.code(), Some(3), "{}", s.stderr());
     wait_until("the program gone", || !alive(pid));
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["partial"], true, "{v}");
     assert_eq!(v["status"]["exit_code"], 3, "{v}");
     assert_eq!(s.leftovers(), Vec::<String>::new());
@@ -289,7 +289,7 @@ fn the_temporary_directory_goes_on_every_exit_path() {
         assert_eq!(st.code(), Some(code), "{program:?}: {}", s.stderr());
         assert_eq!(s.leftovers(), Vec::<String>::new(), "{program:?}");
         if code != 127 {
-            assert_eq!(s.report()["cinterrupts"]["partial"], false);
+            assert_eq!(s.report()["cinterrupts"]["exec"]["partial"], false);
         }
     }
 }
@@ -341,7 +341,7 @@ fn a_run_with_no_process_reported_is_a_warning() {
     let mut exec = s.spawn(&[], &["env", "-u", "LD_PRELOAD", "true"]);
     let st = wait_child(&mut exec, &s);
     assert_eq!(st.code(), Some(0), "{}", s.stderr());
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["processes"].as_array().unwrap().len(), 0, "{v}");
     let w = v["warnings"][0].as_str().unwrap_or_default();
     assert!(w.contains("no process of env reported"), "{v}");
@@ -377,7 +377,7 @@ fn a_run_with_no_process_reported_is_a_warning() {
     let st = wait_child(&mut exec, &s);
     assert_eq!(st.code(), Some(0), "{}", s.stderr());
     assert!(marker.exists(), "the static program ran");
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert!(
         v["warnings"][0]
             .as_str()
@@ -400,7 +400,7 @@ fn a_run_that_reported_has_no_warning() {
     let mut exec = s.spawn(&[], &["true"]);
     let st = wait_child(&mut exec, &s);
     assert_eq!(st.code(), Some(0), "{}", s.stderr());
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
     assert_eq!(v["partial"], false, "{v}");
     assert!(!s.stderr().contains("warning"), "{}", s.stderr());

@@ -50,11 +50,11 @@ fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() 
     // modelled device (data via the page cache; SSTs written write-only
     // and read back read-only under one descriptor number).
     assert_eq!(out.matches("(2000 of 2000 found)").count(), 2, "{out}");
-    let d = &v["cinterrupts"]["device"];
+    let d = &v["cinterrupts"]["exec"]["routing"];
     assert!(d["commands"].as_u64().unwrap() > 2000, "{d}");
     assert_eq!(d["errors"], 0, "{d}");
     assert_eq!(d["duplicates"], 0, "{d}");
-    let r = &v["cinterrupts"]["requests"];
+    let r = &v["cinterrupts"]["exec"]["requests"];
     // Blocking preads, Urgent under Table 1 (a get whose key is still in
     // the memtable reads nothing: 1,928 of 2,000 read here); flushes write
     // and fsync.
@@ -70,14 +70,17 @@ fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() 
             > 0,
         "{v}"
     );
-    let r = &v["cinterrupts"]["requests"];
+    let r = &v["cinterrupts"]["exec"]["requests"];
     // The flush thread (rocksdb:high0) writes and syncs unmarked; the gets
     // (the benchmark's own thread) stay Urgent.
     assert_eq!(r["writes"]["urgent"], 0, "{v}");
     assert!(r["writes"]["unmarked"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(r["flushes"]["urgent"], 0, "{v}");
     assert!(r["reads"]["urgent"].as_u64().unwrap() >= 1000, "{v}");
-    assert_eq!(v["cinterrupts"]["rules"][0], "thread rocksdb:*=none");
+    assert_eq!(
+        v["cinterrupts"]["exec"]["rules"][0],
+        "thread rocksdb:*=none"
+    );
 }
 
 #[test]
@@ -115,7 +118,7 @@ fn ldb_dump_under_exec_reads_the_sst_files_and_file_rules_unmark_them() {
         o
     );
     let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let reads = &v["cinterrupts"]["requests"]["reads"];
+    let reads = &v["cinterrupts"]["exec"]["requests"]["reads"];
     // The dump tool's reads of the SST files, unmarked by the file rule
     // (the authors' 2-line dump-tool patch, TOS 5.5).
     assert!(reads["unmarked"].as_u64().unwrap() > 0, "{v}");

@@ -153,7 +153,7 @@ fn json_of_a_run_is_fio_shaped() {
     assert!(v["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
     let c = &v["cinterrupts"];
     assert_eq!(c["mode"], "sim");
-    assert_eq!(c["seed"], 1);
+    assert_eq!(c["run"]["seed"], 1);
     assert_eq!(c["device"], "optane");
     assert_eq!(c["policy"]["name"], "cint");
     assert!(c["interrupts"].as_u64().unwrap() > 0);
@@ -441,7 +441,7 @@ fn journal_option() {
     let n = v["jobs"][0]["sync"]["total_ios"].as_u64().unwrap();
     assert!((45..=55).contains(&n), "{n}");
     assert!(v["jobs"][0]["sync"]["lat_ns"]["mean"].as_f64().unwrap() > 0.0);
-    let f = &v["cinterrupts"]["fsync"][0];
+    let f = &v["cinterrupts"]["run"]["fsync"][0];
     assert_eq!(f["jobname"], "ls");
     assert_eq!(f["journal"], "fjournal");
     assert_eq!(f["switches_per_fsync"], 2.0);
@@ -449,7 +449,7 @@ fn journal_option() {
     let o = run(&["sim", &job, "--jbd2-critical", "--output-format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(v["cinterrupts"]["fsync"][0]["journal"], "ordered");
+    assert_eq!(v["cinterrupts"]["run"]["fsync"][0]["journal"], "ordered");
     let notes = v["cinterrupts"]["notes"].to_string();
     assert!(notes.contains("JBD2 on core 0 (critical)"), "{notes}");
     // FR 4.4's SelectISR: the critical caller's fsync I/O is polled, so it
@@ -461,7 +461,7 @@ fn journal_option() {
         let o = run(&argv);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        v["cinterrupts"]["fsync"][0]["switches_per_fsync"]
+        v["cinterrupts"]["run"]["fsync"][0]["switches_per_fsync"]
             .as_f64()
             .unwrap()
     };

@@ -34,7 +34,7 @@ fn sim_json(file: &str, policy: &str) -> Value {
 fn kvell_reads_are_reported_per_operation_and_per_core() {
     let v = sim_json(&example("kvell-ycsb-c"), "cint");
     let c = &v["cinterrupts"];
-    let ops = c["apps"].as_array().unwrap();
+    let ops = c["run"]["apps"].as_array().unwrap();
     let read = ops
         .iter()
         .find(|o| o["name"] == "kvell" && o["kind"] == "read")
@@ -43,7 +43,7 @@ fn kvell_reads_are_reported_per_operation_and_per_core() {
     let lat = &read["lat_us"];
     assert!(lat["p50"].as_f64().unwrap() <= lat["p99"].as_f64().unwrap());
     // Two worker cores and four client cores, each with its window.
-    let cores = c["cores"].as_array().unwrap();
+    let cores = c["run"]["cores"].as_array().unwrap();
     assert_eq!(cores.len(), 6, "{cores:?}");
     for core in cores {
         let sum: f64 = ["user", "kernel", "irq", "idle"]
@@ -68,13 +68,13 @@ fn kvells_barrier_fires_fewer_interrupts_under_cint_than_default() {
     let per_completion = |policy| {
         let v = sim_json(&example("kvell-ycsb-c"), policy);
         let c = &v["cinterrupts"];
-        let irqs: u64 = c["cores"]
+        let irqs: u64 = c["run"]["cores"]
             .as_array()
             .unwrap()
             .iter()
             .map(|c| c["interrupts"].as_u64().unwrap())
             .sum();
-        let ops: u64 = c["apps"]
+        let ops: u64 = c["run"]["apps"]
             .as_array()
             .unwrap()
             .iter()
@@ -116,7 +116,7 @@ fn a_bad_application_file_is_one_line_naming_file_line_and_option() {
 #[test]
 fn rocksdb_gets_and_the_dump_are_reported_apart() {
     let v = sim_json(&example("rocksdb-dump"), "cint");
-    let ops = v["cinterrupts"]["apps"].as_array().unwrap();
+    let ops = v["cinterrupts"]["run"]["apps"].as_array().unwrap();
     let find = |name: &str, kind: &str| {
         ops.iter()
             .find(|o| o["name"] == name && o["kind"] == kind)

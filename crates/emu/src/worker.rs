@@ -80,6 +80,8 @@ pub struct WorkerResult {
     pub mismatches: u64,
     /// The first mismatch, for the report.
     pub first_mismatch: Option<String>,
+    /// The requests completed in the measured part, by their mark.
+    pub by_mark: report::ByMark,
     /// When the job stopped issuing (the end of its measured part), on the
     /// run's clock.
     pub stopped_at: Nanos,
@@ -95,6 +97,7 @@ struct Slot {
     len: u32,
     submitted: Nanos,
     verify: bool,
+    marks: Marks,
 }
 
 /// What the run shares with every job thread.
@@ -321,6 +324,7 @@ impl Worker<'_> {
             len,
             submitted: now,
             verify,
+            marks,
         };
         self.batch.push(Request {
             cookie,
@@ -456,6 +460,9 @@ impl Worker<'_> {
             if d.error {
                 dir.errors += 1;
             } else if measuring {
+                self.out
+                    .by_mark
+                    .count(slot.marks.urgent, slot.marks.barrier);
                 dir.ops += 1;
                 dir.bytes += u64::from(slot.len);
                 let _ = dir.clat.record(now.saturating_sub(slot.submitted).max(1));

@@ -138,25 +138,9 @@ impl Live {
     }
 }
 
-/// Requests of one kind by mark.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ByMark {
-    pub urgent: u64,
-    pub barrier: u64,
-    pub unmarked: u64,
-}
-
-impl ByMark {
-    pub fn total(&self) -> u64 {
-        self.urgent + self.barrier + self.unmarked
-    }
-
-    fn add(&mut self, o: &ByMark) {
-        self.urgent += o.urgent;
-        self.barrier += o.barrier;
-        self.unmarked += o.unmarked;
-    }
-}
+/// Requests of one kind by mark: the reports' own type (`report::schema`),
+/// so that `exec` and `run` count marks under one set of keys.
+pub use report::ByMark;
 
 /// System calls on direct descriptors, by family.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,6 +20,8 @@ mod record;
 mod route;
 mod run;
 mod signals;
+pub mod stage;
+pub mod summary;
 
 pub use config::{
     Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
@@ -33,3 +35,4 @@ pub use route::{
 };
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};
 pub use signals::name as signal_name;
+pub use stage::{StageError, StageOptions, StageReport};

@@ -116,26 +116,34 @@ pub struct Router {
     completion: String,
 }
 
-/// What the device and the driver did (the `device` object of `exec`'s
-/// report, as `run` reports them).
+/// What the device and the driver did. The keys every report shares
+/// (policy, device, interrupts, completions, delivery) are the report's
+/// top-level ones (`report::Cinterrupts`), skipped here; the rest is
+/// `exec.routing` in the JSON.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Routed {
+    #[serde(skip)]
     pub policy: String,
+    #[serde(skip)]
     pub backend: String,
     /// Commands the device fetched and completed.
     pub commands: u64,
+    #[serde(skip)]
     pub completions_reaped: u64,
     pub errors: u64,
     /// Interrupts the policy raised, those merged into one still pending,
     /// and those the handler took.
     pub interrupts_raised: u64,
     pub interrupts_merged: u64,
+    #[serde(skip)]
     pub interrupts: u64,
+    #[serde(skip)]
     pub urgent_only: u64,
+    #[serde(skip)]
     pub completions_per_interrupt: f64,
-    /// Device raise to handler start, ns.
-    pub delivery_mean_ns: u64,
-    pub delivery_p99_ns: u64,
+    /// Device raise to handler start, ns (`None` without interrupts).
+    #[serde(skip)]
+    pub delivery: Option<report::Delivery>,
     /// Handler time, ns (the interrupt's CPU on the target core).
     pub handler_cpu_ns: u64,
     /// Completions of a tag not in flight: must be 0.
@@ -394,13 +402,8 @@ impl Router {
             interrupts_merged: line.merged,
             interrupts: h.interrupts,
             urgent_only: h.urgent_only,
-            completions_per_interrupt: if h.interrupts == 0 {
-                0.0
-            } else {
-                h.reaped as f64 / h.interrupts as f64
-            },
-            delivery_mean_ns: lat.mean().round() as u64,
-            delivery_p99_ns: lat.value_at_quantile(0.99),
+            completions_per_interrupt: report::schema::per_interrupt(h.reaped, h.interrupts),
+            delivery: report::Delivery::of(&lat),
             handler_cpu_ns,
             duplicates: h.duplicates,
             completion: self.completion.clone(),

@@ -15,6 +15,7 @@ use crate::config::{
 use crate::counts::Counts;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
+use crate::stage::{StageOptions, StageReport};
 
 /// The shared object's file name, as cargo builds it.
 pub const PRELOAD_NAME: &str = "libcinterrupts_preload.so";
@@ -32,6 +33,8 @@ pub enum ExecError {
     Io(#[from] std::io::Error),
     #[error("cannot start the device: {0}")]
     Device(String),
+    #[error("{0}")]
+    Stage(#[from] crate::stage::StageError),
 }
 
 /// How to run the program.
@@ -47,6 +50,8 @@ pub struct Options {
     /// Route the program's direct I/O through the emulated device (`None`:
     /// observe only, every call to the kernel).
     pub route: Option<RouteOptions>,
+    /// `--stage DIR`: the data directory on a zram device for the run.
+    pub stage: Option<StageOptions>,
 }
 
 /// How the program ended.
@@ -92,6 +97,11 @@ pub struct Outcome {
     /// The signal (SIGINT, SIGTERM or SIGHUP) `exec` received and passed
     /// on to the program while it ran: the report is partial.
     pub interrupted: Option<i32>,
+    /// The program's start to its end, ns.
+    pub duration_ns: u64,
+    /// Where the data lived, with `--stage`; its `error` says where the
+    /// data is kept when it could not be put back.
+    pub staging: Option<StageReport>,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -119,6 +129,45 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
         .tempdir()?;
+    // Staged first (the device thread does not spin through the copy);
+    // put back on every path out, whatever the program did.
+    let staged = match &opts.stage {
+        Some(s) => Some(crate::stage::stage(s, &|l| {
+            eprintln!("cinterrupts: exec: {l}")
+        })?),
+        None => None,
+    };
+    let result = run_program(
+        opts,
+        program,
+        args,
+        &forwarding,
+        out.path(),
+        staged.as_ref().map(|s| s.dir()),
+    );
+    let staging = staged.map(crate::stage::Staged::finish);
+    match result {
+        Ok(mut o) => {
+            o.staging = staging;
+            Ok(o)
+        }
+        Err(e) => {
+            if let Some(err) = staging.and_then(|s| s.error) {
+                eprintln!("cinterrupts: exec: error: staging: {err}");
+            }
+            Err(e)
+        }
+    }
+}
+
+fn run_program(
+    opts: &Options,
+    program: &OsStr,
+    args: &[OsString],
+    forwarding: &crate::signals::Forwarding,
+    out: &Path,
+    staged: Option<&Path>,
+) -> Result<Outcome, ExecError> {
     // The library first; a program's own LD_PRELOAD after it.
     let mut preload = opts.preload.clone().into_os_string();
     if let Some(theirs) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
@@ -128,7 +177,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env("LD_PRELOAD", preload)
-        .env(ENV_OUT, out.path())
+        .env(ENV_OUT, out)
         .env(ENV_MARKS, opts.default_marks.name())
         .env(ENV_RULES, Config::rules_env(&opts.rules))
         .env(ENV_CRITICAL, Critical::env(&opts.critical))
@@ -142,6 +191,15 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         )
         .env_remove(shm::ENV_SHM)
         .env_remove(ENV_DEVICE);
+    // Our working directory inside a staged DIR is the directory the bind
+    // hides: the program starts in the same path looked up again, on the
+    // staged copy (its writes would otherwise go under the bind, and the
+    // copy back would delete them).
+    if let (Some(dir), Ok(cwd)) = (staged, std::env::current_dir()) {
+        if cwd.starts_with(dir) {
+            cmd.current_dir(cwd);
+        }
+    }
     // The device first, so that a program's first request finds it; it
     // stops when dropped, whatever happens to the program.
     let router = match &opts.route {
@@ -157,6 +215,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         }
         None => None,
     };
+    let started = std::time::Instant::now();
     let spawned = match &opts.route {
         Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
         None => cmd.spawn(),
@@ -171,6 +230,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
             program: program.to_string_lossy().into_owned(),
             why,
         })?;
+    let duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let routed = router.map(Router::finish);
     let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {
@@ -179,7 +239,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         (None, None) => Status::Exited(-1),
     };
     let mut processes = Vec::new();
-    for entry in std::fs::read_dir(out.path())? {
+    for entry in std::fs::read_dir(out)? {
         let path = entry?.path();
         if path.extension() != Some(OsStr::new("json")) {
             continue;
@@ -201,6 +261,8 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         counts,
         routed,
         interrupted,
+        duration_ns,
+        staging: None,
     })
 }
 

@@ -14,6 +14,7 @@ use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
+use crate::schema::{policy_object, Cinterrupts, RunPart, SCHEMA_VERSION};
 use crate::{DirReport, Gaps, IoPath, JobReport, LatencyStats, PathParts, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
@@ -152,52 +153,45 @@ pub fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
 
-fn summary(report: &RunReport) -> Value {
-    let mut policy = Map::new();
-    policy.insert("name".into(), json!(report.policy.name));
-    for (k, v) in &report.policy.params {
-        policy.insert(k.to_string(), json!(v.to_string()));
+/// The `cinterrupts` object (`schema::Cinterrupts`): the keys every mode
+/// shares, and the fio-job run's own part under `run`.
+pub fn summary(report: &RunReport) -> Value {
+    serde_json::to_value(cinterrupts(report)).expect("a report always serializes")
+}
+
+/// The typed `cinterrupts` object of a fio-job run.
+pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
+    Cinterrupts {
+        schema_version: SCHEMA_VERSION,
+        mode: report.mode.map_or("", |m| m.as_str()).to_string(),
+        policy: policy_object(&report.policy),
+        device: report.device.clone(),
+        default_marks: report.default_marks.clone(),
+        duration_ns: report.duration_ns,
+        interrupts: report.interrupts,
+        urgent_only_interrupts: report.urgent_only_interrupts,
+        interrupts_per_sec: finite(report.interrupts_per_sec()),
+        completions: report.completions,
+        completions_per_interrupt: finite(report.completions_per_interrupt()),
+        delivery_ns: report.delivery,
+        completions_by_mark: report.completions_by_mark,
+        notes: report.notes.clone(),
+        run: Some(run_part(report)),
+        exec: None,
     }
-    let mut obj = Map::new();
-    obj.insert("mode".into(), json!(report.mode.map(|m| m.as_str())));
-    obj.insert("policy".into(), Value::Object(policy));
-    obj.insert("device".into(), json!(report.device));
-    obj.insert("host".into(), json!(report.host));
-    if let Some(seed) = report.seed {
-        obj.insert("seed".into(), json!(seed));
-    }
-    if let Some(marks) = &report.default_marks {
-        obj.insert("default_marks".into(), json!(marks));
-    }
-    obj.insert("duration_ns".into(), json!(report.duration_ns));
-    obj.insert("interrupts".into(), json!(report.interrupts));
-    obj.insert(
-        "urgent_only_interrupts".into(),
-        json!(report.urgent_only_interrupts),
-    );
-    obj.insert(
-        "interrupts_per_sec".into(),
-        json!(finite(report.interrupts_per_sec())),
-    );
-    obj.insert("completions".into(), json!(report.completions));
-    obj.insert(
-        "completions_per_interrupt".into(),
-        json!(finite(report.completions_per_interrupt())),
-    );
-    if let Some(l) = &report.irq_line {
-        obj.insert(
-            "irq_line".into(),
-            json!({
-                "delivery": l.delivery,
-                "raised": l.raised,
-                "delivered": report.interrupts,
-                "merged": l.merged,
-                "slot_waits": l.slot_waits,
-                "slot_wait_ns": l.slot_wait_ns,
-            }),
-        );
-    }
-    obj.insert("context_switches".into(), json!(report.context_switches));
+}
+
+fn run_part(report: &RunReport) -> RunPart {
+    let irq_line = report.irq_line.as_ref().map(|l| {
+        json!({
+            "delivery": l.delivery,
+            "raised": l.raised,
+            "delivered": report.interrupts,
+            "merged": l.merged,
+            "slot_waits": l.slot_waits,
+            "slot_wait_ns": l.slot_wait_ns,
+        })
+    });
     let fsyncs: Vec<Value> = report
         .jobs
         .iter()
@@ -217,14 +211,6 @@ fn summary(report: &RunReport) -> Value {
             })
         })
         .collect();
-    if !fsyncs.is_empty() {
-        // FastResponse's fsync breakdown (FR Fig. 5b, 15b), per job that
-        // fsyncs.
-        obj.insert("fsync".into(), json!(fsyncs));
-    }
-    if let Some(g) = &report.completion_gaps {
-        obj.insert("completion_gaps".into(), gaps(g));
-    }
     let cores: Vec<Value> = report
         .cores
         .iter()
@@ -238,24 +224,28 @@ fn summary(report: &RunReport) -> Value {
             })
         })
         .collect();
-    obj.insert("cpu_util".into(), json!(cores));
-    if let Some(p) = &report.io_path {
-        obj.insert("io_path".into(), io_path(report, p));
-    }
-    if let Some(a) = &report.apps {
+    RunPart {
+        host: report.host.clone(),
+        seed: report.seed,
+        irq_line,
+        context_switches: report.context_switches,
+        // FastResponse's fsync breakdown (FR Fig. 5b, 15b), per job that
+        // fsyncs.
+        fsync: (!fsyncs.is_empty()).then(|| json!(fsyncs)),
+        completion_gaps: report.completion_gaps.as_ref().map(gaps),
+        cpu_util: json!(cores),
+        io_path: report.io_path.as_ref().map(|p| io_path(report, p)),
         // An application run's own figures (sim::simulate_app); absent
-        // from a job file's run, whose JSON is unchanged.
-        obj.insert(
-            "apps".into(),
-            json!(a.ops.iter().map(op).collect::<Vec<_>>()),
-        );
-        obj.insert(
-            "cores".into(),
-            json!(a.cores.iter().map(core).collect::<Vec<_>>()),
-        );
+        // from a job file's run.
+        apps: report
+            .apps
+            .as_ref()
+            .map(|a| json!(a.ops.iter().map(op).collect::<Vec<_>>())),
+        cores: report
+            .apps
+            .as_ref()
+            .map(|a| json!(a.cores.iter().map(core).collect::<Vec<_>>())),
     }
-    obj.insert("notes".into(), json!(report.notes));
-    Value::Object(obj)
 }
 
 /// One instance's operations of one kind: counts, rates over the window,

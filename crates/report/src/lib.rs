@@ -10,11 +10,13 @@ pub mod gaps;
 pub mod human;
 pub mod json;
 pub mod latency;
+pub mod schema;
 pub mod svg;
 pub mod text;
 
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
+pub use schema::{ByMark, Cinterrupts, Delivery, RunPart, SCHEMA_VERSION};
 
 /// Where the numbers came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,6 +250,11 @@ pub struct RunReport {
     pub completions: u64,
     /// Emulator only: interrupts raised, merged, and the call-slot waits.
     pub irq_line: Option<IrqLineReport>,
+    /// Emulator only: device raise to handler start, measured, over the
+    /// interrupts of the window (`None` without any).
+    pub delivery: Option<Delivery>,
+    /// Emulator only: the requests completed in the window by their mark.
+    pub completions_by_mark: Option<ByMark>,
     /// Context switches on the workload cores.
     pub context_switches: u64,
     /// Time between consecutive completions posted to the same CQ, for the
@@ -337,11 +344,7 @@ impl RunReport {
 
     /// Completions delivered per interrupt (0 when there were none).
     pub fn completions_per_interrupt(&self) -> f64 {
-        if self.interrupts == 0 {
-            0.0
-        } else {
-            self.completions as f64 / self.interrupts as f64
-        }
+        schema::per_interrupt(self.completions, self.interrupts)
     }
 
     pub fn iops(&self, dir: &DirReport) -> f64 {

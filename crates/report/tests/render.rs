@@ -68,6 +68,8 @@ fn sample() -> RunReport {
         urgent_only_interrupts: 1_234,
         completions: 1_750_000,
         irq_line: None,
+        delivery: None,
+        completions_by_mark: None,
         context_switches: 45_678,
         // 1 to 10 us in steps of 1 us, ten of each.
         completion_gaps: Gaps::from_values((1..=100u64).map(|i| i.div_ceil(10) * 1_000)),
@@ -139,7 +141,7 @@ fn cpu_is_percent_per_job_and_fractions_per_core() {
     assert_eq!(v["jobs"][0]["usr_cpu"].as_f64(), Some(20.0));
     assert_eq!(v["jobs"][0]["sys_cpu"].as_f64(), Some(40.0));
     assert_eq!(v["jobs"][0]["ctx"], 95_211);
-    let core = &v["cinterrupts"]["cpu_util"][0];
+    let core = &v["cinterrupts"]["run"]["cpu_util"][0];
     assert_eq!(core["core"], 1);
     assert_eq!(core["user"].as_f64(), Some(0.25));
     assert_eq!(core["kernel"].as_f64(), Some(0.375));
@@ -156,15 +158,15 @@ fn the_cinterrupts_object_carries_the_run() {
     assert_eq!(c["policy"]["delta"], "6us");
     assert_eq!(c["policy"]["thr"], "32");
     assert_eq!(c["device"], "optane");
-    assert_eq!(c["seed"], 7);
+    assert_eq!(c["run"]["seed"], 7);
     assert_eq!(c["duration_ns"], 10 * SEC);
     assert_eq!(c["interrupts"], 400_000);
     assert_eq!(c["urgent_only_interrupts"], 1_234);
     assert_eq!(c["interrupts_per_sec"].as_f64(), Some(40_000.0));
     assert_eq!(c["completions_per_interrupt"].as_f64(), Some(4.375));
-    assert_eq!(c["context_switches"], 45_678);
+    assert_eq!(c["run"]["context_switches"], 45_678);
     assert_eq!(c["notes"][0], "sample note");
-    let gaps = &c["completion_gaps"];
+    let gaps = &c["run"]["completion_gaps"];
     assert_eq!(gaps["N"], 100);
     assert_eq!(
         (gaps["min"].as_u64(), gaps["max"].as_u64()),
@@ -180,7 +182,9 @@ fn the_cinterrupts_object_carries_the_run() {
     // and no text line.
     let mut none = sample();
     none.completion_gaps = None;
-    assert!(json(&none)["cinterrupts"].get("completion_gaps").is_none());
+    assert!(json(&none)["cinterrupts"]["run"]
+        .get("completion_gaps")
+        .is_none());
     assert!(!report::text::render(&none).contains("completion gaps"));
     // Emulator-only keys appear only when measured.
     assert!(v["jobs"][0].get("ctx_voluntary").is_none());
@@ -191,7 +195,7 @@ fn the_cinterrupts_object_carries_the_run() {
     emu.jobs[0].ctx_involuntary = Some(6);
     let v = json(&emu);
     assert_eq!(v["cinterrupts"]["mode"], "emu");
-    assert!(v["cinterrupts"].get("seed").is_none());
+    assert!(v["cinterrupts"]["run"].get("seed").is_none());
     assert_eq!(v["jobs"][0]["ctx_voluntary"], 5);
     assert_eq!(v["jobs"][0]["ctx_involuntary"], 6);
 }
@@ -377,7 +381,7 @@ fn json_document_is_pretty_whole_and_ends_a_line() {
 fn the_emulators_interrupt_line_is_shown_in_text_and_json() {
     let mut r = sample();
     assert!(
-        json(&r)["cinterrupts"].get("irq_line").is_none(),
+        json(&r)["cinterrupts"]["run"].get("irq_line").is_none(),
         "sim: none"
     );
     assert!(!report::text::render(&r).contains("interrupt line"));
@@ -388,7 +392,7 @@ fn the_emulators_interrupt_line_is_shown_in_text_and_json() {
         slot_waits: 1_000,
         slot_wait_ns: SEC / 2,
     });
-    let l = &json(&r)["cinterrupts"]["irq_line"];
+    let l = &json(&r)["cinterrupts"]["run"]["irq_line"];
     assert_eq!(l["delivery"], "ipi");
     assert_eq!(l["raised"], 400_000);
     assert_eq!(l["delivered"], r.interrupts, "delivered: the interrupts");
@@ -423,8 +427,8 @@ fn default_marks_is_said_in_text_and_json() {
 /// run's summary; absent from a job file's run.
 #[test]
 fn app_runs_show_their_operations_and_cores() {
-    assert!(json(&sample())["cinterrupts"].get("apps").is_none());
-    assert!(json(&sample())["cinterrupts"].get("cores").is_none());
+    assert!(json(&sample())["cinterrupts"]["run"].get("apps").is_none());
+    assert!(json(&sample())["cinterrupts"]["run"].get("cores").is_none());
     let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3).unwrap();
     for ns in [10_000u64, 20_000, 30_000, 1_000_000] {
         h.record(ns).unwrap();
@@ -454,7 +458,7 @@ fn app_runs_show_their_operations_and_cores() {
         }],
     });
     let v = json(&r);
-    let op = &v["cinterrupts"]["apps"][0];
+    let op = &v["cinterrupts"]["run"]["apps"][0];
     assert_eq!(op["kind"], "read");
     assert_eq!(op["items"], 8);
     // The histogram's 3 significant digits: within 0.1%.
@@ -465,7 +469,7 @@ fn app_runs_show_their_operations_and_cores() {
     assert_eq!(cdf.len(), report::latency::CDF_PERCENTILES.len());
     assert_eq!(cdf[0][0].as_f64(), Some(0.0));
     assert!((cdf[0][1].as_f64().unwrap() - 10.0).abs() < 0.01, "{cdf:?}");
-    assert_eq!(v["cinterrupts"]["cores"][0]["interrupts"], 42);
+    assert_eq!(v["cinterrupts"]["run"]["cores"][0]["interrupts"], 42);
     assert_no_nulls(&v, "");
     let text = report::text::render(&r);
     assert!(

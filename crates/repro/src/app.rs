@@ -601,11 +601,13 @@ pub fn parse_db_bench(out: &str, bench: &str) -> Option<Measured> {
 }
 
 pub(crate) fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
-    let d = &v["cinterrupts"]["device"];
-    m.interrupts = d["interrupts"].as_f64();
-    m.completions_per_interrupt = d["completions_per_interrupt"].as_f64();
-    m.commands = d["commands"].as_f64();
-    m.delivery_us = d["delivery_mean_ns"].as_f64().map(|ns| ns / 1e3);
+    // The shared report schema (report::Cinterrupts), exec's own part
+    // under `exec`.
+    let c = &v["cinterrupts"];
+    m.interrupts = c["interrupts"].as_f64();
+    m.completions_per_interrupt = c["completions_per_interrupt"].as_f64();
+    m.commands = c["exec"]["routing"]["commands"].as_f64();
+    m.delivery_us = c["delivery_ns"]["mean"].as_f64().map(|ns| ns / 1e3);
     m
 }
 

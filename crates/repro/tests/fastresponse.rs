@@ -148,7 +148,7 @@ fn the_new_metrics_read_the_report() {
     assert_eq!(Metric::QdMax.of(&none), None);
     // The JSON carries them under cinterrupts.io_path.
     let json = report::json::render(&r);
-    let p = &json["cinterrupts"]["io_path"];
+    let p = &json["cinterrupts"]["run"]["io_path"];
     assert_eq!(p["device_queue_depth"]["max"], 12);
     assert_eq!(p["jobs"][1]["t_dev_mean_ns"], 20_000.0);
     assert_eq!(p["jobs"][0]["jobname"], "ls");

@@ -169,7 +169,7 @@ fn the_fsync_metrics_read_the_json_the_simulator_writes() {
     let job = &json["jobs"][0];
     assert_eq!(job["sync"]["total_ios"], 10);
     assert_eq!(job["sync"]["lat_ns"]["mean"], 40_000.0);
-    let f = &json["cinterrupts"]["fsync"][0];
+    let f = &json["cinterrupts"]["run"]["fsync"][0];
     assert_eq!(f["jobname"], "ls-fillsync");
     for (key, want) in [
         ("d1_us", 7.5),

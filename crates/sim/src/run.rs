@@ -580,6 +580,10 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         urgent_only_interrupts: w.urgent_only,
         completions: w.completions,
         irq_line: None,
+        // Not measured: the simulator models delivery, and its marks are
+        // the jobs' (`jobs describe`).
+        delivery: None,
+        completions_by_mark: None,
         context_switches: w.context_switches,
         completion_gaps: report::Gaps::from_histogram(&w.gaps),
         io_path: Some(w.path.report(w.window())),

@@ -602,8 +602,8 @@ fn per_core_time_is_the_window() {
     // The producer computes all the time.
     assert!(apps.cores[1].user > 0.9, "{:?}", apps.cores[1]);
     let json = report::json::render(&r);
-    assert!(json["cinterrupts"]["apps"].is_array(), "{json}");
-    assert_eq!(json["cinterrupts"]["cores"][1]["core"], 3);
+    assert!(json["cinterrupts"]["run"]["apps"].is_array(), "{json}");
+    assert_eq!(json["cinterrupts"]["run"]["cores"][1]["core"], 3);
     let text = report::text::render(&r);
     assert!(text.contains("kv read: ops="), "{text}");
     assert!(text.contains("pc1 background (background): ops="), "{text}");

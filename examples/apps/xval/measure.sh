@@ -104,7 +104,7 @@ run() { # system threads rep reads
 # One run's figures from its raw files -> one JSON object on stdout.
 record() { # name
     local name=$1 line hist pct ops avg p50 p99 found dev='null' contention=false
-    [ -f "$runs/$name.json" ] && dev=$(jq -c '.cinterrupts.device | {commands, interrupts, completions_per_interrupt, urgent_only, delivery_mean_ns, delivery_p99_ns, handler_cpu_ns}' "$runs/$name.json")
+    [ -f "$runs/$name.json" ] && dev=$(jq -c '.cinterrupts as $c | {commands: $c.exec.routing.commands, interrupts: $c.interrupts, completions_per_interrupt: $c.completions_per_interrupt, urgent_only: $c.urgent_only_interrupts, delivery_mean_ns: $c.delivery_ns.mean, delivery_p99_ns: $c.delivery_ns.p99, handler_cpu_ns: $c.exec.routing.handler_cpu_ns}' "$runs/$name.json")
     line=$(grep -m1 '^readrandom' "$runs/$name.out")
     ops=$(awk '{for (i=1;i<=NF;i++) if ($i=="ops/sec") print $(i-1)}' <<<"$line")
     found=$(sed -n 's/.*(\([0-9]*\) of \([0-9]*\) found).*/\1/p' <<<"$line")

@@ -80,6 +80,11 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
             slot_waits: window.line.slot_waits,
             slot_wait_ns: window.line.slot_wait_ns,
         }),
+        delivery: report::Delivery::of(delivery),
+        completions_by_mark: Some(results.iter().fold(Default::default(), |mut all, w| {
+            report::ByMark::add(&mut all, &w.by_mark);
+            all
+        })),
         completion_gaps: report::Gaps::from_histogram(gaps),
         context_switches: results
             .iter()

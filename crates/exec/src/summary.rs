@@ -1,0 +1,145 @@
+//! `exec`'s report as the JSON has it: the `cinterrupts` object every
+//! report shares (`report::Cinterrupts`: interrupts, completions,
+//! delivery, marks under `run`'s keys) with `exec`'s own part under
+//! `exec` (the program, its processes, what was routed and how, the
+//! calls by family, where the data lived).
+
+use serde::Serialize;
+
+use report::{Cinterrupts, SCHEMA_VERSION};
+
+use crate::counts::{ByMark, Calls, Hybrid};
+use crate::record::{Boosted, Record};
+use crate::route::Routed;
+use crate::run::{Options, Outcome, Status};
+
+/// What only `exec` has (`cinterrupts.exec`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExecPart {
+    pub program: String,
+    pub status: ExitReport,
+    /// `exec` received a signal and passed it on: the figures stop there.
+    pub partial: bool,
+    pub interrupted_by: Option<Interrupted>,
+    pub warnings: Vec<String>,
+    pub rules: Vec<String>,
+    pub critical_rules: Vec<String>,
+    pub critical_boost: String,
+    pub boosted: Vec<Boosted>,
+    pub fastresponse: FastResponse,
+    /// Whether the requests went through the emulated device (`false`:
+    /// `--observe`, every call to the kernel as made).
+    pub routed: bool,
+    /// The device's and driver's own figures beyond the shared ones.
+    pub routing: Option<Routed>,
+    /// One record per process that reported.
+    pub processes: Vec<Record>,
+    /// Requests by kind and mark.
+    pub requests: Requests,
+    /// System calls by family.
+    pub calls: Calls,
+    /// Where the data lived, with `--stage` (`null` without): device, fs,
+    /// mount, the measured O_DIRECT 4 KiB read.
+    pub staging: Option<crate::stage::StageReport>,
+}
+
+/// How the program ended: `{"exit_code": N}` or `{"signal": N}`.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitReport {
+    ExitCode(i32),
+    Signal(i32),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Interrupted {
+    pub signal: i32,
+    pub name: String,
+}
+
+/// FastResponse's counters (critical tags, polling).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FastResponse {
+    pub critical: u64,
+    pub polled: u64,
+    pub hipri: u64,
+    pub hybrid: Hybrid,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Requests {
+    pub reads: ByMark,
+    pub writes: ByMark,
+    pub flushes: ByMark,
+}
+
+/// The `cinterrupts` object of `exec`'s JSON report.
+pub fn cinterrupts(
+    program: &str,
+    opts: &Options,
+    out: &Outcome,
+    warnings: &[String],
+) -> Cinterrupts<(), ExecPart> {
+    let c = &out.counts;
+    let r = out.routed.as_ref();
+    let policy = opts
+        .route
+        .as_ref()
+        .map(|r| report::schema::policy_object(&policy::Settings::of(&r.policy)))
+        .unwrap_or_default();
+    let interrupts = r.map_or(0, |r| r.interrupts);
+    Cinterrupts {
+        schema_version: SCHEMA_VERSION,
+        mode: "exec".into(),
+        policy,
+        device: r.map_or_else(|| "observed".to_string(), |r| r.backend.clone()),
+        default_marks: Some(opts.default_marks.name().to_string()),
+        duration_ns: out.duration_ns,
+        interrupts,
+        urgent_only_interrupts: r.map_or(0, |r| r.urgent_only),
+        interrupts_per_sec: report::schema::per_sec(interrupts, out.duration_ns),
+        completions: r.map_or(0, |r| r.completions_reaped),
+        completions_per_interrupt: r.map_or(0.0, |r| r.completions_per_interrupt),
+        delivery_ns: r.and_then(|r| r.delivery),
+        completions_by_mark: Some(c.by_mark()),
+        notes: Vec::new(),
+        run: None,
+        exec: Some(ExecPart {
+            program: program.to_string(),
+            status: match out.status {
+                Status::Exited(code) => ExitReport::ExitCode(code),
+                Status::Signalled(s) => ExitReport::Signal(s),
+            },
+            partial: out.interrupted.is_some(),
+            interrupted_by: out.interrupted.map(|signal| Interrupted {
+                signal,
+                name: crate::signals::name(signal),
+            }),
+            warnings: warnings.to_vec(),
+            rules: opts.rules.iter().map(|r| r.to_line()).collect(),
+            critical_rules: opts.critical.iter().map(|r| r.to_line()).collect(),
+            critical_boost: opts.boost.as_str().to_string(),
+            boosted: out
+                .processes
+                .iter()
+                .flat_map(|p| p.boosted.iter().cloned())
+                .collect(),
+            fastresponse: FastResponse {
+                critical: c.critical,
+                polled: c.polled,
+                hipri: c.hipri,
+                hybrid: c.hybrid,
+            },
+            routed: r.is_some(),
+            routing: r.cloned(),
+            processes: out.processes.clone(),
+            requests: Requests {
+                reads: c.reads,
+                writes: c.writes,
+                flushes: c.flushes,
+            },
+            calls: c.calls,
+            staging: out.staging.clone(),
+        }),
+    }
+}
