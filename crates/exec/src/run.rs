@@ -8,13 +8,17 @@ use std::process::Command;
 
 use jobs::DefaultMarks;
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+
 use crate::config::{
     Config, Critical, Rule, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS,
-    ENV_OUT, ENV_RULES,
+    ENV_OUT, ENV_OUT_FD, ENV_RULES,
 };
 use crate::counts::Counts;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
+use crate::watch::NotRouted;
 
 /// The shared object's file name, as cargo builds it.
 pub const PRELOAD_NAME: &str = "libcinterrupts_preload.so";
@@ -47,6 +51,9 @@ pub struct Options {
     /// Route the program's direct I/O through the emulated device (`None`:
     /// observe only, every call to the kernel).
     pub route: Option<RouteOptions>,
+    /// How long the program may take to end after a signal passed on to
+    /// it before what is left of it is killed (`--kill-after`).
+    pub kill_after: std::time::Duration,
 }
 
 /// How the program ended.
@@ -92,6 +99,14 @@ pub struct Outcome {
     /// The signal (SIGINT, SIGTERM or SIGHUP) `exec` received and passed
     /// on to the program while it ran: the report is partial.
     pub interrupted: Option<i32>,
+    /// The program did not end after the signal passed on: killed.
+    pub escalated: Option<crate::signals::Escalated>,
+    /// Ways to the disk that did not pass through the library, by kind and
+    /// process (issue 24 item 2).
+    pub not_routed: Vec<NotRouted>,
+    /// What this `exec` could not do here (not root: no SCHED_FIFO
+    /// fallback, no_new_privs), each said on stderr too.
+    pub limits: Vec<String>,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -112,36 +127,65 @@ pub fn find_preload() -> Result<PathBuf, ExecError> {
 
 /// Runs `program` with `args` under the library, its stdin, stdout and
 /// stderr the caller's, and waits for it. SIGINT, SIGTERM and SIGHUP
-/// received meanwhile are passed on to it (`signals`); the temporary
+/// received meanwhile are passed on to it (`signals`); a second one, or
+/// `kill_after` past the first, kills what is left of it; the temporary
 /// directory goes on every return.
 pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome, ExecError> {
+    let spawn_error = |why| ExecError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    };
+    let path = crate::spawn::resolve(program).map_err(spawn_error)?;
     let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
         .tempdir()?;
+    // Every process of the program writes its record here, whatever user
+    // it became (issue 24 item 3: a server dropping its privileges): the
+    // directory is writable by all, sticky (none removes another's file)
+    // and not listable; it is reached through a descriptor each process
+    // inherits, so a directory above it closed to that user does not matter.
+    std::fs::set_permissions(
+        out.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1733),
+    )?;
+    let (out_dir, out_ino) = open_dir(out.path())?;
+    let out_fd = (out_dir.as_raw_fd(), out_ino);
+    let mut limits = Vec::new();
+    let mut not_routed = Vec::new();
+    let comm: String = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(15).collect())
+        .unwrap_or_default();
+    let statically_linked = crate::spawn::statically_linked(&path);
     // The library first; a program's own LD_PRELOAD after it.
     let mut preload = opts.preload.clone().into_os_string();
     if let Some(theirs) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
         preload.push(":");
         preload.push(theirs);
     }
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env("LD_PRELOAD", preload)
-        .env(ENV_OUT, out.path())
-        .env(ENV_MARKS, opts.default_marks.name())
-        .env(ENV_RULES, Config::rules_env(&opts.rules))
-        .env(ENV_CRITICAL, Critical::env(&opts.critical))
-        .env(ENV_BOOST, opts.boost.as_str())
-        .env(
-            ENV_COMPLETION,
-            opts.route
-                .as_ref()
-                .map_or(crate::config::Polling::Interrupt, |r| r.polling)
-                .name(),
-        )
-        .env_remove(shm::ENV_SHM)
-        .env_remove(ENV_DEVICE);
+    let mut env: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(k, _)| k != shm::ENV_SHM && k != shm::ENV_SHM_FD && k != ENV_DEVICE)
+        .collect();
+    let mut set = |k: &str, v: OsString| {
+        env.insert(k.into(), v);
+    };
+    set("LD_PRELOAD", preload);
+    set(ENV_OUT, out.path().into());
+    set(ENV_OUT_FD, format!("{}:{}", out_fd.0, out_fd.1).into());
+    set(ENV_MARKS, opts.default_marks.name().into());
+    set(ENV_RULES, Config::rules_env(&opts.rules).into());
+    set(ENV_CRITICAL, Critical::env(&opts.critical).into());
+    set(ENV_BOOST, opts.boost.as_str().into());
+    set(
+        ENV_COMPLETION,
+        opts.route
+            .as_ref()
+            .map_or(crate::config::Polling::Interrupt, |r| r.polling)
+            .name()
+            .into(),
+    );
+    let mut inherit = vec![out_fd.0];
     // The device first, so that a program's first request finds it; it
     // stops when dropped, whatever happens to the program.
     let router = match &opts.route {
@@ -152,26 +196,98 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
             } else {
                 "direct"
             };
-            cmd.env(shm::ENV_SHM, router.path()).env(ENV_DEVICE, mode);
+            let (spec, fd) = router.inherited();
+            set(shm::ENV_SHM, router.path().into());
+            set(shm::ENV_SHM_FD, spec.into());
+            set(ENV_DEVICE, mode.into());
+            inherit.push(fd);
+            if let Err(e) = fifo_allowed() {
+                limits.push(format!(
+                    "no SCHED_FIFO here ({e}): the interrupt handler's fallback cannot preempt a program thread on the target core, so an interrupt waits until that core idles (issue 24 measured p99 delivery 4.1 ms against 0.12 ms as root)"
+                ));
+            }
             Some(router)
         }
         None => None,
     };
+    // The seccomp filter naming what bypasses the library. Root has
+    // CAP_SYS_ADMIN and installs it as it is; any other user needs
+    // no_new_privs (man 2 seccomp), which also makes setuid programs run
+    // without their privileges (they would not load the library anyway:
+    // LD_PRELOAD is ignored for them).
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let sockets = if statically_linked {
+        None
+    } else {
+        socket_pair().ok()
+    };
+    if !root && sockets.is_some() {
+        limits.push(
+            "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
+        );
+    }
+    let filter = sockets
+        .as_ref()
+        .map(|(_, child)| (crate::watch::program(), child.as_raw_fd(), !root));
+    if statically_linked {
+        not_routed.push(NotRouted {
+            what: "statically linked program".into(),
+            pid: 0,
+            comm: comm.clone(),
+            calls: None,
+            uid: None,
+            why: Some(format!(
+                "{} has no dynamic linker (no PT_INTERP), which is what loads the preload library: none of its I/O is seen or routed, nor are its aio or io_uring calls watched",
+                path.display()
+            )),
+        });
+        eprintln!(
+            "cinterrupts: exec: not routed: {} is statically linked: none of its I/O is seen or routed",
+            path.display()
+        );
+    }
+    let mut cmd = Command::new(&path);
+    cmd.args(args);
+    let mut argv = vec![program.to_os_string()];
+    argv.extend(args.iter().cloned());
+    crate::spawn::Child {
+        path: path.clone(),
+        argv,
+        envp: env.into_iter().collect(),
+        inherit,
+        filter,
+    }
+    .hook(&mut cmd)
+    .map_err(spawn_error)?;
     let spawned = match &opts.route {
         Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
         None => cmd.spawn(),
     };
-    let status = spawned
-        .and_then(|mut child| {
-            forwarding.started(child.id());
-            forwarding.wait_ended(child.id());
-            child.wait()
-        })
-        .map_err(|why| ExecError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            why,
-        })?;
+    let mut child = spawned.map_err(spawn_error)?;
+    forwarding.started(child.id());
+    let watcher = match sockets.map(|(ours, theirs)| {
+        drop(theirs);
+        crate::watch::receive(&ours)
+    }) {
+        Some(Ok(listener)) => crate::watch::Watcher::start(listener).ok(),
+        Some(Err(why)) => {
+            limits.push(format!(
+                "inline aio and io_uring calls are not watched: {why}"
+            ));
+            None
+        }
+        None => None,
+    };
+    if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
+        pid.pid = child.id();
+    }
+    let escalated = forwarding.wait_ended(child.id(), opts.kill_after);
+    let status = child.wait().map_err(spawn_error)?;
     let routed = router.map(Router::finish);
+    if let Some(w) = watcher {
+        not_routed.extend(w.finish());
+    }
     let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {
         (Some(c), _) => Status::Exited(c),
@@ -194,6 +310,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let mut counts = Counts::default();
     for r in &processes {
         counts.add(&r.counts);
+        not_routed.extend(r.not_routed());
     }
     Ok(Outcome {
         status,
@@ -201,7 +318,66 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         counts,
         routed,
         interrupted,
+        escalated,
+        not_routed,
+        limits,
     })
+}
+
+/// `dir` opened as a path descriptor (close-on-exec here; the program
+/// inherits it), and its inode.
+fn open_dir(dir: &Path) -> std::io::Result<(OwnedFd, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok((fd, std::fs::metadata(dir)?.ino()))
+}
+
+/// A connected pair of Unix sockets (close-on-exec): ours, the child's.
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors we then own.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Whether a thread of ours may take SCHED_FIFO (the interrupt handler's
+/// fallback needs it): tried on a thread that ends at once.
+fn fifo_allowed() -> std::io::Result<()> {
+    std::thread::spawn(|| {
+        let param = libc::sched_param { sched_priority: 1 };
+        // SAFETY: this short-lived thread's own policy.
+        match unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
+        {
+            0 => Ok(()),
+            e => Err(std::io::Error::from_raw_os_error(e)),
+        }
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::ErrorKind::Other.into()))
 }
 
 /// The program runs on every allowed CPU but the device's (its thread

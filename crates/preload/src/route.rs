@@ -42,17 +42,37 @@ pub(crate) fn region() -> Option<&'static Region> {
     mapped()
 }
 
-/// The region, even after the device is gone (for what is in flight).
+/// Why this process could not map the region (issue 24 item 3: named in
+/// the report with its pid, comm and uid).
+static UNMAPPED: OnceLock<String> = OnceLock::new();
+
+pub(crate) fn unmapped() -> Option<String> {
+    UNMAPPED.get().cloned()
+}
+
+/// The region, even after the device is gone (for what is in flight):
+/// through the descriptor the process inherited (whatever user it has
+/// become), else through `/proc/EXEC_PID/fd/N` (exec's user only).
 fn mapped() -> Option<&'static Region> {
     REGION
         .get_or_init(|| {
             let r = config()?.route.as_ref()?;
-            match Region::open(&r.shm) {
-                Ok(region) => Some(region),
-                Err(e) => {
-                    say(&format!("cannot map {}: {e}; not routed", r.shm));
-                    None
-                }
+            let inherited = r.shm_fd.as_deref().map(Region::open_inherited);
+            match inherited {
+                Some(Ok(region)) => Some(region),
+                _ => match Region::open(&r.shm) {
+                    Ok(region) => Some(region),
+                    Err(e) => {
+                        let fd = match inherited {
+                            Some(Err(i)) => format!("the inherited descriptor: {i}; "),
+                            _ => String::new(),
+                        };
+                        let why = format!("cannot map the shared region ({fd}{}: {e})", r.shm);
+                        say(&format!("{why}; this process's I/O is not routed"));
+                        let _ = UNMAPPED.set(why);
+                        None
+                    }
+                },
             }
         })
         .as_ref()
@@ -1071,12 +1091,28 @@ fn device_alive() -> bool {
     let Some(shm) = config().and_then(|c| c.route.as_ref()).map(|r| &r.shm) else {
         return false;
     };
-    let alive = std::fs::read_link(shm)
-        .is_ok_and(|l| l.to_string_lossy().starts_with("/memfd:cinterrupts-exec"));
+    let alive = match std::fs::read_link(shm) {
+        Ok(l) => l.to_string_lossy().starts_with("/memfd:cinterrupts-exec"),
+        // Another user than exec's (a server that dropped its privileges)
+        // may not read exec's descriptors: exec's state, which anyone may
+        // read, says whether it lives (a zombie does not).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => exec_running(shm),
+        Err(_) => false,
+    };
     if !alive && !GONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
         say("the device (cinterrupts exec) is gone; the rest of the I/O goes to the kernel");
     }
     alive
+}
+
+/// Whether the process of `/proc/PID/fd/N` exists and is not a zombie.
+fn exec_running(shm: &str) -> bool {
+    let Some(pid) = shm.strip_prefix("/proc/").and_then(|r| r.split('/').next()) else {
+        return false;
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    !stat.is_empty() && !state.starts_with('Z') && !state.starts_with('X')
 }
 
 /// Where a routed blocking call's time goes, with

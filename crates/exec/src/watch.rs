@@ -1,0 +1,386 @@
+//! What reaches the disk without passing through the preload library
+//! (issue 24 item 2): a program's own aio system calls (an inline
+//! `syscall` instruction, as libaio's and liburing's stubs make them) and
+//! io_uring rings. A seccomp filter, installed in the program's process
+//! before it starts (inherited by every process and thread it makes),
+//! sends each such call to `exec` as a user notification
+//! (`SECCOMP_RET_USER_NOTIF`, man 2 seccomp_unotify); a thread here records
+//! who made it (pid, comm, which call) and lets it run at once, unchanged
+//! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the filter names, it never routes
+//! nor alters.
+//!
+//! The library's own aio calls pass [`shm::OWN_CALL`] as their sixth
+//! argument, which none of them reads, and are let through by the filter
+//! itself; `io_uring_setup` is always notified. Every other call is
+//! allowed by the filter without leaving the kernel.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+/// `AUDIT_ARCH_X86_64`: EM_X86_64 (62) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
+/// (include/uapi/linux/audit.h).
+const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+/// x32 system calls carry this bit (arch/x86/include/uapi/asm/unistd.h);
+/// their aio calls are not watched.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+/// `struct seccomp_data` offsets (include/uapi/linux/seccomp.h): nr, arch,
+/// instruction_pointer, args[6].
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+const DATA_ARG5_LO: u32 = 16 + 5 * 8;
+const DATA_ARG5_HI: u32 = DATA_ARG5_LO + 4;
+
+/// io_pgetevents on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl: 333;
+/// not in the libc crate for glibc targets).
+const SYS_IO_PGETEVENTS: libc::c_long = 333;
+
+/// The aio calls the library makes itself, marked with [`shm::OWN_CALL`].
+const AIO: [(libc::c_long, &str); 6] = [
+    (libc::SYS_io_setup, "io_setup"),
+    (libc::SYS_io_destroy, "io_destroy"),
+    (libc::SYS_io_submit, "io_submit"),
+    (libc::SYS_io_cancel, "io_cancel"),
+    (libc::SYS_io_getevents, "io_getevents"),
+    (SYS_IO_PGETEVENTS, "io_pgetevents"),
+];
+
+/// What one notified call is, in the report's words.
+fn what(nr: i32) -> String {
+    if i64::from(nr) == libc::SYS_io_uring_setup {
+        return "io_uring ring set up (its requests are neither routed nor counted)".into();
+    }
+    AIO.iter().find(|(n, _)| *n == i64::from(nr)).map_or_else(
+        || format!("system call {nr}"),
+        |(_, name)| format!("inline {name}"),
+    )
+}
+
+fn stmt(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jeq(k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    }
+}
+
+/// The filter: x86_64's aio calls whose sixth argument is not
+/// [`shm::OWN_CALL`], and `io_uring_setup`, to the listener; everything
+/// else allowed.
+pub fn program() -> Vec<libc::sock_filter> {
+    let ld = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+    let ret = libc::BPF_RET | libc::BPF_K;
+    let n = AIO.len() as u8;
+    let mut p = vec![
+        stmt(ld, DATA_ARCH),
+        // Another ABI: allowed.
+        jeq(AUDIT_ARCH_X86_64, 1, 0),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+        stmt(ld, DATA_NR),
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+        // io_uring_setup: notified (past the aio list, its ALLOW and the
+        // five instructions of the sixth argument's check).
+        jeq(libc::SYS_io_uring_setup as u32, n + 6, 0),
+    ];
+    // Each aio number jumps to the sixth argument's check, past the rest of
+    // the list and the ALLOW after it.
+    for (i, (nr, _)) in AIO.iter().enumerate() {
+        let left = n - 1 - i as u8;
+        p.push(jeq(*nr as u32, left + 1, 0));
+    }
+    p.extend([
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+        // aio: is args[5] OWN_CALL?
+        stmt(ld, DATA_ARG5_LO),
+        jeq(shm::OWN_CALL as u32, 0, 3),
+        stmt(ld, DATA_ARG5_HI),
+        jeq((shm::OWN_CALL >> 32) as u32, 0, 1),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+        stmt(ret, libc::SECCOMP_RET_USER_NOTIF),
+    ]);
+    p
+}
+
+/// What the child does before it runs the program: set (when asked)
+/// no_new_privs, install the filter with a new listener and send the
+/// listener to `exec` through `sock` (SCM_RIGHTS). On failure, one byte
+/// with the errno's low bits goes instead, so that exec says why. Only
+/// async-signal-safe calls: it runs between fork and execve.
+///
+/// # Safety
+/// Call only in a forked child; `prog` must stay valid for the call.
+pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_privs: bool) {
+    let mut err = 0;
+    if no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+        err = *libc::__errno_location();
+    }
+    let fd = if err == 0 {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            prog as *const libc::sock_fprog,
+        ) as libc::c_int
+    } else {
+        -1
+    };
+    if fd < 0 && err == 0 {
+        err = *libc::__errno_location();
+    }
+    let mut byte = [err.clamp(0, 255) as u8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    // Room for one descriptor's control message, aligned for cmsghdr.
+    let mut ctl = [0u64; 4];
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if fd >= 0 {
+        msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut RawFd, fd);
+    }
+    libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL);
+    if fd >= 0 {
+        libc::close(fd);
+    }
+}
+
+/// `exec`'s side of the socket: the listener the child sent, or why it
+/// could not install the filter.
+pub fn receive(sock: &OwnedFd) -> Result<OwnedFd, String> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    let mut ctl = [0u64; 4];
+    // SAFETY: a msghdr of our own buffers; the child sent before its
+    // execve, which spawn waited for, so the message is there (or the
+    // child never got so far: MSG_DONTWAIT).
+    let (r, fd) = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&ctl);
+        let r = libc::recvmsg(
+            sock.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        );
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        let fd = if r == 1
+            && !c.is_null()
+            && (*c).cmsg_level == libc::SOL_SOCKET
+            && (*c).cmsg_type == libc::SCM_RIGHTS
+        {
+            std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const RawFd)
+        } else {
+            -1
+        };
+        (r, fd)
+    };
+    if fd >= 0 {
+        // SAFETY: the descriptor SCM_RIGHTS gave us.
+        return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    if r != 1 {
+        return Err("the program's process did not say whether the filter was installed".into());
+    }
+    Err(format!(
+        "the seccomp filter could not be installed: {}",
+        io::Error::from_raw_os_error(i32::from(byte[0]))
+    ))
+}
+
+/// A way to the disk that did not pass through the library, named in the
+/// report (`not_routed`) and once on stderr.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotRouted {
+    /// `inline io_submit`, `io_uring ring set up`, `statically linked
+    /// program`, `region not mapped`, ...
+    pub what: String,
+    pub pid: u32,
+    pub comm: String,
+    /// Calls seen (none for what is not a call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// Who a thread id belongs to: its process and the process's name.
+fn owner(tid: u32) -> (u32, String) {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
+    let tgid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(tid);
+    let comm = std::fs::read_to_string(format!("/proc/{tgid}/comm"))
+        .map(|c| c.trim_end().to_string())
+        .unwrap_or_default();
+    (tgid, comm)
+}
+
+type Seen = BTreeMap<(String, u32), (String, u64)>;
+
+/// The thread answering the listener, running.
+pub struct Watcher {
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Written to stop the thread.
+    stop: OwnedFd,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Watcher {
+    /// Answers every notification of `listener` until [`Watcher::finish`]
+    /// or until no process uses the filter any more (POLLHUP).
+    pub fn start(listener: OwnedFd) -> io::Result<Watcher> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors we then own.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let (rx, tx) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let seen = Arc::new(Mutex::new(Seen::new()));
+        let theirs = seen.clone();
+        let thread = std::thread::Builder::new()
+            .name("exec-seccomp".into())
+            .spawn(move || answer(&listener, &rx, &theirs))?;
+        Ok(Watcher {
+            thread: Some(thread),
+            stop: tx,
+            seen,
+        })
+    }
+
+    /// Stops the thread (a process of the program still running after
+    /// this gets ENOSYS from a watched call: man 2 seccomp_unotify) and
+    /// returns what it saw.
+    pub fn finish(mut self) -> Vec<NotRouted> {
+        // SAFETY: one byte to our own pipe.
+        unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr() as *const _, 1) };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let seen = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
+        seen.into_iter()
+            .map(|((what, pid), (comm, calls))| NotRouted {
+                what,
+                pid,
+                comm,
+                calls: Some(calls),
+                uid: None,
+                why: None,
+            })
+            .collect()
+    }
+}
+
+fn answer(listener: &OwnedFd, stop: &OwnedFd, seen: &Mutex<Seen>) {
+    let mut owners: std::collections::HashMap<u32, (u32, String)> = Default::default();
+    loop {
+        let mut p = [
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two pollfds of ours.
+        let r = unsafe { libc::poll(p.as_mut_ptr(), 2, -1) };
+        if r < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if p[1].revents != 0 {
+            return;
+        }
+        if p[0].revents & libc::POLLIN == 0 {
+            // POLLHUP: every process with the filter has exited.
+            return;
+        }
+        // SAFETY: the kernel wants a zeroed seccomp_notif (man 2
+        // seccomp_unotify: "EINVAL ... not zeroed").
+        let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut n) } != 0
+        {
+            // ENOENT: the caller died before we took it; EINTR: again.
+            continue;
+        }
+        // Who, before the answer lets the call (and perhaps the process)
+        // go on.
+        let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid)).clone();
+        let mut resp = libc::seccomp_notif_resp {
+            id: n.id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        };
+        // SAFETY: our response for the id just received; ENOENT if the
+        // caller is gone, which is nothing to do.
+        unsafe {
+            libc::ioctl(
+                listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &mut resp,
+            )
+        };
+        if let Ok(mut s) = seen.lock() {
+            s.entry((what(n.data.nr), pid)).or_insert((comm, 0)).1 += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_jumps_land_inside_it() {
+        let p = program();
+        for (i, ins) in p.iter().enumerate() {
+            if ins.code as u32 & 0x07 == libc::BPF_JMP {
+                assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");
+                assert!(i + 1 + (ins.jf as usize) < p.len(), "jf of {i}");
+            }
+        }
+        assert_eq!(what(libc::SYS_io_submit as i32), "inline io_submit");
+    }
+}
