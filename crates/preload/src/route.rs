@@ -339,6 +339,43 @@ pub(crate) fn boost_me() {
     }
 }
 
+thread_local! {
+    /// Whether this thread is inside a routed call (posted, or about to
+    /// post, a command on its slot and waiting for it).
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside a routed call: a call it makes now comes
+/// from a signal handler that interrupted that call (issue 24 item 3). It
+/// goes straight to the kernel, exactly as made and counted as not
+/// routed: routed, it would post on the slot whose completion the
+/// interrupted call waits for, and take that completion (which
+/// deadlocked the interrupted call), and the library's classification
+/// may allocate, which a handler must not do.
+pub(crate) fn inside() -> bool {
+    INSIDE.try_with(Cell::get).unwrap_or(false)
+}
+
+/// Held for the whole of a routed blocking call.
+struct Inside;
+
+impl Inside {
+    /// `None` when the thread is inside one already.
+    fn enter() -> Option<Inside> {
+        INSIDE
+            .try_with(|i| !i.replace(true))
+            .ok()
+            .filter(|&entered| entered)
+            .map(|_| Inside)
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        let _ = INSIDE.try_with(|i| i.set(false));
+    }
+}
+
 /// A blocking call routed: `io` moves the data (returns bytes or -1 with
 /// errno set), then the command goes to the device and the thread sleeps
 /// until its completion is delivered. `None`: not routed (no region, no
@@ -350,6 +387,7 @@ pub(crate) fn blocking(
     io: impl FnOnce() -> isize,
 ) -> Option<isize> {
     let r = region()?;
+    let _inside = Inside::enter()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let res = io();
@@ -378,20 +416,21 @@ pub(crate) fn blocking(
     }
     t.mark(timing::POST);
     let hyb = (polled && hybrid_on()).then(|| hybrid::posted(res as u64, write));
-    let mut out = Vec::with_capacity(1);
-    while out.is_empty() {
+    let done = loop {
+        if let Some(d) = s.take_one() {
+            break d;
+        }
         if !wait_one(s, polled) && !device_alive() {
             // The data moved already: the call's own result stands.
             return Some(res);
         }
-        s.take(1, &mut out);
-    }
+    };
     if let Some(at) = hyb {
         hybrid::ended(at, res as u64, write);
     }
     t.mark(timing::WAIT);
-    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
-    if out[0].error {
+    debug_assert_eq!(done.cookie, cookie, "one request in flight per thread");
+    if done.error {
         set_errno(libc::EIO);
         return Some(-1);
     }
@@ -419,6 +458,7 @@ pub(crate) fn blocking_at(
         return blocking(tag, write, offset, io);
     }
     let r = region()?;
+    let _inside = Inside::enter()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let s = r.slot(slot);
@@ -448,25 +488,26 @@ pub(crate) fn blocking_at(
         hybrid::posted_since(at, len, write);
     }
     let hyb = posted_at;
-    let mut out = Vec::with_capacity(1);
-    while out.is_empty() {
+    let done = loop {
+        if let Some(d) = s.take_one() {
+            break d;
+        }
         if !wait_one(s, polled) && !device_alive() {
             // The data moved: the call's own result stands.
             set_errno(err);
             return Some(res);
         }
-        s.take(1, &mut out);
-    }
+    };
     if let Some(at) = hyb {
         hybrid::ended(at, len, write);
     }
     t.mark(timing::WAIT);
-    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
+    debug_assert_eq!(done.cookie, cookie, "one request in flight per thread");
     if res < 0 {
         set_errno(err);
         return Some(res);
     }
-    if out[0].error {
+    if done.error {
         set_errno(libc::EIO);
         return Some(-1);
     }
