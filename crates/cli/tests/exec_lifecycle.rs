@@ -405,3 +405,57 @@ fn a_run_that_reported_has_no_warning() {
     assert_eq!(v["partial"], false, "{v}");
     assert!(!s.stderr().contains("warning"), "{}", s.stderr());
 }
+
+/// A program that ignores the signal passed on (and a process it started
+/// in the background): killed, with what descends from it, when a second
+/// signal comes or `--kill-after` after the first; the report is still
+/// written, partial, and names the kill; the temporary directory goes.
+fn a_program_that_ignores_the_signal_is_killed(kill_after: &str, second: bool, why: &str) {
+    let _one = turn();
+    let s = Scratch::new();
+    let script = s.sh("trap '' TERM; sleep 1000 & echo $! > \"$D/gpid\"; \
+         echo $$ > \"$D/pid\"; touch \"$D/started\"; while :; do sleep 0.05; done");
+    let args: Vec<&str> = script.iter().map(String::as_str).collect();
+    let mut exec = s.spawn(&["--kill-after", kill_after], &args);
+    let started = s.path("started");
+    wait_until("started", || started.exists());
+    let pid = read_pid(&s.path("pid"));
+    let gpid = read_pid(&s.path("gpid"));
+    let (_reap, _reap_g) = (Reap(pid), Reap(gpid));
+    kill(exec.id(), libc::SIGTERM);
+    if second {
+        // The first one seen (exec's report will say partial) before the
+        // second.
+        std::thread::sleep(Duration::from_millis(200));
+        kill(exec.id(), libc::SIGTERM);
+    }
+    let st = wait_child(&mut exec, &s);
+    assert_eq!(st.code(), Some(128 + libc::SIGKILL), "{}", s.stderr());
+    wait_until("the program gone", || !alive(pid));
+    wait_until("its background process gone", || !alive(gpid));
+    assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
+    let v = &s.report()["cinterrupts"];
+    assert_eq!(v["partial"], true, "{v}");
+    assert_eq!(v["interrupted_by"]["name"], "SIGTERM", "{v}");
+    let k = &v["killed_after_signal"];
+    assert_eq!(k["why"], why, "{v}");
+    if why == "kill-after" {
+        // Not before the bound.
+        assert!(k["after_ms"].as_u64().unwrap() >= 1000, "{v}");
+    }
+    assert!(k["killed"].as_u64().unwrap() >= 2, "{v}");
+    let err = s.stderr();
+    assert!(err.contains("had not ended"), "{err}");
+    assert!(err.contains("SIGKILL to"), "{err}");
+}
+
+#[test]
+fn a_program_still_running_after_kill_after_is_killed() {
+    a_program_that_ignores_the_signal_is_killed("1s", false, "kill-after");
+}
+
+#[test]
+fn a_second_signal_kills_the_program_at_once() {
+    // A bound far away: only the second signal can have killed it.
+    a_program_that_ignores_the_signal_is_killed("600s", true, "a second signal");
+}
