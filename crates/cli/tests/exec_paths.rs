@@ -248,15 +248,16 @@ fn a_process_that_cannot_map_the_region_is_named() {
     let rep = dir.path().join("report.json");
     // The inherited descriptor gone (as a daemon that closes every
     // descriptor it did not open, then execs): the /proc path is left,
-    // which nobody may not open.
+    // which nobody may not open. (bash: dash takes one-digit descriptors
+    // only, and the region's is numbered high.)
     let o = output_within(
         exec_device_json(&rep)
             .arg("--")
             .args([
-                "sh",
+                "bash",
                 "-c",
                 "fd=${CINTERRUPTS_EXEC_SHM_FD%%:*}; eval \"exec $fd>&-\"; exec \"$@\"",
-                "sh",
+                "bash",
             ])
             .arg(&exe)
             .arg(&data)

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use jobs::DefaultMarks;
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
 use crate::config::{
@@ -150,6 +150,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         std::os::unix::fs::PermissionsExt::from_mode(0o1733),
     )?;
     let (out_dir, out_ino) = open_dir(out.path())?;
+    let out_dir = high(&out_dir)?;
     let out_fd = (out_dir.as_raw_fd(), out_ino);
     let mut limits = Vec::new();
     let mut not_routed = Vec::new();
@@ -186,6 +187,8 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
             .into(),
     );
     let mut inherit = vec![out_fd.0];
+    // Kept open (ours) while the program runs.
+    let mut region_fd: Option<OwnedFd> = None;
     // The device first, so that a program's first request finds it; it
     // stops when dropped, whatever happens to the program.
     let router = match &opts.route {
@@ -197,10 +200,17 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
                 "direct"
             };
             let (spec, fd) = router.inherited();
+            // SAFETY: the router's descriptor, open while it runs.
+            let region = high(unsafe { &std::os::fd::BorrowedFd::borrow_raw(fd) })?;
+            let ino = spec.split_once(':').map_or("0", |(_, i)| i);
             set(shm::ENV_SHM, router.path().into());
-            set(shm::ENV_SHM_FD, spec.into());
+            set(
+                shm::ENV_SHM_FD,
+                format!("{}:{ino}", region.as_raw_fd()).into(),
+            );
             set(ENV_DEVICE, mode.into());
-            inherit.push(fd);
+            inherit.push(region.as_raw_fd());
+            region_fd = Some(region);
             if let Err(e) = fifo_allowed() {
                 limits.push(format!(
                     "no SCHED_FIFO here ({e}): the interrupt handler's fallback cannot preempt a program thread on the target core, so an interrupt waits until that core idles (issue 24 measured p99 delivery 4.1 ms against 0.12 ms as root)"
@@ -284,6 +294,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     }
     let escalated = forwarding.wait_ended(child.id(), opts.kill_after);
     let status = child.wait().map_err(spawn_error)?;
+    drop(region_fd);
     let routed = router.map(Router::finish);
     if let Some(w) = watcher {
         not_routed.extend(w.finish());
@@ -343,6 +354,28 @@ fn open_dir(dir: &Path) -> std::io::Result<(OwnedFd, u64)> {
     // SAFETY: a fresh descriptor.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     Ok((fd, std::fs::metadata(dir)?.ino()))
+}
+
+/// A copy of `fd` (close-on-exec) numbered high, for the program to
+/// inherit: its own descriptors then get the numbers they get natively
+/// (the first `open` is 3; issue 24's conformance suite compares them).
+/// Below 1024 and the soft RLIMIT_NOFILE, so the kernel's table need not
+/// grow far for it.
+fn high(fd: &impl AsFd) -> std::io::Result<OwnedFd> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    let base = lim.rlim_cur.min(1024).saturating_sub(16).max(3) as libc::c_int;
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we hold; a fresh one back.
+    let d = unsafe { libc::fcntl(fd.as_fd().as_raw_fd(), libc::F_DUPFD_CLOEXEC, base) };
+    if d < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the new descriptor is ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(d) })
 }
 
 /// A connected pair of Unix sockets (close-on-exec): ours, the child's.
