@@ -12,8 +12,10 @@
 //! only), and the agreement of exec's counts with PostgreSQL's own
 //! (`pg_stat_wal` counts XLogWrite calls, not the write system calls exec
 //! sees; printed, not asserted). The server runs as the `postgres` user
-//! when the test is root (initdb refuses root): exec is started as that
-//! user, so no privilege is dropped under it.
+//! (initdb refuses root): when the test is root, exec runs as root and the
+//! server becomes postgres under it (`runuser -u postgres`), which is
+//! routed through the descriptors it inherits (issue 24 item 3); its
+//! processes report as postgres and none is named `region not mapped`.
 
 mod common;
 
@@ -107,9 +109,20 @@ impl Server {
                 .to_vec();
                 all.push(report.display().to_string());
                 all.push("--".into());
-                all.push(tool("postgres"));
-                all.extend(args);
-                as_postgres(&cinterrupts.display().to_string(), &all)
+                if root() {
+                    // exec as root, the server becoming postgres under it
+                    // (issue 24 item 3: a server that drops privileges).
+                    let mut c = Command::new(cinterrupts);
+                    c.args(all)
+                        .args(["runuser", "-u", "postgres", "--"])
+                        .arg(tool("postgres"))
+                        .args(args);
+                    c
+                } else {
+                    all.push(tool("postgres"));
+                    all.extend(args);
+                    as_postgres(&cinterrupts.display().to_string(), &all)
+                }
             }
             None => as_postgres(&tool("postgres"), &args),
         };
@@ -303,6 +316,47 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
         .sum();
     assert!(writes > 100, "the WAL's direct writes routed: {c}");
     assert_eq!(c["device"]["errors"], 0, "{c}");
+    let flushes: u64 = c["requests"]["flushes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let commands = c["device"]["commands"].as_u64().unwrap();
+    assert!(
+        commands as f64 >= 0.95 * (writes + flushes) as f64,
+        "routed: {commands} commands for {writes} writes and {flushes} flushes: {c}"
+    );
+    assert!(
+        !c["not_routed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["what"] == "region not mapped"),
+        "{c}"
+    );
+    if root() {
+        let postgres: u64 = String::from_utf8_lossy(
+            &Command::new("id")
+                .args(["-u", "postgres"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .unwrap();
+        let theirs = c["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["uid"] == postgres)
+            .count();
+        assert!(
+            theirs >= 2,
+            "the server's processes report as postgres: {c}"
+        );
+    }
     eprintln!("exec: {writes} WAL writes; pg_stat_wal: {wal}");
 
     // Natively: the books balance and every index is sound.
