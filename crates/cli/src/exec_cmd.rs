@@ -192,12 +192,13 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         for w in &warnings {
             say(&format!("cinterrupts: exec: warning: {w}\n"));
         }
-    }
-    for l in &out.limits {
-        say(&format!("cinterrupts: exec: limit: {l}\n"));
-    }
-    for l in not_routed_lines(&out.not_routed) {
-        say(&format!("cinterrupts: exec: not routed: {l}\n"));
+        for l in &out.limits {
+            say(&format!("cinterrupts: exec: limit: {l}\n"));
+        }
+        // The statically linked program was said before it ran.
+        for l in not_routed_lines(&out.not_routed, false) {
+            say(&format!("cinterrupts: exec: not routed: {l}\n"));
+        }
     }
     if let Some(s) = out.interrupted {
         say(&format!(
@@ -233,12 +234,14 @@ fn check_output(path: &std::path::Path) -> Result<()> {
 }
 
 /// One line per kind of what did not pass through the library (the
-/// statically linked program is said before it runs), each naming the
-/// processes and their calls.
-fn not_routed_lines(all: &[exec::NotRouted]) -> Vec<String> {
+/// statically linked program only with `with_static`: on stderr it is said
+/// before it runs), each naming the processes and their calls.
+fn not_routed_lines(all: &[exec::NotRouted], with_static: bool) -> Vec<String> {
     let mut kinds: Vec<&str> = Vec::new();
     for n in all {
-        if !kinds.contains(&n.what.as_str()) && n.what != "statically linked program" {
+        if !kinds.contains(&n.what.as_str())
+            && (with_static || n.what != "statically linked program")
+        {
             kinds.push(&n.what);
         }
     }
@@ -307,7 +310,7 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
     for l in &out.limits {
         s += &format!("  limit: {l}\n");
     }
-    for l in not_routed_lines(&out.not_routed) {
+    for l in not_routed_lines(&out.not_routed, true) {
         s += &format!("  not routed: {l}\n");
     }
     for w in warnings {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::counts::Counts;
-use crate::watch::NotRouted;
+use crate::watch::{NotRouted, IO_URING};
 
 /// One process's record (`$CINTERRUPTS_EXEC_OUT/PID.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +26,11 @@ pub struct Record {
     /// could not: none of its I/O was routed (issue 24 item 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmapped: Option<String>,
+    /// The library saw an io_uring ring set up through glibc's `syscall()`
+    /// or open at the exit (named in the report when the seccomp filter
+    /// did not see it: a filter not installed).
+    #[serde(default)]
+    pub io_uring: bool,
 }
 
 impl Record {
@@ -46,6 +51,13 @@ impl Record {
                 "region not mapped",
                 None,
                 Some(format!("{why}: none of its I/O was routed (its direct I/O went to the kernel, counted)")),
+            ));
+        }
+        if self.io_uring {
+            v.push(me(
+                IO_URING,
+                None,
+                Some("seen by the library (a ring set up or open at the exit)".into()),
             ));
         }
         if self.counts.nested > 0 {

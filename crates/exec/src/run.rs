@@ -321,7 +321,14 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let mut counts = Counts::default();
     for r in &processes {
         counts.add(&r.counts);
-        not_routed.extend(r.not_routed());
+        // A ring the filter saw is named once, by the filter.
+        let seen = |n: &NotRouted| n.what == crate::watch::IO_URING && n.pid == r.pid;
+        let mine: Vec<NotRouted> = r
+            .not_routed()
+            .into_iter()
+            .filter(|n| n.what != crate::watch::IO_URING || !not_routed.iter().any(seen))
+            .collect();
+        not_routed.extend(mine);
     }
     Ok(Outcome {
         status,

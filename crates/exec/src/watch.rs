@@ -48,10 +48,13 @@ const AIO: [(libc::c_long, &str); 6] = [
     (SYS_IO_PGETEVENTS, "io_pgetevents"),
 ];
 
+/// An io_uring ring in the report's words.
+pub const IO_URING: &str = "io_uring ring set up (its requests are neither routed nor counted)";
+
 /// What one notified call is, in the report's words.
 fn what(nr: i32) -> String {
     if i64::from(nr) == libc::SYS_io_uring_setup {
-        return "io_uring ring set up (its requests are neither routed nor counted)".into();
+        return IO_URING.into();
     }
     AIO.iter().find(|(n, _)| *n == i64::from(nr)).map_or_else(
         || format!("system call {nr}"),

@@ -46,6 +46,7 @@ pub(crate) fn write_once() {
         // SAFETY: getuid cannot fail.
         uid: unsafe { libc::getuid() },
         unmapped: crate::route::unmapped(),
+        io_uring: crate::route::saw_io_uring(),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;

@@ -125,6 +125,11 @@ fn set_mine(v: Option<(usize, u32)>) {
 /// silently changed).
 static IO_URING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Whether this process set up (or held) an io_uring ring.
+pub(crate) fn saw_io_uring() -> bool {
+    IO_URING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(crate) fn say_once_io_uring() {
     if config().is_some() && !IO_URING.swap(true, std::sync::atomic::Ordering::Relaxed) {
         say("io_uring set up: its requests are not routed (nor counted)");
