@@ -136,6 +136,14 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         why,
     };
     let path = crate::spawn::resolve(program).map_err(spawn_error)?;
+    let statically_linked = crate::spawn::statically_linked(&path);
+    // The seccomp listener's answering process, forked while this one has
+    // no other thread (before the device's), so that it may outlive us.
+    let helper = if statically_linked {
+        None
+    } else {
+        crate::watch::Helper::fork()
+    };
     let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
@@ -158,7 +166,6 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
         .file_name()
         .map(|n| n.to_string_lossy().chars().take(15).collect())
         .unwrap_or_default();
-    let statically_linked = crate::spawn::statically_linked(&path);
     // The library first; a program's own LD_PRELOAD after it.
     let mut preload = opts.preload.clone().into_os_string();
     if let Some(theirs) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
@@ -276,18 +283,29 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     };
     let mut child = spawned.map_err(spawn_error)?;
     forwarding.started(child.id());
+    let mut helper = helper;
     let watcher = match sockets.map(|(ours, theirs)| {
         drop(theirs);
         crate::watch::receive(&ours)
     }) {
-        Some(Ok(listener)) => crate::watch::Watcher::start(listener).ok(),
+        Some(Ok(listener)) => match &helper {
+            Some(h) if h.give(&listener) => None,
+            _ => {
+                helper = None;
+                crate::watch::Watcher::start(listener).ok()
+            }
+        },
         Some(Err(why)) => {
+            helper = None;
             limits.push(format!(
                 "inline aio and io_uring calls are not watched: {why}"
             ));
             None
         }
-        None => None,
+        None => {
+            helper = None;
+            None
+        }
     };
     if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
         pid.pid = child.id();
@@ -298,6 +316,14 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let routed = router.map(Router::finish);
     if let Some(w) = watcher {
         not_routed.extend(w.finish());
+    }
+    if let Some(h) = helper {
+        match h.finish() {
+            Some(seen) => not_routed.extend(seen),
+            None => limits.push(
+                "the seccomp filter's answering process did not say what it saw: inline aio and io_uring calls may be missing from not_routed".into(),
+            ),
+        }
     }
     let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {

@@ -19,7 +19,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `AUDIT_ARCH_X86_64`: EM_X86_64 (62) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
 /// (include/uapi/linux/audit.h).
@@ -149,7 +149,19 @@ pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_priv
     if fd < 0 && err == 0 {
         err = *libc::__errno_location();
     }
-    let mut byte = [err.clamp(0, 255) as u8];
+    send(sock, (fd >= 0).then_some(fd), err.clamp(0, 255) as u8);
+    if fd >= 0 {
+        libc::close(fd);
+    }
+}
+
+/// One byte, with `fd` (SCM_RIGHTS) if given, on the Unix socket `sock`.
+/// Async-signal-safe.
+///
+/// # Safety
+/// `sock` and `fd` must be open descriptors.
+unsafe fn send(sock: RawFd, fd: Option<RawFd>, byte: u8) -> bool {
+    let mut byte = [byte];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr() as *mut libc::c_void,
         iov_len: 1,
@@ -159,7 +171,7 @@ pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_priv
     let mut msg: libc::msghdr = std::mem::zeroed();
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
-    if fd >= 0 {
+    if let Some(fd) = fd {
         msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
         msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
         let c = libc::CMSG_FIRSTHDR(&msg);
@@ -168,10 +180,7 @@ pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_priv
         (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
         std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut RawFd, fd);
     }
-    libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL);
-    if fd >= 0 {
-        libc::close(fd);
-    }
+    libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) == 1
 }
 
 /// `exec`'s side of the socket: the listener the child sent, or why it
@@ -224,7 +233,7 @@ pub fn receive(sock: &OwnedFd) -> Result<OwnedFd, String> {
 
 /// A way to the disk that did not pass through the library, named in the
 /// report (`not_routed`) and once on stderr.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotRouted {
     /// `inline io_submit`, `io_uring ring set up`, `statically linked
     /// program`, `region not mapped`, ...
@@ -295,79 +304,326 @@ impl Watcher {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let seen = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
-        seen.into_iter()
-            .map(|((what, pid), (comm, calls))| NotRouted {
-                what,
-                pid,
-                comm,
-                calls: Some(calls),
-                uid: None,
-                why: None,
-            })
-            .collect()
+        self.seen.lock().map(|s| listed(&s)).unwrap_or_default()
     }
 }
 
+type Owners = std::collections::HashMap<u32, (u32, String)>;
+
 fn answer(listener: &OwnedFd, stop: &OwnedFd, seen: &Mutex<Seen>) {
-    let mut owners: std::collections::HashMap<u32, (u32, String)> = Default::default();
+    let mut owners = Owners::default();
     loop {
-        let mut p = [
-            libc::pollfd {
-                fd: listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: stop.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: two pollfds of ours.
-        let r = unsafe { libc::poll(p.as_mut_ptr(), 2, -1) };
-        if r < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
+        match poll2(listener, stop) {
+            Polled::Again => continue,
+            Polled::Listener => {
+                if let Some(k) = answer_one(listener, &mut owners) {
+                    if let Ok(mut s) = seen.lock() {
+                        count(&mut s, k);
+                    }
+                }
             }
-            return;
+            _ => return,
         }
-        if p[1].revents != 0 {
-            return;
+    }
+}
+
+enum Polled {
+    Again,
+    /// A notification waits.
+    Listener,
+    /// Every process with the filter has exited (POLLHUP), or poll failed.
+    Hangup,
+    /// The other descriptor is readable (or closed).
+    Other,
+}
+
+fn poll2(listener: &OwnedFd, other: &OwnedFd) -> Polled {
+    let mut p = [
+        libc::pollfd {
+            fd: listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: other.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    // SAFETY: two pollfds of ours.
+    if unsafe { libc::poll(p.as_mut_ptr(), 2, -1) } < 0 {
+        if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            return Polled::Again;
         }
-        if p[0].revents & libc::POLLIN == 0 {
-            // POLLHUP: every process with the filter has exited.
-            return;
+        return Polled::Hangup;
+    }
+    if p[1].revents != 0 {
+        return Polled::Other;
+    }
+    if p[0].revents & libc::POLLIN != 0 {
+        return Polled::Listener;
+    }
+    Polled::Hangup
+}
+
+/// (what, pid, comm) of one notification, answered CONTINUE; `None` if
+/// there was none to take (the caller died first, or EINTR).
+fn answer_one(listener: &OwnedFd, owners: &mut Owners) -> Option<(String, u32, String)> {
+    // SAFETY: the kernel wants a zeroed seccomp_notif (man 2
+    // seccomp_unotify: "EINVAL ... not zeroed").
+    let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut n) } != 0 {
+        return None;
+    }
+    // Who, before the answer lets the call (and perhaps the process) go on.
+    let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid)).clone();
+    let mut resp = libc::seccomp_notif_resp {
+        id: n.id,
+        val: 0,
+        error: 0,
+        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+    };
+    // SAFETY: our response for the id just received; ENOENT if the caller
+    // is gone, which is nothing to do.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &mut resp,
+        )
+    };
+    Some((what(n.data.nr), pid, comm))
+}
+
+fn count(seen: &mut Seen, (what, pid, comm): (String, u32, String)) {
+    seen.entry((what, pid)).or_insert((comm, 0)).1 += 1;
+}
+
+fn listed(seen: &Seen) -> Vec<NotRouted> {
+    seen.iter()
+        .map(|((what, pid), (comm, calls))| NotRouted {
+            what: what.clone(),
+            pid: *pid,
+            comm: comm.clone(),
+            calls: Some(*calls),
+            uid: None,
+            why: None,
+        })
+        .collect()
+}
+
+/// The listener's answering process: forked from `exec` before it starts
+/// any thread, it outlives `exec`, so that a program whose `exec` was
+/// killed (SIGKILL), or a process of it still running when `exec` is done,
+/// keeps its watched calls (with no listener left they would fail with
+/// ENOSYS: man 2 seccomp_unotify). It answers until no process uses the
+/// filter (POLLHUP); it sends what it saw to `exec` once, when asked or at
+/// that hang-up, whichever is first. It ignores SIGINT, SIGTERM and SIGHUP
+/// (a terminal's reach the whole group) and holds no descriptor of exec's
+/// but its socket (stdio on /dev/null).
+pub struct Helper {
+    sock: OwnedFd,
+    pid: libc::pid_t,
+}
+
+impl Helper {
+    /// `None` when this process already runs other threads (a fork would
+    /// copy locks some of them hold): the thread [`Watcher`] serves then.
+    pub fn fork() -> Option<Helper> {
+        let threads = std::fs::read_dir("/proc/self/task").ok()?.count();
+        if threads != 1 {
+            return None;
         }
-        // SAFETY: the kernel wants a zeroed seccomp_notif (man 2
-        // seccomp_unotify: "EINVAL ... not zeroed").
-        let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-        if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut n) } != 0
+        let mut fds = [0; 2];
+        // SAFETY: socketpair fills two descriptors we then own.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        } != 0
         {
-            // ENOENT: the caller died before we took it; EINTR: again.
-            continue;
+            return None;
         }
-        // Who, before the answer lets the call (and perhaps the process)
-        // go on.
-        let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid)).clone();
-        let mut resp = libc::seccomp_notif_resp {
-            id: n.id,
-            val: 0,
-            error: 0,
-            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        let (ours, theirs) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: single-threaded (checked above), so the child may run
+        // anything; it never returns (`_exit`), running none of our
+        // destructors or atexit handlers.
+        match unsafe { libc::fork() } {
+            -1 => None,
+            0 => {
+                drop(ours);
+                helper_main(theirs);
+            }
+            pid => Some(Helper { sock: ours, pid }),
+        }
+    }
+
+    /// Hands it the listener (our copy is closed when dropped).
+    pub fn give(&self, listener: &OwnedFd) -> bool {
+        // SAFETY: our socket and the listener, both open.
+        unsafe { send(self.sock.as_raw_fd(), Some(listener.as_raw_fd()), b'L') }
+    }
+
+    /// What it saw; `None` if it did not say within 2 s.
+    pub fn finish(self) -> Option<Vec<NotRouted>> {
+        // SAFETY: our socket; it may be gone (EPIPE, ignored: its report
+        // may be queued already).
+        unsafe { send(self.sock.as_raw_fd(), None, b'R') };
+        let mut p = libc::pollfd {
+            fd: self.sock.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
         };
-        // SAFETY: our response for the id just received; ENOENT if the
-        // caller is gone, which is nothing to do.
+        // SAFETY: one pollfd of ours.
+        let ready = unsafe { libc::poll(&mut p, 1, 2000) } == 1;
+        let mut buf = vec![0u8; 1 << 20];
+        // SAFETY: into our buffer.
+        let n = if ready {
+            unsafe {
+                libc::recv(
+                    self.sock.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                )
+            }
+        } else {
+            -1
+        };
+        // SAFETY: our child; reaped if it has ended, else left to end.
+        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), libc::WNOHANG) };
+        let n = usize::try_from(n).ok()?;
+        serde_json::from_slice(&buf[..n]).ok()
+    }
+}
+
+/// The helper process's whole life.
+fn helper_main(sock: OwnedFd) -> ! {
+    // SAFETY: plain calls on this fresh process's own state.
+    unsafe {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for fd in 0..3 {
+            libc::dup2(null, fd);
+        }
+        let keep = sock.as_raw_fd();
+        // Every other descriptor of exec's (a test's pipes, the region).
+        for fd in 3..1024 {
+            if fd != keep {
+                libc::close(fd);
+            }
+        }
+        libc::prctl(libc::PR_SET_NAME, c"cint-seccomp".as_ptr());
+    }
+    let mut seen = Seen::new();
+    let mut owners = Owners::default();
+    let mut listener: Option<OwnedFd> = None;
+    let mut told = false;
+    let mut exec_here = true;
+    let tell = |seen: &Seen| {
+        let text = serde_json::to_vec(&listed(seen)).unwrap_or_default();
+        // SAFETY: our socket and buffer; EPIPE when exec is gone.
         unsafe {
-            libc::ioctl(
-                listener.as_raw_fd(),
-                libc::SECCOMP_IOCTL_NOTIF_SEND,
-                &mut resp,
+            libc::send(
+                sock.as_raw_fd(),
+                text.as_ptr() as *const libc::c_void,
+                text.len(),
+                libc::MSG_NOSIGNAL,
             )
         };
-        if let Ok(mut s) = seen.lock() {
-            s.entry((what(n.data.nr), pid)).or_insert((comm, 0)).1 += 1;
+    };
+    loop {
+        let Some(l) = &listener else {
+            // Waiting for the listener (or exec gone before it came).
+            match receive_any(&sock) {
+                Some((Some(fd), _)) => listener = Some(fd),
+                Some((None, _)) => continue,
+                None => unsafe { libc::_exit(0) },
+            }
+            continue;
+        };
+        let polled = if exec_here { poll2(l, &sock) } else { poll1(l) };
+        match polled {
+            Polled::Again => {}
+            Polled::Listener => {
+                if let Some(k) = answer_one(l, &mut owners) {
+                    count(&mut seen, k);
+                }
+            }
+            Polled::Other => match receive_any(&sock) {
+                Some((_, b'R')) if !told => {
+                    tell(&seen);
+                    told = true;
+                }
+                Some(_) => {}
+                // exec is gone: answer on until the hang-up.
+                None => exec_here = false,
+            },
+            Polled::Hangup => {
+                if exec_here && !told {
+                    tell(&seen);
+                }
+                // SAFETY: ends this process, nothing of exec's to run.
+                unsafe { libc::_exit(0) };
+            }
         }
+    }
+}
+
+fn poll1(listener: &OwnedFd) -> Polled {
+    let mut p = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd of ours.
+    if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
+        if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            return Polled::Again;
+        }
+        return Polled::Hangup;
+    }
+    if p.revents & libc::POLLIN != 0 {
+        Polled::Listener
+    } else {
+        Polled::Hangup
+    }
+}
+
+/// One message: its descriptor if it carried one, and its byte; `None` at
+/// the end (the peer closed) or on an error.
+fn receive_any(sock: &OwnedFd) -> Option<(Option<OwnedFd>, u8)> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    let mut ctl = [0u64; 4];
+    // SAFETY: a msghdr of our own buffers.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&ctl);
+        let r = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if r <= 0 {
+            return None;
+        }
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        let fd = (!c.is_null()
+            && (*c).cmsg_level == libc::SOL_SOCKET
+            && (*c).cmsg_type == libc::SCM_RIGHTS)
+            .then(|| {
+                OwnedFd::from_raw_fd(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const RawFd))
+            });
+        Some((fd, byte[0]))
     }
 }
 
