@@ -263,7 +263,13 @@ fn owner(tid: u32) -> (u32, String) {
     (tgid, comm)
 }
 
-type Seen = BTreeMap<(String, u32), (String, u64)>;
+/// Calls by (system call number, process), with each process's name:
+/// nothing is allocated per notification but a new process's first.
+#[derive(Clone, Default)]
+struct Seen {
+    calls: BTreeMap<(i32, u32), u64>,
+    comm: std::collections::HashMap<u32, String>,
+}
 
 /// The thread answering the listener, running.
 pub struct Watcher {
@@ -283,7 +289,7 @@ impl Watcher {
             return Err(io::Error::last_os_error());
         }
         let (rx, tx) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let seen = Arc::new(Mutex::new(Seen::new()));
+        let seen = Arc::new(Mutex::new(Seen::default()));
         let theirs = seen.clone();
         let thread = std::thread::Builder::new()
             .name("exec-seccomp".into())
@@ -366,9 +372,9 @@ fn poll2(listener: &OwnedFd, other: &OwnedFd) -> Polled {
     Polled::Hangup
 }
 
-/// (what, pid, comm) of one notification, answered CONTINUE; `None` if
-/// there was none to take (the caller died first, or EINTR).
-fn answer_one(listener: &OwnedFd, owners: &mut Owners) -> Option<(String, u32, String)> {
+/// (system call, pid, comm) of one notification, answered CONTINUE;
+/// `None` if there was none to take (the caller died first, or EINTR).
+fn answer_one<'a>(listener: &OwnedFd, owners: &'a mut Owners) -> Option<(i32, u32, &'a str)> {
     // SAFETY: the kernel wants a zeroed seccomp_notif (man 2
     // seccomp_unotify: "EINVAL ... not zeroed").
     let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -376,7 +382,7 @@ fn answer_one(listener: &OwnedFd, owners: &mut Owners) -> Option<(String, u32, S
         return None;
     }
     // Who, before the answer lets the call (and perhaps the process) go on.
-    let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid)).clone();
+    let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid));
     let mut resp = libc::seccomp_notif_resp {
         id: n.id,
         val: 0,
@@ -392,24 +398,29 @@ fn answer_one(listener: &OwnedFd, owners: &mut Owners) -> Option<(String, u32, S
             &mut resp,
         )
     };
-    Some((what(n.data.nr), pid, comm))
+    Some((n.data.nr, *pid, comm.as_str()))
 }
 
-fn count(seen: &mut Seen, (what, pid, comm): (String, u32, String)) {
-    seen.entry((what, pid)).or_insert((comm, 0)).1 += 1;
+fn count(seen: &mut Seen, (nr, pid, comm): (i32, u32, &str)) {
+    *seen.calls.entry((nr, pid)).or_insert(0) += 1;
+    seen.comm.entry(pid).or_insert_with(|| comm.to_string());
 }
 
 fn listed(seen: &Seen) -> Vec<NotRouted> {
-    seen.iter()
-        .map(|((what, pid), (comm, calls))| NotRouted {
-            what: what.clone(),
-            pid: *pid,
-            comm: comm.clone(),
-            calls: Some(*calls),
+    let mut v: Vec<NotRouted> = seen
+        .calls
+        .iter()
+        .map(|(&(nr, pid), &calls)| NotRouted {
+            what: what(nr),
+            pid,
+            comm: seen.comm.get(&pid).cloned().unwrap_or_default(),
+            calls: Some(calls),
             uid: None,
             why: None,
         })
-        .collect()
+        .collect();
+    v.sort_by(|a, b| (&a.what, a.pid).cmp(&(&b.what, b.pid)));
+    v
 }
 
 /// The listener's answering process: forked from `exec` before it starts
@@ -521,7 +532,7 @@ fn helper_main(sock: OwnedFd) -> ! {
         }
         libc::prctl(libc::PR_SET_NAME, c"cint-seccomp".as_ptr());
     }
-    let mut seen = Seen::new();
+    let mut seen = Seen::default();
     let mut owners = Owners::default();
     let mut listener: Option<OwnedFd> = None;
     let mut told = false;
