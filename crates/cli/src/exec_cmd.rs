@@ -83,10 +83,11 @@ pub struct ExecArgs {
     /// sched_runtime 100us) or fifo (SCHED_FIFO priority 1)
     #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
     pub critical_boost: crate::run_cmd::BoostArg,
-    /// After SIGINT, SIGTERM or SIGHUP is passed on to the program, how
-    /// long it may take to end before it is killed (SIGKILL to it and
-    /// every process descended from it); a second signal kills at once.
-    /// The report is still written, partial
+    /// After SIGINT or SIGTERM is passed on to the program, how long it
+    /// may take to end before it is killed (SIGKILL to it and every
+    /// process descended from it); a second SIGINT or SIGTERM kills at
+    /// once (SIGHUP, a reload for many servers, never does). The report is
+    /// still written, partial
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::runtime)]
     pub kill_after: u64,
     /// Our report's format (the program's own output is untouched)

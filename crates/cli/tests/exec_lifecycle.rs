@@ -531,3 +531,30 @@ int main(int argc, char **argv) {
         "io_setup, io_submit, io_destroy"
     );
 }
+
+/// SIGHUP is passed on but never escalated by the clock (many servers
+/// reload on it): a program that ignores it is still running past
+/// `--kill-after`, and ends at the SIGTERM after.
+#[test]
+fn sighup_is_not_killed_by_the_clock() {
+    let _one = turn();
+    let s = Scratch::new();
+    let script = s.sh(
+        "trap '' HUP; echo $$ > \"$D/pid\"; touch \"$D/started\"; while :; do sleep 0.05; done",
+    );
+    let args: Vec<&str> = script.iter().map(String::as_str).collect();
+    let mut exec = s.spawn(&["--kill-after", "1s"], &args);
+    let started = s.path("started");
+    wait_until("started", || started.exists());
+    let pid = read_pid(&s.path("pid"));
+    let _reap = Reap(pid);
+    kill(exec.id(), libc::SIGHUP);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(alive(pid), "killed after SIGHUP: {}", s.stderr());
+    kill(exec.id(), libc::SIGTERM);
+    let st = wait_child(&mut exec, &s);
+    assert_eq!(st.code(), Some(128 + libc::SIGTERM), "{}", s.stderr());
+    let v = &s.report()["cinterrupts"];
+    assert_eq!(v["killed_after_signal"], Value::Null, "{v}");
+    assert_eq!(v["interrupted_by"]["name"], "SIGHUP", "{v}");
+}

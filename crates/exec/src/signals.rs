@@ -10,11 +10,14 @@
 //! whole group already and is not sent again. A signal that was ignored
 //! when we started (`nohup`) stays ignored, for us and for the program.
 //!
-//! A program that has not ended when a second signal comes, or
-//! `--kill-after` after the first, is killed: SIGKILL to the program's
-//! process, every process descended from it, and its own process group if
-//! it made one (it shares ours otherwise, and ours holds exec). The report
-//! is still written, partial, and says so.
+//! A program that has not ended at a second SIGINT or SIGTERM, or
+//! `--kill-after` after the first SIGINT or SIGTERM exec passed on, is
+//! killed: SIGKILL to the program's process, every process descended from
+//! it, and its own process group if it made one (it shares ours otherwise,
+//! and ours holds exec). The report is still written, partial, and says
+//! so. Not by the clock after a terminal's own signal (the kernel's, sent
+//! to the whole group: an interactive program's Ctrl-C cancels, it does
+//! not end it), nor ever after SIGHUP (many servers reload on it).
 
 use std::sync::atomic::{AtomicI32, Ordering::SeqCst};
 use std::time::{Duration, Instant};
@@ -26,8 +29,11 @@ pub const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGH
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// The first signal received (0: none).
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// Signals received.
+/// SIGINTs and SIGTERMs received, whoever sent them.
 static COUNT: AtomicI32 = AtomicI32::new(0);
+/// Whether exec passed a SIGINT or SIGTERM on itself (one sent to exec
+/// alone, not a terminal's): `--kill-after` counts from then.
+static PASSED_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// What was killed when the program did not end after a signal.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -42,9 +48,15 @@ pub struct Escalated {
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let _ = RECEIVED.compare_exchange(0, sig, SeqCst, SeqCst);
-    COUNT.fetch_add(1, SeqCst);
+    let ends = sig == libc::SIGINT || sig == libc::SIGTERM;
+    if ends {
+        COUNT.fetch_add(1, SeqCst);
+    }
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let from_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
+    if ends && !from_kernel {
+        PASSED_ON.store(true, SeqCst);
+    }
     let pid = CHILD.load(SeqCst);
     if pid > 0 && !from_kernel {
         // SAFETY: kill is async-signal-safe; `pid` is our unreaped child.
@@ -62,6 +74,7 @@ impl Forwarding {
     pub fn install() -> Forwarding {
         RECEIVED.store(0, SeqCst);
         COUNT.store(0, SeqCst);
+        PASSED_ON.store(false, SeqCst);
         CHILD.store(0, SeqCst);
         let mut previous = Vec::new();
         for sig in FORWARDED {
@@ -126,7 +139,7 @@ impl Forwarding {
                 let since = *first.get_or_insert_with(Instant::now);
                 let why = if n >= 2 {
                     Some("a second signal")
-                } else if since.elapsed() >= kill_after {
+                } else if PASSED_ON.load(SeqCst) && since.elapsed() >= kill_after {
                     Some("kill-after")
                 } else {
                     None
