@@ -146,9 +146,14 @@ fn a_statically_linked_program_is_named_before_it_runs() {
     let _one = turn();
     let dir = open_dir();
     let exe = dir.path().join("static");
+    // Its own aio call is still named (the filter needs no library).
     std::fs::write(
         dir.path().join("static.c"),
-        "int main(void) { return 0; }\n",
+        format!(
+            "#include <sys/syscall.h>\n#include <linux/aio_abi.h>\n{RAW}\n\
+             int main(void) {{ aio_context_t c = 0; \
+             return raw6(SYS_io_setup, 4, (long)&c, 0, 0, 0, 0) != 0; }}\n"
+        ),
     )
     .unwrap();
     require("cc", "gcc");
@@ -167,6 +172,8 @@ fn a_statically_linked_program_is_named_before_it_runs() {
     let n = named(&r, "statically linked program");
     assert_eq!(n.len(), 1, "{r}");
     assert!(n[0]["why"].as_str().unwrap().contains("PT_INTERP"), "{r}");
+    assert_eq!(n[0]["pid"], named(&r, "inline io_setup")[0]["pid"], "{r}");
+    assert_eq!(named(&r, "inline io_setup")[0]["calls"], 1, "{r}");
     assert!(
         stderr(&o).contains("not routed: ") && stderr(&o).contains("is statically linked"),
         "{}",

@@ -139,11 +139,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let statically_linked = crate::spawn::statically_linked(&path);
     // The seccomp listener's answering process, forked while this one has
     // no other thread (before the device's), so that it may outlive us.
-    let helper = if statically_linked {
-        None
-    } else {
-        crate::watch::Helper::fork()
-    };
+    let helper = crate::watch::Helper::fork();
     let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
@@ -234,11 +230,9 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     // LD_PRELOAD is ignored for them).
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    let sockets = if statically_linked {
-        None
-    } else {
-        socket_pair().ok()
-    };
+    // A statically linked program too: its own aio and io_uring calls are
+    // named, though nothing else of its I/O is seen.
+    let sockets = socket_pair().ok();
     if !root && sockets.is_some() {
         limits.push(
             "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
@@ -255,7 +249,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
             calls: None,
             uid: None,
             why: Some(format!(
-                "{} has no dynamic linker (no PT_INTERP), which is what loads the preload library: none of its I/O is seen or routed, nor are its aio or io_uring calls watched",
+                "{} has no dynamic linker (no PT_INTERP), which is what loads the preload library: none of its I/O is seen or routed (its aio and io_uring system calls are named, by the seccomp filter)",
                 path.display()
             )),
         });

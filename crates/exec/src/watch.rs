@@ -653,4 +653,63 @@ mod tests {
         }
         assert_eq!(what(libc::SYS_io_submit as i32), "inline io_submit");
     }
+
+    /// The filter run on a `seccomp_data` by a small classic-BPF
+    /// interpreter (the instructions it uses: ld abs, jeq, jge, ret).
+    fn verdict(nr: libc::c_long, arch: u32, arg5: u64) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&(nr as i32).to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        data[56..64].copy_from_slice(&arg5.to_le_bytes());
+        let p = program();
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = &p[pc];
+            let k = i.k;
+            match i.code as u32 {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
+                    let o = k as usize;
+                    acc = u32::from_le_bytes(data[o..o + 4].try_into().unwrap());
+                    pc += 1;
+                }
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => {
+                    pc += 1 + usize::from(if acc == k { i.jt } else { i.jf });
+                }
+                c if c == libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K => {
+                    pc += 1 + usize::from(if acc >= k { i.jt } else { i.jf });
+                }
+                c if c == libc::BPF_RET | libc::BPF_K => return k,
+                c => panic!("instruction {c:#x} at {pc}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_filter_notifies_foreign_aio_and_every_io_uring_setup_only() {
+        let (allow, notify) = (libc::SECCOMP_RET_ALLOW, libc::SECCOMP_RET_USER_NOTIF);
+        let x86 = AUDIT_ARCH_X86_64;
+        for (nr, _) in AIO {
+            assert_eq!(verdict(nr, x86, 0), notify, "{nr}");
+            assert_eq!(verdict(nr, x86, shm::OWN_CALL), allow, "{nr}");
+            // Half the marker is not the marker.
+            assert_eq!(verdict(nr, x86, shm::OWN_CALL & 0xffff_ffff), notify);
+            assert_eq!(verdict(nr, x86, shm::OWN_CALL & !0xffff_ffff), notify);
+        }
+        assert_eq!(verdict(libc::SYS_io_uring_setup, x86, 0), notify);
+        assert_eq!(
+            verdict(libc::SYS_io_uring_setup, x86, shm::OWN_CALL),
+            notify
+        );
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_pread64,
+            libc::SYS_io_uring_enter,
+            libc::SYS_getppid,
+        ] {
+            assert_eq!(verdict(nr, x86, 0), allow, "{nr}");
+        }
+        // x32's io_submit, and another architecture's numbers: allowed.
+        assert_eq!(verdict(libc::SYS_io_submit | 0x4000_0000, x86, 0), allow);
+        assert_eq!(verdict(libc::SYS_io_submit, 0x4000_0003, 0), allow);
+    }
 }
