@@ -437,6 +437,9 @@ fn json(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
                 "hybrid": c.hybrid
             },
             "routed": out.routed.is_some(),
+            // Processes that could not map the shared region: none of
+            // their I/O was routed (named in not_routed).
+            "processes_not_routed": out.processes.iter().filter(|p| p.unmapped.is_some()).count(),
             "device": out.routed,
             "processes": out.processes,
             "completions_by_mark": {

@@ -244,6 +244,7 @@ fn a_program_that_becomes_nobody_is_routed() {
     assert_eq!(r["requests"]["reads"]["urgent"], N, "{r}");
     assert_eq!(r["device"]["commands"], N, "{r}");
     assert_eq!(r["not_routed"], serde_json::json!([]), "{r}");
+    assert_eq!(r["processes_not_routed"], 0, "{r}");
 }
 
 #[test]
@@ -275,6 +276,7 @@ fn a_process_that_cannot_map_the_region_is_named() {
     let r = report(&rep);
     let n = named(&r, "region not mapped");
     assert_eq!(n.len(), 1, "{r}");
+    assert_eq!(r["processes_not_routed"], 1, "{r}");
     assert_eq!(n[0]["uid"], 65534, "{r}");
     assert_eq!(n[0]["comm"], "nobody", "{r}");
     assert!(n[0]["why"].as_str().unwrap().contains("/proc/"), "{r}");
