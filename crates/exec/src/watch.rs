@@ -4,10 +4,11 @@
 //! io_uring rings. A seccomp filter, installed in the program's process
 //! before it starts (inherited by every process and thread it makes),
 //! sends each such call to `exec` as a user notification
-//! (`SECCOMP_RET_USER_NOTIF`, man 2 seccomp_unotify); a thread here records
-//! who made it (pid, comm, which call) and lets it run at once, unchanged
-//! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the filter names, it never routes
-//! nor alters.
+//! (`SECCOMP_RET_USER_NOTIF`, man 2 seccomp_unotify); a process forked
+//! from `exec` ([`Helper`], which outlives it) or else a thread of `exec`
+//! ([`Watcher`]) records who made it (pid, comm, which call) and lets it
+//! run at once, unchanged (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the filter
+//! names, it never routes nor alters.
 //!
 //! The library's own aio calls pass [`shm::OWN_CALL`] as their sixth
 //! argument, which none of them reads, and are let through by the filter
