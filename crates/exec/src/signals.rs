@@ -152,6 +152,8 @@ impl Forwarding {
                     });
                 }
             }
+            // The program's end is seen within 5 ms (exec's report and
+            // exit wait no longer); a wake-up costs ~nothing beside it.
             std::thread::sleep(Duration::from_millis(5));
         }
         CHILD.store(0, SeqCst);

@@ -490,7 +490,8 @@ impl Helper {
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one pollfd of ours.
+        // SAFETY: one pollfd of ours. It answers between two notifications
+        // (microseconds, README); 2 s is for a machine far busier than ours.
         let ready = unsafe { libc::poll(&mut p, 1, 2000) } == 1;
         let mut buf = vec![0u8; 1 << 20];
         // SAFETY: into our buffer.
