@@ -93,6 +93,13 @@ pub struct ExecArgs {
     /// The staging device's size (default: twice DIR's data plus 256 MiB)
     #[arg(long, value_name = "SIZE", requires = "stage", value_parser = jobs::units::parse_size)]
     pub stage_size: Option<u64>,
+    /// After SIGINT or SIGTERM is passed on to the program, how long it
+    /// may take to end before it is killed (SIGKILL to it and every
+    /// process descended from it); a second SIGINT or SIGTERM kills at
+    /// once (SIGHUP, a reload for many servers, never does). The report is
+    /// still written, partial
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::runtime)]
+    pub kill_after: u64,
     /// Our report's format (the program's own output is untouched)
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     pub output_format: Format,
@@ -155,6 +162,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             dir: dir.clone(),
             size: a.stage_size,
         }),
+        kill_after: std::time::Duration::from_nanos(a.kill_after),
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
     // The report's destination is checked before the program runs: found
@@ -207,11 +215,24 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         for w in &warnings {
             say(&format!("cinterrupts: exec: warning: {w}\n"));
         }
+        for l in &out.limits {
+            say(&format!("cinterrupts: exec: limit: {l}\n"));
+        }
+        // The statically linked program was said before it ran.
+        for l in not_routed_lines(&out.not_routed, false) {
+            say(&format!("cinterrupts: exec: not routed: {l}\n"));
+        }
     }
     if let Some(s) = out.interrupted {
         say(&format!(
             "cinterrupts: exec: received {}, passed on to {name}; the report is partial\n",
             exec::signal_name(s)
+        ));
+    }
+    if let Some(e) = &out.escalated {
+        say(&format!(
+            "cinterrupts: exec: {name} had not ended {} ms after the signal ({}): SIGKILL to {} process(es)\n",
+            e.after_ms, e.why, e.killed
         ));
     }
     if let Status::Signalled(s) = out.status {
@@ -233,6 +254,43 @@ fn check_output(path: &std::path::Path) -> Result<()> {
     report::file::AtomicFile::create(path)
         .map(drop)
         .with_context(|| format!("{}: cannot write the report", path.display()))
+}
+
+/// One line per kind of what did not pass through the library (the
+/// statically linked program only with `with_static`: on stderr it is said
+/// before it runs), each naming the processes and their calls.
+fn not_routed_lines(all: &[exec::NotRouted], with_static: bool) -> Vec<String> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for n in all {
+        if !kinds.contains(&n.what.as_str())
+            && (with_static || n.what != "statically linked program")
+        {
+            kinds.push(&n.what);
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|k| {
+            let who: Vec<String> = all
+                .iter()
+                .filter(|n| n.what == k)
+                .map(|n| {
+                    let mut w = format!("{}[{}]", n.comm, n.pid);
+                    if let Some(c) = n.calls {
+                        w += &format!(" {c} call(s)");
+                    }
+                    if let Some(u) = n.uid {
+                        w += &format!(" uid {u}");
+                    }
+                    if let Some(why) = &n.why {
+                        w += &format!(" ({why})");
+                    }
+                    w
+                })
+                .collect();
+            format!("{k}: {}", who.join(", "))
+        })
+        .collect()
 }
 
 /// What the report cannot be trusted for: no process of the program
@@ -265,6 +323,18 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
             "  partial: exec received {} and passed it on to {name}\n",
             exec::signal_name(sig)
         );
+    }
+    if let Some(e) = &out.escalated {
+        s += &format!(
+            "  killed: {name} had not ended {} ms after the signal ({}): SIGKILL to {} process(es)\n",
+            e.after_ms, e.why, e.killed
+        );
+    }
+    for l in &out.limits {
+        s += &format!("  limit: {l}\n");
+    }
+    for l in not_routed_lines(&out.not_routed, true) {
+        s += &format!("  not routed: {l}\n");
     }
     for w in warnings {
         s += &format!("  warning: {w}\n");

@@ -11,8 +11,10 @@
 //! Not yet here (issue 24): data-file direct I/O (PostgreSQL 16's
 //! `debug_io_direct`; 15's data files are buffered, so exec sees the WAL
 //! only). The server runs as the `postgres` user
-//! when the test is root (initdb refuses root): exec is started as that
-//! user, so no privilege is dropped under it.
+//! (initdb refuses root): when the test is root, exec runs as root and the
+//! server becomes postgres under it (`runuser -u postgres`), which is
+//! routed through the descriptors it inherits (issue 24 item 3); its
+//! processes report as postgres and none is named `region not mapped`.
 
 mod common;
 
@@ -106,9 +108,20 @@ impl Server {
                 .to_vec();
                 all.push(report.display().to_string());
                 all.push("--".into());
-                all.push(tool("postgres"));
-                all.extend(args);
-                as_postgres(&cinterrupts.display().to_string(), &all)
+                if root() {
+                    // exec as root, the server becoming postgres under it
+                    // (issue 24 item 3: a server that drops privileges).
+                    let mut c = Command::new(cinterrupts);
+                    c.args(all)
+                        .args(["runuser", "-u", "postgres", "--"])
+                        .arg(tool("postgres"))
+                        .args(args);
+                    c
+                } else {
+                    all.push(tool("postgres"));
+                    all.extend(args);
+                    as_postgres(&cinterrupts.display().to_string(), &all)
+                }
             }
             None => as_postgres(&tool("postgres"), &args),
         };
@@ -300,6 +313,47 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
         .sum();
     assert!(writes > 20, "the WAL's direct writes routed: {c}");
     assert_eq!(c["exec"]["routing"]["errors"], 0, "{c}");
+    let flushes: u64 = c["exec"]["requests"]["flushes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let commands = c["exec"]["routing"]["commands"].as_u64().unwrap();
+    assert!(
+        commands as f64 >= 0.95 * (writes + flushes) as f64,
+        "routed: {commands} commands for {writes} writes and {flushes} flushes: {c}"
+    );
+    assert!(
+        !c["exec"]["not_routed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["what"] == "region not mapped"),
+        "{c}"
+    );
+    if root() {
+        let postgres: u64 = String::from_utf8_lossy(
+            &Command::new("id")
+                .args(["-u", "postgres"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .unwrap();
+        let theirs = c["exec"]["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["uid"] == postgres)
+            .count();
+        assert!(
+            theirs >= 2,
+            "the server's processes report as postgres: {c}"
+        );
+    }
 
     // Natively: PostgreSQL's own count of its WAL writes agrees with exec's,
     // the books balance and every index is sound. `pg_stat_wal.wal_write`

@@ -192,6 +192,21 @@ fn io_uring_is_reported_once_and_left_alone() {
     assert_eq!(said, 1, "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(v["cinterrupts"]["exec"]["routing"]["commands"], 0, "{v}");
+    // In the report too (issue 24 item 2), once for fio's process: the
+    // seccomp filter's and the library's sightings are one entry.
+    let rings: Vec<&Value> = v["cinterrupts"]["exec"]["not_routed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| {
+            n["what"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("io_uring ring")
+        })
+        .collect();
+    assert_eq!(rings.len(), 1, "{v}");
+    assert_eq!(rings[0]["comm"], "fio", "{v}");
 }
 
 /// `bench exec` runs a job both ways and prints the three figures with

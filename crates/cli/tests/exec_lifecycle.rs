@@ -405,3 +405,156 @@ fn a_run_that_reported_has_no_warning() {
     assert_eq!(v["partial"], false, "{v}");
     assert!(!s.stderr().contains("warning"), "{}", s.stderr());
 }
+
+/// A program that ignores the signal passed on (and a process it started
+/// in the background): killed, with what descends from it, when a second
+/// signal comes or `--kill-after` after the first; the report is still
+/// written, partial, and names the kill; the temporary directory goes.
+fn a_program_that_ignores_the_signal_is_killed(kill_after: &str, second: bool, why: &str) {
+    let _one = turn();
+    let s = Scratch::new();
+    let script = s.sh("trap '' TERM; sleep 1000 & echo $! > \"$D/gpid\"; \
+         echo $$ > \"$D/pid\"; touch \"$D/started\"; while :; do sleep 0.05; done");
+    let args: Vec<&str> = script.iter().map(String::as_str).collect();
+    let mut exec = s.spawn(&["--kill-after", kill_after], &args);
+    let started = s.path("started");
+    wait_until("started", || started.exists());
+    let pid = read_pid(&s.path("pid"));
+    let gpid = read_pid(&s.path("gpid"));
+    let (_reap, _reap_g) = (Reap(pid), Reap(gpid));
+    kill(exec.id(), libc::SIGTERM);
+    if second {
+        // The first one seen (exec's report will say partial) before the
+        // second.
+        std::thread::sleep(Duration::from_millis(200));
+        kill(exec.id(), libc::SIGTERM);
+    }
+    let st = wait_child(&mut exec, &s);
+    assert_eq!(st.code(), Some(128 + libc::SIGKILL), "{}", s.stderr());
+    wait_until("the program gone", || !alive(pid));
+    wait_until("its background process gone", || !alive(gpid));
+    assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
+    let v = &s.report()["cinterrupts"];
+    assert_eq!(v["partial"], true, "{v}");
+    assert_eq!(v["interrupted_by"]["name"], "SIGTERM", "{v}");
+    let k = &v["killed_after_signal"];
+    assert_eq!(k["why"], why, "{v}");
+    if why == "kill-after" {
+        // Not before the bound.
+        assert!(k["after_ms"].as_u64().unwrap() >= 1000, "{v}");
+    }
+    assert!(k["killed"].as_u64().unwrap() >= 2, "{v}");
+    let err = s.stderr();
+    assert!(err.contains("had not ended"), "{err}");
+    assert!(err.contains("SIGKILL to"), "{err}");
+}
+
+#[test]
+fn a_program_still_running_after_kill_after_is_killed() {
+    a_program_that_ignores_the_signal_is_killed("1s", false, "kill-after");
+}
+
+#[test]
+fn a_second_signal_kills_the_program_at_once() {
+    // A bound far away: only the second signal can have killed it.
+    a_program_that_ignores_the_signal_is_killed("600s", true, "a second signal");
+}
+
+/// exec killed (SIGKILL) while its program runs: the program's own aio
+/// system calls, which the seccomp filter sends to a listener, still run
+/// (the listener's answering process outlives exec; with no listener left
+/// they would fail with ENOSYS).
+#[test]
+fn inline_aio_calls_still_run_after_exec_is_killed() {
+    require("cc", "gcc");
+    let _one = turn();
+    let s = Scratch::new();
+    let src = s.path("late.c");
+    std::fs::write(
+        &src,
+        r#"
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/aio_abi.h>
+static long raw6(long n, long a1, long a2, long a3, long a4, long a5, long a6) {
+    long r;
+    register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    register long r9 __asm__("r9") = a6;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a1), "S"(a2), "d"(a3),
+                     "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+    return r;
+}
+int main(int argc, char **argv) {
+    FILE *p = fopen(argv[1], "w");
+    fprintf(p, "%d\n", getpid());
+    fclose(p);
+    for (int i = 0; i < 6000 && access(argv[2], F_OK) != 0; i++) usleep(10000);
+    aio_context_t ctx = 0;
+    long a = raw6(SYS_io_setup, 4, (long)&ctx, 0, 0, 0, 0);
+    long b = raw6(SYS_io_submit, ctx, 0, 0, 0, 0, 0);
+    long c = raw6(SYS_io_destroy, ctx, 0, 0, 0, 0, 0);
+    FILE *r = fopen(argv[3], "w");
+    fprintf(r, "%ld %ld %ld\n", a, b, c);
+    fclose(r);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = s.path("late");
+    let cc = std::process::Command::new("cc")
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "cc: {}", stderr(&cc));
+    let (pidf, go, result) = (s.path("pid"), s.path("go"), s.path("result"));
+    let args: Vec<&str> = [&exe, &pidf, &go, &result]
+        .iter()
+        .map(|p| p.to_str().unwrap())
+        .collect();
+    let mut exec = s.spawn(&[], &args);
+    let pid = read_pid(&pidf);
+    let _reap = Reap(pid);
+    kill(exec.id(), libc::SIGKILL);
+    let st = wait_child(&mut exec, &s);
+    assert_eq!(st.code(), None, "killed");
+    std::fs::write(&go, "").unwrap();
+    wait_until("the program gone", || !alive(pid));
+    assert_eq!(
+        std::fs::read_to_string(&result).unwrap().trim(),
+        "0 0 0",
+        "io_setup, io_submit, io_destroy"
+    );
+}
+
+/// SIGHUP is passed on but never escalated by the clock (many servers
+/// reload on it): a program that ignores it is still running past
+/// `--kill-after`, and ends at the SIGTERM after.
+#[test]
+fn sighup_is_not_killed_by_the_clock() {
+    let _one = turn();
+    let s = Scratch::new();
+    let script = s.sh(
+        "trap '' HUP; echo $$ > \"$D/pid\"; touch \"$D/started\"; while :; do sleep 0.05; done",
+    );
+    let args: Vec<&str> = script.iter().map(String::as_str).collect();
+    let mut exec = s.spawn(&["--kill-after", "1s"], &args);
+    let started = s.path("started");
+    wait_until("started", || started.exists());
+    let pid = read_pid(&s.path("pid"));
+    let _reap = Reap(pid);
+    kill(exec.id(), libc::SIGHUP);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(alive(pid), "killed after SIGHUP: {}", s.stderr());
+    kill(exec.id(), libc::SIGTERM);
+    let st = wait_child(&mut exec, &s);
+    assert_eq!(st.code(), Some(128 + libc::SIGTERM), "{}", s.stderr());
+    let v = &s.report()["cinterrupts"];
+    assert_eq!(v["killed_after_signal"], Value::Null, "{v}");
+    assert_eq!(v["interrupted_by"]["name"], "SIGHUP", "{v}");
+}

@@ -13,6 +13,10 @@ use jobs::DefaultMarks;
 use policy::Marks;
 
 pub const ENV_OUT: &str = "CINTERRUPTS_EXEC_OUT";
+/// The same directory as a descriptor every process inherits (`N:INODE`,
+/// issue 24 item 3): a process that became another user writes its record
+/// through it, whatever the directories above allow that user.
+pub const ENV_OUT_FD: &str = "CINTERRUPTS_EXEC_OUT_FD";
 pub const ENV_MARKS: &str = "CINTERRUPTS_EXEC_MARKS";
 pub const ENV_RULES: &str = "CINTERRUPTS_EXEC_RULES";
 pub const ENV_CRITICAL: &str = "CINTERRUPTS_EXEC_CRITICAL";
@@ -29,6 +33,9 @@ pub const ENV_DEVICE: &str = "CINTERRUPTS_EXEC_DEVICE";
 pub struct RouteEnv {
     /// The shared region (`/proc/EXEC_PID/fd/N`).
     pub shm: String,
+    /// The region's inherited descriptor ([`shm::ENV_SHM_FD`], `N:INODE`),
+    /// tried first.
+    pub shm_fd: Option<String>,
     /// A modelled device's timing: the data moves through the page cache.
     pub modelled: bool,
 }
@@ -244,6 +251,8 @@ impl Polling {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub out: PathBuf,
+    /// [`ENV_OUT_FD`]: the directory's inherited descriptor and its inode.
+    pub out_fd: Option<(i32, u64)>,
     pub default_marks: DefaultMarks,
     pub rules: Vec<Rule>,
     /// The critical tag's rules.
@@ -279,12 +288,18 @@ impl Config {
             .ok()
             .and_then(|b| emu::Boost::parse(&b))
             .unwrap_or_default();
+        let out_fd = std::env::var(ENV_OUT_FD).ok().and_then(|v| {
+            let (fd, ino) = v.split_once(':')?;
+            Some((fd.parse().ok()?, ino.parse().ok()?))
+        });
         let route = std::env::var(shm::ENV_SHM).ok().map(|shm| RouteEnv {
             shm,
+            shm_fd: std::env::var(shm::ENV_SHM_FD).ok(),
             modelled: std::env::var(ENV_DEVICE).is_ok_and(|d| d == "modelled"),
         });
         Some(Config {
             out: out.into(),
+            out_fd,
             default_marks,
             rules,
             critical,
@@ -385,6 +400,7 @@ mod tests {
     fn the_first_matching_rule_wins() {
         let c = Config {
             out: "/x".into(),
+            out_fd: None,
             default_marks: DefaultMarks::Table1,
             rules: vec![
                 Rule::parse(Target::Thread, "rocksdb:*=none").unwrap(),

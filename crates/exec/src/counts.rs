@@ -37,6 +37,9 @@ pub struct Live {
     /// program asked to poll (RWF_HIPRI); hybrid polling's timer sleeps,
     /// waits spun from the start, and the time asked and slept (ns).
     fr: [AtomicU64; 7],
+    /// Calls made while their thread was inside a routed call (from a
+    /// signal handler): passed straight to the kernel.
+    nested: AtomicU64,
 }
 
 /// The FastResponse counters of [`Live::fr`].
@@ -77,7 +80,13 @@ impl Live {
             requests: [ZERO_ROW; KINDS],
             calls: [ZERO; 4],
             fr: [ZERO; 7],
+            nested: ZERO,
         }
+    }
+
+    /// A call made inside a routed call of its thread, not routed.
+    pub fn nested(&self) {
+        self.nested.fetch_add(1, Relaxed);
     }
 
     pub fn fr(&self, f: Fr) {
@@ -106,6 +115,7 @@ impl Live {
         for c in self.calls.iter().chain(&self.fr) {
             c.store(0, Relaxed);
         }
+        self.nested.store(0, Relaxed);
     }
 
     pub fn snapshot(&self) -> Counts {
@@ -134,6 +144,7 @@ impl Live {
                 asked_ns: self.fr[5].load(Relaxed),
                 slept_ns: self.fr[6].load(Relaxed),
             },
+            nested: self.nested.load(Relaxed),
         }
     }
 }
@@ -173,6 +184,10 @@ pub struct Counts {
     pub hipri: u64,
     #[serde(default)]
     pub hybrid: Hybrid,
+    /// Calls made while their thread was inside a routed call (a signal
+    /// handler's): passed straight to the kernel, not routed.
+    #[serde(default)]
+    pub nested: u64,
 }
 
 /// What hybrid polling's sleeps did (`--completion hybrid`).
@@ -204,6 +219,7 @@ impl Counts {
         self.hybrid.asked_ns += o.hybrid.asked_ns;
         self.hybrid.slept_ns += o.hybrid.slept_ns;
         self.hybrid.spun += o.hybrid.spun;
+        self.nested += o.nested;
     }
 
     /// Every request by mark.

@@ -22,10 +22,12 @@ mod run;
 mod signals;
 pub mod stage;
 pub mod summary;
+mod spawn;
+mod watch;
 
 pub use config::{
     Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
-    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES,
+    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
 };
 pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
@@ -34,5 +36,6 @@ pub use route::{
     allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,
 };
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};
-pub use signals::name as signal_name;
+pub use signals::{name as signal_name, Escalated};
 pub use stage::{StageError, StageOptions, StageReport};
+pub use watch::NotRouted;

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::counts::Counts;
+use crate::watch::{NotRouted, IO_URING};
 
 /// One process's record (`$CINTERRUPTS_EXEC_OUT/PID.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +17,61 @@ pub struct Record {
     /// request.
     #[serde(default)]
     pub boosted: Vec<Boosted>,
+    /// Its name (`comm`) and user at its exit.
+    #[serde(default)]
+    pub comm: String,
+    #[serde(default)]
+    pub uid: u32,
+    /// Why it could not map the shared region, when routing was on and it
+    /// could not: none of its I/O was routed (issue 24 item 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmapped: Option<String>,
+    /// The library saw an io_uring ring set up through glibc's `syscall()`
+    /// or open at the exit (named in the report when the seccomp filter
+    /// did not see it: a filter not installed).
+    #[serde(default)]
+    pub io_uring: bool,
+}
+
+impl Record {
+    /// What of this process's I/O did not pass through the device, as the
+    /// report names it.
+    pub fn not_routed(&self) -> Vec<NotRouted> {
+        let mut v = Vec::new();
+        let me = |what: &str, calls, why: Option<String>| NotRouted {
+            what: what.into(),
+            pid: self.pid,
+            comm: self.comm.clone(),
+            calls,
+            uid: Some(self.uid),
+            why,
+        };
+        if let Some(why) = &self.unmapped {
+            v.push(me(
+                "region not mapped",
+                None,
+                Some(format!("{why}: none of its I/O was routed (its direct I/O went to the kernel, counted)")),
+            ));
+        }
+        if self.io_uring {
+            v.push(me(
+                IO_URING,
+                None,
+                Some("seen by the library (a ring set up or open at the exit)".into()),
+            ));
+        }
+        if self.counts.nested > 0 {
+            v.push(me(
+                "call inside a routed call (a signal handler's)",
+                Some(self.counts.nested),
+                Some(
+                    "made while its thread was inside a routed call: passed straight to the kernel"
+                        .into(),
+                ),
+            ));
+        }
+        v
+    }
 }
 
 /// A thread boosted (or that could not be).

@@ -358,6 +358,16 @@ impl Router {
         format!("/proc/{}/fd/{}", std::process::id(), self.fd.as_raw_fd())
     }
 
+    /// The region's descriptor, which the program inherits, as
+    /// [`shm::ENV_SHM_FD`] names it (`N:INODE`), and its number.
+    pub fn inherited(&self) -> (String, std::os::fd::RawFd) {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: fstat of our own descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        unsafe { libc::fstat(fd, &mut st) };
+        (format!("{fd}:{}", st.st_ino), fd)
+    }
+
     /// Waits (briefly) for what the device still holds, then stops the
     /// device and the driver. A program that died with commands in flight
     /// leaves them to complete here, into slots nobody reads.

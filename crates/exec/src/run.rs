@@ -8,14 +8,18 @@ use std::process::Command;
 
 use jobs::DefaultMarks;
 
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+
 use crate::config::{
     Config, Critical, Rule, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS,
-    ENV_OUT, ENV_RULES,
+    ENV_OUT, ENV_OUT_FD, ENV_RULES,
 };
 use crate::counts::Counts;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
 use crate::stage::{StageOptions, StageReport};
+use crate::watch::NotRouted;
 
 /// The shared object's file name, as cargo builds it.
 pub const PRELOAD_NAME: &str = "libcinterrupts_preload.so";
@@ -52,6 +56,9 @@ pub struct Options {
     pub route: Option<RouteOptions>,
     /// `--stage DIR`: the data directory on a zram device for the run.
     pub stage: Option<StageOptions>,
+    /// How long the program may take to end after a signal passed on to
+    /// it before what is left of it is killed (`--kill-after`).
+    pub kill_after: std::time::Duration,
 }
 
 /// How the program ended.
@@ -102,6 +109,14 @@ pub struct Outcome {
     /// Where the data lived, with `--stage`; its `error` says where the
     /// data is kept when it could not be put back.
     pub staging: Option<StageReport>,
+    /// The program did not end after the signal passed on: killed.
+    pub escalated: Option<crate::signals::Escalated>,
+    /// Ways to the disk that did not pass through the library, by kind and
+    /// process (issue 24 item 2).
+    pub not_routed: Vec<NotRouted>,
+    /// What this `exec` could not do here (not root: no SCHED_FIFO
+    /// fallback, no_new_privs), each said on stderr too.
+    pub limits: Vec<String>,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -122,9 +137,19 @@ pub fn find_preload() -> Result<PathBuf, ExecError> {
 
 /// Runs `program` with `args` under the library, its stdin, stdout and
 /// stderr the caller's, and waits for it. SIGINT, SIGTERM and SIGHUP
-/// received meanwhile are passed on to it (`signals`); the temporary
+/// received meanwhile are passed on to it (`signals`); a second one, or
+/// `kill_after` past the first, kills what is left of it; the temporary
 /// directory goes on every return.
 pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome, ExecError> {
+    let spawn_error = |why| ExecError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    };
+    let path = crate::spawn::resolve(program).map_err(spawn_error)?;
+    let statically_linked = crate::spawn::statically_linked(&path);
+    // The seccomp listener's answering process, forked while this one has
+    // no other thread (before the device's), so that it may outlive us.
+    let helper = crate::watch::Helper::fork();
     let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
@@ -139,8 +164,13 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     };
     let result = run_program(
         opts,
-        program,
-        args,
+        Program {
+            name: program,
+            path,
+            args,
+            statically_linked,
+        },
+        helper,
         &forwarding,
         out.path(),
         staged.as_ref().map(|s| s.dir()),
@@ -160,46 +190,80 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     }
 }
 
+/// The program to run, as resolved before anything else started.
+struct Program<'a> {
+    name: &'a OsStr,
+    path: PathBuf,
+    args: &'a [OsString],
+    statically_linked: bool,
+}
+
 fn run_program(
     opts: &Options,
-    program: &OsStr,
-    args: &[OsString],
+    prog: Program,
+    helper: Option<crate::watch::Helper>,
     forwarding: &crate::signals::Forwarding,
     out: &Path,
     staged: Option<&Path>,
 ) -> Result<Outcome, ExecError> {
+    let Program {
+        name: program,
+        path,
+        args,
+        statically_linked,
+    } = prog;
+    let spawn_error = |why| ExecError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    };
+    // Every process of the program writes its record here, whatever user
+    // it became (issue 24 item 3: a server dropping its privileges): the
+    // directory is writable by all, sticky (none removes another's file)
+    // and not listable; it is reached through a descriptor each process
+    // inherits, so a directory above it closed to that user does not matter.
+    std::fs::set_permissions(
+        out,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1733),
+    )?;
+    let (out_dir, out_ino) = open_dir(out)?;
+    let out_dir = high(&out_dir)?;
+    let out_fd = (out_dir.as_raw_fd(), out_ino);
+    let mut limits = Vec::new();
+    let mut not_routed = Vec::new();
+    let comm: String = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(15).collect())
+        .unwrap_or_default();
     // The library first; a program's own LD_PRELOAD after it.
     let mut preload = opts.preload.clone().into_os_string();
     if let Some(theirs) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
         preload.push(":");
         preload.push(theirs);
     }
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env("LD_PRELOAD", preload)
-        .env(ENV_OUT, out)
-        .env(ENV_MARKS, opts.default_marks.name())
-        .env(ENV_RULES, Config::rules_env(&opts.rules))
-        .env(ENV_CRITICAL, Critical::env(&opts.critical))
-        .env(ENV_BOOST, opts.boost.as_str())
-        .env(
-            ENV_COMPLETION,
-            opts.route
-                .as_ref()
-                .map_or(crate::config::Polling::Interrupt, |r| r.polling)
-                .name(),
-        )
-        .env_remove(shm::ENV_SHM)
-        .env_remove(ENV_DEVICE);
-    // Our working directory inside a staged DIR is the directory the bind
-    // hides: the program starts in the same path looked up again, on the
-    // staged copy (its writes would otherwise go under the bind, and the
-    // copy back would delete them).
-    if let (Some(dir), Ok(cwd)) = (staged, std::env::current_dir()) {
-        if cwd.starts_with(dir) {
-            cmd.current_dir(cwd);
-        }
-    }
+    let mut env: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(k, _)| k != shm::ENV_SHM && k != shm::ENV_SHM_FD && k != ENV_DEVICE)
+        .collect();
+    let mut set = |k: &str, v: OsString| {
+        env.insert(k.into(), v);
+    };
+    set("LD_PRELOAD", preload);
+    set(ENV_OUT, out.into());
+    set(ENV_OUT_FD, format!("{}:{}", out_fd.0, out_fd.1).into());
+    set(ENV_MARKS, opts.default_marks.name().into());
+    set(ENV_RULES, Config::rules_env(&opts.rules).into());
+    set(ENV_CRITICAL, Critical::env(&opts.critical).into());
+    set(ENV_BOOST, opts.boost.as_str().into());
+    set(
+        ENV_COMPLETION,
+        opts.route
+            .as_ref()
+            .map_or(crate::config::Polling::Interrupt, |r| r.polling)
+            .name()
+            .into(),
+    );
+    let mut inherit = vec![out_fd.0];
+    // Kept open (ours) while the program runs.
+    let mut region_fd: Option<OwnedFd> = None;
     // The device first, so that a program's first request finds it; it
     // stops when dropped, whatever happens to the program.
     let router = match &opts.route {
@@ -210,28 +274,134 @@ fn run_program(
             } else {
                 "direct"
             };
-            cmd.env(shm::ENV_SHM, router.path()).env(ENV_DEVICE, mode);
+            let (spec, fd) = router.inherited();
+            // SAFETY: the router's descriptor, open while it runs.
+            let region = high(unsafe { &std::os::fd::BorrowedFd::borrow_raw(fd) })?;
+            let ino = spec.split_once(':').map_or("0", |(_, i)| i);
+            set(shm::ENV_SHM, router.path().into());
+            set(
+                shm::ENV_SHM_FD,
+                format!("{}:{ino}", region.as_raw_fd()).into(),
+            );
+            set(ENV_DEVICE, mode.into());
+            inherit.push(region.as_raw_fd());
+            region_fd = Some(region);
+            if let Err(e) = fifo_allowed() {
+                limits.push(format!(
+                    "no SCHED_FIFO here ({e}): the interrupt handler's fallback cannot preempt a program thread on the target core, so an interrupt waits until that core idles (issue 24 measured p99 delivery 4.1 ms against 0.12 ms as root)"
+                ));
+            }
             Some(router)
         }
         None => None,
     };
+    // The seccomp filter naming what bypasses the library. Root has
+    // CAP_SYS_ADMIN and installs it as it is; any other user needs
+    // no_new_privs (man 2 seccomp), which also makes setuid programs run
+    // without their privileges (they would not load the library anyway:
+    // LD_PRELOAD is ignored for them).
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    // A statically linked program too: its own aio and io_uring calls are
+    // named, though nothing else of its I/O is seen.
+    let sockets = socket_pair().ok();
+    if !root && sockets.is_some() {
+        limits.push(
+            "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
+        );
+    }
+    let filter = sockets
+        .as_ref()
+        .map(|(_, child)| (crate::watch::program(), child.as_raw_fd(), !root));
+    if statically_linked {
+        not_routed.push(NotRouted {
+            what: "statically linked program".into(),
+            pid: 0,
+            comm: comm.clone(),
+            calls: None,
+            uid: None,
+            why: Some(format!(
+                "{} has no dynamic linker (no PT_INTERP), which is what loads the preload library: none of its I/O is seen or routed (its aio and io_uring system calls are named, by the seccomp filter)",
+                path.display()
+            )),
+        });
+        eprintln!(
+            "cinterrupts: exec: not routed: {} is statically linked: none of its I/O is seen or routed",
+            path.display()
+        );
+    }
+    let mut cmd = Command::new(&path);
+    cmd.args(args);
+    let mut argv = vec![program.to_os_string()];
+    argv.extend(args.iter().cloned());
+    crate::spawn::Child {
+        path: path.clone(),
+        argv,
+        envp: env.into_iter().collect(),
+        inherit,
+        filter,
+    }
+    .hook(&mut cmd)
+    .map_err(spawn_error)?;
+    // Our working directory inside a staged DIR is the directory the bind
+    // hides: the program starts in the same path looked up again, on the
+    // staged copy (its writes would otherwise go under the bind, and the
+    // copy back would delete them).
+    if let (Some(dir), Ok(cwd)) = (staged, std::env::current_dir()) {
+        if cwd.starts_with(dir) {
+            cmd.current_dir(cwd);
+        }
+    }
     let started = std::time::Instant::now();
     let spawned = match &opts.route {
         Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
         None => cmd.spawn(),
     };
-    let status = spawned
-        .and_then(|mut child| {
-            forwarding.started(child.id());
-            forwarding.wait_ended(child.id());
-            child.wait()
-        })
-        .map_err(|why| ExecError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            why,
-        })?;
+    let mut child = spawned.map_err(spawn_error)?;
+    forwarding.started(child.id());
+    let mut helper = helper;
+    let watcher = match sockets.map(|(ours, theirs)| {
+        drop(theirs);
+        crate::watch::receive(&ours)
+    }) {
+        Some(Ok(listener)) => match &helper {
+            Some(h) if h.give(&listener) => None,
+            _ => {
+                helper = None;
+                crate::watch::Watcher::start(listener).ok()
+            }
+        },
+        Some(Err(why)) => {
+            helper = None;
+            limits.push(format!(
+                "inline aio and io_uring calls are not watched: {why}"
+            ));
+            None
+        }
+        None => {
+            helper = None;
+            None
+        }
+    };
+    if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
+        pid.pid = child.id();
+    }
+    let escalated = forwarding.wait_ended(child.id(), opts.kill_after);
+    let status = child.wait().map_err(spawn_error)?;
     let duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    drop(region_fd);
     let routed = router.map(Router::finish);
+    if let Some(w) = watcher {
+        not_routed.extend(w.finish());
+    }
+    if let Some(h) = helper {
+        match h.finish() {
+            Some(seen) => not_routed.extend(seen),
+            None => limits.push(
+                "the seccomp filter's answering process did not say what it saw: inline aio and io_uring calls may be missing from not_routed".into(),
+            ),
+        }
+    }
     let interrupted = forwarding.received();
     let status = match (status.code(), status.signal()) {
         (Some(c), _) => Status::Exited(c),
@@ -254,6 +424,14 @@ fn run_program(
     let mut counts = Counts::default();
     for r in &processes {
         counts.add(&r.counts);
+        // A ring the filter saw is named once, by the filter.
+        let seen = |n: &NotRouted| n.what == crate::watch::IO_URING && n.pid == r.pid;
+        let mine: Vec<NotRouted> = r
+            .not_routed()
+            .into_iter()
+            .filter(|n| n.what != crate::watch::IO_URING || !not_routed.iter().any(seen))
+            .collect();
+        not_routed.extend(mine);
     }
     Ok(Outcome {
         status,
@@ -263,7 +441,88 @@ fn run_program(
         interrupted,
         duration_ns,
         staging: None,
+        escalated,
+        not_routed,
+        limits,
     })
+}
+
+/// `dir` opened as a path descriptor (close-on-exec here; the program
+/// inherits it), and its inode.
+fn open_dir(dir: &Path) -> std::io::Result<(OwnedFd, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok((fd, std::fs::metadata(dir)?.ino()))
+}
+
+/// A copy of `fd` (close-on-exec) numbered high, for the program to
+/// inherit: its own descriptors then get the numbers they get natively
+/// (the first `open` is 3; issue 24's conformance suite compares them).
+/// Below 1024 and the soft RLIMIT_NOFILE, so the kernel's table need not
+/// grow far for it.
+fn high(fd: &impl AsFd) -> std::io::Result<OwnedFd> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    let base = lim.rlim_cur.min(1024).saturating_sub(16).max(3) as libc::c_int;
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we hold; a fresh one back.
+    let d = unsafe { libc::fcntl(fd.as_fd().as_raw_fd(), libc::F_DUPFD_CLOEXEC, base) };
+    if d < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the new descriptor is ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(d) })
+}
+
+/// A connected pair of Unix sockets (close-on-exec): ours, the child's.
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors we then own.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Whether a thread of ours may take SCHED_FIFO (the interrupt handler's
+/// fallback needs it): tried on a thread that ends at once.
+fn fifo_allowed() -> std::io::Result<()> {
+    std::thread::spawn(|| {
+        let param = libc::sched_param { sched_priority: 1 };
+        // SAFETY: this short-lived thread's own policy.
+        match unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
+        {
+            0 => Ok(()),
+            e => Err(std::io::Error::from_raw_os_error(e)),
+        }
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::ErrorKind::Other.into()))
 }
 
 /// The program runs on every allowed CPU but the device's (its thread

@@ -21,6 +21,13 @@ pub struct ExecPart {
     /// `exec` received a signal and passed it on: the figures stop there.
     pub partial: bool,
     pub interrupted_by: Option<Interrupted>,
+    /// The program did not end after the signal passed on, and was killed.
+    pub killed_after_signal: Option<crate::signals::Escalated>,
+    /// Ways to the disk that did not pass through the library, by kind and
+    /// process (issue 24 item 2).
+    pub not_routed: Vec<crate::watch::NotRouted>,
+    /// What this `exec` could not do here (not root), each said on stderr.
+    pub limits: Vec<String>,
     pub warnings: Vec<String>,
     pub rules: Vec<String>,
     pub critical_rules: Vec<String>,
@@ -30,6 +37,9 @@ pub struct ExecPart {
     /// Whether the requests went through the emulated device (`false`:
     /// `--observe`, every call to the kernel as made).
     pub routed: bool,
+    /// Processes that could not map the shared region: none of their I/O
+    /// was routed (each named in `not_routed`).
+    pub processes_not_routed: usize,
     /// The device's and driver's own figures beyond the shared ones.
     pub routing: Option<Routed>,
     /// One record per process that reported.
@@ -115,6 +125,9 @@ pub fn cinterrupts(
                 signal,
                 name: crate::signals::name(signal),
             }),
+            killed_after_signal: out.escalated.clone(),
+            not_routed: out.not_routed.clone(),
+            limits: out.limits.clone(),
             warnings: warnings.to_vec(),
             rules: opts.rules.iter().map(|r| r.to_line()).collect(),
             critical_rules: opts.critical.iter().map(|r| r.to_line()).collect(),
@@ -131,6 +144,11 @@ pub fn cinterrupts(
                 hybrid: c.hybrid,
             },
             routed: r.is_some(),
+            processes_not_routed: out
+                .processes
+                .iter()
+                .filter(|p| p.unmapped.is_some())
+                .count(),
             routing: r.cloned(),
             processes: out.processes.clone(),
             requests: Requests {

@@ -130,6 +130,13 @@ fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> 
     if !is_direct(fd) {
         return None;
     }
+    if route::inside() {
+        // A signal handler's call inside a routed call of its thread: to
+        // the kernel as made, counted as not routed (no classification,
+        // which may allocate).
+        LIVE.nested();
+        return None;
+    }
     let call = Call::Blocking {
         nowait: flags & RWF_NOWAIT != 0,
     };
@@ -142,6 +149,10 @@ fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> 
 fn flush(fd: c_int) -> Option<Tag> {
     let c = config()?;
     if !is_direct(fd) {
+        return None;
+    }
+    if route::inside() {
+        LIVE.nested();
         return None;
     }
     LIVE.call(Family::Flush);

@@ -40,15 +40,76 @@ pub(crate) fn write_once() {
             .lock()
             .map(|b| b.clone())
             .unwrap_or_default(),
+        comm: std::fs::read_to_string("/proc/self/comm")
+            .map(|c| c.trim_end().to_string())
+            .unwrap_or_default(),
+        // SAFETY: getuid cannot fail.
+        uid: unsafe { libc::getuid() },
+        unmapped: crate::route::unmapped(),
+        io_uring: crate::route::saw_io_uring(),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;
     };
-    let tmp = c.out.join(format!(".{}.tmp", rec.pid));
-    let dst = c.out.join(format!("{}.json", rec.pid));
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, &dst);
+    let tmp = format!(".{}.tmp", rec.pid);
+    let dst = format!("{}.json", rec.pid);
+    if let Some(dir) = c.out_fd.filter(|&(fd, ino)| is_dir(fd, ino)) {
+        if write_at(dir.0, &tmp, &dst, &text).is_ok() {
+            return;
+        }
     }
+    if std::fs::write(c.out.join(&tmp), text).is_ok() {
+        let _ = std::fs::rename(c.out.join(&tmp), c.out.join(&dst));
+    } else {
+        crate::route::say(&format!(
+            "process {} ({}) could not write its counts to {}: they are missing from the report",
+            rec.pid,
+            rec.comm,
+            c.out.display()
+        ));
+    }
+}
+
+/// Whether `fd` is still exec's counts directory (the program may have
+/// closed the inherited descriptor and reused its number).
+fn is_dir(fd: libc::c_int, ino: u64) -> bool {
+    // SAFETY: fstat fills the struct; a closed descriptor returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    ok && st.st_ino == ino && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// `text` written to `tmp` in the directory `dir`, renamed to `dst`:
+/// through the descriptor, whatever user this process has become.
+fn write_at(dir: libc::c_int, tmp: &str, dst: &str, text: &[u8]) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let (t, d) = (
+        CString::new(tmp).expect("no NUL"),
+        CString::new(dst).expect("no NUL"),
+    );
+    // SAFETY: NUL-terminated names relative to an open directory.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            t.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+            0o644,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor just opened, ours to close.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(text)?;
+    drop(f);
+    // SAFETY: as above.
+    if unsafe { libc::renameat(dir, t.as_ptr(), dir, d.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 extern "C" fn at_exit() {

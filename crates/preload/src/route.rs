@@ -42,17 +42,37 @@ pub(crate) fn region() -> Option<&'static Region> {
     mapped()
 }
 
-/// The region, even after the device is gone (for what is in flight).
+/// Why this process could not map the region (issue 24 item 3: named in
+/// the report with its pid, comm and uid).
+static UNMAPPED: OnceLock<String> = OnceLock::new();
+
+pub(crate) fn unmapped() -> Option<String> {
+    UNMAPPED.get().cloned()
+}
+
+/// The region, even after the device is gone (for what is in flight):
+/// through the descriptor the process inherited (whatever user it has
+/// become), else through `/proc/EXEC_PID/fd/N` (exec's user only).
 fn mapped() -> Option<&'static Region> {
     REGION
         .get_or_init(|| {
             let r = config()?.route.as_ref()?;
-            match Region::open(&r.shm) {
-                Ok(region) => Some(region),
-                Err(e) => {
-                    say(&format!("cannot map {}: {e}; not routed", r.shm));
-                    None
-                }
+            let inherited = r.shm_fd.as_deref().map(Region::open_inherited);
+            match inherited {
+                Some(Ok(region)) => Some(region),
+                _ => match Region::open(&r.shm) {
+                    Ok(region) => Some(region),
+                    Err(e) => {
+                        let fd = match inherited {
+                            Some(Err(i)) => format!("the inherited descriptor: {i}; "),
+                            _ => String::new(),
+                        };
+                        let why = format!("cannot map the shared region ({fd}{}: {e})", r.shm);
+                        say(&format!("{why}; this process's I/O is not routed"));
+                        let _ = UNMAPPED.set(why);
+                        None
+                    }
+                },
             }
         })
         .as_ref()
@@ -104,6 +124,11 @@ fn set_mine(v: Option<(usize, u32)>) {
 /// go through rings the library does not see (issue 14: reported, never
 /// silently changed).
 static IO_URING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process set up (or held) an io_uring ring.
+pub(crate) fn saw_io_uring() -> bool {
+    IO_URING.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 pub(crate) fn say_once_io_uring() {
     if config().is_some() && !IO_URING.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -319,6 +344,43 @@ pub(crate) fn boost_me() {
     }
 }
 
+thread_local! {
+    /// Whether this thread is inside a routed call (posted, or about to
+    /// post, a command on its slot and waiting for it).
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside a routed call: a call it makes now comes
+/// from a signal handler that interrupted that call (issue 24 item 3). It
+/// goes straight to the kernel, exactly as made and counted as not
+/// routed: routed, it would post on the slot whose completion the
+/// interrupted call waits for, and take that completion (which
+/// deadlocked the interrupted call), and the library's classification
+/// may allocate, which a handler must not do.
+pub(crate) fn inside() -> bool {
+    INSIDE.try_with(Cell::get).unwrap_or(false)
+}
+
+/// Held for the whole of a routed blocking call.
+struct Inside;
+
+impl Inside {
+    /// `None` when the thread is inside one already.
+    fn enter() -> Option<Inside> {
+        INSIDE
+            .try_with(|i| !i.replace(true))
+            .ok()
+            .filter(|&entered| entered)
+            .map(|_| Inside)
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        let _ = INSIDE.try_with(|i| i.set(false));
+    }
+}
+
 /// A blocking call routed: `io` moves the data (returns bytes or -1 with
 /// errno set), then the command goes to the device and the thread sleeps
 /// until its completion is delivered. `None`: not routed (no region, no
@@ -347,6 +409,7 @@ fn routed(
     io: impl FnOnce() -> isize,
 ) -> Option<isize> {
     let r = region()?;
+    let _inside = Inside::enter()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let res = io();
@@ -377,20 +440,21 @@ fn routed(
     }
     t.mark(timing::POST);
     let hyb = (polled && hybrid_on()).then(|| hybrid::posted(res as u64, write));
-    let mut out = Vec::with_capacity(1);
-    while out.is_empty() {
+    let done = loop {
+        if let Some(d) = s.take_one() {
+            break d;
+        }
         if !wait_one(s, polled) && !device_alive() {
             // The data moved already: the call's own result stands.
             return Some(res);
         }
-        s.take(1, &mut out);
-    }
+    };
     if let Some(at) = hyb {
         hybrid::ended(at, res as u64, write);
     }
     t.mark(timing::WAIT);
-    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
-    if out[0].error {
+    debug_assert_eq!(done.cookie, cookie, "one request in flight per thread");
+    if done.error {
         set_errno(libc::EIO);
         return Some(-1);
     }
@@ -418,6 +482,7 @@ pub(crate) fn blocking_at(
         return blocking(tag, write, offset, io);
     }
     let r = region()?;
+    let _inside = Inside::enter()?;
     let (slot, cookie) = next_cookie(r)?;
     let t = timing::Stamps::start();
     let s = r.slot(slot);
@@ -447,25 +512,26 @@ pub(crate) fn blocking_at(
         hybrid::posted_since(at, len, write);
     }
     let hyb = posted_at;
-    let mut out = Vec::with_capacity(1);
-    while out.is_empty() {
+    let done = loop {
+        if let Some(d) = s.take_one() {
+            break d;
+        }
         if !wait_one(s, polled) && !device_alive() {
             // The data moved: the call's own result stands.
             set_errno(err);
             return Some(res);
         }
-        s.take(1, &mut out);
-    }
+    };
     if let Some(at) = hyb {
         hybrid::ended(at, len, write);
     }
     t.mark(timing::WAIT);
-    debug_assert_eq!(out[0].cookie, cookie, "one request in flight per thread");
+    debug_assert_eq!(done.cookie, cookie, "one request in flight per thread");
     if res < 0 {
         set_errno(err);
         return Some(res);
     }
-    if out[0].error {
+    if done.error {
         set_errno(libc::EIO);
         return Some(-1);
     }
@@ -1090,12 +1156,28 @@ fn device_alive() -> bool {
     let Some(shm) = config().and_then(|c| c.route.as_ref()).map(|r| &r.shm) else {
         return false;
     };
-    let alive = std::fs::read_link(shm)
-        .is_ok_and(|l| l.to_string_lossy().starts_with("/memfd:cinterrupts-exec"));
+    let alive = match std::fs::read_link(shm) {
+        Ok(l) => l.to_string_lossy().starts_with("/memfd:cinterrupts-exec"),
+        // Another user than exec's (a server that dropped its privileges)
+        // may not read exec's descriptors: exec's state, which anyone may
+        // read, says whether it lives (a zombie does not).
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => exec_running(shm),
+        Err(_) => false,
+    };
     if !alive && !GONE.swap(true, std::sync::atomic::Ordering::Relaxed) {
         say("the device (cinterrupts exec) is gone; the rest of the I/O goes to the kernel");
     }
     alive
+}
+
+/// Whether the process of `/proc/PID/fd/N` exists and is not a zombie.
+fn exec_running(shm: &str) -> bool {
+    let Some(pid) = shm.strip_prefix("/proc/").and_then(|r| r.split('/').next()) else {
+        return false;
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    !stat.is_empty() && !state.starts_with('Z') && !state.starts_with('X')
 }
 
 /// Where a routed blocking call's time goes, with

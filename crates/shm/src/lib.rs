@@ -22,6 +22,13 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
 
 /// Where the program finds the region: `/proc/PID/fd/N`.
 pub const ENV_SHM: &str = "CINTERRUPTS_EXEC_SHM";
+/// The region as a descriptor every process of the program inherits
+/// (`N:INODE`, issue 24 item 3): a process that dropped its privileges
+/// (`mariadbd --user=mysql`, PostgreSQL's `postgres`) cannot open
+/// `/proc/EXEC_PID/fd/N`, owned by exec's user, but maps the descriptor it
+/// inherited. [`ENV_SHM`] is the fallback for a process whose descriptor
+/// was closed (a daemon closing every descriptor it did not open).
+pub const ENV_SHM_FD: &str = "CINTERRUPTS_EXEC_SHM_FD";
 /// Waiters at once, over every process of the program. A thread that finds
 /// none free is not routed (its I/O goes to the kernel, counted, and one
 /// line on stderr says so).
@@ -204,6 +211,46 @@ impl Region {
         Ok(r)
     }
 
+    /// The program side, from an inherited descriptor (`N:INODE`, as
+    /// [`ENV_SHM_FD`] holds it): mapped only if descriptor N is still the
+    /// region (the same inode, the region's size and magic), since a
+    /// program may have closed it and reused the number. The descriptor
+    /// stays open for the program's later executions.
+    pub fn open_inherited(spec: &str) -> io::Result<Region> {
+        let bad = || {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("'{spec}' is not N:INODE"),
+            )
+        };
+        let (fd, ino) = spec.split_once(':').ok_or_else(bad)?;
+        let fd: libc::c_int = fd.parse().map_err(|_| bad())?;
+        let ino: u64 = ino.parse().map_err(|_| bad())?;
+        // SAFETY: fstat fills the struct; a closed descriptor returns -1.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let len = region_len();
+        if st.st_ino != ino || st.st_size as usize != len {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("descriptor {fd} is no longer the region (closed and reused)"),
+            ));
+        }
+        let r = Region {
+            base: map(fd, len)?,
+            len,
+        };
+        if r.header().magic.load(SeqCst) != MAGIC {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("descriptor {fd} is not a cinterrupts exec region"),
+            ));
+        }
+        Ok(r)
+    }
+
     fn header(&self) -> &Header {
         // SAFETY: the region starts with a header, and zeroed atomics are valid.
         unsafe { &*(self.base as *const Header) }
@@ -342,6 +389,23 @@ impl Slot {
         self.cq_tail
             .load(SeqCst)
             .wrapping_sub(self.cq_head.load(Relaxed))
+    }
+
+    /// The oldest ready completion, if any (a blocking call's one: nothing
+    /// allocated, so a call made from a signal handler is safe here).
+    pub fn take_one(&self) -> Option<Done> {
+        if self.ready() == 0 {
+            return None;
+        }
+        let head = self.cq_head.load(Relaxed);
+        let e = &self.cq[(head % RING) as usize];
+        let d = Done {
+            cookie: e.cookie.load(Relaxed),
+            result: e.result.load(Relaxed),
+            error: e.error.load(Relaxed) != 0,
+        };
+        self.cq_head.store(head.wrapping_add(1), Release);
+        Some(d)
     }
 
     /// Moves up to `max` ready completions into `out`; returns how many.
