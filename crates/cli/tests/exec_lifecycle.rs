@@ -434,7 +434,7 @@ fn a_program_that_ignores_the_signal_is_killed(kill_after: &str, second: bool, w
     wait_until("the program gone", || !alive(pid));
     wait_until("its background process gone", || !alive(gpid));
     assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["partial"], true, "{v}");
     assert_eq!(v["interrupted_by"]["name"], "SIGTERM", "{v}");
     let k = &v["killed_after_signal"];
@@ -554,7 +554,7 @@ fn sighup_is_not_killed_by_the_clock() {
     kill(exec.id(), libc::SIGTERM);
     let st = wait_child(&mut exec, &s);
     assert_eq!(st.code(), Some(128 + libc::SIGTERM), "{}", s.stderr());
-    let v = &s.report()["cinterrupts"];
+    let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["killed_after_signal"], Value::Null, "{v}");
     assert_eq!(v["interrupted_by"]["name"], "SIGHUP", "{v}");
 }

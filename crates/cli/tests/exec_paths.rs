@@ -60,7 +60,7 @@ fn data_file(dir: &Path, blocks: usize) -> PathBuf {
 
 fn report(path: &Path) -> Value {
     let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    v["cinterrupts"].clone()
+    v["cinterrupts"]["exec"].clone()
 }
 
 /// The `not_routed` entries whose `what` starts with `what`.
@@ -242,7 +242,7 @@ fn a_program_that_becomes_nobody_is_routed() {
     assert!(procs[0].get("unmapped").is_none(), "{r}");
     // Every pread went through the device.
     assert_eq!(r["requests"]["reads"]["urgent"], N, "{r}");
-    assert_eq!(r["device"]["commands"], N, "{r}");
+    assert_eq!(r["routing"]["commands"], N, "{r}");
     assert_eq!(r["not_routed"], serde_json::json!([]), "{r}");
     assert_eq!(r["processes_not_routed"], 0, "{r}");
 }
@@ -287,7 +287,7 @@ fn a_process_that_cannot_map_the_region_is_named() {
     );
     // Its reads were counted, not routed.
     assert_eq!(r["requests"]["reads"]["urgent"], 10, "{r}");
-    assert_eq!(r["device"]["commands"], 0, "{r}");
+    assert_eq!(r["routing"]["commands"], 0, "{r}");
 }
 
 #[test]
@@ -428,5 +428,5 @@ fn exec_as_nobody_says_what_it_cannot_do() {
     );
     // Still routed, and the filter still watches.
     assert_eq!(r["requests"]["reads"]["urgent"], 50, "{r}");
-    assert_eq!(r["device"]["commands"], 50, "{r}");
+    assert_eq!(r["routing"]["commands"], 50, "{r}");
 }
