@@ -1,7 +1,7 @@
 //! The interposed C symbols. Each one classifies the call (direct or not,
 //! its kind and marks), counts it, and calls the next definition of the
-//! same symbol (libc's, or libaio's for `io_submit`) with the same
-//! arguments, RWF_URGENT and RWF_BARRIER taken out: the authors' kernel
+//! same symbol (libc's) with the same arguments (libaio's functions and
+//! the aio system calls are answered by `crate::aio`), RWF_URGENT and RWF_BARRIER taken out: the authors' kernel
 //! (Linux 5.0.8, `cinterrupts-01-basis.patch`) gave 0x20 and 0x40 these
 //! meanings; a kernel of today reads them as RWF_NOAPPEND and RWF_ATOMIC.
 //!
