@@ -175,6 +175,9 @@ struct Pend {
 struct State {
     next: u32,
     pend: HashMap<u32, Pend>,
+    /// Iocbs the shadow holds whose completion is not reaped yet: the
+    /// kernel reaper blocks in the shadow only while there are some.
+    in_kernel: u32,
 }
 
 /// One context of the program's, routed.
@@ -193,6 +196,8 @@ pub(crate) struct Ctx {
     st: Mutex<State>,
     /// Notified when nothing is left in flight (`io_destroy` waits).
     drained: Condvar,
+    /// Notified when the shadow holds iocbs to reap (or at stop).
+    kernel_wait: Condvar,
     /// One consumer of the ring among our `io_getevents` callers (the
     /// kernel's `ring_lock`).
     reap: Mutex<()>,
@@ -335,6 +340,7 @@ fn make(shadow: u64, kid: u32, nr: u32) -> Option<u64> {
         slot: route::claim(),
         st: Mutex::default(),
         drained: Condvar::new(),
+        kernel_wait: Condvar::new(),
         reap: Mutex::new(()),
         waiters: AtomicU32::new(0),
         dying: AtomicBool::new(false),
@@ -387,10 +393,24 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
 }
 
 /// The kernel's side: reaps the shadow, blocked in `io_getevents` until a
-/// copy completes; ends when `io_destroy` destroys the shadow (EINVAL).
+/// copy completes; ends when `io_destroy` destroys the shadow (EINVAL) or
+/// stops it. It blocks in the shadow only while it holds iocbs to reap:
+/// those the page-cache twin carries complete inside `io_submit` (the
+/// kernel's buffered aio is synchronous) and `io_submit` reaps them
+/// itself, so the reaper is not woken for each (with `--device`, a wake-up
+/// per I/O on the program's CPU).
 fn kernel_reaper(c: &Ctx) {
     let mut ev = [IoEvent::default(); REAP];
     loop {
+        {
+            let mut st = c.lock();
+            while st.in_kernel == 0 && !c.stop.load(Acquire) {
+                st = c.kernel_wait.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            if c.stop.load(Acquire) && st.in_kernel == 0 {
+                return;
+            }
+        }
         let r = sys(
             libc::SYS_io_getevents,
             c.shadow as usize,
@@ -466,7 +486,14 @@ fn kernel_done(c: &Ctx, ev: &[IoEvent]) {
             let Some(p) = st.pend.get_mut(&cookie) else {
                 continue;
             };
+            let first = p.kernel.is_none();
             p.kernel = Some((e.res, e.res2));
+            if first {
+                st.in_kernel = st.in_kernel.saturating_sub(1);
+            }
+            let Some(p) = st.pend.get_mut(&cookie) else {
+                continue;
+            };
             if ready(p) {
                 publish(c, &mut st, cookie, &mut sig);
             }
@@ -868,6 +895,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
             },
         );
     }
+    st.in_kernel += k as u32;
     early_post(&c, &mut st, &cookies, &mut extras);
     drop(st);
     let r = sys(
@@ -885,6 +913,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
         let mut st = c.lock();
         for &cookie in &cookies[taken..] {
             if let Some(p) = st.pend.remove(&cookie) {
+                st.in_kernel = st.in_kernel.saturating_sub(1);
                 if p.resfd >= 0 {
                     // SAFETY: our duplicate.
                     unsafe { libc::syscall(libc::SYS_close, p.resfd) };
@@ -965,19 +994,25 @@ fn command(s: Option<&shm::Slot>, cookie: u32, kind: Kind, tag: Tag, len: u32, o
 /// then); the last of the batch is Barrier under TOS Table 1.
 fn post(c: &Ctx, cookies: &[u32], extras: &[Meta], sig: &mut Signals) {
     let mut ev = [IoEvent::default(); REAP];
-    let got = sys(
-        libc::SYS_io_getevents,
-        c.shadow as usize,
-        0,
-        REAP,
-        ev.as_mut_ptr() as usize,
-        &libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        } as *const libc::timespec as usize,
-    );
-    if got > 0 {
-        kernel_done(c, &ev[..got as usize]);
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    loop {
+        let got = sys(
+            libc::SYS_io_getevents,
+            c.shadow as usize,
+            0,
+            REAP,
+            ev.as_mut_ptr() as usize,
+            &zero as *const libc::timespec as usize,
+        );
+        if got > 0 {
+            kernel_done(c, &ev[..got as usize]);
+        }
+        if got < REAP as i64 {
+            break;
+        }
     }
     let cfg = config();
     let s = slot_of(c);
@@ -1018,6 +1053,9 @@ fn post(c: &Ctx, cookies: &[u32], extras: &[Meta], sig: &mut Signals) {
         if ready(p) {
             publish(c, &mut st, cookie, sig);
         }
+    }
+    if st.in_kernel > 0 {
+        c.kernel_wait.notify_one();
     }
     drop(st);
     if any {
@@ -1309,7 +1347,8 @@ pub(crate) fn destroy(id: u64) -> i64 {
             st = c.lock();
         }
     }
-    drop(st);
     c.stop.store(true, SeqCst);
+    c.kernel_wait.notify_all();
+    drop(st);
     sys(libc::SYS_io_destroy, c.shadow as usize, 0, 0, 0, 0)
 }
