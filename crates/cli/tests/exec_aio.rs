@@ -226,6 +226,7 @@ fn io_cancel_is_the_kernels_einval_for_reads() {
 fn io_pgetevents_with_a_mask() {
     let v = differential("pgetevents", 2);
     assert_eq!(v["bad size"], json!([-1, libc::EINVAL]), "{v}");
+    assert_eq!(v["signal let in"], json!([-1, libc::EINTR]), "{v}");
 }
 
 #[test]
@@ -465,6 +466,21 @@ fn child_aio() {
             rec["bad size"] = json!(pgetevents(ctx, 0, 1, ev.as_mut_ptr(), &bad));
             rec["bad min"] = json!(pgetevents(ctx, 2, 1, ev.as_mut_ptr(), &usig));
             rec["none"] = json!(pgetevents(ctx, 0, 1, ev.as_mut_ptr(), &usig));
+            // A signal pending and blocked, which the call's mask lets in:
+            // delivered as the wait begins, it ends it with EINTR (no
+            // event is coming: without the mask set atomically with the
+            // wait, this would sleep for ever).
+            extern "C" fn on_usr1(_: c_int) {}
+            // SAFETY: a handler that does nothing; our own thread's mask.
+            unsafe {
+                libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t);
+                libc::pthread_sigmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut());
+                libc::raise(libc::SIGUSR1);
+            }
+            let mut open: libc::sigset_t = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigemptyset(&mut open) };
+            let lets_in = [&open as *const libc::sigset_t as usize, 8];
+            rec["signal let in"] = json!(pgetevents(ctx, 1, 1, ev.as_mut_ptr(), &lets_in));
         }
         "invalid" => {
             let mut ctx = 0usize;

@@ -208,6 +208,10 @@ pub(crate) struct Ctx {
     want: AtomicU32,
     /// Each waiting thread's need, `want` their least.
     needs: Mutex<Vec<u32>>,
+    /// io_pgetevents' waiters (in `ppoll` on `efd` with their mask), and
+    /// the eventfd, made at the first.
+    pwaiters: AtomicU32,
+    efd: std::sync::OnceLock<c_int>,
     dying: AtomicBool,
     stop: AtomicBool,
 }
@@ -248,6 +252,25 @@ impl Ctx {
             .store(n.iter().copied().min().unwrap_or(u32::MAX), SeqCst);
     }
 
+    /// The eventfd io_pgetevents' waiters poll (`None`: none could be made;
+    /// they wait on the futex with the mask set around it).
+    fn eventfd(&self) -> Option<c_int> {
+        let fd = *self.efd.get_or_init(|| {
+            // SAFETY: a new eventfd of ours.
+            unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }
+        });
+        (fd >= 0).then_some(fd)
+    }
+
+    /// Wakes io_pgetevents' waiters.
+    fn poke(&self) {
+        if let Some(&fd) = self.efd.get().filter(|&&fd| fd >= 0) {
+            let one: u64 = 1;
+            // SAFETY: our eventfd and an 8-byte buffer.
+            unsafe { libc::syscall(libc::SYS_write, fd, &one as *const u64, 8) };
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -259,6 +282,10 @@ impl Drop for Ctx {
         // thread of ours reads it (the program's copy of the address is
         // dead since io_destroy, as the kernel's is).
         unsafe { libc::munmap(self.ring as *mut c_void, self.ring_len) };
+        if let Some(&fd) = self.efd.get().filter(|&&fd| fd >= 0) {
+            // SAFETY: our eventfd, closed once.
+            unsafe { libc::syscall(libc::SYS_close, fd) };
+        }
     }
 }
 
@@ -363,6 +390,8 @@ fn make(shadow: u64, kid: u32, nr: u32) -> Option<u64> {
         waiters: AtomicU32::new(0),
         want: AtomicU32::new(u32::MAX),
         needs: Mutex::new(Vec::new()),
+        pwaiters: AtomicU32::new(0),
+        efd: std::sync::OnceLock::new(),
         dying: AtomicBool::new(false),
         stop: AtomicBool::new(false),
     });
@@ -586,6 +615,9 @@ fn publish(c: &Ctx, st: &mut State, cookie: u32, sig: &mut Signals) {
     c.tail().store((tail + 1) % c.nr, SeqCst);
     if c.waiters.load(SeqCst) > 0 && c.unreaped() >= c.want.load(SeqCst) {
         wake(c.tail());
+        if c.pwaiters.load(SeqCst) > 0 {
+            c.poke();
+        }
     }
     if p.resfd >= 0 {
         sig.push(p.resfd);
@@ -1112,6 +1144,7 @@ fn getevents(
     nr: c_long,
     events: *mut IoEvent,
     timeout: Option<Duration>,
+    mask: Option<&libc::sigset_t>,
 ) -> i64 {
     if min < 0 || min > nr {
         return -i64::from(libc::EINVAL);
@@ -1159,17 +1192,20 @@ fn getevents(
             tv_sec: slice.as_secs() as libc::time_t,
             tv_nsec: slice.subsec_nanos() as c_long,
         };
-        // SAFETY: FUTEX_WAIT on our ring's tail word with a timeout.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                c.tail().as_ptr(),
-                FUTEX_WAIT_PRIVATE,
-                seen,
-                &ts as *const libc::timespec,
-                0,
-                0,
-            )
+        let r = match (mask, c.eventfd()) {
+            (Some(m), Some(efd)) => wait_masked(c, efd, need, &ts, m),
+            // SAFETY: FUTEX_WAIT on our ring's tail word with a timeout.
+            _ => unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    c.tail().as_ptr(),
+                    FUTEX_WAIT_PRIVATE,
+                    seen,
+                    &ts as *const libc::timespec,
+                    0,
+                    0,
+                )
+            },
         };
         if r < 0 && route::errno() == libc::EINTR {
             interrupted = true;
@@ -1187,6 +1223,33 @@ fn getevents(
         return -i64::from(libc::EINTR);
     }
     got as i64
+}
+
+/// io_pgetevents' wait: `ppoll` on the context's eventfd with the
+/// program's mask, which the kernel sets and restores atomically with the
+/// wait, as io_pgetevents does (a signal the mask lets in ends it with
+/// EINTR, even one that was pending before). The publisher writes the
+/// eventfd while such a waiter waits. -1 with errno, or ppoll's count.
+fn wait_masked(c: &Ctx, efd: c_int, need: u32, ts: &libc::timespec, mask: &libc::sigset_t) -> i64 {
+    c.pwaiters.fetch_add(1, SeqCst);
+    let mut r = 0;
+    if c.unreaped() < need && !c.dying.load(SeqCst) {
+        let mut p = libc::pollfd {
+            fd: efd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, the program's mask (a full sigset_t, its
+        // kernel part read from the program).
+        r = i64::from(unsafe { libc::ppoll(&mut p, 1, ts, mask) });
+    }
+    let e = route::errno();
+    c.pwaiters.fetch_sub(1, SeqCst);
+    let mut n: u64 = 0;
+    // SAFETY: our eventfd, drained without blocking (EFD_NONBLOCK).
+    unsafe { libc::syscall(libc::SYS_read, efd, &mut n as *mut u64, 8) };
+    route::set_errno(e);
+    r
 }
 
 /// The program's timeout, read as the kernel's get_timespec64 (EFAULT for
@@ -1231,19 +1294,18 @@ pub(crate) fn get_events(
         );
     };
     match timeout_of(ts) {
-        Ok(t) => getevents(&c, min, nr, events, t),
+        Ok(t) => getevents(&c, min, nr, events, t, None),
         Err(e) => e,
     }
 }
 
 /// `io_pgetevents`: as `io_getevents` with the signal mask `usig` names
 /// in force while it waits (fs/aio.c: EFAULT for an unreadable timeout or
-/// `usig`, EINVAL for a mask whose size is not the kernel's sigset_t).
-/// Unlike the kernel, the mask is set and the wait begun in two steps: a
-/// signal the mask lets in just between them runs its handler, and the
-/// wait then goes on. On a context not ours, the program's own call goes
-/// to the kernel unchanged (the library never issues io_pgetevents of its
-/// own: its sixth argument cannot carry OWN_CALL).
+/// `usig`, EINVAL for a mask whose size is not the kernel's sigset_t). The
+/// wait is a `ppoll` with the mask, set atomically with it as the kernel
+/// does ([`wait_masked`]). On a context not ours, the program's own call
+/// goes to the kernel unchanged (the library never issues io_pgetevents
+/// of its own: its sixth argument cannot carry OWN_CALL).
 pub(crate) fn pget_events(
     id: u64,
     min: c_long,
@@ -1282,19 +1344,20 @@ pub(crate) fn pget_events(
             mask = Some(m);
         }
     }
-    // SAFETY: sigset_t is plain data.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    if let Some(m) = &mask {
-        // SAFETY: valid sets.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, m, &mut old) };
-    }
-    let r = getevents(&c, min, nr, events, t);
-    if mask.is_some() {
-        // SAFETY: restores the caller's mask (a signal it blocks that came
-        // meanwhile stays pending, as after the kernel's call).
+    if mask.is_some() && c.eventfd().is_none() {
+        // No eventfd: the mask set around the whole wait instead (a signal
+        // it lets in just before the wait begins does not end it).
+        // SAFETY: sigset_t is plain data; valid sets.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        if let Some(m) = &mask {
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, m, &mut old) };
+        }
+        let r = getevents(&c, min, nr, events, t, None);
+        // SAFETY: restores the caller's mask.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        return Some(r);
     }
-    Some(r)
+    Some(getevents(&c, min, nr, events, t, mask.as_ref()))
 }
 
 /// `io_cancel(ctx, iocb, result)`: to the shadow, with the copy when the
@@ -1355,6 +1418,7 @@ pub(crate) fn destroy(id: u64) -> i64 {
     };
     c.dying.store(true, SeqCst);
     wake(c.tail());
+    c.poke();
     let mut st = c.lock();
     for p in st.pend.values() {
         if p.copy.aio_lio_opcode == IOCB_CMD_POLL && p.kernel.is_none() {
