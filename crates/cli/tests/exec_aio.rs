@@ -238,6 +238,20 @@ fn invalid_contexts_and_arguments_are_the_kernels_errors() {
 }
 
 #[test]
+fn io_destroy_wakes_a_blocked_io_getevents_with_einval() {
+    let v = differential("destroy-wakes", 0);
+    assert_eq!(v["destroy"], json!([0, 0]), "{v}");
+    assert_eq!(v["waiter"], json!([-1, libc::EINVAL]), "{v}");
+}
+
+#[test]
+fn a_forked_child_has_none_of_its_parents_contexts() {
+    let v = differential("fork", 1);
+    assert_eq!(v["child"], 0, "{v}");
+    assert_eq!(v["events"], json!([[0, BLOCK]]), "{v}");
+}
+
+#[test]
 fn a_misaligned_o_direct_iocb_completes_with_einval() {
     let v = differential("misaligned", 1);
     assert_eq!(
@@ -517,6 +531,54 @@ fn child_aio() {
             rec["destroy"] = json!(sys(libc::SYS_io_destroy, [ctx, 0, 0, 0, 0]));
             rec["destroy twice"] = json!(sys(libc::SYS_io_destroy, [ctx, 0, 0, 0, 0]));
             rec["getevents destroyed"] = json!(sys(libc::SYS_io_getevents, [ctx, 0, 4, evp, 0]));
+        }
+        "destroy-wakes" => {
+            // MariaDB's tpool stops its reaper so: a thread blocked in
+            // io_getevents with nothing in flight, then io_destroy from
+            // another: the waiter returns EINVAL (fs/aio.c: the context is
+            // dead), and io_destroy 0.
+            let ctx = setup(8);
+            let waiter = std::thread::spawn(move || {
+                let mut ev = [IoEvent::default(); 1];
+                sys(
+                    libc::SYS_io_getevents,
+                    [ctx, 1, 1, ev.as_mut_ptr() as usize, 0],
+                )
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            rec["destroy"] = json!(sys(libc::SYS_io_destroy, [ctx, 0, 0, 0, 0]));
+            rec["waiter"] = json!(waiter.join().unwrap());
+        }
+        "fork" => {
+            // The kernel gives a forked child none of its parent's
+            // contexts: the parent's id is EINVAL there; the parent's
+            // context still works.
+            let ctx = setup(8);
+            let b = aligned(BLOCK, 0);
+            let mut cbs = [cb(0, PREAD, fd, b, BLOCK, 0)];
+            // SAFETY: the child makes system calls only, then _exit.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                let mut ev = [IoEvent::default(); 1];
+                let (r, e) = sys(
+                    libc::SYS_io_getevents,
+                    [ctx, 0, 1, ev.as_mut_ptr() as usize, 0],
+                );
+                let (r2, e2) = submit(ctx, &mut cbs);
+                let code = if (r, e, r2, e2) == (-1, libc::EINVAL, -1, libc::EINVAL) {
+                    0
+                } else {
+                    1
+                };
+                // SAFETY: ends the child without the harness's handlers.
+                unsafe { libc::_exit(code) };
+            }
+            let mut status = 0;
+            // SAFETY: our child.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            rec["child"] = json!(libc::WEXITSTATUS(status));
+            rec["submit"] = json!(submit(ctx, &mut cbs));
+            rec["events"] = json!(reap(ctx, 1, &cbs));
         }
         "misaligned" => {
             let ctx = setup(8);
