@@ -950,14 +950,12 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
     st.in_kernel += k as u32;
     early_post(&c, &mut st, &cookies, &mut extras);
     drop(st);
-    let r = sys(
-        libc::SYS_io_submit,
-        c.shadow as usize,
-        k,
-        ptrs_k.as_ptr() as usize,
-        0,
-        0,
-    );
+    let chunk = if extras.iter().any(|m| m.twin) {
+        AIO_PLUG_THRESHOLD
+    } else {
+        k
+    };
+    let r = submit_copies(c.shadow, &ptrs_k, chunk);
     let taken = r.max(0) as usize;
     // Not taken: forgotten (their eventfd duplicates closed).
     let mut sig = Signals::new();
@@ -1036,6 +1034,42 @@ fn command(s: Option<&shm::Slot>, cookie: u32, kind: Kind, tag: Tag, len: u32, o
         len,
         offset: if kind == Kind::Flush { 0 } else { off as u64 },
     })
+}
+
+/// fs/aio.c's AIO_PLUG_THRESHOLD: an io_submit of more iocbs plugs the
+/// block layer for the call.
+const AIO_PLUG_THRESHOLD: usize = 2;
+
+/// Submits `copies` to the shadow, `chunk` at a time, as one io_submit
+/// would (the kernel takes iocbs in order and stops at the first it
+/// refuses): how many it took, or the first one's error. In chunks of
+/// [`AIO_PLUG_THRESHOLD`] when the page-cache twin carries some: the
+/// kernel's buffered aio reads synchronously inside io_submit, and under
+/// the plug of a larger call each cold read waited for the plug's flush
+/// (measured natively, fio buffered libaio QD16 random 4 KiB reads on a
+/// cold cache: 335-361 IOPS with iodepth_batch_submit=16 against
+/// 217-227K with 1; under exec --device optane the same job ran at
+/// 400-540 IOPS, slat 30-40 ms, before this).
+fn submit_copies(shadow: u64, copies: &[*const Iocb], chunk: usize) -> i64 {
+    let mut taken = 0usize;
+    for part in copies.chunks(chunk.max(1)) {
+        let r = sys(
+            libc::SYS_io_submit,
+            shadow as usize,
+            part.len(),
+            part.as_ptr() as usize,
+            0,
+            0,
+        );
+        if r < 0 {
+            return if taken == 0 { r } else { taken as i64 };
+        }
+        taken += r as usize;
+        if (r as usize) < part.len() {
+            break;
+        }
+    }
+    taken as i64
 }
 
 /// After the shadow took `cookies`: the completions already there are
