@@ -408,10 +408,14 @@ fn make(shadow: u64, kid: u32, nr: u32) -> Option<u64> {
     if ctx.slot.is_some() {
         let c = ctx.clone();
         if !spawn("cint-aio-device", move || device_waiter(&c)) {
-            // The kernel's completions alone publish (as with no slot).
-            route::say(
-                "no device thread for an aio context; its events come at the kernel's completion",
-            );
+            // Nobody would take the device's deliveries: the kernel's
+            // context, unrouted (the reaper told to stop, the slot back).
+            ctx.stop.store(true, SeqCst);
+            ctx.kernel_wait.notify_all();
+            if let (Some(s), Some(r)) = (ctx.slot, route::mapped()) {
+                r.slot(s).release();
+            }
+            return None;
         }
     }
     let id = ctx.ring as u64;
@@ -434,7 +438,9 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
     }
     let r = std::thread::Builder::new()
         .name(name.to_string())
-        .stack_size(64 * 1024)
+        // Small (the threads hold a 2 KiB event buffer); Rust's std adds
+        // the program's static TLS (glibc's __pthread_get_minstack).
+        .stack_size(256 * 1024)
         .spawn(f);
     // SAFETY: restores the caller's mask.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
@@ -472,7 +478,14 @@ fn kernel_reaper(c: &Ctx) {
             continue;
         }
         if r < 0 {
-            return;
+            if c.stop.load(Acquire) {
+                // io_destroy destroyed the shadow.
+                return;
+            }
+            // Not expected of a live shadow; looked at again shortly rather
+            // than leaving its completions unpublished.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
         }
         kernel_done(c, &ev[..r as usize]);
     }
