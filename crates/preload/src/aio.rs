@@ -536,11 +536,7 @@ fn ready(p: &Pend) -> bool {
     }
 }
 
-/// Eventfds to signal, outside the lock (each one a system call).
-type Signals = Vec<c_int>;
-
 fn kernel_done(c: &Ctx, ev: &[IoEvent]) {
-    let mut sig = Signals::new();
     {
         let mut st = c.lock();
         for e in ev {
@@ -557,15 +553,13 @@ fn kernel_done(c: &Ctx, ev: &[IoEvent]) {
                 continue;
             };
             if ready(p) {
-                publish(c, &mut st, cookie, &mut sig);
+                publish(c, &mut st, cookie);
             }
         }
     }
-    signal(sig);
 }
 
 fn delivered(c: &Ctx, done: &[Done]) {
-    let mut sig = Signals::new();
     {
         let mut st = c.lock();
         for d in done {
@@ -577,15 +571,13 @@ fn delivered(c: &Ctx, done: &[Done]) {
             p.delivered = true;
             p.dev_error = d.error;
             if ready(p) {
-                publish(c, &mut st, d.cookie, &mut sig);
+                publish(c, &mut st, d.cookie);
             }
         }
     }
-    signal(sig);
 }
 
 fn device_gone(c: &Ctx) {
-    let mut sig = Signals::new();
     {
         let mut st = c.lock();
         let now: Vec<u32> = st
@@ -595,16 +587,15 @@ fn device_gone(c: &Ctx) {
             .map(|(&k, _)| k)
             .collect();
         for k in now {
-            publish(c, &mut st, k, &mut sig);
+            publish(c, &mut st, k);
         }
     }
-    signal(sig);
 }
 
 /// Writes `cookie`'s event into the program's ring as fs/aio.c's
 /// `aio_complete` does (the event, then the tail, then the waiters woken)
 /// and queues its eventfd's signal.
-fn publish(c: &Ctx, st: &mut State, cookie: u32, sig: &mut Signals) {
+fn publish(c: &Ctx, st: &mut State, cookie: u32) {
     let Some(p) = st.pend.remove(&cookie) else {
         return;
     };
@@ -626,14 +617,17 @@ fn publish(c: &Ctx, st: &mut State, cookie: u32, sig: &mut Signals) {
         })
     };
     c.tail().store((tail + 1) % c.nr, SeqCst);
+    // The kernel's order (fs/aio.c aio_complete): the event, its eventfd,
+    // then the waiters: a program woken by the eventfd finds the event in
+    // the ring, and a waiter woken by the ring finds the eventfd signalled.
+    if p.resfd >= 0 {
+        signal(vec![p.resfd]);
+    }
     if c.waiters.load(SeqCst) > 0 && c.unreaped() >= c.want.load(SeqCst) {
         wake(c.tail());
         if c.pwaiters.load(SeqCst) > 0 {
             c.poke();
         }
-    }
-    if p.resfd >= 0 {
-        sig.push(p.resfd);
     }
     if st.pend.is_empty() {
         c.drained.notify_all();
@@ -642,7 +636,7 @@ fn publish(c: &Ctx, st: &mut State, cookie: u32, sig: &mut Signals) {
 
 /// Signals each eventfd once (write 1, as the kernel's `eventfd_signal`),
 /// then closes our duplicate.
-fn signal(fds: Signals) {
+fn signal(fds: Vec<c_int>) {
     for fd in fds {
         let one: u64 = 1;
         // SAFETY: our own descriptor and an 8-byte buffer.
@@ -971,7 +965,6 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
     let r = submit_copies(c.shadow, &ptrs_k, chunk);
     let taken = r.max(0) as usize;
     // Not taken: forgotten (their eventfd duplicates closed).
-    let mut sig = Signals::new();
     {
         let mut st = c.lock();
         for &cookie in &cookies[taken..] {
@@ -988,9 +981,8 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
         }
     }
     if taken > 0 {
-        post(&c, &cookies[..taken], &extras[..taken], &mut sig);
+        post(&c, &cookies[..taken], &extras[..taken]);
     }
-    signal(sig);
     match (taken, r) {
         (0, r) if r < 0 => r,
         (0, _) => stop_err,
@@ -1091,7 +1083,7 @@ fn submit_copies(shadow: u64, copies: &[*const Iocb], chunk: usize) -> i64 {
 /// iocb's command is posted unless the kernel already failed it or found
 /// the end of the file for a read (the kernel sends the device nothing
 /// then); the last of the batch is Barrier under TOS Table 1.
-fn post(c: &Ctx, cookies: &[u32], extras: &[Meta], sig: &mut Signals) {
+fn post(c: &Ctx, cookies: &[u32], extras: &[Meta]) {
     let mut ev = [IoEvent::default(); REAP];
     let zero = libc::timespec {
         tv_sec: 0,
@@ -1150,7 +1142,7 @@ fn post(c: &Ctx, cookies: &[u32], extras: &[Meta], sig: &mut Signals) {
         }
         p.posting = false;
         if ready(p) {
-            publish(c, &mut st, cookie, sig);
+            publish(c, &mut st, cookie);
         }
     }
     if st.in_kernel > 0 {
