@@ -217,9 +217,10 @@ fn the_ring_can_be_reaped_in_user_space() {
 }
 
 #[test]
-fn io_cancel_is_the_kernels_einval_for_reads() {
+fn io_cancel_is_the_kernels_einval_for_reads_and_einprogress_for_a_poll() {
     let v = differential("cancel", 1);
     assert_eq!(v["cancel read"], json!([-1, libc::EINVAL]), "{v}");
+    assert_eq!(v["cancel poll"], json!([-1, libc::EINPROGRESS]), "{v}");
 }
 
 #[test]
@@ -462,6 +463,17 @@ fn child_aio() {
             unsafe { std::ptr::addr_of_mut!((*(p as *mut Iocb)).key).write_volatile(7) };
             rec["cancel bad key"] = json!(sys(libc::SYS_io_cancel, [ctx, p, evp, 0, 0]));
             rec["cancel bogus ctx"] = json!(sys(libc::SYS_io_cancel, [12345, p, evp, 0, 0]));
+            // A POLL iocb can be cancelled (fs/aio.c aio_poll_cancel):
+            // EINPROGRESS, then its event comes through the ring.
+            let mut pipe = [0 as c_int; 2];
+            // SAFETY: fills pipe.
+            assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+            let mut poll = [cb(7, POLL, pipe[0], std::ptr::null_mut(), 0, 0)];
+            poll[0].buf = libc::POLLIN as u64;
+            rec["submit poll"] = json!(submit(ctx, &mut poll));
+            let pp = &mut poll[0] as *mut Iocb as usize;
+            rec["cancel poll"] = json!(sys(libc::SYS_io_cancel, [ctx, pp, evp, 0, 0]));
+            rec["poll event"] = json!(reap(ctx, 1, &poll));
         }
         "pgetevents" => {
             let ctx = setup(8);
