@@ -13,8 +13,9 @@
 //!
 //! Waiters: a thread for the blocking calls (its slot claimed at its first
 //! routed call; a forked child's thread claims its own), a libaio context
-//! for `io_submit`/`io_getevents` (any thread may reap it, as in the
-//! kernel). All slots of a process are given back at its exit.
+//! (claimed at `io_setup`, waited on by the context's device thread:
+//! `crate::aio`). A thread's slot goes back at the thread's or the
+//! process's exit, a context's at `io_destroy`.
 
 use std::cell::Cell;
 use std::ffi::c_int;
