@@ -1,7 +1,7 @@
 //! The interposed C symbols. Each one classifies the call (direct or not,
 //! its kind and marks), counts it, and calls the next definition of the
-//! same symbol (libc's, or libaio's for `io_submit`) with the same
-//! arguments, RWF_URGENT and RWF_BARRIER taken out: the authors' kernel
+//! same symbol (libc's) with the same arguments (libaio's functions and
+//! the aio system calls are answered by `crate::aio`), RWF_URGENT and RWF_BARRIER taken out: the authors' kernel
 //! (Linux 5.0.8, `cinterrupts-01-basis.patch`) gave 0x20 and 0x40 these
 //! meanings; a kernel of today reads them as RWF_NOAPPEND and RWF_ATOMIC.
 //!
@@ -16,6 +16,7 @@ use libc::{iovec, off_t, size_t, ssize_t};
 
 use exec::{Config, Family, Fr, Kind, Live, Target};
 
+use crate::aio;
 use crate::route::{self, Tag};
 
 /// RWF_HIPRI and RWF_NOWAIT (Linux uapi fs.h).
@@ -63,7 +64,7 @@ macro_rules! forward {
     }};
 }
 
-fn is_direct(fd: c_int) -> bool {
+pub(crate) fn is_direct(fd: c_int) -> bool {
     route::is_direct(fd)
 }
 
@@ -89,7 +90,7 @@ fn file_path(fd: c_int) -> Option<String> {
 /// flags, then the kernel's defaults. With them, FastResponse's critical
 /// tag (`--critical-thread`, `--critical-file`), counted; a thread's first
 /// critical request gives it `--critical-boost`.
-fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call) -> Tag {
+pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call) -> Tag {
     let thread = c.has(Target::Thread).then(thread_name).flatten();
     let file = c.has(Target::File).then(|| file_path(fd)).flatten();
     let marks = c
@@ -231,7 +232,7 @@ fn positioned_at(
     Some(synced(fd, write, rwf, r))
 }
 
-const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
+pub(crate) const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
 
 /// The calls at the file offset: each one the program's own call, routed
 /// (`at_offset`).
@@ -416,6 +417,9 @@ pub extern "C" fn syscall(
     if n == libc::SYS_io_uring_setup {
         route::say_once_io_uring();
     }
+    if let Some(r) = aio_syscall(n, [a1, a2, a3, a4, a5, a6]) {
+        return r;
+    }
     // The raw forms of close, close_range, dup2 and dup3: as the wrappers
     // (the library's knowledge of the descriptors they close goes first).
     match n {
@@ -448,343 +452,115 @@ pub extern "C" fn syscall(
     call(a1, a6)
 }
 
-/// The kernel's `struct iocb` (uapi linux/aio_abi.h, little endian), which
-/// libaio passes through unchanged.
-#[repr(C)]
-#[allow(dead_code)] // the layout is the kernel's; not every field is read
-pub struct Iocb {
-    aio_data: u64,
-    aio_key: u32,
-    aio_rw_flags: c_int,
-    aio_lio_opcode: u16,
-    aio_reqprio: i16,
-    aio_fildes: u32,
-    aio_buf: u64,
-    aio_nbytes: u64,
-    aio_offset: i64,
-    aio_reserved2: u64,
-    aio_flags: u32,
-    aio_resfd: u32,
-}
-
-/// IOCB_CMD_PREAD, PWRITE, FSYNC, FDSYNC, PREADV, PWRITEV.
-fn iocb_kind(op: u16) -> Option<Kind> {
-    match op {
-        0 | 7 => Some(Kind::Read),
-        1 | 8 => Some(Kind::Write),
-        2 | 3 => Some(Kind::Flush),
-        _ => None,
-    }
-}
-
-/// The twin an iocb's data may move through (`route::twin_for`: only
-/// where that cannot change its result); `None`: the program's own
-/// descriptor (a flush always).
-fn iocb_twin(cb: &Iocb) -> Option<c_int> {
-    let (write, bufs) = match cb.aio_lio_opcode {
-        0 | 1 => (
-            cb.aio_lio_opcode == 1,
-            route::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
-        ),
-        7 | 8 => (
-            cb.aio_lio_opcode == 8,
-            route::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
-        ),
-        _ => return None,
-    };
-    route::twin_for(
-        cb.aio_fildes as c_int,
-        write,
-        cb.aio_offset,
-        &bufs,
-        iocb_rwf(cb),
-    )
-}
-
-/// The iocb's RWF flags the kernel is given: RWF_DSYNC, RWF_SYNC,
-/// RWF_NOWAIT and RWF_APPEND.
-fn iocb_rwf(cb: &Iocb) -> c_int {
-    cb.aio_rw_flags & KEEP & (RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | 0x10)
-}
-
-/// What one iocb asks, done as a blocking call would do it on `d` (the
-/// iocb's descriptor or its twin), with the iocb's RWF flags: bytes, or a
-/// negative errno.
-fn iocb_io(cb: &Iocb, d: c_int) -> i64 {
-    let fd = cb.aio_fildes as c_int;
-    let (buf, n, off) = (cb.aio_buf as usize, cb.aio_nbytes as usize, cb.aio_offset);
-    let rwf = iocb_rwf(cb);
-    let one = iovec {
-        iov_base: buf as *mut c_void,
-        iov_len: n,
-    };
-    let (iov, cnt) = match cb.aio_lio_opcode {
-        0 | 1 => (&one as *const iovec, 1),
-        7 | 8 => (buf as *const iovec, n as c_int),
-        2 => return errno_or(forward!("fsync", fn(c_int) -> c_int, -1, fd) as isize),
-        _ => return errno_or(forward!("fdatasync", fn(c_int) -> c_int, -1, fd) as isize),
-    };
-    let r = if matches!(cb.aio_lio_opcode, 1 | 8) {
-        forward!(
-            "pwritev2",
-            fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
-            -1,
-            d,
-            iov,
-            cnt,
-            off,
-            rwf
-        )
-    } else {
-        forward!(
-            "preadv2",
-            fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
-            -1,
-            d,
-            iov,
-            cnt,
-            off,
-            rwf
-        )
-    };
-    errno_or(r)
-}
-
-fn errno_or(r: isize) -> i64 {
-    if r < 0 {
-        -i64::from(route::errno())
-    } else {
-        r as i64
-    }
-}
-
-/// libaio's `io_submit`: every iocb of the call is a request; under TOS
-/// Table 1 the last one is Barrier. Routed (when every iocb of the call is
-/// direct I/O): each iocb's data moves now and its command goes to the
-/// device through the context's slot; `io_getevents` returns it once the
-/// device's interrupt delivered it. Otherwise the kernel gets the call, the
-/// flags it must not see taken out for the call and put back after it (the
-/// iocbs are the program's).
+/// libaio's exported functions, interposed (a program linked to libaio
+/// calls them through the PLT): each one is `crate::aio`'s, with libaio's
+/// convention (a negative errno returned). Never forwarded to libaio,
+/// whose functions make their system calls inline.
 #[no_mangle]
-pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c_int {
-    let n = if iocbs.is_null() {
-        0
-    } else {
-        nr.max(0) as usize
-    };
-    // SAFETY: the program passes nr valid iocb pointers (io_submit's
-    // contract); a null one is skipped as the kernel would fault it.
-    let cbs: Vec<*mut Iocb> = (0..n).map(|i| unsafe { *iocbs.add(i) }).collect();
-    let mut saved: Vec<(usize, c_int)> = Vec::new();
-    if let Some(c) = config() {
-        let mut marks = Vec::with_capacity(n);
-        for (i, &cb) in cbs.iter().enumerate() {
-            if cb.is_null() {
-                continue;
-            }
-            let cb = unsafe { &mut *cb };
-            let fd = cb.aio_fildes as c_int;
-            let Some(kind) = iocb_kind(cb.aio_lio_opcode) else {
-                continue;
-            };
-            if !is_direct(fd) {
-                continue;
-            }
-            let call = if kind == Kind::Flush {
-                Call::Flush
-            } else {
-                Call::Submit { last: i + 1 == n }
-            };
-            let m = tag_of(c, fd, cb.aio_rw_flags, call);
-            LIVE.request(kind, m.marks);
-            marks.push((i, kind, m));
-            if cb.aio_rw_flags & !KEEP != 0 {
-                saved.push((i, cb.aio_rw_flags));
-                cb.aio_rw_flags &= KEEP;
-            }
-        }
-        if !marks.is_empty() {
-            LIVE.call(Family::IoSubmit);
-        }
-        let all = marks.len() == n && n > 0;
-        if let Some(a) = all.then(|| route::aio_ctx(ctx, true)).flatten() {
-            restore(iocbs, &saved);
-            return submit_routed(&a, &cbs, &marks);
-        }
-    }
-    let r = forward!(
-        "io_submit",
-        fn(c_long, c_long, *mut *mut Iocb) -> c_int,
-        -libc::ENOSYS,
-        ctx,
-        nr,
-        iocbs
-    );
-    restore(iocbs, &saved);
-    if r > 0 {
-        if let Some(a) = route::aio_ctx(ctx, false) {
-            a.pend.lock().expect("aio lock").kernel += i64::from(r);
-        }
-    }
-    r
+pub extern "C" fn io_setup(nr: c_int, ctxp: *mut u64) -> c_int {
+    aio::setup(nr as u32, ctxp) as c_int
 }
 
-fn restore(iocbs: *mut *mut Iocb, saved: &[(usize, c_int)]) {
-    for &(i, flags) in saved {
-        // SAFETY: the pointers io_submit was given.
-        unsafe { (**iocbs.add(i)).aio_rw_flags = flags };
-    }
+#[no_mangle]
+pub extern "C" fn io_destroy(ctx: u64) -> c_int {
+    aio::destroy(ctx) as c_int
 }
 
-/// The bytes an iocb asks to move: `aio_nbytes`, or for the vectored
-/// opcodes the sum of its iovecs (`aio_nbytes` counts them).
-fn iocb_len(cb: &Iocb) -> u32 {
-    match cb.aio_lio_opcode {
-        0 | 1 => cb.aio_nbytes as u32,
-        7 | 8 => (0..cb.aio_nbytes as usize)
-            .map(|k| {
-                // SAFETY: the program's iovec array of aio_nbytes entries.
-                unsafe { (*(cb.aio_buf as *const iovec).add(k)).iov_len as u32 }
-            })
-            .fold(0u32, u32::wrapping_add),
-        _ => 0,
-    }
+#[no_mangle]
+pub extern "C" fn io_submit(ctx: u64, nr: c_long, iocbs: *mut *mut aio::Iocb) -> c_int {
+    aio::submit(ctx, nr, iocbs) as c_int
 }
 
-/// Routed `io_submit`: how many iocbs it took (as many as the context has
-/// room for; none is EAGAIN, as from a full kernel context). The commands
-/// are posted together first, as blk-mq's plug hands a batch to the device
-/// at one doorbell; then each iocb's data moves, while the device serves
-/// the commands (a kernel builds bios here, ~0.3 us each, and the device's
-/// DMA moves the data; the copy through the page cache takes ~1.5-2 us per
-/// 4 KiB on this VM, and copying the batch before the doorbell held the
-/// device idle for it: `cinterrupts bench exec
-/// examples/crossval/libaio-qd16.fio`). No completion of the context is
-/// handed to the program before its data moved (`route::AioCtx::copying`).
-fn submit_routed(a: &route::AioCtx, cbs: &[*mut Iocb], marks: &[(usize, Kind, Tag)]) -> c_int {
-    let room = route::aio_room(a).min(marks.len());
-    let _copying = a.copying.lock().expect("copying lock");
-    let mut posted = Vec::with_capacity(room);
-    let mut taken = 0;
-    for &(i, kind, m) in &marks[..room] {
-        // SAFETY: checked non-null above; the program's iocb.
-        let cb = unsafe { &*cbs[i] };
-        let write = kind != Kind::Read;
-        let offset = if kind == Kind::Flush {
-            0
-        } else {
-            cb.aio_offset as u64
-        };
-        let (data, obj) = (cb.aio_data, cbs[i] as u64);
-        let Some(twin) = iocb_twin(cb) else {
-            // The program's own call on its own descriptor, made now, as a
-            // blocking call's: one the kernel refuses (a misaligned iocb's
-            // EINVAL), or a read at the end of the file, completes at once
-            // with its result and the device sees no command for it.
-            let res = iocb_io(cb, cb.aio_fildes as c_int);
-            taken += 1;
-            if res < 0 || (res == 0 && kind == Kind::Read) {
-                route::aio_ready(a, data, obj, res);
-                continue;
-            }
-            let len = res.min(i64::from(u32::MAX)) as u32;
-            match route::aio_post(a, data, obj, len, m, write, offset) {
-                Some(cookie) => route::aio_moved(a, cookie, res),
-                None => route::aio_ready(a, data, obj, res),
-            }
-            continue;
-        };
-        let Some(cookie) = route::aio_post(a, data, obj, iocb_len(cb), m, write, offset) else {
-            break;
-        };
-        taken += 1;
-        posted.push((i, cookie, twin));
-    }
-    for &(i, cookie, twin) in &posted {
-        // SAFETY: as above.
-        let cb = unsafe { &*cbs[i] };
-        route::aio_moved(a, cookie, iocb_io(cb, twin));
-    }
-    if taken == 0 {
-        -libc::EAGAIN
-    } else {
-        taken
-    }
+#[no_mangle]
+pub extern "C" fn io_cancel(ctx: u64, iocb: *mut aio::Iocb, ev: *mut aio::IoEvent) -> c_int {
+    aio::cancel(ctx, iocb, ev) as c_int
 }
 
-/// libaio's `io_getevents`: a routed context's events come from its slot
-/// (the device's interrupts), with any the kernel holds for it merged in.
 #[no_mangle]
 pub extern "C" fn io_getevents(
-    ctx: c_long,
+    ctx: u64,
     min_nr: c_long,
     nr: c_long,
-    events: *mut route::IoEvent,
+    events: *mut aio::IoEvent,
     timeout: *mut libc::timespec,
 ) -> c_int {
-    let call = |min, nr, ev, t| {
-        forward!(
-            "io_getevents",
-            fn(c_long, c_long, c_long, *mut route::IoEvent, *mut libc::timespec) -> c_int,
-            -libc::ENOSYS,
-            ctx,
-            min,
-            nr,
-            ev,
-            t
-        )
-    };
-    let Some(a) = route::aio_ctx(ctx, false) else {
-        return call(min_nr, nr, events, timeout);
-    };
-    if nr <= 0 || events.is_null() {
-        return call(min_nr, nr, events, timeout);
-    }
-    let (min, max) = (min_nr.clamp(0, nr) as usize, nr as usize);
-    // SAFETY: the program gives room for nr events (io_getevents' contract).
-    let out = unsafe { std::slice::from_raw_parts_mut(events, max) };
-    let deadline = (!timeout.is_null()).then(|| {
-        // SAFETY: non-null, the program's timespec.
-        let t = unsafe { *timeout };
-        std::time::Instant::now()
-            + std::time::Duration::new(
-                t.tv_sec.max(0) as u64,
-                t.tv_nsec.clamp(0, 999_999_999) as u32,
+    aio::get_events(ctx, min_nr, nr, events, timeout) as c_int
+}
+
+/// libaio's `io_pgetevents` (libaio 0.3.111) takes a plain signal set and
+/// passes the kernel `{ sigmask, _NSIG / 8 }` (its io_pgetevents.c).
+#[no_mangle]
+pub extern "C" fn io_pgetevents(
+    ctx: u64,
+    min_nr: c_long,
+    nr: c_long,
+    events: *mut aio::IoEvent,
+    timeout: *mut libc::timespec,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    let usig = aio::AioSigset::new(sigmask);
+    let r = aio::pget_events(ctx, min_nr, nr, events, timeout, &usig).unwrap_or_else(|| {
+        // A context not ours: the kernel's own call, as libaio makes it.
+        // SAFETY: the program's arguments, passed on.
+        let r = unsafe {
+            libc::syscall(
+                aio::SYS_IO_PGETEVENTS,
+                ctx,
+                min_nr,
+                nr,
+                events,
+                timeout,
+                &usig as *const aio::AioSigset,
             )
-    });
-    let _one = a.reaper.lock().expect("reaper lock");
-    let mut got = 0;
-    loop {
-        got += route::aio_take(&a, max - got, &mut out[got..]);
-        let kernel = a.pend.lock().expect("aio lock").kernel;
-        if kernel > 0 && got < max {
-            let mut zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            let r = call(0, (max - got) as c_long, out[got..].as_mut_ptr(), &mut zero);
-            if r > 0 {
-                got += r as usize;
-                a.pend.lock().expect("aio lock").kernel -= i64::from(r);
-            }
-        }
-        // min 0 asks for what is there, without waiting.
-        if got >= min {
-            return got as c_int;
-        }
-        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-        if left.is_some_and(|l| l.is_zero()) {
-            return got as c_int;
-        }
-        // With iocbs in the kernel too, wake now and then to look there.
-        let slice = if kernel > 0 {
-            Some(left.map_or(std::time::Duration::from_micros(50), |l| {
-                l.min(std::time::Duration::from_micros(50))
-            }))
-        } else {
-            left
         };
-        route::aio_wait(&a, (min - got) as u32, slice);
+        if r < 0 {
+            -i64::from(route::errno())
+        } else {
+            r
+        }
+    });
+    r as c_int
+}
+
+/// The aio system calls made through glibc's `syscall()` (MariaDB's
+/// tpool, ioping): `crate::aio`'s, with `syscall()`'s convention (-1 and
+/// errno). `None`: not an aio call (or the library's own, marked
+/// OWN_CALL), for the kernel.
+fn aio_syscall(n: c_long, a: [c_long; 6]) -> Option<c_long> {
+    if a[5] == shm::OWN_CALL as c_long {
+        return None;
+    }
+    let r = match n {
+        libc::SYS_io_setup => aio::setup(a[0] as u32, a[1] as *mut u64),
+        libc::SYS_io_destroy => aio::destroy(a[0] as u64),
+        libc::SYS_io_submit => aio::submit(a[0] as u64, a[1], a[2] as *mut *mut aio::Iocb),
+        libc::SYS_io_cancel => aio::cancel(
+            a[0] as u64,
+            a[1] as *mut aio::Iocb,
+            a[2] as *mut aio::IoEvent,
+        ),
+        libc::SYS_io_getevents => aio::get_events(
+            a[0] as u64,
+            a[1],
+            a[2],
+            a[3] as *mut aio::IoEvent,
+            a[4] as *const libc::timespec,
+        ),
+        aio::SYS_IO_PGETEVENTS => aio::pget_events(
+            a[0] as u64,
+            a[1],
+            a[2],
+            a[3] as *mut aio::IoEvent,
+            a[4] as *const libc::timespec,
+            a[5] as *const aio::AioSigset,
+        )?,
+        _ => return None,
+    };
+    if r < 0 {
+        route::set_errno(-r as c_int);
+        Some(-1)
+    } else {
+        Some(r as c_long)
     }
 }
 
@@ -941,13 +717,6 @@ pub extern "C" fn closefrom(lowfd: c_int) {
         closing_range(lowfd as u32, u32::MAX, 0);
     }
     forward!("closefrom", fn(c_int) -> (), (), lowfd)
-}
-
-/// libaio's `io_destroy`: a routed context's slot goes back.
-#[no_mangle]
-pub extern "C" fn io_destroy(ctx: c_long) -> c_int {
-    route::aio_forget(ctx);
-    forward!("io_destroy", fn(c_long) -> c_int, -libc::ENOSYS, ctx)
 }
 
 /// `_exit` ends a process without its atexit handlers (fio's forked jobs

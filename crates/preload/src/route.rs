@@ -13,18 +13,18 @@
 //!
 //! Waiters: a thread for the blocking calls (its slot claimed at its first
 //! routed call; a forked child's thread claims its own), a libaio context
-//! for `io_submit`/`io_getevents` (any thread may reap it, as in the
-//! kernel). All slots of a process are given back at its exit.
+//! (claimed at `io_setup`, waited on by the context's device thread:
+//! `crate::aio`). A thread's slot goes back at the thread's or the
+//! process's exit, a context's at `io_destroy`.
 
 use std::cell::Cell;
-use std::collections::HashMap;
-use std::ffi::{c_int, c_long};
+use std::ffi::c_int;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicI32, AtomicU64};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use policy::Marks;
-use shm::{Cmd, Done, Region, RING};
+use shm::{Cmd, Region};
 
 use crate::intercept::{config, LIVE};
 
@@ -53,7 +53,7 @@ pub(crate) fn unmapped() -> Option<String> {
 /// The region, even after the device is gone (for what is in flight):
 /// through the descriptor the process inherited (whatever user it has
 /// become), else through `/proc/EXEC_PID/fd/N` (exec's user only).
-fn mapped() -> Option<&'static Region> {
+pub(crate) fn mapped() -> Option<&'static Region> {
     REGION
         .get_or_init(|| {
             let r = config()?.route.as_ref()?;
@@ -143,7 +143,7 @@ fn pid() -> u32 {
     std::process::id()
 }
 
-fn claim() -> Option<usize> {
+pub(crate) fn claim() -> Option<usize> {
     let r = region()?;
     let got = r.claim(pid());
     if got.is_none() && !FULL.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -159,9 +159,7 @@ pub(crate) fn forget_in_child() {
     FULL.store(false, std::sync::atomic::Ordering::Relaxed);
     // Its parent's libaio contexts are not the child's (the kernel does
     // not share them across fork); the twin descriptors are inherited.
-    if let Ok(mut a) = AIO.lock() {
-        *a = None;
-    }
+    crate::aio::forget_in_child();
     if let Ok(mut b) = BOOSTS.lock() {
         b.clear();
     }
@@ -200,7 +198,7 @@ fn next_cookie(r: &Region) -> Option<(usize, u32)> {
     Some((slot, cookie))
 }
 
-fn bits(m: Marks) -> u8 {
+pub(crate) fn bits(m: Marks) -> u8 {
     exec::marks_bits(m)
 }
 
@@ -938,221 +936,16 @@ pub(crate) fn closing(fd: c_int) {
     }
 }
 
-/// A libaio context this process routes: its slot, and the iocbs in flight
-/// by cookie.
-pub(crate) struct AioCtx {
-    pub(crate) slot: usize,
-    pub(crate) pend: Mutex<AioPend>,
-    /// One reaper at a time (the slot's completion ring has one consumer).
-    pub(crate) reaper: Mutex<()>,
-    /// Held by `io_submit` from the posting of its commands until their
-    /// data moved: a completion is taken only outside it.
-    pub(crate) copying: Mutex<()>,
-}
-
-#[derive(Default)]
-pub(crate) struct AioPend {
-    pub(crate) next: u32,
-    /// cookie -> (aio_data, iocb address, result of the data transfer).
-    pub(crate) map: HashMap<u32, (u64, u64, i64)>,
-    /// iocbs of this context the kernel has (not routed) and not returned.
-    pub(crate) kernel: i64,
-    /// Events complete without a device command (an iocb the kernel
-    /// refused), handed out first.
-    pub(crate) ready: std::collections::VecDeque<IoEvent>,
-}
-
-/// An iocb that completes without a device command (`res`: its result).
-pub(crate) fn aio_ready(a: &AioCtx, data: u64, obj: u64, res: i64) {
-    a.pend.lock().expect("aio lock").ready.push_back(IoEvent {
-        data,
-        obj,
-        res,
-        res2: 0,
-    });
-}
-
-static AIO: Mutex<Option<HashMap<c_long, Arc<AioCtx>>>> = Mutex::new(None);
-
-/// The routed context `ctx`, made at its first `io_submit`.
-pub(crate) fn aio_ctx(ctx: c_long, create: bool) -> Option<Arc<AioCtx>> {
-    if create {
-        region()?;
-    } else {
-        mapped()?;
-    }
-    let mut guard = AIO.lock().ok()?;
-    let map = guard.get_or_insert_with(HashMap::new);
-    if let Some(a) = map.get(&ctx) {
-        return Some(a.clone());
-    }
-    if !create {
-        return None;
-    }
-    let a = Arc::new(AioCtx {
-        slot: claim()?,
-        pend: Mutex::default(),
-        reaper: Mutex::new(()),
-        copying: Mutex::new(()),
-    });
-    map.insert(ctx, a.clone());
-    Some(a)
-}
-
-/// `io_destroy`: the context's slot goes back if quiet.
-pub(crate) fn aio_forget(ctx: c_long) {
-    let Some(r) = mapped() else { return };
-    let Ok(mut guard) = AIO.lock() else { return };
-    if let Some(a) = guard.as_mut().and_then(|m| m.remove(&ctx)) {
-        r.slot(a.slot).release();
-    }
-}
-
-/// How many more commands the context's slot has room for.
-pub(crate) fn aio_room(a: &AioCtx) -> usize {
-    region().map_or(0, |r| {
-        u64::from(RING).saturating_sub(r.slot(a.slot).in_flight()) as usize
-    })
-}
-
-/// Posts one iocb's command (`len` bytes asked; its data moves after, and
-/// [`aio_moved`] records the result); its cookie, or `None` when the slot
-/// is full.
-pub(crate) fn aio_post(
-    a: &AioCtx,
-    data: u64,
-    obj: u64,
-    len: u32,
-    tag: Tag,
-    write: bool,
-    offset: u64,
-) -> Option<u32> {
-    let r = region()?;
-    let mut p = a.pend.lock().expect("aio lock");
-    let cookie = p.next;
-    p.next = p.next.wrapping_add(1);
-    p.map.insert(cookie, (data, obj, 0));
-    // Linux's aio cannot poll: a context's commands take interrupts.
-    let cmd = Cmd {
-        cookie,
-        write,
-        marks: bits(tag.marks),
-        critical: tag.critical,
-        polled: false,
-        len,
-        offset,
-    };
-    if r.slot(a.slot).post(cmd) {
-        Some(cookie)
-    } else {
-        p.map.remove(&cookie);
-        None
-    }
-}
-
-/// The data of the command `cookie` moved, with the result `res` (bytes, or
-/// a negative errno), which its event carries.
-pub(crate) fn aio_moved(a: &AioCtx, cookie: u32, res: i64) {
-    if let Some(e) = a.pend.lock().expect("aio lock").map.get_mut(&cookie) {
-        e.2 = res;
-    }
-}
-
-/// The kernel's `struct io_event` (uapi linux/aio_abi.h).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IoEvent {
-    pub data: u64,
-    pub obj: u64,
-    pub res: i64,
-    pub res2: i64,
-}
-
-/// Moves up to `max` delivered completions of `a` into `out` as events.
-pub(crate) fn aio_take(a: &AioCtx, max: usize, out: &mut [IoEvent]) -> usize {
-    let Some(r) = mapped() else { return 0 };
-    let mut n = 0;
-    {
-        let mut p = a.pend.lock().expect("aio lock");
-        while n < max {
-            let Some(e) = p.ready.pop_front() else { break };
-            out[n] = e;
-            n += 1;
-        }
-    }
-    let mut done: Vec<Done> = Vec::with_capacity(max - n);
-    {
-        // Not while an io_submit of the context still moves data.
-        let _moved = a.copying.lock().expect("copying lock");
-        r.slot(a.slot).take(max - n, &mut done);
-    }
-    let mut p = a.pend.lock().expect("aio lock");
-    for d in done {
-        let Some((data, obj, res)) = p.map.remove(&d.cookie) else {
-            continue;
-        };
-        out[n] = IoEvent {
-            data,
-            obj,
-            res: if d.error { -i64::from(libc::EIO) } else { res },
-            res2: 0,
-        };
-        n += 1;
-    }
-    n
-}
-
-/// Sleeps until `min` completions of `a` are delivered or `timeout` ends.
-pub(crate) fn aio_wait(a: &AioCtx, min: u32, timeout: Option<std::time::Duration>) -> bool {
-    let Some(r) = mapped() else { return false };
-    if GONE.load(std::sync::atomic::Ordering::Relaxed) {
-        aio_abandon(a);
-        return true;
-    }
-    let slice = timeout.map_or(WATCH, |t| t.min(WATCH));
-    let ready = r.slot(a.slot).wait(min, Some(slice));
-    if !ready && !device_alive() {
-        // Nothing more will come: what is in flight is given back as it
-        // moved (the data did), so no waiter sleeps forever.
-        aio_abandon(a);
-    }
-    ready
-}
-
-/// With the device gone, the context's commands in flight complete with
-/// their data transfer's result, delivered into the slot as the handler
-/// would have.
-fn aio_abandon(a: &AioCtx) {
-    let Some(r) = mapped() else { return };
-    let p = a.pend.lock().expect("aio lock");
-    let done: Vec<Done> = p
-        .map
-        .iter()
-        .map(|(&cookie, &(_, _, res))| Done {
-            cookie,
-            result: res.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-            error: false,
-        })
-        .collect();
-    drop(p);
-    // Some may be in the ring already: `aio_take` drops a cookie it meets
-    // twice. Never more than the ring has room for; the next watch
-    // delivers the rest.
-    let s = r.slot(a.slot);
-    let room = (RING - s.ready().min(RING)) as usize;
-    s.deliver(&done[..done.len().min(room)]);
-}
-
 /// How long a waiter sleeps before it checks that `cinterrupts exec` (the
 /// device) still exists: a program must not hang because exec was killed.
-const WATCH: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const WATCH: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Whether the process holding the device still holds the region: its
 /// `/proc/PID/fd/N` still names the memfd. A process that exists is not
 /// enough: a killed exec stays a zombie until its parent waits for it,
 /// with its descriptors (and its device thread) gone (issue 24 item 4: a
 /// waiter slept on, a second at a time, for ever).
-fn device_alive() -> bool {
+pub(crate) fn device_alive() -> bool {
     let Some(shm) = config().and_then(|c| c.route.as_ref()).map(|r| &r.shm) else {
         return false;
     };
