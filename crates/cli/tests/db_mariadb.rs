@@ -243,7 +243,11 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     assert!(reads > 100 && writes > 100 && flushes > 10, "{requests}");
     // Every process of it routed and reporting, as the user it became.
     let c = &r["cinterrupts"];
-    assert_eq!(c["exec"]["processes"].as_array().map(Vec::len), Some(1), "{c}");
+    assert_eq!(
+        c["exec"]["processes"].as_array().map(Vec::len),
+        Some(1),
+        "{c}"
+    );
     let uid = |name: &str| -> u64 {
         let o = bounded(Command::new("id").args(["-u", name]));
         String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()

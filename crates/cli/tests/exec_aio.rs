@@ -97,7 +97,7 @@ fn differential(case: &str, commands: u64) -> Value {
         let (v, c, r) = run_case(case, how);
         assert_eq!(nv, v, "{case}: native (left) and {how:?} (right)");
         assert!(nc == c, "{case}: the final file differs under {how:?}");
-        let served = r["cinterrupts"]["device"]["commands"].as_u64();
+        let served = r["cinterrupts"]["exec"]["routing"]["commands"].as_u64();
         assert_eq!(served, Some(commands), "{case} ({how:?}): {r}");
     }
     nv
@@ -687,7 +687,7 @@ fn fio_userspace_reap_finishes_under_exec() {
         let ios = fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
         assert!(ios >= 512, "device {device}: {ios} reads");
         let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-        let reads = &r["cinterrupts"]["requests"]["reads"];
+        let reads = &r["cinterrupts"]["exec"]["requests"]["reads"];
         let n: u64 = ["urgent", "barrier", "unmarked"]
             .iter()
             .map(|m| reads[m].as_u64().unwrap())
@@ -714,14 +714,17 @@ fn ioping_async_finishes_under_exec() {
     let b = bounded(c, b"", LIMIT);
     assert!(b.output.status.success(), "{}", stderr(&b.output));
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let reads = &r["cinterrupts"]["requests"]["reads"];
+    let reads = &r["cinterrupts"]["exec"]["requests"]["reads"];
     let n: u64 = ["urgent", "barrier", "unmarked"]
         .iter()
         .map(|m| reads[m].as_u64().unwrap())
         .sum();
     assert!(n >= 5, "ioping's reads routed: {r}");
     assert!(
-        r["cinterrupts"]["device"]["commands"].as_u64().unwrap() >= 5,
+        r["cinterrupts"]["exec"]["routing"]["commands"]
+            .as_u64()
+            .unwrap()
+            >= 5,
         "{r}"
     );
 }

@@ -20,9 +20,9 @@ mod record;
 mod route;
 mod run;
 mod signals;
+mod spawn;
 pub mod stage;
 pub mod summary;
-mod spawn;
 mod watch;
 
 pub use config::{

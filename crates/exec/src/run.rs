@@ -221,10 +221,7 @@ fn run_program(
     // directory is writable by all, sticky (none removes another's file)
     // and not listable; it is reached through a descriptor each process
     // inherits, so a directory above it closed to that user does not matter.
-    std::fs::set_permissions(
-        out,
-        std::os::unix::fs::PermissionsExt::from_mode(0o1733),
-    )?;
+    std::fs::set_permissions(out, std::os::unix::fs::PermissionsExt::from_mode(0o1733))?;
     let (out_dir, out_ino) = open_dir(out)?;
     let out_dir = high(&out_dir)?;
     let out_fd = (out_dir.as_raw_fd(), out_ino);
