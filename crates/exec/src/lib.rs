@@ -16,17 +16,19 @@
 mod config;
 mod counts;
 mod glob;
+pub mod marks;
 mod record;
 mod route;
 mod run;
 mod signals;
 
 pub use config::{
-    Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
-    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES,
+    Config, Critical, Mark, Polling, RouteEnv, Target, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL,
+    ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_RULES,
 };
 pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
+pub use marks::Rule;
 pub use record::{Boosted, Record};
 pub use route::{
     allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,

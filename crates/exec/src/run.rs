@@ -9,10 +9,11 @@ use std::process::Command;
 use jobs::DefaultMarks;
 
 use crate::config::{
-    Config, Critical, Rule, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS,
-    ENV_OUT, ENV_RULES,
+    Config, Critical, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT,
+    ENV_RULES,
 };
 use crate::counts::Counts;
+use crate::marks::Rule;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
 

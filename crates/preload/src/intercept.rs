@@ -14,8 +14,10 @@ use std::sync::OnceLock;
 use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
 
-use exec::{Config, Family, Fr, Kind, Live, Target};
+use exec::marks::{Facts, Op};
+use exec::{Config, Family, Fr, Kind, Live};
 
+use crate::facts;
 use crate::route::{self, Tag};
 
 /// RWF_HIPRI and RWF_NOWAIT (Linux uapi fs.h).
@@ -67,40 +69,46 @@ fn is_direct(fd: c_int) -> bool {
     route::is_direct(fd)
 }
 
-fn thread_name() -> Option<String> {
-    let mut buf = [0u8; 16];
-    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated.
-    let r = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) };
-    if r != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
-}
-
-fn file_path(fd: c_int) -> Option<String> {
-    std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned())
-}
-
-/// A request's marks: `exec`'s rules first (they stand for the
-/// application patches the paper made, TOS 5.4), then the application's
-/// flags, then the kernel's defaults. With them, FastResponse's critical
-/// tag (`--critical-thread`, `--critical-file`), counted; a thread's first
-/// critical request gives it `--critical-boost`.
-fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call) -> Tag {
-    let thread = c.has(Target::Thread).then(thread_name).flatten();
-    let file = c.has(Target::File).then(|| file_path(fd)).flatten();
-    let marks = c
-        .rule_for(thread.as_deref(), file.as_deref())
-        .map(|m| m.marks())
-        .unwrap_or_else(|| {
-            rwf(flags)
-                .to_marks()
-                .unwrap_or_else(|| c.default_marks.of(call))
-        });
-    let critical = c.is_critical(thread.as_deref(), file.as_deref());
+/// A request's marks: the application's own RWF_URGENT/RWF_BARRIER
+/// flags first (it said what it meant), then `exec`'s marking rules (they
+/// stand for the application patches the paper made, TOS 5.4;
+/// `exec::marks`), then the kernel's defaults. With them, FastResponse's
+/// critical tag (`--critical-thread`, `--critical-file`), counted; a
+/// thread's first critical request gives it `--critical-boost`. The facts
+/// a rule asks for are learnt on the stack (`facts`), nothing allocated.
+fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
+    let thread = c.wants_thread().then(facts::thread_name).flatten();
+    let file = c.wants_file().then(|| facts::file_path(fd)).flatten();
+    let (thread, file) = (
+        thread.as_ref().and_then(|t| t.as_str()),
+        file.as_ref().and_then(|t| t.as_str()),
+    );
+    let ruled = |title: Option<&str>| {
+        let f = Facts {
+            op: match kind {
+                Kind::Read => Op::Read,
+                Kind::Write => Op::Write,
+                Kind::Flush => Op::Flush,
+            },
+            thread,
+            file,
+            title,
+        };
+        c.rule_for(&f).map(|r| r.mark)
+    };
+    let marks = rwf(flags).to_marks().unwrap_or_else(|| {
+        let rule = if c.needs.title {
+            facts::with_title(ruled)
+        } else {
+            ruled(None)
+        };
+        match rule {
+            Some(Some(m)) => m.marks(),
+            // No rule, or `=> default`.
+            _ => c.default_marks.of(call),
+        }
+    });
+    let critical = c.is_critical(thread, file);
     if critical {
         LIVE.fr(Fr::Critical);
         route::boost_me();
@@ -134,7 +142,7 @@ fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> 
         nowait: flags & RWF_NOWAIT != 0,
     };
     LIVE.call(family);
-    let tag = tag_of(c, fd, flags, call);
+    let tag = tag_of(c, fd, flags, call, kind);
     LIVE.request(kind, tag.marks);
     Some(tag)
 }
@@ -145,7 +153,7 @@ fn flush(fd: c_int) -> Option<Tag> {
         return None;
     }
     LIVE.call(Family::Flush);
-    let tag = tag_of(c, fd, 0, Call::Flush);
+    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
     LIVE.request(Kind::Flush, tag.marks);
     Some(tag)
 }
@@ -188,7 +196,7 @@ fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
         return r;
     }
     let Some(c) = config() else { return r };
-    let tag = tag_of(c, fd, 0, Call::Flush);
+    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
     LIVE.request(Kind::Flush, tag.marks);
     match route::blocking(tag, true, 0, || 0) {
         Some(f) if f < 0 => f,
@@ -584,7 +592,7 @@ pub extern "C" fn io_submit(ctx: c_long, nr: c_long, iocbs: *mut *mut Iocb) -> c
             } else {
                 Call::Submit { last: i + 1 == n }
             };
-            let m = tag_of(c, fd, cb.aio_rw_flags, call);
+            let m = tag_of(c, fd, cb.aio_rw_flags, call, kind);
             LIVE.request(kind, m.marks);
             marks.push((i, kind, m));
             if cb.aio_rw_flags & !KEEP != 0 {

@@ -14,6 +14,7 @@
 //! Only direct I/O is counted (a descriptor opened with O_DIRECT, checked
 //! with `fcntl(F_GETFL)` per call, since flags can change with F_SETFL).
 
+mod facts;
 mod intercept;
 mod report;
 mod route;
