@@ -2,7 +2,8 @@
 //! run with the preload library (`crates/preload`), which sees its direct
 //! I/O from inside and gives each request the marks the authors' kernel
 //! would (TOS 4.1.1 Table 1 or their basis kernel, the application's
-//! RWF_URGENT/RWF_BARRIER, then rules by thread name and file path).
+//! RWF_URGENT/RWF_BARRIER, then the marking rules of `marks`: by
+//! operation, thread name, file path and process title).
 //!
 //! This crate holds what both sides share (the configuration passed in the
 //! environment, the counters, each process's record) and the runner: start
