@@ -261,14 +261,11 @@ impl Config {
             .join("\n")
     }
 
-    /// Whether the thread's name (or the file's path) must be learnt for a
-    /// request: a marking or a critical rule asks for it.
-    pub fn wants_thread(&self) -> bool {
-        self.needs.thread || self.critical.iter().any(|r| r.target == Target::Thread)
-    }
-
-    pub fn wants_file(&self) -> bool {
-        self.needs.file || self.critical.iter().any(|r| r.target == Target::File)
+    /// Whether a critical rule reads the thread's name (or the file's
+    /// path): then it is learnt for every request, as the marking rules'
+    /// facts are when no flag of the program decides its marks.
+    pub fn critical_on(&self, target: Target) -> bool {
+        self.critical.iter().any(|r| r.target == target)
     }
 
     /// Whether a request of this thread on this file is critical.

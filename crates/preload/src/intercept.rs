@@ -15,7 +15,7 @@ use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
 
 use exec::marks::{Facts, Op};
-use exec::{Config, Family, Fr, Kind, Live};
+use exec::{Config, Family, Fr, Kind, Live, Target};
 
 use crate::facts;
 use crate::route::{self, Tag};
@@ -77,13 +77,21 @@ fn is_direct(fd: c_int) -> bool {
 /// thread's first critical request gives it `--critical-boost`. The facts
 /// a rule asks for are learnt on the stack (`facts`), nothing allocated.
 fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
-    let thread = c.wants_thread().then(facts::thread_name).flatten();
-    let file = c.wants_file().then(|| facts::file_path(fd)).flatten();
+    // The program's flags decide alone: no fact is learnt for the rules
+    // then (a file's path is a readlink, ~5-7 us).
+    let explicit = rwf(flags).to_marks();
+    let ruled = explicit.is_none();
+    let thread = (ruled && c.needs.thread || c.critical_on(Target::Thread))
+        .then(facts::thread_name)
+        .flatten();
+    let file = (ruled && c.needs.file || c.critical_on(Target::File))
+        .then(|| facts::file_path(fd))
+        .flatten();
     let (thread, file) = (
         thread.as_ref().and_then(|t| t.as_str()),
         file.as_ref().and_then(|t| t.as_str()),
     );
-    let ruled = |title: Option<&str>| {
+    let rule_for = |title: Option<&str>| {
         let f = Facts {
             op: match kind {
                 Kind::Read => Op::Read,
@@ -96,11 +104,11 @@ fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
         };
         c.rule_for(&f).map(|r| r.mark)
     };
-    let marks = rwf(flags).to_marks().unwrap_or_else(|| {
+    let marks = explicit.unwrap_or_else(|| {
         let rule = if c.needs.title {
-            facts::with_title(ruled)
+            facts::with_title(rule_for)
         } else {
-            ruled(None)
+            rule_for(None)
         };
         match rule {
             Some(Some(m)) => m.marks(),
