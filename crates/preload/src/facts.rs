@@ -5,7 +5,9 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{
+    compiler_fence, AtomicBool, AtomicU32, Ordering::Relaxed, Ordering::SeqCst,
+};
 
 /// A name read into a buffer on the caller's stack.
 pub(crate) struct Text<const N: usize> {
@@ -34,8 +36,14 @@ impl<const N: usize> Text<N> {
 /// against ~15 ns cached (`title_cost` below).
 pub(crate) fn thread_name() -> Option<Text<16>> {
     let now = coarse_now_ns();
-    NAME.with(|c| {
-        // SAFETY: this thread's own copy, not re-entered.
+    // As `with_title`: a signal handler on this thread reads afresh.
+    if IN_NAME.with(|b| b.swap(true, Relaxed)) {
+        return read_thread_name();
+    }
+    compiler_fence(SeqCst);
+    let r = NAME.with(|c| {
+        // SAFETY: this thread's own copy; IN_NAME keeps a signal handler
+        // on this thread out of it.
         let c = unsafe { &mut *c.get() };
         if c.empty || now.saturating_sub(c.read_ns) >= TITLE_TTL_NS {
             c.name = read_thread_name();
@@ -46,7 +54,10 @@ pub(crate) fn thread_name() -> Option<Text<16>> {
             buf: t.buf,
             len: t.len,
         })
-    })
+    });
+    compiler_fence(SeqCst);
+    IN_NAME.with(|b| b.store(false, Relaxed));
+    r
 }
 
 struct CachedName {
@@ -56,6 +67,8 @@ struct CachedName {
 }
 
 thread_local! {
+    static IN_NAME: AtomicBool = const { AtomicBool::new(false) };
+    static IN_TITLE: AtomicBool = const { AtomicBool::new(false) };
     static NAME: UnsafeCell<CachedName> = const {
         UnsafeCell::new(CachedName { read_ns: 0, empty: true, name: None })
     };
@@ -196,9 +209,16 @@ fn coarse_now_ns() -> u64 {
 pub(crate) fn with_title<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
     let now = coarse_now_ns();
     let forks = FORKS.load(Relaxed);
-    TITLE.with(|c| {
-        // SAFETY: this thread's own copy; nothing below re-enters with_title
-        // (reading the title calls no interposed function that marks).
+    // A signal handler's I/O on this thread while it is in here (issue 24:
+    // I/O from signal handlers is routed) reads the title afresh instead
+    // of touching the copy being used.
+    if IN_TITLE.with(|b| b.swap(true, Relaxed)) {
+        return f(read_title().as_str());
+    }
+    compiler_fence(SeqCst);
+    let r = TITLE.with(|c| {
+        // SAFETY: this thread's own copy, and IN_TITLE keeps a signal
+        // handler on this thread out of it.
         let c = unsafe { &mut *c.get() };
         if c.empty || c.forks != forks || now.saturating_sub(c.read_ns) >= TITLE_TTL_NS {
             c.title = read_title();
@@ -207,7 +227,10 @@ pub(crate) fn with_title<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
             c.empty = false;
         }
         f(c.title.as_str())
-    })
+    });
+    compiler_fence(SeqCst);
+    IN_TITLE.with(|b| b.store(false, Relaxed));
+    r
 }
 
 /// The title now: the command line as the process set it (PostgreSQL
