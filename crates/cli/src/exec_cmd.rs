@@ -136,6 +136,16 @@ pub struct RulesFile {
 }
 
 fn rules_file(path: &str) -> Result<RulesFile, String> {
+    // Bounded before it is read: no more can reach the program anyway.
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .len();
+    if len > 4 * exec::marks::MAX_RULES_BYTES as u64 {
+        return Err(format!(
+            "{path}: {len} bytes is not a rules file (at most {} bytes of rules reach the program)",
+            exec::marks::MAX_RULES_BYTES
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let rules = exec::marks::parse_file(path, &text)?;
     Ok(RulesFile {
@@ -214,6 +224,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         return Ok(0);
     }
     let rules = a.marking_rules();
+    exec::marks::check_size(&rules).map_err(anyhow::Error::msg)?;
     let mut critical = a.critical_thread.clone();
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();

@@ -153,7 +153,7 @@ impl Rule {
     /// One rule from its text. The error says what is wrong; the caller
     /// adds where the rule came from.
     pub fn parse(text: &str) -> Result<Rule, String> {
-        let why = |w: String| format!("rule '{}': {w}", text.trim());
+        let why = |w: String| format!("rule '{}': {w}", shown(text.trim()));
         let (lhs, rhs) = text
             .split_once("=>")
             .ok_or_else(|| why("no '=>' (write as: [OPS] [thread=GLOB] [file=GLOB] [title=GLOB] => urgent|barrier|none|default)".into()))?;
@@ -270,6 +270,10 @@ fn check_glob(g: &str) -> Result<(), String> {
     if g.contains('\n') {
         return Err("a glob cannot hold a newline".into());
     }
+    // The rules reach the library in an environment variable, a C string.
+    if g.contains('\0') {
+        return Err("a glob cannot hold a NUL byte".into());
+    }
     if g.contains('"') && g.contains('\'') {
         return Err(format!("the glob {g} holds both quote characters"));
     }
@@ -322,6 +326,47 @@ fn words(s: &str) -> Result<Vec<String>, String> {
         out.push(cur);
     }
     Ok(out)
+}
+
+/// The most of a rule an error message shows: enough to find it, not a
+/// whole file's worth of one line.
+const SHOWN: usize = 80;
+
+/// A rule as an error shows it: cut at [`SHOWN`] characters, control
+/// characters escaped (a NUL would cut the terminal's line).
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == SHOWN {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The most bytes of rules `exec` hands the library: they travel in one
+/// environment variable, which Linux caps at MAX_ARG_STRLEN, 32 pages =
+/// 128 KiB (include/uapi/linux/binfmts.h); `execve` fails with E2BIG
+/// above it. Half of it, so that a program that passes its environment on
+/// with more in it is not refused either.
+pub const MAX_RULES_BYTES: usize = 64 * 1024;
+
+/// Refuses rules that would not fit in the environment (above).
+pub fn check_size(rules: &[Rule]) -> Result<(), String> {
+    let n: usize = rules.iter().map(|r| r.to_line().len() + 1).sum();
+    if n > MAX_RULES_BYTES {
+        return Err(format!(
+            "the marking rules take {n} bytes ({} rules); at most {MAX_RULES_BYTES} reach the program (its environment's limit)",
+            rules.len()
+        ));
+    }
+    Ok(())
 }
 
 /// A rules file's text (`--rules FILE`, a preset): one rule a line; blank
@@ -544,6 +589,30 @@ mod tests {
         assert!(Rule::legacy(false, "a\"'=none")
             .unwrap_err()
             .contains("quote"));
+        assert!(Rule::legacy(false, "a\0b=none")
+            .unwrap_err()
+            .contains("NUL"));
+        let e = Rule::parse("file=a\0b => none").unwrap_err();
+        assert!(e.contains("NUL") && e.contains("a\\u{0}b"), "{e}");
+    }
+
+    #[test]
+    fn rules_that_would_not_fit_the_environment_are_refused() {
+        let one = Rule::parse("write file=*.ibd => none").unwrap();
+        assert!(check_size(&vec![one.clone(); 100]).is_ok());
+        let e = check_size(&vec![one; 10_000]).unwrap_err();
+        assert!(e.contains("10000 rules"), "{e}");
+    }
+
+    #[test]
+    fn a_long_bad_rule_is_shown_cut() {
+        let long = "x".repeat(10_000);
+        let e = Rule::parse(&long).unwrap_err();
+        assert!(e.len() < 300, "{e}");
+        assert!(
+            e.starts_with(&format!("rule '{}...'", "x".repeat(80))),
+            "{e}"
+        );
     }
 
     #[test]
