@@ -155,7 +155,7 @@ impl Rule {
     pub fn parse(text: &str) -> Result<Rule, String> {
         let why = |w: String| format!("rule '{}': {w}", shown(text.trim()));
         let (lhs, rhs) = text
-            .split_once("=>")
+            .rsplit_once("=>")
             .ok_or_else(|| why("no '=>' (write as: [OPS] [thread=GLOB] [file=GLOB] [title=GLOB] => urgent|barrier|none|default)".into()))?;
         let mark = match rhs.trim() {
             "" => {
@@ -440,6 +440,8 @@ mod tests {
             ),
             ("title=\"*it's*\" => barrier", "title=\"*it's*\" => barrier"),
             ("=> urgent", "=> urgent"),
+            // The mark is after the last '=>': a glob may hold one.
+            ("file='*a=>b*' => none", "file=*a=>b* => none"),
             ("any flush => default", "=> default"),
             (
                 "flush,read file='/a\"b*' => none",
