@@ -36,12 +36,37 @@ pub struct ExecArgs {
     #[arg(long, value_name = "KERNEL", default_value = "table1",
           value_parser = |s: &str| s.parse::<jobs::DefaultMarks>())]
     pub default_marks: jobs::DefaultMarks,
-    /// Mark the requests of threads whose name matches GLOB (urgent,
-    /// barrier or none), e.g. 'rocksdb:*=none'; repeatable, first match wins
-    #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::parse(Target::Thread, s))]
+    /// A marking rule, `[OPS] [thread=GLOB] [file=GLOB] [title=GLOB] =>
+    /// MARK`: OPS read, write, flush (comma-joined; none = all), thread =
+    /// the thread's name, file = the descriptor's path (an unlinked file's
+    /// too), title = the process's title (/proc/self/cmdline, e.g.
+    /// "postgres: checkpointer"), MARK urgent, barrier, none or default (the
+    /// kernel's). E.g. 'write file=*.ibd => none'. Repeatable; every
+    /// condition must hold; the first matching rule of all (--mark, then
+    /// --rules, --mark-thread, --mark-file, --marks-for) wins; the
+    /// program's own RWF_URGENT/RWF_BARRIER win over rules
+    #[arg(long, value_name = "RULE", value_parser = |s: &str| Rule::parse(s))]
+    pub mark: Vec<Rule>,
+    /// A file of marking rules, one a line as --mark's ('#' comments);
+    /// repeatable
+    #[arg(long, value_name = "FILE", value_parser = rules_file)]
+    pub rules: Vec<RulesFile>,
+    /// Built-in rules for a database, in the part of the authors' app-cint
+    /// patch (log writes and reads Urgent; page cleaner, checkpointer,
+    /// background writer, flush and compaction unmarked): mariadb,
+    /// postgres or rocksdb (crates/exec/presets/NAME.rules; see them with
+    /// --print-rules). After every other rule
+    #[arg(long, value_name = "DB", value_parser = preset)]
+    pub marks_for: Vec<RulesFile>,
+    /// Print the marking rules in the order they apply (a rules file, the
+    /// presets with their sources) and exit
+    #[arg(long)]
+    pub print_rules: bool,
+    /// Same as --mark 'thread=GLOB => MARK' (kept; --mark says more)
+    #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::legacy(true, s))]
     pub mark_thread: Vec<Rule>,
-    /// Mark the requests on files whose path matches GLOB; repeatable
-    #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::parse(Target::File, s))]
+    /// Same as --mark 'file=GLOB => MARK' (kept; --mark says more)
+    #[arg(long, value_name = "GLOB=MARK", value_parser = |s: &str| Rule::legacy(false, s))]
     pub mark_file: Vec<Rule>,
     /// FastResponse's critical tag (FR 3.1-3.2) for the requests of
     /// threads whose name matches GLOB (a process's main thread has the
@@ -110,8 +135,91 @@ pub struct ExecArgs {
     #[arg(long)]
     pub quiet: bool,
     /// The program and its arguments, after `--`
-    #[arg(required = true, last = true, value_name = "PROGRAM")]
+    #[arg(
+        required_unless_present = "print_rules",
+        last = true,
+        value_name = "PROGRAM"
+    )]
     pub program: Vec<OsString>,
+}
+
+/// A rules file (`--rules`) or a preset (`--marks-for`): its name, text
+/// and rules, parsed once here.
+#[derive(Clone, Debug)]
+pub struct RulesFile {
+    pub name: String,
+    pub text: String,
+    pub rules: Vec<Rule>,
+}
+
+fn rules_file(path: &str) -> Result<RulesFile, String> {
+    // Bounded before it is read: no more can reach the program anyway.
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .len();
+    if len > 4 * exec::marks::MAX_RULES_BYTES as u64 {
+        return Err(format!(
+            "{path}: {len} bytes is not a rules file (at most {} bytes of rules reach the program)",
+            exec::marks::MAX_RULES_BYTES
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let rules = exec::marks::parse_file(path, &text)?;
+    Ok(RulesFile {
+        name: path.to_string(),
+        text,
+        rules,
+    })
+}
+
+fn preset(name: &str) -> Result<RulesFile, String> {
+    let text = exec::marks::preset(name)?;
+    let rules = exec::marks::parse_file(&format!("preset {name}"), text)?;
+    Ok(RulesFile {
+        name: name.to_string(),
+        text: text.to_string(),
+        rules,
+    })
+}
+
+impl ExecArgs {
+    /// Every marking rule in the order they apply.
+    fn marking_rules(&self) -> Vec<Rule> {
+        let mut rules = self.mark.clone();
+        rules.extend(self.rules.iter().flat_map(|f| f.rules.iter().cloned()));
+        rules.extend(self.mark_thread.iter().cloned());
+        rules.extend(self.mark_file.iter().cloned());
+        rules.extend(self.marks_for.iter().flat_map(|f| f.rules.iter().cloned()));
+        rules
+    }
+
+    /// `--print-rules`: a rules file whose rules are [`Self::marking_rules`].
+    fn print_rules(&self) -> String {
+        let mut s = String::new();
+        let lines = |s: &mut String, head: &str, rules: &[Rule]| {
+            if !rules.is_empty() {
+                *s += &format!("# {head}\n");
+                for r in rules {
+                    *s += &format!("{}\n", r.to_line());
+                }
+                *s += "\n";
+            }
+        };
+        lines(&mut s, "--mark", &self.mark);
+        for f in &self.rules {
+            s += &format!("# --rules {}\n{}\n", f.name, f.text.trim_end());
+            s += "\n";
+        }
+        lines(&mut s, "--mark-thread", &self.mark_thread);
+        lines(&mut s, "--mark-file", &self.mark_file);
+        for f in &self.marks_for {
+            s += &format!("# --marks-for {}\n{}\n", f.name, f.text.trim_end());
+        }
+        if s.is_empty() {
+            s = "# no marking rules: the program's flags, then the kernel's defaults\n".into();
+        }
+        s
+    }
 }
 
 /// `--completion`: `run`'s parser (the simulator's).
@@ -128,8 +236,12 @@ pub enum Format {
 
 /// Runs the program; the exit code is the program's (128 + signal).
 pub fn run(a: &ExecArgs) -> Result<i32> {
-    let mut rules = a.mark_thread.clone();
-    rules.extend(a.mark_file.iter().cloned());
+    if a.print_rules {
+        print!("{}", a.print_rules());
+        return Ok(0);
+    }
+    let rules = a.marking_rules();
+    exec::marks::check_size(&rules).map_err(anyhow::Error::msg)?;
     let mut critical = a.critical_thread.clone();
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
@@ -181,7 +293,10 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     let warnings = warnings(&name, &out);
     let report = match a.output_format {
         Format::Normal => text(&name, &opts, &out, &warnings),
-        Format::Json => json(&name, &opts, &out, &warnings),
+        Format::Json => {
+            let presets: Vec<String> = a.marks_for.iter().map(|f| f.name.clone()).collect();
+            json(&name, &opts, &out, &warnings, &presets)
+        }
     };
     // Our lines on stderr: a failed write there (a closed terminal after
     // SIGHUP) must not hide the program's status.
@@ -449,8 +564,14 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
 
 /// The shared report schema (`report::Cinterrupts`) with `exec`'s own
 /// part: one script reads this and `run`'s alike.
-fn json(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) -> String {
-    let c = exec::summary::cinterrupts(name, opts, out, warnings);
+fn json(
+    name: &str,
+    opts: &exec::Options,
+    out: &Outcome,
+    warnings: &[String],
+    marks_for: &[String],
+) -> String {
+    let c = exec::summary::cinterrupts(name, opts, out, warnings, marks_for);
     let v = serde_json::json!({ "cinterrupts": c });
     serde_json::to_string_pretty(&v).expect("json") + "\n"
 }

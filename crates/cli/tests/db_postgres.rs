@@ -75,8 +75,9 @@ struct Server {
 
 impl Server {
     /// `exec` is the report's path and the `cinterrupts` to run (a copy the
-    /// `postgres` user can reach), or none for a native start.
-    fn start(dir: &Path, exec: Option<(&Path, &Path)>) -> Server {
+    /// `postgres` user can reach), or none for a native start; `marks` are
+    /// exec's marking options.
+    fn start(dir: &Path, exec: Option<(&Path, &Path)>, marks: &[&str]) -> Server {
         let mut args: Vec<String> = vec![
             "-D".into(),
             dir.join("data").display().to_string(),
@@ -96,16 +97,12 @@ impl Server {
         }
         let mut cmd = match exec {
             Some((report, cinterrupts)) => {
-                let mut all: Vec<String> = [
-                    "exec",
-                    "--device",
-                    "optane",
-                    "--output-format",
-                    "json",
-                    "-o",
-                ]
-                .map(String::from)
-                .to_vec();
+                let mut all: Vec<String> =
+                    ["exec", "--device", "optane", "--output-format", "json"]
+                        .map(String::from)
+                        .to_vec();
+                all.extend(marks.iter().map(|m| m.to_string()));
+                all.push("-o".into());
                 all.push(report.display().to_string());
                 all.push("--".into());
                 if root() {
@@ -294,7 +291,7 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     ));
     let report = d.join("exec.json");
     let cinterrupts = reachable_cinterrupts(d);
-    let server = Server::start(d, Some((&report, &cinterrupts)));
+    let server = Server::start(d, Some((&report, &cinterrupts)), &[]);
     let before = server.psql("select wal_write from pg_stat_wal");
     server.pgbench(&["-i", "-s", "2", "-q"]);
     let run = server.pgbench(&["-T", "3", "-c", "2"]);
@@ -363,7 +360,7 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     // restart, less the count before the load, is every WAL write of the run
     // under exec, its shutdown checkpoint included. The count before the
     // load is initdb's (not under exec).
-    let server = Server::start(d, None);
+    let server = Server::start(d, None, &[]);
     let after = server.psql("select wal_write from pg_stat_wal");
     let own = after.parse::<u64>().unwrap() - before.parse::<u64>().unwrap();
     eprintln!("exec: {writes} WAL writes; pg_stat_wal: {own} ({before} before the load)");
@@ -386,4 +383,99 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     );
     assert_eq!(checked, "3", "the three pgbench primary keys checked");
     assert!(server.stop("fast").success());
+}
+
+/// `--marks-for postgres` (issue 24 item 6): the checkpointer's direct
+/// writes (its WAL: PostgreSQL 15's data files are buffered, so exec sees
+/// no data page) unmarked, the backends' and the WAL writer's WAL writes
+/// and the flush command after each (O_DSYNC) Urgent, told apart by
+/// process title in the report (`requests_by_title`).
+#[test]
+fn postgres_marks_for_postgres_unmarks_the_checkpointer_and_keeps_backends_wal_urgent() {
+    for p in ["postgres", "initdb", "pg_ctl", "pg_isready", "pgbench"] {
+        assert!(
+            Path::new(&tool(p)).is_file(),
+            "`{}` is not installed: run scripts/setup (apt-get install postgresql)",
+            tool(p)
+        );
+    }
+    require("psql", "postgresql-client");
+    require("runuser", "util-linux");
+    let _one = turn();
+    let dir = tempfile::Builder::new()
+        .prefix("cinterrupts-pg.")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let d = dir.path();
+    if root() {
+        ok(Command::new("chown").arg("postgres").arg(d));
+    }
+    ok(&mut as_postgres(
+        &tool("initdb"),
+        &[
+            "-D".into(),
+            d.join("data").display().to_string(),
+            "-A".into(),
+            "trust".into(),
+            "--no-sync".into(),
+        ],
+    ));
+    let report = d.join("exec.json");
+    let cinterrupts = reachable_cinterrupts(d);
+    let server = Server::start(
+        d,
+        Some((&report, &cinterrupts)),
+        &["--marks-for", "postgres"],
+    );
+    server.pgbench(&["-i", "-s", "1", "-q"]);
+    let run = server.pgbench(&["-T", "2", "-c", "2"]);
+    assert!(run.contains("number of failed transactions: 0"), "{run}");
+    // A checkpoint now, and the shutdown's: the checkpointer writes (and
+    // flushes) their WAL records itself.
+    server.psql("checkpoint");
+    assert!(server.stop("fast").success());
+
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let c = &r["cinterrupts"];
+    assert_eq!(c["marks_for"][0], "postgres", "{c}");
+    let titles = c["requests_by_title"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no requests_by_title: {c}"));
+    // (urgent, barrier, unmarked) of `kind` added up over the titles that
+    // contain `part`.
+    let sum = |part: &str, kind: &str| {
+        let mut t = (0, 0, 0);
+        for (title, v) in titles {
+            if title.contains(part) {
+                let n = |m: &str| v[kind][m].as_u64().unwrap();
+                t = (t.0 + n("urgent"), t.1 + n("barrier"), t.2 + n("unmarked"));
+            }
+        }
+        t
+    };
+    let ckpt = sum("postgres: checkpointer", "writes");
+    assert!(
+        ckpt.0 == 0 && ckpt.1 == 0 && ckpt.2 > 0,
+        "checkpointer {ckpt:?}: {c}"
+    );
+    let ckpt_flush = sum("postgres: checkpointer", "flushes");
+    assert!(ckpt_flush.0 == 0 && ckpt_flush.2 > 0, "{ckpt_flush:?}: {c}");
+    // The WAL writer's are log writes, on the commit path: Urgent.
+    let ww = sum("postgres: walwriter", "writes");
+    assert_eq!((ww.1, ww.2), (0, 0), "walwriter: {c}");
+    // Backends: "postgres: USER DB [local] STATE".
+    let backends = sum("[local]", "writes");
+    let backend_flushes = sum("[local]", "flushes");
+    assert!(
+        backends.0 > 10 && backends.1 == 0 && backends.2 == 0,
+        "backends {backends:?}: {c}"
+    );
+    assert!(
+        backend_flushes.0 > 10 && backend_flushes.2 == 0,
+        "{backend_flushes:?}: {c}"
+    );
+    eprintln!(
+        "--marks-for postgres: checkpointer writes {ckpt:?} flushes {ckpt_flush:?}; walwriter writes {ww:?}; backends writes {backends:?} flushes {backend_flushes:?} (urgent, barrier, unmarked)"
+    );
 }

@@ -2,15 +2,16 @@
 //! which kernel's default marks apply, and the rules that override them.
 //!
 //! `CINTERRUPTS_EXEC_OUT` (a directory), `CINTERRUPTS_EXEC_MARKS` (`table1`
-//! or `basis`), `CINTERRUPTS_EXEC_RULES` (one rule a line:
-//! `thread GLOB=MARK` or `file GLOB=MARK`, MARK `urgent`, `barrier` or
-//! `none`; the first rule that matches wins, thread rules before file
-//! rules as given).
+//! or `basis`), `CINTERRUPTS_EXEC_RULES` (the marking rules, one a line in
+//! `crate::marks`'s syntax, as `exec` parsed and printed them; the first
+//! that matches wins).
 
 use std::path::PathBuf;
 
 use jobs::DefaultMarks;
 use policy::Marks;
+
+use crate::marks::{Facts, Needs, Rule};
 
 pub const ENV_OUT: &str = "CINTERRUPTS_EXEC_OUT";
 /// The same directory as a descriptor every process inherits (`N:INODE`,
@@ -83,53 +84,6 @@ pub enum Target {
     Thread,
     /// The file's path (`/proc/self/fd/N`).
     File,
-}
-
-/// `--mark-thread GLOB=MARK` or `--mark-file GLOB=MARK`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rule {
-    pub target: Target,
-    pub glob: String,
-    pub mark: Mark,
-}
-
-impl Rule {
-    /// `GLOB=MARK` for `target` (the last `=` splits: a glob may hold one).
-    pub fn parse(target: Target, s: &str) -> Result<Rule, String> {
-        let (glob, mark) = s
-            .rsplit_once('=')
-            .ok_or_else(|| format!("'{s}' is not GLOB=MARK"))?;
-        if glob.is_empty() {
-            return Err(format!("'{s}': the glob is empty"));
-        }
-        if glob.contains('\n') {
-            return Err("a glob cannot hold a newline".into());
-        }
-        Ok(Rule {
-            target,
-            glob: glob.to_string(),
-            mark: Mark::parse(mark)?,
-        })
-    }
-
-    /// The rule as one line of `CINTERRUPTS_EXEC_RULES`.
-    pub fn to_line(&self) -> String {
-        let t = match self.target {
-            Target::Thread => "thread",
-            Target::File => "file",
-        };
-        format!("{t} {}={}", self.glob, self.mark.name())
-    }
-
-    fn from_line(line: &str) -> Option<Rule> {
-        let (t, rest) = line.split_once(' ')?;
-        let target = match t {
-            "thread" => Target::Thread,
-            "file" => Target::File,
-            _ => return None,
-        };
-        Rule::parse(target, rest).ok()
-    }
 }
 
 /// `--critical-thread GLOB` or `--critical-file GLOB`: FastResponse's
@@ -254,7 +208,10 @@ pub struct Config {
     /// [`ENV_OUT_FD`]: the directory's inherited descriptor and its inode.
     pub out_fd: Option<(i32, u64)>,
     pub default_marks: DefaultMarks,
+    /// The marking rules, in order.
     pub rules: Vec<Rule>,
+    /// The facts the marking rules ask for (`Needs::of(&rules)`).
+    pub needs: Needs,
     /// The critical tag's rules.
     pub critical: Vec<Critical>,
     pub polling: Polling,
@@ -274,8 +231,8 @@ impl Config {
             .ok()
             .and_then(|m| m.parse().ok())
             .unwrap_or_default();
-        let rules = std::env::var(ENV_RULES)
-            .map(|r| r.lines().filter_map(Rule::from_line).collect())
+        let rules: Vec<Rule> = std::env::var(ENV_RULES)
+            .map(|r| r.lines().filter_map(|l| Rule::parse(l).ok()).collect())
             .unwrap_or_default();
         let critical = std::env::var(ENV_CRITICAL)
             .map(|r| r.lines().filter_map(Critical::from_line).collect())
@@ -301,6 +258,7 @@ impl Config {
             out: out.into(),
             out_fd,
             default_marks,
+            needs: Needs::of(&rules),
             rules,
             critical,
             polling,
@@ -318,9 +276,11 @@ impl Config {
             .join("\n")
     }
 
-    pub fn has(&self, target: Target) -> bool {
-        self.rules.iter().any(|r| r.target == target)
-            || self.critical.iter().any(|r| r.target == target)
+    /// Whether a critical rule reads the thread's name (or the file's
+    /// path): then it is learnt for every request, as the marking rules'
+    /// facts are when no flag of the program decides its marks.
+    pub fn critical_on(&self, target: Target) -> bool {
+        self.critical.iter().any(|r| r.target == target)
     }
 
     /// Whether a request of this thread on this file is critical.
@@ -334,15 +294,9 @@ impl Config {
         })
     }
 
-    /// The first rule matching this thread or file, if any.
-    pub fn rule_for(&self, thread: Option<&str>, file: Option<&str>) -> Option<Mark> {
-        self.rules.iter().find_map(|r| {
-            let text = match r.target {
-                Target::Thread => thread?,
-                Target::File => file?,
-            };
-            crate::glob::matches(&r.glob, text).then_some(r.mark)
-        })
+    /// The first marking rule that matches the request, if any.
+    pub fn rule_for(&self, f: &Facts) -> Option<&Rule> {
+        crate::marks::first(&self.rules, f)
     }
 }
 
@@ -353,11 +307,12 @@ mod tests {
     #[test]
     fn rules_round_trip_through_the_environment_text() {
         let rules = vec![
-            Rule::parse(Target::Thread, "rocksdb:*=none").unwrap(),
-            Rule::parse(Target::File, "*/dump/*=barrier").unwrap(),
+            Rule::legacy(true, "rocksdb:*=none").unwrap(),
+            Rule::legacy(false, "*/dump/*=barrier").unwrap(),
+            Rule::parse("write title='postgres: *background writer*' => none").unwrap(),
         ];
         let text = Config::rules_env(&rules);
-        let back: Vec<Rule> = text.lines().filter_map(Rule::from_line).collect();
+        let back: Vec<Rule> = text.lines().map(|l| Rule::parse(l).unwrap()).collect();
         assert_eq!(back, rules);
     }
 
@@ -384,28 +339,16 @@ mod tests {
     }
 
     #[test]
-    fn bad_rules_say_why() {
-        assert!(Rule::parse(Target::Thread, "rocksdb")
-            .unwrap_err()
-            .contains("GLOB=MARK"));
-        assert!(Rule::parse(Target::File, "x=soon")
-            .unwrap_err()
-            .contains("invalid mark 'soon'"));
-        assert!(Rule::parse(Target::File, "=none")
-            .unwrap_err()
-            .contains("empty"));
-    }
-
-    #[test]
     fn the_first_matching_rule_wins() {
         let c = Config {
             out: "/x".into(),
             out_fd: None,
             default_marks: DefaultMarks::Table1,
             rules: vec![
-                Rule::parse(Target::Thread, "rocksdb:*=none").unwrap(),
-                Rule::parse(Target::File, "*.sst=barrier").unwrap(),
+                Rule::legacy(true, "rocksdb:*=none").unwrap(),
+                Rule::legacy(false, "*.sst=barrier").unwrap(),
             ],
+            needs: Needs::default(),
             critical: vec![Critical::parse(Target::File, "*.sst").unwrap()],
             polling: Polling::Interrupt,
             boost: emu::Boost::None,
@@ -413,15 +356,24 @@ mod tests {
         };
         assert!(c.is_critical(None, Some("/db/1.sst")));
         assert!(!c.is_critical(Some("db_bench"), Some("/db/LOG")));
+        let mark = |thread, file| {
+            let f = Facts {
+                op: crate::marks::Op::Read,
+                thread,
+                file,
+                title: None,
+            };
+            c.rule_for(&f).map(|r| r.mark)
+        };
         assert_eq!(
-            c.rule_for(Some("rocksdb:low0"), Some("/db/1.sst")),
-            Some(Mark::None)
+            mark(Some("rocksdb:low0"), Some("/db/1.sst")),
+            Some(Some(Mark::None))
         );
         assert_eq!(
-            c.rule_for(Some("db_bench"), Some("/db/1.sst")),
-            Some(Mark::Barrier)
+            mark(Some("db_bench"), Some("/db/1.sst")),
+            Some(Some(Mark::Barrier))
         );
-        assert_eq!(c.rule_for(Some("db_bench"), Some("/db/LOG")), None);
-        assert_eq!(c.rule_for(None, None), None);
+        assert_eq!(mark(Some("db_bench"), Some("/db/LOG")), None);
+        assert_eq!(mark(None, None), None);
     }
 }

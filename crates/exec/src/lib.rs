@@ -2,7 +2,8 @@
 //! run with the preload library (`crates/preload`), which sees its direct
 //! I/O from inside and gives each request the marks the authors' kernel
 //! would (TOS 4.1.1 Table 1 or their basis kernel, the application's
-//! RWF_URGENT/RWF_BARRIER, then rules by thread name and file path).
+//! RWF_URGENT/RWF_BARRIER, then the marking rules of `marks`: by
+//! operation, thread name, file path and process title).
 //!
 //! This crate holds what both sides share (the configuration passed in the
 //! environment, the counters, each process's record) and the runner: start
@@ -16,6 +17,7 @@
 mod config;
 mod counts;
 mod glob;
+pub mod marks;
 mod record;
 mod route;
 mod run;
@@ -26,11 +28,12 @@ pub mod summary;
 mod watch;
 
 pub use config::{
-    Config, Critical, Mark, Polling, RouteEnv, Rule, Target, ENV_BOOST, ENV_COMPLETION,
-    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
+    Config, Critical, Mark, Polling, RouteEnv, Target, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL,
+    ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
 };
 pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
+pub use marks::Rule;
 pub use record::{Boosted, Record};
 pub use route::{
     allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,

@@ -12,6 +12,11 @@ pub struct Record {
     pub ppid: u32,
     /// The program it ran (`/proc/self/exe`).
     pub exe: String,
+    /// Its title at exit (`/proc/self/cmdline`, NULs as spaces), which the
+    /// `title=` rules match: PostgreSQL's "postgres: checkpointer" tells
+    /// its processes apart where `exe` cannot.
+    #[serde(default)]
+    pub title: String,
     pub counts: Counts,
     /// The threads given `--critical-boost` at their first critical
     /// request.

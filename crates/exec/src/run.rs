@@ -12,10 +12,11 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
 use crate::config::{
-    Config, Critical, Rule, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS,
-    ENV_OUT, ENV_OUT_FD, ENV_RULES,
+    Config, Critical, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT,
+    ENV_OUT_FD, ENV_RULES,
 };
 use crate::counts::Counts;
+use crate::marks::Rule;
 use crate::record::Record;
 use crate::route::{RouteOptions, Routed, Router};
 use crate::stage::{StageOptions, StageReport};

@@ -30,6 +30,8 @@ pub struct ExecPart {
     pub limits: Vec<String>,
     pub warnings: Vec<String>,
     pub rules: Vec<String>,
+    /// The built-in rule sets asked for (`--marks-for`), after `rules`.
+    pub marks_for: Vec<String>,
     pub critical_rules: Vec<String>,
     pub critical_boost: String,
     pub boosted: Vec<Boosted>,
@@ -46,6 +48,10 @@ pub struct ExecPart {
     pub processes: Vec<Record>,
     /// Requests by kind and mark.
     pub requests: Requests,
+    /// Each process title's requests by kind and mark, its processes added
+    /// up (PostgreSQL's processes are told apart only so: "postgres:
+    /// checkpointer").
+    pub requests_by_title: std::collections::BTreeMap<String, Requests>,
     /// System calls by family.
     pub calls: Calls,
     /// Where the data lived, with `--stage` (`null` without): device, fs,
@@ -89,6 +95,7 @@ pub fn cinterrupts(
     opts: &Options,
     out: &Outcome,
     warnings: &[String],
+    marks_for: &[String],
 ) -> Cinterrupts<(), ExecPart> {
     let c = &out.counts;
     let r = out.routed.as_ref();
@@ -130,6 +137,7 @@ pub fn cinterrupts(
             limits: out.limits.clone(),
             warnings: warnings.to_vec(),
             rules: opts.rules.iter().map(|r| r.to_line()).collect(),
+            marks_for: marks_for.to_vec(),
             critical_rules: opts.critical.iter().map(|r| r.to_line()).collect(),
             critical_boost: opts.boost.as_str().to_string(),
             boosted: out
@@ -156,8 +164,27 @@ pub fn cinterrupts(
                 writes: c.writes,
                 flushes: c.flushes,
             },
+            requests_by_title: by_title(out),
             calls: c.calls,
             staging: out.staging.clone(),
         }),
     }
+}
+
+/// Each process title's requests, its processes' counts added up.
+fn by_title(out: &Outcome) -> std::collections::BTreeMap<String, Requests> {
+    let mut m: std::collections::BTreeMap<String, crate::counts::Counts> = Default::default();
+    for p in &out.processes {
+        m.entry(p.title.clone()).or_default().add(&p.counts);
+    }
+    m.into_iter()
+        .map(|(t, c)| {
+            let r = Requests {
+                reads: c.reads,
+                writes: c.writes,
+                flushes: c.flushes,
+            };
+            (t, r)
+        })
+        .collect()
 }

@@ -14,9 +14,11 @@ use std::sync::OnceLock;
 use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
 
+use exec::marks::{Facts, Op};
 use exec::{Config, Family, Fr, Kind, Live, Target};
 
 use crate::aio;
+use crate::facts;
 use crate::route::{self, Tag};
 
 /// RWF_HIPRI and RWF_NOWAIT (Linux uapi fs.h).
@@ -68,40 +70,54 @@ pub(crate) fn is_direct(fd: c_int) -> bool {
     route::is_direct(fd)
 }
 
-fn thread_name() -> Option<String> {
-    let mut buf = [0u8; 16];
-    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated.
-    let r = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) };
-    if r != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
-}
-
-fn file_path(fd: c_int) -> Option<String> {
-    std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned())
-}
-
-/// A request's marks: `exec`'s rules first (they stand for the
-/// application patches the paper made, TOS 5.4), then the application's
-/// flags, then the kernel's defaults. With them, FastResponse's critical
-/// tag (`--critical-thread`, `--critical-file`), counted; a thread's first
-/// critical request gives it `--critical-boost`.
-pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call) -> Tag {
-    let thread = c.has(Target::Thread).then(thread_name).flatten();
-    let file = c.has(Target::File).then(|| file_path(fd)).flatten();
-    let marks = c
-        .rule_for(thread.as_deref(), file.as_deref())
-        .map(|m| m.marks())
-        .unwrap_or_else(|| {
-            rwf(flags)
-                .to_marks()
-                .unwrap_or_else(|| c.default_marks.of(call))
-        });
-    let critical = c.is_critical(thread.as_deref(), file.as_deref());
+/// A request's marks: the application's own RWF_URGENT/RWF_BARRIER
+/// flags first (it said what it meant), then `exec`'s marking rules (they
+/// stand for the application patches the paper made, TOS 5.4;
+/// `exec::marks`), then the kernel's defaults. With them, FastResponse's
+/// critical tag (`--critical-thread`, `--critical-file`), counted; a
+/// thread's first critical request gives it `--critical-boost`. The facts
+/// a rule asks for are learnt on the stack (`facts`), nothing allocated.
+pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
+    // The program's flags decide alone: no fact is learnt for the rules
+    // then (a file's path is a readlink, ~5-7 us).
+    let explicit = rwf(flags).to_marks();
+    let ruled = explicit.is_none();
+    let thread = (ruled && c.needs.thread || c.critical_on(Target::Thread))
+        .then(facts::thread_name)
+        .flatten();
+    let file = (ruled && c.needs.file || c.critical_on(Target::File))
+        .then(|| facts::file_path(fd))
+        .flatten();
+    let (thread, file) = (
+        thread.as_ref().and_then(|t| t.as_str()),
+        file.as_ref().and_then(|t| t.as_str()),
+    );
+    let rule_for = |title: Option<&str>| {
+        let f = Facts {
+            op: match kind {
+                Kind::Read => Op::Read,
+                Kind::Write => Op::Write,
+                Kind::Flush => Op::Flush,
+            },
+            thread,
+            file,
+            title,
+        };
+        c.rule_for(&f).map(|r| r.mark)
+    };
+    let marks = explicit.unwrap_or_else(|| {
+        let rule = if c.needs.title {
+            facts::with_title(rule_for)
+        } else {
+            rule_for(None)
+        };
+        match rule {
+            Some(Some(m)) => m.marks(),
+            // No rule, or `=> default`.
+            _ => c.default_marks.of(call),
+        }
+    });
+    let critical = c.is_critical(thread, file);
     if critical {
         LIVE.fr(Fr::Critical);
         route::boost_me();
@@ -142,7 +158,7 @@ fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> 
         nowait: flags & RWF_NOWAIT != 0,
     };
     LIVE.call(family);
-    let tag = tag_of(c, fd, flags, call);
+    let tag = tag_of(c, fd, flags, call, kind);
     LIVE.request(kind, tag.marks);
     Some(tag)
 }
@@ -157,7 +173,7 @@ fn flush(fd: c_int) -> Option<Tag> {
         return None;
     }
     LIVE.call(Family::Flush);
-    let tag = tag_of(c, fd, 0, Call::Flush);
+    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
     LIVE.request(Kind::Flush, tag.marks);
     Some(tag)
 }
@@ -200,7 +216,7 @@ fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
         return r;
     }
     let Some(c) = config() else { return r };
-    let tag = tag_of(c, fd, 0, Call::Flush);
+    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
     LIVE.request(Kind::Flush, tag.marks);
     match route::flush_blocking(tag, || 0) {
         Some(f) if f < 0 => f,

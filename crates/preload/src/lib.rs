@@ -3,7 +3,8 @@
 //! program's direct I/O from inside (the calls TOS 4.1.1 marks) and gives
 //! each request the marks the kernel would: the default marks of Table 1 or
 //! the authors' basis kernel, the application's RWF_URGENT / RWF_BARRIER
-//! flags, then `exec`'s rules by thread name and file path.
+//! flags, then `exec`'s marking rules (by operation, thread name, file
+//! path and process title: `exec::marks`, the facts learnt in `facts`).
 //!
 //! This first step observes: every call still goes to the kernel untouched,
 //! and each process writes what it saw (calls and requests by kind and
@@ -15,6 +16,7 @@
 //! with `fcntl(F_GETFL)` per call, since flags can change with F_SETFL).
 
 mod aio;
+mod facts;
 mod intercept;
 mod report;
 mod route;

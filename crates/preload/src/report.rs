@@ -35,6 +35,10 @@ pub(crate) fn write_once() {
         exe: std::fs::read_link("/proc/self/exe")
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
+        title: crate::facts::read_title()
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         counts: LIVE.snapshot(),
         boosted: crate::route::BOOSTS
             .lock()
@@ -118,6 +122,7 @@ extern "C" fn at_exit() {
 
 extern "C" fn in_child() {
     LIVE.reset();
+    crate::facts::forked();
     WRITTEN.store(false, SeqCst);
     crate::route::forget_in_child();
 }
