@@ -231,7 +231,12 @@ fn reachable_cinterrupts(dir: &Path) -> PathBuf {
         built.join("deps").join(exec::PRELOAD_NAME),
     ]
     .into_iter()
-    .find(|p| p.is_file())
+    // The newer of the two, as `exec::find_preload` takes it (cargo
+    // refreshes the copy beside the binary only when the library is built
+    // as a root; a stale one there lacks what the tests check).
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max_by_key(|(t, _)| *t)
+    .map(|(_, p)| p)
     .expect("the preload library beside the binary (cargo build --workspace)");
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -437,7 +442,7 @@ fn postgres_marks_for_postgres_unmarks_the_checkpointer_and_keeps_backends_wal_u
 
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let c = &r["cinterrupts"];
+    let c = &r["cinterrupts"]["exec"];
     assert_eq!(c["marks_for"][0], "postgres", "{c}");
     let titles = c["requests_by_title"]
         .as_object()

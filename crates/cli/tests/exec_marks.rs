@@ -113,7 +113,7 @@ fn run(dir: &Path, exe: &str, args: &[&str]) -> Value {
 
 /// (urgent, barrier, unmarked) of one kind.
 fn marks(v: &Value, kind: &str) -> (u64, u64, u64) {
-    let k = &v["cinterrupts"]["requests"][kind];
+    let k = &v["cinterrupts"]["exec"]["requests"][kind];
     let n = |m: &str| k[m].as_u64().unwrap_or_else(|| panic!("{kind}.{m}: {v}"));
     (n("urgent"), n("barrier"), n("unmarked"))
 }
@@ -159,9 +159,9 @@ fn rules_by_operation_thread_file_and_title_give_exactly_their_marks() {
     assert_eq!(marks(&v, "writes"), (0, 1, 4), "{v}");
     // No rule for a flush: the kernel's default.
     assert_eq!(marks(&v, "flushes"), (1, 0, 0), "{v}");
-    let by_title = &v["cinterrupts"]["requests_by_title"]["marks: custom"];
+    let by_title = &v["cinterrupts"]["exec"]["requests_by_title"]["marks: custom"];
     assert_eq!(by_title["writes"]["unmarked"], 4, "{v}");
-    let lines: Vec<&str> = v["cinterrupts"]["rules"]
+    let lines: Vec<&str> = v["cinterrupts"]["exec"]["rules"]
         .as_array()
         .unwrap()
         .iter()

@@ -79,7 +79,10 @@ fn db_bench_under_exec_finds_every_key_and_thread_rules_unmark_the_background() 
     assert!(r["reads"]["urgent"].as_u64().unwrap() >= 1000, "{v}");
     // --mark-thread GLOB=MARK is the rule `thread=GLOB => MARK` (issue 24
     // item 6), so the report prints it.
-    assert_eq!(v["cinterrupts"]["exec"]["rules"][0], "thread=rocksdb:* => none");
+    assert_eq!(
+        v["cinterrupts"]["exec"]["rules"][0],
+        "thread=rocksdb:* => none"
+    );
 }
 
 #[test]

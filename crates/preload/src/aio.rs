@@ -1014,7 +1014,13 @@ fn early_post(c: &Ctx, st: &mut State, cookies: &[u32], extras: &mut [Meta]) {
         let Some(kind) = iocb_kind(cb.aio_lio_opcode) else {
             continue;
         };
-        let tag = tag_of(cfg, p.fd, extras[i].rwf, Call::Submit { last: i + 1 == k }, kind);
+        let tag = tag_of(
+            cfg,
+            p.fd,
+            extras[i].rwf,
+            Call::Submit { last: i + 1 == k },
+            kind,
+        );
         extras[i].early = Some(tag);
         p.cmd = command(s, cookie, kind, tag, iocb_len(&cb), cb.aio_offset);
     }
