@@ -64,7 +64,7 @@ pub enum StageError {
 pub struct StageOptions {
     pub dir: PathBuf,
     /// The zram device's size in bytes; `None`: our rule (twice DIR's
-    /// data plus [`HEADROOM`]).
+    /// data plus `HEADROOM`, 256 MiB).
     pub size: Option<u64>,
 }
 
@@ -79,7 +79,7 @@ pub struct StageReport {
     /// The device's size, and the bytes DIR's files took when staged.
     pub size_bytes: u64,
     pub data_bytes: u64,
-    /// Median of [`PROBE_READS`] O_DIRECT 4 KiB `pread`s at random
+    /// Median of 2000 (`PROBE_READS`) O_DIRECT 4 KiB `pread`s at random
     /// aligned offsets on the staged fs, timed one by one, ns.
     pub read_4k_ns_p50: u64,
     /// The staged copy was copied back over DIR and the device removed.
