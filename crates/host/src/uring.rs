@@ -451,6 +451,22 @@ impl Wait {
         Action::Sleep
     }
 
+    /// The task, woken from this wait (task-work) and short of what it
+    /// needs, sleeps in it again with `seen` completions taken so far
+    /// (those that came while it was awake included).
+    pub fn resync(&mut self, seen: u32) -> Action {
+        self.seen = seen;
+        if self.done || self.seen >= self.nr {
+            self.done = true;
+            return Action::Return { timed_out: false };
+        }
+        if self.strategy.spins() {
+            Action::Spin
+        } else {
+            Action::Sleep
+        }
+    }
+
     pub fn is_done(&self) -> bool {
         self.done
     }

@@ -42,6 +42,9 @@ pub(crate) struct ThreadSpec {
     /// A kernel thread (JBD2, [`crate::journal`]): a switch to it keeps
     /// the address space.
     pub kthread: bool,
+    /// An io_uring job's completion strategy ([`crate::uring`]); `None`
+    /// for every other thread.
+    pub uring: Option<host::uring::Strategy>,
 }
 
 impl ThreadSpec {
@@ -128,6 +131,11 @@ pub(crate) fn threads(
                 }
             )));
         }
+        let (job, uring) = match crate::uring::strategy_of(job, host.uring) {
+            Ok(x) => x,
+            Err(reason) => return Err(fail(reason)),
+        };
+        let job = &job;
         let bounds = job.bounds(runtime_override).map_err(|reason| {
             fail(if reason.starts_with("needs runtime=") {
                 format!("{reason}: a simulated device has no size to run through")
@@ -155,6 +163,7 @@ pub(crate) fn threads(
             after: after.into_iter().map(|k| k as u32).collect(),
             serial,
             kthread: false,
+            uring,
         });
     }
     if out.is_empty() {
