@@ -145,6 +145,17 @@ fn the_ring_flags_of_a_job_win_over_the_runs_strategy() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("'hipri' and 'sqthread_poll'"), "{e}");
+    // An SQ thread pinned to the job's own CPU would take its time.
+    let shared = text_jobs("[j]\nioengine=io_uring\nsize=1g\nruntime=1\ntime_based\ncpus_allowed=1\nsqthread_poll\nsqthread_poll_cpu=1\n");
+    let e = sim::simulate(&shared, &cfg, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("option 'sqthread_poll_cpu'") && e.contains("line 1"),
+        "{e}"
+    );
+    let apart = text_jobs("[j]\nioengine=io_uring\nsize=1g\nruntime=1\ntime_based\ncpus_allowed=1\nsqthread_poll\nsqthread_poll_cpu=2\n");
+    assert!(sim::simulate(&apart, &cfg, &mut |_, _| {}).is_ok());
 }
 
 /// The paper's mixed workload (examples/uring-mixed-16.fio: TOS Fig 10 as
