@@ -356,6 +356,9 @@ pub struct Wait {
     /// now returns (the kernel's switch to the overall timeout).
     min_passed: bool,
     done: bool,
+    /// The caller re-enters without blocking until it has what it needs
+    /// ([`Wait::enter_busy`]).
+    busy: bool,
 }
 
 impl Wait {
@@ -370,6 +373,7 @@ impl Wait {
             seen: ready,
             min_passed: false,
             done: false,
+            busy: false,
         };
         let a = if ready >= nr {
             w.done = true;
@@ -378,6 +382,24 @@ impl Wait {
             Action::Spin
         } else {
             Action::Sleep
+        };
+        (w, a)
+    }
+
+    /// A wait whose caller asks the kernel for nothing: fio's io_uring
+    /// getevents with `iodepth_batch_complete_min=0` passes `actual_min`
+    /// 0 (`fio_ioring_getevents`: `actual_min =
+    /// td->o.iodepth_batch_complete_min == 0 ? 0 : min`), so its
+    /// `io_uring_enter(0, 0, GETEVENTS)` returns at once and fio's loop
+    /// calls it again: the task spins, in and out of the kernel, until
+    /// `nr` are there. No sleep, no wake-up; each entry runs a deferred
+    /// list, so nothing waits on it.
+    pub fn enter_busy(strategy: Strategy, now: Nanos, nr: u32, ready: u32) -> (Wait, Action) {
+        let (mut w, a) = Wait::enter(strategy, now, nr, ready);
+        w.busy = true;
+        let a = match a {
+            Action::Return { .. } => a,
+            _ => Action::Spin,
         };
         (w, a)
     }
@@ -414,6 +436,7 @@ impl Wait {
             return Action::Return { timed_out: false };
         }
         match self.strategy {
+            _ if self.busy => Action::Spin,
             Strategy::TaskWork => Action::Bounce,
             s if s.spins() => Action::Spin,
             _ => Action::Sleep,
@@ -460,11 +483,16 @@ impl Wait {
             self.done = true;
             return Action::Return { timed_out: false };
         }
-        if self.strategy.spins() {
+        if self.busy || self.strategy.spins() {
             Action::Spin
         } else {
             Action::Sleep
         }
+    }
+
+    /// The caller spins on this wait (SQPOLL's ring, or a busy caller).
+    pub fn spinning(&self) -> bool {
+        self.busy || self.strategy.spins()
     }
 
     pub fn is_done(&self) -> bool {
@@ -738,6 +766,22 @@ mod tests {
             replay(Strategy::SqPoll, COSTS, 1, 1, 0, &[10_000]).syscalls,
             0
         );
+    }
+
+    #[test]
+    fn a_busy_caller_spins_whatever_the_strategy() {
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::DeferTaskrun,
+        ] {
+            let (mut w, a) = Wait::enter_busy(s, 0, 1, 0);
+            assert_eq!(a, Action::Spin, "{s}");
+            assert!(w.spinning());
+            assert_eq!(w.posted(3), Action::Return { timed_out: false }, "{s}");
+        }
+        let (_, a) = Wait::enter_busy(Strategy::MinComplete, 0, 1, 1);
+        assert_eq!(a, Action::Return { timed_out: false });
     }
 
     #[test]

@@ -447,8 +447,9 @@ impl World {
         } else {
             th.ready.push_back(req);
         }
-        if th.spinning && th.spec.uring.is_some_and(|s| s.sq_thread()) {
-            // SQPOLL: the thread spins on its CQ ring in user space.
+        if th.spinning && th.uring_wait.is_some_and(|w| w.spinning()) {
+            // SQPOLL: the thread spins on its CQ ring in user space; fio's
+            // getevents with iodepth_batch_complete_min=0 re-enters.
             self.uring_spin_post(tid);
             return false;
         }

@@ -36,6 +36,11 @@
 //!   fio's `iodepth_batch_complete_min` hands them to fio's loop, which asks
 //!   again ([`jobs::Issuer`]).
 //! - `iopoll`: the job polls, exactly as `hipri` ([`crate::completion`]).
+//! - Whatever the strategy (min-wait aside), a job with
+//!   `iodepth_batch_complete_min=0` never sleeps in its wait: fio's
+//!   getevents passes `actual_min` 0 and calls `io_uring_enter` again until
+//!   it has one ([`host::uring::Wait::enter_busy`]); the thread spins, and
+//!   the handler's completion ends the spin.
 //! - `sqpoll`: the submit costs the thread no system call (the SQ thread
 //!   takes the SQEs; its own work runs on its own core, not modelled as a
 //!   core of the host: its CPU is reported in the note as one core for the
@@ -116,7 +121,16 @@ impl World {
         let action = match th.uring_wait.as_mut() {
             Some(w) => w.resync(have),
             None => {
-                let (w, a) = Wait::enter(strategy, now, th.needed, have);
+                // fio's iodepth_batch_complete_min=0: its getevents never
+                // blocks (host::uring::Wait::enter_busy); min-wait's own
+                // nr and timer stand.
+                let busy = th.spec.job.iodepth_batch_complete_min == 0
+                    && !matches!(strategy, Strategy::MinWait(_));
+                let (w, a) = if busy {
+                    Wait::enter_busy(strategy, now, th.needed, have)
+                } else {
+                    Wait::enter(strategy, now, th.needed, have)
+                };
                 th.uring_wait = Some(w);
                 if let Some(at) = w.timer_at() {
                     th.sleep_gen = th.sleep_gen.wrapping_add(1);
@@ -178,8 +192,9 @@ impl World {
         }
     }
 
-    /// A spinning SQPOLL thread's handler posted a completion: it finds it
-    /// when it has what it needs.
+    /// A thread spinning on its ring (SQPOLL's, or fio's busy getevents)
+    /// got a completion from the handler: it finds it when it has what it
+    /// needs.
     pub(crate) fn uring_spin_post(&mut self, tid: u32) {
         let now = self.now;
         let th = &mut self.threads[tid as usize];

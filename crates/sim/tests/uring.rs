@@ -115,6 +115,23 @@ fn min_wait_returns_early_at_its_timer() {
 }
 
 #[test]
+fn complete_min_zero_spins_instead_of_sleeping() {
+    // fio_ioring_getevents: actual_min 0, io_uring_enter returns at once
+    // and fio's loop calls it again.
+    let jobs = text_jobs(&BATCHED.replace(
+        "iodepth_batch_complete_min=16",
+        "iodepth_batch_complete_min=0",
+    ));
+    for s in [Strategy::MinComplete, Strategy::DeferTaskrun] {
+        let (r, _) = run_jobs(&jobs, "default", s, 20);
+        assert_eq!(wakeups(&r, "ring"), 0, "{s}");
+        // Its core never idles: the thread spins between the handlers.
+        let core = r.cores.iter().find(|c| c.core == 1).unwrap();
+        assert!(core.idle < 0.01, "{s}: {core:?}");
+    }
+}
+
+#[test]
 fn iopoll_raises_no_interrupt_for_the_ring() {
     let jobs = example("uring-mixed-16");
     let (r, _) = run_jobs(&jobs, "default", Strategy::IoPoll, 50);
