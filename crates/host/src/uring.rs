@@ -236,6 +236,21 @@ pub static STRATEGIES: &[StrategySpec] = &[
     },
 ];
 
+/// The catalogue as `cinterrupts policies` prints it: one block per row,
+/// its name and parameters, help and source.
+pub fn listing() -> String {
+    let mut out = String::from(
+        "io_uring host-side strategies (sim --uring, host key uring; ioengine=io_uring jobs):\n",
+    );
+    for r in STRATEGIES {
+        out += &format!(
+            "  {}{}\n      {}\n      source: {}\n",
+            r.name, r.params, r.help, r.source
+        );
+    }
+    out
+}
+
 /// The most a min-wait or timeout may be: a second. Longer would only
 /// stall a run (the kernel takes any `timespec`; fio's jobs use none).
 pub const MAX_WAIT: Nanos = SEC;
@@ -665,6 +680,19 @@ mod tests {
             parse("min-wait,min_wait=20us").unwrap(),
             mw(20 * US, None, None)
         );
+    }
+
+    #[test]
+    fn the_listing_names_every_row_once() {
+        let l = listing();
+        for r in STRATEGIES {
+            assert_eq!(
+                l.matches(&format!("\n  {}", r.name)).count(),
+                1,
+                "{}",
+                r.name
+            );
+        }
     }
 
     #[test]
