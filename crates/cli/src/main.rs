@@ -101,6 +101,7 @@ fn main() -> ExitCode {
         Verb::Coalesce(a) => coalesce::run(a),
         Verb::Policies => {
             print!("{}", policy::catalogue::listing());
+            print!("\n{}", host::uring::listing());
             Ok(())
         }
         Verb::Jobs(a) => jobs_cmd::run(a),

@@ -56,6 +56,16 @@ pub struct SimArgs {
     /// whatever the mode: hybrid under `hybrid`, else classic
     #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
     pub completion: Option<sim::Completion>,
+    /// How an io_uring job's thread waits for its completions, instead of
+    /// the host profile's `uring` (default min-complete): `min-complete`
+    /// (CQEs posted by the interrupt, woken once min_complete are there),
+    /// `task-work` (woken for every interrupt, Linux 6.x without
+    /// DEFER_TASKRUN), `defer-taskrun` (completions run only when the
+    /// thread enters the kernel), `min-wait=TIME[,nr=N][,timeout=TIME]`
+    /// (Linux 6.12's io_uring_submit_and_wait_min_timeout), `iopoll` or
+    /// `sqpoll`. A job's own hipri (IOPOLL) or sqthread_poll (SQPOLL) wins
+    #[arg(long, value_name = "STRATEGY", value_parser = host::uring::parse)]
+    pub uring: Option<host::uring::Strategy>,
     /// The CPU scheduler's wake-up preemption rule, instead of the host
     /// profile's `wakeup_rule` (default plain): `plain` (preempt beyond the
     /// profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next
@@ -195,6 +205,9 @@ fn run_app(args: &SimArgs) -> Result<()> {
 fn host_settings(args: &SimArgs, config: &mut SimConfig) {
     if let Some(scheduler) = &args.block_scheduler {
         config.host.block_scheduler = scheduler.clone();
+    }
+    if let Some(uring) = args.uring {
+        config.host.uring = uring;
     }
     if let Some(completion) = args.completion {
         config.host.completion = completion;

@@ -299,6 +299,13 @@ fn policies_lists_every_strategy_with_defaults() {
     }
     assert!(out.contains("--delta          6us"), "{out}");
     assert!(out.contains("--max-irq-rate   off"), "{out}");
+    for s in host::uring::STRATEGIES {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(s.name)),
+            "io_uring {} missing",
+            s.name
+        );
+    }
 }
 
 #[test]

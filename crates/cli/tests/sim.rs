@@ -469,3 +469,30 @@ fn journal_option() {
     let spun = polled(&["--fsync-io-polls"]);
     assert!(spun < interrupted, "{spun} vs {interrupted}");
 }
+
+#[test]
+fn uring_strategies_reach_io_uring_jobs_and_bad_ones_give_one_line() {
+    let mixed = example("uring-mixed-16.fio");
+    let o = run(&[
+        "sim",
+        &mixed,
+        "--runtime",
+        "20ms",
+        "--uring",
+        "min-wait=50us",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("io_uring (host::uring): job 'io_uring' min-wait=50us:"),
+        "{out}"
+    );
+    assert!(out.contains("wake-ups") && out.contains("CPU"), "{out}");
+    let o = run(&["sim", &mixed, "--uring", "spin"]);
+    assert_one_line_error(&o, "unknown io_uring strategy 'spin'");
+    assert_eq!(o.status.code(), Some(2));
+    assert_one_line_error(
+        &run(&["sim", &mixed, "--uring", "min-wait=50"]),
+        "needs a unit",
+    );
+}

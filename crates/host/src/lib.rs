@@ -40,7 +40,16 @@
 //! f-transaction (header, extent blocks, commit block) in a separate area:
 //! no D2, no JBD2 wake-ups.
 
+//!
+//! [`uring`]: io_uring's own completion batching on the host side (issue
+//! 25): the caller's `min_complete`, task_work wake-ups, DEFER_TASKRUN,
+//! min-wait (Linux 6.12's `io_uring_submit_and_wait_min_timeout`), IOPOLL
+//! and SQPOLL, each a row of [`uring::STRATEGIES`]; one wait's decisions
+//! (sleep, spin, wake to run task work, return) given when completions
+//! reach the task and when its timer fires.
+
 pub mod cfs;
 pub mod fsync;
 pub mod ld;
 pub mod poll;
+pub mod uring;

@@ -178,6 +178,23 @@ impl Job {
         if job.hipri {
             s.push_str(" hipri");
         }
+        // fio 3.33's io_uring engine options that are set (crate::Uring).
+        let u = &job.uring;
+        if u.sqthread_poll {
+            s.push_str(" sqthread_poll");
+            if let Some(cpu) = u.sqthread_poll_cpu {
+                let _ = write!(s, " sqthread_poll_cpu={cpu}");
+            }
+        }
+        if u.registerfiles {
+            s.push_str(" registerfiles");
+        }
+        if u.fixedbufs {
+            s.push_str(" fixedbufs");
+        }
+        if let Some(nv) = u.nonvectored {
+            let _ = write!(s, " nonvectored={}", u8::from(nv));
+        }
         // Which kernel's defaults the marks below follow (DefaultMarks).
         let _ = write!(s, " default_marks={}", job.default_marks);
         if job.rw.reads() {
@@ -227,5 +244,17 @@ mod tests {
             batch.contains("read marks:  - - - ... B (batch of 16)"),
             "{batch}"
         );
+    }
+
+    #[test]
+    fn io_uring_options_show_and_sqpoll_leaves_the_batch_unmarked() {
+        let text = "[r]\nioengine=io_uring\niodepth=4\niodepth_batch_submit=4\nsqthread_poll\nregisterfiles\nfixedbufs\n";
+        let d = parse_str(text, "t.fio", &|_| None).unwrap().jobs[0].describe();
+        assert!(d.contains(" sqthread_poll registerfiles fixedbufs"), "{d}");
+        // Our io_uring row: the SQ thread takes the SQEs, none is marked.
+        assert!(d.ends_with("read marks:  - - - -"), "{d}");
+        let plain = "[r]\nioengine=io_uring\niodepth=4\niodepth_batch_submit=4\n";
+        let d = parse_str(plain, "t.fio", &|_| None).unwrap().jobs[0].describe();
+        assert!(d.ends_with("read marks:  - - - B"), "{d}");
     }
 }

@@ -468,6 +468,45 @@ pub struct Job {
     pub cpuload: Option<u32>,
     pub cpuchunks: u64,
     pub exit_on_io_done: bool,
+    /// fio's io_uring engine options beside `hipri` and `nowait`
+    /// ([`Uring`]); every field at fio 3.33's default unless set.
+    pub uring: Uring,
+}
+
+/// fio 3.33's io_uring engine options (axboe/fio `fio-3.33`,
+/// engines/io_uring.c `options[]`; `fio --enghelp=io_uring` lists the same
+/// names on this machine). `hipri` (IORING_SETUP_IOPOLL) and `nowait`
+/// (RWF_NOWAIT) are [`Job::hipri`] and [`Job::nowait`], shared with the
+/// engines that also take them. `cmdprio*` (I/O priorities), `uncached`
+/// (RWF_UNCACHED) and `force_async` (IOSQE_ASYNC: an io-wq worker thread
+/// issues the request) are refused by the option table: no front end
+/// models a request's priority or io-wq. fio accepts these options only
+/// with `ioengine=io_uring` ("Bad option" otherwise); so does the parser.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Uring {
+    /// `sqthread_poll` (FIO_OPT_STR_SET, default off): the ring is set up
+    /// with IORING_SETUP_SQPOLL; a kernel thread takes the SQEs from the
+    /// ring, and fio's commit only wakes it when the ring says
+    /// IORING_SQ_NEED_WAKEUP, its getevents never calls io_uring_enter
+    /// (`fio_ioring_commit`, `fio_ioring_getevents`: `if
+    /// (!o->sqpoll_thread) io_uring_enter(...)`): it spins on the CQ ring.
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu` (FIO_OPT_INT, no default: unset leaves the
+    /// thread unpinned; set, IORING_SETUP_SQ_AFF with `sq_thread_cpu`).
+    pub sqthread_poll_cpu: Option<u32>,
+    /// `registerfiles` (FIO_OPT_STR_SET, default off):
+    /// IORING_REGISTER_FILES, each SQE names its file by index with
+    /// IOSQE_FIXED_FILE (the kernel's `io_file_get_fixed` instead of an
+    /// `fget`/`fput` per request).
+    pub registerfiles: bool,
+    /// `fixedbufs` (FIO_OPT_STR_SET, default off): IORING_REGISTER_BUFFERS
+    /// at setup, READ_FIXED/WRITE_FIXED (no page pinning per request).
+    pub fixedbufs: bool,
+    /// `nonvectored` (FIO_OPT_INT, `.def = "-1"`): `None` is fio's -1,
+    /// "probe" (`fio_ioring_probe`: IORING_OP_READ/WRITE when the kernel
+    /// has them, else READV/WRITEV); `Some(true)` READ/WRITE, `Some(false)`
+    /// READV/WRITEV. The opcode only: the same request reaches the device.
+    pub nonvectored: Option<bool>,
 }
 
 impl Default for Job {
@@ -533,6 +572,7 @@ impl Default for Job {
             cpuload: None,
             cpuchunks: CPUCHUNKS_DEFAULT_US,
             exit_on_io_done: false,
+            uring: Uring::default(),
         }
     }
 }

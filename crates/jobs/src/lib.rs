@@ -60,9 +60,9 @@ pub use error::JobError;
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{
     BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess,
-    RwMode, Verify,
+    RwMode, Uring, Verify,
 };
-pub use marks::{default_marks_of, Call, DefaultMarks, IoKind, RwfFlags};
+pub use marks::{default_marks_of, Call, DefaultMarks, IoKind, RwfFlags, Sqe};
 pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{

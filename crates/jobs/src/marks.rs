@@ -77,6 +77,83 @@ pub enum Call {
     Submit { last: bool },
     /// fsync or fdatasync.
     Flush,
+    /// One SQE of an io_uring ring ([`Sqe`]: how it reached the kernel).
+    Ring(Sqe),
+}
+
+/// How an io_uring SQE reaches the kernel, which is all its default marks
+/// can go on: **our io_uring row for TOS Table 1**, which has none (the
+/// paper's kernel is Linux 5.0.8 and its Table 1 predates io_uring's use).
+///
+/// The row follows the table's own logic (TOS 4.1.1: defaults "naturally
+/// derive from the programming paradigm of each system call: any system
+/// call that blocks the application ... is marked Urgent, and any system
+/// call that supports asynchronous submission, such as io_submit, is marked
+/// Barrier"), read off the arguments of the `io_uring_enter(fd, to_submit,
+/// min_complete, flags)` that submits the SQE, since that is what the
+/// kernel sees when it builds the request:
+///
+/// - [`Sqe::SubmitAndWait`] `{ alone: true }`: one SQE submitted by a call
+///   that then waits in the same call (IORING_ENTER_GETEVENTS with
+///   `min_complete >= 1`, liburing's `io_uring_submit_and_wait(ring, 1)`):
+///   the application blocks on that one request, as in a `pread`, so
+///   **Urgent**, Table 1's first rows.
+/// - `SubmitAndWait { alone: false }`: a batch submitted and waited on in
+///   the same call: **Barrier on the last SQE**, the rest unmarked. The
+///   caller waits for the batch, as an `io_submit` + `io_getevents` caller
+///   does, and Table 1's io_submit row marks that batch's last request.
+/// - [`Sqe::Submit`]: submitted by a call that does not wait
+///   (`min_complete` 0, or no GETEVENTS: fio's engine commits with
+///   `io_uring_enter(ld, nr, 0, IORING_ENTER_GETEVENTS)`,
+///   `fio_ioring_commit`). This is `io_submit`'s own paradigm, asynchronous
+///   submission of a batch to be reaped later: Table 1's io_submit row,
+///   **Barrier on the last SQE**, the rest unmarked.
+/// - [`Sqe::SqPoll`]: on an IORING_SETUP_SQPOLL ring a kernel thread takes
+///   the SQEs from the ring in its own batches (io_uring/sqpoll.c
+///   `__io_sq_thread`, up to `IORING_SQPOLL_CAP_ENTRIES_VALUE` per ring per
+///   pass) and no call of the application says where its batch ends or
+///   that it waits: **unmarked**; adaptive coalescing bounds the wait (TOS
+///   3.3).
+/// - [`Sqe::IoPoll`]: an IORING_SETUP_IOPOLL ring (fio's `hipri`) is
+///   polled: its requests go to a poll queue that raises no interrupt
+///   (block/blk-mq.h `HCTX_TYPE_POLL`), so marks ask for nothing:
+///   **unmarked**, and no interrupt.
+///
+/// The application's explicit flags win over the row, as over Table 1
+/// (TOS 4.1.1): the authors' RWF_URGENT (0x20) and RWF_BARRIER (0x40) in the
+/// SQE's `rw_flags`, both meaning explicitly unmarked ([`RwfFlags`]); and
+/// so do `exec`'s `--mark-thread`/`--mark-file` rules, which stand for the
+/// application's flags. The authors' basis kernel
+/// (`cinterrupts-01-basis.patch`) touches neither fs/io_uring.c nor the
+/// `read_iter` path io_uring takes (it marks `new_sync_read`,
+/// `new_sync_write` and `do_iter_readv_writev`, which io_uring does not
+/// call), so under [`DefaultMarks::Basis`] every SQE is unmarked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sqe {
+    /// Submitted by an `io_uring_enter` that also waits (`min_complete >=
+    /// 1` with IORING_ENTER_GETEVENTS); `alone`: the call submitted this
+    /// one SQE; `last`: the call's last SQE.
+    SubmitAndWait { alone: bool, last: bool },
+    /// Submitted by an `io_uring_enter` that does not wait; `last`: the
+    /// call's last SQE.
+    Submit { last: bool },
+    /// Taken by the SQPOLL kernel thread.
+    SqPoll,
+    /// On an IOPOLL ring: polled, no interrupt.
+    IoPoll,
+}
+
+impl Sqe {
+    /// The row's marks (see [`Sqe`]).
+    pub fn table1(self) -> Marks {
+        match self {
+            Sqe::SubmitAndWait { alone: true, .. } => Marks::URGENT,
+            Sqe::SubmitAndWait { last: true, .. } | Sqe::Submit { last: true } => Marks::BARRIER,
+            Sqe::SubmitAndWait { .. } | Sqe::Submit { .. } | Sqe::SqPoll | Sqe::IoPoll => {
+                Marks::NONE
+            }
+        }
+    }
 }
 
 impl DefaultMarks {
@@ -95,6 +172,8 @@ impl DefaultMarks {
                 Call::Submit { last: false } => Marks::NONE,
                 // TOS 4.1.1, Table 1: (f)(data)sync are Urgent.
                 Call::Flush => Marks::URGENT,
+                // Our io_uring row, from the table's logic ([`Sqe`]).
+                Call::Ring(sqe) => sqe.table1(),
             },
             // The authors' basis kernel (the patch's places cited at
             // [`DefaultMarks::Basis`]).
@@ -106,6 +185,9 @@ impl DefaultMarks {
                 Call::Submit { .. } => Marks::NONE,
                 // No fs/sync.c or flush change in the patch.
                 Call::Flush => Marks::NONE,
+                // No fs/io_uring.c change, and io_uring's read_iter path
+                // is not one the patch marks ([`Sqe`]).
+                Call::Ring(_) => Marks::NONE,
             },
         }
     }
@@ -217,9 +299,10 @@ impl Job {
                 Engine::Pvsync2 => Call::Blocking {
                     nowait: self.nowait,
                 },
-                // io_uring postdates the paper (Linux 5.0.8); its submit is
-                // treated like io_submit.
-                Engine::Libaio | Engine::IoUring | Engine::Null => Call::Submit {
+                // fio's io_uring engine: our io_uring row ([`Sqe`]) for
+                // how fio 3.33 submits (engines/io_uring.c).
+                Engine::IoUring => Call::Ring(self.sqe(index_in_batch, batch_len)),
+                Engine::Libaio | Engine::Null => Call::Submit {
                     last: is_last(index_in_batch, batch_len),
                 },
             },
@@ -240,6 +323,27 @@ impl Job {
     }
 }
 
+impl Job {
+    /// How fio 3.33's io_uring engine hands SQE `index_in_batch` of a
+    /// batch of `batch_len` to the kernel: an IOPOLL ring with `hipri`
+    /// (`fio_ioring_queue_init`: IORING_SETUP_IOPOLL), the SQPOLL thread
+    /// with `sqthread_poll` (its commit never submits), else an
+    /// `io_uring_enter(nr, 0, GETEVENTS)` that does not wait
+    /// (`fio_ioring_commit`: `min_complete` 0; fio waits in a later call,
+    /// `fio_ioring_getevents`).
+    pub fn sqe(&self, index_in_batch: usize, batch_len: usize) -> Sqe {
+        if self.hipri {
+            Sqe::IoPoll
+        } else if self.uring.sqthread_poll {
+            Sqe::SqPoll
+        } else {
+            Sqe::Submit {
+                last: is_last(index_in_batch, batch_len),
+            }
+        }
+    }
+}
+
 fn is_last(index_in_batch: usize, batch_len: usize) -> bool {
     index_in_batch.saturating_add(1) >= batch_len
 }
@@ -253,6 +357,57 @@ mod tests {
         assert_eq!(RwfFlags::UNMARKED.to_marks(), Some(Marks::NONE));
         assert_eq!(Marks::URGENT.merge(Marks::BARRIER), Marks::URGENT);
         assert_eq!(RwfFlags::NONE.to_marks(), None);
+    }
+
+    #[test]
+    fn io_uring_row_waited_alone_is_urgent_batch_waited_together_ends_in_barrier() {
+        let t = DefaultMarks::Table1;
+        let alone = Sqe::SubmitAndWait {
+            alone: true,
+            last: true,
+        };
+        assert_eq!(t.of(Call::Ring(alone)), Marks::URGENT);
+        let batch = |last| Sqe::SubmitAndWait { alone: false, last };
+        assert_eq!(t.of(Call::Ring(batch(true))), Marks::BARRIER);
+        assert_eq!(t.of(Call::Ring(batch(false))), Marks::NONE);
+        // Submit-only: io_submit's paradigm and Table 1's io_submit row.
+        assert_eq!(
+            t.of(Call::Ring(Sqe::Submit { last: true })),
+            t.of(Call::Submit { last: true })
+        );
+        assert_eq!(t.of(Call::Ring(Sqe::Submit { last: false })), Marks::NONE);
+        assert_eq!(t.of(Call::Ring(Sqe::SqPoll)), Marks::NONE);
+        assert_eq!(t.of(Call::Ring(Sqe::IoPoll)), Marks::NONE);
+        // The basis kernel marks no SQE.
+        for sqe in [alone, batch(true), Sqe::Submit { last: true }] {
+            assert_eq!(DefaultMarks::Basis.of(Call::Ring(sqe)), Marks::NONE);
+        }
+    }
+
+    #[test]
+    fn fio_io_uring_jobs_take_the_row_and_explicit_flags_win() {
+        let mut j = Job {
+            ioengine: Engine::IoUring,
+            ..Job::default()
+        };
+        // fio commits without waiting: Barrier on the batch's last SQE, as
+        // for libaio's io_submit.
+        assert_eq!(j.marks(IoKind::Read, 3, 4), Marks::BARRIER);
+        assert_eq!(j.marks(IoKind::Read, 0, 4), Marks::NONE);
+        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::BARRIER);
+        j.uring.sqthread_poll = true;
+        assert_eq!(j.sqe(0, 1), Sqe::SqPoll);
+        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::NONE);
+        // An explicit RWF_URGENT (cint_flags=urgent) wins over the row.
+        j.cint_flags = CintFlags::Urgent;
+        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::URGENT);
+        j.cint_flags = CintFlags::Default;
+        j.uring.sqthread_poll = false;
+        j.hipri = true;
+        assert_eq!(j.sqe(3, 4), Sqe::IoPoll);
+        assert_eq!(j.marks(IoKind::Read, 3, 4), Marks::NONE);
+        // fsync stays Table 1's Urgent whatever the engine.
+        assert_eq!(j.marks(IoKind::Fsync, 0, 1), Marks::URGENT);
     }
 
     #[test]

@@ -756,6 +756,23 @@ static TABLE: &[OptionSpec] = &[
     // fio's engine option (engines/sync.c for pvsync2, engines/io_uring.c):
     // polled completion. The engine check is in parse.rs (finish).
     flag("hipri", &[], |d, b| d.job.hipri = b),
+    // fio 3.33's io_uring engine options (engines/io_uring.c `options[]`,
+    // crate::Uring); the engine check is in parse.rs (finish).
+    flag("sqthread_poll", &[], |d, b| d.job.uring.sqthread_poll = b),
+    modelled("sqthread_poll_cpu", &[], |d, v| {
+        d.job.uring.sqthread_poll_cpu = Some(parse_u32(v)?);
+        Ok(())
+    }),
+    flag("registerfiles", &[], |d, b| d.job.uring.registerfiles = b),
+    flag("fixedbufs", &[], |d, b| d.job.uring.fixedbufs = b),
+    // FIO_OPT_INT with `.def = "-1"`: -1 probes, 0 vectored, else not.
+    modelled("nonvectored", &[], |d, v| {
+        d.job.uring.nonvectored = match v.trim() {
+            "-1" => None,
+            other => Some(parse_u32(other)? != 0),
+        };
+        Ok(())
+    }),
     // fio's cpuio engine options (engines/cpu.c); the engine check and
     // fio_cpuio_init's thinktime are in parse.rs (finish).
     modelled("cpuload", &[], |d, v| {
@@ -835,10 +852,17 @@ static TABLE: &[OptionSpec] = &[
         }),
     },
     ignored("description", &[]),
-    ignored("fixedbufs", &[]),
-    ignored("registerfiles", &[]),
-    ignored("sqthread_poll", &[]),
-    ignored("sqthread_poll_cpu", &[]),
+    // fio 3.33's cmd_type (engines/io_uring.c, `.def = "nvme"`, one
+    // value): read by the io_uring_cmd engine only; fio's io_uring engine
+    // accepts and ignores it.
+    OptionSpec {
+        name: "cmd_type",
+        aliases: &[],
+        kind: Kind::IgnoredChecked(|v| match v {
+            "nvme" => Ok(()),
+            _ => Err(format!("invalid cmd_type '{v}' (nvme)")),
+        }),
+    },
     ignored("create_on_open", &[]),
     ignored("allow_file_create", &[]),
     ignored("overwrite", &[]),
@@ -908,7 +932,20 @@ static TABLE: &[OptionSpec] = &[
         "mixed sequential and random offsets are not modelled",
     ),
     unsupported("rw_sequencer", &[], "offset sequencing is not modelled"),
+    // fio 3.33's cmdprio options (engines/cmdprio.h, shared by the libaio
+    // and io_uring engines): per-request I/O priorities.
     unsupported("cmdprio_percentage", &[], "I/O priorities are not modelled"),
+    unsupported("cmdprio_class", &[], "I/O priorities are not modelled"),
+    unsupported("cmdprio", &[], "I/O priorities are not modelled"),
+    unsupported("cmdprio_bssplit", &[], "I/O priorities are not modelled"),
+    // fio 3.33's io_uring `force_async=N`: IOSQE_ASYNC on every Nth SQE
+    // (`fio_ioring_prep`), so an io-wq worker thread issues it, not the
+    // submitting task.
+    unsupported(
+        "force_async",
+        &[],
+        "IOSQE_ASYNC (an io-wq worker thread issuing the request) is not modelled",
+    ),
     unsupported("prio", &[], "I/O priorities are not modelled"),
     unsupported("prioclass", &[], "I/O priorities are not modelled"),
     unsupported("nice", &[], "CPU priorities are not modelled"),

@@ -505,6 +505,26 @@ fn finish(d: Draft, file: &str, notes: &mut Vec<Note>) -> Result<Job, JobError> 
             format!("needs ioengine pvsync2 or io_uring, not {}", job.ioengine),
         ));
     }
+    // fio registers its io_uring engine options with that engine only
+    // (engines/io_uring.c `options[]`); with another engine fio says "Bad
+    // option".
+    if job.ioengine != Engine::IoUring {
+        let u = &job.uring;
+        let set = [
+            ("sqthread_poll", u.sqthread_poll),
+            ("sqthread_poll_cpu", u.sqthread_poll_cpu.is_some()),
+            ("registerfiles", u.registerfiles),
+            ("fixedbufs", u.fixedbufs),
+            ("nonvectored", u.nonvectored.is_some()),
+        ];
+        if let Some((option, _)) = set.iter().find(|(_, on)| *on) {
+            return Err(err(
+                &job,
+                option,
+                format!("needs ioengine io_uring, not {}", job.ioengine),
+            ));
+        }
+    }
     cpuio(&mut job, &err, &mut note)?;
     if job.ioengine.is_noio() {
         return Ok(job);

@@ -549,6 +549,7 @@ pub(crate) fn place(
             after: Vec::new(),
             serial: false,
             kthread: false,
+            uring: None,
         });
         drivers.push(Driver::new(t.instance, t.background, t.thread));
     }

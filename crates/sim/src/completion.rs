@@ -206,6 +206,14 @@ impl World {
         if !th.spinning || th.got.len() + th.ready.len() < th.needed as usize {
             return;
         }
+        self.spin_found(tid);
+    }
+
+    /// A spinning thread finds what it spins for: its spin ends now and it
+    /// reaps (`per_completion`, as the handler would), or, cut short by a
+    /// handler or a preemption, when it runs again.
+    pub(crate) fn spin_found(&mut self, tid: u32) {
+        let th = &mut self.threads[tid as usize];
         th.spinning = false;
         let core = th.spec.core as u32;
         let reap = self.host.per_completion;

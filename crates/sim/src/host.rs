@@ -225,6 +225,7 @@ impl World {
             .zip(self.current_vruntime(core));
         let current =
             current.map(|(cur, v)| (cur, v, self.threads[cur as usize].spec.job.critical));
+        let measuring = self.measuring(self.now);
         let th = &mut self.threads[tid as usize];
         let critical = th.spec.job.critical;
         th.vruntime =
@@ -232,6 +233,9 @@ impl World {
                 .rq
                 .wake(tid, th.vruntime, critical, current, &self.sched);
         th.state = TState::Runnable;
+        if measuring {
+            th.wakeups += 1;
+        }
         self.path.runnable(tid, self.now);
         self.resume_ticks(core);
     }
@@ -434,17 +438,33 @@ impl World {
         self.audit.delivered += 1;
         let tid = r.tid;
         self.path.delivered(req, self.now);
+        let defers = self.defers(tid);
         let th = &mut self.threads[tid as usize];
-        th.ready.push_back(req);
+        if defers {
+            // DEFER_TASKRUN: on the ring's local list until the thread
+            // enters the kernel ([`crate::uring`]).
+            th.deferred.push_back(req);
+        } else {
+            th.ready.push_back(req);
+        }
+        if th.spinning && th.uring_wait.is_some_and(|w| w.spinning()) {
+            // SQPOLL: the thread spins on its CQ ring in user space; fio's
+            // getevents with iodepth_batch_complete_min=0 re-enters.
+            self.uring_spin_post(tid);
+            return false;
+        }
+        let th = &mut self.threads[tid as usize];
         if th.state != TState::Blocked {
             return false;
         }
         let wake = match th.spec.waiter {
             Waiter::Libaio => true,
+            Waiter::IoUring if th.spec.uring.is_some() => self.uring_posted(tid),
             Waiter::Blocking | Waiter::IoUring => {
                 th.got.len() + th.ready.len() >= th.needed as usize
             }
         };
+        let th = &mut self.threads[tid as usize];
         if wake {
             th.state = TState::Waking;
             self.cores[core as usize].waking.push(tid);

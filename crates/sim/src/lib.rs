@@ -29,6 +29,7 @@ pub mod profile;
 mod run;
 mod sched;
 mod thread;
+mod uring;
 mod workload;
 mod world;
 

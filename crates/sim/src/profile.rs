@@ -215,6 +215,14 @@ pub struct HostProfile {
     /// `host::poll`).
     #[serde(default)]
     pub completion: crate::Completion,
+    /// How an io_uring job's thread waits for its completions
+    /// (`host::uring::STRATEGIES`): `min-complete` (default: CQEs posted
+    /// by the interrupt, woken once `min_complete` are there), `task-work`,
+    /// `defer-taskrun`, `min-wait=TIME[,nr=N][,timeout=TIME]`, `iopoll` or
+    /// `sqpoll`. A job's own ring flags win: `hipri` is IOPOLL,
+    /// `sqthread_poll` SQPOLL ([`crate::uring`]).
+    #[serde(default, deserialize_with = "uring_strategy")]
+    pub uring: host::uring::Strategy,
     /// The scheduler's wake-up preemption rule ([`crate::Wakeup`]):
     /// `plain` (default: the check above with `sched_wakeup_granularity`),
     /// `vanilla` (Linux CFS with its `next` buddy, the granularity from
@@ -811,4 +819,12 @@ fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
         key,
         message: one_line(&message),
     }
+}
+
+/// A host key's io_uring strategy, as `host::uring::parse` reads it.
+fn uring_strategy<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<host::uring::Strategy, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    host::uring::parse(&s).map_err(serde::de::Error::custom)
 }

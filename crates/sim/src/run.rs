@@ -211,6 +211,9 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
     if let Some(note) = journal_note(world) {
         report.notes.push(note);
     }
+    if let Some(note) = world.uring_note() {
+        report.notes.push(note);
+    }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
         report.notes.push(format!(
             "wake-up rule {} (wake-up granularity {} for {} cores)",
@@ -296,6 +299,7 @@ fn assemble(
         jbd2.job.name = "jbd2".into();
         jbd2.job.critical = host.jbd2_critical;
         jbd2.kthread = true;
+        jbd2.uring = None;
         jbd2.after.clear();
         threads.push(jbd2);
     }
@@ -417,6 +421,7 @@ fn assemble(
         poll: host::poll::Completions::new(host.completion.mode(), poll_costs(host)),
         polled: 0,
         hybrid_sleeps: 0,
+        uring_timeouts: 0,
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,

@@ -38,13 +38,21 @@ impl World {
                 for &req in &th.batch {
                     self.requests[req as usize].issued = self.now;
                 }
-                let cost = self.host.syscall
-                    + self.host.submit_per_request * th.batch.len() as u64
-                    + self.buffered_cost(&th.batch);
+                // SQPOLL: the SQ thread takes the SQEs; the thread makes
+                // no system call ([`crate::uring`]).
+                let call = if th.spec.uring.is_some_and(|s| s.sq_thread()) {
+                    0
+                } else {
+                    self.host.syscall + self.host.submit_per_request * th.batch.len() as u64
+                };
+                let cost = call + self.buffered_cost(&th.batch);
                 self.start_seg(core, Kind::Kernel, cost, Step::Submitted);
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
+                // fio commits with IORING_ENTER_GETEVENTS, which runs the
+                // ring's deferred completions.
+                self.run_deferred(tid);
                 self.hybrid_submitted(tid, &batch);
                 for &req in &batch {
                     if !self.journal_submit(req) {
@@ -62,10 +70,15 @@ impl World {
                 // A polled ring (IORING_SETUP_IOPOLL) gets its completions
                 // only by polling in io_uring_enter ([`crate::completion`]).
                 let ring = th.spec.waiter == Waiter::IoUring && !self.polling(tid);
-                if ring && th.ready.len() >= th.needed as usize {
-                    // Enough in the CQ ring: reaped without a system call.
+                let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
+                if ring && (sq_thread || th.ready.len() >= th.needed as usize) {
+                    // Enough in the CQ ring: reaped without a system call;
+                    // with an SQ thread fio never enters to wait, it spins
+                    // on the ring ([`crate::uring`]).
                     self.step(tid, Step::Reap);
                 } else {
+                    // Entering the kernel runs the deferred completions.
+                    self.run_deferred(tid);
                     let cost = self.host.syscall;
                     self.start_seg(core, Kind::Kernel, cost, Step::Reap);
                 }
@@ -99,6 +112,10 @@ impl World {
         if th.got.len() < th.needed as usize {
             if self.polling(tid) {
                 self.poll_wait(tid, core);
+                return;
+            }
+            if let Some(strategy) = self.uring(tid) {
+                self.uring_block(tid, core, strategy);
                 return;
             }
             let th = &mut self.threads[tid as usize];
@@ -190,7 +207,12 @@ impl World {
         match th.spec.issuer.next(now, th.in_flight, &mut th.rng) {
             Decision::Done => self.finished(tid, core),
             Decision::Reap(Reap { min, max }) => {
-                th.needed = min;
+                // min-wait holds out for more than fio's minimum: its
+                // wait_nr, at most what is in flight ([`crate::uring`]).
+                th.needed = match th.spec.uring {
+                    Some(s) => s.wait_nr(min, max).min(th.in_flight).max(min),
+                    None => min,
+                };
                 th.reap_max = max;
                 if th.spec.waiter == Waiter::Blocking {
                     // The submitting call itself waits.

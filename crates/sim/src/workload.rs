@@ -42,6 +42,9 @@ pub(crate) struct ThreadSpec {
     /// A kernel thread (JBD2, [`crate::journal`]): a switch to it keeps
     /// the address space.
     pub kthread: bool,
+    /// An io_uring job's completion strategy ([`crate::uring`]); `None`
+    /// for every other thread.
+    pub uring: Option<host::uring::Strategy>,
 }
 
 impl ThreadSpec {
@@ -105,6 +108,22 @@ pub(crate) fn threads(
                 host.cores - 1
             )));
         }
+        // fio's sqthread_poll_cpu pins the SQ thread (IORING_SETUP_SQ_AFF).
+        // Its core is not a modelled host core ([`crate::uring`]): on a CPU
+        // the job's own threads may use it would take their time.
+        if let (true, Some(sq)) = (job.uring.sqthread_poll, job.uring.sqthread_poll_cpu) {
+            if sq as usize >= host.cores as usize {
+                return Err(fail(format!(
+                    "option 'sqthread_poll_cpu': CPU {sq} does not exist on host '{}' ({} cores)",
+                    host.name, host.cores
+                )));
+            }
+            if cpus.contains(&(sq as usize)) {
+                return Err(fail(format!(
+                    "option 'sqthread_poll_cpu': the SQ thread on CPU {sq}, which the job's threads use too, is not simulated (its core is not modelled); pin it to another CPU"
+                )));
+            }
+        }
         // No load balancing: a thread stays on the least-loaded CPU of its
         // set when it starts (ties: the lowest), as pinned benchmarks do.
         let core = *cpus
@@ -128,6 +147,11 @@ pub(crate) fn threads(
                 }
             )));
         }
+        let (job, uring) = match crate::uring::strategy_of(job, host.uring) {
+            Ok(x) => x,
+            Err(reason) => return Err(fail(reason)),
+        };
+        let job = &job;
         let bounds = job.bounds(runtime_override).map_err(|reason| {
             fail(if reason.starts_with("needs runtime=") {
                 format!("{reason}: a simulated device has no size to run through")
@@ -155,6 +179,7 @@ pub(crate) fn threads(
             after: after.into_iter().map(|k| k as u32).collect(),
             serial,
             kthread: false,
+            uring,
         });
     }
     if out.is_empty() {

@@ -151,6 +151,14 @@ pub(crate) struct Thread {
     /// Hybrid polling: how long to sleep before spinning for the batch
     /// just submitted (0: spin at once, or slept already).
     pub hybrid_sleep: Nanos,
+    /// DEFER_TASKRUN: completions on the ring's local list, run into
+    /// `ready` when the thread enters the kernel ([`crate::uring`]).
+    pub deferred: VecDeque<u32>,
+    /// The io_uring waiting call in progress ([`host::uring::Wait`]).
+    pub uring_wait: Option<host::uring::Wait>,
+    /// Wake-ups in the window: times the thread was made runnable after
+    /// sleeping.
+    pub wakeups: u64,
 
     // Measurements.
     /// Spinning on its polled queue in the window (part of `sys`), and its
@@ -190,6 +198,9 @@ impl Thread {
             sleep_gen: 0,
             spinning: false,
             hybrid_sleep: 0,
+            deferred: VecDeque::new(),
+            uring_wait: None,
+            wakeups: 0,
             spun: 0,
             polled: 0,
             read: DirStats::new(),
@@ -449,6 +460,8 @@ pub(crate) struct World {
     /// sleeps taken (all, and in the window).
     pub polled: u64,
     pub hybrid_sleeps: u64,
+    /// io_uring min-wait timers that ended a wait, in the window.
+    pub uring_timeouts: u64,
     /// FastResponse's read-path breakdown and the device's queue depth
     /// (measurement only).
     pub path: crate::iopath::Tracker,
@@ -502,6 +515,8 @@ impl World {
                     if th.sleep_gen == gen && th.state == TState::Sleeping {
                         let core = th.spec.core as u32;
                         self.raise(core, IrqWork::Timer { tid });
+                    } else if th.uring_wait.is_some() {
+                        self.uring_timer(tid, gen);
                     }
                 }
                 Ev::Start { tid } => self.start_thread(tid),

@@ -76,6 +76,16 @@ pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
             "option 'ioengine': cpuio is not emulated (no CPU-burning thread in `cinterrupts run`); `cinterrupts sim` runs it".into(),
         ));
     }
+    // fio's sqthread_poll: a kernel thread takes the SQEs and the job's
+    // thread spins on its CQ ring (engines/io_uring.c). The emulator's job
+    // workers submit into the driver themselves; no SQ thread is emulated
+    // (`cinterrupts sim` models it: host::uring's SQPOLL).
+    if let Some(j) = jobs.iter().find(|j| j.uring.sqthread_poll) {
+        return Err(job_error(
+            j,
+            "option 'sqthread_poll': a kernel SQ polling thread is not emulated (the job's thread submits into the driver); `cinterrupts sim` models it".into(),
+        ));
+    }
     let writer = jobs.iter().find(|j| j.rw.writes());
     if let Some(spec) = &cfg.backend {
         if let Kind::File { path } = &spec.kind {
