@@ -188,8 +188,13 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     require("sysbench", "sysbench");
     let _one = turn();
     // On this machine's disk: the data files are O_DIRECT, which tmpfs
-    // does not enforce.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // does not enforce. Under /tmp (ext4 here), which mysql can reach: the
+    // clone's own target directory may sit under a directory closed to
+    // other users (a CI clone in a 0700 mktemp directory did).
+    let dir = tempfile::Builder::new()
+        .prefix("cinterrupts-mariadb.")
+        .tempdir_in("/tmp")
+        .unwrap();
     // The server (mysql under root) writes its socket, pid file and log
     // here.
     std::fs::set_permissions(
