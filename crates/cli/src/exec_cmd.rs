@@ -36,6 +36,14 @@ pub struct ExecArgs {
     #[arg(long, value_name = "KERNEL", default_value = "table1",
           value_parser = |s: &str| s.parse::<jobs::DefaultMarks>())]
     pub default_marks: jobs::DefaultMarks,
+    /// What RWF 0x20 and 0x40 of the program's preadv2/pwritev2/iocbs
+    /// mean: `authors`, the authors' RWF_URGENT and RWF_BARRIER (marks,
+    /// taken out before the kernel sees the call), or `kernel`, the running
+    /// kernel's own (RWF_NOAPPEND since Linux 6.9, RWF_ATOMIC since 6.11;
+    /// passed on, no mark). Default: `authors` before Linux 6.9, `kernel`
+    /// from it
+    #[arg(long, value_name = "MEANING", value_parser = |s: &str| exec::RwfMarks::parse(s).ok_or(format!("expected one of {}", exec::RwfMarks::NAMES)))]
+    pub rwf_marks: Option<exec::RwfMarks>,
     /// A marking rule, `[OPS] [thread=GLOB] [file=GLOB] [title=GLOB] =>
     /// MARK`: OPS read, write, flush (comma-joined; none = all), thread =
     /// the thread's name, file = the descriptor's path (an unlinked file's
@@ -266,6 +274,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     let opts = exec::Options {
         preload: exec::find_preload()?,
         default_marks: a.default_marks,
+        rwf_marks: a.rwf_marks.unwrap_or_else(running_kernel_rwf),
         rules,
         critical,
         boost: a.critical_boost.into(),
@@ -574,4 +583,10 @@ fn json(
     let c = exec::summary::cinterrupts(name, opts, out, warnings, marks_for);
     let v = serde_json::json!({ "cinterrupts": c });
     serde_json::to_string_pretty(&v).expect("json") + "\n"
+}
+
+/// `--rwf-marks`' default for the running kernel (`uname -r`).
+fn running_kernel_rwf() -> exec::RwfMarks {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    exec::RwfMarks::for_kernel(release.trim())
 }

@@ -296,9 +296,13 @@ fn exec_child(dir: &Path, args: &[&str]) -> Value {
     let f = data(dir);
     let me = std::env::current_exe().unwrap();
     let json = dir.join("child.json");
+    // child_io passes the authors' RWF_URGENT and RWF_BARRIER (0x20, 0x40),
+    // which this kernel reads as RWF_NOAPPEND and RWF_ATOMIC unless exec
+    // reads them as marks.
     let o = bin()
         .arg("exec")
         .args(["--output-format", "json", "-o", json.to_str().unwrap()])
+        .args(["--rwf-marks", "authors"])
         .args(args)
         .arg("--")
         .arg(me)

@@ -396,6 +396,32 @@ fn rwf_flags_and_offset_minus_one_are_the_kernels() {
     assert!(c[2 * BLOCK..].iter().all(|&x| x == b'r'), "appended");
 }
 
+/// RWF 0x20 and 0x40, the authors' RWF_URGENT and RWF_BARRIER, are this
+/// kernel's RWF_NOAPPEND (Linux 6.9) and RWF_ATOMIC (6.11): under exec's
+/// default for such a kernel (`--rwf-marks kernel`) they reach the kernel
+/// as the program passed them, so a positioned write on an O_APPEND
+/// descriptor with 0x20, and an atomic write, do what they do natively
+/// (on this VM's 6.18 and ext4: at the offset given; EOPNOTSUPP). Under
+/// the authors' reading they would append and succeed.
+#[test]
+fn rwf_bits_the_kernel_owns_keep_their_meaning() {
+    let (v, c, report) = differential("rwf-today", &fill(b'a', 2 * BLOCK));
+    assert_eq!(
+        report["cinterrupts"]["exec"]["rwf_marks"], "kernel",
+        "{report}"
+    );
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut it = release
+        .trim()
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    if (it.next().unwrap(), it.next().unwrap()) >= (6, 9) {
+        // RWF_NOAPPEND: the write landed at offset 0, the file kept its size.
+        assert_eq!(c.len(), 2 * BLOCK, "{v}");
+        assert!(c[..BLOCK].iter().all(|&x| x == b'n'), "{v}");
+    }
+}
+
 // --- the child ---------------------------------------------------------------
 
 struct Rec(Vec<Value>);
@@ -758,6 +784,7 @@ fn child_conf() {
             "extend" => extra["sizes"] = json!(extend(&file, &mut rec)),
             "fsize" => fsize(&file, &mut rec),
             "rwf" => rwf(&file, &mut rec),
+            "rwf-today" => rwf_today(&file, &mut rec),
             other => panic!("unknown case {other}"),
         }
     }
@@ -951,6 +978,26 @@ unsafe fn rwf(file: &Path, rec: &mut Rec) {
         fd,
     );
     rec.call("preadv2 at -1 again", libc::preadv2(fd, &iov, 1, -1, 0), fd);
+}
+
+/// The "rwf-today" case: 0x20 and 0x40 on an O_APPEND descriptor.
+unsafe fn rwf_today(file: &Path, rec: &mut Rec) {
+    let fd = open(file, libc::O_WRONLY | libc::O_APPEND | libc::O_DIRECT);
+    let b = aligned(BLOCK, b'n');
+    let iov = libc::iovec {
+        iov_base: b as *mut c_void,
+        iov_len: BLOCK,
+    };
+    rec.call(
+        "pwritev2 0x20 at 0",
+        libc::pwritev2(fd, &iov, 1, 0, 0x20),
+        fd,
+    );
+    rec.call(
+        "pwritev2 0x40 at 0",
+        libc::pwritev2(fd, &iov, 1, 0, 0x40),
+        fd,
+    );
 }
 
 /// `close(fd)` as a system call of the program's own, through no libc

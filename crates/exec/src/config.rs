@@ -23,6 +23,58 @@ pub const ENV_RULES: &str = "CINTERRUPTS_EXEC_RULES";
 pub const ENV_CRITICAL: &str = "CINTERRUPTS_EXEC_CRITICAL";
 pub const ENV_COMPLETION: &str = "CINTERRUPTS_EXEC_COMPLETION";
 pub const ENV_BOOST: &str = "CINTERRUPTS_EXEC_BOOST";
+/// How the library reads RWF 0x20 and 0x40 ([`RwfMarks`]).
+pub const ENV_RWF: &str = "CINTERRUPTS_EXEC_RWF";
+
+/// What RWF 0x20 and 0x40 of a program's `preadv2`/`pwritev2`/iocb mean.
+/// The authors' kernel (Linux 5.0.8, `cinterrupts-01-basis.patch`, TOS
+/// 4.1.2) gave them RWF_URGENT and RWF_BARRIER; Linux 6.9 assigned 0x20 to
+/// RWF_NOAPPEND and 6.11 0x40 to RWF_ATOMIC (include/uapi/linux/fs.h). On
+/// this VM's 6.18, `pwritev2(.., 0x20)` on an O_APPEND descriptor writes at
+/// the offset given and `pwritev2(.., 0x40)` on ext4 is EOPNOTSUPP
+/// (measured 2026-11-27 with Python's `os.pwritev`): read as the authors'
+/// marks and taken out, the same calls append and succeed. So which one
+/// `exec` applies is the user's choice, defaulting to the running kernel's
+/// meaning where the two collide ([`RwfMarks::for_kernel`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RwfMarks {
+    /// The bits are marks, taken out before the kernel sees the call (a
+    /// program built for the authors' kernel: their RocksDB patch).
+    Authors,
+    /// The bits go to the kernel unchanged and mark nothing.
+    #[default]
+    Kernel,
+}
+
+impl RwfMarks {
+    pub const NAMES: &'static str = "authors, kernel";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RwfMarks::Authors => "authors",
+            RwfMarks::Kernel => "kernel",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RwfMarks> {
+        match s {
+            "authors" => Some(RwfMarks::Authors),
+            "kernel" => Some(RwfMarks::Kernel),
+            _ => None,
+        }
+    }
+
+    /// The default for a kernel release (`uname -r`): `Authors` before
+    /// Linux 6.9, where neither bit means anything else; `Kernel` from 6.9
+    /// (an unreadable release counts as new).
+    pub fn for_kernel(release: &str) -> RwfMarks {
+        let mut it = release.split(['.', '-']).map(|p| p.parse::<u32>().ok());
+        match (it.next().flatten(), it.next().flatten()) {
+            (Some(major), Some(minor)) if (major, minor) < (6, 9) => RwfMarks::Authors,
+            _ => RwfMarks::Kernel,
+        }
+    }
+}
 /// Set when the requests are routed through the device: `modelled` (a
 /// `--device` profile times them; the program's data moves through the
 /// page cache) or `direct` (the program's own O_DIRECT call is the device).
@@ -215,6 +267,8 @@ pub struct Config {
     /// The critical tag's rules.
     pub critical: Vec<Critical>,
     pub polling: Polling,
+    /// What RWF 0x20 and 0x40 mean.
+    pub rwf_marks: RwfMarks,
     /// Given to a thread at its first critical request.
     pub boost: emu::Boost,
     /// `None`: the library observes and every call goes to the kernel.
@@ -241,6 +295,10 @@ impl Config {
             .ok()
             .and_then(|m| Polling::parse(&m))
             .unwrap_or_default();
+        let rwf_marks = std::env::var(ENV_RWF)
+            .ok()
+            .and_then(|m| RwfMarks::parse(&m))
+            .unwrap_or_default();
         let boost = std::env::var(ENV_BOOST)
             .ok()
             .and_then(|b| emu::Boost::parse(&b))
@@ -262,6 +320,7 @@ impl Config {
             rules,
             critical,
             polling,
+            rwf_marks,
             boost,
             route,
         })
@@ -339,6 +398,18 @@ mod tests {
     }
 
     #[test]
+    fn rwf_marks_default_to_the_running_kernels_meaning() {
+        assert_eq!(RwfMarks::for_kernel("5.0.8"), RwfMarks::Authors);
+        assert_eq!(RwfMarks::for_kernel("6.8.0-49-generic"), RwfMarks::Authors);
+        assert_eq!(RwfMarks::for_kernel("6.9"), RwfMarks::Kernel);
+        assert_eq!(RwfMarks::for_kernel("6.18.44-fc-v669"), RwfMarks::Kernel);
+        assert_eq!(RwfMarks::for_kernel("garbage"), RwfMarks::Kernel);
+        for m in [RwfMarks::Authors, RwfMarks::Kernel] {
+            assert_eq!(RwfMarks::parse(m.name()), Some(m));
+        }
+    }
+
+    #[test]
     fn the_first_matching_rule_wins() {
         let c = Config {
             out: "/x".into(),
@@ -351,6 +422,7 @@ mod tests {
             needs: Needs::default(),
             critical: vec![Critical::parse(Target::File, "*.sst").unwrap()],
             polling: Polling::Interrupt,
+            rwf_marks: RwfMarks::Authors,
             boost: emu::Boost::None,
             route: None,
         };

@@ -28,8 +28,8 @@ pub mod summary;
 mod watch;
 
 pub use config::{
-    Config, Critical, Mark, Polling, RouteEnv, Target, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL,
-    ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
+    Config, Critical, Mark, Polling, RouteEnv, RwfMarks, Target, ENV_BOOST, ENV_COMPLETION,
+    ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES, ENV_RWF,
 };
 pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;

@@ -52,6 +52,8 @@ pub struct Options {
     pub critical: Vec<Critical>,
     /// `--critical-boost`: given to a thread at its first critical request.
     pub boost: emu::Boost,
+    /// What RWF 0x20 and 0x40 of the program's calls mean (`--rwf-marks`).
+    pub rwf_marks: crate::config::RwfMarks,
     /// Route the program's direct I/O through the emulated device (`None`:
     /// observe only, every call to the kernel).
     pub route: Option<RouteOptions>,
@@ -251,6 +253,7 @@ fn run_program(
     set(ENV_RULES, Config::rules_env(&opts.rules).into());
     set(ENV_CRITICAL, Critical::env(&opts.critical).into());
     set(ENV_BOOST, opts.boost.as_str().into());
+    set(crate::config::ENV_RWF, opts.rwf_marks.name().into());
     set(
         ENV_COMPLETION,
         opts.route

@@ -30,6 +30,9 @@ pub struct ExecPart {
     pub limits: Vec<String>,
     pub warnings: Vec<String>,
     pub rules: Vec<String>,
+    /// What RWF 0x20 and 0x40 meant: `authors` (RWF_URGENT, RWF_BARRIER)
+    /// or `kernel` (this kernel's own flags, passed on).
+    pub rwf_marks: String,
     /// The built-in rule sets asked for (`--marks-for`), after `rules`.
     pub marks_for: Vec<String>,
     pub critical_rules: Vec<String>,
@@ -137,6 +140,7 @@ pub fn cinterrupts(
             limits: out.limits.clone(),
             warnings: warnings.to_vec(),
             rules: opts.rules.iter().map(|r| r.to_line()).collect(),
+            rwf_marks: opts.rwf_marks.name().to_string(),
             marks_for: marks_for.to_vec(),
             critical_rules: opts.critical.iter().map(|r| r.to_line()).collect(),
             critical_boost: opts.boost.as_str().to_string(),

@@ -41,7 +41,7 @@ use jobs::Call;
 use libc::iovec;
 use shm::{Cmd, Done};
 
-use crate::intercept::{config, tag_of, KEEP, LIVE};
+use crate::intercept::{config, keep, tag_of, LIVE};
 use crate::route::{self, Tag};
 
 /// io_pgetevents' number on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl:
@@ -796,7 +796,7 @@ fn iocb_twin(cb: &Iocb) -> Option<c_int> {
         write,
         cb.aio_offset,
         &bufs,
-        cb.aio_rw_flags & KEEP,
+        cb.aio_rw_flags & keep(),
     )
 }
 
@@ -917,7 +917,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
         copy.aio_data = u64::from(cookie);
         copy.aio_flags &= !IOCB_FLAG_RESFD;
         copy.aio_resfd = 0;
-        copy.aio_rw_flags &= KEEP;
+        copy.aio_rw_flags &= keep();
         if let Some(t) = twin {
             copy.aio_fildes = t as u32;
             if let Some(m) = extras.last_mut() {

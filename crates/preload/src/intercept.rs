@@ -133,11 +133,21 @@ pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind
     }
 }
 
+/// The program's marks in its RWF flags: the authors' RWF_URGENT and
+/// RWF_BARRIER under `--rwf-marks authors`; none under `kernel`, where the
+/// bits are this kernel's own flags (`exec::RwfMarks`).
 fn rwf(flags: c_int) -> RwfFlags {
+    if !authors() {
+        return RwfFlags::default();
+    }
     RwfFlags {
         urgent: flags & RWF_URGENT != 0,
         barrier: flags & RWF_BARRIER != 0,
     }
+}
+
+fn authors() -> bool {
+    config().is_some_and(|c| c.rwf_marks == exec::RwfMarks::Authors)
 }
 
 /// Counts one blocking call on `fd` if it is direct, and returns its
@@ -248,7 +258,15 @@ fn positioned_at(
     Some(synced(fd, write, rwf, r))
 }
 
-pub(crate) const KEEP: c_int = !(RWF_URGENT | RWF_BARRIER);
+/// The RWF bits the kernel is given: all of the program's, less the
+/// authors' marks under `--rwf-marks authors`.
+pub(crate) fn keep() -> c_int {
+    if authors() {
+        !(RWF_URGENT | RWF_BARRIER)
+    } else {
+        !0
+    }
+}
 
 /// The calls at the file offset: each one the program's own call, routed
 /// (`at_offset`).
@@ -344,7 +362,7 @@ macro_rules! vectored2 {
             flags: c_int,
         ) -> ssize_t {
             let marks = blocking(fd, $kind, Family::Positioned, flags);
-            let flags = flags & KEEP;
+            let flags = flags & keep();
             let call = |d, off| forward!($sym, fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t, -1,
                 d, iov, cnt, off, flags);
             if let Some(m) = marks {
@@ -454,7 +472,7 @@ pub extern "C" fn syscall(
     };
     let flags = a6 as c_int;
     let marks = blocking(a1 as c_int, kind, Family::Positioned, flags);
-    let a6 = (flags & KEEP) as c_long;
+    let a6 = (flags & keep()) as c_long;
     // Routed at an explicit offset (pos_h is 0 on 64-bit); offset -1 (the
     // file offset) goes to the kernel, counted.
     if let Some(m) = marks.filter(|_| a4 >= 0) {
