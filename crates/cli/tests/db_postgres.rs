@@ -219,36 +219,6 @@ impl Drop for Server {
     }
 }
 
-/// A copy of `cinterrupts` and its preload library in `dir`, which the
-/// `postgres` user can run: the build's own directory may be closed to it
-/// (a clone under `mktemp -d` is mode 700).
-fn reachable_cinterrupts(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let exe = Path::new(env!("CARGO_BIN_EXE_cinterrupts"));
-    let built = exe.parent().unwrap();
-    let lib = [
-        built.join(exec::PRELOAD_NAME),
-        built.join("deps").join(exec::PRELOAD_NAME),
-    ]
-    .into_iter()
-    // The newer of the two, as `exec::find_preload` takes it (cargo
-    // refreshes the copy beside the binary only when the library is built
-    // as a root; a stale one there lacks what the tests check).
-    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-    .max_by_key(|(t, _)| *t)
-    .map(|(_, p)| p)
-    .expect("the preload library beside the binary (cargo build --workspace)");
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let copy = bin.join("cinterrupts");
-    std::fs::copy(exe, &copy).unwrap();
-    std::fs::copy(&lib, bin.join(exec::PRELOAD_NAME)).unwrap();
-    for p in [bin.clone(), copy.clone(), bin.join(exec::PRELOAD_NAME)] {
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    copy
-}
-
 /// pgbench's books balance: every change to an account, teller or branch
 /// is a row of history with its delta.
 fn balances(s: &Server) -> String {
@@ -295,7 +265,7 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
         ],
     ));
     let report = d.join("exec.json");
-    let cinterrupts = reachable_cinterrupts(d);
+    let cinterrupts = common::reachable_cinterrupts(d);
     let server = Server::start(d, Some((&report, &cinterrupts)), &[]);
     let before = server.psql("select wal_write from pg_stat_wal");
     server.pgbench(&["-i", "-s", "2", "-q"]);
@@ -426,7 +396,7 @@ fn postgres_marks_for_postgres_unmarks_the_checkpointer_and_keeps_backends_wal_u
         ],
     ));
     let report = d.join("exec.json");
-    let cinterrupts = reachable_cinterrupts(d);
+    let cinterrupts = common::reachable_cinterrupts(d);
     let server = Server::start(
         d,
         Some((&report, &cinterrupts)),

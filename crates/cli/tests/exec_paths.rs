@@ -24,7 +24,13 @@ const BLOCK: usize = 4096;
 
 /// A directory every user can reach (the programs below become `nobody`).
 fn open_dir() -> tempfile::TempDir {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Under /tmp: the clone's own target directory may sit under a
+    // directory closed to other users (a CI clone in a 0700 mktemp
+    // directory did).
+    let d = tempfile::Builder::new()
+        .prefix("cinterrupts-paths.")
+        .tempdir_in("/tmp")
+        .unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     d
 }
@@ -376,6 +382,8 @@ fn exec_as_nobody_says_what_it_cannot_do() {
     let data = data_file(dir.path(), 16);
     let exe = compile(dir.path(), "reader", &reader_src(false));
     let rep = dir.path().join("report.json");
+    // A copy nobody can run, whatever the directories above the build.
+    let cinterrupts = common::reachable_cinterrupts(dir.path());
     let o = output_within(
         Command::new("setpriv")
             .args([
@@ -386,7 +394,7 @@ fn exec_as_nobody_says_what_it_cannot_do() {
                 "--clear-groups",
                 "--",
             ])
-            .arg(env!("CARGO_BIN_EXE_cinterrupts"))
+            .arg(&cinterrupts)
             .args([
                 "exec",
                 "--device",

@@ -296,3 +296,33 @@ pub struct IoEvent {
     pub res: i64,
     pub res2: i64,
 }
+
+/// A copy of `cinterrupts` and its preload library in `dir`, which the
+/// `postgres` user, or `nobody`, can run: the build's own directory may be closed to it
+/// (a clone under `mktemp -d` is mode 700).
+pub fn reachable_cinterrupts(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = Path::new(env!("CARGO_BIN_EXE_cinterrupts"));
+    let built = exe.parent().unwrap();
+    let lib = [
+        built.join(exec::PRELOAD_NAME),
+        built.join("deps").join(exec::PRELOAD_NAME),
+    ]
+    .into_iter()
+    // The newer of the two, as `exec::find_preload` takes it (cargo
+    // refreshes the copy beside the binary only when the library is built
+    // as a root; a stale one there lacks what the tests check).
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max_by_key(|(t, _)| *t)
+    .map(|(_, p)| p)
+    .expect("the preload library beside the binary (cargo build --workspace)");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("cinterrupts");
+    std::fs::copy(exe, &copy).unwrap();
+    std::fs::copy(&lib, bin.join(exec::PRELOAD_NAME)).unwrap();
+    for p in [bin.clone(), copy.clone(), bin.join(exec::PRELOAD_NAME)] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
