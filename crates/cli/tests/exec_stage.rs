@@ -426,10 +426,20 @@ fn stage_refusals_are_one_line_and_leave_nothing() {
     );
     assert_one_line_error(&o, "not a directory");
     assert_eq!(zrams(), before);
-    // Not root: nobody.
+    // Not root: nobody, running a copy it can reach (the build may sit
+    // under a directory closed to it).
     use std::os::unix::process::CommandExt;
+    let open = tempfile::Builder::new()
+        .prefix("cinterrupts-stage.")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(
+        open.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let o = output_within(
-        bin()
+        std::process::Command::new(common::reachable_cinterrupts(open.path()))
             .arg("exec")
             .args(["--stage", "/tmp", "--", "true"])
             .uid(65534)
