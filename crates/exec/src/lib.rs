@@ -28,8 +28,9 @@ pub mod summary;
 mod watch;
 
 pub use config::{
-    Config, Critical, Mark, Polling, RouteEnv, Target, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL,
-    ENV_DEVICE, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
+    Config, Critical, IoUring, Mark, Polling, RouteEnv, Target, ENV_BOOST, ENV_COMPLETION,
+    ENV_CRITICAL, ENV_DEVICE, ENV_IO_URING, ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
+    IO_URING_REFUSED_ERRNO,
 };
 pub use counts::{ByMark, Calls, Counts, Family, Fr, Hybrid, Kind, Live};
 pub use glob::matches;
