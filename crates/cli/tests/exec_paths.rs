@@ -241,6 +241,63 @@ fn io_uring_setup_gets_enosys_under_refuse_and_a_ring_under_pass_and_natively() 
     }
 }
 
+/// `exec` run as a user (no CAP_SYS_ADMIN: the filter goes in with
+/// no_new_privs) refuses the same way: the filter is there.
+#[test]
+fn io_uring_is_refused_for_exec_as_nobody_too() {
+    require("setpriv", "util-linux");
+    let _one = turn();
+    let dir = open_dir();
+    let exe = compile(dir.path(), "uring", &URING.replace("RAW", RAW));
+    let rep = dir.path().join("nobody.json");
+    let o = output_within(
+        Command::new("setpriv")
+            .args([
+                "--reuid",
+                "nobody",
+                "--regid",
+                "nogroup",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(env!("CARGO_BIN_EXE_cinterrupts"))
+            .args([
+                "exec",
+                "--io-uring",
+                "refuse",
+                "--output-format",
+                "json",
+                "-o",
+            ])
+            .arg(&rep)
+            .arg("--")
+            .arg(&exe),
+        BOUND,
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.ends_with(&format!(
+            "syscall failed errno {} enter -{}\n",
+            libc::ENOSYS,
+            libc::ENOSYS
+        )) && !out.contains("ring"),
+        "{out}"
+    );
+    let r = report(&rep);
+    let n = named(&r, "io_uring refused");
+    assert_eq!(n.len(), 1, "{r}");
+    assert_eq!(n[0]["calls"], 2, "{r}");
+    assert!(
+        r["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap_or("").contains("exec's seccomp listener")),
+        "{r}"
+    );
+}
+
 /// fio's io_uring engine under `--io-uring refuse` fails as on a kernel
 /// without io_uring, with fio's own error line, and exec names the
 /// refusal; a bad `--io-uring` value is one clap line naming the option.

@@ -39,9 +39,10 @@ pub const ENV_IO_URING: &str = "CINTERRUPTS_EXEC_IO_URING";
 /// the EPERM of `kernel.io_uring_disabled=2` (io_uring/io_uring.c,
 /// `io_uring_allowed`, Linux 6.6+) because ENOSYS is what programs take
 /// for "no io_uring here" (MariaDB 10.11 logs "io_uring_queue_init()
-/// failed with ENOSYS: check seccomp filters, and the kernel version",
-/// then falls back to its pread mode, as for EPERM); EPERM says a
-/// sysctl to change, not a feature missing.
+/// failed with ENOSYS: check seccomp filters, and the kernel version"
+/// and falls back to its pread mode; fio says "your kernel doesn't
+/// support io_uring"); EPERM says a sysctl to change (MariaDB's message
+/// for it names `kernel.io_uring_disabled`), not a feature missing.
 pub const IO_URING_REFUSED_ERRNO: i32 = libc::ENOSYS;
 
 /// What becomes of a program's io_uring (`exec --io-uring`, issue 25 item
