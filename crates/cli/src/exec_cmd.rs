@@ -133,6 +133,13 @@ pub struct ExecArgs {
     /// still written, partial
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::runtime)]
     pub kill_after: u64,
+    /// The program's io_uring: pass (its rings are the kernel's, neither
+    /// routed nor counted, named in the report) or refuse (every
+    /// io_uring_setup fails with ENOSYS, as on a kernel built without
+    /// io_uring, so a program that can falls back to calls exec routes;
+    /// each refusal named in the report)
+    #[arg(long, value_enum, default_value_t = IoUringArg::Pass, value_name = "pass|refuse")]
+    pub io_uring: IoUringArg,
     /// Our report's format (the program's own output is untouched)
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     pub output_format: Format,
@@ -236,6 +243,22 @@ fn exec_completion(s: &str) -> Result<exec::Polling, String> {
         .map(|c| exec::Polling::of(c.mode()))
 }
 
+/// `--io-uring`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IoUringArg {
+    Pass,
+    Refuse,
+}
+
+impl From<IoUringArg> for exec::IoUring {
+    fn from(a: IoUringArg) -> exec::IoUring {
+        match a {
+            IoUringArg::Pass => exec::IoUring::Pass,
+            IoUringArg::Refuse => exec::IoUring::Refuse,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Normal,
@@ -284,6 +307,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             size: a.stage_size,
         }),
         kill_after: std::time::Duration::from_nanos(a.kill_after),
+        io_uring: a.io_uring.into(),
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
     // The report's destination is checked before the program runs: found

@@ -13,6 +13,12 @@
 //! 24): libaio mode (raw `io_getevents` is not routed, the server hangs).
 //! exec's reads, writes and fsyncs agree with InnoDB's own counters within
 //! 10%.
+//!
+//! MariaDB's default mode (issue 25 item 1) is io_uring, whose requests
+//! exec does not route yet: under `exec --io-uring refuse` its
+//! `io_uring_setup` fails with ENOSYS, as on a kernel without io_uring,
+//! the server falls back to the pread mode (its log says so) and the same
+//! checks hold.
 
 mod common;
 
@@ -25,6 +31,16 @@ use common::{exec_device_json, require, turn};
 /// Each step's bound: the whole test takes about 6-10 s here.
 const STEP: Duration = Duration::from_secs(60);
 
+/// How InnoDB does its I/O.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `--innodb-use-native-aio=0`: synchronous pread/pwrite.
+    Pread,
+    /// No option: Debian's 10.11 uses io_uring; under exec with
+    /// `--io-uring refuse` (natively it sets up its ring).
+    Default,
+}
+
 /// A server started by the test, stopped (SIGKILL) if the test fails.
 struct Server {
     child: Child,
@@ -34,17 +50,14 @@ struct Server {
 impl Server {
     /// `mariadbd` with the test's options, under `exec` when `exec` names
     /// its report; waits until it answers.
-    fn start(dir: &Path, exec: Option<&Path>) -> Server {
+    fn start(dir: &Path, exec: Option<&Path>, mode: Mode) -> Server {
         let data = dir.join("data");
         let sock = dir.join("sock");
         let mut args: Vec<String> = [
             "--no-defaults",
             "--skip-networking",
             "--skip-grant-tables",
-            // InnoDB's pread mode: synchronous pread/pwrite on O_DIRECT
-            // files (MariaDB 10.11 docs: innodb_use_native_aio,
-            // innodb_flush_method).
-            "--innodb-use-native-aio=0",
+            // O_DIRECT data files (MariaDB 10.11 docs: innodb_flush_method).
             "--innodb-flush-method=O_DIRECT",
             // Small enough that the load reads and writes the device.
             "--innodb-buffer-pool-size=6M",
@@ -56,6 +69,11 @@ impl Server {
         ]
         .map(String::from)
         .to_vec();
+        if mode == Mode::Pread {
+            // InnoDB's pread mode: synchronous pread/pwrite (MariaDB 10.11
+            // docs: innodb_use_native_aio).
+            args.push("--innodb-use-native-aio=0".into());
+        }
         args.push(format!("--datadir={}", data.display()));
         args.push(format!("--socket={}", sock.display()));
         args.push(format!("--pid-file={}", dir.join("pid").display()));
@@ -65,6 +83,9 @@ impl Server {
         let mut cmd = match exec {
             Some(report) => {
                 let mut c = exec_device_json(report);
+                if mode == Mode::Default {
+                    c.args(["--io-uring", "refuse"]);
+                }
                 c.arg("--").arg("mariadbd");
                 c
             }
@@ -182,6 +203,54 @@ fn checksums(s: &Server) -> String {
 
 #[test]
 fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively() {
+    under_exec_then_natively(Mode::Pread);
+}
+
+/// Issue 25 item 1: MariaDB's default io_uring mode under `exec --device
+/// optane --io-uring refuse` falls back to its pread mode, which exec
+/// routes, and passes the pread mode's checks.
+#[test]
+fn mariadb_default_mode_under_exec_with_io_uring_refused_falls_back_and_keeps_its_data() {
+    let (dir, r) = under_exec_then_natively(Mode::Default);
+    // Its own log says why and what it does instead (mariadbd's strings).
+    let log = std::fs::read_to_string(dir.path().join("err.log")).unwrap();
+    for line in [
+        "io_uring_queue_init() failed with ENOSYS",
+        "InnoDB: native AIO failed: falling back to innodb_use_native_aio=OFF",
+    ] {
+        assert!(log.contains(line), "no '{line}' in err.log: {log}");
+    }
+    // The native restart (the log's last start) used io_uring again.
+    let last = log.rsplit(" as process ").next().unwrap_or("");
+    assert!(
+        last.contains("InnoDB: Using io_uring") && !last.contains("native AIO failed"),
+        "{log}"
+    );
+    // exec named each refusal, by the server's pid and comm.
+    let e = &r["cinterrupts"]["exec"];
+    assert_eq!(e["io_uring"], "refuse", "{e}");
+    let refused: Vec<&serde_json::Value> = e["not_routed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["what"] == "io_uring refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{e}");
+    assert_eq!(refused[0]["comm"], "mariadbd", "{e}");
+    assert!(refused[0]["calls"].as_u64().unwrap() >= 1, "{e}");
+    assert!(
+        !e["not_routed"].as_array().unwrap().iter().any(|n| n["what"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("io_uring ring")),
+        "{e}"
+    );
+}
+
+/// The server in `mode` under exec with a sysbench load, shut down, its
+/// report's counts checked against InnoDB's, then restarted natively and
+/// checked; the directory and the report, for more checks.
+fn under_exec_then_natively(mode: Mode) -> (tempfile::TempDir, serde_json::Value) {
     for p in ["mariadbd", "mariadb", "mariadb-install-db"] {
         require(p, "mariadb-server");
     }
@@ -213,7 +282,7 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     let report = dir.path().join("exec.json");
-    let server = Server::start(dir.path(), Some(&report));
+    let server = Server::start(dir.path(), Some(&report), mode);
     server.sql("create database sb");
     server.sysbench("prepare", &[]);
     let run = server.sysbench("run", &["--time=3", "--threads=2"]);
@@ -280,8 +349,8 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
         "exec (whole process, uid {}): {reads} reads, {writes} writes, {flushes} flushes, \
          {commands} device commands; not routed: {}; \
          InnoDB before shutdown: {}",
-        c["processes"][0]["uid"],
-        c["not_routed"],
+        c["exec"]["processes"][0]["uid"],
+        c["exec"]["not_routed"],
         innodb.replace('\n', "; ")
     );
     // InnoDB's own counters agree with the device's (issue 24 item 8: within
@@ -316,7 +385,7 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
     }
 
     // Natively: the same data, intact.
-    let server = Server::start(dir.path(), None);
+    let server = Server::start(dir.path(), None, mode);
     let check = server.sql("check table sb.sbtest1, sb.sbtest2 extended");
     assert_eq!(
         check.lines().filter(|l| l.ends_with("\tOK")).count(),
@@ -329,4 +398,5 @@ fn mariadb_pread_mode_under_exec_keeps_its_data_and_passes_check_table_natively(
         "the data read back natively"
     );
     assert!(server.stop().success());
+    (dir, r)
 }

@@ -147,6 +147,216 @@ int main(void) {{
     }
 }
 
+/// `io_uring_setup` made inline (liburing's way) and through glibc's
+/// `syscall()` (fio's), then `io_uring_enter` on no ring: each result and
+/// errno on one line.
+const URING: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+RAW
+int main(void) {
+    char params[120];
+    memset(params, 0, sizeof params);
+    long inl = raw6(425 /* io_uring_setup */, 4, (long)params, 0, 0, 0, 0);
+    memset(params, 0, sizeof params);
+    errno = 0;
+    long lib = syscall(425, 4, params);
+    int lib_errno = errno;
+    /* fd -1: EBADF from a kernel with io_uring, ENOSYS from one without. */
+    long enter = raw6(426 /* io_uring_enter */, -1, 0, 0, 0, 0, 0);
+    printf("inline %s syscall %s errno %d enter %ld\n", inl >= 0 ? "ring" : strerror(-inl),
+           lib >= 0 ? "ring" : "failed", lib_errno, enter);
+    return 0;
+}
+"#;
+
+/// Issue 25 item 1: under `--io-uring refuse` every `io_uring_setup` fails
+/// with ENOSYS, as on a kernel built without io_uring, whichever way it is
+/// made, each named; under `pass` (the default) and natively, a ring.
+#[test]
+fn io_uring_setup_gets_enosys_under_refuse_and_a_ring_under_pass_and_natively() {
+    let _one = turn();
+    let dir = open_dir();
+    let exe = compile(dir.path(), "uring", &URING.replace("RAW", RAW));
+    let stdout = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let native = output_within(&mut Command::new(&exe), BOUND);
+    assert_eq!(
+        stdout(&native),
+        "inline ring syscall ring errno 0 enter -9\n",
+        "{native:?}"
+    );
+    for mode in [None, Some("pass")] {
+        let rep = dir.path().join("pass.json");
+        let mut c = exec_device_json(&rep);
+        if let Some(m) = mode {
+            c.args(["--io-uring", m]);
+        }
+        let o = output_within(c.arg("--").arg(&exe), BOUND);
+        assert!(o.status.success(), "{o:?}");
+        assert_eq!(stdout(&o), stdout(&native), "{mode:?}: {o:?}");
+        let r = report(&rep);
+        assert_eq!(r["io_uring"], "pass", "{r}");
+        assert_eq!(named(&r, "io_uring ring").len(), 1, "{r}");
+        assert!(named(&r, "io_uring refused").is_empty(), "{r}");
+    }
+    let rep = dir.path().join("refuse.json");
+    let o = output_within(
+        exec_device_json(&rep)
+            .args(["--io-uring", "refuse"])
+            .arg("--")
+            .arg(&exe),
+        BOUND,
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "inline {} syscall failed errno {} enter -{}\n",
+            std::io::Error::from_raw_os_error(libc::ENOSYS)
+                .to_string()
+                .split(" (os error")
+                .next()
+                .unwrap(),
+            libc::ENOSYS,
+            libc::ENOSYS
+        ),
+        "{o:?}"
+    );
+    let r = report(&rep);
+    assert_eq!(r["io_uring"], "refuse", "{r}");
+    assert!(named(&r, "io_uring ring").is_empty(), "{r}");
+    // One entry for the process: the listener's refusal and the library's.
+    let n = named(&r, "io_uring refused");
+    assert_eq!(n.len(), 1, "{r}");
+    assert_eq!(n[0]["calls"], 2, "{r}");
+    assert_eq!(n[0]["comm"], "uring", "{r}");
+    // Said once on stderr, with the limit line.
+    let err = stderr(&o);
+    for start in [
+        "cinterrupts: exec: not routed: io_uring refused",
+        "cinterrupts: exec: limit: io_uring refused (--io-uring refuse)",
+    ] {
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with(start)).count(),
+            1,
+            "{start}: {err}"
+        );
+    }
+}
+
+/// `exec` run as a user (no CAP_SYS_ADMIN: the filter goes in with
+/// no_new_privs) refuses the same way: the filter is there.
+#[test]
+fn io_uring_is_refused_for_exec_as_nobody_too() {
+    require("setpriv", "util-linux");
+    let _one = turn();
+    let dir = open_dir();
+    let exe = compile(dir.path(), "uring", &URING.replace("RAW", RAW));
+    let rep = dir.path().join("nobody.json");
+    let o = output_within(
+        Command::new("setpriv")
+            .args([
+                "--reuid",
+                "nobody",
+                "--regid",
+                "nogroup",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(env!("CARGO_BIN_EXE_cinterrupts"))
+            .args([
+                "exec",
+                "--io-uring",
+                "refuse",
+                "--output-format",
+                "json",
+                "-o",
+            ])
+            .arg(&rep)
+            .arg("--")
+            .arg(&exe),
+        BOUND,
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.ends_with(&format!(
+            "syscall failed errno {} enter -{}\n",
+            libc::ENOSYS,
+            libc::ENOSYS
+        )) && !out.contains("ring"),
+        "{out}"
+    );
+    let r = report(&rep);
+    let n = named(&r, "io_uring refused");
+    assert_eq!(n.len(), 1, "{r}");
+    assert_eq!(n[0]["calls"], 2, "{r}");
+    assert!(
+        r["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap_or("").contains("exec's seccomp listener")),
+        "{r}"
+    );
+}
+
+/// fio's io_uring engine under `--io-uring refuse` fails as on a kernel
+/// without io_uring, with fio's own error line, and exec names the
+/// refusal; a bad `--io-uring` value is one clap line naming the option.
+#[test]
+fn fio_io_uring_engine_under_refuse_fails_with_its_own_error_and_is_named() {
+    require("fio", "fio");
+    let _one = turn();
+    let dir = open_dir();
+    let data = data_file(dir.path(), 64);
+    let rep = dir.path().join("fio.json");
+    let o = output_within(
+        exec_device_json(&rep)
+            .args(["--io-uring", "refuse", "--", "fio", "--name=uring"])
+            .arg(format!("--filename={}", data.display()))
+            .args([
+                "--ioengine=io_uring",
+                "--direct=1",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+            ]),
+        BOUND,
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    // fio 3.33, engines/io_uring.c: the job's error and its hint.
+    for line in [
+        "func=io_queue_init, error=Function not implemented",
+        "fio: your kernel doesn't support io_uring",
+    ] {
+        assert!(out.contains(line), "no '{line}': {out}");
+    }
+    let r = report(&rep);
+    let n = named(&r, "io_uring refused");
+    assert_eq!(n.len(), 1, "{r}");
+    assert_eq!(n[0]["comm"], "fio", "{r}");
+    assert!(n[0]["calls"].as_u64().unwrap() >= 1, "{r}");
+
+    let bad = output_within(
+        common::bin().args(["exec", "--io-uring", "maybe", "--", "true"]),
+        BOUND,
+    );
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let err = stderr(&bad);
+    assert!(
+        err.lines()
+            .next()
+            .unwrap_or("")
+            .contains("invalid value 'maybe' for '--io-uring <pass|refuse>'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_statically_linked_program_is_named_before_it_runs() {
     let _one = turn();

@@ -80,6 +80,54 @@ impl RwfMarks {
 /// page cache) or `direct` (the program's own O_DIRECT call is the device).
 /// The shared region's path is in [`shm::ENV_SHM`].
 pub const ENV_DEVICE: &str = "CINTERRUPTS_EXEC_DEVICE";
+/// `--io-uring`: `pass` or `refuse` ([`IoUring`]).
+pub const ENV_IO_URING: &str = "CINTERRUPTS_EXEC_IO_URING";
+
+/// `ENOSYS`, what a kernel built without io_uring returns for
+/// `io_uring_setup`, `io_uring_enter` and `io_uring_register`
+/// (CONFIG_IO_URING=n: io_uring/io_uring.c is not built, and
+/// kernel/sys_ni.c's `COND_SYSCALL(io_uring_setup)` and its two siblings
+/// make each call `sys_ni_syscall`, which returns -ENOSYS). Chosen over
+/// the EPERM of `kernel.io_uring_disabled=2` (io_uring/io_uring.c,
+/// `io_uring_allowed`, Linux 6.6+) because ENOSYS is what programs take
+/// for "no io_uring here" (MariaDB 10.11 logs "io_uring_queue_init()
+/// failed with ENOSYS: check seccomp filters, and the kernel version"
+/// and falls back to its pread mode; fio says "your kernel doesn't
+/// support io_uring"); EPERM says a sysctl to change (MariaDB's message
+/// for it names `kernel.io_uring_disabled`), not a feature missing.
+pub const IO_URING_REFUSED_ERRNO: i32 = libc::ENOSYS;
+
+/// What becomes of a program's io_uring (`exec --io-uring`, issue 25 item
+/// 1: what cannot be provided is refused at setup, with the errno the
+/// kernel uses for an unsupported feature, and named in the report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IoUring {
+    /// The ring is the kernel's: its requests are neither routed nor
+    /// counted, the ring named in the report.
+    #[default]
+    Pass,
+    /// Every `io_uring_setup` fails with ENOSYS ([`IO_URING_REFUSED_ERRNO`])
+    /// as on a kernel without io_uring, so a program that can falls back
+    /// to calls `exec` routes; each refusal named in the report.
+    Refuse,
+}
+
+impl IoUring {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoUring::Pass => "pass",
+            IoUring::Refuse => "refuse",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<IoUring> {
+        match s {
+            "pass" => Some(IoUring::Pass),
+            "refuse" => Some(IoUring::Refuse),
+            _ => None,
+        }
+    }
+}
 
 /// Where the library routes the requests it sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,6 +321,8 @@ pub struct Config {
     pub boost: emu::Boost,
     /// `None`: the library observes and every call goes to the kernel.
     pub route: Option<RouteEnv>,
+    /// What becomes of the program's io_uring ([`ENV_IO_URING`]).
+    pub io_uring: IoUring,
 }
 
 impl Config {
@@ -312,6 +362,10 @@ impl Config {
             shm_fd: std::env::var(shm::ENV_SHM_FD).ok(),
             modelled: std::env::var(ENV_DEVICE).is_ok_and(|d| d == "modelled"),
         });
+        let io_uring = std::env::var(ENV_IO_URING)
+            .ok()
+            .and_then(|m| IoUring::parse(&m))
+            .unwrap_or_default();
         Some(Config {
             out: out.into(),
             out_fd,
@@ -323,6 +377,7 @@ impl Config {
             rwf_marks,
             boost,
             route,
+            io_uring,
         })
     }
 
@@ -395,6 +450,10 @@ mod tests {
             let p = Polling::of(m);
             assert_eq!(Polling::parse(p.name()), Some(p));
         }
+        for m in [IoUring::Pass, IoUring::Refuse] {
+            assert_eq!(IoUring::parse(m.name()), Some(m));
+        }
+        assert_eq!(IoUring::parse("maybe"), None);
     }
 
     #[test]
@@ -425,6 +484,7 @@ mod tests {
             rwf_marks: RwfMarks::Authors,
             boost: emu::Boost::None,
             route: None,
+            io_uring: IoUring::Pass,
         };
         assert!(c.is_critical(None, Some("/db/1.sst")));
         assert!(!c.is_critical(Some("db_bench"), Some("/db/LOG")));

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::counts::Counts;
-use crate::watch::{NotRouted, IO_URING};
+use crate::watch::{NotRouted, IO_URING, IO_URING_REFUSED};
 
 /// One process's record (`$CINTERRUPTS_EXEC_OUT/PID.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +36,11 @@ pub struct Record {
     /// did not see it: a filter not installed).
     #[serde(default)]
     pub io_uring: bool,
+    /// `io_uring_setup` calls the library failed with ENOSYS itself under
+    /// `--io-uring refuse` (glibc's `syscall()`), without calling the
+    /// kernel (so the seccomp filter never saw them).
+    #[serde(default)]
+    pub io_uring_refused: u64,
 }
 
 impl Record {
@@ -63,6 +68,13 @@ impl Record {
                 IO_URING,
                 None,
                 Some("seen by the library (a ring set up or open at the exit)".into()),
+            ));
+        }
+        if self.io_uring_refused > 0 {
+            v.push(me(
+                IO_URING_REFUSED,
+                Some(self.io_uring_refused),
+                Some("io_uring_setup through glibc's syscall() failed with ENOSYS by the preload library (--io-uring refuse), the kernel not called".into()),
             ));
         }
         if self.counts.nested > 0 {

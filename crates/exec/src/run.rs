@@ -12,8 +12,8 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
 use crate::config::{
-    Config, Critical, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_MARKS, ENV_OUT,
-    ENV_OUT_FD, ENV_RULES,
+    Config, Critical, IoUring, ENV_BOOST, ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_IO_URING,
+    ENV_MARKS, ENV_OUT, ENV_OUT_FD, ENV_RULES,
 };
 use crate::counts::Counts;
 use crate::marks::Rule;
@@ -62,6 +62,9 @@ pub struct Options {
     /// How long the program may take to end after a signal passed on to
     /// it before what is left of it is killed (`--kill-after`).
     pub kill_after: std::time::Duration,
+    /// `--io-uring`: the program's rings the kernel's (pass), or every
+    /// `io_uring_setup` failing with ENOSYS (refuse).
+    pub io_uring: IoUring,
 }
 
 /// How the program ended.
@@ -152,7 +155,7 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     let statically_linked = crate::spawn::statically_linked(&path);
     // The seccomp listener's answering process, forked while this one has
     // no other thread (before the device's), so that it may outlive us.
-    let helper = crate::watch::Helper::fork();
+    let helper = crate::watch::Helper::fork(opts.io_uring);
     let forwarding = crate::signals::Forwarding::install();
     let out = tempfile::Builder::new()
         .prefix("cinterrupts-exec.")
@@ -254,6 +257,7 @@ fn run_program(
     set(ENV_CRITICAL, Critical::env(&opts.critical).into());
     set(ENV_BOOST, opts.boost.as_str().into());
     set(crate::config::ENV_RWF, opts.rwf_marks.name().into());
+    set(ENV_IO_URING, opts.io_uring.name().into());
     set(
         ENV_COMPLETION,
         opts.route
@@ -311,9 +315,13 @@ fn run_program(
             "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
         );
     }
-    let filter = sockets
-        .as_ref()
-        .map(|(_, child)| (crate::watch::program(), child.as_raw_fd(), !root));
+    let filter = sockets.as_ref().map(|(_, child)| {
+        (
+            crate::watch::program(opts.io_uring),
+            child.as_raw_fd(),
+            !root,
+        )
+    });
     if statically_linked {
         not_routed.push(NotRouted {
             what: "statically linked program".into(),
@@ -369,7 +377,7 @@ fn run_program(
             Some(h) if h.give(&listener) => None,
             _ => {
                 helper = None;
-                crate::watch::Watcher::start(listener).ok()
+                crate::watch::Watcher::start(listener, opts.io_uring).ok()
             }
         },
         Some(Err(why)) => {
@@ -384,6 +392,13 @@ fn run_program(
             None
         }
     };
+    if opts.io_uring == IoUring::Refuse {
+        limits.push(if watcher.is_some() || helper.is_some() {
+            "io_uring refused (--io-uring refuse): every io_uring_setup of the program fails with ENOSYS, as on a kernel built without io_uring (io_uring_enter and io_uring_register too), by the preload library's syscall() and exec's seccomp listener".into()
+        } else {
+            "io_uring refused (--io-uring refuse) only where the preload library sees the call (glibc's syscall()): without the seccomp filter an inline io_uring_setup (liburing's) sets up a ring, named in not_routed when the library finds it open at the process's exit".into()
+        });
+    }
     if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
         pid.pid = child.id();
     }
@@ -432,7 +447,9 @@ fn run_program(
             .into_iter()
             .filter(|n| n.what != crate::watch::IO_URING || !not_routed.iter().any(seen))
             .collect();
-        not_routed.extend(mine);
+        for n in mine {
+            add_not_routed(&mut not_routed, n);
+        }
     }
     Ok(Outcome {
         status,
@@ -446,6 +463,25 @@ fn run_program(
         not_routed,
         limits,
     })
+}
+
+/// `n` added to `all`: a refusal of a process already named (the filter's
+/// and the library's are different calls: the library's never reached the
+/// kernel) adds its calls and its why to that entry.
+fn add_not_routed(all: &mut Vec<NotRouted>, n: NotRouted) {
+    let same = all
+        .iter_mut()
+        .find(|m| n.what == crate::watch::IO_URING_REFUSED && m.what == n.what && m.pid == n.pid);
+    let Some(m) = same else {
+        all.push(n);
+        return;
+    };
+    m.calls = Some(m.calls.unwrap_or(0) + n.calls.unwrap_or(0));
+    m.uid = m.uid.or(n.uid);
+    m.why = match (m.why.take(), n.why) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
 }
 
 /// `dir` opened as a path descriptor (close-on-exec here; the program

@@ -26,6 +26,10 @@ pub struct ExecPart {
     /// Ways to the disk that did not pass through the library, by kind and
     /// process (issue 24 item 2).
     pub not_routed: Vec<crate::watch::NotRouted>,
+    /// `--io-uring`: `pass` (the program's rings are the kernel's, named
+    /// in `not_routed`) or `refuse` (every `io_uring_setup` fails with
+    /// ENOSYS, each named in `not_routed` as "io_uring refused").
+    pub io_uring: String,
     /// What this `exec` could not do here (not root), each said on stderr.
     pub limits: Vec<String>,
     pub warnings: Vec<String>,
@@ -137,6 +141,7 @@ pub fn cinterrupts(
             }),
             killed_after_signal: out.escalated.clone(),
             not_routed: out.not_routed.clone(),
+            io_uring: opts.io_uring.name().to_string(),
             limits: out.limits.clone(),
             warnings: warnings.to_vec(),
             rules: opts.rules.iter().map(|r| r.to_line()).collect(),

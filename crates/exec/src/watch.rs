@@ -8,7 +8,12 @@
 //! from `exec` ([`Helper`], which outlives it) or else a thread of `exec`
 //! ([`Watcher`]) records who made it (pid, comm, which call) and lets it
 //! run at once, unchanged (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the filter
-//! names, it never routes nor alters.
+//! names, it never routes nor alters. The one exception is asked for:
+//! under `--io-uring refuse` ([`IoUring::Refuse`]) each `io_uring_setup`
+//! is answered with the error ENOSYS instead (val 0, error -ENOSYS: man 2
+//! seccomp_unotify), and `io_uring_enter` and `io_uring_register` fail
+//! with ENOSYS inside the kernel (`SECCOMP_RET_ERRNO`), as on a kernel
+//! built without io_uring.
 //!
 //! The library's own aio calls pass [`shm::OWN_CALL`] as their sixth
 //! argument, which none of them reads, and are let through by the filter
@@ -21,6 +26,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+
+use crate::config::{IoUring, IO_URING_REFUSED_ERRNO};
 
 /// `AUDIT_ARCH_X86_64`: EM_X86_64 (62) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
 /// (include/uapi/linux/audit.h).
@@ -51,11 +58,17 @@ const AIO: [(libc::c_long, &str); 6] = [
 
 /// An io_uring ring in the report's words.
 pub const IO_URING: &str = "io_uring ring set up (its requests are neither routed nor counted)";
+/// An `io_uring_setup` failed with ENOSYS under `--io-uring refuse`, in
+/// the report's words.
+pub const IO_URING_REFUSED: &str = "io_uring refused";
 
 /// What one notified call is, in the report's words.
-fn what(nr: i32) -> String {
+fn what(nr: i32, io_uring: IoUring) -> String {
     if i64::from(nr) == libc::SYS_io_uring_setup {
-        return IO_URING.into();
+        return match io_uring {
+            IoUring::Pass => IO_URING.into(),
+            IoUring::Refuse => IO_URING_REFUSED.into(),
+        };
     }
     AIO.iter().find(|(n, _)| *n == i64::from(nr)).map_or_else(
         || format!("system call {nr}"),
@@ -82,9 +95,12 @@ fn jeq(k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 }
 
 /// The filter: x86_64's aio calls whose sixth argument is not
-/// [`shm::OWN_CALL`], and `io_uring_setup`, to the listener; everything
-/// else allowed.
-pub fn program() -> Vec<libc::sock_filter> {
+/// [`shm::OWN_CALL`], and `io_uring_setup`, to the listener; under
+/// [`IoUring::Refuse`], `io_uring_enter` and `io_uring_register` fail with
+/// ENOSYS in the kernel (no ring can exist to use them on, and a kernel
+/// without io_uring fails them so: kernel/sys_ni.c); everything else
+/// allowed.
+pub fn program(io_uring: IoUring) -> Vec<libc::sock_filter> {
     let ld = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
     let ret = libc::BPF_RET | libc::BPF_K;
     let n = AIO.len() as u8;
@@ -101,10 +117,18 @@ pub fn program() -> Vec<libc::sock_filter> {
             k: X32_SYSCALL_BIT,
         },
         stmt(ret, libc::SECCOMP_RET_ALLOW),
+    ];
+    if io_uring == IoUring::Refuse {
+        let enosys = libc::SECCOMP_RET_ERRNO | IO_URING_REFUSED_ERRNO as u32;
+        for nr in [libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
+            p.extend([jeq(nr as u32, 0, 1), stmt(ret, enosys)]);
+        }
+    }
+    p.extend([
         // io_uring_setup: notified (past the aio list, its ALLOW and the
         // five instructions of the sixth argument's check).
         jeq(libc::SYS_io_uring_setup as u32, n + 6, 0),
-    ];
+    ]);
     // Each aio number jumps to the sixth argument's check, past the rest of
     // the list and the ALLOW after it.
     for (i, (nr, _)) in AIO.iter().enumerate() {
@@ -250,6 +274,9 @@ pub struct NotRouted {
     pub why: Option<String>,
 }
 
+/// Why, for a refusal the filter's listener answered.
+pub const REFUSED_BY_FILTER: &str = "io_uring_setup failed with ENOSYS (--io-uring refuse: as on a kernel without io_uring), answered by exec's seccomp listener";
+
 /// Who a thread id belongs to: its process and the process's name.
 fn owner(tid: u32) -> (u32, String) {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
@@ -278,12 +305,13 @@ pub struct Watcher {
     /// Written to stop the thread.
     stop: OwnedFd,
     seen: Arc<Mutex<Seen>>,
+    io_uring: IoUring,
 }
 
 impl Watcher {
     /// Answers every notification of `listener` until [`Watcher::finish`]
     /// or until no process uses the filter any more (POLLHUP).
-    pub fn start(listener: OwnedFd) -> io::Result<Watcher> {
+    pub fn start(listener: OwnedFd, io_uring: IoUring) -> io::Result<Watcher> {
         let mut fds = [0; 2];
         // SAFETY: pipe2 fills two descriptors we then own.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -294,11 +322,12 @@ impl Watcher {
         let theirs = seen.clone();
         let thread = std::thread::Builder::new()
             .name("exec-seccomp".into())
-            .spawn(move || answer(&listener, &rx, &theirs))?;
+            .spawn(move || answer(&listener, &rx, &theirs, io_uring))?;
         Ok(Watcher {
             thread: Some(thread),
             stop: tx,
             seen,
+            io_uring,
         })
     }
 
@@ -311,19 +340,22 @@ impl Watcher {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        self.seen.lock().map(|s| listed(&s)).unwrap_or_default()
+        self.seen
+            .lock()
+            .map(|s| listed(&s, self.io_uring))
+            .unwrap_or_default()
     }
 }
 
 type Owners = std::collections::HashMap<u32, (u32, String)>;
 
-fn answer(listener: &OwnedFd, stop: &OwnedFd, seen: &Mutex<Seen>) {
+fn answer(listener: &OwnedFd, stop: &OwnedFd, seen: &Mutex<Seen>, io_uring: IoUring) {
     let mut owners = Owners::default();
     loop {
         match poll2(listener, stop) {
             Polled::Again => continue,
             Polled::Listener => {
-                if let Some(k) = answer_one(listener, &mut owners) {
+                if let Some(k) = answer_one(listener, &mut owners, io_uring) {
                     if let Ok(mut s) = seen.lock() {
                         count(&mut s, k);
                     }
@@ -373,9 +405,15 @@ fn poll2(listener: &OwnedFd, other: &OwnedFd) -> Polled {
     Polled::Hangup
 }
 
-/// (system call, pid, comm) of one notification, answered CONTINUE;
-/// `None` if there was none to take (the caller died first, or EINTR).
-fn answer_one<'a>(listener: &OwnedFd, owners: &'a mut Owners) -> Option<(i32, u32, &'a str)> {
+/// (system call, pid, comm) of one notification, answered CONTINUE (an
+/// `io_uring_setup` under [`IoUring::Refuse`]: the error ENOSYS, the call
+/// never made); `None` if there was none to take (the caller died first,
+/// or EINTR).
+fn answer_one<'a>(
+    listener: &OwnedFd,
+    owners: &'a mut Owners,
+    io_uring: IoUring,
+) -> Option<(i32, u32, &'a str)> {
     // SAFETY: the kernel wants a zeroed seccomp_notif (man 2
     // seccomp_unotify: "EINVAL ... not zeroed").
     let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -384,11 +422,23 @@ fn answer_one<'a>(listener: &OwnedFd, owners: &'a mut Owners) -> Option<(i32, u3
     }
     // Who, before the answer lets the call (and perhaps the process) go on.
     let (pid, comm) = owners.entry(n.pid).or_insert_with(|| owner(n.pid));
-    let mut resp = libc::seccomp_notif_resp {
-        id: n.id,
-        val: 0,
-        error: 0,
-        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+    let refused = io_uring == IoUring::Refuse && i64::from(n.data.nr) == libc::SYS_io_uring_setup;
+    // man 2 seccomp_unotify: "error" set (negative) fails the call with
+    // that errno, val ignored; flags CONTINUE runs it as made.
+    let mut resp = if refused {
+        libc::seccomp_notif_resp {
+            id: n.id,
+            val: 0,
+            error: -IO_URING_REFUSED_ERRNO,
+            flags: 0,
+        }
+    } else {
+        libc::seccomp_notif_resp {
+            id: n.id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        }
     };
     // SAFETY: our response for the id just received; ENOENT if the caller
     // is gone, which is nothing to do.
@@ -407,17 +457,18 @@ fn count(seen: &mut Seen, (nr, pid, comm): (i32, u32, &str)) {
     seen.comm.entry(pid).or_insert_with(|| comm.to_string());
 }
 
-fn listed(seen: &Seen) -> Vec<NotRouted> {
+fn listed(seen: &Seen, io_uring: IoUring) -> Vec<NotRouted> {
     let mut v: Vec<NotRouted> = seen
         .calls
         .iter()
         .map(|(&(nr, pid), &calls)| NotRouted {
-            what: what(nr),
+            what: what(nr, io_uring),
             pid,
             comm: seen.comm.get(&pid).cloned().unwrap_or_default(),
             calls: Some(calls),
             uid: None,
-            why: None,
+            why: (io_uring == IoUring::Refuse && i64::from(nr) == libc::SYS_io_uring_setup)
+                .then(|| REFUSED_BY_FILTER.to_string()),
         })
         .collect();
     v.sort_by(|a, b| (&a.what, a.pid).cmp(&(&b.what, b.pid)));
@@ -441,7 +492,7 @@ pub struct Helper {
 impl Helper {
     /// `None` when this process already runs other threads (a fork would
     /// copy locks some of them hold): the thread [`Watcher`] serves then.
-    pub fn fork() -> Option<Helper> {
+    pub fn fork(io_uring: IoUring) -> Option<Helper> {
         let threads = std::fs::read_dir("/proc/self/task").ok()?.count();
         if threads != 1 {
             return None;
@@ -468,7 +519,7 @@ impl Helper {
             -1 => None,
             0 => {
                 drop(ours);
-                helper_main(theirs);
+                helper_main(theirs, io_uring);
             }
             pid => Some(Helper { sock: ours, pid }),
         }
@@ -515,7 +566,7 @@ impl Helper {
 }
 
 /// The helper process's whole life.
-fn helper_main(sock: OwnedFd) -> ! {
+fn helper_main(sock: OwnedFd, io_uring: IoUring) -> ! {
     // SAFETY: plain calls on this fresh process's own state.
     unsafe {
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
@@ -540,7 +591,7 @@ fn helper_main(sock: OwnedFd) -> ! {
     let mut told = false;
     let mut exec_here = true;
     let tell = |seen: &Seen| {
-        let text = serde_json::to_vec(&listed(seen)).unwrap_or_default();
+        let text = serde_json::to_vec(&listed(seen, io_uring)).unwrap_or_default();
         // SAFETY: our socket and buffer; EPIPE when exec is gone.
         unsafe {
             libc::send(
@@ -565,7 +616,7 @@ fn helper_main(sock: OwnedFd) -> ! {
         match polled {
             Polled::Again => {}
             Polled::Listener => {
-                if let Some(k) = answer_one(l, &mut owners) {
+                if let Some(k) = answer_one(l, &mut owners, io_uring) {
                     count(&mut seen, k);
                 }
             }
@@ -646,24 +697,37 @@ mod tests {
 
     #[test]
     fn the_program_jumps_land_inside_it() {
-        let p = program();
-        for (i, ins) in p.iter().enumerate() {
-            if ins.code as u32 & 0x07 == libc::BPF_JMP {
-                assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");
-                assert!(i + 1 + (ins.jf as usize) < p.len(), "jf of {i}");
+        for io_uring in [IoUring::Pass, IoUring::Refuse] {
+            let p = program(io_uring);
+            for (i, ins) in p.iter().enumerate() {
+                if ins.code as u32 & 0x07 == libc::BPF_JMP {
+                    assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");
+                    assert!(i + 1 + (ins.jf as usize) < p.len(), "jf of {i}");
+                }
             }
         }
-        assert_eq!(what(libc::SYS_io_submit as i32), "inline io_submit");
+        assert_eq!(
+            what(libc::SYS_io_submit as i32, IoUring::Refuse),
+            "inline io_submit"
+        );
+        assert_eq!(
+            what(libc::SYS_io_uring_setup as i32, IoUring::Refuse),
+            IO_URING_REFUSED
+        );
     }
 
     /// The filter run on a `seccomp_data` by a small classic-BPF
     /// interpreter (the instructions it uses: ld abs, jeq, jge, ret).
     fn verdict(nr: libc::c_long, arch: u32, arg5: u64) -> u32 {
+        verdict_of(IoUring::Pass, nr, arch, arg5)
+    }
+
+    fn verdict_of(io_uring: IoUring, nr: libc::c_long, arch: u32, arg5: u64) -> u32 {
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&(nr as i32).to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
         data[56..64].copy_from_slice(&arg5.to_le_bytes());
-        let p = program();
+        let p = program(io_uring);
         let (mut pc, mut acc) = (0usize, 0u32);
         loop {
             let i = &p[pc];
@@ -713,5 +777,23 @@ mod tests {
         // x32's io_submit, and another architecture's numbers: allowed.
         assert_eq!(verdict(libc::SYS_io_submit | 0x4000_0000, x86, 0), allow);
         assert_eq!(verdict(libc::SYS_io_submit, 0x4000_0003, 0), allow);
+    }
+
+    #[test]
+    fn under_refuse_setup_is_notified_and_enter_and_register_fail_with_enosys() {
+        let x86 = AUDIT_ARCH_X86_64;
+        let v = |nr| verdict_of(IoUring::Refuse, nr, x86, 0);
+        let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+        assert_eq!(v(libc::SYS_io_uring_setup), libc::SECCOMP_RET_USER_NOTIF);
+        assert_eq!(v(libc::SYS_io_uring_enter), enosys);
+        assert_eq!(v(libc::SYS_io_uring_register), enosys);
+        assert_eq!(v(libc::SYS_io_submit), libc::SECCOMP_RET_USER_NOTIF);
+        assert_eq!(
+            verdict_of(IoUring::Refuse, libc::SYS_io_submit, x86, shm::OWN_CALL),
+            libc::SECCOMP_RET_ALLOW
+        );
+        for nr in [libc::SYS_read, libc::SYS_getppid] {
+            assert_eq!(v(nr), libc::SECCOMP_RET_ALLOW, "{nr}");
+        }
     }
 }

@@ -416,7 +416,8 @@ pub extern "C" fn fdatasync(fd: c_int) -> c_int {
 
 /// glibc's `syscall()`: the raw form of `preadv2`/`pwritev2` (the authors'
 /// RocksDB patch calls them so, with RWF_URGENT and RWF_BARRIER) is seen
-/// like the wrappers; every other number passes straight through.
+/// like the wrappers; the io_uring calls fail with ENOSYS under
+/// `--io-uring refuse`; every other number passes straight through.
 ///
 /// `syscall` is variadic; on x86_64 a variadic call passes its integer
 /// arguments in the same registers and stack slots as a plain one, so the
@@ -448,6 +449,16 @@ pub extern "C" fn syscall(
             a6
         )
     };
+    // --io-uring refuse: the kernel is not called (issue 25 item 1).
+    let io_uring = [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ];
+    if io_uring.contains(&n) && route::refuse_io_uring(n) {
+        route::set_errno(exec::IO_URING_REFUSED_ERRNO);
+        return -1;
+    }
     if n == libc::SYS_io_uring_setup {
         route::say_once_io_uring();
     }

@@ -51,6 +51,7 @@ pub(crate) fn write_once() {
         uid: unsafe { libc::getuid() },
         unmapped: crate::route::unmapped(),
         io_uring: crate::route::saw_io_uring(),
+        io_uring_refused: crate::route::io_uring_refused(),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;

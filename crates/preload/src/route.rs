@@ -136,6 +136,25 @@ pub(crate) fn say_once_io_uring() {
     }
 }
 
+/// `io_uring_setup` calls this process failed itself under `--io-uring
+/// refuse` (glibc's `syscall()`; an inline one is the seccomp listener's).
+static IO_URING_REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub(crate) fn io_uring_refused() -> u64 {
+    IO_URING_REFUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether `--io-uring refuse` is on: an io_uring system call then fails
+/// with ENOSYS here, as on a kernel without io_uring (exec's
+/// `IO_URING_REFUSED_ERRNO` says why ENOSYS), a setup counted.
+pub(crate) fn refuse_io_uring(n: libc::c_long) -> bool {
+    let on = config().is_some_and(|c| c.io_uring == exec::IoUring::Refuse);
+    if on && n == libc::SYS_io_uring_setup {
+        IO_URING_REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    on
+}
+
 /// Said once per process: no slot was free.
 static FULL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -157,6 +176,7 @@ pub(crate) fn claim() -> Option<usize> {
 pub(crate) fn forget_in_child() {
     set_mine(None);
     FULL.store(false, std::sync::atomic::Ordering::Relaxed);
+    IO_URING_REFUSED.store(0, std::sync::atomic::Ordering::Relaxed);
     // Its parent's libaio contexts are not the child's (the kernel does
     // not share them across fork); the twin descriptors are inherited.
     crate::aio::forget_in_child();
