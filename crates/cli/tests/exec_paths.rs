@@ -35,6 +35,23 @@ fn open_dir() -> tempfile::TempDir {
     d
 }
 
+/// `cinterrupts` run as nobody: a copy in `dir` (an open directory), so
+/// that the directories above the build (a CI clone in a 0700 mktemp
+/// directory) do not matter.
+fn as_nobody(dir: &Path) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid",
+        "nobody",
+        "--regid",
+        "nogroup",
+        "--clear-groups",
+        "--",
+    ])
+    .arg(common::reachable_cinterrupts(dir));
+    c
+}
+
 /// `src` compiled to `dir/name`.
 fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
     require("cc", "gcc");
@@ -257,16 +274,7 @@ fn io_uring_is_refused_for_exec_as_nobody_too() {
     let exe = compile(dir.path(), "uring", &URING.replace("RAW", RAW));
     let rep = dir.path().join("nobody.json");
     let o = output_within(
-        Command::new("setpriv")
-            .args([
-                "--reuid",
-                "nobody",
-                "--regid",
-                "nogroup",
-                "--clear-groups",
-                "--",
-            ])
-            .arg(env!("CARGO_BIN_EXE_cinterrupts"))
+        as_nobody(dir.path())
             .args([
                 "exec",
                 "--io-uring",
@@ -592,19 +600,8 @@ fn exec_as_nobody_says_what_it_cannot_do() {
     let data = data_file(dir.path(), 16);
     let exe = compile(dir.path(), "reader", &reader_src(false));
     let rep = dir.path().join("report.json");
-    // A copy nobody can run, whatever the directories above the build.
-    let cinterrupts = common::reachable_cinterrupts(dir.path());
     let o = output_within(
-        Command::new("setpriv")
-            .args([
-                "--reuid",
-                "nobody",
-                "--regid",
-                "nogroup",
-                "--clear-groups",
-                "--",
-            ])
-            .arg(&cinterrupts)
+        as_nobody(dir.path())
             .args([
                 "exec",
                 "--device",
