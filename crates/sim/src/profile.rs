@@ -220,7 +220,7 @@ pub struct HostProfile {
     /// by the interrupt, woken once `min_complete` are there), `task-work`,
     /// `defer-taskrun`, `min-wait=TIME[,nr=N][,timeout=TIME]`, `iopoll` or
     /// `sqpoll`. A job's own ring flags win: `hipri` is IOPOLL,
-    /// `sqthread_poll` SQPOLL ([`crate::uring`]).
+    /// `sqthread_poll` SQPOLL (`sim::uring`, private).
     #[serde(default, deserialize_with = "uring_strategy")]
     pub uring: host::uring::Strategy,
     /// The scheduler's wake-up preemption rule ([`crate::Wakeup`]):
