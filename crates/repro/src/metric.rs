@@ -219,7 +219,9 @@ impl Metric {
     /// `qd_mean`, `qd_p99`, `qd_max`, `sync_lat_us:JOB`, `sync_p99_us:JOB`,
     /// `sync_p999_us:JOB`, `put_us:JOB`, and the fsync breakdown's
     /// `t_d1_us:JOB`, `t_d2_us:JOB`, `t_jd_us:JOB`, `t_jc_us:JOB`,
-    /// `fsync_sched_us:JOB`, `switches_per_fsync:JOB`, `ios_per_fsync:JOB`.
+    /// `fsync_sched_us:JOB`, `switches_per_fsync:JOB`, `ios_per_fsync:JOB`;
+    /// `p50_us:JOB`, `cpu_us_per_io:JOB` and the io_uring job's
+    /// `wakeups_per_io:JOB` (issue 25).
     pub fn parse(s: &str) -> Result<Metric, String> {
         let (name, arg) = match s.split_once(':') {
             Some((n, a)) => (n, Some(a)),
