@@ -52,7 +52,7 @@ pub fn experiment() -> Experiment {
     ))
     .with("job file", "uring-mixed-16.fio: [psync] psync randread, [io_uring] io_uring randread, cpus_allowed=1, direct=1 (Fig 10's rand_mix.fio, io_uring for libaio)", Origin::Ours("examples/uring-mixed-16.fio"))
     .with("fio command line", FIO_ARGS.join(" "), Origin::Artifact("fig5/test.sh"))
-    .with("default marks", "basis: pread Urgent; io_uring SQEs as our io_uring row (jobs::Sqe) under the basis kernel", Origin::Ours("TOS Table 1 has no io_uring row (issue 25 item 2)"))
+    .with("default marks", "basis: pread Urgent; every io_uring SQE unmarked (the basis patch touches neither fs/io_uring.c nor the ring)", Origin::Ours("jobs::marks, DefaultMarks::Basis; TOS Table 1 has no io_uring row (issue 25 item 2)"))
     .with("device", "optane (Intel Optane DC P4800X profile)", Origin::Artifact("fig5/env-dante733: \"for Optane delay is 6\""))
     .with("runtime, runs", "scaled", RUN_LENGTH)
     .with("io_uring's wait", "min-complete (the simulator's default) under the device strategies; the host strategies on the default device", Origin::Ours("one axis at a time: the device's strategy or io_uring's"))
