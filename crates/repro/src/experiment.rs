@@ -84,6 +84,10 @@ pub struct HostSettings {
     /// `fsync_io_polls`: the fsync path's I/Os of the threads the
     /// completion mode polls for are polled (FR 4.4's SelectISR).
     pub fsync_io_polls: Option<bool>,
+    /// `uring`: how an io_uring job's thread waits for its completions
+    /// (`host::uring::STRATEGIES`; issue 25). `run` does not apply it yet,
+    /// so a run that sets it is the simulator's only ([`RunSpec::emulated`]).
+    pub uring: Option<host::uring::Strategy>,
 }
 
 impl HostSettings {
@@ -106,6 +110,9 @@ impl HostSettings {
         }
         if let Some(p) = self.fsync_io_polls {
             host.fsync_io_polls = p;
+        }
+        if let Some(u) = self.uring {
+            host.uring = u;
         }
     }
 
@@ -182,6 +189,9 @@ impl HostSettings {
         }
         if self.fsync_io_polls == Some(true) {
             out.push("--fsync-io-polls".into());
+        }
+        if let Some(u) = self.uring {
+            out.push(format!("--uring {u}"));
         }
         out.join(" ")
     }

@@ -73,6 +73,35 @@ pub enum Metric {
     /// Idle share of these cores (`0-1`, `0,2`) in the window, percent,
     /// averaged over them (TOS 5.4.2's idleness).
     IdlePct(String),
+    /// Median completion latency of the jobs with this name, us (the worst
+    /// clone's).
+    P50Us(String),
+    /// The jobs with this name's CPU time (user + kernel, spinning
+    /// included) per I/O they completed, us.
+    CpuUsPerIo(String),
+    /// An io_uring job's wake-ups per I/O (issue 25): the simulator's
+    /// io_uring note counts them (`sim::uring`, `job 'NAME' STRATEGY: N
+    /// wake-ups`); over the job's I/Os in the window. None without the
+    /// note (the emulator's runs, other engines).
+    WakeupsPerIo(String),
+}
+
+/// The wake-ups the simulator's io_uring note gives the job `name` (its
+/// clones together): `io_uring (host::uring): job 'NAME' STRATEGY: N
+/// wake-ups (...)`.
+fn uring_wakeups(r: &RunReport, name: &str) -> Option<u64> {
+    let note = r
+        .notes
+        .iter()
+        .find_map(|n| n.strip_prefix("io_uring (host::uring): "))?;
+    let at = note.find(&format!("job '{name}' "))?;
+    let rest = &note[at..];
+    let colon = rest.find(": ")?;
+    let count = rest[colon + 2..].split(' ').next()?;
+    rest[colon + 2..]
+        .strip_prefix(count)?
+        .starts_with(" wake-ups")
+        .then(|| count.parse().ok())?
 }
 
 /// The operations of an application run a selector names (see
@@ -190,7 +219,9 @@ impl Metric {
     /// `qd_mean`, `qd_p99`, `qd_max`, `sync_lat_us:JOB`, `sync_p99_us:JOB`,
     /// `sync_p999_us:JOB`, `put_us:JOB`, and the fsync breakdown's
     /// `t_d1_us:JOB`, `t_d2_us:JOB`, `t_jd_us:JOB`, `t_jc_us:JOB`,
-    /// `fsync_sched_us:JOB`, `switches_per_fsync:JOB`, `ios_per_fsync:JOB`.
+    /// `fsync_sched_us:JOB`, `switches_per_fsync:JOB`, `ios_per_fsync:JOB`;
+    /// `p50_us:JOB`, `cpu_us_per_io:JOB` and the io_uring job's
+    /// `wakeups_per_io:JOB` (issue 25).
     pub fn parse(s: &str) -> Result<Metric, String> {
         let (name, arg) = match s.split_once(':') {
             Some((n, a)) => (n, Some(a)),
@@ -226,6 +257,9 @@ impl Metric {
             "op_lat_us" => Metric::OpLatUs(job()?),
             "op_p50_us" => Metric::OpP50Us(job()?),
             "op_p99_us" => Metric::OpP99Us(job()?),
+            "p50_us" => Metric::P50Us(job()?),
+            "cpu_us_per_io" => Metric::CpuUsPerIo(job()?),
+            "wakeups_per_io" => Metric::WakeupsPerIo(job()?),
             "idle" => {
                 let cores = job()?;
                 cores_of(&cores).ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
@@ -253,6 +287,8 @@ impl Metric {
         match self {
             Metric::TotalIops | Metric::Iops(_) => "IOPS",
             Metric::LatUs(_)
+            | Metric::P50Us(_)
+            | Metric::CpuUsPerIo(_)
             | Metric::P99Us(_)
             | Metric::P999Us(_)
             | Metric::GapUs(_)
@@ -266,6 +302,7 @@ impl Metric {
             | Metric::OpP50Us(_)
             | Metric::OpP99Us(_) => "us",
             Metric::OpsPerSec(_) => "operations/s",
+            Metric::WakeupsPerIo(_) => "wake-ups per I/O",
             Metric::ItemsPerSec(_) => "items/s",
             Metric::IdlePct(_) => "% idle",
             Metric::Fsync(FsyncPart::Switches, _) => "context switches per fsync",
@@ -315,6 +352,23 @@ impl Metric {
                 .filter(|d| d.io_ops > 0)
                 .map(|d| d.clat.percentile(99.0) as f64 / 1e3)
                 .reduce(f64::max),
+            Metric::P50Us(name) => jobs(name)
+                .into_iter()
+                .flat_map(|j| [&j.read, &j.write])
+                .filter(|d| d.io_ops > 0)
+                .map(|d| d.clat.percentile(50.0) as f64 / 1e3)
+                .reduce(f64::max),
+            Metric::CpuUsPerIo(name) | Metric::WakeupsPerIo(name) => {
+                let js = jobs(name);
+                let ios: u64 = js.iter().map(|j| j.read.io_ops + j.write.io_ops).sum();
+                let per = match self {
+                    Metric::CpuUsPerIo(_) => {
+                        js.iter().map(|j| j.usr_ns + j.sys_ns).sum::<u64>() as f64 / 1e3
+                    }
+                    _ => uring_wakeups(r, name)? as f64,
+                };
+                (ios > 0).then(|| per / ios as f64)
+            }
             Metric::P999Us(name) => jobs(name)
                 .into_iter()
                 .flat_map(|j| [&j.read, &j.write])
@@ -475,6 +529,9 @@ impl fmt::Display for Metric {
             Metric::OpP50Us(j) => write!(f, "op_p50_us:{j}"),
             Metric::OpP99Us(j) => write!(f, "op_p99_us:{j}"),
             Metric::IdlePct(c) => write!(f, "idle:{c}"),
+            Metric::P50Us(j) => write!(f, "p50_us:{j}"),
+            Metric::CpuUsPerIo(j) => write!(f, "cpu_us_per_io:{j}"),
+            Metric::WakeupsPerIo(j) => write!(f, "wakeups_per_io:{j}"),
         }
     }
 }
@@ -546,6 +603,9 @@ mod tests {
             "fsync_sched_us:ls",
             "switches_per_fsync:ls",
             "ios_per_fsync:ls",
+            "p50_us:psync",
+            "cpu_us_per_io:io_uring",
+            "wakeups_per_io:io_uring",
         ] {
             assert_eq!(Metric::parse(s).unwrap().to_string(), s);
         }
@@ -575,6 +635,25 @@ mod tests {
         assert_eq!(v("cpu_share:sync"), Some(30.0));
         assert_eq!(v("iops:nosuch"), None);
         assert_eq!(v("lat_us:nosuch"), None);
+        // (100 + 50 ms) / 4000 I/Os.
+        assert_eq!(v("cpu_us_per_io:sync"), Some(37.5));
+        // No io_uring note: no wake-ups to read.
+        assert_eq!(v("wakeups_per_io:sync"), None);
+    }
+
+    #[test]
+    fn wakeups_come_from_the_simulators_io_uring_note() {
+        let mut r = run();
+        r.notes.push(
+            "io_uring (host::uring): job 'sync' min-complete: 0 wake-ups (0.000 per I/O), 9 context \
+             switches (0.002 per I/O), CPU 1.00us per I/O; job 'async' min-wait=50us: 1500 wake-ups \
+             (0.250 per I/O), 3000 context switches (0.500 per I/O), CPU 2.00us per I/O"
+                .into(),
+        );
+        let v = |s: &str| Metric::parse(s).unwrap().of(&r);
+        assert_eq!(v("wakeups_per_io:async"), Some(0.25));
+        assert_eq!(v("wakeups_per_io:sync"), Some(0.0));
+        assert_eq!(v("wakeups_per_io:nosuch"), None);
     }
 
     #[test]

@@ -491,3 +491,58 @@ fn only_names_known_experiments() {
     let ids: Vec<&str> = picked.iter().map(|e| e.id).collect();
     assert_eq!(ids, ["fig8", "fig12"], "in the paper's order");
 }
+
+#[test]
+fn the_io_uring_experiment_runs_in_quick_mode_with_its_figure_and_claims() {
+    // Issue 25 item 5: registered, every run simulated, every panel drawn
+    // from every run, every claim given a verdict.
+    let e = repro::select(&["ours-uring".to_string()])
+        .unwrap()
+        .remove(0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let tally = small(&["ours-uring"], out);
+    svg_ok(&out.join("figures/ours-uring-sim.svg"));
+    let runs = std::fs::read_dir(out.join("runs/sim/ours-uring"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, e.runs.len() * 2);
+    let shipped = claims::load(claims::SHIPPED, "claims.toml", &repro::figures::all()).unwrap();
+    let ours = shipped
+        .iter()
+        .filter(|c| c.experiment == "ours-uring")
+        .count();
+    assert!(ours > 0);
+    let all = tally.counts(None);
+    assert_eq!(all[..4].iter().sum::<usize>(), ours);
+    assert_eq!(all[4], 0, "none not run");
+    // Every panel has a figure for every run (wake-ups from the
+    // simulator's io_uring note included).
+    let results = repro::run::run_all(
+        std::slice::from_ref(&e),
+        &Plan {
+            modes: vec![Mode::Sim],
+            sim_runtime: 50 * MS,
+            sim_seeds: 1,
+            emu_runtime: 100 * MS,
+            emu_reps: 1,
+        },
+        &|_, _| Ok(()),
+    )
+    .unwrap();
+    for p in &e.panels {
+        for r in &e.runs {
+            assert!(
+                results.stat(e.id, &r.key, Mode::Sim, &p.metric).is_some(),
+                "{} has no {}",
+                r.key,
+                p.metric
+            );
+        }
+    }
+    // The emulator does not apply io_uring's host strategies: only the
+    // device strategies' runs are emulated.
+    for r in &e.runs {
+        assert_eq!(r.emulated(), r.host_settings.uring.is_none(), "{}", r.key);
+    }
+}

@@ -31,6 +31,7 @@ mod gyawali;
 mod macro_systems;
 mod ours_fr_cint;
 mod ours_mixed16;
+mod ours_uring;
 mod table3;
 mod table5;
 mod table6;
@@ -55,6 +56,7 @@ pub fn all() -> Vec<Experiment> {
         fig21::experiment(),
         gyawali::experiment(),
         ours_mixed16::experiment(),
+        ours_uring::experiment(),
         table3::experiment(),
         fig22::experiment(),
         fig23::experiment(),
