@@ -231,8 +231,11 @@ fn balances(s: &Server) -> String {
     )
 }
 
-#[test]
-fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
+/// A new cluster (initdb) in `DIR/data`, DIR under /tmp (ext4 here, so
+/// O_DIRECT is real) and the postgres user's: the test's own target
+/// directory may be closed to it. Fails naming scripts/setup first if
+/// PostgreSQL's programs are missing.
+fn cluster() -> tempfile::TempDir {
     for p in ["postgres", "initdb", "pg_ctl", "pg_isready", "pgbench"] {
         assert!(
             Path::new(&tool(p)).is_file(),
@@ -242,9 +245,6 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     }
     require("psql", "postgresql-client");
     require("runuser", "util-linux");
-    let _one = turn();
-    // Under /tmp (ext4 here, so O_DIRECT is real), open to the postgres
-    // user: the test's own target directory may not be.
     let dir = tempfile::Builder::new()
         .prefix("cinterrupts-pg.")
         .tempdir_in("/tmp")
@@ -253,17 +253,24 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
     if root() {
         ok(Command::new("chown").arg("postgres").arg(d));
     }
-    let data = d.join("data");
     ok(&mut as_postgres(
         &tool("initdb"),
         &[
             "-D".into(),
-            data.display().to_string(),
+            d.join("data").display().to_string(),
             "-A".into(),
             "trust".into(),
             "--no-sync".into(),
         ],
     ));
+    dir
+}
+
+#[test]
+fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
+    let _one = turn();
+    let dir = cluster();
+    let d = dir.path();
     let report = d.join("exec.json");
     let cinterrupts = common::reachable_cinterrupts(d);
     let server = Server::start(d, Some((&report, &cinterrupts)), &[]);
@@ -367,34 +374,9 @@ fn postgres_with_direct_wal_under_exec_keeps_its_books_and_indexes_natively() {
 /// process title in the report (`requests_by_title`).
 #[test]
 fn postgres_marks_for_postgres_unmarks_the_checkpointer_and_keeps_backends_wal_urgent() {
-    for p in ["postgres", "initdb", "pg_ctl", "pg_isready", "pgbench"] {
-        assert!(
-            Path::new(&tool(p)).is_file(),
-            "`{}` is not installed: run scripts/setup (apt-get install postgresql)",
-            tool(p)
-        );
-    }
-    require("psql", "postgresql-client");
-    require("runuser", "util-linux");
     let _one = turn();
-    let dir = tempfile::Builder::new()
-        .prefix("cinterrupts-pg.")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = cluster();
     let d = dir.path();
-    if root() {
-        ok(Command::new("chown").arg("postgres").arg(d));
-    }
-    ok(&mut as_postgres(
-        &tool("initdb"),
-        &[
-            "-D".into(),
-            d.join("data").display().to_string(),
-            "-A".into(),
-            "trust".into(),
-            "--no-sync".into(),
-        ],
-    ));
     let report = d.join("exec.json");
     let cinterrupts = common::reachable_cinterrupts(d);
     let server = Server::start(

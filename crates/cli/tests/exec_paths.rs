@@ -601,16 +601,7 @@ fn exec_as_nobody_says_what_it_cannot_do() {
     let exe = compile(dir.path(), "reader", &reader_src(false));
     let rep = dir.path().join("report.json");
     let o = output_within(
-        as_nobody(dir.path())
-            .args([
-                "exec",
-                "--device",
-                "optane",
-                "--output-format",
-                "json",
-                "-o",
-            ])
-            .arg(&rep)
+        common::exec_device_json_by(as_nobody(dir.path()), &rep)
             .arg("--")
             .arg(&exe)
             .arg(&data)

@@ -528,7 +528,7 @@ fn high(fd: &impl AsFd) -> std::io::Result<OwnedFd> {
 }
 
 /// A connected pair of Unix sockets (close-on-exec): ours, the child's.
-fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: socketpair fills two descriptors we then own.
     if unsafe {

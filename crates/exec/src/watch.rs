@@ -497,21 +497,7 @@ impl Helper {
         if threads != 1 {
             return None;
         }
-        let mut fds = [0; 2];
-        // SAFETY: socketpair fills two descriptors we then own.
-        if unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        } != 0
-        {
-            return None;
-        }
-        let (ours, theirs) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (ours, theirs) = crate::run::socket_pair().ok()?;
         // SAFETY: single-threaded (checked above), so the child may run
         // anything; it never returns (`_exit`), running none of our
         // destructors or atexit handlers.

@@ -255,7 +255,11 @@ pub fn wait_within(
 /// `cinterrupts exec --device optane --output-format json -o REPORT`,
 /// ready for `--` and the program.
 pub fn exec_device_json(report: &Path) -> Command {
-    let mut c = bin();
+    exec_device_json_by(bin(), report)
+}
+
+/// As [`exec_device_json`], `cinterrupts` started by `c` (another user's).
+pub fn exec_device_json_by(mut c: Command, report: &Path) -> Command {
     c.args([
         "exec",
         "--device",
