@@ -330,6 +330,13 @@ fn a_program_finishes_its_io_after_exec_is_killed() {
         err.contains("the device (cinterrupts exec) is gone"),
         "{err}"
     );
+    // SIGKILL ran no handler of exec's: its temporary directory stayed.
+    // The next exec removes it (its maker is gone), and its own.
+    assert_eq!(s.leftovers().len(), 1, "{:?}", s.leftovers());
+    let mut next = s.spawn(&[], &["true"]);
+    let st = wait_child(&mut next, &s);
+    assert_eq!(st.code(), Some(0), "{}", s.stderr());
+    assert_eq!(s.leftovers(), Vec::<String>::new());
 }
 
 #[test]

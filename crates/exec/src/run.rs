@@ -157,9 +157,10 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     // no other thread (before the device's), so that it may outlive us.
     let helper = crate::watch::Helper::fork(opts.io_uring);
     let forwarding = crate::signals::Forwarding::install();
-    let out = tempfile::Builder::new()
-        .prefix("cinterrupts-exec.")
-        .tempdir()?;
+    // What an exec killed with SIGKILL left (no handler runs then).
+    sweep_stale(&std::env::temp_dir());
+    let out = tempfile::Builder::new().prefix(TEMP_PREFIX).tempdir()?;
+    std::fs::write(out.path().join(OWNER), owner_line(std::process::id()))?;
     // Staged first (the device thread does not spin through the copy);
     // put back on every path out, whatever the program did.
     let staged = match &opts.stage {
@@ -586,4 +587,64 @@ fn spawn_away_from(cmd: &mut Command, device_cpu: usize) -> std::io::Result<std:
     let child = cmd.spawn();
     unsafe { libc::sched_setaffinity(0, size, &mine) };
     child
+}
+
+/// The temporary directory's name: `cinterrupts-exec.` and tempfile's
+/// random part.
+const TEMP_PREFIX: &str = "cinterrupts-exec.";
+/// The file in it that names the exec that made it: `PID STARTTIME`
+/// (`/proc/PID/stat` field 22, clock ticks since boot), so that a reused
+/// pid is not taken for its maker.
+const OWNER: &str = "exec.owner";
+
+/// `PID STARTTIME` for a live process, or `None` when it is gone.
+fn owner_line(pid: u32) -> String {
+    format!("{pid} {}", start_time(pid).unwrap_or(0))
+}
+
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's closing parenthesis: field 3 onwards (man 5
+    // proc); the start time is field 22.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Removes the temporary directories of ours under `tmp` whose exec is
+/// gone (killed with SIGKILL: every other way out removes its own).
+/// Only directories this user owns that name their maker in [`OWNER`]
+/// are touched: another user's, an older exec's (no such file) and a live
+/// exec's stay.
+fn sweep_stale(tmp: &Path) {
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != me {
+            continue;
+        }
+        let Ok(line) = std::fs::read_to_string(dir.join(OWNER)) else {
+            continue;
+        };
+        let mut it = line.split_whitespace().map(|v| v.parse::<u64>().ok());
+        let (Some(Some(pid)), Some(Some(start))) = (it.next(), it.next()) else {
+            continue;
+        };
+        let alive = u32::try_from(pid)
+            .ok()
+            .and_then(start_time)
+            .is_some_and(|t| t == start);
+        if !alive {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
 }
