@@ -20,9 +20,7 @@ use std::time::Duration;
 use common::{bin, bounded, exec_device_json, require, stderr, turn, IoEvent, Iocb};
 use serde_json::{json, Value};
 
-const CASE: &str = "CINTERRUPTS_AIO_CASE";
-const FILE: &str = "CINTERRUPTS_AIO_FILE";
-const OUT: &str = "CINTERRUPTS_AIO_OUT";
+use common::{run_child, How, CHILD_CASE as CASE, CHILD_FILE as FILE, CHILD_OUT as OUT};
 const BLOCK: usize = 4096;
 /// IOCB_CMD_* and IOCB_FLAG_RESFD (include/uapi/linux/aio_abi.h).
 const PREAD: u16 = 0;
@@ -35,55 +33,10 @@ const SYS_IO_PGETEVENTS: c_long = 333;
 /// quiet machine; this bounds a hang, not a speed).
 const LIMIT: Duration = Duration::from_secs(60);
 
-#[derive(Clone, Copy, Debug)]
-enum How {
-    Native,
-    Exec,
-    Device,
-}
-
-/// One run of `case` on a fresh 64-block file of 'a': the child's record,
-/// the file's contents and, under exec, its report (`Null` natively).
+/// One run of `case` on a fresh 64-block file of 'a' (`common::run_child`).
 fn run_case(case: &str, how: How) -> (Value, Vec<u8>, Value) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = dir.path().join("data");
-    std::fs::write(&file, vec![b'a'; 64 * BLOCK]).unwrap();
-    let out = dir.path().join("out.json");
-    let report = dir.path().join("report.json");
-    let me = std::env::current_exe().unwrap();
-    let mut cmd = match how {
-        How::Native => std::process::Command::new(&me),
-        How::Exec => {
-            let mut c = bin();
-            c.args(["exec", "--output-format", "json", "-o"])
-                .arg(&report)
-                .arg("--")
-                .arg(&me);
-            c
-        }
-        How::Device => {
-            let mut c = exec_device_json(&report);
-            c.arg("--").arg(&me);
-            c
-        }
-    };
-    cmd.args(["--ignored", "--exact", "child_aio", "--test-threads", "1"])
-        .env(CASE, case)
-        .env(FILE, &file)
-        .env(OUT, &out);
-    let b = bounded(cmd, b"", LIMIT);
-    let o = &b.output;
-    assert!(
-        o.status.success(),
-        "{case} ({how:?}): {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        stderr(o)
-    );
-    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let r = std::fs::read(&report)
-        .map(|b| serde_json::from_slice(&b).unwrap())
-        .unwrap_or(Value::Null);
-    (v, std::fs::read(&file).unwrap(), r)
+    let setup = |f: &std::path::Path| std::fs::write(f, vec![b'a'; 64 * BLOCK]).unwrap();
+    run_child("child_aio", case, how, &setup, LIMIT)
 }
 
 /// Runs `case` natively, under exec and under exec --device optane;

@@ -15,51 +15,21 @@ use std::ffi::{c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{bounded, exec_device_json, stderr, turn, IoEvent, Iocb};
+use common::{turn, IoEvent, Iocb};
 use serde_json::{json, Value};
 
-const CASE: &str = "CINTERRUPTS_CONF_CASE";
-const FILE: &str = "CINTERRUPTS_CONF_FILE";
-const OUT: &str = "CINTERRUPTS_CONF_OUT";
+use common::{run_child, How, CHILD_CASE as CASE, CHILD_FILE as FILE, CHILD_OUT as OUT};
 
 const BLOCK: usize = 4096;
 /// Writers sharing one descriptor, and the blocks each writes.
 const WRITERS: usize = 8;
 const PER_WRITER: usize = 32;
 
-/// One run of `case` on a fresh file made by `setup`: the child's record,
-/// the file's final contents and under exec its report (`Null` natively).
+/// One run of `case` on a fresh file made by `setup`, natively or under
+/// `exec --device optane` (`common::run_child`).
 fn run_case(case: &str, exec: bool, setup: &dyn Fn(&Path)) -> (Value, Vec<u8>, Value) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = dir.path().join("data");
-    setup(&file);
-    let out = dir.path().join("out.json");
-    let report = dir.path().join("report.json");
-    let me = std::env::current_exe().unwrap();
-    let mut cmd = if exec {
-        let mut c = exec_device_json(&report);
-        c.arg("--").arg(&me);
-        c
-    } else {
-        std::process::Command::new(&me)
-    };
-    cmd.args(["--ignored", "--exact", "child_conf", "--test-threads", "1"])
-        .env(CASE, case)
-        .env(FILE, &file)
-        .env(OUT, &out);
-    let b = bounded(cmd, b"", Duration::from_secs(120));
-    let o = &b.output;
-    assert!(
-        o.status.success(),
-        "{case} (exec {exec}): {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        stderr(o)
-    );
-    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let r = std::fs::read(&report)
-        .map(|b| serde_json::from_slice(&b).unwrap())
-        .unwrap_or(Value::Null);
-    (v, std::fs::read(&file).unwrap(), r)
+    let how = if exec { How::Device } else { How::Native };
+    run_child("child_conf", case, how, setup, Duration::from_secs(120))
 }
 
 /// Runs `case` natively and under exec and asserts they agree; returns the

@@ -330,3 +330,71 @@ pub fn reachable_cinterrupts(dir: &Path) -> std::path::PathBuf {
     }
     copy
 }
+
+/// The environment a differential case's child reads: its case, its file
+/// and where it writes its record.
+pub const CHILD_CASE: &str = "CINTERRUPTS_CHILD_CASE";
+pub const CHILD_FILE: &str = "CINTERRUPTS_CHILD_FILE";
+pub const CHILD_OUT: &str = "CINTERRUPTS_CHILD_OUT";
+
+/// How a differential case runs: natively, under `exec` (the program's own
+/// calls, no device model) or under `exec --device optane`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    Native,
+    Exec,
+    Device,
+}
+
+/// One run of `case` by this test binary's ignored test `child`, on a
+/// fresh file made by `setup` (in the target's tmp directory, on the
+/// disk's file system, which enforces O_DIRECT's alignment), within
+/// `limit`: the child's record, the file's final contents and, under
+/// exec, its report (`Null` natively).
+pub fn run_child(
+    child: &str,
+    case: &str,
+    how: How,
+    setup: &dyn Fn(&Path),
+    limit: std::time::Duration,
+) -> (serde_json::Value, Vec<u8>, serde_json::Value) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("data");
+    setup(&file);
+    let out = dir.path().join("out.json");
+    let report = dir.path().join("report.json");
+    let me = std::env::current_exe().unwrap();
+    let mut cmd = match how {
+        How::Native => Command::new(&me),
+        How::Exec => {
+            let mut c = bin();
+            c.args(["exec", "--output-format", "json", "-o"])
+                .arg(&report)
+                .arg("--")
+                .arg(&me);
+            c
+        }
+        How::Device => {
+            let mut c = exec_device_json(&report);
+            c.arg("--").arg(&me);
+            c
+        }
+    };
+    cmd.args(["--ignored", "--exact", child, "--test-threads", "1"])
+        .env(CHILD_CASE, case)
+        .env(CHILD_FILE, &file)
+        .env(CHILD_OUT, &out);
+    let b = bounded(cmd, b"", limit);
+    let o = &b.output;
+    assert!(
+        o.status.success(),
+        "{case} ({how:?}): {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(o)
+    );
+    let v = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let r = std::fs::read(&report)
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (v, std::fs::read(&file).unwrap(), r)
+}
