@@ -505,6 +505,18 @@ impl Wait {
         }
     }
 
+    /// How many completions, in all, must have reached the task before
+    /// its sleep ends: `nr`, or after min-wait's min timer passed with
+    /// nothing there, the next one (the kernel's switch to the overall
+    /// timeout). What an emulated waker checks before it wakes the task.
+    pub fn wakes_at(&self) -> u32 {
+        if self.min_passed {
+            self.seen + 1
+        } else {
+            self.nr
+        }
+    }
+
     /// The caller spins on this wait (SQPOLL's ring, or a busy caller).
     pub fn spinning(&self) -> bool {
         self.busy || self.strategy.spins()
@@ -780,6 +792,15 @@ mod tests {
         // (io_cqring_min_timer_wakeup, "no general timeout ... we are done").
         let (mut w, _) = Wait::enter(mw(50 * US, None, None), 0, 16, 0);
         assert_eq!(w.timer(50 * US), Action::Return { timed_out: true });
+    }
+
+    #[test]
+    fn the_waker_wakes_at_nr_then_at_the_next_once_the_min_timer_passed_empty() {
+        let s = mw(50 * US, Some(4), Some(200 * US));
+        let (mut w, _) = Wait::enter(s, 0, 4, 0);
+        assert_eq!(w.wakes_at(), 4);
+        assert_eq!(w.timer(50 * US), Action::Sleep);
+        assert_eq!(w.wakes_at(), 1);
     }
 
     #[test]
