@@ -287,7 +287,8 @@ pub struct UringReport {
     pub ios: u64,
     /// Their threads' sleeps in the completion call that ended.
     pub wakeups: u64,
-    /// min-wait: waits its timer ended.
+    /// min-wait: waits in which its timer fired (ending the wait, or with
+    /// nothing there, leaving it to the first completion or the timeout).
     pub timeouts: u64,
 }
 

@@ -151,7 +151,7 @@ fn uring_note(u: &::report::UringReport, window: &Window) -> String {
         }
     };
     format!(
-        "io_uring --uring {}: {} wake-ups of the job threads ({:.3} per I/O) beside {} interrupts ({:.3} per I/O) over {} completions; {} wait(s) ended by min-wait's timer",
+        "io_uring --uring {}: {} wake-ups of the job threads ({:.3} per I/O) beside {} interrupts ({:.3} per I/O) over {} completions; min-wait's timer fired in {} wait(s)",
         u.strategy,
         u.wakeups,
         per_io(u.wakeups),
