@@ -3,8 +3,9 @@
 //! once per completion; io_uring decides how many of those completions
 //! wake the waiting task, and when. Each strategy is one row of
 //! [`STRATEGIES`] (name, parameters, help, source, parser), read by the
-//! CLI (`sim --uring`) and by the simulator, which applies the decisions of
-//! one wait ([`Wait`]) to its threads.
+//! CLI (`sim --uring`, `run --uring`) and by the simulator, which applies
+//! the decisions of one wait ([`Wait`]) to its threads, and the emulator,
+//! whose io_uring job threads apply min-wait's (`crates/emu` worker).
 //!
 //! - [`Strategy::MinComplete`]: `io_uring_enter(GETEVENTS, min_complete)`
 //!   with completions posted to the CQ ring by the interrupt's handler,
@@ -240,7 +241,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
 /// its name and parameters, help and source.
 pub fn listing() -> String {
     let mut out = String::from(
-        "io_uring host-side strategies (sim --uring, host key uring; ioengine=io_uring jobs):\n",
+        "io_uring host-side strategies (sim --uring, host key uring, run --uring; ioengine=io_uring jobs):\n",
     );
     for r in STRATEGIES {
         out += &format!(
