@@ -88,6 +88,16 @@ pub struct RunArgs {
     /// preempts at wake-up) or fifo (SCHED_FIFO priority 1)
     #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
     pub critical_boost: BoostArg,
+    /// How an io_uring job's thread waits for its completions, with the
+    /// simulator's decisions (host::uring; `cinterrupts policies` lists
+    /// them): `min-complete` (what run does without this option; given, the
+    /// report adds the threads' wake-ups per I/O),
+    /// `min-wait=TIME[,nr=N][,timeout=TIME]` (wait for nr up to TIME, then
+    /// return what is there) or `iopoll` (each io_uring job polls, as with
+    /// hipri=1). task-work, defer-taskrun and sqpoll are refused (`sim
+    /// --uring` models them)
+    #[arg(long, value_name = "STRATEGY", value_parser = host::uring::parse)]
+    pub uring: Option<host::uring::Strategy>,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -230,6 +240,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         block: args.block_scheduler.as_ref().and_then(ld_config),
         completion: args.completion.unwrap_or_default().mode(),
         boost: args.critical_boost.into(),
+        uring: args.uring,
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

@@ -383,3 +383,59 @@ fn bench_emu_errors_are_one_line() {
         "must be more than 0",
     );
 }
+
+/// `run --uring`: an io_uring job's worker waits as host::uring decides;
+/// the report's `run.io_uring` counts its wake-ups beside the interrupts.
+#[test]
+fn uring_min_wait_wakes_at_most_once_per_nr_and_bad_values_are_one_line() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "u.fio",
+        "[u]\nioengine=io_uring\nrw=randread\nbs=4k\nsize=1m\niodepth=4\niodepth_batch_submit=4\niodepth_batch_complete_max=4\n",
+    );
+    let args = |u: &'static str| {
+        vec![
+            "run",
+            job.as_str(),
+            "--backend",
+            "null:10us",
+            "--policy",
+            "default",
+            "--output-format",
+            "json",
+            "-q",
+            "--uring",
+            u,
+        ]
+    };
+    let o = run(&args("min-wait=100ms,nr=4"));
+    ok(&o);
+    let v = json(&o);
+    let u = &v["cinterrupts"]["run"]["io_uring"];
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(u["strategy"], "min-wait=100ms,nr=4");
+    assert_eq!(u["ios"].as_u64(), Some(ios), "{u}");
+    assert_eq!(v["cinterrupts"]["completions"].as_u64(), Some(ios), "{v}");
+    let (wakeups, timeouts) = (
+        u["wakeups"].as_u64().unwrap(),
+        u["timeouts"].as_u64().unwrap(),
+    );
+    assert!(wakeups <= ios / 4 + 2 * timeouts + 1, "{u}");
+    // Without --uring, the report has no such key.
+    let mut plain = args("x");
+    plain.truncate(plain.len() - 2);
+    let v = json(&run(&plain));
+    assert!(v["cinterrupts"]["run"].get("io_uring").is_none());
+    for (bad, says) in [
+        ("min-wait=0us", "needs a time above 0"),
+        ("min-wait=50us,nr=0", "nr=0"),
+        ("spin", "unknown io_uring strategy 'spin'"),
+    ] {
+        let o = run(&args(bad));
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert_one_line_error(&o, says);
+    }
+    assert_one_line_error(&run(&args("defer-taskrun")), "--uring defer-taskrun:");
+}

@@ -55,6 +55,13 @@ pub struct EmuConfig {
     /// it wakes (FastResponse's critical boost, FR 3.5, through this
     /// kernel's own mechanisms): `run --critical-boost`.
     pub boost: Boost,
+    /// io_uring's host-side completion strategy for `ioengine=io_uring`
+    /// jobs (`run --uring`, `host::uring`): `None` is min-complete, what
+    /// the emulator has always done, and reports nothing more; `Some` adds
+    /// the jobs' wake-ups to the report. min-wait is applied by the job's
+    /// thread; iopoll is the job's `hipri` (its thread polls a poll
+    /// queue); the others are refused (`choose_target`).
+    pub uring: Option<host::uring::Strategy>,
     /// Told one line each about what the run does on the user's behalf
     /// before it measures: a large layout, another emulation on the same
     /// CPUs. `None`: said only in the report's notes, if at all. (A device
@@ -81,6 +88,7 @@ impl Default for EmuConfig {
             block: None,
             completion: host::poll::Mode::Interrupt,
             boost: Boost::None,
+            uring: None,
             say: None,
         }
     }

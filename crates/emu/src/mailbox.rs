@@ -113,7 +113,8 @@ impl Mailbox {
     /// libaio's waiter is woken by every delivery and re-checks (`wake_at`
     /// 1, fs/aio.c read_events); io_uring's waker checks `min` first.
     /// `before_sleep` runs each time the thread is about to sleep (to take a
-    /// pending interrupt itself, with polled delivery).
+    /// pending interrupt itself, with polled delivery). Returns its sleeps
+    /// that ended (its wake-ups).
     pub fn wait(
         &self,
         min: usize,
@@ -121,7 +122,8 @@ impl Mailbox {
         wake_at: usize,
         out: &mut Vec<Delivered>,
         before_sleep: &mut dyn FnMut(),
-    ) {
+    ) -> u64 {
+        let mut wakeups = 0;
         loop {
             // Read before the inbox: a delivery after this read bumps the
             // word before its wake-up, so the sleep below does not start.
@@ -132,7 +134,7 @@ impl Mailbox {
                     inbox.wake_at = 0;
                     let n = inbox.ready.len().min(max.max(1));
                     out.extend(inbox.ready.drain(..n));
-                    return;
+                    return wakeups;
                 }
                 inbox.wake_at = wake_at.clamp(1, min.max(1));
             }
@@ -140,9 +142,45 @@ impl Mailbox {
             // returns at once.
             before_sleep();
             self.sleeping.store(true, Ordering::SeqCst);
-            sys::futex_wait_bits(&self.group.word, seen, self.bit);
+            if sys::futex_wait_bits(&self.group.word, seen, self.bit) != sys::Slept::Not {
+                wakeups += 1;
+            }
             self.sleeping.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Job thread: the completions delivered and not yet taken.
+    pub fn ready(&self) -> usize {
+        self.inbox.lock().expect("mailbox lock").ready.len()
+    }
+
+    /// Job thread: one sleep of a wait that decides for itself when it is
+    /// over (io_uring's min-wait, `host::uring::Wait`): asks to be woken
+    /// once `wake_at` completions are ready and sleeps, for at most
+    /// `timeout` ns, unless they already are. `before_sleep` as in
+    /// [`Mailbox::wait`]. Returns how the sleep ended; the caller reads
+    /// [`Mailbox::ready`] and decides.
+    pub fn sleep(
+        &self,
+        wake_at: usize,
+        timeout: Option<u64>,
+        before_sleep: &mut dyn FnMut(),
+    ) -> sys::Slept {
+        let seen = self.group.word.load(Ordering::SeqCst);
+        {
+            let mut inbox = self.inbox.lock().expect("mailbox lock");
+            if inbox.ready.len() >= wake_at.max(1) {
+                inbox.wake_at = 0;
+                return sys::Slept::Not;
+            }
+            inbox.wake_at = wake_at.max(1);
+        }
+        before_sleep();
+        self.sleeping.store(true, Ordering::SeqCst);
+        let slept = sys::futex_wait_bits_for(&self.group.word, seen, self.bit, timeout);
+        self.sleeping.store(false, Ordering::Relaxed);
+        self.inbox.lock().expect("mailbox lock").wake_at = 0;
+        slept
     }
 
     /// Waiter: moves up to `max` completions already delivered into `out`,

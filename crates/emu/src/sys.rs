@@ -199,18 +199,63 @@ impl ThreadProbe {
 /// Sleeps on the futex word `word` while it holds `expected`, woken only by
 /// a [`futex_wake_bits`] whose bits meet `bits` (FUTEX_WAIT_BITSET). May
 /// return early (a signal, or the word changed): callers re-check.
-pub fn futex_wait_bits(word: &AtomicU32, expected: u32, bits: u32) {
-    // SAFETY: the word is a valid, aligned u32 for the call; no timeout.
-    unsafe {
+pub fn futex_wait_bits(word: &AtomicU32, expected: u32, bits: u32) -> Slept {
+    futex_wait_bits_for(word, expected, bits, None)
+}
+
+/// How a futex wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slept {
+    /// Woken (or, rarely, spuriously): a sleep that ended.
+    Woken,
+    /// Its timeout ended it: a sleep that ended too.
+    TimedOut,
+    /// Never slept: the word had changed (or a signal came first).
+    Not,
+}
+
+/// [`futex_wait_bits`], for at most `timeout` ns (`None`: no timeout).
+pub fn futex_wait_bits_for(
+    word: &AtomicU32,
+    expected: u32,
+    bits: u32,
+    timeout: Option<u64>,
+) -> Slept {
+    // FUTEX_WAIT_BITSET's timeout is absolute, on CLOCK_MONOTONIC.
+    let deadline = timeout.map(|ns| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid timespec to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let total = ts.tv_nsec as u64 + ns;
+        ts.tv_sec += (total / 1_000_000_000) as libc::time_t;
+        ts.tv_nsec = (total % 1_000_000_000) as libc::c_long;
+        ts
+    });
+    let ts_ptr = deadline
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: the word is a valid, aligned u32 for the call; the timeout,
+    // if any, lives until the call returns.
+    let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
             expected,
-            std::ptr::null::<libc::timespec>(),
+            ts_ptr,
             std::ptr::null::<u32>(),
             bits,
-        );
+        )
+    };
+    if r == 0 {
+        return Slept::Woken;
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ETIMEDOUT) => Slept::TimedOut,
+        _ => Slept::Not,
     }
 }
 

@@ -76,6 +76,13 @@ pub struct WorkerResult {
     pub irq_ns: Nanos,
     /// Polled completion, when the thread polls.
     pub poll: PollStats,
+    /// Sleeps in its completion call that ended (its wake-ups), in the
+    /// measured part.
+    pub wakeups: u64,
+    /// io_uring min-wait: waits in which its timer fired (ending the wait,
+    /// or, with nothing there, switching it to the first completion), in
+    /// the measured part.
+    pub uring_timeouts: u64,
     pub verified: u64,
     pub mismatches: u64,
     /// The first mismatch, for the report.
@@ -126,6 +133,9 @@ pub struct Shared<'a> {
     /// How it polls ([`host::poll::Mode::Classic`] or `Hybrid`); `None`:
     /// it sleeps for the interrupt.
     pub poll_mode: Option<host::poll::Mode>,
+    /// An io_uring job's completion strategy (`run --uring`); `None`:
+    /// min-complete, as always.
+    pub uring: Option<host::uring::Strategy>,
 }
 
 /// What a polling thread did in its measured part.
@@ -356,6 +366,11 @@ impl Worker<'_> {
         if let Some(p) = self.sh.polled {
             return self.poll(p, r);
         }
+        if let (Waiter::IoUring, Some(s @ host::uring::Strategy::MinWait(_))) =
+            (self.waiter, self.sh.uring)
+        {
+            return self.reap_min_wait(s, r);
+        }
         let Reap { min, max } = r;
         let min = min as usize;
         let wake_at = if self.waiter == Waiter::Libaio {
@@ -366,7 +381,8 @@ impl Worker<'_> {
         let mut got = std::mem::take(&mut self.got);
         let (handler, clock) = (self.sh.handler, self.sh.clock);
         let mut irq_ns = 0;
-        self.sh
+        let wakeups = self
+            .sh
             .mailbox
             .wait(min, max as usize, wake_at, &mut got, &mut || {
                 if let Some(h) = handler {
@@ -375,8 +391,62 @@ impl Worker<'_> {
             });
         if self.issuing && self.sh.clock.now() >= self.issuer.measure_from() {
             self.out.irq_ns += irq_ns;
+            self.out.wakeups += wakeups;
         }
         let now = self.sh.clock.now();
+        for d in got.drain(..) {
+            self.complete(d, now);
+        }
+        self.got = got;
+    }
+
+    /// io_uring's min-wait (`run --uring min-wait=...`): the wait's
+    /// decisions are [`host::uring::Wait`]'s, the simulator's: the thread
+    /// sleeps until the handler has delivered what the wait holds out for
+    /// ([`host::uring::Wait::wakes_at`]) or its timer fires, tells the wait
+    /// what came, and returns when the wait says so, with what is there (at
+    /// most `max`; possibly none, and fio's loop asks again).
+    fn reap_min_wait(&mut self, s: host::uring::Strategy, Reap { min, max }: Reap) {
+        use host::uring::{Action, Wait};
+        let (handler, clock) = (self.sh.handler, self.sh.clock);
+        let nr = s.wait_nr(min.max(1), max.max(1)).min(self.in_flight.max(1));
+        let mut seen = self.sh.mailbox.ready() as u32;
+        let (mut w, mut a) = Wait::enter(s, clock.now(), nr, seen);
+        let (mut wakeups, mut timed, mut irq_ns) = (0, false, 0);
+        while !matches!(a, Action::Return { .. }) {
+            let timeout = w.timer_at().map(|at| at.saturating_sub(clock.now()));
+            let slept = self
+                .sh
+                .mailbox
+                .sleep(w.wakes_at() as usize, timeout, &mut || {
+                    if let Some(h) = handler {
+                        irq_ns += h.service(clock);
+                    }
+                });
+            if slept != crate::sys::Slept::Not {
+                wakeups += 1;
+            }
+            let now = clock.now();
+            // The timer first, as the simulator's replay orders them.
+            if w.timer_at().is_some_and(|at| at <= now) {
+                a = w.timer(now);
+                timed = true;
+            }
+            let ready = self.sh.mailbox.ready() as u32;
+            while seen < ready && !matches!(a, Action::Return { .. }) {
+                seen += 1;
+                a = w.posted(now);
+            }
+            seen = seen.max(ready);
+        }
+        if self.issuing && clock.now() >= self.issuer.measure_from() {
+            self.out.irq_ns += irq_ns;
+            self.out.wakeups += wakeups;
+            self.out.uring_timeouts += u64::from(timed);
+        }
+        let mut got = std::mem::take(&mut self.got);
+        self.sh.mailbox.take(max.max(1) as usize, &mut got);
+        let now = clock.now();
         for d in got.drain(..) {
             self.complete(d, now);
         }

@@ -3,8 +3,9 @@
 //! once per completion; io_uring decides how many of those completions
 //! wake the waiting task, and when. Each strategy is one row of
 //! [`STRATEGIES`] (name, parameters, help, source, parser), read by the
-//! CLI (`sim --uring`) and by the simulator, which applies the decisions of
-//! one wait ([`Wait`]) to its threads.
+//! CLI (`sim --uring`, `run --uring`) and by the simulator, which applies
+//! the decisions of one wait ([`Wait`]) to its threads, and the emulator,
+//! whose io_uring job threads apply min-wait's (`crates/emu` worker).
 //!
 //! - [`Strategy::MinComplete`]: `io_uring_enter(GETEVENTS, min_complete)`
 //!   with completions posted to the CQ ring by the interrupt's handler,
@@ -240,7 +241,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
 /// its name and parameters, help and source.
 pub fn listing() -> String {
     let mut out = String::from(
-        "io_uring host-side strategies (sim --uring, host key uring; ioengine=io_uring jobs):\n",
+        "io_uring host-side strategies (sim --uring, host key uring, run --uring; ioengine=io_uring jobs):\n",
     );
     for r in STRATEGIES {
         out += &format!(
@@ -502,6 +503,18 @@ impl Wait {
             Action::Spin
         } else {
             Action::Sleep
+        }
+    }
+
+    /// How many completions, in all, must have reached the task before
+    /// its sleep ends: `nr`, or after min-wait's min timer passed with
+    /// nothing there, the next one (the kernel's switch to the overall
+    /// timeout). What an emulated waker checks before it wakes the task.
+    pub fn wakes_at(&self) -> u32 {
+        if self.min_passed {
+            self.seen + 1
+        } else {
+            self.nr
         }
     }
 
@@ -780,6 +793,15 @@ mod tests {
         // (io_cqring_min_timer_wakeup, "no general timeout ... we are done").
         let (mut w, _) = Wait::enter(mw(50 * US, None, None), 0, 16, 0);
         assert_eq!(w.timer(50 * US), Action::Return { timed_out: true });
+    }
+
+    #[test]
+    fn the_waker_wakes_at_nr_then_at_the_next_once_the_min_timer_passed_empty() {
+        let s = mw(50 * US, Some(4), Some(200 * US));
+        let (mut w, _) = Wait::enter(s, 0, 4, 0);
+        assert_eq!(w.wakes_at(), 4);
+        assert_eq!(w.timer(50 * US), Action::Sleep);
+        assert_eq!(w.wakes_at(), 1);
     }
 
     #[test]

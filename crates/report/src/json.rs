@@ -181,6 +181,15 @@ pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
     }
 }
 
+/// `x` per I/O, 0 without I/O.
+fn per_io(x: u64, ios: u64) -> f64 {
+    if ios == 0 {
+        0.0
+    } else {
+        x as f64 / ios as f64
+    }
+}
+
 fn run_part(report: &RunReport) -> RunPart {
     let irq_line = report.irq_line.as_ref().map(|l| {
         json!({
@@ -224,7 +233,17 @@ fn run_part(report: &RunReport) -> RunPart {
             })
         })
         .collect();
+    let io_uring = report.uring.as_ref().map(|u| {
+        json!({
+            "strategy": u.strategy,
+            "ios": u.ios,
+            "wakeups": u.wakeups,
+            "wakeups_per_io": finite(per_io(u.wakeups, u.ios)),
+            "timeouts": u.timeouts,
+        })
+    });
     RunPart {
+        io_uring,
         host: report.host.clone(),
         seed: report.seed,
         irq_line,

@@ -271,8 +271,25 @@ pub struct RunReport {
     /// operations the application models finished and each used core's
     /// window. `None` for a job file's run.
     pub apps: Option<AppsReport>,
+    /// Emulator, `run --uring` only: how the io_uring jobs' threads waited
+    /// for their completions (`host::uring`).
+    pub uring: Option<UringReport>,
     /// Lines worth telling the user (ignored options, measured costs, ...).
     pub notes: Vec<String>,
+}
+
+/// The io_uring jobs' waits under `run --uring STRATEGY`, in the window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UringReport {
+    /// As `--uring` reads it back (`min-wait=50us,nr=4`).
+    pub strategy: String,
+    /// Completions the io_uring jobs took.
+    pub ios: u64,
+    /// Their threads' sleeps in the completion call that ended.
+    pub wakeups: u64,
+    /// min-wait: waits in which its timer fired (ending the wait, or with
+    /// nothing there, leaving it to the first completion or the timeout).
+    pub timeouts: u64,
 }
 
 /// An application run's own measurements (issue 16, TOS 5.4-5.5): its

@@ -146,6 +146,9 @@ pub struct RunPart {
     pub apps: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<Value>,
+    /// Emulator, `run --uring` only: the io_uring jobs' wake-ups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_uring: Option<Value>,
 }
 
 /// The `policy` object: the strategy's name, then each parameter in force.

@@ -84,6 +84,7 @@ fn sample() -> RunReport {
         default_marks: None,
         io_path: None,
         apps: None,
+        uring: None,
     }
 }
 

@@ -606,6 +606,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
             })
             .collect(),
         apps: None,
+        uring: None,
         notes: Vec::new(),
     }
 }

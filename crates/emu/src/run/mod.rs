@@ -40,6 +40,7 @@ pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
 }
 
 pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), EmuError> {
+    let jobs = &target::uring_jobs(jobs, cfg)?;
     let plan: Placement = place::place(jobs, cfg)?;
     // Refused before a file is laid out (the device builds its own).
     policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string()))?;
@@ -114,7 +115,7 @@ pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), 
         recording,
     };
     let start = Arc::new(Barrier::new(specs.len() + 1));
-    let workers = spawn::workers(&r, &plan, &specs, &start, cfg.boost)?;
+    let workers = spawn::workers(&r, &plan, &specs, &start, cfg.boost, cfg.uring)?;
 
     let t0 = clock.now();
     r.t0.store(t0, Ordering::Release);

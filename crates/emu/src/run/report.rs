@@ -50,6 +50,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         contention,
     } = f;
     let serial = specs.iter().any(|s| !s.after.is_empty());
+    let uring = uring_report(cfg, specs, results);
     RunReport {
         mode: Some(Mode::Emu),
         policy: PolicyInfo::of(&cfg.policy),
@@ -97,7 +98,6 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
                 .sum::<u64>(),
         cores: cores(plan, results, window),
         io_path: None,
-        apps: None,
         notes: contention
             .into_iter()
             .chain(notes(
@@ -111,8 +111,55 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
             ))
             .chain(poll_note(plan, specs, results, window))
             .chain(boost_note(cfg, specs))
+            .chain(uring.as_ref().map(|u| uring_note(u, window)))
             .collect(),
+        apps: None,
+        uring,
     }
+}
+
+/// `run --uring`: the io_uring jobs' wake-ups in the window (their threads'
+/// sleeps in the completion call that ended), beside their completions.
+fn uring_report(
+    cfg: &EmuConfig,
+    specs: &[WorkerSpec],
+    results: &[WorkerResult],
+) -> Option<::report::UringReport> {
+    let s = cfg.uring?;
+    let mut u = ::report::UringReport {
+        strategy: s.to_string(),
+        ..Default::default()
+    };
+    for (_, w) in specs
+        .iter()
+        .zip(results)
+        .filter(|(s, _)| jobs::Waiter::of(s.job.ioengine) == jobs::Waiter::IoUring)
+    {
+        u.ios += w.read.ops + w.write.ops;
+        u.wakeups += w.wakeups;
+        u.timeouts += w.uring_timeouts;
+    }
+    Some(u)
+}
+
+fn uring_note(u: &::report::UringReport, window: &Window) -> String {
+    let per_io = |x: u64| {
+        if u.ios == 0 {
+            0.0
+        } else {
+            x as f64 / u.ios as f64
+        }
+    };
+    format!(
+        "io_uring --uring {}: {} wake-ups of the job threads ({:.3} per I/O) beside {} interrupts ({:.3} per I/O) over {} completions; min-wait's timer fired in {} wait(s)",
+        u.strategy,
+        u.wakeups,
+        per_io(u.wakeups),
+        window.irq.interrupts,
+        per_io(window.irq.interrupts),
+        u.ios,
+        u.timeouts
+    )
 }
 
 /// How often the window thread looks whether every job has stopped

@@ -23,6 +23,7 @@ pub(crate) fn workers(
     specs: &[WorkerSpec],
     start: &Arc<Barrier>,
     boost: Boost,
+    uring: Option<host::uring::Strategy>,
 ) -> Result<Vec<JobThread>, EmuError> {
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -66,6 +67,7 @@ pub(crate) fn workers(
                     handler: parts.handler.as_deref(),
                     polled: parts.polled.as_deref(),
                     poll_mode,
+                    uring,
                 };
                 // The run's start, set before the barrier released us.
                 let t0 = run_t0.load(Ordering::Acquire);

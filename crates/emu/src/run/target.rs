@@ -198,3 +198,43 @@ pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
         }),
     }
 }
+
+/// The jobs as the run's io_uring strategy (`run --uring`, `host::uring`)
+/// runs them, or why it cannot: min-complete and min-wait are the job
+/// threads' own ([`crate::worker`]); iopoll is fio's `hipri`, so each
+/// io_uring job polls a poll queue (as the simulator maps it); task-work
+/// and defer-taskrun differ from min-complete only in where the kernel
+/// runs a completion's work, which the emulator's handler, delivering
+/// straight to the waiter, cannot tell apart; sqpoll needs an SQ thread,
+/// which is not emulated (as `sqthread_poll=1`).
+pub(crate) fn uring_jobs(jobs: &[Job], cfg: &EmuConfig) -> Result<Vec<Job>, EmuError> {
+    use host::uring::Strategy;
+    let mut out = jobs.to_vec();
+    let Some(s) = cfg.uring else {
+        return Ok(out);
+    };
+    let refuse = |why: &str| {
+        EmuError::Config(format!(
+            "--uring {s}: {why}; `cinterrupts sim --uring {s}` models it"
+        ))
+    };
+    match s {
+        Strategy::MinComplete | Strategy::MinWait(_) => {}
+        Strategy::TaskWork | Strategy::DeferTaskrun => {
+            return Err(refuse(
+                "the emulator's handler delivers each completion to the waiting thread itself, so where the kernel runs its task work (and whom that wakes) is not emulated: it would run as min-complete",
+            ))
+        }
+        Strategy::SqPoll => {
+            return Err(refuse(
+                "a kernel SQ polling thread is not emulated (the job's thread submits into the driver)",
+            ))
+        }
+        Strategy::IoPoll => {
+            for j in out.iter_mut().filter(|j| j.ioengine == jobs::Engine::IoUring) {
+                j.hipri = true;
+            }
+        }
+    }
+    Ok(out)
+}
