@@ -9,11 +9,11 @@
 
 mod common;
 
-use std::ffi::{c_int, c_long, c_void};
+use std::ffi::{c_int, c_void};
 use std::path::Path;
 use std::process::Output;
 
-use common::{bin, require_library, stderr, turn, IoEvent, Iocb};
+use common::{bin, require_library, stderr, turn, IoEvent, Iocb, Libaio};
 use serde_json::Value;
 
 fn exec(dir: &Path, args: &[&str], program: &[&str]) -> (Output, Value) {
@@ -379,28 +379,15 @@ fn child_io() {
     let Ok(path) = std::env::var(CHILD) else {
         return;
     };
-    type Setup = unsafe extern "C" fn(c_int, *mut usize) -> c_int;
-    type Submit = unsafe extern "C" fn(usize, c_long, *mut *mut Iocb) -> c_int;
-    type GetEvents =
-        unsafe extern "C" fn(usize, c_long, c_long, *mut IoEvent, *mut libc::timespec) -> c_int;
+    let aio = Libaio::load();
     unsafe {
-        let h = libc::dlopen(c"libaio.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
-        assert!(!h.is_null(), "libaio.so.1 is needed (Debian: libaio1)");
-        let sym = |n: &std::ffi::CStr| {
-            let p = libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr());
-            assert!(!p.is_null());
-            p
-        };
-        let setup: Setup = std::mem::transmute(sym(c"io_setup"));
-        let submit: Submit = std::mem::transmute(sym(c"io_submit"));
-        let getevents: GetEvents = std::mem::transmute(sym(c"io_getevents"));
         let cpath = std::ffi::CString::new(path).unwrap();
         let fd = libc::open(cpath.as_ptr(), libc::O_RDONLY | libc::O_DIRECT);
         assert!(fd >= 0);
         let mut buf: *mut c_void = std::ptr::null_mut();
         assert_eq!(libc::posix_memalign(&mut buf, 4096, 16 * 4096), 0);
         let mut ctx = 0usize;
-        assert_eq!(setup(64, &mut ctx), 0);
+        assert_eq!((aio.setup)(64, &mut ctx), 0);
         let mut cbs: Vec<Iocb> = (0..12)
             .map(|i| Iocb {
                 opcode: 0, // IOCB_CMD_PREAD
@@ -417,25 +404,14 @@ fn child_io() {
                 .iter_mut()
                 .map(|c| c as *mut Iocb)
                 .collect();
-            assert_eq!(submit(ctx, 4, ptrs.as_mut_ptr()), 4);
+            assert_eq!((aio.submit)(ctx, 4, ptrs.as_mut_ptr()), 4);
         }
         assert_eq!(
             cbs[4].rw_flags, 0x20,
             "the program's iocb is left as it was"
         );
         let mut ev = [IoEvent::default(); 12];
-        let mut got = 0;
-        while got < 12 {
-            let n = getevents(
-                ctx,
-                1,
-                12 - got,
-                ev[got as usize..].as_mut_ptr(),
-                std::ptr::null_mut(),
-            );
-            assert!(n > 0, "io_getevents: {n}");
-            got += n as c_long;
-        }
+        aio.reap_all(ctx, &mut ev);
         assert!(ev.iter().all(|e| e.res == 4096), "every read completed");
         let iov = libc::iovec {
             iov_base: buf,

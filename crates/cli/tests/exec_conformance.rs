@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{turn, IoEvent, Iocb};
+use common::{turn, IoEvent, Iocb, Libaio};
 use serde_json::{json, Value};
 
 use common::{run_child, How, CHILD_CASE as CASE, CHILD_FILE as FILE, CHILD_OUT as OUT};
@@ -991,29 +991,11 @@ unsafe fn unseen_close(fd: c_int) -> isize {
 /// misaligned read, submitted together; the events by `aio_data`, and the
 /// file's dirty pages after.
 unsafe fn aio(file: &Path) -> (Vec<(u64, i64)>, i64) {
-    type Setup = unsafe extern "C" fn(c_int, *mut usize) -> c_int;
-    type Submit = unsafe extern "C" fn(usize, libc::c_long, *mut *mut Iocb) -> c_int;
-    type GetEvents = unsafe extern "C" fn(
-        usize,
-        libc::c_long,
-        libc::c_long,
-        *mut IoEvent,
-        *mut libc::timespec,
-    ) -> c_int;
-    let h = libc::dlopen(c"libaio.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
-    assert!(!h.is_null(), "libaio.so.1");
-    let sym = |n: &std::ffi::CStr| {
-        let p = libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr());
-        assert!(!p.is_null());
-        p
-    };
-    let setup: Setup = std::mem::transmute(sym(c"io_setup"));
-    let submit: Submit = std::mem::transmute(sym(c"io_submit"));
-    let getevents: GetEvents = std::mem::transmute(sym(c"io_getevents"));
+    let aio = Libaio::load();
     let fd = open(file, libc::O_RDWR | libc::O_DIRECT);
     let b = aligned(2 * BLOCK, b'w');
     let mut ctx = 0usize;
-    assert_eq!(setup(8, &mut ctx), 0);
+    assert_eq!((aio.setup)(8, &mut ctx), 0);
     let cb = |data, opcode, buf: *mut u8, n, off, rw_flags| Iocb {
         data,
         opcode,
@@ -1031,21 +1013,10 @@ unsafe fn aio(file: &Path) -> (Vec<(u64, i64)>, i64) {
         cb(3, 0, b.add(BLOCK + 1), BLOCK, 0, 0),
     ];
     let mut ptrs: Vec<*mut Iocb> = cbs.iter_mut().map(|c| c as *mut Iocb).collect();
-    let n = submit(ctx, 3, ptrs.as_mut_ptr());
+    let n = (aio.submit)(ctx, 3, ptrs.as_mut_ptr());
     assert_eq!(n, 3, "io_submit");
     let mut ev = [IoEvent::default(); 3];
-    let mut got = 0;
-    while got < 3 {
-        let r = getevents(
-            ctx,
-            1,
-            3 - got,
-            ev[got as usize..].as_mut_ptr(),
-            std::ptr::null_mut(),
-        );
-        assert!(r > 0, "io_getevents: {r}");
-        got += r as libc::c_long;
-    }
+    aio.reap_all(ctx, &mut ev);
     let mut out: Vec<(u64, i64)> = ev.iter().map(|e| (e.data, e.res)).collect();
     out.sort();
     (out, dirty(fd))

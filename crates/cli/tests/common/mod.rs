@@ -301,6 +301,72 @@ pub struct IoEvent {
     pub res2: i64,
 }
 
+/// libaio.so.1's global `io_setup`, `io_submit` and `io_getevents`, as a
+/// program linked to libaio calls them (the preload library's, under
+/// exec).
+pub struct Libaio {
+    pub setup: AioSetup,
+    pub submit: AioSubmit,
+    pub getevents: AioGetEvents,
+}
+
+pub type AioSetup = unsafe extern "C" fn(libc::c_int, *mut usize) -> libc::c_int;
+pub type AioSubmit = unsafe extern "C" fn(usize, libc::c_long, *mut *mut Iocb) -> libc::c_int;
+pub type AioGetEvents = unsafe extern "C" fn(
+    usize,
+    libc::c_long,
+    libc::c_long,
+    *mut IoEvent,
+    *mut libc::timespec,
+) -> libc::c_int;
+
+impl Libaio {
+    /// Loads libaio.so.1 (Debian: libaio1) and finds the three symbols.
+    pub fn load() -> Libaio {
+        // SAFETY: dlopen and dlsym of a system library's documented
+        // symbols, transmuted to their C signatures (libaio.h).
+        unsafe {
+            let h = libc::dlopen(c"libaio.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
+            assert!(
+                !h.is_null(),
+                "libaio.so.1 is needed: run scripts/setup (libaio1)"
+            );
+            let sym = |n: &std::ffi::CStr| {
+                let p = libc::dlsym(libc::RTLD_DEFAULT, n.as_ptr());
+                assert!(!p.is_null(), "{n:?}");
+                p
+            };
+            Libaio {
+                setup: std::mem::transmute::<*mut libc::c_void, AioSetup>(sym(c"io_setup")),
+                submit: std::mem::transmute::<*mut libc::c_void, AioSubmit>(sym(c"io_submit")),
+                getevents: std::mem::transmute::<*mut libc::c_void, AioGetEvents>(sym(
+                    c"io_getevents",
+                )),
+            }
+        }
+    }
+
+    /// Reaps events of `ctx` until `ev` is full, each call waiting for at
+    /// least one.
+    pub fn reap_all(&self, ctx: usize, ev: &mut [IoEvent]) {
+        let mut got = 0;
+        while got < ev.len() {
+            // SAFETY: room for the rest of `ev`; no timeout.
+            let r = unsafe {
+                (self.getevents)(
+                    ctx,
+                    1,
+                    (ev.len() - got) as libc::c_long,
+                    ev[got..].as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert!(r > 0, "io_getevents: {r}");
+            got += r as usize;
+        }
+    }
+}
+
 /// A copy of `cinterrupts` and its preload library in `dir`, which the
 /// `postgres` user, or `nobody`, can run: the build's own directory may be closed to it
 /// (a clone under `mktemp -d` is mode 700).
