@@ -363,22 +363,12 @@ fn a_run_with_no_process_reported_is_a_warning() {
 
     // A statically linked program: the dynamic linker, which reads
     // LD_PRELOAD, never runs.
-    require("cc", "gcc");
-    let src = s.path("static.c");
-    std::fs::write(
-        &src,
+    let exe = common::compile_c(
+        &s.path(""),
+        "static",
         "#include <stdio.h>\nint main(int c, char **v) { FILE *f = fopen(v[1], \"w\"); return f ? 0 : 1; }\n",
-    )
-    .unwrap();
-    let exe = s.path("static");
-    let cc = std::process::Command::new("cc")
-        .arg("-static")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(cc.status.success(), "cc -static: {}", stderr(&cc));
+        &["-static"],
+    );
     let marker = s.path("ran");
     let mut exec = s.spawn(&[], &[exe.to_str().unwrap(), marker.to_str().unwrap()]);
     let st = wait_child(&mut exec, &s);
@@ -476,9 +466,9 @@ fn inline_aio_calls_still_run_after_exec_is_killed() {
     require("cc", "gcc");
     let _one = turn();
     let s = Scratch::new();
-    let src = s.path("late.c");
-    std::fs::write(
-        &src,
+    let exe = common::compile_c(
+        &s.path(""),
+        "late",
         r#"
 #include <stdio.h>
 #include <unistd.h>
@@ -508,17 +498,8 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let exe = s.path("late");
-    let cc = std::process::Command::new("cc")
-        .arg("-O2")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(cc.status.success(), "cc: {}", stderr(&cc));
+        &["-O2"],
+    );
     let (pidf, go, result) = (s.path("pid"), s.path("go"), s.path("result"));
     let args: Vec<&str> = [&exe, &pidf, &go, &result]
         .iter()

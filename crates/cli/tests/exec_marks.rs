@@ -8,9 +8,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{bin, require, stderr, turn};
+use common::{bin, stderr, turn};
 use serde_json::Value;
 
 /// Threads "t_reader" and "t_writer" (pthread_setname_np); each does its
@@ -74,17 +73,7 @@ int main(int argc, char **argv) {
 
 /// The program built in `dir` (its path is long enough for the title).
 fn build(dir: &Path) -> String {
-    require("cc", "gcc");
-    let src = dir.join("marks_child.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join("marks_child_program");
-    let o = Command::new("cc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "cc: {}", stderr(&o));
+    let exe = common::compile_c(dir, "marks_child_program", PROGRAM, &["-O1", "-pthread"]);
     exe.to_str().unwrap().to_string()
 }
 

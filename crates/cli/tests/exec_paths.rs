@@ -54,18 +54,7 @@ fn as_nobody(dir: &Path) -> Command {
 
 /// `src` compiled to `dir/name`.
 fn compile(dir: &Path, name: &str, src: &str) -> PathBuf {
-    require("cc", "gcc");
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let exe = dir.join(name);
-    let o = Command::new("cc")
-        .args(["-O2", "-Wall", "-o"])
-        .arg(&exe)
-        .arg(&c)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "cc {name}: {}", stderr(&o));
-    exe
+    common::compile_c(dir, name, src, &["-O2", "-Wall"])
 }
 
 /// A file of `blocks` 4 KiB blocks, block k filled with byte k % 251,
@@ -369,26 +358,13 @@ fn fio_io_uring_engine_under_refuse_fails_with_its_own_error_and_is_named() {
 fn a_statically_linked_program_is_named_before_it_runs() {
     let _one = turn();
     let dir = open_dir();
-    let exe = dir.path().join("static");
     // Its own aio call is still named (the filter needs no library).
-    std::fs::write(
-        dir.path().join("static.c"),
-        format!(
-            "#include <sys/syscall.h>\n#include <linux/aio_abi.h>\n{RAW}\n\
+    let src = format!(
+        "#include <sys/syscall.h>\n#include <linux/aio_abi.h>\n{RAW}\n\
              int main(void) {{ aio_context_t c = 0; \
              return raw6(SYS_io_setup, 4, (long)&c, 0, 0, 0, 0) != 0; }}\n"
-        ),
-    )
-    .unwrap();
-    require("cc", "gcc");
-    let cc = Command::new("cc")
-        .arg("-static")
-        .arg("-o")
-        .arg(&exe)
-        .arg(dir.path().join("static.c"))
-        .output()
-        .unwrap();
-    assert!(cc.status.success(), "cc -static: {}", stderr(&cc));
+    );
+    let exe = common::compile_c(dir.path(), "static", &src, &["-static"]);
     let rep = dir.path().join("report.json");
     let o = output_within(exec_device_json(&rep).arg("--").arg(&exe), BOUND);
     assert!(o.status.success(), "{o:?}");

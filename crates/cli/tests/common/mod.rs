@@ -301,6 +301,25 @@ pub struct IoEvent {
     pub res2: i64,
 }
 
+/// `src` written to `dir/name.c` and compiled with `flags` to `dir/name`
+/// (Debian's gcc: a missing `cc` fails naming scripts/setup).
+#[track_caller]
+pub fn compile_c(dir: &Path, name: &str, src: &str, flags: &[&str]) -> std::path::PathBuf {
+    require("cc", "gcc");
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let exe = dir.join(name);
+    let o = Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "cc {flags:?} {name}: {}", stderr(&o));
+    exe
+}
+
 /// libaio.so.1's global `io_setup`, `io_submit` and `io_getevents`, as a
 /// program linked to libaio calls them (the preload library's, under
 /// exec).
