@@ -133,12 +133,14 @@ pub struct ExecArgs {
     /// still written, partial
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::runtime)]
     pub kill_after: u64,
-    /// The program's io_uring: pass (its rings are the kernel's, neither
-    /// routed nor counted, named in the report) or refuse (every
-    /// io_uring_setup fails with ENOSYS, as on a kernel built without
-    /// io_uring, so a program that can falls back to calls exec routes;
-    /// each refusal named in the report)
-    #[arg(long, value_enum, default_value_t = IoUringArg::Pass, value_name = "pass|refuse")]
+    /// The program's io_uring: route (its rings' storage requests go
+    /// through the device, the kernel moving the data through a shadow
+    /// ring; what cannot be provided is refused at setup with EINVAL and
+    /// named), pass (its rings are the kernel's, neither routed nor
+    /// counted, named in the report) or refuse (every io_uring_setup fails
+    /// with ENOSYS, as on a kernel built without io_uring, so a program
+    /// that can falls back to calls exec routes; each refusal named)
+    #[arg(long, value_enum, default_value_t = IoUringArg::Route, value_name = "route|pass|refuse")]
     pub io_uring: IoUringArg,
     /// Our report's format (the program's own output is untouched)
     #[arg(long, value_enum, default_value_t = Format::Normal)]
@@ -246,6 +248,7 @@ fn exec_completion(s: &str) -> Result<exec::Polling, String> {
 /// `--io-uring`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum IoUringArg {
+    Route,
     Pass,
     Refuse,
 }
@@ -253,6 +256,7 @@ pub enum IoUringArg {
 impl From<IoUringArg> for exec::IoUring {
     fn from(a: IoUringArg) -> exec::IoUring {
         match a {
+            IoUringArg::Route => exec::IoUring::Route,
             IoUringArg::Pass => exec::IoUring::Pass,
             IoUringArg::Refuse => exec::IoUring::Refuse,
         }
@@ -589,8 +593,8 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
         );
     }
     s += &format!(
-        "  calls: pread family {}, read/write {}, io_submit {}, fsync/fdatasync {}\n",
-        c.calls.positioned, c.calls.plain, c.calls.io_submit, c.calls.flush
+        "  calls: pread family {}, read/write {}, io_submit {}, fsync/fdatasync {}, io_uring submissions {}\n",
+        c.calls.positioned, c.calls.plain, c.calls.io_submit, c.calls.flush, c.calls.io_uring
     );
     s
 }

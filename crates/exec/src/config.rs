@@ -80,7 +80,7 @@ impl RwfMarks {
 /// page cache) or `direct` (the program's own O_DIRECT call is the device).
 /// The shared region's path is in [`shm::ENV_SHM`].
 pub const ENV_DEVICE: &str = "CINTERRUPTS_EXEC_DEVICE";
-/// `--io-uring`: `pass` or `refuse` ([`IoUring`]).
+/// `--io-uring`: `route`, `pass` or `refuse` ([`IoUring`]).
 pub const ENV_IO_URING: &str = "CINTERRUPTS_EXEC_IO_URING";
 
 /// `ENOSYS`, what a kernel built without io_uring returns for
@@ -102,9 +102,13 @@ pub const IO_URING_REFUSED_ERRNO: i32 = libc::ENOSYS;
 /// kernel uses for an unsupported feature, and named in the report).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IoUring {
+    /// The rings are routed (the default): the kernel moves the data
+    /// through a shadow ring, the emulated device decides when each
+    /// storage CQE becomes visible (the preload library's `uring`).
+    #[default]
+    Route,
     /// The ring is the kernel's: its requests are neither routed nor
     /// counted, the ring named in the report.
-    #[default]
     Pass,
     /// Every `io_uring_setup` fails with ENOSYS ([`IO_URING_REFUSED_ERRNO`])
     /// as on a kernel without io_uring, so a program that can falls back
@@ -115,6 +119,7 @@ pub enum IoUring {
 impl IoUring {
     pub fn name(self) -> &'static str {
         match self {
+            IoUring::Route => "route",
             IoUring::Pass => "pass",
             IoUring::Refuse => "refuse",
         }
@@ -122,6 +127,7 @@ impl IoUring {
 
     pub fn parse(s: &str) -> Option<IoUring> {
         match s {
+            "route" => Some(IoUring::Route),
             "pass" => Some(IoUring::Pass),
             "refuse" => Some(IoUring::Refuse),
             _ => None,
@@ -450,7 +456,7 @@ mod tests {
             let p = Polling::of(m);
             assert_eq!(Polling::parse(p.name()), Some(p));
         }
-        for m in [IoUring::Pass, IoUring::Refuse] {
+        for m in [IoUring::Route, IoUring::Pass, IoUring::Refuse] {
             assert_eq!(IoUring::parse(m.name()), Some(m));
         }
         assert_eq!(IoUring::parse("maybe"), None);

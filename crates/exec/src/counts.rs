@@ -31,8 +31,8 @@ fn mark_index(m: Marks) -> usize {
 /// Requests per (kind, mark), and system calls per family.
 pub struct Live {
     requests: [[AtomicU64; MARKS]; KINDS],
-    /// pread family, read/write, io_submit, fsync family.
-    calls: [AtomicU64; 4],
+    /// pread family, read/write, io_submit, fsync family, io_uring.
+    calls: [AtomicU64; 5],
     /// Critical requests, requests routed to the poll queue, requests the
     /// program asked to poll (RWF_HIPRI); hybrid polling's timer sleeps,
     /// waits spun from the start, and the time asked and slept (ns).
@@ -61,6 +61,8 @@ pub enum Family {
     Plain,
     IoSubmit,
     Flush,
+    /// io_uring_enter (or an SQ thread's pass) that submitted storage SQEs.
+    IoUring,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -78,7 +80,7 @@ impl Live {
     pub const fn new() -> Live {
         Live {
             requests: [ZERO_ROW; KINDS],
-            calls: [ZERO; 4],
+            calls: [ZERO; 5],
             fr: [ZERO; 7],
             nested: ZERO,
         }
@@ -134,6 +136,7 @@ impl Live {
                 plain: c(1),
                 io_submit: c(2),
                 flush: c(3),
+                io_uring: c(4),
             },
             critical: self.fr[0].load(Relaxed),
             polled: self.fr[1].load(Relaxed),
@@ -164,6 +167,9 @@ pub struct Calls {
     pub io_submit: u64,
     /// fsync/fdatasync.
     pub flush: u64,
+    /// io_uring submissions that carried storage SQEs.
+    #[serde(default)]
+    pub io_uring: u64,
 }
 
 /// What one process (or, added up, a program) saw.

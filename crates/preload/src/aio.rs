@@ -42,15 +42,12 @@ use libc::iovec;
 use shm::{Cmd, Done};
 
 use crate::intercept::{config, keep, tag_of, LIVE};
+use crate::kernel::{read_user, spawn, sys, wake, FUTEX_WAIT_PRIVATE};
 use crate::route::{self, Tag};
 
 /// io_pgetevents' number on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl:
 /// 333; the libc crate does not name it).
 pub(crate) const SYS_IO_PGETEVENTS: c_long = 333;
-/// FUTEX_WAIT and FUTEX_WAKE with FUTEX_PRIVATE_FLAG (128), for a word of
-/// this process's own memory (include/uapi/linux/futex.h).
-const FUTEX_WAIT_PRIVATE: c_int = libc::FUTEX_WAIT | 128;
-const FUTEX_WAKE_PRIVATE: c_int = libc::FUTEX_WAKE | 128;
 
 /// IOCB_CMD_* (include/uapi/linux/aio_abi.h).
 const IOCB_CMD_PREAD: u16 = 0;
@@ -131,19 +128,6 @@ impl AioSigset {
             sigmask,
             sigsetsize: SIGSET_SIZE,
         }
-    }
-}
-
-/// The kernel's aio system call `n` made by the library itself, marked
-/// [`shm::OWN_CALL`]: its result, or a negative errno.
-fn sys(n: c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize) -> i64 {
-    // SAFETY: an aio system call; the kernel validates every argument
-    // (pointers are ours, or the program's as it passed them).
-    let r = unsafe { libc::syscall(n, a1, a2, a3, a4, a5, shm::OWN_CALL) };
-    if r < 0 {
-        -i64::from(route::errno())
-    } else {
-        r
     }
 }
 
@@ -425,28 +409,6 @@ fn make(shadow: u64, kid: u32, nr: u32) -> Option<u64> {
     Some(id)
 }
 
-/// Starts a thread of ours with every signal blocked (the program's
-/// signals are for its own threads: a handler run on ours would surprise
-/// it), by blocking them around the spawn so it inherits the mask.
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
-    // SAFETY: sigset_t is plain data; the calls fill and read it.
-    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-    }
-    let r = std::thread::Builder::new()
-        .name(name.to_string())
-        // Small (the threads hold a 2 KiB event buffer); Rust's std adds
-        // the program's static TLS (glibc's __pthread_get_minstack).
-        .stack_size(256 * 1024)
-        .spawn(f);
-    // SAFETY: restores the caller's mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-    r.is_ok()
-}
-
 /// The kernel's side: reaps the shadow, blocked in `io_getevents` until a
 /// copy completes; ends when `io_destroy` destroys the shadow (EINVAL) or
 /// stops it. It blocks in the shadow only while it holds iocbs to reap:
@@ -645,49 +607,6 @@ fn signal(fds: Vec<c_int>) {
             libc::syscall(libc::SYS_close, fd);
         }
     }
-}
-
-fn wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE on a word of our private mapping.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            FUTEX_WAKE_PRIVATE,
-            i32::MAX,
-            0,
-            0,
-            0,
-        )
-    };
-}
-
-/// Reads `n` bytes of the program's memory at `from` into `to`, as the
-/// kernel's copy_from_user would: the bytes readable before the first
-/// fault (`process_vm_readv` on ourselves).
-fn read_user(from: usize, to: *mut u8, n: usize) -> usize {
-    if n == 0 {
-        return 0;
-    }
-    let local = iovec {
-        iov_base: to as *mut c_void,
-        iov_len: n,
-    };
-    let remote = iovec {
-        iov_base: from as *mut c_void,
-        iov_len: n,
-    };
-    // SAFETY: `to` has room for n bytes; the kernel checks `from`.
-    let r = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    if r < 0 && matches!(route::errno(), libc::ENOSYS | libc::EPERM) {
-        // A sandbox that refuses the call (a container's seccomp profile
-        // without CAP_SYS_PTRACE): read as a plain access, trusting the
-        // program's pointer as libaio does.
-        // SAFETY: the program's memory as it passed it.
-        unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to, n) };
-        return n;
-    }
-    r.max(0) as usize
 }
 
 /// Reads the program's iocbs at `ptrs` into `out` in one system call (an

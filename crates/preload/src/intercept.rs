@@ -459,8 +459,18 @@ pub extern "C" fn syscall(
         route::set_errno(exec::IO_URING_REFUSED_ERRNO);
         return -1;
     }
-    if n == libc::SYS_io_uring_setup {
-        route::say_once_io_uring();
+    if io_uring.contains(&n) && a6 != shm::OWN_CALL as c_long {
+        let a = [a1, a2, a3, a4, a5, a6].map(|x| x as u64);
+        if let Some(r) = crate::uring::dispatch(n, a) {
+            if r < 0 {
+                route::set_errno(-r as c_int);
+                return -1;
+            }
+            return r as c_long;
+        }
+        if n == libc::SYS_io_uring_setup {
+            route::say_once_io_uring();
+        }
     }
     if let Some(r) = aio_syscall(n, [a1, a2, a3, a4, a5, a6]) {
         return r;
@@ -648,6 +658,49 @@ pub extern "C" fn posix_fadvise64(fd: c_int, off: off_t, len: off_t, advice: c_i
         len,
         advice
     )
+}
+
+/// `mmap` of a routed io_uring ring's descriptor maps what the kernel's
+/// offsets name (`uring::mmap_target`: IORING_OFF_CQ_RING is the SQ
+/// ring's pages, as in the kernel's single `struct io_rings`); any other
+/// mapping is the program's own call.
+#[no_mangle]
+pub extern "C" fn mmap(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
+    let (fd, off) = if fd >= 0 {
+        crate::uring::mmap_target(fd, off).unwrap_or((fd, off))
+    } else {
+        (fd, off)
+    };
+    forward!(
+        "mmap",
+        fn(*mut c_void, size_t, c_int, c_int, c_int, off_t) -> *mut c_void,
+        libc::MAP_FAILED,
+        addr,
+        len,
+        prot,
+        flags,
+        fd,
+        off
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
+    mmap(addr, len, prot, flags, fd, off)
 }
 
 /// `close`: the library's knowledge of the descriptor goes first (a

@@ -18,5 +18,7 @@
 mod aio;
 mod facts;
 mod intercept;
+mod kernel;
 mod report;
 mod route;
+mod uring;

@@ -22,7 +22,14 @@ pub(crate) fn write_once() {
     // call stubs) is still seen here, once, if it is open at the exit.
     let ring = std::fs::read_dir("/proc/self/fd").is_ok_and(|d| {
         d.flatten().any(|e| {
-            std::fs::read_link(e.path()).is_ok_and(|l| l.as_os_str() == "anon_inode:[io_uring]")
+            let ours = e
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse().ok())
+                .is_some_and(crate::uring::is_shadow);
+            !ours
+                && std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.as_os_str() == "anon_inode:[io_uring]")
         })
     });
     if ring {
@@ -136,6 +143,13 @@ extern "C" fn init() {
     unsafe {
         libc::atexit(at_exit);
         libc::pthread_atfork(None, None, Some(in_child));
+    }
+    if crate::uring::routing() {
+        if let Err(why) = crate::uring::trap::install() {
+            crate::route::say(&format!(
+                "io_uring calls made inline (liburing's, fio's) are not routed: {why}"
+            ));
+        }
     }
 }
 

@@ -155,6 +155,11 @@ pub(crate) fn refuse_io_uring(n: libc::c_long) -> bool {
     on
 }
 
+/// Whether io_uring rings are routed (`--io-uring route`, the default).
+pub(crate) fn route_io_uring() -> bool {
+    config().is_some_and(|c| c.io_uring == exec::IoUring::Route)
+}
+
 /// Said once per process: no slot was free.
 static FULL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -174,6 +179,7 @@ pub(crate) fn claim() -> Option<usize> {
 /// A forked child's thread starts without a slot (its parent's stays the
 /// parent's).
 pub(crate) fn forget_in_child() {
+    crate::uring::forget_in_child();
     set_mine(None);
     FULL.store(false, std::sync::atomic::Ordering::Relaxed);
     IO_URING_REFUSED.store(0, std::sync::atomic::Ordering::Relaxed);
@@ -938,6 +944,7 @@ pub(crate) fn flags_changed(fd: c_int) {
 /// goes, with its twin. If `fd` is a twin of ours the program closes (a
 /// program closing every descriptor), the entry it belongs to goes.
 pub(crate) fn closing(fd: c_int) {
+    crate::uring::closing(fd);
     let Some(e) = entry(fd) else { return };
     let old = e.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
     if let Ok(v) = old {

@@ -1,0 +1,437 @@
+//! One routed ring: the program's rings in our memory, the shadow ring the
+//! kernel moves the data with, and the rule that publishes a CQE. A
+//! request the device serves (a storage SQE on a direct file) is published
+//! only once the shadow completed it AND the device delivered its
+//! command; every other CQE, and every error, is published when the
+//! kernel posts it (errors are never coalesced).
+//!
+//! Where the kernel posts a CQE (io_uring/io_uring.c `io_cqring_event_
+//! overflow`, `io_eventfd_signal`, `io_cqring_wake`), so does `push`: the
+//! entry, then the tail, then the registered eventfd, then the waiters;
+//! a full CQ keeps the entry on an overflow list (IORING_FEAT_NODROP) and
+//! sets IORING_SQ_CQ_OVERFLOW until there is room. Under
+//! IORING_SETUP_DEFER_TASKRUN (and on IOPOLL rings, whose completions are
+//! found by the caller's polling) completions reach the CQ only when the
+//! program enters with IORING_ENTER_GETEVENTS (`io_run_local_work`).
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering::*};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use shm::Done;
+
+use super::abi::{self, Cqe, Rings};
+use crate::kernel::{sys, wake};
+use crate::route;
+
+/// How long the reaper and the device waiter sleep between looks at
+/// their stop flag.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// A request the device serves: its CQE waits for both completions.
+pub(crate) struct Pend {
+    pub ud: u64,
+    /// The shadow's CQE once the kernel completed the copy.
+    pub kernel: Option<Cqe>,
+    /// A device command was posted for it.
+    pub cmd: bool,
+    pub delivered: bool,
+    pub dev_error: bool,
+    /// The program asked IOSQE_CQE_SKIP_SUCCESS (taken out of the copy, so
+    /// that the kernel's completion is seen): no CQE on success.
+    pub skip: bool,
+    /// The shadow did not take its SQE: a delivery of its command is
+    /// dropped.
+    pub orphan: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub next: u32,
+    pub pend: HashMap<u32, Pend>,
+    /// Gated requests by the program's user_data, oldest first: a shadow
+    /// CQE carries the program's own user_data (so cancellation by
+    /// user_data works in the kernel unchanged) and is matched to the
+    /// oldest gated request with it.
+    pub by_ud: HashMap<u64, VecDeque<u32>>,
+    /// SQEs the shadow holds whose CQE is not reaped yet (a hint: the
+    /// reaper waits on the shadow's eventfd only while there are some).
+    pub in_kernel: u32,
+    /// Ready CQEs that reach the CQ at the next GETEVENTS (DEFER_TASKRUN,
+    /// IOPOLL).
+    pub deferred: VecDeque<Cqe>,
+    /// CQEs that found the CQ full (IORING_FEAT_NODROP).
+    pub overflow: VecDeque<Cqe>,
+}
+
+pub(crate) struct Ring {
+    /// Our mappings of it: the rings and the SQE array.
+    pub maps: [(usize, usize); 2],
+    pub prog: Rings,
+    /// The program's IORING_SETUP_* flags.
+    pub flags: u32,
+    pub shadow_fd: c_int,
+    pub shadow: Rings,
+    pub shadow_maps: [(usize, usize); 2],
+    /// The eventfd registered on the shadow: the kernel signals it at
+    /// each CQE it posts.
+    pub efd: c_int,
+    /// The device slot the commands go through (`None`: none was free;
+    /// CQEs then appear at the kernel's completion).
+    pub slot: Option<usize>,
+    /// IORING_SETUP_SINGLE_ISSUER's task (0: not yet fixed).
+    pub owner: AtomicI32,
+    /// Submission: the program's SQ head as we consumed it.
+    pub sub: Mutex<u32>,
+    pub st: Mutex<State>,
+    /// One reader of the shadow's CQ at a time.
+    pub reap: Mutex<()>,
+    pub kernel_wait: Condvar,
+    /// Bumped at each publication; GETEVENTS waiters sleep on it.
+    pub seq: AtomicU32,
+    pub waiters: AtomicU32,
+    /// The fewest CQEs a waiter still needs (`u32::MAX`: none waits).
+    pub want: AtomicU32,
+    pub needs: Mutex<Vec<u32>>,
+    /// The program's registered eventfd (our duplicate) and whether it
+    /// asked IORING_REGISTER_EVENTFD_ASYNC.
+    pub user_efd: Mutex<Option<c_int>>,
+    /// The registered file table as the program registered it (-1: an
+    /// empty slot), to learn a fixed file's descriptor.
+    pub files: Mutex<Vec<c_int>>,
+    /// SQPOLL: our SQ thread's futex word.
+    pub sq_wake: AtomicU32,
+    pub stop: AtomicBool,
+}
+
+impl Ring {
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn deferred_mode(&self) -> bool {
+        self.flags & (abi::setup::DEFER_TASKRUN | abi::setup::IOPOLL) != 0
+    }
+
+    /// CQEs the program could have now: in the CQ, plus those a
+    /// GETEVENTS would flush into it.
+    pub fn available(&self, st: &State) -> u32 {
+        self.prog.cq_ready() + st.deferred.len() as u32 + st.overflow.len() as u32
+    }
+
+    /// A waiter's need changes from `old` to `new`; `want` becomes the
+    /// least of all (stored before the waiter re-checks).
+    pub fn need(&self, old: Option<u32>, new: Option<u32>) {
+        let mut n = self.needs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = old.and_then(|o| n.iter().position(|&x| x == o)) {
+            n.swap_remove(i);
+        }
+        n.extend(new);
+        self.want
+            .store(n.iter().copied().min().unwrap_or(u32::MAX), SeqCst);
+    }
+
+    fn wake_waiters(&self, st: &State) {
+        if self.waiters.load(SeqCst) > 0 && self.available(st) >= self.want.load(SeqCst) {
+            self.seq.fetch_add(1, SeqCst);
+            wake(&self.seq);
+        }
+    }
+
+    /// A CQE ready for the program: into the CQ now, or at the next
+    /// GETEVENTS.
+    pub fn complete(&self, st: &mut State, c: Cqe) {
+        if self.deferred_mode() {
+            st.deferred.push_back(c);
+            if self.flags & abi::setup::TASKRUN_FLAG != 0 {
+                self.prog.sq_flags().fetch_or(abi::SQ_TASKRUN, SeqCst);
+            }
+            self.wake_waiters(st);
+            return;
+        }
+        st.overflow.push_back(c);
+        self.flush_overflow(st);
+    }
+
+    /// Moves the deferred CQEs (GETEVENTS: the task runs its work) and
+    /// the overflow list into the CQ, as far as there is room.
+    pub fn flush(&self, st: &mut State) {
+        while let Some(c) = st.deferred.pop_front() {
+            st.overflow.push_back(c);
+        }
+        self.prog.sq_flags().fetch_and(!abi::SQ_TASKRUN, SeqCst);
+        self.flush_overflow(st);
+    }
+
+    fn flush_overflow(&self, st: &mut State) {
+        let mut posted = false;
+        while let Some(&c) = st.overflow.front() {
+            let tail = self.prog.cq_tail().load(Relaxed);
+            let head = self.prog.cq_head().load(Acquire);
+            if tail.wrapping_sub(head) >= self.prog.cq_entries {
+                break;
+            }
+            self.prog.write_cqe(tail, c);
+            self.prog.cq_tail().store(tail.wrapping_add(1), Release);
+            st.overflow.pop_front();
+            posted = true;
+        }
+        if st.overflow.is_empty() {
+            self.prog.sq_flags().fetch_and(!abi::SQ_CQ_OVERFLOW, SeqCst);
+        } else {
+            self.prog.sq_flags().fetch_or(abi::SQ_CQ_OVERFLOW, SeqCst);
+        }
+        if posted {
+            self.signal_eventfd();
+            self.wake_waiters(st);
+        }
+    }
+
+    fn signal_eventfd(&self) {
+        if self.prog.cq_flags().load(Relaxed) & abi::CQ_EVENTFD_DISABLED != 0 {
+            return;
+        }
+        let efd = *self.user_efd.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = efd {
+            let one: u64 = 1;
+            // SAFETY: our duplicate of the program's eventfd, 8 bytes.
+            unsafe { libc::syscall(libc::SYS_write, fd, &one as *const u64, 8) };
+        }
+    }
+
+    /// Whether `p`'s CQE may be published: the kernel completed it and it
+    /// failed, or had no command, or the device delivered, or the device
+    /// is gone.
+    fn ready(p: &Pend) -> bool {
+        match p.kernel {
+            None => false,
+            Some(c) => c.res < 0 || !p.cmd || p.delivered || route::region().is_none(),
+        }
+    }
+
+    fn publish(&self, st: &mut State, cookie: u32) {
+        let Some(p) = st.pend.remove(&cookie) else {
+            return;
+        };
+        let Some(mut c) = p.kernel else { return };
+        if c.res >= 0 && p.cmd && p.delivered && p.dev_error {
+            // A command the device failed: EIO, as a blocking call's.
+            c.res = -libc::EIO;
+        }
+        if p.skip && c.res >= 0 {
+            return;
+        }
+        self.complete(st, c);
+    }
+
+    fn publish_if_ready(&self, st: &mut State, cookie: u32) {
+        if st.pend.get(&cookie).is_some_and(Ring::ready) {
+            self.publish(st, cookie);
+        }
+    }
+
+    /// The shadow's CQEs: each matched to the oldest gated request with
+    /// its user_data, or published at once.
+    pub fn kernel_cqes(&self, cqes: &[Cqe]) {
+        let mut st = self.lock();
+        for &c in cqes {
+            if c.flags & 2 == 0 {
+                // Not IORING_CQE_F_MORE: the request left the kernel.
+                st.in_kernel = st.in_kernel.saturating_sub(1);
+            }
+            let cookie = st.by_ud.get_mut(&c.user_data).and_then(|q| q.pop_front());
+            if st.by_ud.get(&c.user_data).is_some_and(|q| q.is_empty()) {
+                st.by_ud.remove(&c.user_data);
+            }
+            match cookie.and_then(|k| st.pend.get_mut(&k).map(|p| (k, p))) {
+                Some((k, p)) => {
+                    p.kernel = Some(c);
+                    self.publish_if_ready(&mut st, k);
+                }
+                None => self.complete(&mut st, c),
+            }
+        }
+    }
+
+    fn delivered(&self, done: &[Done]) {
+        let mut st = self.lock();
+        for d in done {
+            let Some(p) = st.pend.get_mut(&d.cookie) else {
+                continue;
+            };
+            if p.orphan {
+                st.pend.remove(&d.cookie);
+                continue;
+            }
+            p.delivered = true;
+            p.dev_error = d.error;
+            self.publish_if_ready(&mut st, d.cookie);
+        }
+    }
+
+    fn device_gone(&self) {
+        let mut st = self.lock();
+        let now: Vec<u32> = st
+            .pend
+            .iter()
+            .filter(|(_, p)| Ring::ready(p))
+            .map(|(&k, _)| k)
+            .collect();
+        for k in now {
+            self.publish(&mut st, k);
+        }
+    }
+
+    /// Reads every CQE the shadow posted (flushing its overflow list with
+    /// a GETEVENTS when the kernel kept some back) and hands them on.
+    pub fn reap_shadow(&self) {
+        let _one = self.reap.lock().unwrap_or_else(|e| e.into_inner());
+        let s = &self.shadow;
+        loop {
+            let mut got = Vec::new();
+            let mut head = s.cq_head().load(Relaxed);
+            let tail = s.cq_tail().load(Acquire);
+            while head != tail {
+                got.push(s.read_cqe(head));
+                head = head.wrapping_add(1);
+            }
+            s.cq_head().store(head, Release);
+            if !got.is_empty() {
+                self.kernel_cqes(&got);
+            }
+            if s.sq_flags().load(Acquire) & abi::SQ_CQ_OVERFLOW == 0 {
+                break;
+            }
+            // The kernel kept CQEs back: a GETEVENTS moves them to the CQ.
+            let flags = abi::enter::GETEVENTS as usize;
+            sys(
+                libc::SYS_io_uring_enter,
+                self.shadow_fd as usize,
+                0,
+                0,
+                flags,
+                0,
+            );
+        }
+    }
+
+    /// Marks the requests the shadow did not take (`cookies`) as orphans.
+    pub fn orphan(&self, st: &mut State, cookies: &[u32]) {
+        for &k in cookies {
+            let Some(p) = st.pend.get_mut(&k) else {
+                continue;
+            };
+            let ud = p.ud;
+            if p.cmd {
+                p.orphan = true;
+            } else {
+                st.pend.remove(&k);
+            }
+            if let Some(q) = st.by_ud.get_mut(&ud) {
+                q.retain(|&x| x != k);
+            }
+        }
+        st.in_kernel = st.in_kernel.saturating_sub(cookies.len() as u32);
+    }
+}
+
+/// The kernel's side: while the shadow holds SQEs, waits for its eventfd
+/// (or, on an IOPOLL ring, polls with a GETEVENTS: such completions are
+/// found only by polling) and reaps; ends once stopped with nothing left
+/// in the kernel, closing the shadow.
+pub(super) fn kernel_reaper(r: &Ring) {
+    loop {
+        {
+            let mut st = r.lock();
+            while st.in_kernel == 0 && !r.stop.load(Acquire) {
+                let (g, _) = r
+                    .kernel_wait
+                    .wait_timeout(st, SLICE)
+                    .unwrap_or_else(|e| e.into_inner());
+                st = g;
+            }
+            if r.stop.load(Acquire) && st.in_kernel == 0 {
+                break;
+            }
+        }
+        if r.flags & abi::setup::IOPOLL != 0 {
+            let flags = abi::enter::GETEVENTS as usize;
+            sys(
+                libc::SYS_io_uring_enter,
+                r.shadow_fd as usize,
+                0,
+                1,
+                flags,
+                0,
+            );
+        } else {
+            let mut p = libc::pollfd {
+                fd: r.efd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd of ours.
+            unsafe { libc::poll(&mut p, 1, SLICE.as_millis() as c_int) };
+            let mut n: u64 = 0;
+            // SAFETY: our nonblocking eventfd, 8 bytes.
+            unsafe { libc::syscall(libc::SYS_read, r.efd, &mut n as *mut u64, 8) };
+        }
+        r.reap_shadow();
+        if r.stop.load(Acquire) && !route::device_alive() {
+            r.device_gone();
+        }
+    }
+}
+
+/// The device's side: sleeps on the slot until the device's interrupt
+/// handler delivers; ends once stopped with nothing of the slot's in
+/// flight, giving the slot back.
+pub(super) fn device_waiter(r: &Ring) {
+    let Some((slot, reg)) = r.slot.zip(route::mapped()) else {
+        return;
+    };
+    let s = reg.slot(slot);
+    let mut done: Vec<Done> = Vec::with_capacity(64);
+    let mut quiet = Duration::ZERO;
+    loop {
+        if r.stop.load(Acquire) && (s.in_flight() == 0 || route::region().is_none()) {
+            break;
+        }
+        if s.wait(1, Some(SLICE)) {
+            quiet = Duration::ZERO;
+            done.clear();
+            s.take(usize::MAX, &mut done);
+            r.delivered(&done);
+            continue;
+        }
+        quiet += SLICE;
+        if quiet >= route::WATCH {
+            quiet = Duration::ZERO;
+            if s.in_flight() > 0 && !route::device_alive() {
+                r.device_gone();
+            }
+        }
+    }
+    s.release();
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        for &(p, len) in self.maps.iter().chain(self.shadow_maps.iter()) {
+            if len > 0 {
+                // SAFETY: our own mappings; the last reference is gone.
+                unsafe { libc::munmap(p as *mut libc::c_void, len) };
+            }
+        }
+        super::forget_shadow(self.shadow_fd);
+        let efd = *self.user_efd.get_mut().unwrap_or_else(|e| e.into_inner());
+        for fd in [self.shadow_fd, self.efd].into_iter().chain(efd) {
+            if fd >= 0 {
+                // SAFETY: our descriptors, closed once.
+                unsafe { libc::syscall(libc::SYS_close, fd) };
+            }
+        }
+    }
+}
