@@ -18,7 +18,9 @@
 //! exec does not route yet: under `exec --io-uring refuse` its
 //! `io_uring_setup` fails with ENOSYS, as on a kernel without io_uring,
 //! the server falls back to the pread mode (its log says so) and the same
-//! checks hold.
+//! checks hold. Under exec's default `--io-uring route` its ring itself is
+//! routed (liburing's inline system calls trapped by the library), and the
+//! same checks hold again.
 
 mod common;
 
@@ -39,6 +41,9 @@ enum Mode {
     /// No option: Debian's 10.11 uses io_uring; under exec with
     /// `--io-uring refuse` (natively it sets up its ring).
     Default,
+    /// No option, under exec's default `--io-uring route`: InnoDB's
+    /// io_uring (liburing 2.3) routed.
+    Uring,
 }
 
 /// A server started by the test, stopped (SIGKILL) if the test fails.
@@ -243,6 +248,32 @@ fn mariadb_default_mode_under_exec_with_io_uring_refused_falls_back_and_keeps_it
             .as_str()
             .unwrap_or("")
             .starts_with("io_uring ring")),
+        "{e}"
+    );
+}
+
+/// Issue 25 item 1: MariaDB's default io_uring mode under `exec --device
+/// optane` (`--io-uring route`): the server uses its ring (its log says
+/// "Using io_uring", no fallback), every request goes through the device,
+/// exec's counts agree with InnoDB's within 10%, and the data passes
+/// CHECK TABLE natively.
+#[test]
+fn mariadb_io_uring_mode_under_exec_is_routed_and_keeps_its_data() {
+    let (dir, r) = under_exec_then_natively(Mode::Uring);
+    let log = std::fs::read_to_string(dir.path().join("err.log")).unwrap();
+    let first = log.split(" as process ").nth(1).unwrap_or("");
+    assert!(
+        first.contains("InnoDB: Using io_uring") && !first.contains("native AIO failed"),
+        "{log}"
+    );
+    let e = &r["cinterrupts"]["exec"];
+    assert_eq!(e["io_uring"], "route", "{e}");
+    assert_eq!(e["not_routed"], serde_json::json!([]), "{e}");
+    assert!(
+        e["processes"][0]["counts"]["calls"]["io_uring"]
+            .as_u64()
+            .unwrap()
+            > 100,
         "{e}"
     );
 }

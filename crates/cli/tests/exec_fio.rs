@@ -166,7 +166,7 @@ fn a_verify_crc32c_write_job_passes_through_the_device() {
 }
 
 #[test]
-fn io_uring_is_reported_once_and_left_alone() {
+fn io_uring_under_pass_is_reported_once_and_left_alone() {
     require("fio", "fio");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
@@ -174,6 +174,8 @@ fn io_uring_is_reported_once_and_left_alone() {
     let report = dir.path().join("u.json");
     let o = exec_device_json(&report)
         .args([
+            "--io-uring",
+            "pass",
             "--",
             "fio",
             "--name=u",

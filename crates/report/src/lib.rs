@@ -253,7 +253,8 @@ pub struct RunReport {
     /// Emulator only: device raise to handler start, measured, over the
     /// interrupts of the window (`None` without any).
     pub delivery: Option<Delivery>,
-    /// Emulator only: the requests completed in the window by their mark.
+    /// The requests completed in the window by their mark (the simulator:
+    /// those an interrupt delivered).
     pub completions_by_mark: Option<ByMark>,
     /// Context switches on the workload cores.
     pub context_switches: u64,

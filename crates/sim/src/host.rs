@@ -393,6 +393,10 @@ impl World {
                     self.interrupts += 1;
                     self.cores[core as usize].irqs += 1;
                     self.completions += reaped.len() as u64;
+                    for r in &reaped {
+                        let m = self.requests[r.id as usize].marks;
+                        self.by_mark.count(m.urgent, m.barrier);
+                    }
                     if kind == Interrupt::UrgentOnly {
                         self.urgent_only += 1;
                     }

@@ -412,6 +412,7 @@ fn assemble(
         interrupts: 0,
         urgent_only: 0,
         completions: 0,
+        by_mark: report::ByMark::default(),
         context_switches: 0,
         gaps: report::gaps::histogram(),
         audit: Audit::default(),
@@ -588,7 +589,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         // Not measured: the simulator models delivery, and its marks are
         // the jobs' (`jobs describe`).
         delivery: None,
-        completions_by_mark: None,
+        completions_by_mark: Some(w.by_mark),
         context_switches: w.context_switches,
         completion_gaps: report::Gaps::from_histogram(&w.gaps),
         io_path: Some(w.path.report(w.window())),

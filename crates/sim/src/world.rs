@@ -444,6 +444,9 @@ pub(crate) struct World {
     pub interrupts: u64,
     pub urgent_only: u64,
     pub completions: u64,
+    /// The completions interrupts delivered in the window, by their
+    /// request's mark (what `run` and `exec` report too).
+    pub by_mark: report::ByMark,
     pub context_switches: u64,
     /// Time between consecutive posts to the same CQ, for posts in the
     /// measured window (TOS 5.2's inter-arrival CDF).
