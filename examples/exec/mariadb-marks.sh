@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MariaDB 10.11 in its pread mode under exec --device optane, as root with
 # --user=mysql: sysbench oltp_read_write, then one line of exec's report
-# (README, "Databases under exec", the MariaDB table).
+# (RESULTS.md, "exec: cint on databases", the MariaDB table).
 # Usage: examples/exec/mariadb-marks.sh LABEL SECONDS [exec args...]
 #   e.g. ... cint 5 --policy cint --marks-for mariadb
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost per routed 4 KiB O_DIRECT read (README, "Databases under exec"):
+# Cost per routed 4 KiB O_DIRECT read (RESULTS.md, "exec: what one routed read costs"):
 # fio psync QD1 randread, 64 MiB file, 3 s, natively and under exec with
 # and without --device and --stage. Usage: examples/exec/routed-cost.sh [DIR]
 # from the repository root after cargo build --release; root (--stage).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 23 item 8, TOS Fig 11: does the sync read's latency under adaptive
 # stay flat across thr because it waits behind the async job's queue
-# (README, "Fig 11's thr sweep")? Runs Fig 11's configuration in the
+# (RESULTS.md, "Fig 11's thr sweep")? Runs Fig 11's configuration in the
 # simulator and splits the sync read's latency with the JSON's
 # io_path.jobs[].parts (crates/sim/README.md): device queue (doorbell to a
 # unit starting it), service, deliver (device done to the handler handing
