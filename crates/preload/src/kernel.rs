@@ -9,8 +9,6 @@ use std::sync::atomic::AtomicU32;
 
 use libc::iovec;
 
-use crate::route;
-
 /// FUTEX_WAIT and FUTEX_WAKE with FUTEX_PRIVATE_FLAG (128), for a word of
 /// this process's own memory (include/uapi/linux/futex.h).
 pub(crate) const FUTEX_WAIT_PRIVATE: c_int = libc::FUTEX_WAIT | 128;
@@ -23,7 +21,7 @@ pub(crate) fn sys(n: c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usi
     // (pointers are ours, or the program's as it passed them).
     let r = unsafe { libc::syscall(n, a1, a2, a3, a4, a5, shm::OWN_CALL) };
     if r < 0 {
-        -i64::from(route::errno())
+        -i64::from(errno())
     } else {
         r
     }
@@ -84,7 +82,7 @@ pub(crate) fn read_user(from: usize, to: *mut u8, n: usize) -> usize {
     };
     // SAFETY: `to` has room for n bytes; the kernel checks `from`.
     let r = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    if r < 0 && matches!(route::errno(), libc::ENOSYS | libc::EPERM) {
+    if r < 0 && matches!(errno(), libc::ENOSYS | libc::EPERM) {
         // A sandbox that refuses the call (a container's seccomp profile
         // without CAP_SYS_PTRACE): read as a plain access, trusting the
         // program's pointer as libaio does.
@@ -93,4 +91,14 @@ pub(crate) fn read_user(from: usize, to: *mut u8, n: usize) -> usize {
         return n;
     }
     r.max(0) as usize
+}
+
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = e };
+}
+
+pub(crate) fn errno() -> c_int {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() }
 }

@@ -584,15 +584,7 @@ fn within(fd: c_int, end: u64) -> bool {
     st.st_size as u64 >= end
 }
 
-pub(crate) fn set_errno(e: c_int) {
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() = e };
-}
-
-pub(crate) fn errno() -> c_int {
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() }
-}
+pub(crate) use crate::kernel::{errno, set_errno};
 
 /// What this process knows of its O_DIRECT descriptors, by number, so
 /// that a routed call costs no system call of ours (each one ~0.5 us on
