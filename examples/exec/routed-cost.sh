@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Cost per routed 4 KiB O_DIRECT read (RESULTS.md, "exec: what one routed read costs"):
-# fio psync QD1 randread, 64 MiB file, 3 s, natively and under exec with
-# and without --device and --stage. Usage: examples/exec/routed-cost.sh [DIR]
+# fio QD1 randread, 64 MiB file, 3 s, natively and under exec with and
+# without --device and --stage, for each engine of $ENGINES (default
+# psync; issue 25 adds libaio and io_uring).
+# Usage: [ENGINES="psync libaio io_uring"] examples/exec/routed-cost.sh [DIR]
 # from the repository root after cargo build --release; root (--stage).
 set -euo pipefail
 C=${CINTERRUPTS:-target/release/cinterrupts}
 dir=${1:-/var/tmp/cost}; shift || true
 mkdir -p $dir
-job="--name=r --directory=$dir --filename=f --size=64m --direct=1 --ioengine=psync --rw=randread --bs=4k --runtime=3 --time_based --output-format=json"
+for engine in ${ENGINES:-psync}; do
+echo "== ioengine=$engine"
+job="--name=r --directory=$dir --filename=f --size=64m --direct=1 --ioengine=$engine --rw=randread --bs=4k --runtime=3 --time_based --output-format=json"
 one(){ python3 -c "
 import json,sys
 j=json.load(sys.stdin)['jobs'][0]['read']
@@ -19,3 +23,4 @@ $C exec --device optane -o /dev/null -- fio $job 2>/dev/null | one "exec --devic
 $C exec --observe --stage $dir -o /dev/null -- fio $job 2>/dev/null | one "exec --observe --stage (zram, native calls)"
 $C exec --stage $dir -o /dev/null -- fio $job 2>/dev/null | one "exec --stage (zram)"
 $C exec --stage $dir --device optane -o /dev/null -- fio $job 2>/dev/null | one "exec --stage --device optane"
+done

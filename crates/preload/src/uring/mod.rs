@@ -280,6 +280,14 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         unmap(&smaps);
         return None;
     }
+    // SAFETY: a new eventfd of ours.
+    let wake_efd = high(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) });
+    if wake_efd < 0 {
+        close(efd);
+        unmap(&maps);
+        unmap(&smaps);
+        return None;
+    }
     std::mem::forget(guard);
     // SAFETY: gettid cannot fail.
     let me = unsafe { libc::gettid() };
@@ -297,7 +305,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         st: Mutex::default(),
         reap: Mutex::new(()),
         kernel_wait: Condvar::new(),
-        seq: AtomicU32::new(0),
+        wake_efd,
         waiters: AtomicU32::new(0),
         want: AtomicU32::new(u32::MAX),
         needs: Mutex::new(Vec::new()),

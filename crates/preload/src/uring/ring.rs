@@ -23,7 +23,7 @@ use std::time::Duration;
 use shm::Done;
 
 use super::abi::{self, Cqe, Rings};
-use crate::kernel::{sys, wake};
+use crate::kernel::sys;
 use crate::route;
 
 /// How long the reaper and the device waiter sleep between looks at
@@ -89,8 +89,9 @@ pub(crate) struct Ring {
     /// One reader of the shadow's CQ at a time.
     pub reap: Mutex<()>,
     pub kernel_wait: Condvar,
-    /// Bumped at each publication; GETEVENTS waiters sleep on it.
-    pub seq: AtomicU32,
+    /// Written when a publication gives a GETEVENTS waiter what it needs;
+    /// waiters poll it beside the shadow's eventfd.
+    pub wake_efd: c_int,
     pub waiters: AtomicU32,
     /// The fewest CQEs a waiter still needs (`u32::MAX`: none waits).
     pub want: AtomicU32,
@@ -135,8 +136,9 @@ impl Ring {
 
     fn wake_waiters(&self, st: &State) {
         if self.waiters.load(SeqCst) > 0 && self.available(st) >= self.want.load(SeqCst) {
-            self.seq.fetch_add(1, SeqCst);
-            wake(&self.seq);
+            let one: u64 = 1;
+            // SAFETY: our eventfd, 8 bytes.
+            unsafe { libc::syscall(libc::SYS_write, self.wake_efd, &one as *const u64, 8) };
         }
     }
 
@@ -337,7 +339,8 @@ impl Ring {
     }
 }
 
-/// The kernel's side: while the shadow holds SQEs, waits for its eventfd
+/// The kernel's side: while the shadow holds SQEs and no GETEVENTS waiter
+/// watches it, waits for its eventfd
 /// (or, on an IOPOLL ring, polls with a GETEVENTS: such completions are
 /// found only by polling) and reaps; ends once stopped with nothing left
 /// in the kernel, closing the shadow.
@@ -345,7 +348,10 @@ pub(super) fn kernel_reaper(r: &Ring) {
     loop {
         {
             let mut st = r.lock();
-            while st.in_kernel == 0 && !r.stop.load(Acquire) {
+            // A GETEVENTS waiter polls the shadow itself (its completion
+            // task work runs on the submitting thread and signals the
+            // eventfd: a waiter wakes on it without a hop through us).
+            while (st.in_kernel == 0 || r.waiters.load(SeqCst) > 0) && !r.stop.load(Acquire) {
                 let (g, _) = r
                     .kernel_wait
                     .wait_timeout(st, SLICE)
@@ -427,7 +433,10 @@ impl Drop for Ring {
         }
         super::forget_shadow(self.shadow_fd);
         let efd = *self.user_efd.get_mut().unwrap_or_else(|e| e.into_inner());
-        for fd in [self.shadow_fd, self.efd].into_iter().chain(efd) {
+        for fd in [self.shadow_fd, self.efd, self.wake_efd]
+            .into_iter()
+            .chain(efd)
+        {
             if fd >= 0 {
                 // SAFETY: our descriptors, closed once.
                 unsafe { libc::syscall(libc::SYS_close, fd) };

@@ -227,10 +227,14 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
         LIVE.call(Family::IoUring);
     }
     if taken > 0 {
-        r.kernel_wait.notify_one();
         // Completions the kernel posted inside the call (a failed SQE, a
-        // page-cache copy) are taken here, not by waking the reaper.
+        // page-cache copy) are taken here; the reaper is woken only for
+        // what is still in the kernel (a wake-up per submission cost the
+        // other CPU a context switch per I/O, as in `aio`).
         r.reap_shadow();
+        if r.lock().in_kernel > 0 {
+            r.kernel_wait.notify_one();
+        }
     }
     match (taken, res) {
         (0, e) if e < 0 => e,

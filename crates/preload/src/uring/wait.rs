@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::abi::{self, GeteventsArg, Timespec};
 use super::ring::Ring;
-use crate::kernel::{read_user, FUTEX_WAIT_PRIVATE};
+use crate::kernel::read_user;
 use crate::route;
 
 /// How long a waiter sleeps before it looks again unwoken (a device that
@@ -109,7 +109,11 @@ impl Wait {
     }
 }
 
-/// Waits as `w` says: 0, -ETIME or -EINTR.
+/// Waits as `w` says: 0, -ETIME or -EINTR. The waiter polls the
+/// shadow's eventfd (and reaps what the kernel posted) and the ring's
+/// wake-up eventfd (a publication that gives it what it needs), with the
+/// program's signal mask set atomically with the wait (`ppoll`), as
+/// `io_cqring_wait` sets it.
 pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
     let min = w.min.min(r.prog.cq_entries);
     {
@@ -123,13 +127,6 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
     let min_until = w.min_wait.map(|d| start + d);
     let mut registered: Option<u32> = None;
     let mut result = 0;
-    let old_mask = w.mask.as_ref().map(|m| {
-        // SAFETY: sigset_t is plain data; a valid set. The mask is set
-        // around the wait (the kernel sets it atomically with it).
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, m, &mut old) };
-        old
-    });
     r.waiters.fetch_add(1, SeqCst);
     loop {
         let now = Instant::now();
@@ -142,7 +139,7 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
             r.need(registered, Some(need));
             registered = Some(need);
         }
-        let seen = r.seq.load(SeqCst);
+        r.reap_shadow();
         {
             let mut st = r.lock();
             if r.available(&st) >= need {
@@ -169,30 +166,39 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
             tv_sec: slice.as_secs() as libc::time_t,
             tv_nsec: slice.subsec_nanos() as libc::c_long,
         };
-        // SAFETY: FUTEX_WAIT on the ring's publication counter (ours).
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                r.seq.as_ptr(),
-                FUTEX_WAIT_PRIVATE,
-                seen,
-                &ts as *const libc::timespec,
-                0,
-                0,
-            )
-        };
+        let mut fds = [
+            libc::pollfd {
+                fd: r.efd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: r.wake_efd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let mask = w.mask.as_ref().map_or(std::ptr::null(), |m| m as *const _);
+        // SAFETY: two pollfds of ours; the program's mask or none.
+        let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, mask) };
         if rc < 0 && route::errno() == libc::EINTR {
             result = -i64::from(libc::EINTR);
             break;
+        }
+        for f in &fds {
+            if f.revents & libc::POLLIN != 0 {
+                let mut n: u64 = 0;
+                // SAFETY: our nonblocking eventfd, 8 bytes.
+                unsafe { libc::syscall(libc::SYS_read, f.fd, &mut n as *mut u64, 8) };
+            }
         }
     }
     if registered.is_some() {
         r.need(registered, None);
     }
     r.waiters.fetch_sub(1, SeqCst);
-    if let Some(old) = old_mask {
-        // SAFETY: restores the caller's mask.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    if r.lock().in_kernel > 0 {
+        r.kernel_wait.notify_one();
     }
     result
 }
