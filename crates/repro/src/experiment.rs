@@ -85,8 +85,8 @@ pub struct HostSettings {
     /// completion mode polls for are polled (FR 4.4's SelectISR).
     pub fsync_io_polls: Option<bool>,
     /// `uring`: how an io_uring job's thread waits for its completions
-    /// (`host::uring::STRATEGIES`; issue 25). `run` does not apply it yet,
-    /// so a run that sets it is the simulator's only ([`RunSpec::emulated`]).
+    /// (`host::uring::STRATEGIES`; issue 25). The emulator applies
+    /// min-complete, min-wait and iopoll ([`RunSpec::emulated`]).
     pub uring: Option<host::uring::Strategy>,
 }
 
@@ -301,9 +301,16 @@ impl RunSpec {
     }
 
     /// Whether the emulator can run it: the TOS host with no host-side
-    /// mechanism turned on.
+    /// mechanism turned on but an io_uring wait the emulator applies
+    /// (`run --uring`: min-complete, min-wait, iopoll; issue 25 item 5).
     pub fn emulated(&self) -> bool {
-        self.host == TOS_HOST && self.host_settings == HostSettings::default()
+        let others = HostSettings {
+            uring: None,
+            ..self.host_settings.clone()
+        };
+        self.host == TOS_HOST
+            && others == HostSettings::default()
+            && self.host_settings.uring.map_or(true, emu::uring_emulated)
     }
 
     /// The same run with these host settings.

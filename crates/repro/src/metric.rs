@@ -90,6 +90,11 @@ pub enum Metric {
 /// clones together): `io_uring (host::uring): job 'NAME' STRATEGY: N
 /// wake-ups (...)`.
 fn uring_wakeups(r: &RunReport, name: &str) -> Option<u64> {
+    // The emulator's (`run --uring`): its io_uring jobs' wake-ups together
+    // (the experiments that read this have one io_uring job).
+    if let Some(u) = &r.uring {
+        return Some(u.wakeups);
+    }
     let note = r
         .notes
         .iter()

@@ -326,6 +326,14 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
                 policy: sim::with_device_defaults(t.run.policy.clone(), &device),
                 runtime: Some(plan.emu_runtime),
                 seed: t.seed,
+                // io_uring jobs wait as the run says, min-complete (the
+                // emulator's own) unless a host strategy is set: named, so
+                // that their wake-ups are reported (`run --uring`).
+                uring: t.run.host_settings.uring.or_else(|| {
+                    jobs.iter()
+                        .any(|j| j.ioengine == jobs::Engine::IoUring)
+                        .then_some(host::uring::Strategy::MinComplete)
+                }),
                 ..emu::EmuConfig::default()
             };
             let mut report = emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?;

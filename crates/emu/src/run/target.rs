@@ -207,6 +207,16 @@ pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
 /// runs a completion's work, which the emulator's handler, delivering
 /// straight to the waiter, cannot tell apart; sqpoll needs an SQ thread,
 /// which is not emulated (as `sqthread_poll=1`).
+/// Whether the emulator applies io_uring strategy `s` (the others are
+/// refused by [`uring_jobs`], with the reason).
+pub fn uring_emulated(s: host::uring::Strategy) -> bool {
+    use host::uring::Strategy;
+    matches!(
+        s,
+        Strategy::MinComplete | Strategy::MinWait(_) | Strategy::IoPoll
+    )
+}
+
 pub(crate) fn uring_jobs(jobs: &[Job], cfg: &EmuConfig) -> Result<Vec<Job>, EmuError> {
     use host::uring::Strategy;
     let mut out = jobs.to_vec();
