@@ -4,6 +4,7 @@ mod args;
 mod bench_cmd;
 mod bench_exec;
 mod calibrate_cmd;
+mod capture_cmd;
 mod coalesce;
 mod exec_cmd;
 mod jobs_cmd;
@@ -49,6 +50,9 @@ enum Verb {
     /// Run an unmodified program and see its direct I/O with the marks the
     /// authors' kernel would give it
     Exec(exec_cmd::ExecArgs),
+    /// Record the kernel's block issue and completion events and the
+    /// interrupts while a program runs (or for a time), as blkparse text
+    Capture(capture_cmd::CaptureArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +115,10 @@ fn main() -> ExitCode {
         Verb::Tune(a) => tune_cmd::run(a),
         Verb::Reproduce(a) => reproduce_cmd::run(a),
         Verb::Calibrate(a) => calibrate_cmd::run(a),
+        Verb::Capture(a) => match capture_cmd::run(a) {
+            Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => Err(e),
+        },
         Verb::Exec(a) => match exec_cmd::run(a) {
             // The program's own exit code passes through.
             Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),

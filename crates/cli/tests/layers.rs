@@ -38,6 +38,8 @@ const CRATES: &[(&str, &[&str])] = &[
     ),
     ("emu", &["host", "jobs", "policy", "report", "service"]),
     ("exec", &["emu", "host", "jobs", "policy", "report", "shm"]),
+    // Records a live kernel's block events (perf), depends on none of ours.
+    ("capture", &[]),
     // The preload library: a cdylib loaded into the program under `exec`.
     // It uses emu for the hybrid-polling timer and scheduling calls
     // (`emu::sys`) and `emu::Boost` (`emu::config`), and exec uses emu:
@@ -54,8 +56,8 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "apps", "emu", "exec", "host", "jobs", "policy", "preload", "repro", "report", "sim",
-            "tune",
+            "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
+            "report", "sim", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim"]),

@@ -1,0 +1,230 @@
+//! `perf script` lines of the block and irq tracepoints, rewritten as
+//! blkparse's default output (blktrace's blkparse_fmt.c `process_default`,
+//! blktrace 1.2.0): the header `"%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s "`
+//! (device, CPU, sequence, seconds.nanoseconds since the first event, pid,
+//! action, RWBS), then for an issue (`D`) `"%llu + %u [%s]"` (sector,
+//! sectors, command name) and for a completion (`C`) `"%llu + %u [%d]"`
+//! (sector, sectors, error). So a capture is read by the same reader as a
+//! real `blkparse` output. Interrupts (`irq:irq_handler_entry`) have no
+//! blkparse action: they go to a CSV beside it, `time_ns,cpu,irq,name`,
+//! on the same time base.
+//!
+//! The tracepoints' own layout (Linux 6.18, `events/block/*/format`):
+//! `block_rq_issue: "%d,%d %s %u (%s) %llu + %u %s,%u,%u [%s]"` (device,
+//! RWBS, bytes, command, sector, sectors, ioprio, comm) and
+//! `block_rq_complete: "%d,%d %s (%s) %llu + %u %s,%u,%u [%d]"` (... error).
+//! `perf script -F comm,tid,cpu,time,event,trace --ns` puts before each
+//! `COMM TID [CPU] SECONDS.NANOS: EVENT: `.
+
+/// One event read from a `perf script` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// An issue to the driver (`D`) or a completion (`C`).
+    Block {
+        action: char,
+        time_ns: u64,
+        cpu: u32,
+        pid: u32,
+        major: u32,
+        minor: u32,
+        rwbs: String,
+        sector: u64,
+        sectors: u32,
+        /// The command name (D) or the error (C), as blkparse prints it.
+        tail: String,
+    },
+    /// `irq_handler_entry: irq=N name=NAME`.
+    Irq {
+        time_ns: u64,
+        cpu: u32,
+        irq: u32,
+        name: String,
+    },
+}
+
+/// `SECONDS.NANOS` to nanoseconds.
+fn time_ns(s: &str) -> Option<u64> {
+    let (sec, ns) = s.split_once('.')?;
+    if ns.len() != 9 {
+        return None;
+    }
+    Some(sec.parse::<u64>().ok()? * 1_000_000_000 + ns.parse::<u64>().ok()?)
+}
+
+/// Reads one `perf script` line; `None` for a line of another event or
+/// one it cannot read (perf prints only what it was asked for).
+pub fn parse(line: &str) -> Option<Event> {
+    // The prefix: COMM may hold spaces, so read from the " [CPU] ".
+    let open = line.find(" [")?;
+    let close = open + line[open..].find("] ")?;
+    let cpu: u32 = line[open + 2..close].trim().parse().ok()?;
+    let pid: u32 = line[..open].trim_end().rsplit(' ').next()?.parse().ok()?;
+    let rest = line[close + 2..].trim_start();
+    let (time, rest) = rest.split_once(": ")?;
+    let t = time_ns(time.trim())?;
+    let (event, body) = rest.split_once(": ")?;
+    match event.trim() {
+        "block:block_rq_issue" | "block:block_rq_complete" => {
+            let issue = event.trim() == "block:block_rq_issue";
+            let mut f = body.split_whitespace();
+            let dev = f.next()?;
+            let (major, minor) = dev.split_once(',')?;
+            let rwbs = f.next()?.to_string();
+            if issue {
+                f.next()?; // bytes
+            }
+            // The command, "(...)": empty for a file system's request.
+            let mut cmd = f.next()?;
+            while !cmd.ends_with(')') {
+                cmd = f.next()?;
+            }
+            let sector: u64 = f.next()?.parse().ok()?;
+            if f.next()? != "+" {
+                return None;
+            }
+            let sectors: u32 = f.next()?.parse().ok()?;
+            let _ioprio = f.next()?;
+            let tail = body.rsplit_once('[')?.1.strip_suffix(']')?.to_string();
+            Some(Event::Block {
+                action: if issue { 'D' } else { 'C' },
+                time_ns: t,
+                cpu,
+                pid,
+                major: major.parse().ok()?,
+                minor: minor.parse().ok()?,
+                rwbs,
+                sector,
+                sectors,
+                tail,
+            })
+        }
+        "irq:irq_handler_entry" => {
+            let irq = body.split_whitespace().next()?.strip_prefix("irq=")?;
+            let name = body.split_once("name=")?.1.trim().to_string();
+            Some(Event::Irq {
+                time_ns: t,
+                cpu,
+                irq: irq.parse().ok()?,
+                name,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A block event as blkparse prints it: `since` is the trace's first
+/// event's time, `seq` the device's sequence number.
+pub fn blkparse_line(e: &Event, since: u64, seq: u64) -> Option<String> {
+    let Event::Block {
+        action,
+        time_ns,
+        cpu,
+        pid,
+        major,
+        minor,
+        rwbs,
+        sector,
+        sectors,
+        tail,
+    } = e
+    else {
+        return None;
+    };
+    let rel = time_ns.saturating_sub(since);
+    Some(format!(
+        "{major:>3},{minor:<3} {cpu:>2} {seq:>8} {:>5}.{:09} {pid:>5} {action:>2} {rwbs:>3} {sector} + {sectors} [{tail}]",
+        rel / 1_000_000_000,
+        rel % 1_000_000_000
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ISSUE: &str = "             fio 16642 [000] 18923.014553836:    block:block_rq_issue: 254,0 RA 4096 () 20898904 + 8 0x2,0,4 [fio]";
+    const DONE: &str = "          <idle>     0 [001] 18923.014653837:    block:block_rq_complete: 254,0 RA () 20898904 + 8 be,0,4 [0]";
+    const IRQ: &str = "          <idle>     0 [001] 18923.014640000:    irq:irq_handler_entry: irq=36 name=virtio1-req.0";
+
+    #[test]
+    fn reads_the_three_events() {
+        let Some(Event::Block {
+            action: 'D',
+            time_ns,
+            cpu: 0,
+            pid: 16642,
+            major: 254,
+            minor: 0,
+            rwbs,
+            sector: 20898904,
+            sectors: 8,
+            tail,
+        }) = parse(ISSUE)
+        else {
+            panic!("{:?}", parse(ISSUE));
+        };
+        assert_eq!(
+            (time_ns, rwbs.as_str(), tail.as_str()),
+            (18_923_014_553_836, "RA", "fio")
+        );
+        let Some(Event::Block {
+            action: 'C',
+            tail,
+            cpu: 1,
+            ..
+        }) = parse(DONE)
+        else {
+            panic!("{:?}", parse(DONE));
+        };
+        assert_eq!(tail, "0");
+        assert_eq!(
+            parse(IRQ),
+            Some(Event::Irq {
+                time_ns: 18_923_014_640_000,
+                cpu: 1,
+                irq: 36,
+                name: "virtio1-req.0".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_command_name_with_spaces_and_a_passthrough_command_are_read() {
+        let l = "  kworker/1:1H-kb 31883 [001] 18906.700811747:    block:block_rq_issue: 254,0 W 4096 (28 00 00) 17 + 8 none,0,0 [kworker/1:1H]";
+        let Some(Event::Block {
+            pid, sector, tail, ..
+        }) = parse(l)
+        else {
+            panic!("{:?}", parse(l));
+        };
+        assert_eq!((pid, sector, tail.as_str()), (31883, 17, "kworker/1:1H"));
+    }
+
+    #[test]
+    fn other_lines_are_not_events() {
+        for l in [
+            "",
+            "garbage",
+            "x 1 [000] 1.5: block:block_rq_issue: 254,0",
+            "a 1 [000] 1.000000001: sched:sched_switch: x",
+        ] {
+            assert_eq!(parse(l), None, "{l}");
+        }
+    }
+
+    #[test]
+    fn writes_blkparse_default_lines() {
+        let d = parse(ISSUE).unwrap();
+        let c = parse(DONE).unwrap();
+        let since = 18_923_014_553_836;
+        assert_eq!(
+            blkparse_line(&d, since, 1).unwrap(),
+            "254,0     0        1     0.000000000 16642  D  RA 20898904 + 8 [fio]"
+        );
+        assert_eq!(
+            blkparse_line(&c, since, 2).unwrap(),
+            "254,0     1        2     0.000100001     0  C  RA 20898904 + 8 [0]"
+        );
+        assert_eq!(blkparse_line(&parse(IRQ).unwrap(), since, 3), None);
+    }
+}

@@ -1,0 +1,493 @@
+//! `cinterrupts capture` (issue 27 item 2): the real kernel's block-layer
+//! issue and completion events, and the interrupts, recorded while a
+//! program runs (or for a time) and written as blkparse's default text
+//! output, which the trace readers and `coalesce` take like a real
+//! `blkparse`'s (`blkparse`'s module says the layout).
+//!
+//! The recorder is `perf record -a` on the tracepoints
+//! `block:block_rq_issue` (the request handed to the driver, blkparse's
+//! `D`), `block:block_rq_complete` (`C`) and `irq:irq_handler_entry`,
+//! with nanosecond timestamps (`perf script --ns`; tracefs's own text
+//! prints microseconds). perf starts with its events off and is switched
+//! on through its control FIFO (`--control`, `-D -1`) before the program
+//! starts, so nothing of the program's is missed and nothing before it is
+//! kept; it runs in its own process group, so the terminal's SIGINT
+//! reaches the program, not the recorder.
+//!
+//! It needs root (system-wide tracepoints) and says so. It leaves tracefs
+//! as it found it: mounted by capture only if it was not, and unmounted
+//! after; a watcher process forked first does the cleanup (the recorder
+//! stopped, tracefs unmounted if capture mounted it, the temporary files
+//! gone) if capture itself is killed. The output appears whole or not at
+//! all (written beside, then renamed).
+
+mod blkparse;
+
+pub use blkparse::{blkparse_line, parse, Event};
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where tracefs lives (Documentation/trace/ftrace.rst).
+const TRACEFS: &str = "/sys/kernel/tracing";
+/// The recorder's events.
+const EVENTS: [&str; 3] = [
+    "block:block_rq_issue",
+    "block:block_rq_complete",
+    "irq:irq_handler_entry",
+];
+/// How long perf may take to answer a control command.
+const ACK: Duration = Duration::from_secs(20);
+
+/// What to record.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The blkparse-text output; interrupts go to `OUT.irq.csv`.
+    pub out: PathBuf,
+    /// Only these block devices (`/dev/...`); none: every device.
+    pub devices: Vec<PathBuf>,
+    /// Record this long (without a program), or stop the program after it.
+    pub duration: Option<Duration>,
+    /// The program and its arguments (empty: record for `duration`).
+    pub program: Vec<OsString>,
+}
+
+/// What was recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// The program's exit status (`None` without a program).
+    pub status: Option<ExitStatus>,
+    /// Issues and completions per device (major, minor).
+    pub per_device: BTreeMap<(u32, u32), (u64, u64)>,
+    pub interrupts: u64,
+    pub out: PathBuf,
+    pub irq_out: PathBuf,
+}
+
+/// One line for the user.
+#[derive(Debug)]
+pub struct CaptureError(pub String);
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+fn err(s: impl Into<String>) -> CaptureError {
+    CaptureError(s.into())
+}
+
+/// A block device's (major, minor).
+fn device_numbers(p: &Path) -> Result<(u32, u32), CaptureError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).map_err(|e| err(format!("--device {}: {e}", p.display())))?;
+    if !m.file_type().is_block_device() {
+        return Err(err(format!("--device {}: not a block device", p.display())));
+    }
+    let rdev = m.rdev();
+    Ok((libc::major(rdev), libc::minor(rdev)))
+}
+
+/// The cleanup capture owes, done by `Drop` on any return and by the
+/// watcher process if capture is killed.
+struct Cleanup {
+    perf: Option<Child>,
+    mounted: bool,
+    dir: PathBuf,
+    /// The watcher's pipe (capture's end): closed without "done", the
+    /// watcher cleans up.
+    watcher: Option<File>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(p) = &mut self.perf {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.mounted {
+            unmount();
+        }
+        if let Some(w) = &mut self.watcher {
+            let _ = w.write_all(b"done\n");
+        }
+    }
+}
+
+fn unmount() {
+    let c = std::ffi::CString::new(TRACEFS).expect("no NUL");
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+}
+
+/// Mounts tracefs if it is not (perf reads the tracepoints' formats
+/// there); whether capture mounted it.
+fn mount_tracefs() -> Result<bool, CaptureError> {
+    if Path::new(TRACEFS).join("events").is_dir() {
+        return Ok(false);
+    }
+    let (src, dst, fs) = (
+        c"nodev",
+        std::ffi::CString::new(TRACEFS).expect("no NUL"),
+        c"tracefs",
+    );
+    // SAFETY: NUL-terminated strings.
+    let r = unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
+    if r != 0 {
+        return Err(err(format!(
+            "cannot mount tracefs on {TRACEFS}: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(true)
+}
+
+/// Forks the watcher: it reads capture's pipe until "done" or the end (capture
+/// gone), and on the end without "done" stops the recorder (its pid, sent
+/// as "perf PID"), unmounts tracefs if "mounted" was sent, and removes
+/// `dir`. Capture's end of the pipe.
+fn fork_watcher(dir: &Path) -> Result<File, CaptureError> {
+    let mut fds = [0; 2];
+    // SAFETY: a new pipe.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(err("cannot make the watcher's pipe"));
+    }
+    let dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL");
+    // SAFETY: the child only reads, signals, unmounts and removes, then
+    // _exits; capture runs no other thread yet.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(err("cannot fork the watcher"));
+    }
+    if pid == 0 {
+        // SAFETY: the child's own descriptors.
+        unsafe {
+            libc::close(fds[1]);
+            libc::setsid();
+        }
+        let mut text = Vec::new();
+        let mut buf = [0u8; 256];
+        loop {
+            // SAFETY: our buffer.
+            let n = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n as usize]);
+        }
+        let text = String::from_utf8_lossy(&text);
+        if !text.lines().any(|l| l == "done") {
+            for l in text.lines() {
+                if let Some(p) = l.strip_prefix("perf ").and_then(|p| p.parse::<i32>().ok()) {
+                    // SAFETY: the recorder's process group, ours to stop.
+                    unsafe { libc::kill(-p, libc::SIGKILL) };
+                }
+            }
+            if text.lines().any(|l| l == "mounted") {
+                unmount();
+            }
+            let d: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(dir.as_bytes());
+            let _ = std::fs::remove_dir_all(d);
+        }
+        // SAFETY: ends the watcher without running capture's exit handlers.
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: the parent's copy of the read end.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: the write end, ours.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) })
+}
+
+/// Reads "ack" from perf's acknowledgement FIFO within [`ACK`].
+fn await_ack(ack: &mut File) -> Result<(), CaptureError> {
+    use std::os::fd::AsRawFd;
+    let deadline = Instant::now() + ACK;
+    let mut got = Vec::new();
+    // perf writes "ack\n" with its NUL (sizeof, tools/perf/util/evlist.c).
+    while !got.windows(4).any(|w| w == b"ack\n") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(err("perf did not acknowledge its control command"));
+        }
+        let mut p = libc::pollfd {
+            fd: ack.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd.
+        unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+        let mut b = [0u8; 16];
+        match ack.read(&mut b) {
+            // No writer yet (perf opens its end when it starts), or none
+            // any more: looked at again until the deadline.
+            Ok(0) => std::thread::sleep(Duration::from_millis(1)),
+            Ok(n) => got.extend_from_slice(&b[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(err(format!("perf's control FIFO: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Opens perf's control FIFO for writing once perf has opened it (ENXIO
+/// until then), or fails with perf's own words if it exits first.
+fn open_ctl(ctl: &Path, perf: &mut Child) -> Result<File, CaptureError> {
+    let deadline = Instant::now() + ACK;
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(ctl)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => return Err(err(format!("perf's control FIFO: {e}"))),
+        }
+        if let Ok(Some(st)) = perf.try_wait() {
+            let mut why = String::new();
+            if let Some(e) = perf.stderr.as_mut() {
+                let _ = e.read_to_string(&mut why);
+            }
+            return Err(err(format!("perf record exited ({st}): {}", why.trim())));
+        }
+        if Instant::now() >= deadline {
+            return Err(err("perf record did not start"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn mkfifo(p: &Path) -> Result<(), CaptureError> {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).expect("no NUL");
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(err(format!("cannot make {}", p.display())));
+    }
+    Ok(())
+}
+
+/// Records as `o` says and writes the files.
+pub fn run(o: &Options) -> Result<Summary, CaptureError> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(err(
+            "capture needs root: perf records the kernel's block and irq tracepoints system-wide",
+        ));
+    }
+    if o.program.is_empty() && o.duration.is_none() {
+        return Err(err("capture: give a program after -- or --duration"));
+    }
+    let ok = Command::new("perf")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Err(err(
+            "capture needs perf (Debian: linux-perf): run scripts/setup",
+        ));
+    }
+    let wanted: Vec<(u32, u32)> = o
+        .devices
+        .iter()
+        .map(|d| device_numbers(d))
+        .collect::<Result<_, _>>()?;
+    let parent = o
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(err(format!("-o {}: no such directory", o.out.display())));
+    }
+    let dir = std::env::temp_dir().join(format!("cinterrupts-capture.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    let mut clean = Cleanup {
+        perf: None,
+        mounted: false,
+        dir: dir.clone(),
+        watcher: None,
+    };
+    let mut watcher = fork_watcher(&dir)?;
+    clean.mounted = mount_tracefs()?;
+    if clean.mounted {
+        let _ = watcher.write_all(b"mounted\n");
+    }
+    clean.watcher = Some(watcher);
+    let (ctl, ack, data) = (dir.join("ctl"), dir.join("ack"), dir.join("perf.data"));
+    mkfifo(&ctl)?;
+    mkfifo(&ack)?;
+    let mut perf = Command::new("perf");
+    perf.args(["record", "-q", "-a", "-D", "-1"])
+        .arg(format!(
+            "--control=fifo:{},{}",
+            ctl.display(),
+            ack.display()
+        ))
+        .arg("-o")
+        .arg(&data);
+    for e in EVENTS {
+        perf.args(["-e", e]);
+    }
+    perf.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = perf
+        .spawn()
+        .map_err(|e| err(format!("cannot start perf: {e}")))?;
+    if let Some(w) = &mut clean.watcher {
+        let _ = writeln!(w, "perf {}", child.id());
+    }
+    clean.perf = Some(child);
+    let mut ctl_f = open_ctl(&ctl, clean.perf.as_mut().expect("started"))?;
+    let mut ack_f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&ack)
+        .map_err(|e| err(format!("perf's acknowledgement FIFO: {e}")))?;
+    let command = |f: &mut File, a: &mut File, c: &str| -> Result<(), CaptureError> {
+        f.write_all(format!("{c}\n").as_bytes())
+            .map_err(|e| err(format!("perf's control FIFO: {e}")))?;
+        await_ack(a)
+    };
+    command(&mut ctl_f, &mut ack_f, "enable")?;
+    let status = if o.program.is_empty() {
+        std::thread::sleep(o.duration.unwrap_or_default());
+        None
+    } else {
+        let mut p = Command::new(&o.program[0])
+            .args(&o.program[1..])
+            .spawn()
+            .map_err(|e| err(format!("{}: {e}", o.program[0].to_string_lossy())))?;
+        let status = match o.duration {
+            None => p.wait(),
+            Some(d) => {
+                let end = Instant::now() + d;
+                loop {
+                    if let Some(s) = p.try_wait().map_err(|e| err(e.to_string()))? {
+                        break Ok(s);
+                    }
+                    if Instant::now() >= end {
+                        let _ = p.kill();
+                        break p.wait();
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+        .map_err(|e| err(e.to_string()))?;
+        Some(status)
+    };
+    command(&mut ctl_f, &mut ack_f, "disable")?;
+    let child = clean.perf.take().expect("started");
+    // SAFETY: SIGINT to the recorder: it writes its data and exits.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().map_err(|e| err(e.to_string()))?;
+    if !data.is_file() {
+        return Err(err(format!(
+            "perf recorded nothing: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let summary = convert(&data, o, &wanted)?;
+    Ok(Summary { status, ..summary })
+}
+
+/// `perf script` of the data, rewritten (blkparse text, interrupts CSV)
+/// into temporaries renamed over the outputs.
+fn convert(data: &Path, o: &Options, wanted: &[(u32, u32)]) -> Result<Summary, CaptureError> {
+    let mut script = Command::new("perf")
+        .args([
+            "script",
+            "--ns",
+            "-F",
+            "comm,tid,cpu,time,event,trace",
+            "-i",
+        ])
+        .arg(data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| err(format!("perf script: {e}")))?;
+    let irq_out = PathBuf::from(format!("{}.irq.csv", o.out.display()));
+    let tmp = PathBuf::from(format!("{}.tmp", o.out.display()));
+    let irq_tmp = PathBuf::from(format!("{}.tmp", irq_out.display()));
+    let io = |p: &Path, e: std::io::Error| err(format!("{}: {e}", p.display()));
+    let mut w = std::io::BufWriter::new(File::create(&tmp).map_err(|e| io(&tmp, e))?);
+    let mut wi = std::io::BufWriter::new(File::create(&irq_tmp).map_err(|e| io(&irq_tmp, e))?);
+    writeln!(wi, "time_ns,cpu,irq,name").map_err(|e| io(&irq_tmp, e))?;
+    let mut s = Summary {
+        out: o.out.clone(),
+        irq_out: irq_out.clone(),
+        ..Summary::default()
+    };
+    let mut since: Option<u64> = None;
+    let mut seq: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    let stdout = script.stdout.take().expect("piped");
+    for line in BufReader::new(stdout).lines() {
+        let line = line.map_err(|e| err(format!("perf script: {e}")))?;
+        let Some(e) = parse(&line) else { continue };
+        // The time base is the first block event's, as blkparse's (its
+        // first trace); interrupts before it are not the program's.
+        let base = match &e {
+            Event::Block { time_ns, .. } => *since.get_or_insert(*time_ns),
+            Event::Irq { time_ns, .. } => match since {
+                Some(b) if *time_ns >= b => b,
+                _ => continue,
+            },
+        };
+        match &e {
+            Event::Block {
+                major,
+                minor,
+                action,
+                ..
+            } => {
+                let dev = (*major, *minor);
+                if !wanted.is_empty() && !wanted.contains(&dev) {
+                    continue;
+                }
+                let n = seq.entry(dev).or_insert(0);
+                *n += 1;
+                let text = blkparse_line(&e, base, *n).expect("a block event");
+                writeln!(w, "{text}").map_err(|e| io(&tmp, e))?;
+                let c = s.per_device.entry(dev).or_insert((0, 0));
+                if *action == 'D' {
+                    c.0 += 1;
+                } else {
+                    c.1 += 1;
+                }
+            }
+            Event::Irq {
+                time_ns,
+                cpu,
+                irq,
+                name,
+            } => {
+                s.interrupts += 1;
+                writeln!(wi, "{},{cpu},{irq},{name}", time_ns.saturating_sub(base))
+                    .map_err(|e| io(&irq_tmp, e))?;
+            }
+        }
+    }
+    let _ = script.wait();
+    w.flush().map_err(|e| io(&tmp, e))?;
+    wi.flush().map_err(|e| io(&irq_tmp, e))?;
+    drop((w, wi));
+    std::fs::rename(&tmp, &o.out).map_err(|e| io(&o.out, e))?;
+    std::fs::rename(&irq_tmp, &irq_out).map_err(|e| io(&irq_out, e))?;
+    Ok(s)
+}

@@ -1,0 +1,213 @@
+//! `cinterrupts capture` (issue 27 item 2): the kernel's block issue and
+//! completion events of a real program's direct I/O, recorded with perf,
+//! written as blkparse text; the program's exit code passed through;
+//! tracefs left as found, even when capture is killed; root required.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{bin, output_within, require, stderr, turn};
+
+const BOUND: Duration = Duration::from_secs(120);
+
+fn tracefs_mounted() -> bool {
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap()
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("/sys/kernel/tracing"))
+}
+
+/// blkparse lines of `action` whose command name (issues) is `comm`.
+fn lines<'a>(text: &'a str, action: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| l.split_whitespace().nth(5) == Some(action))
+        .collect()
+}
+
+fn fio_reads(dir: &Path, n: u32) -> Vec<String> {
+    vec![
+        "fio".into(),
+        "--name=c".into(),
+        format!("--filename={}", dir.join("data").display()),
+        "--direct=1".into(),
+        "--rw=randread".into(),
+        "--bs=4k".into(),
+        "--size=8m".into(),
+        format!("--number_ios={n}"),
+        "--output-format=terse".into(),
+    ]
+}
+
+#[test]
+fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
+    require("perf", "linux-perf");
+    require("fio", "fio");
+    let _one = turn();
+    // On the disk's file system (O_DIRECT reaches the block layer).
+    let dir = tempfile::Builder::new()
+        .prefix("cinterrupts-capture.")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    // The file laid out first, outside the capture.
+    let lay = output_within(
+        Command::new("fio")
+            .args(&fio_reads(dir.path(), 1)[1..])
+            .arg("--create_only=1"),
+        BOUND,
+    );
+    assert!(lay.status.success(), "{lay:?}");
+    let was = tracefs_mounted();
+    let out = dir.path().join("cap.txt");
+    let o = output_within(
+        bin()
+            .args(["capture", "-o"])
+            .arg(&out)
+            .arg("--")
+            .args(fio_reads(dir.path(), 256)),
+        BOUND,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(tracefs_mounted(), was, "tracefs left as found");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // fio's own issues: at least its 256 reads (the first layout read and
+    // its metadata reads may add some), each completed.
+    let issued: Vec<&str> = lines(&text, "D")
+        .into_iter()
+        .filter(|l| l.ends_with("[fio]"))
+        .collect();
+    assert!(
+        issued.len() >= 256,
+        "{} issues by fio: {text}",
+        issued.len()
+    );
+    let completed = lines(&text, "C");
+    for d in &issued {
+        // "MAJ,MIN CPU SEQ TIME PID D RWBS SECTOR + N [fio]": the same
+        // device, sector and size complete.
+        let f: Vec<&str> = d.split_whitespace().collect();
+        let key = (f[0], f[7], f[9]);
+        assert!(
+            completed.iter().any(|c| {
+                let g: Vec<&str> = c.split_whitespace().collect();
+                (g[0], g[7], g[9]) == key
+            }),
+            "no completion for {d}"
+        );
+    }
+    // Times rise from 0 and sectors are 4 KiB reads (8 sectors).
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.split_whitespace().nth(3) == Some("0.000000000"),
+        "{first}"
+    );
+    assert!(issued
+        .iter()
+        .all(|l| l.split_whitespace().nth(9) == Some("8")));
+    let irq = std::fs::read_to_string(format!("{}.irq.csv", out.display())).unwrap();
+    assert!(irq.starts_with("time_ns,cpu,irq,name\n"), "{irq}");
+    assert!(irq.lines().count() > 1, "interrupts recorded: {irq}");
+    assert!(stderr(&o).contains("issued"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_programs_exit_code_passes_through_and_bad_input_is_one_line() {
+    require("perf", "linux-perf");
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.txt");
+    let o = output_within(
+        bin()
+            .args(["capture", "-o"])
+            .arg(&out)
+            .args(["--", "sh", "-c", "exit 3"]),
+        BOUND,
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(out.is_file());
+    for (args, want) in [
+        (
+            vec!["--device", "/etc/passwd", "--", "true"],
+            "not a block device",
+        ),
+        (
+            vec!["--device", "/nonexistent", "--", "true"],
+            "/nonexistent",
+        ),
+        (vec![], "give a program after -- or --duration"),
+    ] {
+        let o = output_within(
+            bin()
+                .args(["capture", "-o"])
+                .arg(dir.path().join("x.txt"))
+                .args(&args),
+            BOUND,
+        );
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!dir.path().join("x.txt").exists());
+    }
+}
+
+#[test]
+fn a_killed_capture_leaves_no_recorder_and_tracefs_as_found() {
+    require("perf", "linux-perf");
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let was = tracefs_mounted();
+    let mut c = bin()
+        .args(["capture", "-o"])
+        .arg(dir.path().join("k.txt"))
+        .args(["--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    // Until perf records (its data file exists in capture's directory).
+    let tmp = std::env::temp_dir().join(format!("cinterrupts-capture.{}", c.id()));
+    let start = std::time::Instant::now();
+    while !tmp.join("perf.data").exists() {
+        assert!(start.elapsed() < BOUND, "perf never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    c.kill().unwrap();
+    c.wait().unwrap();
+    // The watcher cleans up: the directory goes, and with it the recorder.
+    let start = std::time::Instant::now();
+    while tmp.exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "not cleaned up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let perf_of_ours = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&tmp.display().to_string()))
+    });
+    assert!(!perf_of_ours, "a recorder outlived capture");
+    assert_eq!(tracefs_mounted(), was, "tracefs left as found");
+    assert!(!dir.path().join("k.txt").exists(), "no half-written output");
+}
+
+#[test]
+fn capture_needs_root_and_says_so() {
+    require("runuser", "util-linux");
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let exe = common::reachable_cinterrupts(dir.path());
+    let o = output_within(
+        Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&exe)
+            .args(["capture", "-o", "/tmp/never.txt", "--", "true"]),
+        BOUND,
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("capture needs root"), "{}", stderr(&o));
+}
