@@ -219,11 +219,11 @@ mod tests {
         let since = 18_923_014_553_836;
         assert_eq!(
             blkparse_line(&d, since, 1).unwrap(),
-            "254,0     0        1     0.000000000 16642  D  RA 20898904 + 8 [fio]"
+            "254,0    0        1     0.000000000 16642  D  RA 20898904 + 8 [fio]"
         );
         assert_eq!(
             blkparse_line(&c, since, 2).unwrap(),
-            "254,0     1        2     0.000100001     0  C  RA 20898904 + 8 [0]"
+            "254,0    1        2     0.000100001     0  C  RA 20898904 + 8 [0]"
         );
         assert_eq!(blkparse_line(&parse(IRQ).unwrap(), since, 3), None);
     }
