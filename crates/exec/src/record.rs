@@ -41,6 +41,16 @@ pub struct Record {
     /// kernel (so the seccomp filter never saw them).
     #[serde(default)]
     pub io_uring_refused: u64,
+    /// io_uring features the routed rings could not provide, refused with
+    /// EINVAL as a kernel without them refuses them (issue 25 item 1), and
+    /// how many times each: "IORING_SETUP_SQE128", "io_uring_register
+    /// opcode 33", ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_uring_features_refused: Vec<(String, u64)>,
+    /// Why inline io_uring calls are not routed in this process (the trap
+    /// could not be installed), if they are not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_uring_untrapped: Option<String>,
 }
 
 impl Record {
@@ -75,6 +85,20 @@ impl Record {
                 IO_URING_REFUSED,
                 Some(self.io_uring_refused),
                 Some("io_uring_setup through glibc's syscall() failed with ENOSYS by the preload library (--io-uring refuse), the kernel not called".into()),
+            ));
+        }
+        for (feature, n) in &self.io_uring_features_refused {
+            v.push(me(
+                &format!("io_uring {feature} refused"),
+                Some(*n),
+                Some("refused with EINVAL, as by a kernel without it: the routed ring cannot provide it".into()),
+            ));
+        }
+        if let Some(why) = &self.io_uring_untrapped {
+            v.push(me(
+                "inline io_uring calls not trapped",
+                None,
+                Some(format!("{why}: its inline io_uring calls reach the kernel's own rings")),
             ));
         }
         if self.counts.nested > 0 {

@@ -59,6 +59,8 @@ pub(crate) fn write_once() {
         unmapped: crate::route::unmapped(),
         io_uring: crate::route::saw_io_uring(),
         io_uring_refused: crate::route::io_uring_refused(),
+        io_uring_features_refused: crate::uring::refusals(),
+        io_uring_untrapped: crate::uring::UNTRAPPED.get().cloned(),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;
@@ -149,6 +151,7 @@ extern "C" fn init() {
             crate::route::say(&format!(
                 "io_uring calls made inline (liburing's, fio's) are not routed: {why}"
             ));
+            let _ = crate::uring::UNTRAPPED.set(why);
         }
     }
 }

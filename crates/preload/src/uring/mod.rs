@@ -74,17 +74,31 @@ fn forget_shadow(fd: c_int) {
     }
 }
 
-/// Says once per feature that it was refused.
+/// The features refused in this process, and how often (the exit record
+/// names them).
+static REFUSED: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
+
+/// Counts a refusal of `what`, said once per feature on stderr.
 pub(crate) fn refused(what: &str) {
-    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut s = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if !s.iter().any(|x| x == what) {
-        s.push(what.to_string());
-        route::say(&format!(
-            "io_uring: {what} refused with EINVAL (the routed ring cannot provide it)"
-        ));
+    let mut s = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+    match s.iter_mut().find(|(x, _)| x == what) {
+        Some((_, n)) => *n += 1,
+        None => {
+            s.push((what.to_string(), 1));
+            route::say(&format!(
+                "io_uring: {what} refused with EINVAL (the routed ring cannot provide it)"
+            ));
+        }
     }
 }
+
+/// The features refused so far, for the exit record.
+pub(crate) fn refusals() -> Vec<(String, u64)> {
+    REFUSED.lock().map(|s| s.clone()).unwrap_or_default()
+}
+
+/// Why the trap of inline calls is not installed, if it is not.
+pub(crate) static UNTRAPPED: OnceLock<String> = OnceLock::new();
 
 /// Our descriptor moved to a high number (the program's own numbering
 /// stays as the kernel would give it, and a program closing "its" low
