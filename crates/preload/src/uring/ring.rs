@@ -64,6 +64,15 @@ pub(crate) struct State {
     pub deferred: VecDeque<Cqe>,
     /// CQEs that found the CQ full (IORING_FEAT_NODROP).
     pub overflow: VecDeque<Cqe>,
+    /// IORING_OP_TIMEOUTs with a completion count (`off` > 0) not yet
+    /// ended, by user_data.
+    pub counted: HashMap<u64, u32>,
+    /// The CQEs of such timeouts that fired by their count, each held
+    /// until the gated requests whose shadow CQEs came before it (those
+    /// it counted) are published: natively it is posted after the CQEs it
+    /// counted (io_uring/timeout.c `io_flush_timeouts`, run as they are
+    /// committed), and a program finds them in the CQ with it.
+    pub held: Vec<(Cqe, Vec<u32>)>,
 }
 
 pub(crate) struct Ring {
@@ -167,8 +176,22 @@ impl Ring {
     /// (io_uring/io_uring.c `__io_commit_cqring_flush` ->
     /// `io_eventfd_signal`), not once per CQE.
     pub fn post(&self, st: &mut State) {
+        self.release_held(st);
         if !st.overflow.is_empty() {
             self.flush_overflow(st);
+        }
+    }
+
+    /// The held timeouts' CQEs whose counted requests are all published.
+    fn release_held(&self, st: &mut State) {
+        let mut i = 0;
+        while i < st.held.len() {
+            if st.held[i].1.iter().any(|k| st.pend.contains_key(k)) {
+                i += 1;
+                continue;
+            }
+            let (c, _) = st.held.remove(i);
+            self.complete(st, c, false);
         }
     }
 
@@ -272,7 +295,31 @@ impl Ring {
                     p.kernel = Some(c);
                     self.publish_if_ready(&mut st, k, inline && c.res < 0);
                 }
-                None => self.complete(&mut st, c, inline),
+                None => {
+                    if let Some(n) = st.counted.get_mut(&c.user_data) {
+                        if c.flags & 2 == 0 {
+                            *n -= 1;
+                            if *n == 0 {
+                                st.counted.remove(&c.user_data);
+                            }
+                        }
+                        // res 0: fired by its count (-ETIME: by its
+                        // time, -ECANCELED: cancelled).
+                        if c.res >= 0 {
+                            let before: Vec<u32> = st
+                                .pend
+                                .iter()
+                                .filter(|(_, p)| p.kernel.is_some() && !p.orphan)
+                                .map(|(&k, _)| k)
+                                .collect();
+                            if !before.is_empty() {
+                                st.held.push((c, before));
+                                continue;
+                            }
+                        }
+                    }
+                    self.complete(&mut st, c, inline)
+                }
             }
         }
         self.post(&mut st);

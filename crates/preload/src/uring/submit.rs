@@ -134,6 +134,9 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
                     copy.set_fd(t.shadow_fd);
                 }
             }
+            if prog.opcode() == op::TIMEOUT && prog.off() > 0 {
+                *st.counted.entry(prog.user_data()).or_default() += 1;
+            }
             if prog.opcode() == op::FILES_UPDATE {
                 super::register::files_update_sqe(r, prog);
             }
