@@ -87,6 +87,9 @@ pub(crate) struct Ring {
     /// The eventfd registered on the shadow: the kernel signals it at
     /// each CQE it posts.
     pub efd: c_int,
+    /// The program's ring descriptor's file (the memfd's st_dev and
+    /// st_ino): a duplicate of the descriptor names the same ring.
+    pub file: (u64, u64),
     /// The device slot the commands go through (`None`: none was free;
     /// CQEs then appear at the kernel's completion).
     pub slot: Option<usize>,
