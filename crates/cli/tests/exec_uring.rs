@@ -30,6 +30,9 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// The io_uring_setup flags used (IORING_SETUP_*).
 const SETUP_SQPOLL: u32 = 1 << 1;
 const SETUP_CQSIZE: u32 = 1 << 3;
+const SETUP_CLAMP: u32 = 1 << 4;
+const SETUP_SUBMIT_ALL: u32 = 1 << 7;
+const SETUP_NO_SQARRAY: u32 = 1 << 16;
 const SETUP_SQE128: u32 = 1 << 10;
 const SETUP_SINGLE_ISSUER: u32 = 1 << 12;
 const SETUP_DEFER_TASKRUN: u32 = 1 << 13;
@@ -60,6 +63,7 @@ const OP_WRITE: u8 = 23;
 const REGISTER_BUFFERS: u32 = 0;
 const REGISTER_FILES: u32 = 2;
 const REGISTER_EVENTFD: u32 = 4;
+const UNREGISTER_EVENTFD: u32 = 5;
 const REGISTER_PROBE: u32 = 8;
 const REGISTER_RING_FDS: u32 = 20;
 /// The mmap offsets.
@@ -154,6 +158,18 @@ const QD8_READS: u64 = 8;
 fn qd8_checks(case: &str) {
     let (v, c, report) = differential(case, &pattern(16));
     assert_eq!(v["submit"], 8, "{v}");
+    // The rings' words as the program reads them: the masks and entries
+    // written at setup, heads and tails after the 12 requests.
+    assert_eq!(
+        v["words at setup"],
+        json!([[0, 0, 7, 8, 0, 0], [0, 0, 15, 16, 0, 0]]),
+        "{v}"
+    );
+    assert_eq!(
+        v["words at the end"],
+        json!([[12, 12, 7, 8, 0, 0], [12, 12, 15, 16, 0, 0]]),
+        "{v}"
+    );
     let b = BLOCK as i64;
     let first: Vec<(u64, i64, u64)> = (1..=8).map(|u| (u, b, 0)).collect();
     assert_eq!(cqes(&v, "cqes"), first, "{v}");
@@ -226,6 +242,8 @@ fn errors_are_the_kernels() {
     );
     assert_eq!(v["enter bad flags"], e(libc::EINVAL), "{v}");
     assert_eq!(v["register bad opcode"], e(libc::EINVAL), "{v}");
+    assert_eq!(v["enter mask size 4"], e(libc::EINVAL), "{v}");
+    assert_eq!(v["enter ext_arg size 8"], e(libc::EINVAL), "{v}");
     assert_eq!(
         (
             &v["submit dropped"],
@@ -334,6 +352,12 @@ fn a_registered_eventfd_counts_the_cqes() {
     // `__io_commit_cqring_flush` -> `io_eventfd_signal`).
     assert_eq!(v["submit batch"], 4, "{v}");
     assert_eq!(v["count batch"], 1, "{v}");
+    assert_eq!(v["register again"], -i64::from(libc::EBUSY), "{v}");
+    assert_eq!(v["count disabled"], 0, "IORING_CQ_EVENTFD_DISABLED: {v}");
+    assert_eq!(cqes(&v, "cqes disabled"), [(21, 0, 0)], "{v}");
+    assert_eq!(v["unregister"], 0, "{v}");
+    assert_eq!(v["unregister again"], -i64::from(libc::ENXIO), "{v}");
+    assert_eq!(v["count unregistered"], 0, "{v}");
 }
 
 /// Case 9: IORING_SETUP_SQPOLL: SQEs are taken without io_uring_enter.
@@ -389,6 +413,31 @@ fn a_skipped_cqe_does_not_count_for_a_timeout() {
     let (v, _, _) = differential("skip-timeout", &pattern(8));
     assert_eq!(cqes(&v, "skip"), [(4, -i64::from(libc::ETIME), 0)], "{v}");
     assert_eq!(v["skip read"], "C", "{v}");
+}
+
+/// Setup flags beyond the brief's (SUBMIT_ALL, NO_SQARRAY, CLAMP), and the
+/// descriptors' numbers.
+#[test]
+fn setup_flags_and_ring_descriptors_are_the_kernels() {
+    let (v, _, _) = differential("setups", &pattern(1));
+    assert_eq!(v["submit all"], 3, "{v}");
+    assert_eq!(
+        cqes(&v, "all"),
+        [(1, 0, 0), (2, -i64::from(libc::EINVAL), 0), (3, 0, 0)],
+        "{v}"
+    );
+    for k in [1, 3, 5] {
+        let want: Vec<(u64, i64, u64)> = [9 + k, 10 + k].map(|u| (u, 0, 0)).into();
+        assert_eq!(cqes(&v, &format!("bare {k}")), want, "{v}");
+    }
+    assert_eq!(v["no sqarray params"]["sq_off"][6], 0, "no array: {v}");
+    assert_eq!(v["clamp"][0], true, "{v}");
+    assert_eq!(v["too many entries"], -i64::from(libc::EINVAL), "{v}");
+    // The closed ring's number is the next ring's, as natively.
+    assert_eq!(v["fds"][3], v["fds"][5], "{v}");
+    assert_eq!(cqes(&v, "by dup"), [(21, 0, 0)], "{v}");
+    assert_eq!(v["submit after close"], 1, "{v}");
+    assert_eq!(cqes(&v, "after close"), [(22, 0, 0)], "{v}");
 }
 
 /// Case 10, not differential: IORING_SETUP_SQE128 is the kernel's natively
@@ -645,8 +694,10 @@ impl Uring {
         let t = tail.load(Relaxed);
         let idx = t & (self.p.sq_entries - 1);
         self.sqes.add(idx as usize).write(s);
-        let entry = if index == u32::MAX { idx } else { index };
-        Uring::word(self.sq, self.p.sq_off.array + idx * 4).store(entry, Relaxed);
+        if self.p.flags & SETUP_NO_SQARRAY == 0 {
+            let entry = if index == u32::MAX { idx } else { index };
+            Uring::word(self.sq, self.p.sq_off.array + idx * 4).store(entry, Relaxed);
+        }
         tail.store(t.wrapping_add(1), Release);
     }
 
@@ -675,6 +726,32 @@ impl Uring {
             libc::SYS_io_uring_register,
             [self.fd as u64, u64::from(opcode), arg, u64::from(nr), 0, 0],
         )
+    }
+
+    /// The rings' words: the SQ's head, tail, mask, entries, flags and
+    /// dropped, the CQ's head, tail, mask, entries, overflow and flags.
+    unsafe fn words(&self) -> Value {
+        let (s, c) = (&self.p.sq_off, &self.p.cq_off);
+        let sq = [
+            s.head,
+            s.tail,
+            s.ring_mask,
+            s.ring_entries,
+            s.flags,
+            s.dropped,
+        ];
+        let cq = [
+            c.head,
+            c.tail,
+            c.ring_mask,
+            c.ring_entries,
+            c.overflow,
+            c.flags,
+        ];
+        json!([
+            sq.map(|o| Uring::word(self.sq, o).load(Acquire)),
+            cq.map(|o| Uring::word(self.cq, o).load(Acquire)),
+        ])
     }
 
     /// CQEs in the CQ now.
@@ -812,6 +889,11 @@ fn child_uring() {
         return;
     };
     let file = PathBuf::from(file);
+    // A wait that never ends (a CQE never published) ends the child by
+    // SIGALRM's default action, so the case fails, well within LIMIT: the
+    // runner's kill at LIMIT reaches `cinterrupts exec`, not its program.
+    // SAFETY: alarm takes no pointer.
+    unsafe { libc::alarm(30) };
     let mut v = json!({});
     // SAFETY (the whole block): the program's own system calls on its own
     // rings, descriptors and buffers of the sizes given.
@@ -827,6 +909,7 @@ fn child_uring() {
             "eventfd" => eventfd(&mut v),
             "sqpoll" => sqpoll(&file, &mut v),
             "more" => more(&file, &mut v),
+            "setups" => setups(&mut v),
             "skip-timeout" => skip_timeout(&file, &mut v),
             "sqe128" => {
                 let mut p = Params {
@@ -849,6 +932,7 @@ unsafe fn qd8(file: &Path, sys: Sys, v: &mut Value) {
     let ring = Uring::new(sys, 8, Params::default());
     v["fd"] = json!(ring.fd);
     v["params"] = params_json(&ring.p);
+    v["words at setup"] = ring.words();
     let w: Vec<*mut u8> = (0..4).map(|i| aligned(BLOCK, b'w' + i as u8)).collect();
     let r: Vec<*mut u8> = (0..4).map(|_| aligned(BLOCK, b'.')).collect();
     // WRITE, WRITE, WRITEV, WRITEV of blocks 0..4; READ, READ, READV,
@@ -876,6 +960,7 @@ unsafe fn qd8(file: &Path, sys: Sys, v: &mut Value) {
     v["submit back"] = json!(ring.enter(4, 4, ENTER_GETEVENTS));
     v["cqes back"] = json!(ring.reap_n(4));
     v["read back"] = json!(r.iter().map(|&b| holds(b)).collect::<Vec<_>>());
+    v["words at the end"] = ring.words();
     v["close"] = json!(libc::close(ring.fd));
 }
 
@@ -906,6 +991,11 @@ unsafe fn errors(file: &Path, v: &mut Value) {
     v["cqes 2"] = json!(ring.reap_n(3));
     v["enter bad flags"] = json!(ring.enter(0, 0, 1 << 31));
     v["register bad opcode"] = json!(ring.register(9999, 0, 0));
+    // A signal mask of the wrong size; an EXT_ARG of the wrong size.
+    let mask = [0u64; 2];
+    let at = mask.as_ptr() as u64;
+    v["enter mask size 4"] = json!(ring.enter_arg(0, 1, ENTER_GETEVENTS, at, 4));
+    v["enter ext_arg size 8"] = json!(ring.enter_arg(0, 1, ENTER_GETEVENTS | ENTER_EXT_ARG, at, 8));
     // An SQ entry naming no SQE (index >= sq_entries) is dropped and
     // counted, and ends the submission (io_uring/io_uring.c io_get_sqe).
     ring.push(nop(9));
@@ -1151,6 +1241,21 @@ unsafe fn eventfd(v: &mut Value) {
     v["submit batch"] = json!(ring.enter(4, 4, ENTER_GETEVENTS));
     v["count batch"] = json!(count());
     v["cqes batch"] = json!(ring.reap_n(4));
+    // One eventfd at a time (EBUSY); none signalled while the program
+    // sets IORING_CQ_EVENTFD_DISABLED; none left to unregister (ENXIO).
+    v["register again"] = json!(ring.register(REGISTER_EVENTFD, &efd as *const c_int as u64, 1));
+    let flags = Uring::word(ring.cq, ring.p.cq_off.flags);
+    flags.fetch_or(1, SeqCst);
+    ring.push(nop(21));
+    v["submit disabled"] = json!(ring.enter(1, 1, ENTER_GETEVENTS));
+    v["count disabled"] = json!(count());
+    flags.fetch_and(!1, SeqCst);
+    v["cqes disabled"] = json!(ring.reap_n(1));
+    v["unregister"] = json!(ring.register(UNREGISTER_EVENTFD, 0, 0));
+    v["unregister again"] = json!(ring.register(UNREGISTER_EVENTFD, 0, 0));
+    ring.push(nop(22));
+    v["submit unregistered"] = json!(ring.enter(1, 1, ENTER_GETEVENTS));
+    v["count unregistered"] = json!(count());
 }
 
 /// Case 9: SQPOLL: 4 O_DIRECT reads queued by the tail alone (an enter
@@ -1289,4 +1394,81 @@ unsafe fn more_rings(file: &Path, ring: &Uring, v: &mut Value) {
     let mut probe = vec![0u8; 16 + 256 * 8];
     let r = ring.register(REGISTER_PROBE, probe.as_mut_ptr() as u64, 256);
     v["probe"] = json!([r, probe[0], probe[1]]);
+}
+
+/// The "setups" case: IORING_SETUP_SUBMIT_ALL, NO_SQARRAY and CLAMP, and
+/// the numbers rings' descriptors get.
+unsafe fn setups(v: &mut Value) {
+    // SUBMIT_ALL: an invalid opcode does not end the submission.
+    let all = Uring::new(
+        Sys::Libc,
+        8,
+        Params {
+            flags: SETUP_SUBMIT_ALL,
+            ..Params::default()
+        },
+    );
+    all.push(nop(1));
+    all.push(Sqe {
+        opcode: 250,
+        user_data: 2,
+        ..Sqe::default()
+    });
+    all.push(nop(3));
+    v["submit all"] = json!(all.enter(3, 3, ENTER_GETEVENTS));
+    v["all"] = json!(all.reap_n(3));
+    // NO_SQARRAY: the SQ's positions are the SQEs' indexes.
+    let bare = Uring::new(
+        Sys::Libc,
+        4,
+        Params {
+            flags: SETUP_NO_SQARRAY,
+            ..Params::default()
+        },
+    );
+    v["no sqarray params"] = params_json(&bare.p);
+    for k in 0..6 {
+        bare.push(nop(10 + k));
+        if k % 2 == 1 {
+            v[format!("submit bare {k}")] = json!(bare.enter(2, 2, ENTER_GETEVENTS));
+            v[format!("bare {k}")] = json!(bare.reap_n(2));
+        }
+    }
+    // CLAMP: entries beyond the maximum are clamped, not refused.
+    let mut p = Params {
+        flags: SETUP_CLAMP | SETUP_CQSIZE,
+        cq_entries: 1 << 30,
+        ..Params::default()
+    };
+    let fd = setup(Sys::Libc, 1 << 20, &mut p);
+    v["clamp"] = json!([fd >= 0, params_json(&p)]);
+    let mut p = Params::default();
+    v["too many entries"] = json!(setup(Sys::Libc, 1 << 20, &mut p));
+    // Descriptors: a closed ring's number is the next one's.
+    let a = Uring::new(Sys::Libc, 4, Params::default());
+    let b = Uring::new(Sys::Libc, 4, Params::default());
+    let a_fd = a.fd;
+    v["close a"] = json!(libc::close(a.fd));
+    let c = Uring::new(Sys::Libc, 4, Params::default());
+    v["fds"] = json!([all.fd, bare.fd, fd, a_fd, b.fd, c.fd]);
+    c.push(nop(20));
+    v["submit c"] = json!(c.enter(1, 1, ENTER_GETEVENTS));
+    v["c"] = json!(c.reap_n(1));
+    let d = libc::dup(c.fd);
+    v["dup of a ring"] = json!(d);
+    c.push(nop(21));
+    v["submit by dup"] = json!(call(
+        Sys::Libc,
+        libc::SYS_io_uring_enter,
+        [d as u64, 1, 1, u64::from(ENTER_GETEVENTS), 0, 0]
+    ));
+    v["by dup"] = json!(c.reap_n(1));
+    // The ring lives on through the duplicate once its first descriptor
+    // is closed.
+    v["close c"] = json!(libc::close(c.fd));
+    let by_dup = Uring { fd: d, ..c };
+    by_dup.push(nop(22));
+    v["submit after close"] = json!(by_dup.enter(1, 1, ENTER_GETEVENTS));
+    v["after close"] = json!(by_dup.reap_n(1));
+    v["close dup"] = json!(libc::close(d));
 }
