@@ -218,6 +218,7 @@ impl Counts {
         self.calls.plain += o.calls.plain;
         self.calls.io_submit += o.calls.io_submit;
         self.calls.flush += o.calls.flush;
+        self.calls.io_uring += o.calls.io_uring;
         self.critical += o.critical;
         self.polled += o.polled;
         self.hipri += o.hipri;
@@ -255,6 +256,11 @@ mod tests {
         assert_eq!(c.writes.barrier, 1);
         assert_eq!(c.flushes.unmarked, 1);
         assert_eq!(c.calls.io_submit, 1);
+        let mut sum = Counts::default();
+        l.call(Family::IoUring);
+        sum.add(&l.snapshot());
+        sum.add(&l.snapshot());
+        assert_eq!(sum.calls.io_uring, 2, "added up with the other families");
         assert_eq!(c.by_mark().total(), 4);
         l.reset();
         assert_eq!(l.snapshot(), Counts::default());

@@ -62,6 +62,7 @@ pub(crate) mod op {
     pub(crate) const WRITEV: u8 = 2;
     pub(crate) const FSYNC: u8 = 3;
     pub(crate) const READ_FIXED: u8 = 4;
+    pub(crate) const TIMEOUT: u8 = 11;
     pub(crate) const WRITE_FIXED: u8 = 5;
     pub(crate) const FILES_UPDATE: u8 = 20;
     pub(crate) const READ: u8 = 22;

@@ -55,11 +55,43 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 static SHADOWS: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
 
 pub(crate) fn lookup(fd: c_int) -> Option<Arc<Ring>> {
-    if COUNT.load(Acquire) == 0 {
+    if COUNT.load(Acquire) == 0 || fd < 0 {
         return None;
     }
     let g = RINGS.lock().ok()?;
-    g.as_ref()?.get(&fd).cloned()
+    let m = g.as_ref()?;
+    if let Some(r) = m.get(&fd) {
+        return Some(r.clone());
+    }
+    // A duplicate of a ring's descriptor (dup, dup2, fcntl F_DUPFD, or
+    // one received over a socket) is the same ring: the kernel finds the
+    // ring by the file, not the number (io_uring/io_uring.c
+    // `io_uring_enter`: fdget, then `io_is_uring_fops`).
+    let f = file_of(fd)?;
+    m.values().find(|r| r.file == f).cloned()
+}
+
+/// The (st_dev, st_ino) of the file `fd` is open on.
+fn file_of(fd: c_int) -> Option<(u64, u64)> {
+    // SAFETY: fstat fills the stat; `fd` is only read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = sys(
+        libc::SYS_fstat,
+        fd as usize,
+        &mut st as *mut libc::stat as usize,
+        0,
+        0,
+        0,
+    );
+    (r == 0).then_some((st.st_dev, st.st_ino))
+}
+
+/// Another descriptor of this process open on `file` than `fd`.
+fn other_descriptor(file: (u64, u64), fd: c_int) -> Option<c_int> {
+    std::fs::read_dir("/proc/self/fd")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<c_int>().ok())
+        .find(|&n| n != fd && file_of(n) == Some(file))
 }
 
 /// Whether `fd` is one of the library's shadow rings.
@@ -221,6 +253,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
     let rings_len = Rings::rings_len(k);
     let sqes_len = k.sq_entries as usize * abi::SQE;
     let guard = Guard(vec![fd]);
+    let file = file_of(fd)?;
     // SAFETY: our memfd.
     if unsafe { libc::ftruncate(fd, abi::OFF_SQES + sqes_len as i64) } != 0 {
         return None;
@@ -313,6 +346,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         shadow,
         shadow_maps: smaps,
         efd,
+        file,
         slot: route::claim(),
         owner: AtomicI32::new(if k.flags & fl::R_DISABLED != 0 { 0 } else { me }),
         sub: Mutex::new(0),
@@ -531,10 +565,20 @@ pub(crate) fn closing(fd: c_int) {
     if COUNT.load(Acquire) == 0 {
         return;
     }
-    let r = RINGS
-        .lock()
-        .ok()
-        .and_then(|mut g| g.as_mut().and_then(|m| m.remove(&fd)));
+    let r = RINGS.lock().ok().and_then(|mut g| {
+        let m = g.as_mut()?;
+        let r = m.remove(&fd)?;
+        // The ring lives on while a duplicate of its descriptor is open
+        // (the kernel frees it at the file's last reference): the
+        // duplicate names it in the table from now on.
+        match other_descriptor(r.file, fd) {
+            Some(d) => {
+                m.insert(d, r);
+                None
+            }
+            None => Some(r),
+        }
+    });
     if let Some(r) = r {
         COUNT.fetch_sub(1, Release);
         r.stop.store(true, SeqCst);

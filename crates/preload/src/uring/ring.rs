@@ -64,6 +64,15 @@ pub(crate) struct State {
     pub deferred: VecDeque<Cqe>,
     /// CQEs that found the CQ full (IORING_FEAT_NODROP).
     pub overflow: VecDeque<Cqe>,
+    /// IORING_OP_TIMEOUTs with a completion count (`off` > 0) not yet
+    /// ended, by user_data.
+    pub counted: HashMap<u64, u32>,
+    /// The CQEs of such timeouts that fired by their count, each held
+    /// until the gated requests whose shadow CQEs came before it (those
+    /// it counted) are published: natively it is posted after the CQEs it
+    /// counted (io_uring/timeout.c `io_flush_timeouts`, run as they are
+    /// committed), and a program finds them in the CQ with it.
+    pub held: Vec<(Cqe, Vec<u32>)>,
 }
 
 pub(crate) struct Ring {
@@ -78,6 +87,9 @@ pub(crate) struct Ring {
     /// The eventfd registered on the shadow: the kernel signals it at
     /// each CQE it posts.
     pub efd: c_int,
+    /// The program's ring descriptor's file (the memfd's st_dev and
+    /// st_ino): a duplicate of the descriptor names the same ring.
+    pub file: (u64, u64),
     /// The device slot the commands go through (`None`: none was free;
     /// CQEs then appear at the kernel's completion).
     pub slot: Option<usize>,
@@ -142,10 +154,15 @@ impl Ring {
         }
     }
 
-    /// A CQE ready for the program: into the CQ now, or at the next
-    /// GETEVENTS.
-    pub fn complete(&self, st: &mut State, c: Cqe) {
-        if self.deferred_mode() {
+    /// A CQE ready for the program: queued for the CQ (posted by the
+    /// caller's [`Ring::post`] at the end of its batch), or at the next
+    /// GETEVENTS. `inline`: the kernel completed it inside the submitting
+    /// `io_uring_enter`, where it posts even a DEFER_TASKRUN or IOPOLL
+    /// ring's CQE as the submission ends (io_uring/io_uring.c
+    /// `io_submit_state_end` -> `__io_submit_flush_completions`; only
+    /// task-work completions wait for `io_run_local_work`).
+    pub fn complete(&self, st: &mut State, c: Cqe, inline: bool) {
+        if self.deferred_mode() && !inline {
             st.deferred.push_back(c);
             if self.flags & abi::setup::TASKRUN_FLAG != 0 {
                 self.prog.sq_flags().fetch_or(abi::SQ_TASKRUN, SeqCst);
@@ -154,7 +171,31 @@ impl Ring {
             return;
         }
         st.overflow.push_back(c);
-        self.flush_overflow(st);
+    }
+
+    /// Posts what [`Ring::complete`] queued, as far as the CQ has room:
+    /// one batch, so the registered eventfd is signalled once for it, as
+    /// the kernel signals once per flush of its completions
+    /// (io_uring/io_uring.c `__io_commit_cqring_flush` ->
+    /// `io_eventfd_signal`), not once per CQE.
+    pub fn post(&self, st: &mut State) {
+        self.release_held(st);
+        if !st.overflow.is_empty() {
+            self.flush_overflow(st);
+        }
+    }
+
+    /// The held timeouts' CQEs whose counted requests are all published.
+    fn release_held(&self, st: &mut State) {
+        let mut i = 0;
+        while i < st.held.len() {
+            if st.held[i].1.iter().any(|k| st.pend.contains_key(k)) {
+                i += 1;
+                continue;
+            }
+            let (c, _) = st.held.remove(i);
+            self.complete(st, c, false);
+        }
     }
 
     /// Moves the deferred CQEs (GETEVENTS: the task runs its work) and
@@ -213,7 +254,7 @@ impl Ring {
         }
     }
 
-    fn publish(&self, st: &mut State, cookie: u32) {
+    fn publish(&self, st: &mut State, cookie: u32, inline: bool) {
         let Some(p) = st.pend.remove(&cookie) else {
             return;
         };
@@ -225,18 +266,23 @@ impl Ring {
         if p.skip && c.res >= 0 {
             return;
         }
-        self.complete(st, c);
+        self.complete(st, c, inline);
     }
 
-    fn publish_if_ready(&self, st: &mut State, cookie: u32) {
+    fn publish_if_ready(&self, st: &mut State, cookie: u32, inline: bool) {
         if st.pend.get(&cookie).is_some_and(Ring::ready) {
-            self.publish(st, cookie);
+            self.publish(st, cookie, inline);
         }
     }
 
     /// The shadow's CQEs: each matched to the oldest gated request with
-    /// its user_data, or published at once.
-    pub fn kernel_cqes(&self, cqes: &[Cqe]) {
+    /// its user_data, or published at once; posted as one batch.
+    /// `inline`: found right after the submitting `io_uring_enter` (see
+    /// [`Ring::complete`]); a gated request is then published at once
+    /// only if it failed (the kernel's inline error, as a misaligned
+    /// O_DIRECT read's EINVAL: natively a successful direct request
+    /// completes by interrupt, i.e. by task work).
+    pub fn kernel_cqes(&self, cqes: &[Cqe], inline: bool) {
         let mut st = self.lock();
         for &c in cqes {
             if c.flags & 2 == 0 {
@@ -250,11 +296,36 @@ impl Ring {
             match cookie.and_then(|k| st.pend.get_mut(&k).map(|p| (k, p))) {
                 Some((k, p)) => {
                     p.kernel = Some(c);
-                    self.publish_if_ready(&mut st, k);
+                    self.publish_if_ready(&mut st, k, inline && c.res < 0);
                 }
-                None => self.complete(&mut st, c),
+                None => {
+                    if let Some(n) = st.counted.get_mut(&c.user_data) {
+                        if c.flags & 2 == 0 {
+                            *n -= 1;
+                            if *n == 0 {
+                                st.counted.remove(&c.user_data);
+                            }
+                        }
+                        // res 0: fired by its count (-ETIME: by its
+                        // time, -ECANCELED: cancelled).
+                        if c.res >= 0 {
+                            let before: Vec<u32> = st
+                                .pend
+                                .iter()
+                                .filter(|(_, p)| p.kernel.is_some() && !p.orphan)
+                                .map(|(&k, _)| k)
+                                .collect();
+                            if !before.is_empty() {
+                                st.held.push((c, before));
+                                continue;
+                            }
+                        }
+                    }
+                    self.complete(&mut st, c, inline)
+                }
             }
         }
+        self.post(&mut st);
     }
 
     fn delivered(&self, done: &[Done]) {
@@ -269,8 +340,9 @@ impl Ring {
             }
             p.delivered = true;
             p.dev_error = d.error;
-            self.publish_if_ready(&mut st, d.cookie);
+            self.publish_if_ready(&mut st, d.cookie, false);
         }
+        self.post(&mut st);
     }
 
     fn device_gone(&self) {
@@ -282,14 +354,21 @@ impl Ring {
             .map(|(&k, _)| k)
             .collect();
         for k in now {
-            self.publish(&mut st, k);
+            self.publish(&mut st, k, false);
         }
+        self.post(&mut st);
     }
 
     /// Reads every CQE the shadow posted (flushing its overflow list with
-    /// a GETEVENTS when the kernel kept some back) and hands them on.
-    pub fn reap_shadow(&self) {
+    /// a GETEVENTS when the kernel kept some back) and hands them on;
+    /// `inline`: right after the submitting call ([`Ring::kernel_cqes`]).
+    pub fn reap_shadow(&self, inline: bool) {
         let _one = self.reap.lock().unwrap_or_else(|e| e.into_inner());
+        self.reap_locked(inline);
+    }
+
+    /// [`Ring::reap_shadow`] with `reap` held by the caller.
+    pub fn reap_locked(&self, inline: bool) {
         let s = &self.shadow;
         loop {
             let mut got = Vec::new();
@@ -301,7 +380,7 @@ impl Ring {
             }
             s.cq_head().store(head, Release);
             if !got.is_empty() {
-                self.kernel_cqes(&got);
+                self.kernel_cqes(&got, inline);
             }
             if s.sq_flags().load(Acquire) & abi::SQ_CQ_OVERFLOW == 0 {
                 break;
@@ -384,7 +463,7 @@ pub(super) fn kernel_reaper(r: &Ring) {
             // SAFETY: our nonblocking eventfd, 8 bytes.
             unsafe { libc::syscall(libc::SYS_read, r.efd, &mut n as *mut u64, 8) };
         }
-        r.reap_shadow();
+        r.reap_shadow(false);
         if r.stop.load(Acquire) && !route::device_alive() {
             r.device_gone();
         }

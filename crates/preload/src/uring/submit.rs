@@ -134,6 +134,9 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
                     copy.set_fd(t.shadow_fd);
                 }
             }
+            if prog.opcode() == op::TIMEOUT && prog.off() > 0 {
+                *st.counted.entry(prog.user_data()).or_default() += 1;
+            }
             if prog.opcode() == op::FILES_UPDATE {
                 super::register::files_update_sqe(r, prog);
             }
@@ -199,6 +202,10 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
     r.shadow
         .sq_tail()
         .store(stail.wrapping_add(n as u32), Release);
+    // The reaper thread reads no CQE until this call's inline ones are
+    // read below as such (`Ring::complete`: posted at once even on a
+    // DEFER_TASKRUN ring), whatever its wake-up by the eventfd.
+    let reap = r.reap.lock().unwrap_or_else(|e| e.into_inner());
     let res = sys(libc::SYS_io_uring_enter, r.shadow_fd as usize, n, 0, 0, 0);
     let taken = res.max(0) as usize;
     // What the shadow did not take leaves its SQ (only we submit to it).
@@ -228,13 +235,16 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
     }
     if taken > 0 {
         // Completions the kernel posted inside the call (a failed SQE, a
-        // page-cache copy) are taken here; the reaper is woken only for
-        // what is still in the kernel (a wake-up per submission cost the
-        // other CPU a context switch per I/O, as in `aio`).
-        r.reap_shadow();
-        if r.lock().in_kernel > 0 {
-            r.kernel_wait.notify_one();
-        }
+        // page-cache copy) are taken here, as this call's own
+        // (`Ring::complete`).
+        r.reap_locked(true);
+    }
+    drop(reap);
+    // The reaper is woken only for what is still in the kernel (a
+    // wake-up per submission cost the other CPU a context switch per
+    // I/O, as in `aio`).
+    if taken > 0 && r.lock().in_kernel > 0 {
+        r.kernel_wait.notify_one();
     }
     match (taken, res) {
         (0, e) if e < 0 => e,

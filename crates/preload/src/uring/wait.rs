@@ -139,7 +139,7 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
             r.need(registered, Some(need));
             registered = Some(need);
         }
-        r.reap_shadow();
+        r.reap_shadow(false);
         {
             let mut st = r.lock();
             if r.available(&st) >= need {
