@@ -26,6 +26,8 @@ const CRATES: &[(&str, &[&str])] = &[
     // Foundations: pure models, no I/O of their own.
     ("policy", &[]),
     ("shm", &[]),
+    // Trace readers: parsing only (issue 27).
+    ("traces", &[]),
     ("jobs", &["policy"]),
     ("host", &["policy"]),
     ("report", &["policy"]),
