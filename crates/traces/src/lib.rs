@@ -223,9 +223,7 @@ pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format)
         Format::Msr => Requests::new(text::Lines::new(input, origin, csv::Csv::msr())),
         Format::Alibaba => Requests::new(text::Lines::new(input, origin, csv::Csv::alibaba())),
         Format::Tencent => Requests::new(text::Lines::new(input, origin, csv::Csv::tencent())),
-        Format::Disksim => {
-            Requests::new(text::Lines::new(input, origin, disksim::Disksim::default()))
-        }
+        Format::Disksim => Requests::new(text::Lines::new(input, origin, disksim::Disksim)),
     }
 }
 

@@ -239,7 +239,11 @@ fn the_shared_disksim_traces_are_read_whole() {
             eprintln!("{}: not here; skipped", path.display());
             continue;
         }
-        let count = open(&path, None).unwrap().map(|r| r.unwrap()).count();
+        let count = open(&path, None)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+            .len();
         assert_eq!(count, n, "{name}");
     }
 }
