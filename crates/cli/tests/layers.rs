@@ -60,7 +60,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "tune",
         ],
     ),
-    ("fuzz", &["jobs", "policy", "sim"]),
+    ("fuzz", &["jobs", "policy", "sim", "traces"]),
 ];
 
 /// Module cycles that exist today and are someone's work to remove: each
