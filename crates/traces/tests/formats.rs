@@ -446,3 +446,23 @@ fn big_endian_blktrace_is_read_too() {
     );
     assert_eq!(r[0].device.as_deref(), Some("8,0"));
 }
+
+#[test]
+fn a_missing_file_or_a_format_that_does_not_fit_is_one_line() {
+    let e = open(&example("nope.csv"), Some(Format::Msr))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("{}: cannot open: ", example("nope.csv").display())),
+        "{e}"
+    );
+    // The blkparse example read as MSR: its first line is not MSR's.
+    let e = open(&example("sample.blkparse"), Some(Format::Msr))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("sample.blkparse:1: line: expected 7 columns (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found 2"), "{e}");
+}
