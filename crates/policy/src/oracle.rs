@@ -50,6 +50,12 @@
 //!
 //! The greedy holds two numbers and a count: a stream of any length is
 //! floored in constant memory, as it is read.
+//!
+//! It lives here, beside the strategies it floors, rather than with the
+//! trace readers: it is pure (time passed in, as every strategy), it speaks
+//! this crate's vocabulary (completions, Urgent marks, delays), `coalesce`
+//! (`stream`) can print each strategy's ratio to it without a new
+//! dependency, and the trace readers stay parsing only.
 
 use crate::replay::TimeWentBack;
 use crate::Nanos;
