@@ -226,3 +226,64 @@ pub(crate) fn rwbs(s: &str) -> Option<(bool, bool, bool, bool)> {
         s.contains('F'),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time: u64, sector: u64, bytes: u32, act: Act) -> Event {
+        Event {
+            time,
+            device: (8, 0),
+            sector,
+            bytes,
+            act,
+            write: false,
+            discard: false,
+            sync: false,
+            flush: false,
+            pid: 7,
+            comm: Some("fio".into()),
+        }
+    }
+
+    #[test]
+    fn a_front_merge_moves_the_request_to_its_new_start() {
+        let mut p = Pairing::default();
+        assert_eq!(p.event(ev(0, 16, 4096, Act::Queue)).unwrap(), None);
+        // A bio at sector 8 merged in front of the request at 16.
+        assert_eq!(p.event(ev(5, 8, 4096, Act::Queue)).unwrap(), None);
+        assert_eq!(p.event(ev(6, 8, 4096, Act::FrontMerge)).unwrap(), None);
+        assert_eq!(p.event(ev(9, 8, 8192, Act::Issue)).unwrap(), None);
+        let r = p.event(ev(20, 8, 8192, Act::Complete)).unwrap().unwrap();
+        assert_eq!(
+            (r.issue_ns, r.complete_ns, r.offset, r.bytes),
+            (9, Some(20), 4096, 8192)
+        );
+        assert!(p.drain().is_empty());
+    }
+
+    #[test]
+    fn a_requeued_request_is_issued_at_its_last_dispatch() {
+        let mut p = Pairing::default();
+        p.event(ev(0, 8, 4096, Act::Queue)).unwrap();
+        p.event(ev(3, 8, 4096, Act::Issue)).unwrap();
+        p.event(ev(10, 8, 4096, Act::Issue)).unwrap();
+        let r = p.event(ev(15, 8, 4096, Act::Complete)).unwrap().unwrap();
+        assert_eq!(
+            (r.issue_ns, r.pid, r.comm.as_deref()),
+            (10, Some(7), Some("fio"))
+        );
+    }
+
+    #[test]
+    fn a_completion_without_its_issue_is_skipped_and_too_many_in_flight_refused() {
+        let mut p = Pairing::default();
+        assert_eq!(p.event(ev(1, 8, 4096, Act::Complete)).unwrap(), None);
+        for s in 0..MAX_IN_FLIGHT as u64 {
+            p.event(ev(s, s * 8, 4096, Act::Queue)).unwrap();
+        }
+        let e = p.event(ev(0, u64::MAX - 1, 4096, Act::Queue)).unwrap_err();
+        assert!(e.starts_with("more than 65536 requests"), "{e}");
+    }
+}
