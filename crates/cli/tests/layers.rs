@@ -26,6 +26,8 @@ const CRATES: &[(&str, &[&str])] = &[
     // Foundations: pure models, no I/O of their own.
     ("policy", &[]),
     ("shm", &[]),
+    // Trace readers: parsing only (issue 27).
+    ("traces", &[]),
     ("jobs", &["policy"]),
     ("host", &["policy"]),
     ("report", &["policy"]),
@@ -60,7 +62,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "report", "sim", "tune",
         ],
     ),
-    ("fuzz", &["jobs", "policy", "sim"]),
+    ("fuzz", &["jobs", "policy", "sim", "traces"]),
 ];
 
 /// Module cycles that exist today and are someone's work to remove: each

@@ -17,7 +17,33 @@ pub struct Target {
 }
 
 /// The names `--target` accepts besides `all`.
-pub const NAMES: &[&str] = &["jobs", "stream", "profile-host", "profile-device"];
+pub const NAMES: &[&str] = &[
+    "jobs",
+    "stream",
+    "profile-host",
+    "profile-device",
+    "trace-blkparse",
+    "trace-blktrace",
+    "trace-fio-v2",
+    "trace-fio-v3",
+    "trace-biosnoop",
+    "trace-msr",
+    "trace-alibaba",
+    "trace-tencent",
+    "trace-disksim",
+];
+
+/// The example traces (`examples/traces/`), every format's, seed every
+/// trace target: a reader meets the others' rows too.
+const TRACE_SEEDS: &[(&str, &str)] = &[
+    ("examples/traces", "blkparse"),
+    ("examples/traces", "iolog"),
+    ("examples/traces", "biosnoop"),
+    ("examples/traces", "csv"),
+    ("examples/traces", "trace"),
+    ("examples/traces", "0"),
+    ("examples/traces", "1"),
+];
 
 /// The target called `name`, seeded from the repository at `root`.
 pub fn by_name(name: &str, root: &Path) -> Option<Target> {
@@ -55,6 +81,15 @@ pub fn by_name(name: &str, root: &Path) -> Option<Target> {
                 dict: profile_dict(&s),
                 seeds: s,
                 run: run_device,
+            }
+        }
+        trace if trace.starts_with("trace-") => {
+            let format = traces::Format::from_name(&trace["trace-".len()..])?;
+            Target {
+                name: NAMES.iter().find(|n| **n == trace)?,
+                seeds: seeds(root, TRACE_SEEDS),
+                dict: trace_dict(format),
+                run: trace_runner(format),
             }
         }
         _ => return None,
@@ -124,6 +159,141 @@ fn run_host(input: &[u8]) -> bool {
 
 fn run_device(input: &[u8]) -> bool {
     accepted(sim::DeviceProfile::parse(&text(input), "fuzz-device.toml"))
+}
+
+/// Reads the input as one trace format, every request to the end or the
+/// first error. The readers take bytes (binary, or text they check for
+/// UTF-8 themselves), so the input is given as it is.
+fn run_trace(input: &[u8], format: traces::Format) -> bool {
+    let input = std::io::Cursor::new(input.to_vec());
+    let read = traces::read(input, "fuzz.trace", format).try_fold(0u64, |n, r| r.map(|_| n + 1));
+    accepted(read)
+}
+
+fn trace_runner(format: traces::Format) -> fn(&[u8]) -> bool {
+    use traces::Format::*;
+    match format {
+        Blkparse => |i| run_trace(i, Blkparse),
+        Blktrace => |i| run_trace(i, Blktrace),
+        FioV2 => |i| run_trace(i, FioV2),
+        FioV3 => |i| run_trace(i, FioV3),
+        Biosnoop => |i| run_trace(i, Biosnoop),
+        Msr => |i| run_trace(i, Msr),
+        Alibaba => |i| run_trace(i, Alibaba),
+        Tencent => |i| run_trace(i, Tencent),
+        Disksim => |i| run_trace(i, Disksim),
+    }
+}
+
+/// Each format's own words (headers, actions, RWBS, separators), numbers
+/// at the edges of the widths they are read into, and blktrace's magic.
+fn trace_dict(format: traces::Format) -> Vec<Vec<u8>> {
+    let mut d = common_tokens();
+    let words: &[&str] = match format {
+        traces::Format::Blkparse => &[
+            "259,0    1        1     0.000000000  4172  Q  WS 2048 + 8 [db_bench]\n",
+            "259,0    1        9     0.000061444     0  C FWS 0 [0]\n",
+            "8,0 0 1 0.1 1 D R 0 + 0 (cdb) [x]\n",
+            "CPU0 (8,0):\n",
+            "Total (8,0):\n",
+            " Q ",
+            " D ",
+            " C ",
+            " M ",
+            " F ",
+            " G ",
+            " UT ",
+            " m ",
+            "WS",
+            "FWS",
+            "RM",
+            "N",
+            "DE",
+            "WFS",
+            "RA",
+            " + ",
+            "[",
+            "]",
+            "(",
+            ")",
+            "8,0",
+            "4294967295,1048575",
+        ],
+        traces::Format::Blktrace => &["\x07tae", "\x00tae", "eat\x07"],
+        traces::Format::FioV2 | traces::Format::FioV3 => &[
+            traces::fio::HEADER_V2,
+            traces::fio::HEADER_V3,
+            "fio version 2 iolog\n",
+            "fio version 3 iolog\n",
+            "/dev/nvme0n1 read 0 4096\n",
+            "14 /dev/nvme0n1 write 0 4096\n",
+            " add",
+            " open",
+            " close",
+            " read ",
+            " write ",
+            " sync ",
+            " datasync ",
+            " trim ",
+            " wait ",
+        ],
+        traces::Format::Biosnoop => &[
+            "TIME(s)     COMM           PID     DISK      T SECTOR     BYTES   LAT(ms)\n",
+            "TIME(s) COMM PID DISK T SECTOR BYTES P QUE(ms) LAT(ms)\n",
+            "0.000021    db_bench       4173    nvme0n1   R 409600     32768      0.03\n",
+            "Tracing block I/O... Hit Ctrl-C to end.\n",
+            "Possibly lost 3 samples\n",
+            " R ",
+            " W ",
+            "-1",
+            "0.",
+            ".5",
+        ],
+        traces::Format::Msr => &[
+            traces::csv::msr::HEADER,
+            "128166372003061629,src1,0,Write,6020464640,4096,1436\n",
+            "Read",
+            "Write",
+            "read",
+        ],
+        traces::Format::Alibaba => &[
+            traces::csv::alibaba::HEADER,
+            "0,R,126703644672,4096,1577808000000626\n",
+            ",R,",
+            ",W,",
+        ],
+        traces::Format::Tencent => &[
+            traces::csv::tencent::HEADER,
+            "1538323200,40960,8,1,1063\n",
+            ",0,",
+            ",1,",
+        ],
+        traces::Format::Disksim => &["938513000 4 264719034 16 0\n", " 0\n", " 1\n"],
+    };
+    for w in words {
+        d.push(w.as_bytes().to_vec());
+    }
+    if format == traces::Format::Blktrace {
+        // One whole record of each action the reader pairs, as seeds for
+        // the mutator to splice.
+        for action in [1u32 | 16 << 16, 7 | 64 << 16, 8 | 128 << 16, 2, 3, 1 << 26] {
+            let r = traces::blktrace::Record {
+                sequence: 0,
+                time: 1_000,
+                sector: 8,
+                bytes: 4096,
+                action,
+                pid: 1,
+                device: 8 << 20,
+                cpu: 0,
+                error: 0,
+                payload: b"fuzz\0".to_vec(),
+            };
+            d.push(r.encode());
+        }
+        d.push(vec![0xff; 48]);
+    }
+    d
 }
 
 /// Largest seed kept whole: the shipped streams run to 180 KB and would slow

@@ -50,6 +50,7 @@ pub mod dynamic;
 mod marks;
 pub mod nvme;
 pub mod options;
+pub mod oracle;
 pub mod quote;
 pub mod replay;
 mod storm;

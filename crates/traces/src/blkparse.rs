@@ -1,0 +1,166 @@
+//! blkparse's default text output.
+//!
+//! Layout (blktrace's `blkparse_fmt.c`, `process_default`, and
+//! `blkparse(1)`): every event line starts with the header
+//! `"%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s "`: device `major,minor`, CPU,
+//! sequence number, time in seconds and nanoseconds from the first event,
+//! pid, action and RWBS. Then, by action:
+//!
+//! - `Q` (queued), `D` (issued to the driver), `I` (inserted), `B`
+//!   (bounced): `sector + sectors [command]`, or with `-t`
+//!   `sector + sectors (elapsed) [command]`; a passthrough (PC) request
+//!   prints `bytes (cdb) [command]` instead;
+//! - `C` (completed), `R` (requeued): `sector + sectors [error]`, or
+//!   `sector + sectors (elapsed) [error]`;
+//! - `M`, `F` (back and front merge), `G`, `S`: `sector + sectors [command]`;
+//! - `P`, `U`, `T`, `A`, `X`, `m` and the zoned actions: their own tails,
+//!   which this reader checks only up to the header.
+//!
+//! RWBS (kernel `blk_fill_rwbs`): `F` preflush, then `W`/`R`/`D`/`N`,
+//! then `F` FUA, `A` readahead, `S` sync, `M` metadata.
+//!
+//! After the events blkparse prints a summary (`CPU0 (8,0):`,
+//! `Total (8,0):`, `Throughput (R/W): ...`, `Events (8,0): ...`); it ends
+//! the events, and is skipped.
+//!
+//! Requests: each `C` is paired with the `Q` and `D` at the same device and
+//! sector (merges followed), as blkparse pairs them; `issue_ns` is the `D`
+//! (the `Q` when no `D` was traced), `complete_ns` the `C`, pid and command
+//! the `Q`'s submitter. Requests come out in completion order; those still
+//! in flight at the end come last, without `complete_ns`. A `C` whose
+//! request began before the trace did is skipped. A request without data
+//! (a flush: blkparse prints its `Q` and `D` without a sector) pairs with
+//! the next completion without data on its device, at offset 0; two such
+//! in flight at once on one device pair as one. Times are from the
+//! trace's first event, as blkparse prints them.
+
+use std::collections::VecDeque;
+
+use crate::num::{decimal_ns, quoted, uint, uint32, Bad};
+use crate::pairing::{rwbs, Act, Event, Pairing};
+use crate::text::LineFormat;
+use crate::Request;
+
+#[derive(Default)]
+pub(crate) struct Blkparse {
+    pairing: Pairing,
+    /// The summary has begun: no events follow.
+    summary: bool,
+}
+
+/// `major,minor`.
+fn device(s: &str) -> Result<(u32, u32), Bad> {
+    let bad = || Bad::new("device", format!("{} is not major,minor", quoted(s)));
+    let (a, b) = s.split_once(',').ok_or_else(bad)?;
+    Ok((
+        uint32(a, "device").map_err(|_| bad())?,
+        uint32(b, "device").map_err(|_| bad())?,
+    ))
+}
+
+/// The bracketed name at the end of a line (`[kworker/0:1H]`), which may
+/// hold spaces.
+fn bracketed(tail: &str) -> Option<&str> {
+    let open = tail.find('[')?;
+    let close = tail.rfind(']')?;
+    (close > open).then(|| &tail[open + 1..close])
+}
+
+impl LineFormat for Blkparse {
+    fn line(&mut self, text: &str, out: &mut VecDeque<Request>) -> Result<(), Bad> {
+        let trimmed = text.trim();
+        if trimmed.is_empty() || self.summary {
+            return Ok(());
+        }
+        let mut tokens = trimmed.split_whitespace();
+        let first = tokens.next().unwrap_or("");
+        if first.starts_with("CPU") || matches!(first, "Total" | "Throughput" | "Events" | "Skips")
+        {
+            self.summary = true;
+            return Ok(());
+        }
+        let dev = device(first)?;
+        let mut next = |field: &'static str| {
+            tokens.next().ok_or_else(|| {
+                Bad::new(
+                    field,
+                    "missing (a blkparse event line has at least 7 fields)",
+                )
+            })
+        };
+        uint32(next("cpu")?, "cpu")?;
+        uint(next("sequence")?, "sequence")?;
+        let time = decimal_ns(next("time")?, 1_000_000_000, "time")?;
+        let pid = uint32(next("pid")?, "pid")?;
+        let action = next("action")?;
+        let flags = next("rwbs")?;
+        let rest: Vec<&str> = tokens.collect();
+        let act = match action {
+            "Q" => Act::Queue,
+            "D" => Act::Issue,
+            "C" => Act::Complete,
+            "M" => Act::BackMerge,
+            "F" => Act::FrontMerge,
+            a if a.len() <= 2 && a.bytes().all(|b| b.is_ascii_alphabetic()) => return Ok(()),
+            a => {
+                return Err(Bad::new(
+                    "action",
+                    format!("{} is not a blkparse action", quoted(a)),
+                ))
+            }
+        };
+        let (write, discard, sync, flush) = rwbs(flags)
+            .ok_or_else(|| Bad::new("rwbs", format!("{} is not an RWBS string", quoted(flags))))?;
+        // `sector + sectors ...`; a request without data prints no size
+        // (`Q`, `D`: a bare `[command]`; `C`: `sector [error]`) and pairs
+        // by device alone; anything else (a passthrough request's
+        // `bytes (cdb)`, `-t`'s `(elapsed)` alone) is not a block request.
+        let no_data = match (act, rest.first(), rest.get(1)) {
+            (Act::Queue | Act::Issue, Some(w), _) => w.starts_with('['),
+            (Act::Complete, Some(s), Some(w)) => {
+                w.starts_with('[') && s.bytes().all(|b| b.is_ascii_digit())
+            }
+            _ => false,
+        };
+        let (sector, bytes, tail) = if no_data {
+            (crate::pairing::NO_SECTOR, 0, rest.join(" "))
+        } else if rest.len() >= 3 && rest[1] == "+" {
+            let sector = uint(rest[0], "sector")?;
+            let sectors = uint(rest[2], "sectors")?;
+            let bytes = crate::num::sectors_to_bytes(sectors, "sectors")?;
+            (sector, bytes, rest[3..].join(" "))
+        } else {
+            return Ok(());
+        };
+        let comm = match act {
+            Act::Queue => bracketed(&tail).map(str::to_string),
+            _ => None,
+        };
+        let event = Event {
+            time,
+            device: dev,
+            sector,
+            bytes,
+            act,
+            write,
+            discard,
+            sync,
+            flush,
+            pid,
+            comm,
+        };
+        if let Some(r) = self
+            .pairing
+            .event(event)
+            .map_err(|why| Bad::new("sector", why))?
+        {
+            out.push_back(r);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut VecDeque<Request>) -> Result<(), Bad> {
+        out.extend(self.pairing.drain());
+        Ok(())
+    }
+}

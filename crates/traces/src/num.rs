@@ -1,0 +1,133 @@
+//! Numbers as the formats print them, read exactly (no floating point),
+//! and the quoting of a bad value in an error.
+
+/// A field that is wrong, and why; the reader adds the file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Bad {
+    pub field: &'static str,
+    pub why: String,
+}
+
+impl Bad {
+    pub fn new(field: &'static str, why: impl Into<String>) -> Self {
+        Bad {
+            field,
+            why: why.into(),
+        }
+    }
+}
+
+/// The longest part of a value an error echoes.
+const QUOTE_MAX: usize = 40;
+
+/// `'value'`, cut to 40 characters and escaped, so an error stays one
+/// short line whatever the row held.
+pub(crate) fn quoted(s: &str) -> String {
+    let mut out = String::from("'");
+    for (i, c) in s.chars().enumerate() {
+        if i == QUOTE_MAX {
+            out.push_str("...");
+            break;
+        }
+        out.extend(c.escape_debug());
+    }
+    out.push('\'');
+    out
+}
+
+/// A whole number (digits only: no sign, no exponent, no `0x`).
+pub(crate) fn uint(s: &str, field: &'static str) -> Result<u64, Bad> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Bad::new(
+            field,
+            format!("{} is not a whole number", quoted(s)),
+        ));
+    }
+    s.parse()
+        .map_err(|_| Bad::new(field, format!("{} is past 2^64", quoted(s))))
+}
+
+pub(crate) fn uint32(s: &str, field: &'static str) -> Result<u32, Bad> {
+    let v = uint(s, field)?;
+    u32::try_from(v).map_err(|_| Bad::new(field, format!("{v} is past 2^32")))
+}
+
+/// `a * b`, or an error naming `field` when it overflows.
+pub(crate) fn times(a: u64, b: u64, field: &'static str, unit: &str) -> Result<u64, Bad> {
+    a.checked_mul(b)
+        .ok_or_else(|| Bad::new(field, format!("{a} {unit} is past 2^64 in the unit read")))
+}
+
+/// A sector count as bytes in a `u32`.
+pub(crate) fn sectors_to_bytes(n: u64, field: &'static str) -> Result<u32, Bad> {
+    n.checked_mul(512)
+        .and_then(|b| u32::try_from(b).ok())
+        .ok_or_else(|| Bad::new(field, format!("{n} sectors is past 2^32 bytes")))
+}
+
+/// A decimal `123.456789` in a unit of `unit_ns` nanoseconds (1e9 for
+/// seconds, 1e6 for milliseconds) as whole nanoseconds; digits past a
+/// nanosecond are dropped.
+pub(crate) fn decimal_ns(s: &str, unit_ns: u64, field: &'static str) -> Result<u64, Bad> {
+    let bad = || {
+        Bad::new(
+            field,
+            format!("{} is not a non-negative decimal number", quoted(s)),
+        )
+    };
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| bad())?
+    };
+    let mut ns = whole
+        .checked_mul(unit_ns)
+        .ok_or_else(|| Bad::new(field, format!("{} is past 2^64 ns", quoted(s))))?;
+    let mut scale = unit_ns;
+    for d in frac.bytes() {
+        scale /= 10;
+        if scale == 0 {
+            break;
+        }
+        ns = ns
+            .checked_add(u64::from(d - b'0') * scale)
+            .ok_or_else(|| Bad::new(field, format!("{} is past 2^64 ns", quoted(s))))?;
+    }
+    Ok(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_exact() {
+        assert_eq!(
+            decimal_ns("0.000403211", 1_000_000_000, "t").unwrap(),
+            403_211
+        );
+        assert_eq!(decimal_ns("12.5", 1_000_000, "t").unwrap(), 12_500_000);
+        assert_eq!(decimal_ns("3", 1_000_000_000, "t").unwrap(), 3_000_000_000);
+        assert_eq!(
+            decimal_ns("1.0000000009", 1_000_000_000, "t").unwrap(),
+            1_000_000_000
+        );
+        for bad in ["", ".", "-1", "1e3", "1.2.3", "nan", " 1"] {
+            assert!(decimal_ns(bad, 1_000, "t").is_err(), "{bad}");
+        }
+        assert!(decimal_ns("99999999999999999999", 1, "t").is_err());
+    }
+
+    #[test]
+    fn quotes_are_cut_and_escaped() {
+        assert_eq!(quoted("a\nb"), "'a\\nb'");
+        assert_eq!(quoted(&"x".repeat(100)).len(), 40 + 5);
+    }
+}

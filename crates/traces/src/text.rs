@@ -1,0 +1,141 @@
+//! The line-reading half of every text format: lines of bounded length,
+//! UTF-8 checked, numbered; the format's parser turns each into requests.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use crate::error::TraceError;
+use crate::num::Bad;
+use crate::Request;
+
+/// The longest line read, in bytes with its newline. The longest row of
+/// any format here is well under 300 bytes (blkparse's with a 16-byte
+/// command name; fio's with a 256-byte file name); a longer line (a binary
+/// file read as text, `/dev/zero`) is refused rather than held in memory.
+pub const MAX_LINE: usize = 4096;
+
+/// A UTF-8 byte-order mark, which editors on some systems put first.
+const BOM: &str = "\u{feff}";
+
+/// One text format's parser.
+pub(crate) trait LineFormat {
+    /// One line, without its end (`\n` or `\r\n`), numbered from 1; the
+    /// requests it completes go to `out`.
+    fn line(&mut self, text: &str, out: &mut VecDeque<Request>) -> Result<(), Bad>;
+
+    /// The input has ended: requests still held go to `out`.
+    fn end(&mut self, _out: &mut VecDeque<Request>) -> Result<(), Bad> {
+        Ok(())
+    }
+}
+
+/// Reads `input` line by line through a [`LineFormat`].
+pub(crate) struct Lines<R, F> {
+    input: R,
+    origin: String,
+    line: u64,
+    buf: Vec<u8>,
+    text: String,
+    ready: VecDeque<Request>,
+    format: F,
+    ended: bool,
+}
+
+impl<R: BufRead, F: LineFormat> Lines<R, F> {
+    pub fn new(input: R, origin: &str, format: F) -> Self {
+        Lines {
+            input,
+            origin: origin.to_string(),
+            line: 0,
+            buf: Vec::new(),
+            text: String::new(),
+            ready: VecDeque::new(),
+            format,
+            ended: false,
+        }
+    }
+
+    fn row_error(&self, bad: Bad) -> TraceError {
+        TraceError::Row {
+            origin: self.origin.clone(),
+            line: self.line,
+            field: bad.field,
+            why: bad.why,
+        }
+    }
+
+    /// The next line into `self.text`; false at the end of the input.
+    fn next_line(&mut self) -> Result<bool, TraceError> {
+        self.buf.clear();
+        // One byte past the bound tells a line at the bound from a longer one.
+        let read =
+            io::Read::take(&mut self.input, MAX_LINE as u64 + 1).read_until(b'\n', &mut self.buf);
+        self.line += 1;
+        match read {
+            Ok(0) => return Ok(false),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(TraceError::Read {
+                    origin: self.origin.clone(),
+                    at: self.line,
+                    reason: e.to_string(),
+                })
+            }
+        }
+        if self.buf.len() > MAX_LINE {
+            return Err(self.row_error(Bad::new(
+                "line",
+                format!("longer than {MAX_LINE} bytes (a trace row is one short line of text)"),
+            )));
+        }
+        let text = std::str::from_utf8(&self.buf)
+            .map_err(|_| self.row_error(Bad::new("line", "not valid UTF-8 (a trace is text)")))?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let text = if self.line == 1 {
+            text.strip_prefix(BOM).unwrap_or(text)
+        } else {
+            text
+        };
+        self.text.clear();
+        self.text.push_str(text);
+        Ok(true)
+    }
+}
+
+impl<R: BufRead, F: LineFormat> Iterator for Lines<R, F> {
+    type Item = Result<Request, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.ready.pop_front() {
+                return Some(Ok(r));
+            }
+            if self.ended {
+                return None;
+            }
+            match self.next_line() {
+                Err(e) => {
+                    self.ended = true;
+                    return Some(Err(e));
+                }
+                Ok(false) => {
+                    self.ended = true;
+                    if let Err(bad) = self.format.end(&mut self.ready) {
+                        return Some(Err(self.row_error(bad)));
+                    }
+                }
+                Ok(true) => {
+                    let text = std::mem::take(&mut self.text);
+                    let result = self.format.line(&text, &mut self.ready);
+                    self.text = text;
+                    if let Err(bad) = result {
+                        self.ended = true;
+                        self.ready.clear();
+                        return Some(Err(self.row_error(bad)));
+                    }
+                }
+            }
+        }
+    }
+}
