@@ -13,13 +13,17 @@
 //! `block_rq_issue: "%d,%d %s %u (%s) %llu + %u %s,%u,%u [%s]"` (device,
 //! RWBS, bytes, command, sector, sectors, ioprio, comm) and
 //! `block_rq_complete: "%d,%d %s (%s) %llu + %u %s,%u,%u [%d]"` (... error).
-//! `perf script -F comm,tid,cpu,time,event,trace --ns` puts before each
-//! `COMM TID [CPU] SECONDS.NANOS: EVENT: `.
+//! `block_bio_queue: "%d,%d %s %llu + %u [%s]"` (a bio entering the
+//! block layer, blkparse's `Q`: a bio-based driver such as zram has no
+//! request, so no `D`) and `block_bio_complete: "%d,%d %s %llu + %u [%d]"`
+//! (its `C`). `perf script -F comm,tid,cpu,time,event,trace --ns` puts
+//! before each `COMM TID [CPU] SECONDS.NANOS: EVENT: `.
 
 /// One event read from a `perf script` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// An issue to the driver (`D`) or a completion (`C`).
+    /// A bio queued (`Q`), an issue to the driver (`D`) or a completion
+    /// (`C`).
     Block {
         action: char,
         time_ns: u64,
@@ -64,6 +68,34 @@ pub fn parse(line: &str) -> Option<Event> {
     let t = time_ns(time.trim())?;
     let (event, body) = rest.split_once(": ")?;
     match event.trim() {
+        "block:block_bio_queue" | "block:block_bio_complete" => {
+            // "%d,%d %s %llu + %u [%s]" (queue: comm; complete: error).
+            let mut f = body.split_whitespace();
+            let (major, minor) = f.next()?.split_once(',')?;
+            let rwbs = f.next()?.to_string();
+            let sector: u64 = f.next()?.parse().ok()?;
+            if f.next()? != "+" {
+                return None;
+            }
+            let sectors: u32 = f.next()?.parse().ok()?;
+            let tail = body.rsplit_once('[')?.1.strip_suffix(']')?.to_string();
+            Some(Event::Block {
+                action: if event.trim() == "block:block_bio_queue" {
+                    'Q'
+                } else {
+                    'C'
+                },
+                time_ns: t,
+                cpu,
+                pid,
+                major: major.parse().ok()?,
+                minor: minor.parse().ok()?,
+                rwbs,
+                sector,
+                sectors,
+                tail,
+            })
+        }
         "block:block_rq_issue" | "block:block_rq_complete" => {
             let issue = event.trim() == "block:block_rq_issue";
             let mut f = body.split_whitespace();
@@ -198,6 +230,31 @@ mod tests {
             panic!("{:?}", parse(l));
         };
         assert_eq!((pid, sector, tail.as_str()), (31883, 17, "kworker/1:1H"));
+    }
+
+    #[test]
+    fn bio_events_are_queues_and_completions() {
+        let q = "              dd  1912 [000] 20762.814093000:    block:block_bio_queue: 253,1 WS 0 + 8 [dd]";
+        let c = "              dd  1912 [000] 20762.814103000: block:block_bio_complete: 253,1 WS 0 + 8 [0]";
+        let Some(Event::Block {
+            action: 'Q',
+            major: 253,
+            minor: 1,
+            sectors: 8,
+            tail,
+            ..
+        }) = parse(q)
+        else {
+            panic!("{:?}", parse(q));
+        };
+        assert_eq!(tail, "dd");
+        let Some(Event::Block {
+            action: 'C', tail, ..
+        }) = parse(c)
+        else {
+            panic!("{:?}", parse(c));
+        };
+        assert_eq!(tail, "0");
     }
 
     #[test]

@@ -29,6 +29,40 @@ pub struct CoalesceArgs {
     /// Write the interrupt CSV to this file (whole or not at all)
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A block trace instead of a completion stream: blkparse text (and
+    /// `cinterrupts capture`'s), blktrace's binary files, fio iolog v2/v3,
+    /// biosnoop, MSR Cambridge/SNIA, Alibaba, Tencent CBS or DiskSim;
+    /// every strategy (or --policy's) beside the oracle floor
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "output", "summary"])]
+    pub trace: Option<PathBuf>,
+    /// The trace's format, when its first bytes do not say
+    /// (blkparse|blktrace|fio-v2|fio-v3|biosnoop|msr|alibaba|tencent|disksim)
+    #[arg(long, value_name = "NAME", requires = "trace", value_parser = trace_format)]
+    pub format: Option<traces::Format>,
+    /// How a trace's requests are marked, the first rule that matches
+    /// winning: WHAT=urgent|barrier|none, WHAT one of *, read, write, sync,
+    /// flush, comm=NAME, pid=N, size<=BYTES (default: reads, sync writes
+    /// and flushes Urgent, TOS Table 1's logic; other writes unmarked)
+    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = crate::coalesce_trace::MarkRule::parse)]
+    pub marks: Vec<crate::coalesce_trace::MarkRule>,
+    /// The delay budget of an unmarked or Barrier completion (Urgent: none),
+    /// for the oracle floor and the "budget" column
+    #[arg(long, value_name = "TIME", default_value = "50us", requires = "trace", value_parser = crate::args::duration)]
+    pub budget: u64,
+    /// A request's service time where the trace has no completion
+    #[arg(long, value_name = "TIME", default_value = "10us", requires = "trace", value_parser = crate::args::duration)]
+    pub service: u64,
+    /// Also write the figures (delay CDF, interrupts per second over time)
+    /// and an HTML page into this directory
+    #[arg(long, value_name = "DIR", requires = "trace")]
+    pub report: Option<PathBuf>,
+}
+
+fn trace_format(s: &str) -> Result<traces::Format, String> {
+    traces::Format::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = traces::Format::ALL.iter().map(|f| f.name()).collect();
+        format!("'{s}' is not one of {}", names.join(", "))
+    })
 }
 
 /// The stream, buffered, and its name for errors.
@@ -78,6 +112,28 @@ fn stream_error(e: StreamError, output: Option<&Path>) -> anyhow::Error {
 }
 
 pub fn run(args: &CoalesceArgs) -> Result<()> {
+    if let Some(trace) = &args.trace {
+        let policies = if args.policy.policy == "all" {
+            if args.policy.has_parameters() {
+                bail!("--policy all compares every strategy on its defaults; it takes no strategy options");
+            }
+            policy::catalogue::STRATEGIES
+                .iter()
+                .map(|s| PolicySpec::named(s.name))
+                .collect()
+        } else {
+            vec![args.policy.spec()]
+        };
+        return crate::coalesce_trace::run(&crate::coalesce_trace::Job {
+            trace,
+            format: args.format,
+            rules: args.marks.clone(),
+            budget: args.budget,
+            service: args.service,
+            policies,
+            report: args.report.clone(),
+        });
+    }
     if args.policy.policy == "all" {
         if args.policy.has_parameters() || args.output.is_some() {
             bail!("--policy all compares every strategy on its defaults; it takes no strategy options and no --output");

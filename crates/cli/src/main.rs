@@ -6,6 +6,7 @@ mod bench_exec;
 mod calibrate_cmd;
 mod capture_cmd;
 mod coalesce;
+mod coalesce_trace;
 mod exec_cmd;
 mod jobs_cmd;
 mod output;

@@ -98,7 +98,9 @@ impl Record {
             v.push(me(
                 "inline io_uring calls not trapped",
                 None,
-                Some(format!("{why}: its inline io_uring calls reach the kernel's own rings")),
+                Some(format!(
+                    "{why}: its inline io_uring calls reach the kernel's own rings"
+                )),
             ));
         }
         if self.counts.nested > 0 {
