@@ -30,6 +30,121 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "NS", requires = "app",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub worker_request_ns: Option<u64>,
+    /// Fit a device profile from a block trace instead (issue 27 item 6):
+    /// service time by direction and size, parallelism, IOPS, delta; the
+    /// fit's error at p50..p99.99 on a held-out part
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["fit", "app"])]
+    pub device_from: Option<std::path::PathBuf>,
+    /// The trace's format, when its first bytes do not say
+    #[arg(long, value_name = "NAME", requires = "device_from",
+          value_parser = |s: &str| traces::Format::from_name(s).ok_or_else(|| format!("'{s}' is not a trace format")))]
+    pub format: Option<traces::Format>,
+    /// The fraction of the trace (its end) held out to measure the fit
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.3, requires = "device_from",
+          value_parser = hold_out)]
+    pub hold_out: f64,
+    /// Only the requests this command name issued (the trace's `comm`:
+    /// a capture of one program on a shared disk holds others' I/O too)
+    #[arg(long, value_name = "NAME", requires = "device_from")]
+    pub comm: Option<String>,
+    /// Write the fitted profile here (a file `sim --device` takes)
+    #[arg(short = 'o', long, value_name = "FILE", requires = "device_from")]
+    pub output: Option<std::path::PathBuf>,
+}
+
+fn hold_out(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a fraction"))?;
+    if (0.0..=0.9).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("'{s}': between 0 and 0.9"))
+    }
+}
+
+/// `calibrate --device-from TRACE`: the fit, its errors, the profile.
+fn run_device(a: &CalibrateArgs, trace: &std::path::Path) -> Result<()> {
+    use anyhow::Context;
+    let mut samples = Vec::new();
+    let mut skipped = 0u64;
+    for r in traces::open(trace, a.format)? {
+        let r = r?;
+        if a.comm.as_ref().is_some_and(|c| r.comm.as_ref() != Some(c)) {
+            skipped += 1;
+            continue;
+        }
+        match r.complete_ns {
+            Some(done) if !r.flush && !r.discard && r.bytes > 0 => {
+                samples.push(service::fit::Sample {
+                    write: r.write,
+                    bytes: u64::from(r.bytes),
+                    issue: r.issue_ns,
+                    complete: done,
+                })
+            }
+            _ => skipped += 1,
+        }
+    }
+    if samples.len() < 10 {
+        anyhow::bail!(
+            "{}: {} requests with an issue and a completion time; a fit needs at least 10",
+            trace.display(),
+            samples.len()
+        );
+    }
+    let f = service::fit::fit(&samples, a.hold_out, 1);
+    println!(
+        "{}: {} requests fitted and held out ({} skipped: another command's, without a completion time, flushes, discards)",
+        trace.display(),
+        samples.len(),
+        skipped
+    );
+    println!(
+        "parallelism {} (most in flight); busiest 100 ms: {} read, {} write IOPS; delta {} (TOS 5.2: p90 completion gap)",
+        f.parallelism,
+        f.max_read_iops,
+        f.max_write_iops,
+        policy::time::readable(f.delta)
+    );
+    for (name, d) in [("read", &f.read), ("write", &f.write)] {
+        let Some(d) = d else { continue };
+        let t = &d.time;
+        println!(
+            "{name}: {:?} mean {} sd {} floor {} per KiB {} ({} fitted, {} held out)",
+            t.distribution,
+            policy::time::readable(t.mean),
+            policy::time::readable(t.stddev),
+            policy::time::readable(t.floor),
+            policy::time::readable(t.per_kib),
+            d.fitted,
+            d.held_out
+        );
+        for (q, seen, model, err) in &d.errors {
+            println!(
+                "  p{:<7} held out {:>10}  fitted model {:>10}  error {:+.1}%",
+                q * 100.0,
+                policy::time::readable(*seen),
+                policy::time::readable(*model),
+                err * 100.0
+            );
+        }
+    }
+    let name = trace
+        .file_stem()
+        .map_or("fitted".to_string(), |s| s.to_string_lossy().into_owned());
+    let text = f
+        .profile(&name, &trace.display().to_string())
+        .context("no direction to fit")?;
+    // The profile is one the simulator reads: checked before it is kept.
+    sim::DeviceProfile::parse(&text, "the fitted profile")?;
+    match &a.output {
+        Some(p) => {
+            report::file::write_atomically(p, text.as_bytes())
+                .with_context(|| format!("{}: cannot write", p.display()))?;
+            println!("profile: {}", p.display());
+        }
+        None => print!("\n{text}"),
+    }
+    Ok(())
 }
 
 fn table(title: &str, targets: &[Target]) {
@@ -138,6 +253,9 @@ fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
 }
 
 pub fn run(a: &CalibrateArgs) -> Result<()> {
+    if let Some(trace) = &a.device_from {
+        return run_device(a, trace);
+    }
     let shipped = calibrate::Setup::shipped()?;
     if a.app.is_some() {
         return run_kvell(a, &shipped);

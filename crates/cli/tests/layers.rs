@@ -59,7 +59,7 @@ const CRATES: &[(&str, &[&str])] = &[
         "cli",
         &[
             "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "sim", "tune",
+            "report", "service", "sim", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

@@ -14,6 +14,9 @@ use rand::Rng;
 use rand_distr::{Distribution as _, LogNormal, Normal};
 use serde::{Deserialize, Deserializer};
 
+/// A device's timing fitted from a block trace (issue 27 item 6).
+pub mod fit;
+
 /// The longest a command may take in the device: Linux's NVMe driver
 /// aborts a command after `io_timeout`, 30 s by default
 /// (drivers/nvme/host/core.c, `nvme_io_timeout = NVME_IO_TIMEOUT`, 30 s).
