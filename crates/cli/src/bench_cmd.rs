@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use crate::args::{self, OutputFormat};
@@ -77,6 +77,16 @@ pub struct BenchSimArgs {
     /// Operations of the shorter --apps run
     #[arg(long, value_name = "N", default_value_t = sim::bench::APP_OPS, value_parser = clap::value_parser!(u64).range(16..=100_000_000), requires = "apps")]
     pub ops: u64,
+    /// Compare with a baseline saved by --save-baseline: each figure's
+    /// ratio to the baseline's (completions/s, events per completion, ns
+    /// per event), so a regression shows as a ratio
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cores", "apps"])]
+    pub baseline: Option<PathBuf>,
+    /// Save this run's figures, the date, the machine and its load average
+    /// as a baseline (JSON) for --baseline; crates/sim/bench/baseline.json
+    /// is the one kept in the repository
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cores", "apps"])]
+    pub save_baseline: Option<PathBuf>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -104,10 +114,47 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
     }
     let out = match args.cores {
         None => {
+            // Read before the runs: a bad file fails at once.
+            let baseline = match &args.baseline {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("reading the baseline {}", path.display()))?;
+                    let base = sim::bench::Baseline::parse(&text).map_err(|e| {
+                        anyhow::anyhow!("{}: {}", path.display(), policy::quote::one_line(&e))
+                    })?;
+                    Some(base)
+                }
+                None => None,
+            };
             let bench = sim::bench::run(args.runtime)?;
+            if let Some(path) = &args.save_baseline {
+                let base = bench.baseline(
+                    sim::bench::utc_now(),
+                    sim::bench::machine(),
+                    bench.load_before.clone(),
+                );
+                crate::output::write_file(path, json(base.json()).as_bytes())?;
+            }
             match args.output_format {
-                OutputFormat::Normal => bench.text(),
-                OutputFormat::Json => json(bench.json()),
+                OutputFormat::Normal => {
+                    let mut s = bench.text();
+                    if let Some(base) = &baseline {
+                        s.push_str(&bench.compare_text(base));
+                    }
+                    if let Some(path) = &args.save_baseline {
+                        s.push_str(&format!("  baseline saved to {}\n", path.display()));
+                    }
+                    s
+                }
+                OutputFormat::Json => {
+                    let mut v = bench.json();
+                    if let (Some(base), Some(o)) = (&baseline, v.as_object_mut()) {
+                        if let serde_json::Value::Object(more) = bench.compare_json(base) {
+                            o.extend(more);
+                        }
+                    }
+                    json(v)
+                }
             }
         }
         Some(n) => {

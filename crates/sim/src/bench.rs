@@ -108,6 +108,10 @@ pub struct SimBench {
     pub policy: String,
     pub runtime_ns: Nanos,
     pub runs: Vec<Timing>,
+    /// The machine's load averages (`/proc/loadavg`) before the first run
+    /// and after the last: timings on a shared machine need them beside.
+    pub load_before: Option<String>,
+    pub load_after: Option<String>,
 }
 
 /// One row of `bench sim --cores`: the workload on each of `cores` cores.
@@ -166,6 +170,7 @@ fn timed(jobs: &[jobs::Job], config: &SimConfig) -> Result<Timing, SimError> {
 pub fn run(runtime: Nanos) -> Result<SimBench, SimError> {
     let jobs = workload()?;
     let config = config(runtime)?;
+    let load_before = load_average();
     let runs = (0..RUNS)
         .map(|_| timed(&jobs, &config))
         .collect::<Result<_, _>>()?;
@@ -173,6 +178,8 @@ pub fn run(runtime: Nanos) -> Result<SimBench, SimError> {
         policy: policy::describe(&config.policy),
         runtime_ns: runtime,
         runs,
+        load_before,
+        load_after: load_average(),
     })
 }
 
@@ -290,6 +297,13 @@ impl SimBench {
                 count(median.completions_per_sec())
             );
         }
+        let unknown = |l: &Option<String>| l.clone().unwrap_or_else(|| "unknown".into());
+        let _ = writeln!(
+            s,
+            "  load average (1, 5, 15 min): {} before, {} after",
+            unknown(&self.load_before),
+            unknown(&self.load_after)
+        );
         if cfg!(debug_assertions) {
             s.push_str(DEBUG_NOTE);
         }
@@ -305,6 +319,8 @@ impl SimBench {
             "best": best.json(),
             "median": median.json(),
             "runs": self.runs.iter().map(Timing::json).collect::<Vec<_>>(),
+            "load_average_before": self.load_before,
+            "load_average_after": self.load_after,
         });
         extend(&mut v, extra);
         v
@@ -386,6 +402,298 @@ fn extend(v: &mut serde_json::Value, more: serde_json::Value) {
     if let (Some(v), serde_json::Value::Object(more)) = (v.as_object_mut(), more) {
         v.extend(more);
     }
+}
+
+/// The first field of a saved baseline (`bench sim --save-baseline`).
+pub const BASELINE_FORMAT: &str = "cinterrupts bench sim baseline 1";
+
+/// A saved `bench sim` result that later runs are compared against
+/// (`bench sim --baseline FILE`): where and when it ran, and its figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Baseline {
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date: String,
+    /// The machine: CPU model, CPUs, kernel (what [`machine`] says).
+    pub machine: String,
+    /// `/proc/loadavg`'s 1, 5 and 15 minute averages when it ran.
+    pub load_average: Option<String>,
+    /// Virtual time per run, ns, and the policy as run.
+    pub runtime_ns: Nanos,
+    pub policy: String,
+    pub completions_per_sec: f64,
+    pub median_completions_per_sec: f64,
+    pub events_per_completion: f64,
+    pub ns_per_event: f64,
+    pub median_ns_per_event: f64,
+}
+
+/// One figure of a comparison with a baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ratio {
+    pub name: &'static str,
+    pub now: f64,
+    pub baseline: f64,
+    /// Whether more is better (completions per second) or worse (ns).
+    pub higher_is_better: bool,
+}
+
+impl Ratio {
+    /// Now over the baseline (0 when the baseline is 0).
+    pub fn ratio(&self) -> f64 {
+        if self.baseline == 0.0 {
+            0.0
+        } else {
+            self.now / self.baseline
+        }
+    }
+
+    /// The figure as `bench sim` prints it.
+    pub fn shown(&self) -> String {
+        if self.name.starts_with("completions/s") {
+            count(self.now)
+        } else if self.name.starts_with("ns/") {
+            format!("{:.1} ns", self.now)
+        } else {
+            format!("{:.2}", self.now)
+        }
+    }
+}
+
+impl SimBench {
+    /// This bench as a baseline, run at `date` on `machine` under `load`.
+    pub fn baseline(&self, date: String, machine: String, load: Option<String>) -> Baseline {
+        let (best, median) = best_and_median(&self.runs).expect("a bench has runs");
+        let mut by_event: Vec<f64> = self.runs.iter().map(Timing::ns_per_event).collect();
+        by_event.sort_by(f64::total_cmp);
+        Baseline {
+            date,
+            machine,
+            load_average: load,
+            runtime_ns: self.runtime_ns,
+            policy: self.policy.clone(),
+            completions_per_sec: best.completions_per_sec(),
+            median_completions_per_sec: median.completions_per_sec(),
+            events_per_completion: best.events_per_completion(),
+            ns_per_event: by_event[0],
+            median_ns_per_event: by_event[by_event.len() / 2],
+        }
+    }
+
+    /// Each figure beside the baseline's.
+    pub fn compare(&self, base: &Baseline) -> Vec<Ratio> {
+        let now = self.baseline(String::new(), String::new(), None);
+        let r = |name, now, baseline, higher_is_better| Ratio {
+            name,
+            now,
+            baseline,
+            higher_is_better,
+        };
+        vec![
+            r(
+                "completions/s best",
+                now.completions_per_sec,
+                base.completions_per_sec,
+                true,
+            ),
+            r(
+                "completions/s median",
+                now.median_completions_per_sec,
+                base.median_completions_per_sec,
+                true,
+            ),
+            r(
+                "events/completion",
+                now.events_per_completion,
+                base.events_per_completion,
+                false,
+            ),
+            r("ns/event best", now.ns_per_event, base.ns_per_event, false),
+            r(
+                "ns/event median",
+                now.median_ns_per_event,
+                base.median_ns_per_event,
+                false,
+            ),
+        ]
+    }
+
+    /// The comparison as text: a line per figure with its ratio, and a
+    /// warning when the baseline ran another set-up.
+    pub fn compare_text(&self, base: &Baseline) -> String {
+        let mut s = format!(
+            "  against the baseline of {} on {} (load {}):\n",
+            base.date,
+            base.machine,
+            base.load_average.as_deref().unwrap_or("unknown")
+        );
+        if base.runtime_ns != self.runtime_ns || base.policy != self.policy {
+            let _ = writeln!(
+                s,
+                "  warning: the baseline ran {:.3}s virtual with {}; the ratios compare unlike runs",
+                base.runtime_ns as f64 / 1e9,
+                base.policy
+            );
+        }
+        for r in self.compare(base) {
+            let _ = writeln!(
+                s,
+                "    {} {} ({:.2}x baseline{})",
+                r.name,
+                r.shown(),
+                r.ratio(),
+                // Within the printed precision of 1 (a figure read back
+                // from JSON may differ in its last bit): neither.
+                if r.ratio() == 0.0 || (r.ratio() - 1.0).abs() < 0.005 {
+                    ""
+                } else if (r.ratio() > 1.0) == r.higher_is_better {
+                    ", better"
+                } else {
+                    ", worse"
+                }
+            );
+        }
+        s
+    }
+
+    /// The comparison as JSON: each figure, the baseline's and the ratio.
+    pub fn compare_json(&self, base: &Baseline) -> serde_json::Value {
+        let figures: serde_json::Map<String, serde_json::Value> = self
+            .compare(base)
+            .into_iter()
+            .map(|r| {
+                (
+                    r.name.replace(['/', ' '], "_"),
+                    json!({ "now": r.now, "baseline": r.baseline, "ratio": r.ratio() }),
+                )
+            })
+            .collect();
+        json!({ "baseline": base.json(), "ratios": figures })
+    }
+}
+
+impl Baseline {
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "format": BASELINE_FORMAT,
+            "date": self.date,
+            "machine": self.machine,
+            "load_average": self.load_average,
+            "workload": WORKLOAD_NAME,
+            "device": DEVICE,
+            "host": HOST,
+            "policy": self.policy,
+            "seed": SEED,
+            "runtime_ns": self.runtime_ns,
+            "completions_per_sec": self.completions_per_sec,
+            "median_completions_per_sec": self.median_completions_per_sec,
+            "events_per_completion": self.events_per_completion,
+            "ns_per_event": self.ns_per_event,
+            "median_ns_per_event": self.median_ns_per_event,
+        })
+    }
+
+    /// Reads a baseline written by [`Baseline::json`]; the error names
+    /// what is missing or wrong.
+    pub fn parse(text: &str) -> Result<Baseline, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let format = v.get("format").and_then(|f| f.as_str());
+        if format != Some(BASELINE_FORMAT) {
+            return Err(format!(
+                "not a bench sim baseline (its \"format\" is {}, expected \"{BASELINE_FORMAT}\")",
+                format.map_or("missing".into(), |f| format!(
+                    "\"{}\"",
+                    policy::quote::quoted(f)
+                ))
+            ));
+        }
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| format!("\"{k}\" missing or not a string"))
+        };
+        let number = |k: &str| {
+            v.get(k)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("\"{k}\" missing or not a number at least 0"))
+        };
+        Ok(Baseline {
+            date: text("date")?,
+            machine: text("machine")?,
+            load_average: v
+                .get("load_average")
+                .and_then(|x| x.as_str())
+                .map(str::to_string),
+            runtime_ns: v
+                .get("runtime_ns")
+                .and_then(serde_json::Value::as_u64)
+                .ok_or("\"runtime_ns\" missing or not a whole number")?,
+            policy: text("policy")?,
+            completions_per_sec: number("completions_per_sec")?,
+            median_completions_per_sec: number("median_completions_per_sec")?,
+            events_per_completion: number("events_per_completion")?,
+            ns_per_event: number("ns_per_event")?,
+            median_ns_per_event: number("median_ns_per_event")?,
+        })
+    }
+}
+
+/// `/proc/loadavg`'s 1, 5 and 15 minute load averages, where the system
+/// tells them (printed beside every timing: the machine is shared).
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let three: Vec<&str> = text.split_whitespace().take(3).collect();
+    (three.len() == 3).then(|| three.join(" "))
+}
+
+/// The machine, for a baseline: CPU model, CPUs, kernel.
+pub fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|k| format!(", Linux {}", k.trim()))
+        .unwrap_or_default();
+    format!("{model}, {cpus} CPUs{kernel}")
+}
+
+/// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+/// `secs` after the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (the civil date
+/// from days, after Howard Hinnant's `civil_from_days`).
+pub fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// Issue 16 item 5's scale case: "a 24-core host with 16 application
@@ -647,5 +955,109 @@ mod tests {
         let per_core = |t: &Timing, n: u64| t.state_bytes / n;
         let (a, b) = (per_core(&one, 1), per_core(&four, 4));
         assert!(a > 0 && b <= a + a / 10, "{a} {b}");
+    }
+
+    fn bench(walls: &[f64]) -> SimBench {
+        SimBench {
+            policy: "cint".into(),
+            runtime_ns: 2_000_000_000,
+            runs: walls
+                .iter()
+                .map(|&w| Timing {
+                    events: 4_000,
+                    ..timing(w, 1_000)
+                })
+                .collect(),
+            load_before: None,
+            load_after: None,
+        }
+    }
+
+    #[test]
+    fn a_baseline_reads_back_as_saved_and_compares_as_ratios() {
+        // Runs of 1 ms, 2 ms and 4 ms wall for 1,000 completions and
+        // 4,000 events: best 1M/s, median 500k/s, 250 ns and 500 ns/event.
+        let base = bench(&[0.002, 0.001, 0.004]).baseline(
+            "2026-11-27T23:30:00Z".into(),
+            "a test machine, 2 CPUs".into(),
+            Some("0.10 0.20 0.30".into()),
+        );
+        assert_eq!(base.completions_per_sec, 1e6);
+        assert_eq!(base.median_completions_per_sec, 5e5);
+        assert_eq!(base.events_per_completion, 4.0);
+        assert_eq!(base.ns_per_event, 250.0);
+        assert_eq!(base.median_ns_per_event, 500.0);
+        let text = serde_json::to_string_pretty(&base.json()).unwrap();
+        assert_eq!(Baseline::parse(&text).unwrap(), base);
+
+        // Twice as fast: 2x the completions, half the ns per event.
+        let now = bench(&[0.001, 0.0005, 0.002]);
+        let ratios: Vec<(&str, f64)> = now
+            .compare(&base)
+            .iter()
+            .map(|r| (r.name, r.ratio()))
+            .collect();
+        assert_eq!(
+            ratios,
+            [
+                ("completions/s best", 2.0),
+                ("completions/s median", 2.0),
+                ("events/completion", 1.0),
+                ("ns/event best", 0.5),
+                ("ns/event median", 0.5),
+            ]
+        );
+        let shown = now.compare_text(&base);
+        assert!(
+            shown.contains("completions/s best 2000k (2.00x baseline, better)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("ns/event best 125.0 ns (0.50x baseline, better)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("events/completion 4.00 (1.00x baseline)"),
+            "{shown}"
+        );
+        assert!(shown.contains("load 0.10 0.20 0.30"), "{shown}");
+        assert!(!shown.contains("warning"), "{shown}");
+        let json = now.compare_json(&base);
+        assert_eq!(json["ratios"]["completions_s_best"]["ratio"], 2.0);
+        assert_eq!(json["baseline"]["date"], "2026-11-27T23:30:00Z");
+
+        // Slower, on another set-up: worse, and said.
+        let mut slow = bench(&[0.004, 0.004, 0.004]);
+        slow.runtime_ns = 1_000_000_000;
+        let shown = slow.compare_text(&base);
+        assert!(shown.contains("(0.25x baseline, worse)"), "{shown}");
+        assert!(
+            shown.contains("warning: the baseline ran 2.000s virtual"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_baseline_is_refused_naming_why() {
+        let err = |t: &str| Baseline::parse(t).unwrap_err();
+        assert!(err("{").starts_with("not JSON"));
+        assert!(err(r#"{"format": "other"}"#).contains("not a bench sim baseline"));
+        let base = bench(&[0.001]).baseline("d".into(), "m".into(), None);
+        let mut v = base.json();
+        v["ns_per_event"] = json!("fast");
+        assert!(err(&v.to_string()).contains("\"ns_per_event\" missing or not a number"));
+        v["ns_per_event"] = json!(-1.0);
+        assert!(err(&v.to_string()).contains("ns_per_event"));
+        // No load average is fine: an old file, or a system without one.
+        let mut v = base.json();
+        v.as_object_mut().unwrap().remove("load_average");
+        assert_eq!(Baseline::parse(&v.to_string()).unwrap().load_average, None);
+    }
+
+    #[test]
+    fn utc_dates_are_civil_dates() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_795_822_245), "2026-11-27T23:30:45Z");
     }
 }

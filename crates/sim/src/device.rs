@@ -69,7 +69,9 @@ impl World {
             let start = d.gate.start_sized(self.now, spacing, r.bytes, per_byte);
             let took = sampler.sample(&mut d.rng, r.bytes).max(1);
             let begins = service::ceil(start);
-            self.events.push(begins + took, Ev::ServiceDone { req });
+            let core = self.threads[r.tid as usize].spec.core as u32;
+            self.events
+                .push(begins + took, Ev::ServiceDone { req, core });
             let owner = self.piece(req).map_or(req, |p| p.parent);
             self.path.started(owner, begins);
         }

@@ -2,12 +2,13 @@
 //! same instant run in the order they were scheduled and a run is
 //! deterministic.
 //!
-//! The queue is split per core (and one part for the device), so its cost
+//! The queue is split per core (and one part for the run's end), so its cost
 //! does not grow with the number of cores: each part is a short sorted list,
 //! and a tournament tree over the parts' earliest events finds the next one
 //! in log2(parts) comparisons. Every event names the core it happens on (a
 //! core's own work and tick, a thread's timers on the thread's core, a
-//! queue's deadline on the core its interrupt goes to), so the parts stay as
+//! queue's deadline on the core its interrupt goes to, a command's service
+//! end on its thread's core), so the parts stay as
 //! short as one core's pending work, however many cores run.
 //!
 //! A core has at most one live `CoreDone`: it sits in its part's slot, and a
@@ -22,8 +23,9 @@ pub(crate) enum Ev {
     /// The work occupying a core ends; stale when the core's generation moved
     /// on (an interrupt or a preemption cut the work short).
     CoreDone { core: u32, gen: u32 },
-    /// A command's service inside the device ends.
-    ServiceDone { req: u32 },
+    /// A command's service inside the device ends; `core` is its thread's
+    /// (the part it waits in: only where it sits, never when it runs).
+    ServiceDone { req: u32, core: u32 },
     /// A queue's policy deadline; stale unless it is still the armed one.
     Deadline { queue: u32 },
     /// A sleeping thread's timer (rate limit, thinktime); stale unless `gen`
@@ -254,7 +256,11 @@ impl Events {
                 self.changed(p);
                 return;
             }
-            Ev::ServiceDone { .. } | Ev::End => DEVICE,
+            // Each core's commands wait in its own part, not one part for
+            // the whole device: with N cores busy the device's part held N
+            // times the units' service ends, and placing one walked them.
+            Ev::ServiceDone { core, .. } => self.core(core),
+            Ev::End => DEVICE,
             Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
             Ev::IrqFallback { core, .. } => self.core(core),
             Ev::Timer { tid, .. } | Ev::Start { tid } | Ev::Commit { tid } => {
@@ -326,10 +332,10 @@ mod tests {
         q.push(5, Ev::End);
         q.push(3, Ev::Tick { core: 1 });
         q.push(3, Ev::Tick { core: 2 });
-        q.push(3, Ev::ServiceDone { req: 9 });
+        q.push(3, Ev::ServiceDone { req: 9, core: 3 });
         assert_eq!(q.pop(), Some((3, Ev::Tick { core: 1 })));
         assert_eq!(q.pop(), Some((3, Ev::Tick { core: 2 })));
-        assert_eq!(q.pop(), Some((3, Ev::ServiceDone { req: 9 })));
+        assert_eq!(q.pop(), Some((3, Ev::ServiceDone { req: 9, core: 3 })));
         assert_eq!(q.pop(), Some((5, Ev::End)));
         assert_eq!(q.pop(), None);
     }
@@ -409,7 +415,7 @@ mod tests {
             let ev = match (x >> 8) % 4 {
                 0 => Ev::Tick { core },
                 1 => Ev::Start { tid: core },
-                2 => Ev::ServiceDone { req: step },
+                2 => Ev::ServiceDone { req: step, core },
                 _ => {
                     gen += 1;
                     // The model drops the core's CoreDone it replaces.

@@ -511,7 +511,7 @@ impl World {
                         self.core_done(core);
                     }
                 }
-                Ev::ServiceDone { req } => self.service_done(req),
+                Ev::ServiceDone { req, .. } => self.service_done(req),
                 Ev::Deadline { queue } => self.deadline(queue, t),
                 Ev::Timer { tid, gen } => {
                     let th = &self.threads[tid as usize];
