@@ -13,7 +13,9 @@
 //! through a reordering window of [`REORDER`] behind the latest issue seen
 //! (a trace is in issue or completion order, with requests in flight
 //! between); an event that falls further behind is replayed at the window's
-//! edge and counted as late.
+//! edge and counted as late. Up to [`BUFFERED`] events wait before the
+//! window applies, so a trace of that size is replayed in exact order
+//! (a reader gives a request whose completion never came at the end).
 //!
 //! **Marks** (`--mark RULE`, the first that matches wins). A block trace
 //! cannot see the system call, so the default follows TOS Table 1's logic
@@ -38,8 +40,11 @@ use report::svg::{Figure, LineChart, LineSeries, Panel};
 use traces::Request;
 
 /// How far behind the latest issue an event may come and still be
-/// replayed in order.
+/// replayed in order once [`BUFFERED`] events wait.
 pub const REORDER: Nanos = 1_000 * MS;
+/// Events held for ordering before the window applies (about 64 MiB):
+/// a trace this size is replayed in exact time order.
+pub const BUFFERED: usize = 2_000_000;
 /// The bucket of the interrupts-per-second series.
 const BUCKET: Nanos = 100 * MS;
 
@@ -142,6 +147,8 @@ pub struct Stream {
     pub late: u64,
     pub derived: u64,
     service: Nanos,
+    /// Events held before the window applies ([`BUFFERED`]).
+    buffered: usize,
 }
 
 impl Stream {
@@ -154,6 +161,16 @@ impl Stream {
             late: 0,
             derived: 0,
             service,
+            buffered: BUFFERED,
+        }
+    }
+
+    /// As [`Stream::new`], holding `buffered` events before the window.
+    #[cfg(test)]
+    pub fn with_buffer(service: Nanos, buffered: usize) -> Stream {
+        Stream {
+            buffered,
+            ..Stream::new(service)
         }
     }
 
@@ -170,8 +187,24 @@ impl Stream {
         self.heap.push(Reverse((r.issue_ns, id, 0, bits)));
         self.heap.push(Reverse((done.max(r.issue_ns), id, 1, bits)));
         self.latest_issue = self.latest_issue.max(r.issue_ns);
-        let edge = self.latest_issue.saturating_sub(REORDER);
-        self.drain(Some(edge), out);
+        // Time order within the reordering window; a reader may also hold
+        // a request back until its end (one whose completion never came is
+        // given at the end of the trace), so the window stretches to
+        // [`BUFFERED`] events before anything is let through early.
+        if self.heap.len() > self.buffered {
+            let edge = self.latest_issue.saturating_sub(REORDER);
+            self.drain(Some(edge), out);
+            while self.heap.len() > self.buffered / 2 {
+                self.drain_one(out);
+            }
+        }
+    }
+
+    fn drain_one(&mut self, out: &mut Vec<Row>) {
+        let Some(Reverse((t, id, kind, bits))) = self.heap.pop() else {
+            return;
+        };
+        self.emit(t, id, kind, bits, out);
     }
 
     /// The rows up to `edge` (all at the end).
@@ -181,28 +214,32 @@ impl Stream {
                 break;
             }
             self.heap.pop();
-            let time = if t < self.frontier {
-                self.late += 1;
-                self.frontier
-            } else {
-                t
-            };
-            self.frontier = time;
-            out.push(Row {
-                line: id as usize + 1,
-                time,
-                id,
-                marks: Marks {
-                    urgent: bits & 1 != 0,
-                    barrier: bits & 2 != 0,
-                },
-                event: if kind == 0 {
-                    Event::Submit
-                } else {
-                    Event::Complete
-                },
-            });
+            self.emit(t, id, kind, bits, out);
         }
+    }
+
+    fn emit(&mut self, t: Nanos, id: u64, kind: u8, bits: u8, out: &mut Vec<Row>) {
+        let time = if t < self.frontier {
+            self.late += 1;
+            self.frontier
+        } else {
+            t
+        };
+        self.frontier = time;
+        out.push(Row {
+            line: id as usize + 1,
+            time,
+            id,
+            marks: Marks {
+                urgent: bits & 1 != 0,
+                barrier: bits & 2 != 0,
+            },
+            event: if kind == 0 {
+                Event::Submit
+            } else {
+                Event::Complete
+            },
+        });
     }
 }
 
@@ -634,7 +671,7 @@ mod tests {
 
     #[test]
     fn an_event_beyond_the_window_is_replayed_late_not_out_of_order() {
-        let mut s = Stream::new(US);
+        let mut s = Stream::with_buffer(US, 2);
         let mut out = Vec::new();
         s.push(&req(0, Some(10), false, false), Marks::NONE, &mut out);
         s.push(
