@@ -199,16 +199,10 @@ pub fn choose(jobs: &[Job], cfg: &EmuConfig) -> Result<Target, EmuError> {
     }
 }
 
-/// The jobs as the run's io_uring strategy (`run --uring`, `host::uring`)
-/// runs them, or why it cannot: min-complete and min-wait are the job
-/// threads' own ([`crate::worker`]); iopoll is fio's `hipri`, so each
-/// io_uring job polls a poll queue (as the simulator maps it); task-work
-/// and defer-taskrun differ from min-complete only in where the kernel
-/// runs a completion's work, which the emulator's handler, delivering
-/// straight to the waiter, cannot tell apart; sqpoll needs an SQ thread,
-/// which is not emulated (as `sqthread_poll=1`).
 /// Whether the emulator applies io_uring strategy `s` (the others are
-/// refused by [`uring_jobs`], with the reason).
+/// refused by the run, with the reason: task-work and defer-taskrun
+/// differ only in where the kernel runs task work, which the emulator's
+/// handler does not model; sqpoll needs an SQ thread).
 pub fn uring_emulated(s: host::uring::Strategy) -> bool {
     use host::uring::Strategy;
     matches!(
@@ -217,6 +211,14 @@ pub fn uring_emulated(s: host::uring::Strategy) -> bool {
     )
 }
 
+/// The jobs as the run's io_uring strategy (`run --uring`, `host::uring`)
+/// runs them, or why it cannot: min-complete and min-wait are the job
+/// threads' own ([`crate::worker`]); iopoll is fio's `hipri`, so each
+/// io_uring job polls a poll queue (as the simulator maps it); task-work
+/// and defer-taskrun differ from min-complete only in where the kernel
+/// runs a completion's work, which the emulator's handler, delivering
+/// straight to the waiter, cannot tell apart; sqpoll needs an SQ thread,
+/// which is not emulated (as `sqthread_poll=1`).
 pub(crate) fn uring_jobs(jobs: &[Job], cfg: &EmuConfig) -> Result<Vec<Job>, EmuError> {
     use host::uring::Strategy;
     let mut out = jobs.to_vec();
