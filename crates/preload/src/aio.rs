@@ -457,34 +457,15 @@ fn kernel_reaper(c: &Ctx) {
 /// interrupt handler delivers; ends once stopped with nothing of the
 /// slot's in flight (or the device gone), then gives the slot back.
 fn device_waiter(c: &Ctx) {
-    let Some((slot, r)) = c.slot.zip(route::mapped()) else {
-        return;
-    };
-    let s = r.slot(slot);
-    let mut done: Vec<Done> = Vec::with_capacity(64);
-    let mut quiet = Duration::ZERO;
-    loop {
-        if c.stop.load(Acquire) && (s.in_flight() == 0 || route::region().is_none()) {
-            break;
-        }
-        if s.wait(1, Some(DEVICE_SLICE)) {
-            quiet = Duration::ZERO;
-            done.clear();
-            s.take(usize::MAX, &mut done);
-            delivered(c, &done);
-            continue;
-        }
-        quiet += DEVICE_SLICE;
-        if quiet >= route::WATCH {
-            quiet = Duration::ZERO;
-            if s.in_flight() > 0 && !route::device_alive() {
-                // Nothing more will come: what the kernel completed is
-                // published, and so is the rest at its completion.
-                device_gone(c);
-            }
-        }
+    if let Some(slot) = c.slot {
+        route::device_waiter(
+            slot,
+            &c.stop,
+            DEVICE_SLICE,
+            |d| delivered(c, d),
+            || device_gone(c),
+        );
     }
-    s.release();
 }
 
 /// Whether `p`'s event may be published now: the kernel completed it,

@@ -955,6 +955,48 @@ pub(crate) fn closing(fd: c_int) {
     }
 }
 
+/// A device waiter's loop, for a context (`aio`) or a ring (`uring`) of
+/// the program's: sleeps on `slot` until the device's interrupt handler
+/// delivers, hands each batch to `delivered`, tells `gone` when the device
+/// vanished with commands in flight, and ends once `stop` is set and
+/// nothing of the slot's is in flight (or the device is gone), giving the
+/// slot back. `slice` is how long it sleeps between looks at `stop`.
+pub(crate) fn device_waiter(
+    slot: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    slice: std::time::Duration,
+    mut delivered: impl FnMut(&[shm::Done]),
+    mut gone: impl FnMut(),
+) {
+    use std::sync::atomic::Ordering::Acquire;
+    let Some(r) = mapped() else { return };
+    let s = r.slot(slot);
+    let mut done: Vec<shm::Done> = Vec::with_capacity(64);
+    let mut quiet = std::time::Duration::ZERO;
+    loop {
+        if stop.load(Acquire) && (s.in_flight() == 0 || region().is_none()) {
+            break;
+        }
+        if s.wait(1, Some(slice)) {
+            quiet = std::time::Duration::ZERO;
+            done.clear();
+            s.take(usize::MAX, &mut done);
+            delivered(&done);
+            continue;
+        }
+        quiet += slice;
+        if quiet >= WATCH {
+            quiet = std::time::Duration::ZERO;
+            if s.in_flight() > 0 && !device_alive() {
+                // Nothing more will come: what the kernel completed is
+                // published, and so is the rest at its completion.
+                gone();
+            }
+        }
+    }
+    s.release();
+}
+
 /// How long a waiter sleeps before it checks that `cinterrupts exec` (the
 /// device) still exists: a program must not hang because exec was killed.
 pub(crate) const WATCH: std::time::Duration = std::time::Duration::from_secs(1);

@@ -474,32 +474,9 @@ pub(super) fn kernel_reaper(r: &Ring) {
 /// handler delivers; ends once stopped with nothing of the slot's in
 /// flight, giving the slot back.
 pub(super) fn device_waiter(r: &Ring) {
-    let Some((slot, reg)) = r.slot.zip(route::mapped()) else {
-        return;
-    };
-    let s = reg.slot(slot);
-    let mut done: Vec<Done> = Vec::with_capacity(64);
-    let mut quiet = Duration::ZERO;
-    loop {
-        if r.stop.load(Acquire) && (s.in_flight() == 0 || route::region().is_none()) {
-            break;
-        }
-        if s.wait(1, Some(SLICE)) {
-            quiet = Duration::ZERO;
-            done.clear();
-            s.take(usize::MAX, &mut done);
-            r.delivered(&done);
-            continue;
-        }
-        quiet += SLICE;
-        if quiet >= route::WATCH {
-            quiet = Duration::ZERO;
-            if s.in_flight() > 0 && !route::device_alive() {
-                r.device_gone();
-            }
-        }
+    if let Some(slot) = r.slot {
+        route::device_waiter(slot, &r.stop, SLICE, |d| r.delivered(d), || r.device_gone());
     }
-    s.release();
 }
 
 impl Drop for Ring {
