@@ -26,6 +26,7 @@ mod iopath;
 mod journal;
 pub mod limits;
 pub mod profile;
+pub mod replay;
 mod run;
 mod sched;
 mod thread;
