@@ -42,6 +42,11 @@ pub struct SimArgs {
         requires = "trace"
     )]
     pub replay_loop: sim::replay::Loop,
+    /// Replay only the requests this command name issued (the trace's
+    /// `comm`, as `calibrate --device-from --comm`): one program's I/O out
+    /// of a capture that also saw other processes'
+    #[arg(long, value_name = "NAME", requires = "trace")]
+    pub comm: Option<String>,
     #[command(flatten)]
     pub fio: crate::args::FioArgs,
     #[command(flatten)]
@@ -215,6 +220,13 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let mut ios = Vec::new();
     for r in traces::open(trace, args.trace_format)? {
         let r = r?;
+        if args
+            .comm
+            .as_ref()
+            .is_some_and(|c| r.comm.as_ref() != Some(c))
+        {
+            continue;
+        }
         if ios.len() == sim::replay::MAX_REQUESTS {
             bail!(
                 "{}: more than {} requests, the most a replay holds",

@@ -38,7 +38,8 @@
 //!   throughput and latency would this application get* on another device
 //!   or host, the application's concurrency kept, its think time not (a
 //!   trace does not tell think time from the recorded host's own path).
-//!   Its drift is the replay's duration against the trace's, and the IOPS
+//!   Each process starts at its first recorded issue (processes that ran
+//!   one after another do not overlap). Its drift is the replay's duration against the trace's, and the IOPS
 //!   ratio.
 //!
 //! Marks are the front end's (`cinterrupts` applies TOS Table 1's logic as
@@ -303,6 +304,11 @@ impl AppThread for TraceThread {
             } else {
                 Action::Done
             };
+        }
+        if self.next == 0 && now < self.items[0].due {
+            // Every process starts at its first recorded issue, in either
+            // loop: processes that ran at different times do not overlap.
+            return Action::SleepUntil(self.items[0].due);
         }
         let n = self.batch(now);
         if n == 0 {
