@@ -121,3 +121,47 @@ fn bad_trace_input_is_one_line() {
     let o = run(&["sim", "--trace", "/nonexistent/trace.txt", "--quiet"]);
     assert_one_line_error(&o, "/nonexistent/trace.txt");
 }
+
+#[test]
+fn comm_keeps_one_programs_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    // A second program (pid 77, `other`) interleaved with the first.
+    let other = blkparse(50, 1, 300.0, 40.0)
+        .replace("    42  ", "    77  ")
+        .replace("[app]", "[other]")
+        .replace(" R 1", " R 9");
+    let first = blkparse(100, 1, 200.0, 50.0);
+    let mut lines: Vec<&str> = first.lines().collect();
+    lines.extend(other.lines());
+    let time = |l: &&str| l.split_whitespace().nth(3).unwrap().parse::<f64>().unwrap();
+    lines.sort_by(|a, b| time(a).total_cmp(&time(b)));
+    let trace = write(dir.path(), "two.blkparse", &(lines.join("\n") + "\n"));
+    let v = replay(&trace, "open");
+    assert_eq!(
+        (
+            v["replay"]["requests"].as_u64(),
+            v["replay"]["processes"].as_u64()
+        ),
+        (Some(150), Some(2))
+    );
+    let o = run(&[
+        "sim",
+        "--trace",
+        &trace,
+        "--comm",
+        "other",
+        "--output-format",
+        "json",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (
+            v["replay"]["requests"].as_u64(),
+            v["replay"]["processes"].as_u64()
+        ),
+        (Some(50), Some(1))
+    );
+    assert_eq!(v["jobs"][0]["jobname"], "pid77");
+}
