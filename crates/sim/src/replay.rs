@@ -13,14 +13,16 @@
 //! two is a process switch), pinned round-robin on the host's cores
 //! (process `i` on core `i mod cores`). A process whose requests were never
 //! more than one in flight (recorded) is a blocking one (a `pread` that
-//! sleeps until its completion, fio's psync); any other waits as libaio
-//! does (`io_submit`, then `io_getevents`).
+//! sleeps until its completion, fio's psync); any other, and any whose
+//! trace lacks completion times (fio's iolog, Alibaba, Tencent, DiskSim),
+//! waits as libaio does (`io_submit`, then `io_getevents`).
 //!
 //! **Requests.** Size and direction are the trace's; the offset is not used
 //! (the device model's service time does not depend on it). Each request's
 //! recorded in-flight count is the number of its process's requests issued
 //! and not yet completed at its issue, itself included (a request without a
-//! completion time counts only at its own issue).
+//! completion time counts only at its own issue: a trace without
+//! completions replays closed loop at one in flight per process).
 //!
 //! **Two loops** (choose by the question):
 //! - [`Loop::Open`]: each request is submitted at its trace time (relative
@@ -122,6 +124,9 @@ struct Item {
 struct Process {
     pid: Option<u32>,
     items: Vec<Item>,
+    /// Every request's completion is in the trace (its in-flight counts
+    /// are known).
+    completions: bool,
 }
 
 /// How far the replay's timing drifted from the trace's.
@@ -237,7 +242,12 @@ fn processes(ios: Vec<TraceIo>) -> (Vec<Process>, Nanos, Nanos) {
                     }
                 })
                 .collect();
-            Process { pid, items }
+            let completions = rs.iter().all(|r| r.complete_ns.is_some());
+            Process {
+                pid,
+                items,
+                completions,
+            }
         })
         .collect();
     (procs, t0, end - t0)
@@ -399,7 +409,7 @@ pub fn simulate_trace(
         .map(|(i, p)| {
             let deepest = p.items.iter().map(|it| it.depth).max().unwrap_or(1);
             clamped += p.items.iter().filter(|it| it.depth > qd).count() as u64;
-            let waiter = if deepest <= 1 {
+            let waiter = if deepest <= 1 && p.completions {
                 Waiter::Blocking
             } else {
                 Waiter::Libaio
