@@ -123,6 +123,8 @@ struct Item {
 #[derive(Clone, Debug)]
 struct Process {
     pid: Option<u32>,
+    /// Its last completion (or issue), from the trace's first issue.
+    end: Nanos,
     items: Vec<Item>,
     /// Every request's completion is in the trace (its in-flight counts
     /// are known).
@@ -154,8 +156,26 @@ pub struct Drift {
     pub replay_iops: f64,
     pub iops_ratio: f64,
     /// Requests whose recorded in-flight count was above the device's
-    /// queue depth, replayed at that depth.
+    /// queue depth, replayed at it.
     pub clamped: u64,
+    /// Each process's own span and IOPS, trace against replay (a process
+    /// that ran for part of the trace is judged over its own part, as fio
+    /// reports a job over its own runtime).
+    pub per_process: Vec<ProcessDrift>,
+}
+
+/// One process's span, trace against replay.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ProcessDrift {
+    pub pid: Option<u32>,
+    pub requests: u64,
+    /// The trace: its first issue to its last completion (or issue).
+    pub trace_ns: Nanos,
+    /// The replay: its first submit call to the return of the call that
+    /// took its last completion.
+    pub replay_ns: Nanos,
+    pub trace_iops: f64,
+    pub replay_iops: f64,
 }
 
 impl Drift {
@@ -182,6 +202,17 @@ impl Drift {
             self.replay_iops,
             self.iops_ratio
         );
+        for p in &self.per_process {
+            let pid = p.pid.map_or("-".to_string(), |p| p.to_string());
+            s += &format!(
+                "  pid {pid}: {} requests; trace {:.3}ms, {:.0} IOPS; replay {:.3}ms, {:.0} IOPS\n",
+                p.requests,
+                p.trace_ns as f64 / 1e6,
+                p.trace_iops,
+                p.replay_ns as f64 / 1e6,
+                p.replay_iops
+            );
+        }
         if self.clamped > 0 {
             s += &format!(
                 "  {} request(s) recorded deeper than the device's queue depth were replayed at it\n",
@@ -197,6 +228,9 @@ impl Drift {
 struct Book {
     late: Vec<Nanos>,
     issued: u64,
+    /// Per process: its first submit and its last completion taken.
+    first: Vec<Option<Nanos>>,
+    last: Vec<Nanos>,
 }
 
 /// The requests grouped by process (in order of first appearance), each
@@ -243,8 +277,14 @@ fn processes(ios: Vec<TraceIo>) -> (Vec<Process>, Nanos, Nanos) {
                 })
                 .collect();
             let completions = rs.iter().all(|r| r.complete_ns.is_some());
+            let end = rs
+                .iter()
+                .map(|r| r.complete_ns.unwrap_or(r.issue_ns).max(r.issue_ns) - t0)
+                .max()
+                .unwrap_or(0);
             Process {
                 pid,
+                end,
                 items,
                 completions,
             }
@@ -267,6 +307,8 @@ struct TraceThread {
     computed: bool,
     stopped: bool,
     book: Rc<RefCell<Book>>,
+    /// Its index among the processes (the book's).
+    ix: usize,
 }
 
 impl TraceThread {
@@ -349,13 +391,17 @@ impl AppThread for TraceThread {
             })
             .collect();
         book.issued += n as u64;
+        book.first[self.ix].get_or_insert(now);
         self.next += n;
         self.in_flight += n as u32;
         Action::Submit(ios)
     }
 
-    fn completed(&mut self, tags: &[u64], _now: Nanos) {
+    fn completed(&mut self, tags: &[u64], now: Nanos) {
         self.in_flight = self.in_flight.saturating_sub(tags.len() as u32);
+        if !tags.is_empty() {
+            self.book.borrow_mut().last[self.ix] = now;
+        }
     }
 
     fn drain_ops(&mut self, _out: &mut Vec<OpDone>) {}
@@ -399,7 +445,18 @@ pub fn simulate_trace(
         )));
     }
     let qd = config.device.queue_depth;
-    let book = Rc::new(RefCell::new(Book::default()));
+    let book = Rc::new(RefCell::new(Book {
+        first: vec![None; procs.len()],
+        last: vec![0; procs.len()],
+        ..Book::default()
+    }));
+    let spans: Vec<(Option<u32>, u64, Nanos)> = procs
+        .iter()
+        .map(|p| {
+            let first = p.items.first().map_or(0, |it| it.due);
+            (p.pid, p.items.len() as u64, p.end - first)
+        })
+        .collect();
     let mut clamped = 0u64;
     let cores = config.host.cores as usize;
     let nprocs = procs.len();
@@ -439,6 +496,7 @@ pub fn simulate_trace(
                     computed: false,
                     stopped: false,
                     book: Rc::clone(&book),
+                    ix: i,
                 }),
             }
         })
@@ -485,6 +543,21 @@ pub fn simulate_trace(
             0.0
         },
         clamped,
+        per_process: spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(pid, n, trace_ns))| {
+                let replay_ns = book.first[i].map_or(0, |f| book.last[i].saturating_sub(f));
+                ProcessDrift {
+                    pid,
+                    requests: n,
+                    trace_ns,
+                    replay_ns,
+                    trace_iops: rate(n, trace_ns),
+                    replay_iops: rate(n, replay_ns),
+                }
+            })
+            .collect(),
     };
     if book.issued < requests {
         report.notes.push(format!(

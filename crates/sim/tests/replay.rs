@@ -49,6 +49,11 @@ fn every_request_is_issued_once_in_both_loops() {
         assert_eq!(r.jobs.len(), 3);
         assert!(r.jobs.iter().all(|j| j.read.io_ops + j.write.io_ops == 300));
         assert_eq!(d.clamped, 0);
+        assert_eq!(d.per_process.len(), 3);
+        for p in &d.per_process {
+            assert_eq!(p.requests, 300);
+            assert!(p.replay_ns > 0 && p.replay_ns <= d.replay_ns, "{p:?}");
+        }
     }
 }
 
@@ -58,6 +63,10 @@ fn open_loop_keeps_the_trace_time_when_the_device_keeps_up() {
     let (_, _, d) = simulate_trace(ios, Loop::Open, &cfg(), &mut |_, _| {}).unwrap();
     assert!(d.late_max_ns < 5 * US, "{d:?}");
     assert!((d.iops_ratio - 1.0).abs() < 0.01, "{d:?}");
+    // Each process is judged over its own span: on time, the same IOPS.
+    for p in &d.per_process {
+        assert!((p.replay_iops / p.trace_iops - 1.0).abs() < 0.01, "{p:?}");
+    }
 }
 
 #[test]
