@@ -58,7 +58,7 @@ pub struct CoalesceArgs {
     pub report: Option<PathBuf>,
 }
 
-fn trace_format(s: &str) -> Result<traces::Format, String> {
+pub fn trace_format(s: &str) -> Result<traces::Format, String> {
     traces::Format::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = traces::Format::ALL.iter().map(|f| f.name()).collect();
         format!("'{s}' is not one of {}", names.join(", "))

@@ -18,7 +18,35 @@ use crate::progress::Progress;
 pub struct SimArgs {
     /// fio job file, or an application file (`.toml`: YCSB on a KVell-like
     /// engine, RocksDB-like db_bench, its dump tool; examples/apps/)
-    pub job_file: PathBuf,
+    #[arg(required_unless_present = "trace", conflicts_with = "trace")]
+    pub job_file: Option<PathBuf>,
+    /// Replay a block trace instead of a job file (blkparse text, blktrace,
+    /// fio iolog, biosnoop, MSR, Alibaba, Tencent, DiskSim): one simulated
+    /// thread per trace process issuing its requests (size, direction;
+    /// reads, sync writes and flushes Urgent, other writes unmarked, as
+    /// `coalesce --trace`), then the replay's drift from the trace's timing
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The trace's format, instead of detecting it
+    #[arg(long, value_name = "NAME", requires = "trace", value_parser = crate::coalesce::trace_format)]
+    pub trace_format: Option<traces::Format>,
+    /// How the replay paces requests: `open` (each at its trace time: what
+    /// this arrival stream costs on the modelled host and device) or
+    /// `closed` (each process keeps as many in flight as it had when the
+    /// request was recorded: what throughput and latency the application
+    /// would get there)
+    #[arg(
+        long = "loop",
+        value_name = "open|closed",
+        default_value = "open",
+        requires = "trace"
+    )]
+    pub replay_loop: sim::replay::Loop,
+    /// Replay only the requests this command name issued (the trace's
+    /// `comm`, as `calibrate --device-from --comm`): one program's I/O out
+    /// of a capture that also saw other processes'
+    #[arg(long, value_name = "NAME", requires = "trace")]
+    pub comm: Option<String>,
     #[command(flatten)]
     pub fio: crate::args::FioArgs,
     #[command(flatten)]
@@ -149,12 +177,16 @@ fn is_app_file(path: &Path) -> bool {
 }
 
 pub fn run(args: &SimArgs) -> Result<()> {
-    if is_app_file(&args.job_file) {
-        return run_app(args);
+    if let Some(trace) = &args.trace {
+        return run_trace(args, trace);
     }
-    let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
+    let job_file = args.job_file.as_deref().expect("clap requires a job file");
+    if is_app_file(job_file) {
+        return run_app(args, job_file);
+    }
+    let file = jobs::parse_file_with(job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
-        bail!("{}: no jobs to run", args.job_file.display());
+        bail!("{}: no jobs to run", job_file.display());
     }
     let mut config = config(
         args.policy.spec(),
@@ -172,19 +204,80 @@ pub fn run(args: &SimArgs) -> Result<()> {
         progress.update(now, end)
     });
     progress.finish();
-    let report = result.map_err(|e| sim_error(&args.job_file, e))?;
+    let report = result.map_err(|e| sim_error(job_file, e))?;
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
+/// A trace's replay (`sim --trace`, `sim::replay`): the report, then the
+/// drift (text: after it; JSON: its `replay` object).
+fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
+    if !args.fio.options.is_empty() || args.fio.default_marks.is_some() {
+        bail!(
+            "{}: --fio and --default-marks are fio's job options; a trace's requests are marked by TOS Table 1's logic",
+            trace.display()
+        );
+    }
+    let mut ios = Vec::new();
+    for r in traces::open(trace, args.trace_format)? {
+        let r = r?;
+        if args
+            .comm
+            .as_ref()
+            .is_some_and(|c| r.comm.as_ref() != Some(c))
+        {
+            continue;
+        }
+        if ios.len() == sim::replay::MAX_REQUESTS {
+            bail!(
+                "{}: more than {} requests, the most a replay holds",
+                trace.display(),
+                sim::replay::MAX_REQUESTS
+            );
+        }
+        ios.push(sim::replay::TraceIo {
+            issue_ns: r.issue_ns,
+            complete_ns: r.complete_ns,
+            bytes: u64::from(r.bytes),
+            write: r.write,
+            marks: crate::coalesce_trace::marks_of(&[], &r),
+            pid: r.pid,
+        });
+    }
+    let mut config = config(
+        args.policy.spec(),
+        &args.device,
+        &args.host,
+        args.seed,
+        args.runtime,
+    )?;
+    host_settings(args, &mut config);
+    let mut progress = Progress::new(args.out.quiet);
+    let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
+        progress.update(now, end)
+    });
+    progress.finish();
+    let (report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    let out = match args.out.format {
+        OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
+        OutputFormat::Json => {
+            let mut doc: serde_json::Value =
+                serde_json::from_str(&report::json::document(&report))?;
+            doc["replay"] = serde_json::to_value(&drift)?;
+            serde_json::to_string_pretty(&doc)? + "\n"
+        }
+    };
+    emit(&out, args.out.file.as_deref())
+}
+
 /// An application file's run: its instances' threads on their cores.
-fn run_app(args: &SimArgs) -> Result<()> {
+fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     if !args.fio.options.is_empty() || args.fio.default_marks.is_some() {
         bail!(
             "{}: --fio and --default-marks are fio's job options; an application file sets its engines' own keys (default_marks in a kvell instance)",
-            args.job_file.display()
+            job_file.display()
         );
     }
-    let file = apps::file::AppFile::load(&args.job_file)?;
+    let file = apps::file::AppFile::load(job_file)?;
     let threads = file.threads(args.seed)?;
     let mut config = config(
         args.policy.spec(),
@@ -197,7 +290,7 @@ fn run_app(args: &SimArgs) -> Result<()> {
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate_app(threads, &config, &mut |now, end| progress.update(now, end));
     progress.finish();
-    let (report, _) = result.map_err(|e| anyhow!("{}: {e}", args.job_file.display()))?;
+    let (report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 

@@ -5,7 +5,9 @@
 //! simulated host cores that submit to per-core NVMe queues; the device
 //! serves commands with a service-time model and a `policy` instance per
 //! completion queue decides when to interrupt. Everything runs in virtual
-//! time (`u64` nanoseconds) and is deterministic for a seed.
+//! time (`u64` nanoseconds) and is deterministic for a seed. [`replay`]
+//! runs a block trace's requests instead, one thread per trace process,
+//! open or closed loop, and says how far its timing drifted.
 //!
 //! ```
 //! let optane = sim::DeviceProfile::load("optane").unwrap();
@@ -26,6 +28,7 @@ mod iopath;
 mod journal;
 pub mod limits;
 pub mod profile;
+pub mod replay;
 mod run;
 mod sched;
 mod thread;
