@@ -233,6 +233,14 @@ impl Fit {
     pub fn profile(&self, name: &str, origin: &str) -> Option<String> {
         let read = self.read.as_ref().or(self.write.as_ref())?.time;
         let write = self.write.as_ref().or(self.read.as_ref())?.time;
+        // A direction the trace lacks takes the other's ceiling too (a
+        // ceiling of 1 would hold another program's few writes a second
+        // each in a replay).
+        let (r_iops, w_iops) = match (self.read.is_some(), self.write.is_some()) {
+            (true, false) => (self.max_read_iops, self.max_read_iops),
+            (false, true) => (self.max_write_iops, self.max_write_iops),
+            _ => (self.max_read_iops, self.max_write_iops),
+        };
         let iops = |v: u64| v.max(1);
         Some(format!(
             "# Fitted by `cinterrupts calibrate --device-from {origin}`: issue-to-completion\n\
@@ -251,8 +259,8 @@ impl Fit {
              # TOS 5.2's thr for the paper's devices (not derivable from a trace).\n\
              default_thr = 32\n\n{}\n{}",
             self.parallelism,
-            iops(self.max_read_iops),
-            iops(self.max_write_iops),
+            iops(r_iops),
+            iops(w_iops),
             self.delta.max(1),
             table("read", &read),
             table("write", &write),
@@ -335,6 +343,8 @@ mod tests {
         assert_eq!(f.max_write_iops, 80);
         let p = f.profile("fitted", "x.trace").unwrap();
         assert!(p.contains("parallelism = 8"), "{p}");
+        // Writes only: the read ceiling is the write one, not 1.
+        assert!(p.contains("max_read_iops = 80\n"), "{p}");
         assert!(p.contains("[read]") && p.contains("[write]"), "{p}");
     }
 }
