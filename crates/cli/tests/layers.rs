@@ -62,7 +62,7 @@ const CRATES: &[(&str, &[&str])] = &[
         "cli",
         &[
             "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "traces", "tune",
+            "report", "service", "sim", "sweep", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

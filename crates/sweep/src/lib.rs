@@ -8,7 +8,7 @@
 //!
 //! The modules, bottom first: [`canon`] (canonical JSON, the hash),
 //! [`spec`] (reading the spec), [`point`] (expansion and keys), [`shard`]
-//! (the partition), [`store`] (the result files), [`run`] (running a shard
+//! (the partition), [`store`] (the result files), [`mod@run`] (running a shard
 //! into a store), [`merge`] (tables and fronts), [`slurm`] (the array
 //! script).
 
