@@ -75,7 +75,8 @@ pub struct MergeArgs {
 
 #[derive(Args, Debug)]
 pub struct SlurmArgs {
-    /// The sweep's TOML spec, as the tasks will reach it (a shared path)
+    /// The sweep's TOML spec, on a path every node shares (written
+    /// absolute into the script)
     pub spec: PathBuf,
     /// Array tasks, one shard each
     #[arg(long, value_name = "N")]
@@ -195,9 +196,17 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "cinterrupts".into())
     });
+    // Absolute paths: a task starts in the directory sbatch was run from,
+    // which need not be this one.
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
     let script = Script {
-        spec: a.spec.display().to_string(),
-        store: store_of(&a.spec, a.store.as_ref()).display().to_string(),
+        spec: absolute(&a.spec),
+        store: absolute(&store_of(&a.spec, a.store.as_ref())),
         tasks: a.tasks,
         cpus_per_task: a.cpus_per_task,
         job_name: a.job_name.clone(),

@@ -139,7 +139,7 @@ struct Raw {
     host: Option<Spanned<String>>,
     modes: Option<Spanned<Vec<Spanned<String>>>>,
     seeds: Option<Spanned<Vec<Spanned<u64>>>>,
-    runtime: Spanned<String>,
+    runtime: Spanned<toml::Value>,
     strategies: Spanned<Vec<Spanned<toml::Value>>>,
 }
 
@@ -268,7 +268,20 @@ impl Spec {
             }
         };
 
-        let runtime = match jobs::units::parse_duration(raw.runtime.get_ref(), Some(policy::SEC)) {
+        // A string with a unit, or a bare number of seconds as fio's
+        // `runtime=` (and `--runtime` on our command line).
+        let runtime_text = match raw.runtime.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            other => {
+                return Err(bad(
+                    raw.runtime.span(),
+                    "runtime",
+                    format!("{other} is not a time (\"200ms\", or seconds)"),
+                ))
+            }
+        };
+        let runtime = match jobs::units::parse_duration(&runtime_text, Some(policy::SEC)) {
             Ok(0) => {
                 return Err(bad(
                     raw.runtime.span(),

@@ -193,6 +193,12 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
     assert!(e.to_string().contains(":1: key 'workloads'"), "{e}");
     let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"nvme9\"]\nruntime = \"1s\"\nstrategies = [\"default\"]\n");
     assert!(e.to_string().contains(":2: key 'devices'"), "{e}");
+    let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = true\nstrategies = [\"default\"]\n");
+    assert!(
+        e.to_string()
+            .contains(":3: key 'runtime': true is not a time"),
+        "{e}"
+    );
     let e = error_of("runtime = \"1s\"\n");
     assert!(e.to_string().contains("missing field"), "{e}");
 }
