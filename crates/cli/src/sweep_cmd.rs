@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
-use sweep::merge::{fronts_csv, fronts_json, fronts_text, merge};
+use sweep::front;
+use sweep::merge::merge;
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
 
@@ -161,7 +162,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         .map(|s| Store::existing(s))
         .collect::<Result<Vec<_>, _>>()?;
     let table = merge(&stores)?;
-    let fronts = table.fronts();
+    let fronts = front::fronts(&table);
     println!(
         "{} points from {} stores ({} found in more than one, {} failed and left out)",
         table.rows.len(),
@@ -169,14 +170,21 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         table.duplicates,
         table.failed
     );
-    print!("{}", fronts_text(&fronts));
+    if table.versions.len() > 1 {
+        eprintln!(
+            "sweep: the stores hold results of {} versions ({}): their points differ in key, not only in version",
+            table.versions.len(),
+            table.versions.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    print!("{}", front::text(&fronts));
     if let Some(dir) = &a.out {
         report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         write_file(&dir.join("table.csv"), table.csv().as_bytes())?;
         write_file(&dir.join("table.json"), table.json().as_bytes())?;
-        write_file(&dir.join("fronts.csv"), fronts_csv(&fronts).as_bytes())?;
-        write_file(&dir.join("fronts.json"), fronts_json(&fronts).as_bytes())?;
+        write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
+        write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
     }
     Ok(())
 }

@@ -99,9 +99,12 @@ fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
     assert_eq!(sharded.rows.len(), 8);
     assert_eq!(sharded.csv(), whole.csv());
     assert_eq!(sharded.json(), whole.json());
-    let fronts = sharded.fronts();
+    let fronts = sweep::front::fronts(&sharded);
     assert_eq!(fronts.len(), 1);
-    assert!(!fronts[0].rows.is_empty() && fronts[0].rows.len() <= 8);
+    // 4 settings (2 strategies x 2 deltas), each the mean of 2 seeds.
+    assert_eq!(fronts[0].settings, 4);
+    assert!(fronts[0].front.iter().all(|s| s.seeds == 2));
+    assert!(!fronts[0].front.is_empty());
 }
 
 #[test]
