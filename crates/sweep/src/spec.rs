@@ -35,6 +35,15 @@ pub const DEFAULT_HOST: &str = "xeon-e5-2660v4";
 /// The most a spec file may be: a sweep's spec is a page, not data.
 const MAX_SPEC_BYTES: u64 = 1 << 20;
 
+/// The most points a spec may expand to: each point is a run and a file in
+/// the store; a million is days of simulator time, and a bound keeps a
+/// typo (five long axes) from taking all memory.
+pub const MAX_POINTS: u64 = 1_000_000;
+
+/// The most of a job file hashed: the job parser refuses files past 1 MiB
+/// (`jobs`' source bound) before this is read.
+const MAX_WORKLOAD_BYTES: u64 = 1 << 20;
+
 /// Why a spec cannot be used. One line each.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SpecError {
@@ -192,10 +201,12 @@ impl Spec {
         let mut workloads = Vec::new();
         for w in raw.workloads.get_ref() {
             let path = dir.join(w.get_ref());
-            let bytes = std::fs::read(&path)
-                .map_err(|e| bad(w.span(), "workloads", format!("{}: {e}", path.display())))?;
+            // The parser bounds what it reads (and refuses what is not a
+            // file); the bytes hashed are then at most its bound.
             let parsed =
                 jobs::parse_file(&path).map_err(|e| bad(w.span(), "workloads", e.to_string()))?;
+            let bytes = read_bounded(&path)
+                .map_err(|e| bad(w.span(), "workloads", format!("{}: {e}", path.display())))?;
             if parsed.jobs.is_empty() {
                 return Err(bad(
                     w.span(),
@@ -303,16 +314,41 @@ impl Spec {
             let key = format!("strategies[{i}]");
             let strategy = strategy(s.get_ref())
                 .map_err(|(sub, reason)| bad(s.span(), &format!("{key}{sub}"), reason))?;
-            // Every variant must build on every device, so no point fails
-            // for a reason the spec could have been told.
+            strategies.push(strategy);
+        }
+
+        // Refuse a product too large to expand before expanding it (a
+        // few grid lines can multiply into billions of points).
+        let mut variants: u64 = 0;
+        for s in &strategies {
+            let n = s
+                .axes
+                .iter()
+                .try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64))
+                .unwrap_or(u64::MAX);
+            variants = variants.saturating_add(n);
+        }
+        let points = [workloads.len(), devices.len(), modes.len(), seeds.len()]
+            .iter()
+            .fold(variants, |n, &k| n.saturating_mul(k as u64));
+        if points > MAX_POINTS {
+            return Err(bad(
+                raw.strategies.span(),
+                "strategies",
+                format!("{points} points: more than {MAX_POINTS}, the most a spec may expand to (split it)"),
+            ));
+        }
+
+        // Every variant must build on every device, so no point fails for
+        // a reason the spec could have been told.
+        for (i, (strategy, s)) in strategies.iter().zip(raw.strategies.get_ref()).enumerate() {
             for variant in strategy.variants() {
                 for d in &devices {
                     let resolved = sim::with_device_defaults(variant.clone(), d);
                     policy::catalogue::build(&resolved)
-                        .map_err(|e| bad(s.span(), &key, e.to_string()))?;
+                        .map_err(|e| bad(s.span(), &format!("strategies[{i}]"), e.to_string()))?;
                 }
             }
-            strategies.push(strategy);
         }
 
         Ok(Spec {
@@ -326,6 +362,16 @@ impl Spec {
             strategies,
         })
     }
+}
+
+/// A file's bytes, at most [`MAX_WORKLOAD_BYTES`] and one more.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_WORKLOAD_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A profile's name as `DeviceProfile::load` takes it: a shipped name

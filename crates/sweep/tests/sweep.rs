@@ -202,6 +202,25 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
             .contains(":3: key 'runtime': true is not a time"),
         "{e}"
     );
+    // 3 x 1000 x 1000 thr-delta pairs: refused before expanding.
+    let many = (1..=1000)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let deltas = (1..=1000)
+        .map(|i| format!("\"{i}us\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    let e = error_of(&format!(
+        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [1, 2, 3]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains(":5: key 'strategies': 3000000 points"),
+        "{e}"
+    );
+    let e = error_of("workloads = [\"/dev/zero\"]\ndevices = [\"optane\"]\nruntime = 1\nstrategies = [\"default\"]\n");
+    assert!(e.to_string().contains(":1: key 'workloads'"), "{e}");
     let e = error_of("runtime = \"1s\"\n");
     assert!(e.to_string().contains("missing field"), "{e}");
 }
