@@ -189,3 +189,44 @@ fn bad_input_is_one_line() {
         "no such store directory",
     );
 }
+
+#[test]
+fn a_sweep_killed_halfway_runs_only_the_missing_points_when_started_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = tiny(dir.path());
+    // Longer points, one at a time, so the kill lands mid-sweep.
+    let slow = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("runtime = \"20ms\"", "runtime = \"400ms\"");
+    std::fs::write(&spec, slow).unwrap();
+    let store = dir.path().join("sweep-store");
+    let mut child = bin()
+        .args(["sweep", "run", &spec, "-q"])
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = |store: &Path| {
+        std::fs::read_dir(store).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .count()
+        })
+    };
+    let start = std::time::Instant::now();
+    while finished(&store) == 0 && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = finished(&store);
+    assert!(before >= 1, "nothing finished before the kill");
+    let out = ok(&run(&["sweep", "run", &spec, "-q"]));
+    assert_eq!(
+        out,
+        format!(
+            "8 points: {before} finished before, {} run now, 0 failed\n",
+            8 - before
+        )
+    );
+}
