@@ -131,8 +131,13 @@ fn run_cmd(a: &RunArgs) -> Result<()> {
     };
     let spec = Spec::load(&a.spec)?;
     let store = Store::open(&store_of(&a.spec, a.store.as_ref()))?;
-    if !a.quiet && shard != Shard::ALL {
-        eprintln!("sweep: shard {shard} (0-based)");
+    if !a.quiet {
+        let part = if shard == Shard::ALL {
+            "all points".to_string()
+        } else {
+            format!("shard {shard} (0-based)")
+        };
+        eprintln!("sweep: {part} into {}", store.dir.display());
     }
     let show = !a.quiet && std::io::stderr().is_terminal();
     let opts = RunOptions {

@@ -94,11 +94,22 @@ fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
         stores.push(s);
     }
     assert_eq!(total, 8);
+    // As array tasks do: four shards into one shared store.
+    let shared = Store::open(&dir.path().join("shared")).unwrap();
+    for k in 0..4 {
+        let opts = RunOptions {
+            shard: Shard::new(k, 4).unwrap(),
+            retry_failed: false,
+        };
+        assert_eq!(run(&spec, &shared, opts, &quiet).unwrap().run_now, 2);
+    }
+    let shared = merge(std::slice::from_ref(&shared)).unwrap();
     let sharded = merge(&stores).unwrap();
     let whole = merge(std::slice::from_ref(&store)).unwrap();
     assert_eq!(sharded.rows.len(), 8);
     assert_eq!(sharded.csv(), whole.csv());
     assert_eq!(sharded.json(), whole.json());
+    assert_eq!(shared.csv(), whole.csv());
     let fronts = sweep::front::fronts(&sharded);
     assert_eq!(fronts.len(), 1);
     // 4 settings (2 strategies x 2 deltas), each the mean of 2 seeds.
