@@ -68,7 +68,8 @@ pub struct MergeArgs {
     /// The stores to fold (a whole run's, or every shard's)
     #[arg(required = true, value_name = "STORE")]
     pub stores: Vec<PathBuf>,
-    /// Write table.csv, table.json, fronts.csv and fronts.json here
+    /// Write table.csv, table.json, fronts.csv, fronts.json and fronts.svg
+    /// here
     /// (created if missing); without it, only the fronts are printed
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -190,6 +191,8 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         write_file(&dir.join("table.json"), table.json().as_bytes())?;
         write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
         write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
+        let figure = front::svg(&fronts).map_err(|e| anyhow!(e))?;
+        write_file(&dir.join("fronts.svg"), figure.as_bytes())?;
     }
     Ok(())
 }

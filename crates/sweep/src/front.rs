@@ -244,6 +244,38 @@ pub fn json(fronts: &[Front]) -> String {
     s
 }
 
+/// The fronts as one SVG figure (`report::svg`): a panel per workload and
+/// device, the front's settings from the fewest interrupts to the most,
+/// p99 against interrupts/s (thousands), and the best-p99 setting marked.
+pub fn svg(fronts: &[Front]) -> Result<String, String> {
+    use report::svg::{Figure, LineChart, LineSeries, Panel};
+    let panels = fronts
+        .iter()
+        .map(|f| {
+            Panel::Lines(LineChart {
+                title: format!("{} on {}", f.workload, f.device),
+                x_label: "interrupts/s (thousands)".into(),
+                y_label: "p99 latency (us)".into(),
+                series: vec![LineSeries {
+                    name: format!("front ({} of {} settings)", f.front.len(), f.settings),
+                    points: f
+                        .front
+                        .iter()
+                        .map(|s| (s.interrupts_per_sec / 1e3, s.p99_ns / 1e3))
+                        .collect(),
+                }],
+                x_log2: false,
+                markers: Vec::new(),
+            })
+        })
+        .collect();
+    Figure {
+        title: "Pareto fronts: interrupts/s against p99 (lower is better on both)".into(),
+        panels,
+    }
+    .render()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +348,11 @@ mod tests {
             .iter()
             .map(|(k, s)| (*k, s.policy.as_str()))
             .collect();
+        let svg = svg(&fronts(&table)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("w.fio on optane"),
+            "{svg}"
+        );
         assert_eq!(
             best,
             vec![
