@@ -110,7 +110,10 @@ fn four_shards_merge_into_the_unsharded_table() {
         merged_whole.to_str().unwrap(),
     ]));
     assert!(out.starts_with("8 points from 1 stores"), "{out}");
-    assert!(out.contains("mixed-16.fio on optane:"), "{out}");
+    assert!(
+        out.contains("mixed-16.fio on optane (xeon-e5-2660v4):"),
+        "{out}"
+    );
     let mut args = vec!["sweep", "merge"];
     args.extend(stores.iter().map(String::as_str));
     args.extend(["--out", merged_shards.to_str().unwrap()]);

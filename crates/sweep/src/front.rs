@@ -1,11 +1,11 @@
-//! Per workload and device, the Pareto front of interrupts per second
+//! Per workload, device and host, the Pareto front of interrupts per second
 //! against p99 latency, and the best setting for each objective.
 //!
 //! A front is drawn over settings (a strategy and its parameters), each the
 //! mean of its seeds: seeds are repetitions, not choices, and a setting
 //! should not sit on the front twice for two lucky draws. It is drawn per
-//! workload and device because a trade-off is a device's (TOS 5.2 tunes
-//! per device).
+//! workload, device and host because a trade-off is a machine's (TOS 5.2
+//! tunes per device).
 
 use std::collections::BTreeMap;
 
@@ -66,6 +66,7 @@ impl Setting {
 pub struct Front {
     pub workload: String,
     pub device: String,
+    pub host: String,
     /// The group's settings, on the front or not.
     pub settings: usize,
     /// The settings on the front, by increasing interrupts/s.
@@ -76,15 +77,15 @@ pub struct Front {
     pub best: Vec<(&'static str, Setting)>,
 }
 
-/// Every (workload, device) group's front.
+/// Every (workload, device, host) group's front.
 pub fn fronts(table: &Table) -> Vec<Front> {
-    // Group by workload and device, then by everything else that makes a
-    // setting (host, mode, runtime, policy): the seeds fall together.
+    // Group by workload, device and host, then by everything else that
+    // makes a setting (mode, runtime, policy): the seeds fall together.
     type Group<'a> = BTreeMap<(String, String, u64, String), Vec<&'a Row>>;
-    let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
     for r in &table.rows {
         groups
-            .entry((r.workload.clone(), r.device.clone()))
+            .entry((r.workload.clone(), r.device.clone(), r.host.clone()))
             .or_default()
             .entry((
                 r.host.clone(),
@@ -97,7 +98,7 @@ pub fn fronts(table: &Table) -> Vec<Front> {
     }
     groups
         .into_iter()
-        .map(|((workload, device), by_setting)| {
+        .map(|((workload, device, host), by_setting)| {
             let settings: Vec<Setting> =
                 by_setting.values().map(|rows| Setting::of(rows)).collect();
             let xy: Vec<(f64, f64)> = settings
@@ -132,6 +133,7 @@ pub fn fronts(table: &Table) -> Vec<Front> {
             Front {
                 workload,
                 device,
+                host,
                 settings: settings.len(),
                 front,
                 best,
@@ -174,9 +176,10 @@ pub fn text(fronts: &[Front]) -> String {
     let mut out = String::new();
     for f in fronts {
         out.push_str(&format!(
-            "{} on {}: {} of {} settings on the front (interrupts/s against p99)\n",
+            "{} on {} ({}): {} of {} settings on the front (interrupts/s against p99)\n",
             f.workload,
             f.device,
+            f.host,
             f.front.len(),
             f.settings
         ));
@@ -233,6 +236,7 @@ pub fn json(fronts: &[Front]) -> String {
             json!({
                 "workload": f.workload,
                 "device": f.device,
+                "host": f.host,
                 "settings": f.settings,
                 "front": f.front.iter().map(Setting::to_json).collect::<Vec<_>>(),
                 "best": best,
@@ -253,7 +257,7 @@ pub fn svg(fronts: &[Front]) -> Result<String, String> {
         .iter()
         .map(|f| {
             Panel::Lines(LineChart {
-                title: format!("{} on {}", f.workload, f.device),
+                title: format!("{} on {} ({})", f.workload, f.device, f.host),
                 x_label: "interrupts/s (thousands)".into(),
                 y_label: "p99 latency (us)".into(),
                 series: vec![LineSeries {

@@ -26,9 +26,10 @@ pub struct Point {
     pub key: String,
     /// The resolved configuration (see [`Point::config`]'s fields).
     pub config: Value,
-    /// Indices into the spec's `workloads` and `devices`.
+    /// Indices into the spec's `workloads`, `devices` and `hosts`.
     pub workload: usize,
     pub device: usize,
+    pub host: usize,
     pub mode: Mode,
     pub seed: u64,
     /// The strategy with the device's tuned delta and thr filled in where
@@ -46,21 +47,31 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
     let mut out = Vec::new();
     for wi in 0..spec.workloads.len() {
         for (di, d) in spec.devices.iter().enumerate() {
-            for &mode in &spec.modes {
-                for &seed in &spec.seeds {
-                    for s in &spec.strategies {
-                        for variant in s.variants() {
-                            let policy = sim::with_device_defaults(variant, d);
-                            let config = resolved(spec, wi, di, mode, seed, &policy);
-                            out.push(Point {
-                                key: key_of(&canonical(&config)),
-                                config,
-                                workload: wi,
-                                device: di,
-                                mode,
-                                seed,
-                                policy,
-                            });
+            for hi in 0..spec.hosts.len() {
+                for &mode in &spec.modes {
+                    for &seed in &spec.seeds {
+                        for s in &spec.strategies {
+                            for variant in s.variants() {
+                                let policy = sim::with_device_defaults(variant, d);
+                                let at = Coordinates {
+                                    workload: wi,
+                                    device: di,
+                                    host: hi,
+                                    mode,
+                                    seed,
+                                };
+                                let config = resolved(spec, &at, &policy);
+                                out.push(Point {
+                                    key: key_of(&canonical(&config)),
+                                    config,
+                                    workload: wi,
+                                    device: di,
+                                    host: hi,
+                                    mode,
+                                    seed,
+                                    policy,
+                                });
+                            }
                         }
                     }
                 }
@@ -75,16 +86,20 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
 /// strategy's defaults filled in: `policy::Settings`), the profiles by name
 /// and by a fingerprint of what was loaded (an edited profile is a new
 /// point), the job file by its path in the spec and its bytes' hash.
-fn resolved(
-    spec: &Spec,
+/// Where in the spec's lists a point is.
+struct Coordinates {
     workload: usize,
     device: usize,
+    host: usize,
     mode: Mode,
     seed: u64,
-    policy: &PolicySpec,
-) -> Value {
-    let w = &spec.workloads[workload];
-    let d = &spec.devices[device];
+}
+
+fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
+    let (mode, seed) = (at.mode, at.seed);
+    let w = &spec.workloads[at.workload];
+    let d = &spec.devices[at.device];
+    let h = &spec.hosts[at.host];
     let settings = policy::Settings::of(policy);
     let mut params = Map::new();
     for (name, v) in &settings.params {
@@ -96,8 +111,8 @@ fn resolved(
         // within a version, which the key also holds.
         "device": { "name": d.name, "fingerprint": hex(format!("{d:?}").as_bytes()) },
         "host": {
-            "name": spec.host.name,
-            "fingerprint": hex(format!("{:?}", spec.host).as_bytes()),
+            "name": h.name,
+            "fingerprint": hex(format!("{h:?}").as_bytes()),
         },
         "mode": mode.as_str(),
         "seed": seed,

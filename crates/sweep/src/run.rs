@@ -120,7 +120,7 @@ fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
             let w = &spec.workloads[p.workload];
             let config = sim::SimConfig {
                 device: spec.devices[p.device].clone(),
-                host: spec.host.clone(),
+                host: spec.hosts[p.host].clone(),
                 policy: p.policy.clone(),
                 seed: p.seed,
                 runtime: Some(spec.runtime),

@@ -4,6 +4,7 @@
 //! workloads = ["../examples/mixed-16.fio"]   # fio job files, relative to this file
 //! devices = ["optane", "p3700"]              # device profiles (names or .toml files)
 //! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
+//! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
 //! modes = ["sim"]                            # [default: ["sim"]]; emu is not done
 //! seeds = [1, 2, 3]                          # [default: [1]]
 //! runtime = "200ms"                          # every point's length
@@ -132,7 +133,8 @@ pub struct Spec {
     pub file: PathBuf,
     pub workloads: Vec<Workload>,
     pub devices: Vec<DeviceProfile>,
-    pub host: HostProfile,
+    /// Host profiles: `host`, or each of `hosts`.
+    pub hosts: Vec<HostProfile>,
     pub modes: Vec<Mode>,
     pub seeds: Vec<u64>,
     /// Every point's run length (`SimConfig::runtime`).
@@ -146,6 +148,7 @@ struct Raw {
     workloads: Spanned<Vec<Spanned<String>>>,
     devices: Spanned<Vec<Spanned<String>>>,
     host: Option<Spanned<String>>,
+    hosts: Option<Spanned<Vec<Spanned<String>>>>,
     modes: Option<Spanned<Vec<Spanned<String>>>>,
     seeds: Option<Spanned<Vec<Spanned<u64>>>>,
     runtime: Spanned<toml::Value>,
@@ -233,13 +236,33 @@ impl Spec {
         }
         unique(&raw.devices, "devices", &bad)?;
 
-        let host = match &raw.host {
-            Some(h) => HostProfile::load(&profile_path(h.get_ref(), dir))
-                .map_err(|e| bad(h.span(), "host", e.to_string()))?,
-            None => {
-                HostProfile::load(DEFAULT_HOST).map_err(|e| bad(0..0, "host", e.to_string()))?
-            }
-        };
+        // `host = "..."` for one, `hosts = [...]` to vary it.
+        let hosts =
+            match (&raw.host, &raw.hosts) {
+                (Some(_), Some(h)) => {
+                    return Err(bad(
+                        h.span(),
+                        "hosts",
+                        "give host or hosts, not both".into(),
+                    ))
+                }
+                (Some(h), None) => vec![HostProfile::load(&profile_path(h.get_ref(), dir))
+                    .map_err(|e| bad(h.span(), "host", e.to_string()))?],
+                (None, Some(list)) => {
+                    nonempty(&list.span(), list.get_ref().len(), "hosts")?;
+                    unique(list, "hosts", &bad)?;
+                    let mut out = Vec::new();
+                    for h in list.get_ref() {
+                        out.push(
+                            HostProfile::load(&profile_path(h.get_ref(), dir))
+                                .map_err(|e| bad(h.span(), "hosts", e.to_string()))?,
+                        );
+                    }
+                    out
+                }
+                (None, None) => vec![HostProfile::load(DEFAULT_HOST)
+                    .map_err(|e| bad(0..0, "host", e.to_string()))?],
+            };
 
         let modes =
             match &raw.modes {
@@ -328,9 +351,15 @@ impl Spec {
                 .unwrap_or(u64::MAX);
             variants = variants.saturating_add(n);
         }
-        let points = [workloads.len(), devices.len(), modes.len(), seeds.len()]
-            .iter()
-            .fold(variants, |n, &k| n.saturating_mul(k as u64));
+        let points = [
+            workloads.len(),
+            devices.len(),
+            hosts.len(),
+            modes.len(),
+            seeds.len(),
+        ]
+        .iter()
+        .fold(variants, |n, &k| n.saturating_mul(k as u64));
         if points > MAX_POINTS {
             return Err(bad(
                 raw.strategies.span(),
@@ -355,7 +384,7 @@ impl Spec {
             file: file.to_path_buf(),
             workloads,
             devices,
-            host,
+            hosts,
             modes,
             seeds,
             runtime,

@@ -119,6 +119,30 @@ fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
 }
 
 #[test]
+fn hosts_multiply_the_points_and_host_with_hosts_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace(
+        "devices = [\"optane\"]",
+        "devices = [\"optane\"]\nhosts = [\"xeon-e5-2660v4\", \"xeon-e5-2630v3\"]",
+    );
+    let spec = Spec::load(&spec_in(dir.path(), &text)).unwrap();
+    let points = expand(&spec);
+    assert_eq!(points.len(), 16);
+    let hosts: std::collections::BTreeSet<&str> = points
+        .iter()
+        .map(|p| p.config["host"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts.len(), 2);
+    let both = format!("host = \"xeon-e5-2660v4\"\n{text}");
+    let e = Spec::load(&spec_in(dir.path(), &both)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("key 'hosts': give host or hosts, not both"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_failed_point_is_kept_and_retried_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let spec = Spec::load(&spec_in(
