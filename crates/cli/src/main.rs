@@ -14,6 +14,7 @@ mod progress;
 mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
+mod sweep_cmd;
 mod tune_cmd;
 
 use std::process::ExitCode;
@@ -46,6 +47,9 @@ enum Verb {
     Tune(tune_cmd::TuneArgs),
     /// Rerun the paper's experiments and write a report with its numbers beside ours
     Reproduce(reproduce_cmd::ReproduceArgs),
+    /// Sweep strategies and parameters over workloads, devices and seeds:
+    /// resumable, sharded for a cluster's array tasks, merged into fronts
+    Sweep(sweep_cmd::SweepArgs),
     /// The simulator's host model against the paper's costs, target by target
     Calibrate(calibrate_cmd::CalibrateArgs),
     /// Run an unmodified program and see its direct I/O with the marks the
@@ -115,6 +119,7 @@ fn main() -> ExitCode {
         Verb::Bench(a) => bench_cmd::run(a),
         Verb::Tune(a) => tune_cmd::run(a),
         Verb::Reproduce(a) => reproduce_cmd::run(a),
+        Verb::Sweep(a) => sweep_cmd::run(a),
         Verb::Calibrate(a) => calibrate_cmd::run(a),
         Verb::Capture(a) => match capture_cmd::run(a) {
             Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),

@@ -54,12 +54,15 @@ const CRATES: &[(&str, &[&str])] = &[
         "repro",
         &["apps", "emu", "host", "jobs", "policy", "report", "sim"],
     ),
+    // Sweeps (issue 28): specs expanded into points, a resumable store,
+    // shards, merged tables and fronts; simulator points only so far.
+    ("sweep", &["jobs", "policy", "report", "sim"]),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",
         &[
             "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "traces", "tune",
+            "report", "service", "sim", "sweep", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

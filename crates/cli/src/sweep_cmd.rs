@@ -1,0 +1,238 @@
+//! `cinterrupts sweep`: design-space sweeps (the `sweep` crate). `run`
+//! runs a spec's points (or one shard of them) into a store, skipping
+//! finished ones; `merge` folds stores into one table and the Pareto
+//! fronts; `slurm` prints an `sbatch` array script that runs the shards.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, Subcommand};
+use sweep::front;
+use sweep::merge::merge;
+use sweep::slurm::Script;
+use sweep::{RunOptions, Shard, Spec, Store};
+
+use crate::output::write_file;
+
+/// The store when `--store` is not given: beside the spec, so the same
+/// spec finds its results again from any working directory.
+const DEFAULT_STORE: &str = "sweep-store";
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    pub command: SweepCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SweepCommand {
+    /// Run a spec's points that the store lacks (all, or one shard)
+    Run(RunArgs),
+    /// Fold stores into one table (CSV, JSON) and each workload's Pareto
+    /// front of interrupts/s against p99 latency
+    Merge(MergeArgs),
+    /// Print an sbatch job-array script that runs the spec's shards
+    Slurm(SlurmArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The sweep's TOML spec (see the sweep crate's spec module)
+    pub spec: PathBuf,
+    /// Where results go, one file per point [default: sweep-store/ beside
+    /// the spec]
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Run only shard K of N, 0-based (0/4 .. 3/4): the points sorted by
+    /// key, point i in shard i mod N [default: from SLURM_ARRAY_TASK_ID
+    /// and SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards;
+    /// else the whole sweep]
+    #[arg(long, value_parser = Shard::parse, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// The number of shards, where the environment names only the index
+    /// (JOB_COMPLETION_INDEX; or SLURM_ARRAY_TASK_ID without
+    /// SLURM_ARRAY_TASK_COUNT)
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+    /// Run again the points whose failure is in the store
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Nothing on stderr but errors (no shard line, no line per point)
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The stores to fold (a whole run's, or every shard's)
+    #[arg(required = true, value_name = "STORE")]
+    pub stores: Vec<PathBuf>,
+    /// Write table.csv, table.json, fronts.csv, fronts.json and fronts.svg
+    /// here
+    /// (created if missing); without it, only the fronts are printed
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SlurmArgs {
+    /// The sweep's TOML spec, on a path every node shares (written
+    /// absolute into the script)
+    pub spec: PathBuf,
+    /// Array tasks, one shard each
+    #[arg(long, value_name = "N")]
+    pub tasks: usize,
+    /// The store on a directory every node shares [default: sweep-store/
+    /// beside the spec]
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// CPUs per task: simulator points run in parallel on them
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub cpus_per_task: usize,
+    /// The job's name in squeue and the output files
+    #[arg(long, default_value = "cinterrupts-sweep", value_name = "NAME")]
+    pub job_name: String,
+    /// The cinterrupts binary the tasks run [default: this one's path]
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<String>,
+}
+
+pub fn run(args: &SweepArgs) -> Result<()> {
+    match &args.command {
+        SweepCommand::Run(a) => run_cmd(a),
+        SweepCommand::Merge(a) => merge_cmd(a),
+        SweepCommand::Slurm(a) => slurm_cmd(a),
+    }
+}
+
+fn store_of(spec: &Path, store: Option<&PathBuf>) -> PathBuf {
+    store
+        .cloned()
+        .unwrap_or_else(|| spec.parent().unwrap_or(Path::new(".")).join(DEFAULT_STORE))
+}
+
+fn run_cmd(a: &RunArgs) -> Result<()> {
+    if a.shards == Some(0) {
+        bail!("--shards 0: there must be at least 1");
+    }
+    let shard = match a.shard {
+        Some(s) => {
+            if a.shards.is_some_and(|n| n != s.count) {
+                bail!(
+                    "--shard {s} and --shards {}: they disagree",
+                    a.shards.unwrap_or(0)
+                );
+            }
+            s
+        }
+        None => Shard::from_env(&|v| std::env::var(v).ok(), a.shards)
+            .map_err(|e| anyhow!(e))?
+            .unwrap_or(Shard::ALL),
+    };
+    let spec = Spec::load(&a.spec)?;
+    let store = Store::open(&store_of(&a.spec, a.store.as_ref()))?;
+    if !a.quiet {
+        let part = if shard == Shard::ALL {
+            "all points".to_string()
+        } else {
+            format!("shard {shard} (0-based)")
+        };
+        eprintln!("sweep: {part} into {}", store.dir.display());
+    }
+    let show = !a.quiet && std::io::stderr().is_terminal();
+    let opts = RunOptions {
+        shard,
+        retry_failed: a.retry_failed,
+    };
+    let counts = sweep::run(&spec, &store, opts, &|line| {
+        if show {
+            eprintln!("sweep: {line}");
+        }
+    })?;
+    println!("{counts}");
+    let failed_now = counts.failed - counts.failed_before;
+    if failed_now > 0 {
+        bail!(
+            "{failed_now} points failed: why is in {}/KEY.failed.json",
+            store.dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn merge_cmd(a: &MergeArgs) -> Result<()> {
+    let stores = a
+        .stores
+        .iter()
+        .map(|s| Store::existing(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let table = merge(&stores)?;
+    let fronts = front::fronts(&table);
+    println!(
+        "{} points from {} stores ({} found in more than one, {} failed and left out)",
+        table.rows.len(),
+        stores.len(),
+        table.duplicates,
+        table.failed
+    );
+    if table.versions.len() > 1 {
+        eprintln!(
+            "sweep: the stores hold results of {} versions ({}): their points differ in key, not only in version",
+            table.versions.len(),
+            table.versions.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    print!("{}", front::text(&fronts));
+    if let Some(dir) = &a.out {
+        report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        write_file(&dir.join("table.csv"), table.csv().as_bytes())?;
+        write_file(&dir.join("table.json"), table.json().as_bytes())?;
+        write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
+        write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
+        let figure = front::svg(&fronts).map_err(|e| anyhow!(e))?;
+        write_file(&dir.join("fronts.svg"), figure.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
+    if a.tasks == 0 {
+        bail!("--tasks 0: an array needs at least 1 task");
+    }
+    if a.cpus_per_task == 0 {
+        bail!("--cpus-per-task 0: a task needs at least 1 CPU");
+    }
+    // A script for a spec that does not load would fail in every task.
+    let spec = Spec::load(&a.spec)?;
+    let points = sweep::expand(&spec).len();
+    let binary = a.binary.clone().unwrap_or_else(|| {
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "cinterrupts".into())
+    });
+    // Absolute paths: a task starts in the directory sbatch was run from,
+    // which need not be this one.
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let script = Script {
+        spec: absolute(&a.spec),
+        store: absolute(&store_of(&a.spec, a.store.as_ref())),
+        tasks: a.tasks,
+        cpus_per_task: a.cpus_per_task,
+        job_name: a.job_name.clone(),
+        binary,
+    };
+    print!("{}", script.text());
+    eprintln!(
+        "sweep: {points} points in {} tasks of about {}; submit with sbatch",
+        a.tasks,
+        points.div_ceil(a.tasks)
+    );
+    Ok(())
+}

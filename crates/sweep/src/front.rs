@@ -1,0 +1,370 @@
+//! Per workload, device and host, the Pareto front of interrupts per second
+//! against p99 latency, and the best setting for each objective.
+//!
+//! A front is drawn over settings (a strategy and its parameters), each the
+//! mean of its seeds: seeds are repetitions, not choices, and a setting
+//! should not sit on the front twice for two lucky draws. It is drawn per
+//! workload, device and host because a trade-off is a machine's (TOS 5.2
+//! tunes per device).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::merge::{field, Row, Table};
+
+/// One setting of one group, averaged over its seeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    /// `adaptive delta=6us thr=32`: every parameter in force.
+    pub policy: String,
+    pub host: String,
+    pub mode: String,
+    pub runtime_ns: u64,
+    /// How many seeds (points) the means are over.
+    pub seeds: usize,
+    pub interrupts_per_sec: f64,
+    pub iops: f64,
+    pub p99_ns: f64,
+    pub cpu: f64,
+}
+
+impl Setting {
+    fn of(rows: &[&Row]) -> Setting {
+        let n = rows.len() as f64;
+        let mean = |f: &dyn Fn(&Row) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / n;
+        Setting {
+            policy: rows[0].policy.clone(),
+            host: rows[0].host.clone(),
+            mode: rows[0].mode.clone(),
+            runtime_ns: rows[0].runtime_ns,
+            seeds: rows.len(),
+            interrupts_per_sec: mean(&|r| r.interrupts_per_sec),
+            iops: mean(&|r| r.iops),
+            p99_ns: mean(&|r| r.p99_ns as f64),
+            cpu: mean(&|r| r.cpu),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "policy": self.policy,
+            "host": self.host,
+            "mode": self.mode,
+            "runtime_ns": self.runtime_ns,
+            "seeds": self.seeds,
+            "interrupts_per_sec": self.interrupts_per_sec,
+            "iops": self.iops,
+            "p99_ns": self.p99_ns,
+            "cpu": self.cpu,
+        })
+    }
+}
+
+/// One workload's front on one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Front {
+    pub workload: String,
+    pub device: String,
+    pub host: String,
+    /// The group's settings, on the front or not.
+    pub settings: usize,
+    /// The settings on the front, by increasing interrupts/s.
+    pub front: Vec<Setting>,
+    /// The best setting for each objective: the fewest interrupts/s, the
+    /// lowest p99, the most IOPS, the least CPU (ties: the first in
+    /// policy order).
+    pub best: Vec<(&'static str, Setting)>,
+}
+
+/// Every (workload, device, host) group's front.
+pub fn fronts(table: &Table) -> Vec<Front> {
+    // Group by workload, device and host, then by everything else that
+    // makes a setting (mode, runtime, policy): the seeds fall together.
+    type Group<'a> = BTreeMap<(String, String, u64, String), Vec<&'a Row>>;
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+    for r in &table.rows {
+        groups
+            .entry((r.workload.clone(), r.device.clone(), r.host.clone()))
+            .or_default()
+            .entry((
+                r.host.clone(),
+                r.mode.clone(),
+                r.runtime_ns,
+                r.policy.clone(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((workload, device, host), by_setting)| {
+            let settings: Vec<Setting> =
+                by_setting.values().map(|rows| Setting::of(rows)).collect();
+            let xy: Vec<(f64, f64)> = settings
+                .iter()
+                .map(|s| (s.interrupts_per_sec, s.p99_ns))
+                .collect();
+            let mut front: Vec<Setting> = pareto(&xy)
+                .into_iter()
+                .map(|i| settings[i].clone())
+                .collect();
+            front.sort_by(|a, b| {
+                a.interrupts_per_sec
+                    .total_cmp(&b.interrupts_per_sec)
+                    .then(a.p99_ns.total_cmp(&b.p99_ns))
+                    .then(a.policy.cmp(&b.policy))
+            });
+            let best_by = |name: &'static str, score: &dyn Fn(&Setting) -> f64| {
+                let mut best = &settings[0];
+                for s in &settings[1..] {
+                    if score(s) < score(best) {
+                        best = s;
+                    }
+                }
+                (name, best.clone())
+            };
+            let best = vec![
+                best_by("fewest interrupts/s", &|s| s.interrupts_per_sec),
+                best_by("lowest p99", &|s| s.p99_ns),
+                best_by("most IOPS", &|s| -s.iops),
+                best_by("least CPU", &|s| s.cpu),
+            ];
+            Front {
+                workload,
+                device,
+                host,
+                settings: settings.len(),
+                front,
+                best,
+            }
+        })
+        .collect()
+}
+
+/// The indices of `points` (x, y; lower is better on both) on the Pareto
+/// front: no other point is at most as bad on both and strictly better on
+/// one. Equal points are both on it (neither is strictly better). NaN
+/// coordinates never dominate and are never on the front.
+pub fn pareto(points: &[(f64, f64)]) -> Vec<usize> {
+    let dominates =
+        |q: (f64, f64), p: (f64, f64)| q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1);
+    (0..points.len())
+        .filter(|&i| {
+            let p = points[i];
+            !p.0.is_nan() && !p.1.is_nan() && !points.iter().any(|&q| dominates(q, p))
+        })
+        .collect()
+}
+
+fn line(s: &Setting) -> String {
+    format!(
+        "{:>12.0} irq/s  p99 {:>10}  {:>10.0} IOPS  cpu {:.2}  {} ({} seed{})",
+        s.interrupts_per_sec,
+        policy::format_nanos(s.p99_ns.round() as u64),
+        s.iops,
+        s.cpu,
+        s.policy,
+        s.seeds,
+        if s.seeds == 1 { "" } else { "s" }
+    )
+}
+
+/// The fronts as text: a block per group, a line per setting on the front,
+/// then the best for each objective.
+pub fn text(fronts: &[Front]) -> String {
+    let mut out = String::new();
+    for f in fronts {
+        out.push_str(&format!(
+            "{} on {} ({}): {} of {} settings on the front (interrupts/s against p99)\n",
+            f.workload,
+            f.device,
+            f.host,
+            f.front.len(),
+            f.settings
+        ));
+        for s in &f.front {
+            out.push_str(&format!("  {}\n", line(s)));
+        }
+        for (objective, s) in &f.best {
+            out.push_str(&format!(
+                "  best, {:<20} {}\n",
+                format!("{objective}:"),
+                line(s).trim_start()
+            ));
+        }
+    }
+    out
+}
+
+/// The fronts as CSV, a row per setting on a front.
+pub fn csv(fronts: &[Front]) -> String {
+    let mut out = String::from(
+        "workload,device,host,mode,runtime_ns,policy,seeds,interrupts_per_sec,iops,p99_ns,cpu\n",
+    );
+    for f in fronts {
+        for s in &f.front {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                field(&f.workload),
+                field(&f.device),
+                field(&s.host),
+                field(&s.mode),
+                s.runtime_ns,
+                field(&s.policy),
+                s.seeds,
+                s.interrupts_per_sec,
+                s.iops,
+                s.p99_ns,
+                s.cpu
+            ));
+        }
+    }
+    out
+}
+
+/// The fronts and the best settings as JSON.
+pub fn json(fronts: &[Front]) -> String {
+    let v: Vec<Value> = fronts
+        .iter()
+        .map(|f| {
+            let best: serde_json::Map<String, Value> = f
+                .best
+                .iter()
+                .map(|(k, s)| (k.to_string(), s.to_json()))
+                .collect();
+            json!({
+                "workload": f.workload,
+                "device": f.device,
+                "host": f.host,
+                "settings": f.settings,
+                "front": f.front.iter().map(Setting::to_json).collect::<Vec<_>>(),
+                "best": best,
+            })
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The fronts as one SVG figure (`report::svg`): a panel per workload and
+/// device, the front's settings from the fewest interrupts to the most,
+/// p99 against interrupts/s (thousands), and the best-p99 setting marked.
+pub fn svg(fronts: &[Front]) -> Result<String, String> {
+    use report::svg::{Figure, LineChart, LineSeries, Panel};
+    let panels = fronts
+        .iter()
+        .map(|f| {
+            Panel::Lines(LineChart {
+                title: format!("{} on {} ({})", f.workload, f.device, f.host),
+                x_label: "interrupts/s (thousands)".into(),
+                y_label: "p99 latency (us)".into(),
+                series: vec![LineSeries {
+                    name: format!("front ({} of {} settings)", f.front.len(), f.settings),
+                    points: f
+                        .front
+                        .iter()
+                        .map(|s| (s.interrupts_per_sec / 1e3, s.p99_ns / 1e3))
+                        .collect(),
+                }],
+                x_log2: false,
+                markers: Vec::new(),
+            })
+        })
+        .collect();
+    Figure {
+        title: "Pareto fronts: interrupts/s against p99 (lower is better on both)".into(),
+        panels,
+    }
+    .render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_front_is_the_points_nothing_beats() {
+        // (interrupts/s, p99): a beats d on both; b and c trade off;
+        // e ties b on x and is worse on y; f equals c.
+        let pts = [
+            (100.0, 10.0), // a
+            (50.0, 30.0),  // b
+            (200.0, 5.0),  // c
+            (150.0, 20.0), // d: a is better on both
+            (50.0, 31.0),  // e: b is as good on x, better on y
+            (200.0, 5.0),  // f: the same as c
+        ];
+        assert_eq!(pareto(&pts), vec![0, 1, 2, 5]);
+        assert_eq!(pareto(&[]), Vec::<usize>::new());
+        assert_eq!(pareto(&[(1.0, 1.0)]), vec![0]);
+        assert_eq!(pareto(&[(f64::NAN, 1.0), (2.0, 2.0)]), vec![1]);
+        // A line of trade-offs is all front; one point better on both
+        // takes it all.
+        let line = [(1.0, 4.0), (2.0, 3.0), (3.0, 2.0), (4.0, 1.0)];
+        assert_eq!(pareto(&line).len(), 4);
+        let mut beaten = line.to_vec();
+        beaten.push((0.5, 0.5));
+        assert_eq!(pareto(&beaten), vec![4]);
+    }
+
+    fn row(policy: &str, seed: u64, irq: f64, p99: u64, iops: f64, cpu: f64) -> Row {
+        Row {
+            key: format!("{policy}-{seed}"),
+            workload: "w.fio".into(),
+            device: "optane".into(),
+            host: "h".into(),
+            mode: "sim".into(),
+            seed,
+            runtime_ns: 1,
+            policy: policy.into(),
+            interrupts_per_sec: irq,
+            iops,
+            p50_ns: 0,
+            p99_ns: p99,
+            cpu,
+        }
+    }
+
+    #[test]
+    fn seeds_are_averaged_into_settings_and_the_best_are_named() {
+        let table = Table {
+            rows: vec![
+                // a: mean (150, 10); b: (50, 30); c: (300, 40) is beaten by a.
+                row("a", 1, 100.0, 8, 10.0, 0.5),
+                row("a", 2, 200.0, 12, 30.0, 0.5),
+                row("b", 1, 50.0, 30, 5.0, 0.2),
+                row("c", 1, 300.0, 40, 99.0, 0.9),
+            ],
+            ..Table::default()
+        };
+        let f = &fronts(&table)[0];
+        assert_eq!(f.settings, 3);
+        let on: Vec<(&str, usize, f64, f64)> = f
+            .front
+            .iter()
+            .map(|s| (s.policy.as_str(), s.seeds, s.interrupts_per_sec, s.p99_ns))
+            .collect();
+        assert_eq!(on, vec![("b", 1, 50.0, 30.0), ("a", 2, 150.0, 10.0)]);
+        let best: Vec<(&str, &str)> = f
+            .best
+            .iter()
+            .map(|(k, s)| (*k, s.policy.as_str()))
+            .collect();
+        let svg = svg(&fronts(&table)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("w.fio on optane"),
+            "{svg}"
+        );
+        assert_eq!(
+            best,
+            vec![
+                ("fewest interrupts/s", "b"),
+                ("lowest p99", "a"),
+                ("most IOPS", "c"),
+                ("least CPU", "b"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Design-space sweeps (issue 28): a TOML spec of strategies and their
+//! parameter grids over workloads, devices, modes and seeds, expanded into
+//! points; each point's result stored under a key derived from its fully
+//! resolved configuration and the program's version, so a rerun skips
+//! finished points and an interrupted sweep resumes; deterministic shards
+//! for a cluster's array tasks; stores merged into one table with each
+//! workload's Pareto front of interrupts per second against p99 latency.
+//!
+//! The modules, bottom first: [`canon`] (canonical JSON, the hash),
+//! [`spec`] (reading the spec), [`point`] (expansion and keys), [`shard`]
+//! (the partition), [`store`] (the result files), [`mod@run`] (running a shard
+//! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`slurm`] (the array
+//! script).
+
+pub mod canon;
+pub mod front;
+pub mod merge;
+pub mod point;
+pub mod run;
+pub mod shard;
+pub mod slurm;
+pub mod spec;
+pub mod store;
+
+pub use point::{expand, Point, VERSION};
+pub use run::{run, Counts, RunOptions};
+pub use shard::Shard;
+pub use spec::{Spec, SpecError};
+pub use store::{Store, StoreError};

@@ -1,0 +1,122 @@
+//! A spec expanded into points: the cartesian product of workloads,
+//! devices, modes, seeds and every strategy's grid, each point a fully
+//! resolved configuration with a key.
+//!
+//! The key is the hash of the configuration's canonical text and the
+//! program's version ([`VERSION`]): the same point run by another shard,
+//! another machine or a later run of the same build finds its result under
+//! the same name; a new version starts a new set of results, since the
+//! simulator may have changed.
+
+use policy::PolicySpec;
+use serde_json::{json, Map, Value};
+
+use crate::canon::{canonical, hex};
+use crate::spec::{Mode, Spec};
+
+/// What the key folds in besides the configuration: the package version.
+/// (Not the git commit: a build script for it would rebuild on every
+/// commit; bump the version when the simulator's results change.)
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One point of the sweep.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// 16 hex digits: [`key_of`] the canonical configuration.
+    pub key: String,
+    /// The resolved configuration (see [`Point::config`]'s fields).
+    pub config: Value,
+    /// Indices into the spec's `workloads`, `devices` and `hosts`.
+    pub workload: usize,
+    pub device: usize,
+    pub host: usize,
+    pub mode: Mode,
+    pub seed: u64,
+    /// The strategy with the device's tuned delta and thr filled in where
+    /// the grid leaves them (as `sim` runs it).
+    pub policy: PolicySpec,
+}
+
+/// The key of a configuration's canonical text under this version.
+pub fn key_of(canonical_text: &str) -> String {
+    hex(format!("{canonical_text}\ncinterrupts {VERSION}").as_bytes())
+}
+
+/// Every point of `spec`, sorted by key (the order shards partition).
+pub fn expand(spec: &Spec) -> Vec<Point> {
+    let mut out = Vec::new();
+    for wi in 0..spec.workloads.len() {
+        for (di, d) in spec.devices.iter().enumerate() {
+            for hi in 0..spec.hosts.len() {
+                for &mode in &spec.modes {
+                    for &seed in &spec.seeds {
+                        for s in &spec.strategies {
+                            for variant in s.variants() {
+                                let policy = sim::with_device_defaults(variant, d);
+                                let at = Coordinates {
+                                    workload: wi,
+                                    device: di,
+                                    host: hi,
+                                    mode,
+                                    seed,
+                                };
+                                let config = resolved(spec, &at, &policy);
+                                out.push(Point {
+                                    key: key_of(&canonical(&config)),
+                                    config,
+                                    workload: wi,
+                                    device: di,
+                                    host: hi,
+                                    mode,
+                                    seed,
+                                    policy,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// The configuration a point runs: every parameter in force (the
+/// strategy's defaults filled in: `policy::Settings`), the profiles by name
+/// and by a fingerprint of what was loaded (an edited profile is a new
+/// point), the job file by its path in the spec and its bytes' hash.
+/// Where in the spec's lists a point is.
+struct Coordinates {
+    workload: usize,
+    device: usize,
+    host: usize,
+    mode: Mode,
+    seed: u64,
+}
+
+fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
+    let (mode, seed) = (at.mode, at.seed);
+    let w = &spec.workloads[at.workload];
+    let d = &spec.devices[at.device];
+    let h = &spec.hosts[at.host];
+    let settings = policy::Settings::of(policy);
+    let mut params = Map::new();
+    for (name, v) in &settings.params {
+        params.insert((*name).to_string(), json!(v.to_string()));
+    }
+    json!({
+        "workload": { "path": w.shown, "fingerprint": w.fingerprint },
+        // Debug spells every field of the loaded profile; it is stable
+        // within a version, which the key also holds.
+        "device": { "name": d.name, "fingerprint": hex(format!("{d:?}").as_bytes()) },
+        "host": {
+            "name": h.name,
+            "fingerprint": hex(format!("{h:?}").as_bytes()),
+        },
+        "mode": mode.as_str(),
+        "seed": seed,
+        "runtime_ns": spec.runtime,
+        "policy": { "name": settings.name, "params": Value::Object(params) },
+    })
+}

@@ -1,0 +1,133 @@
+//! Running a shard of a sweep into a store: finished points are skipped,
+//! failed ones are retried only when asked, the rest run (simulator points
+//! in parallel: each is independent and deterministic).
+
+use rayon::prelude::*;
+
+use crate::point::{expand, Point, VERSION};
+use crate::shard::Shard;
+use crate::spec::{Mode, Spec};
+use crate::store::{Failed, Finished, Results, State, Store, StoreError};
+
+/// What a run found and did, over the shard's points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// The shard's points.
+    pub points: usize,
+    /// Found finished in the store: not run.
+    pub finished_before: usize,
+    /// Run now and finished.
+    pub run_now: usize,
+    /// Failed now, or failed before and not retried.
+    pub failed: usize,
+    /// Of `failed`, those left from an earlier run (not retried).
+    pub failed_before: usize,
+}
+
+impl std::fmt::Display for Counts {
+    /// `N points: F finished before, R run now, X failed`.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} points: {} finished before, {} run now, {} failed",
+            self.points, self.finished_before, self.run_now, self.failed
+        )?;
+        if self.failed_before > 0 {
+            write!(
+                f,
+                " ({} earlier, not retried: --retry-failed)",
+                self.failed_before
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// How to run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    pub shard: Shard,
+    /// Run points whose `KEY.failed.json` is in the store again.
+    pub retry_failed: bool,
+}
+
+/// Runs this shard's points of `spec` that the store lacks. `progress`
+/// hears a line per point finished or failed.
+pub fn run(
+    spec: &Spec,
+    store: &Store,
+    opts: RunOptions,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Counts, StoreError> {
+    let points = opts.shard.select(&expand(spec));
+    let mut counts = Counts {
+        points: points.len(),
+        ..Counts::default()
+    };
+    let mut todo = Vec::new();
+    for p in points {
+        match store.state(&p.key) {
+            State::Finished => counts.finished_before += 1,
+            State::Failed if !opts.retry_failed => {
+                counts.failed += 1;
+                counts.failed_before += 1;
+            }
+            State::Failed | State::Missing => todo.push(p),
+        }
+    }
+    let outcomes: Vec<Result<bool, StoreError>> = todo
+        .par_iter()
+        .map(|p| {
+            let ok = match run_point(spec, p) {
+                Ok(results) => {
+                    store.put_finished(&Finished {
+                        key: p.key.clone(),
+                        version: VERSION.to_string(),
+                        config: p.config.clone(),
+                        results,
+                    })?;
+                    progress(&format!("{} finished", p.key));
+                    true
+                }
+                Err(error) => {
+                    progress(&format!("{} failed: {error}", p.key));
+                    store.put_failed(&Failed {
+                        key: p.key.clone(),
+                        version: VERSION.to_string(),
+                        config: p.config.clone(),
+                        error,
+                    })?;
+                    false
+                }
+            };
+            Ok(ok)
+        })
+        .collect();
+    for o in outcomes {
+        if o? {
+            counts.run_now += 1;
+        } else {
+            counts.failed += 1;
+        }
+    }
+    Ok(counts)
+}
+
+/// One point's run; `Err` is why it failed, one line.
+fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
+    match p.mode {
+        Mode::Sim => {
+            let w = &spec.workloads[p.workload];
+            let config = sim::SimConfig {
+                device: spec.devices[p.device].clone(),
+                host: spec.hosts[p.host].clone(),
+                policy: p.policy.clone(),
+                seed: p.seed,
+                runtime: Some(spec.runtime),
+            };
+            let report = sim::simulate(&w.jobs, &config, &mut |_, _| {})
+                .map_err(|e| format!("{}: {e}", w.shown))?;
+            Ok(Results::of(&report))
+        }
+    }
+}

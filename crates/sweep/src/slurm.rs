@@ -1,0 +1,89 @@
+//! `sweep slurm`: a ready `sbatch` job-array script that runs a sweep's
+//! shards as array tasks, each task one shard (its `SLURM_ARRAY_TASK_ID`,
+//! 0-based as `--shard`), all writing to one store on a shared directory.
+
+/// What the script is made of.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// The spec and the store, as the tasks will see them (on a shared
+    /// filesystem: every task reads the one and writes the other).
+    pub spec: String,
+    pub store: String,
+    /// Array tasks: shards.
+    pub tasks: usize,
+    /// CPUs per task: simulator points run in parallel on them.
+    pub cpus_per_task: usize,
+    /// The job's name in `squeue`.
+    pub job_name: String,
+    /// The `cinterrupts` binary the tasks run.
+    pub binary: String,
+}
+
+/// A shell word, single-quoted unless it is plain.
+fn word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl Script {
+    /// The script's text. `tasks` must be at least 1 (the binary checks).
+    pub fn text(&self) -> String {
+        let last = self.tasks.saturating_sub(1);
+        format!(
+            "#!/bin/bash
+# A cinterrupts sweep as a Slurm job array: task K runs shard K/{tasks}
+# (0-based) of the spec's points into one store. Submit with sbatch; a
+# task that is killed or fails is rerun by submitting again (finished
+# points are skipped).
+#SBATCH --job-name={name}
+#SBATCH --array=0-{last}
+#SBATCH --cpus-per-task={cpus}
+#SBATCH --output={name}-%A_%a.out
+set -euo pipefail
+# The simulator's points run in parallel on the task's CPUs.
+export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
+{bin} sweep run {spec} --store {store} --shard \"${{SLURM_ARRAY_TASK_ID}}/{tasks}\"
+# When every task is done, fold the store into the table and the fronts:
+#   {bin} sweep merge {store} --out {store}-merged
+",
+            tasks = self.tasks,
+            name = word(&self.job_name),
+            cpus = self.cpus_per_task,
+            bin = word(&self.binary),
+            spec = word(&self.spec),
+            store = word(&self.store),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_has_the_array_the_cpus_and_the_run_line() {
+        let s = Script {
+            spec: "sweeps/mixed.toml".into(),
+            store: "/shared/store dir".into(),
+            tasks: 4,
+            cpus_per_task: 8,
+            job_name: "sweep".into(),
+            binary: "cinterrupts".into(),
+        }
+        .text();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "#!/bin/bash");
+        assert!(lines.contains(&"#SBATCH --array=0-3"));
+        assert!(lines.contains(&"#SBATCH --cpus-per-task=8"));
+        assert!(lines.contains(
+            &"cinterrupts sweep run sweeps/mixed.toml --store '/shared/store dir' --shard \"${SLURM_ARRAY_TASK_ID}/4\""
+        ));
+        assert!(s.contains("sweep merge '/shared/store dir'"));
+    }
+}

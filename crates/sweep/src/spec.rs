@@ -1,0 +1,611 @@
+//! The sweep's TOML spec: what varies and over which values.
+//!
+//! ```toml
+//! workloads = ["../examples/mixed-16.fio"]   # fio job files, relative to this file
+//! devices = ["optane", "p3700"]              # device profiles (names or .toml files)
+//! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
+//! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
+//! modes = ["sim"]                            # [default: ["sim"]]; emu is not done
+//! seeds = [1, 2, 3]                          # [default: [1]]
+//! runtime = "200ms"                          # every point's length
+//! strategies = [
+//!   "default",
+//!   { name = "adaptive", grid = { delta = ["2us", "6us"], thr = [16, 32] } },
+//! ]
+//! ```
+//!
+//! Loading checks everything a point needs before any point runs: the job
+//! files parse, the profiles load, every strategy builds with every value
+//! of its grid. A mistake is one line naming the file, the line and the
+//! key (toml's spans, as `sim`'s profiles report theirs).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use jobs::Job;
+use policy::options::{Kind, Value, OPTIONS};
+use policy::{Nanos, PolicySpec};
+use serde::Deserialize;
+use sim::{DeviceProfile, HostProfile};
+use toml::Spanned;
+
+/// The host profile when the spec names none: the one `tune` and `sim`
+/// default to (the authors' testbed, TOS 5.1).
+pub const DEFAULT_HOST: &str = "xeon-e5-2660v4";
+
+/// The most a spec file may be: a sweep's spec is a page, not data.
+const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// The most points a spec may expand to: each point is a run and a file in
+/// the store; a million is days of simulator time, and a bound keeps a
+/// typo (five long axes) from taking all memory.
+pub const MAX_POINTS: u64 = 1_000_000;
+
+/// The most of a job file hashed: the job parser refuses files past 1 MiB
+/// (`jobs`' source bound) before this is read.
+const MAX_WORKLOAD_BYTES: u64 = 1 << 20;
+
+/// Why a spec cannot be used. One line each.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    /// The file could not be read at all.
+    #[error("{file}: {reason}")]
+    Read { file: String, reason: String },
+    /// A key's value is wrong, or toml could not read the text there.
+    #[error("{file}:{line}: key '{key}': {reason}")]
+    Bad {
+        file: String,
+        line: usize,
+        key: String,
+        reason: String,
+    },
+}
+
+/// Where the points run. Only the simulator for now: emulator points each
+/// own a CPU and need one-per-node placement (issue 28, not done).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    Sim,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+        }
+    }
+}
+
+/// One fio job file of the spec, parsed.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// As the spec writes it (relative to the spec): what tables show and
+    /// the key hashes, so the same spec on another machine (another
+    /// checkout path) gives the same keys.
+    pub shown: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The file's bytes' hash: an edited job file is a new point.
+    pub fingerprint: String,
+    pub jobs: Vec<Job>,
+}
+
+/// One strategy of the spec and its grid: every combination of the axes'
+/// values is a variant.
+#[derive(Clone, Debug)]
+pub struct Strategy {
+    pub name: String,
+    /// Option name (as `policy::options` spells it) and its values, in the
+    /// option order of `OPTIONS` (so the spec's own key order does not
+    /// change the expansion).
+    pub axes: Vec<(&'static str, Vec<Value>)>,
+}
+
+impl Strategy {
+    /// Every combination of the axes (one empty spec for no axes).
+    pub fn variants(&self) -> Vec<PolicySpec> {
+        let mut out = vec![PolicySpec::named(&self.name)];
+        for (option, values) in &self.axes {
+            let opt = OPTIONS
+                .iter()
+                .find(|o| o.name() == *option)
+                .expect("axes hold only names found in OPTIONS");
+            out = out
+                .iter()
+                .flat_map(|spec| {
+                    values.iter().map(move |&v| {
+                        let mut s = spec.clone();
+                        // Checked when the spec was read.
+                        let _ = opt.give(&mut s, v);
+                        s
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+}
+
+/// A spec read and checked: everything the points need, loaded once.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// The spec file, as given.
+    pub file: PathBuf,
+    pub workloads: Vec<Workload>,
+    pub devices: Vec<DeviceProfile>,
+    /// Host profiles: `host`, or each of `hosts`.
+    pub hosts: Vec<HostProfile>,
+    pub modes: Vec<Mode>,
+    pub seeds: Vec<u64>,
+    /// Every point's run length (`SimConfig::runtime`).
+    pub runtime: Nanos,
+    pub strategies: Vec<Strategy>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    workloads: Spanned<Vec<Spanned<String>>>,
+    devices: Spanned<Vec<Spanned<String>>>,
+    host: Option<Spanned<String>>,
+    hosts: Option<Spanned<Vec<Spanned<String>>>>,
+    modes: Option<Spanned<Vec<Spanned<String>>>>,
+    seeds: Option<Spanned<Vec<Spanned<u64>>>>,
+    runtime: Spanned<toml::Value>,
+    strategies: Spanned<Vec<Spanned<toml::Value>>>,
+}
+
+impl Spec {
+    /// Reads and checks the spec at `path`.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let shown = path.display().to_string();
+        let read = |reason: String| SpecError::Read {
+            file: shown.clone(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| read(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(read("not a file".into()));
+        }
+        if meta.len() > MAX_SPEC_BYTES {
+            return Err(read(format!(
+                "larger than {} KiB, the most a spec may be",
+                MAX_SPEC_BYTES >> 10
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Spec::parse(&text, &shown, dir, path)
+    }
+
+    /// Reads and checks a spec's `text`; `origin` names it in errors,
+    /// `dir` is where its relative paths start.
+    pub fn parse(text: &str, origin: &str, dir: &Path, file: &Path) -> Result<Spec, SpecError> {
+        let raw: Raw = toml::from_str(text).map_err(|e| toml_error(&e, text, origin))?;
+        let bad = |span: std::ops::Range<usize>, key: &str, reason: String| SpecError::Bad {
+            file: origin.to_string(),
+            line: line_of(text, span.start),
+            key: key.to_string(),
+            reason: policy::quote::one_line(&reason),
+        };
+        let nonempty = |span: &std::ops::Range<usize>, len: usize, key: &str| {
+            if len == 0 {
+                Err(bad(span.clone(), key, "must list at least one".into()))
+            } else {
+                Ok(())
+            }
+        };
+
+        nonempty(
+            &raw.workloads.span(),
+            raw.workloads.get_ref().len(),
+            "workloads",
+        )?;
+        let mut workloads = Vec::new();
+        for w in raw.workloads.get_ref() {
+            let path = dir.join(w.get_ref());
+            // The parser bounds what it reads (and refuses what is not a
+            // file); the bytes hashed are then at most its bound.
+            let parsed =
+                jobs::parse_file(&path).map_err(|e| bad(w.span(), "workloads", e.to_string()))?;
+            let bytes = read_bounded(&path)
+                .map_err(|e| bad(w.span(), "workloads", format!("{}: {e}", path.display())))?;
+            if parsed.jobs.is_empty() {
+                return Err(bad(
+                    w.span(),
+                    "workloads",
+                    format!("{}: no jobs to run", path.display()),
+                ));
+            }
+            workloads.push(Workload {
+                shown: w.get_ref().clone(),
+                path,
+                fingerprint: crate::canon::hex(&bytes),
+                jobs: parsed.jobs,
+            });
+        }
+        unique(&raw.workloads, "workloads", &bad)?;
+
+        nonempty(&raw.devices.span(), raw.devices.get_ref().len(), "devices")?;
+        let mut devices = Vec::new();
+        for d in raw.devices.get_ref() {
+            let name = profile_path(d.get_ref(), dir);
+            devices.push(
+                DeviceProfile::load(&name).map_err(|e| bad(d.span(), "devices", e.to_string()))?,
+            );
+        }
+        unique(&raw.devices, "devices", &bad)?;
+
+        // `host = "..."` for one, `hosts = [...]` to vary it.
+        let hosts =
+            match (&raw.host, &raw.hosts) {
+                (Some(_), Some(h)) => {
+                    return Err(bad(
+                        h.span(),
+                        "hosts",
+                        "give host or hosts, not both".into(),
+                    ))
+                }
+                (Some(h), None) => vec![HostProfile::load(&profile_path(h.get_ref(), dir))
+                    .map_err(|e| bad(h.span(), "host", e.to_string()))?],
+                (None, Some(list)) => {
+                    nonempty(&list.span(), list.get_ref().len(), "hosts")?;
+                    unique(list, "hosts", &bad)?;
+                    let mut out = Vec::new();
+                    for h in list.get_ref() {
+                        out.push(
+                            HostProfile::load(&profile_path(h.get_ref(), dir))
+                                .map_err(|e| bad(h.span(), "hosts", e.to_string()))?,
+                        );
+                    }
+                    out
+                }
+                (None, None) => vec![HostProfile::load(DEFAULT_HOST)
+                    .map_err(|e| bad(0..0, "host", e.to_string()))?],
+            };
+
+        let modes =
+            match &raw.modes {
+                None => vec![Mode::Sim],
+                Some(m) => {
+                    nonempty(&m.span(), m.get_ref().len(), "modes")?;
+                    let mut out = Vec::new();
+                    for x in m.get_ref() {
+                        match x.get_ref().as_str() {
+                            "sim" => out.push(Mode::Sim),
+                            "emu" => return Err(bad(
+                                x.span(),
+                                "modes",
+                                "emu is not done yet: sweeps run on the simulator only (issue 28)"
+                                    .into(),
+                            )),
+                            other => {
+                                return Err(bad(
+                                    x.span(),
+                                    "modes",
+                                    format!("'{other}' is not a mode (sim)"),
+                                ))
+                            }
+                        }
+                    }
+                    unique(m, "modes", &bad)?;
+                    out
+                }
+            };
+
+        let seeds = match &raw.seeds {
+            None => vec![1],
+            Some(s) => {
+                nonempty(&s.span(), s.get_ref().len(), "seeds")?;
+                unique(s, "seeds", &bad)?;
+                s.get_ref().iter().map(|x| *x.get_ref()).collect()
+            }
+        };
+
+        // A string with a unit, or a bare number of seconds as fio's
+        // `runtime=` (and `--runtime` on our command line).
+        let runtime_text = match raw.runtime.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            other => {
+                return Err(bad(
+                    raw.runtime.span(),
+                    "runtime",
+                    format!("{other} is not a time (\"200ms\", or seconds)"),
+                ))
+            }
+        };
+        let runtime = match jobs::units::parse_duration(&runtime_text, Some(policy::SEC)) {
+            Ok(0) => {
+                return Err(bad(
+                    raw.runtime.span(),
+                    "runtime",
+                    "must be more than 0".into(),
+                ))
+            }
+            Ok(ns) => ns,
+            Err(e) => return Err(bad(raw.runtime.span(), "runtime", e)),
+        };
+
+        nonempty(
+            &raw.strategies.span(),
+            raw.strategies.get_ref().len(),
+            "strategies",
+        )?;
+        let mut strategies = Vec::new();
+        for (i, s) in raw.strategies.get_ref().iter().enumerate() {
+            let key = format!("strategies[{i}]");
+            let strategy = strategy(s.get_ref())
+                .map_err(|(sub, reason)| bad(s.span(), &format!("{key}{sub}"), reason))?;
+            strategies.push(strategy);
+        }
+
+        // Refuse a product too large to expand before expanding it (a
+        // few grid lines can multiply into billions of points).
+        let mut variants: u64 = 0;
+        for s in &strategies {
+            let n = s
+                .axes
+                .iter()
+                .try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64))
+                .unwrap_or(u64::MAX);
+            variants = variants.saturating_add(n);
+        }
+        let points = [
+            workloads.len(),
+            devices.len(),
+            hosts.len(),
+            modes.len(),
+            seeds.len(),
+        ]
+        .iter()
+        .fold(variants, |n, &k| n.saturating_mul(k as u64));
+        if points > MAX_POINTS {
+            return Err(bad(
+                raw.strategies.span(),
+                "strategies",
+                format!("{points} points: more than {MAX_POINTS}, the most a spec may expand to (split it)"),
+            ));
+        }
+
+        // Every variant must build on every device, so no point fails for
+        // a reason the spec could have been told.
+        for (i, (strategy, s)) in strategies.iter().zip(raw.strategies.get_ref()).enumerate() {
+            for variant in strategy.variants() {
+                for d in &devices {
+                    let resolved = sim::with_device_defaults(variant.clone(), d);
+                    policy::catalogue::build(&resolved)
+                        .map_err(|e| bad(s.span(), &format!("strategies[{i}]"), e.to_string()))?;
+                }
+            }
+        }
+
+        Ok(Spec {
+            file: file.to_path_buf(),
+            workloads,
+            devices,
+            hosts,
+            modes,
+            seeds,
+            runtime,
+            strategies,
+        })
+    }
+}
+
+/// A file's bytes, at most [`MAX_WORKLOAD_BYTES`] and one more.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_WORKLOAD_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A profile's name as `DeviceProfile::load` takes it: a shipped name
+/// as is, a `.toml` file relative to the spec.
+fn profile_path(name: &str, dir: &Path) -> String {
+    if name.ends_with(".toml") {
+        dir.join(name).display().to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// Refuses a value listed twice: it would make the same points twice.
+fn unique<T: Ord + std::fmt::Debug>(
+    list: &Spanned<Vec<Spanned<T>>>,
+    key: &str,
+    bad: &dyn Fn(std::ops::Range<usize>, &str, String) -> SpecError,
+) -> Result<(), SpecError> {
+    let mut seen = BTreeSet::new();
+    for x in list.get_ref() {
+        if !seen.insert(x.get_ref()) {
+            return Err(bad(
+                x.span(),
+                key,
+                format!("{:?} is listed twice", x.get_ref()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One entry of `strategies`: a name, or `{ name, grid }`. `Err` carries
+/// the sub-key (`.grid.delta`) and why.
+fn strategy(v: &toml::Value) -> Result<Strategy, (String, String)> {
+    let (name, grid) = match v {
+        toml::Value::String(name) => (name.clone(), None),
+        toml::Value::Table(t) => {
+            for k in t.keys() {
+                if k != "name" && k != "grid" {
+                    return Err((format!(".{k}"), "unknown key (name, grid)".into()));
+                }
+            }
+            let name = match t.get("name") {
+                Some(toml::Value::String(n)) => n.clone(),
+                Some(_) => return Err((".name".into(), "must be a string".into())),
+                None => return Err((".name".into(), "missing".into())),
+            };
+            let grid = match t.get("grid") {
+                None => None,
+                Some(toml::Value::Table(g)) => Some(g.clone()),
+                Some(_) => {
+                    return Err((
+                        ".grid".into(),
+                        "must be a table of option = [values]".into(),
+                    ))
+                }
+            };
+            (name, grid)
+        }
+        _ => {
+            return Err((
+                String::new(),
+                "a strategy's name or { name = \"...\", grid = { ... } }".into(),
+            ))
+        }
+    };
+    let Some(s) = policy::catalogue::strategy(&name) else {
+        let names: Vec<&str> = policy::catalogue::STRATEGIES
+            .iter()
+            .map(|s| s.name)
+            .collect();
+        return Err((
+            String::new(),
+            format!("unknown strategy '{name}' ({})", names.join(", ")),
+        ));
+    };
+    let mut axes = Vec::new();
+    let grid = grid.unwrap_or_default();
+    for k in grid.keys() {
+        if !OPTIONS.iter().any(|o| o.name() == k) {
+            return Err((format!(".grid.{k}"), "not a strategy option".into()));
+        }
+        if !s.takes(k) {
+            return Err((
+                format!(".grid.{k}"),
+                format!(
+                    "{name} does not take {k} (it takes: {})",
+                    s.params
+                        .iter()
+                        .map(|p| p.option())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    for opt in OPTIONS {
+        let Some(values) = grid.get(opt.name()) else {
+            continue;
+        };
+        let sub = format!(".grid.{}", opt.name());
+        let toml::Value::Array(values) = values else {
+            return Err((sub, "must be a list of values".into()));
+        };
+        if values.is_empty() {
+            return Err((sub, "must list at least one value".into()));
+        }
+        let mut parsed = Vec::new();
+        for v in values {
+            let value = value(opt.kind(), v).map_err(|e| (sub.clone(), e))?;
+            if parsed.contains(&value) {
+                return Err((sub, format!("{value} is listed twice")));
+            }
+            parsed.push(value);
+        }
+        axes.push((opt.name(), parsed));
+    }
+    Ok(Strategy { name, axes })
+}
+
+/// A grid value read by its option's kind, as the command line reads it
+/// (`cinterrupts sim --delta 6us`); TOML numbers and booleans are taken as
+/// their text.
+fn value(kind: Kind, v: &toml::Value) -> Result<Value, String> {
+    let text = match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+        _ => return Err(format!("{v} is not a value")),
+    };
+    match kind {
+        Kind::Time => jobs::units::parse_duration(&text, None).map(Value::Time),
+        Kind::Count => text
+            .parse()
+            .map(Value::Count)
+            .map_err(|_| format!("'{text}' is not a whole number")),
+        Kind::Rate => jobs::units::parse_rate(&text).map(Value::Rate),
+        Kind::Switch => match text.as_str() {
+            "on" | "1" | "true" | "yes" => Ok(Value::Switch(true)),
+            "off" | "0" | "false" | "no" => Ok(Value::Switch(false)),
+            _ => Err(format!("'{text}' is not on or off")),
+        },
+        Kind::Factor => text
+            .parse()
+            .map(Value::Factor)
+            .map_err(|_| format!("'{text}' is not a number")),
+        Kind::Feature => {
+            let parsed = match text.strip_prefix("0x") {
+                Some(hex) => u32::from_str_radix(hex, 16),
+                None => text.parse(),
+            };
+            parsed
+                .map(Value::Feature)
+                .map_err(|_| format!("'{text}' is not a number (e.g. 0x011f)"))
+        }
+        Kind::Word(words) => words
+            .iter()
+            .find(|(w, _)| *w == text)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                let all: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
+                format!("'{text}' is not one of {}", all.join(", "))
+            }),
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// toml's error as one line: its message, its line, and the key assigned
+/// on that line (or the one toml names, for an unknown field).
+fn toml_error(e: &toml::de::Error, text: &str, origin: &str) -> SpecError {
+    let message = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let line = e.span().map_or(1, |s| line_of(text, s.start));
+    let named = message
+        .split('`')
+        .nth(1)
+        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"));
+    let on_line = text
+        .lines()
+        .nth(line - 1)
+        .and_then(|l| l.split_once('='))
+        .map(|(k, _)| k.trim())
+        .filter(|k| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c))
+        });
+    SpecError::Bad {
+        file: origin.to_string(),
+        line,
+        key: named.or(on_line).unwrap_or("(document)").to_string(),
+        reason: policy::quote::one_line(&message),
+    }
+}

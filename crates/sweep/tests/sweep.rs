@@ -1,0 +1,261 @@
+//! A tiny sweep end to end: the spec read, points run into a store,
+//! resumed, sharded and merged. 2 strategies x 2 deltas x 2 seeds on the
+//! mixed workload (examples/mixed-16.fio), 20 ms of simulated time each.
+
+use std::path::{Path, PathBuf};
+
+use sweep::merge::merge;
+use sweep::{expand, run, RunOptions, Shard, Spec, SpecError, Store};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Writes `text` as the spec `sweep.toml` in `dir`, with the examples
+/// directory copied beside it so its paths are relative.
+fn spec_in(dir: &Path, text: &str) -> PathBuf {
+    std::fs::copy(examples().join("mixed-16.fio"), dir.join("mixed-16.fio")).unwrap();
+    let path = dir.join("sweep.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TINY: &str = r#"
+workloads = ["mixed-16.fio"]
+devices = ["optane"]
+seeds = [1, 2]
+runtime = "20ms"
+strategies = [
+  { name = "adaptive", grid = { delta = ["2us", "6us"] } },
+  { name = "cint", grid = { delta = ["2us", "6us"] } },
+]
+"#;
+
+fn quiet(_: &str) {}
+
+#[test]
+fn the_tiny_spec_expands_to_eight_points_with_distinct_stable_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&spec_in(dir.path(), TINY)).unwrap();
+    let points = expand(&spec);
+    assert_eq!(points.len(), 8);
+    let mut keys: Vec<&str> = points.iter().map(|p| p.key.as_str()).collect();
+    keys.dedup();
+    assert_eq!(keys.len(), 8);
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "sorted by key");
+    // The same spec from another directory gives the same keys.
+    let other = tempfile::tempdir().unwrap();
+    let again = expand(&Spec::load(&spec_in(other.path(), TINY)).unwrap());
+    let again: Vec<&str> = again.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, again);
+    // Every parameter in force is in the configuration.
+    let params = points[0].config["policy"]["params"].as_object().unwrap();
+    assert!(params.contains_key("delta") && params.contains_key("thr"));
+}
+
+#[test]
+fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&spec_in(dir.path(), TINY)).unwrap();
+    let all = RunOptions {
+        shard: Shard::ALL,
+        retry_failed: false,
+    };
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let first = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!(
+        first.to_string(),
+        "8 points: 0 finished before, 8 run now, 0 failed"
+    );
+
+    // Resumability: two results lost, two run again.
+    let points = expand(&spec);
+    for p in &points[2..4] {
+        std::fs::remove_file(store.finished_path(&p.key)).unwrap();
+    }
+    let second = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!(
+        second.to_string(),
+        "8 points: 6 finished before, 2 run now, 0 failed"
+    );
+
+    // Four shards into four stores, merged: the same table.
+    let mut stores = Vec::new();
+    let mut total = 0;
+    for k in 0..4 {
+        let s = Store::open(&dir.path().join(format!("shard{k}"))).unwrap();
+        let opts = RunOptions {
+            shard: Shard::new(k, 4).unwrap(),
+            retry_failed: false,
+        };
+        let c = run(&spec, &s, opts, &quiet).unwrap();
+        assert_eq!(c.points, 2);
+        total += c.run_now;
+        stores.push(s);
+    }
+    assert_eq!(total, 8);
+    // As array tasks do: four shards into one shared store.
+    let shared = Store::open(&dir.path().join("shared")).unwrap();
+    for k in 0..4 {
+        let opts = RunOptions {
+            shard: Shard::new(k, 4).unwrap(),
+            retry_failed: false,
+        };
+        assert_eq!(run(&spec, &shared, opts, &quiet).unwrap().run_now, 2);
+    }
+    let shared = merge(std::slice::from_ref(&shared)).unwrap();
+    let sharded = merge(&stores).unwrap();
+    let whole = merge(std::slice::from_ref(&store)).unwrap();
+    assert_eq!(sharded.rows.len(), 8);
+    assert_eq!(sharded.csv(), whole.csv());
+    assert_eq!(sharded.json(), whole.json());
+    assert_eq!(shared.csv(), whole.csv());
+    let fronts = sweep::front::fronts(&sharded);
+    assert_eq!(fronts.len(), 1);
+    // 4 settings (2 strategies x 2 deltas), each the mean of 2 seeds.
+    assert_eq!(fronts[0].settings, 4);
+    assert!(fronts[0].front.iter().all(|s| s.seeds == 2));
+    assert!(!fronts[0].front.is_empty());
+}
+
+#[test]
+fn hosts_multiply_the_points_and_host_with_hosts_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace(
+        "devices = [\"optane\"]",
+        "devices = [\"optane\"]\nhosts = [\"xeon-e5-2660v4\", \"xeon-e5-2630v3\"]",
+    );
+    let spec = Spec::load(&spec_in(dir.path(), &text)).unwrap();
+    let points = expand(&spec);
+    assert_eq!(points.len(), 16);
+    let hosts: std::collections::BTreeSet<&str> = points
+        .iter()
+        .map(|p| p.config["host"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts.len(), 2);
+    let both = format!("host = \"xeon-e5-2660v4\"\n{text}");
+    let e = Spec::load(&spec_in(dir.path(), &both)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("key 'hosts': give host or hosts, not both"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_failed_point_is_kept_and_retried_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&spec_in(
+        dir.path(),
+        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = \"5ms\"\nstrategies = [\"default\"]\n",
+    ))
+    .unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let p = &expand(&spec)[0];
+    // A failure left by an earlier run.
+    let failed = store.failed_path(&p.key);
+    std::fs::write(
+        &failed,
+        format!(
+            "{{\"key\":\"{}\",\"version\":\"x\",\"config\":{{}},\"error\":\"killed\"}}",
+            p.key
+        ),
+    )
+    .unwrap();
+    let keep = RunOptions {
+        shard: Shard::ALL,
+        retry_failed: false,
+    };
+    let c = run(&spec, &store, keep, &quiet).unwrap();
+    assert_eq!((c.run_now, c.failed, c.failed_before), (0, 1, 1));
+    let retry = RunOptions {
+        retry_failed: true,
+        ..keep
+    };
+    let c = run(&spec, &store, retry, &quiet).unwrap();
+    assert_eq!(
+        c.to_string(),
+        "1 points: 0 finished before, 1 run now, 0 failed"
+    );
+    assert!(!failed.exists(), "the finished point replaces its failure");
+}
+
+/// The error for `text` (with mixed-16.fio beside it).
+fn error_of(text: &str) -> SpecError {
+    let dir = tempfile::tempdir().unwrap();
+    Spec::load(&spec_in(dir.path(), text)).unwrap_err()
+}
+
+#[test]
+fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
+    let base = "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = \"20ms\"\n";
+    let cases = [
+        // (extra lines, line, key, words in the reason)
+        ("strategies = [\"nope\"]\n", 4, "strategies[0]", "unknown strategy"),
+        (
+            "strategies = [\n  \"default\",\n  { name = \"adaptive\", grid = { delta = [\"6\"] } },\n]\n",
+            6,
+            "strategies[1].grid.delta",
+            "unit",
+        ),
+        (
+            "strategies = [{ name = \"default\", grid = { thr = [1] } }]\n",
+            4,
+            "strategies[0].grid.thr",
+            "does not take",
+        ),
+        ("strategies = [\"default\"]\nmodes = [\"emu\"]\n", 5, "modes", "not done"),
+        ("strategies = [\"default\"]\nseeds = [1, 1]\n", 5, "seeds", "twice"),
+        ("strategies = [\"default\"]\nbogus = 1\n", 5, "bogus", "unknown field"),
+        ("strategies = []\n", 4, "strategies", "at least one"),
+    ];
+    for (extra, line, key, words) in cases {
+        let e = error_of(&format!("{base}{extra}"));
+        let s = e.to_string();
+        assert!(!s.contains('\n'), "{s}");
+        match e {
+            SpecError::Bad {
+                file,
+                line: l,
+                key: k,
+                reason,
+            } => {
+                assert!(file.ends_with("sweep.toml"), "{s}");
+                assert_eq!((l, k.as_str()), (line, key), "{s}");
+                assert!(reason.contains(words), "{s}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    let e = error_of("workloads = [\"missing.fio\"]\ndevices = [\"optane\"]\nruntime = \"1s\"\nstrategies = [\"default\"]\n");
+    assert!(e.to_string().contains(":1: key 'workloads'"), "{e}");
+    let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"nvme9\"]\nruntime = \"1s\"\nstrategies = [\"default\"]\n");
+    assert!(e.to_string().contains(":2: key 'devices'"), "{e}");
+    let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = true\nstrategies = [\"default\"]\n");
+    assert!(
+        e.to_string()
+            .contains(":3: key 'runtime': true is not a time"),
+        "{e}"
+    );
+    // 3 x 1000 x 1000 thr-delta pairs: refused before expanding.
+    let many = (1..=1000)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let deltas = (1..=1000)
+        .map(|i| format!("\"{i}us\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    let e = error_of(&format!(
+        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [1, 2, 3]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains(":5: key 'strategies': 3000000 points"),
+        "{e}"
+    );
+    let e = error_of("workloads = [\"/dev/zero\"]\ndevices = [\"optane\"]\nruntime = 1\nstrategies = [\"default\"]\n");
+    assert!(e.to_string().contains(":1: key 'workloads'"), "{e}");
+    let e = error_of("runtime = \"1s\"\n");
+    assert!(e.to_string().contains("missing field"), "{e}");
+}
