@@ -8,11 +8,22 @@
 //! `block:block_rq_issue` (the request handed to the driver, blkparse's
 //! `D`), `block:block_rq_complete` (`C`) and `irq:irq_handler_entry`,
 //! with nanosecond timestamps (`perf script --ns`; tracefs's own text
-//! prints microseconds). perf starts with its events off and is switched
-//! on through its control FIFO (`--control`, `-D -1`) before the program
-//! starts, so nothing of the program's is missed and nothing before it is
-//! kept; it runs in its own process group, so the terminal's SIGINT
-//! reaches the program, not the recorder.
+//! prints microseconds). The program starts once perf acknowledges a
+//! `ping` on its control FIFO (`--control`), which it answers from its
+//! main loop, with its events on: nothing of the program's is missed. It
+//! runs in its own process group, so the terminal's SIGINT reaches the
+//! program, not the recorder.
+//!
+//! **A gap, measured and not explained** (Linux 6.18, perf 6.1, virtio-blk,
+//! fio psync QD1, 3,000 4 KiB reads, 2026-11-28, `perf report --stats`
+//! counting no lost events): with `block_rq_complete` and
+//! `irq_handler_entry` alone perf recorded 3,093 completions and 2,983
+//! interrupts; with `block_rq_issue` beside them, 15 and 14 (in other runs
+//! 20-209 of 3,000, and once 3,444). So a capture's completions and
+//! interrupts can be few: its summary line says how many, and a request
+//! without a completion is taken by `coalesce` as issue + `--service`.
+//! Started with its events off (`-D -1`) and enabled through the FIFO,
+//! perf did no better.
 //!
 //! It needs root (system-wide tracepoints) and says so. It leaves tracefs
 //! as it found it: mounted by capture only if it was not, and unmounted
@@ -40,18 +51,7 @@ const TRACEFS: &str = "/sys/kernel/tracing";
 /// The recorder's events. The bio events are there for bio-based drivers
 /// (zram, device mapper), which make no requests (measured: `dd
 /// oflag=direct` of 100 4 KiB blocks to a zram device gave 100
-/// `block_bio_complete` and no request event). A known gap: Linux 6.18
-/// fires no `block_rq_complete` for a request the driver completes in a
-/// batch (`blk_mq_end_request_batch`): on this VM (virtio-blk, fio libaio
-/// QD8 random 4 KiB reads, `perf record -a`) 23 of 2,001 issues had one
-/// with the request events alone, and 31 and 57 of 2,000 with the bio
-/// events too (one run saw all 2,004); at QD1 (psync) 499 of 518 in one
-/// run and 2 of 256 in another (the test's, on a quiet machine); a fio
-/// psync QD1 run of 3,000 reads at 00:40 UTC had 14 completions and 12
-/// interrupts recorded, with perf's per-CPU buffer at 16 MiB, so the gap
-/// is the kernel's report, not perf's buffer. Not explained yet. blktrace
-/// hooks the same tracepoints and misses them too. Such a request has no
-/// completion in the output (readers then see none).
+/// `block_bio_complete` and no request event).
 const EVENTS: [&str; 5] = [
     "block:block_bio_queue",
     "block:block_bio_complete",
@@ -348,7 +348,7 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
     let mut perf = Command::new("perf");
     // 16 MiB of ring buffer per CPU (perf's default is 512 KiB): a
     // burst of block events must not be lost.
-    perf.args(["record", "-q", "-a", "-m", "16M", "-D", "-1"])
+    perf.args(["record", "-q", "-a", "-m", "16M"])
         .arg(format!(
             "--control=fifo:{},{}",
             ctl.display(),
@@ -381,7 +381,9 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
             .map_err(|e| err(format!("perf's control FIFO: {e}")))?;
         await_ack(a)
     };
-    command(&mut ctl_f, &mut ack_f, "enable")?;
+    // perf answers its control FIFO from its main loop, which it enters
+    // once its events are on: the ping's acknowledgement says it records.
+    command(&mut ctl_f, &mut ack_f, "ping")?;
     let status = if o.program.is_empty() {
         std::thread::sleep(o.duration.unwrap_or_default());
         None
@@ -409,7 +411,6 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
         .map_err(|e| err(e.to_string()))?;
         Some(status)
     };
-    command(&mut ctl_f, &mut ack_f, "disable")?;
     let child = clean.perf.take().expect("started");
     // SAFETY: SIGINT to the recorder: it writes its data and exits.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

@@ -87,11 +87,10 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
     );
     let completed = lines(&text, "C");
     // "MAJ,MIN CPU SEQ TIME PID D RWBS SECTOR + N [fio]". How many
-    // completions the kernel reports is its own: Linux 6.18 fires no
-    // block_rq_complete for a request the driver completes in a batch
-    // (crates/capture/src/lib.rs: 499 of 518 at QD1 in one run, 2 of 256 in
-    // another), so none is asserted; every completion written must be one
-    // of an issued request (same device, sector and size).
+    // completions perf records varies (crates/capture/src/lib.rs: a gap
+    // measured and not explained, 15 to 3,444 of about 3,000), so none is
+    // asserted; every completion written must be one of an issued request
+    // (same device, sector and size).
     let key = |l: &str| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f[0].to_string(), f[7].to_string(), f[9].to_string())
@@ -118,8 +117,8 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         .all(|l| l.split_whitespace().nth(9) == Some("8")));
     let irq = std::fs::read_to_string(format!("{}.irq.csv", out.display())).unwrap();
     assert!(irq.starts_with("time_ns,cpu,irq,name\n"), "{irq}");
-    // Each interrupt line is well formed (how many the kernel reports is
-    // its own: one run of this test on a quiet machine saw none).
+    // Each interrupt line is well formed (how many perf records varies,
+    // as the completions: one run of this test saw none).
     for l in irq.lines().skip(1) {
         let f: Vec<&str> = l.split(',').collect();
         assert!(
