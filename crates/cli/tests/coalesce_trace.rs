@@ -80,8 +80,8 @@ fn every_formats_example_goes_through_every_strategy_and_the_oracle() {
     let mut seen = 0;
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let p = e.path();
-        if p.to_string_lossy().ends_with(".blktrace.1") {
-            continue; // the same trace as .blktrace.0 (per-CPU files)
+        if p.to_string_lossy().ends_with(".blktrace.1") || p.is_dir() {
+            continue; // the same trace as .blktrace.0 (per-CPU files); disksim/ below
         }
         let out = coalesce(&p, &[]);
         check(&out, &p.display().to_string());
@@ -93,7 +93,7 @@ fn every_formats_example_goes_through_every_strategy_and_the_oracle() {
 #[test]
 fn the_shared_disksim_traces_and_a_tight_budget() {
     for name in ["wsrch-small.trace", "tpcc-small.trace"] {
-        let p = repo().join("../shared/data/traces").join(name);
+        let p = repo().join("examples/traces/disksim").join(name);
         for budget in ["10us", "100us"] {
             let out = coalesce(&p, &["--budget", budget]);
             check(&out, &format!("{name} at {budget}"));

@@ -231,7 +231,8 @@ fn disksim_type_zero_is_a_write() {
 
 #[test]
 fn the_shared_disksim_traces_are_read_whole() {
-    let dir = Path::new("/work/shared/data/traces");
+    // A copy of the shared DiskSim traces (examples/traces/disksim/README.md).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/traces/disksim");
     // The README counts newlines: wsrch's last request has none (24,782 + 1).
     for (name, n) in [("tpcc-small.trace", 6_999), ("wsrch-small.trace", 24_783)] {
         let path = dir.join(name);
