@@ -36,8 +36,9 @@ pub fn run(a: &CaptureArgs) -> anyhow::Result<i32> {
         );
     }
     eprintln!(
-        "cinterrupts capture: {} interrupts; wrote {} and {}",
+        "cinterrupts capture: {} interrupts recorded ({} counted by the kernel in that time, /proc/interrupts); wrote {} and {}",
         s.interrupts,
+        s.interrupts_counted,
         s.out.display(),
         s.irq_out.display()
     );

@@ -127,6 +127,19 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         );
     }
     assert!(stderr(&o).contains("issued"), "{}", stderr(&o));
+    // The kernel's own count of interrupts in that time is beside the
+    // recorded one, and is no smaller (it counts every line).
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("interrupts recorded"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(nums.len() >= 2 && nums[1] >= nums[0], "{line}");
+    assert!(nums[1] > 0, "the kernel counted interrupts: {line}");
 }
 
 #[test]
