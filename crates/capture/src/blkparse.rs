@@ -68,68 +68,11 @@ pub fn parse(line: &str) -> Option<Event> {
     let t = time_ns(time.trim())?;
     let (event, body) = rest.split_once(": ")?;
     match event.trim() {
-        "block:block_bio_queue" | "block:block_bio_complete" => {
-            // "%d,%d %s %llu + %u [%s]" (queue: comm; complete: error).
-            let mut f = body.split_whitespace();
-            let (major, minor) = f.next()?.split_once(',')?;
-            let rwbs = f.next()?.to_string();
-            let sector: u64 = f.next()?.parse().ok()?;
-            if f.next()? != "+" {
-                return None;
-            }
-            let sectors: u32 = f.next()?.parse().ok()?;
-            let tail = body.rsplit_once('[')?.1.strip_suffix(']')?.to_string();
-            Some(Event::Block {
-                action: if event.trim() == "block:block_bio_queue" {
-                    'Q'
-                } else {
-                    'C'
-                },
-                time_ns: t,
-                cpu,
-                pid,
-                major: major.parse().ok()?,
-                minor: minor.parse().ok()?,
-                rwbs,
-                sector,
-                sectors,
-                tail,
-            })
-        }
-        "block:block_rq_issue" | "block:block_rq_complete" => {
-            let issue = event.trim() == "block:block_rq_issue";
-            let mut f = body.split_whitespace();
-            let dev = f.next()?;
-            let (major, minor) = dev.split_once(',')?;
-            let rwbs = f.next()?.to_string();
-            if issue {
-                f.next()?; // bytes
-            }
-            // The command, "(...)": empty for a file system's request.
-            let mut cmd = f.next()?;
-            while !cmd.ends_with(')') {
-                cmd = f.next()?;
-            }
-            let sector: u64 = f.next()?.parse().ok()?;
-            if f.next()? != "+" {
-                return None;
-            }
-            let sectors: u32 = f.next()?.parse().ok()?;
-            let _ioprio = f.next()?;
-            let tail = body.rsplit_once('[')?.1.strip_suffix(']')?.to_string();
-            Some(Event::Block {
-                action: if issue { 'D' } else { 'C' },
-                time_ns: t,
-                cpu,
-                pid,
-                major: major.parse().ok()?,
-                minor: minor.parse().ok()?,
-                rwbs,
-                sector,
-                sectors,
-                tail,
-            })
-        }
+        // (action, has bytes, has "(cmd) ... ioprio"): the layouts above.
+        "block:block_bio_queue" => block(body, t, cpu, pid, 'Q', false, false),
+        "block:block_bio_complete" => block(body, t, cpu, pid, 'C', false, false),
+        "block:block_rq_issue" => block(body, t, cpu, pid, 'D', true, true),
+        "block:block_rq_complete" => block(body, t, cpu, pid, 'C', false, true),
         "irq:irq_handler_entry" => {
             let irq = body.split_whitespace().next()?.strip_prefix("irq=")?;
             let name = body.split_once("name=")?.1.trim().to_string();
@@ -142,6 +85,54 @@ pub fn parse(line: &str) -> Option<Event> {
         }
         _ => None,
     }
+}
+
+/// One block tracepoint's body: `"MAJ,MIN RWBS [BYTES] [(CMD) ]SECTOR + N
+/// [IOPRIO ][TAIL]"`, the request events with the bytes (issue only), the
+/// command and the priority, the bio events without.
+fn block(
+    body: &str,
+    t: u64,
+    cpu: u32,
+    pid: u32,
+    action: char,
+    bytes: bool,
+    request: bool,
+) -> Option<Event> {
+    let mut f = body.split_whitespace();
+    let (major, minor) = f.next()?.split_once(',')?;
+    let rwbs = f.next()?.to_string();
+    if bytes {
+        f.next()?;
+    }
+    if request {
+        // The command, "(...)": empty for a file system's request.
+        let mut cmd = f.next()?;
+        while !cmd.ends_with(')') {
+            cmd = f.next()?;
+        }
+    }
+    let sector: u64 = f.next()?.parse().ok()?;
+    if f.next()? != "+" {
+        return None;
+    }
+    let sectors: u32 = f.next()?.parse().ok()?;
+    if request {
+        f.next()?; // the I/O priority
+    }
+    let tail = body.rsplit_once('[')?.1.strip_suffix(']')?.to_string();
+    Some(Event::Block {
+        action,
+        time_ns: t,
+        cpu,
+        pid,
+        major: major.parse().ok()?,
+        minor: minor.parse().ok()?,
+        rwbs,
+        sector,
+        sectors,
+        tail,
+    })
 }
 
 /// A block event as blkparse prints it: `since` is the trace's first
