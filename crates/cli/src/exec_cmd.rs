@@ -288,7 +288,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         let device = a
             .device
             .as_ref()
-            .map(|p| emu::backend::BackendSpec::device(crate::run_cmd::device_model(p, a.seed)));
+            .map(|p| emu::backend::BackendSpec::device((**p).clone(), a.seed));
         let mut r =
             exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?;
         r.block = a

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use emu::backend::{BackendSpec, DeviceModel};
+use emu::backend::BackendSpec;
 use emu::Delivery;
 use emu::{EmuConfig, EmuError};
 use sim::DeviceProfile;
@@ -164,28 +164,6 @@ pub fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The emulator's view of a simulator's device profile: every number is the
-/// profile's own (each cited in its file, profiles/devices/*.toml). Its
-/// service times are the device's part only (the profile subtracts the
-/// simulator's host path from the paper's end-to-end times, see the header
-/// of profiles/devices/optane.toml), which is what the emulator needs: its
-/// host path is real and measured, not modelled. The profile's queues,
-/// queue depth and tuned delta/thr are not the device's timing: the
-/// emulator's queues are --queue-depth's, its policy the command line's.
-pub fn device_model(p: &DeviceProfile, seed: u64) -> DeviceModel {
-    DeviceModel {
-        name: p.name.clone(),
-        parallelism: p.parallelism,
-        max_read_iops: p.max_read_iops,
-        max_write_iops: p.max_write_iops,
-        max_read_bw: p.max_read_bw,
-        max_write_bw: p.max_write_bw,
-        read: p.read,
-        write: p.write,
-        seed,
-    }
-}
-
 /// One line: a job's error as `FILE:LINE: job 'x': ...`, as the job
 /// file's own errors are.
 pub fn emu_error(job_file: &std::path::Path, e: EmuError) -> anyhow::Error {
@@ -224,7 +202,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print_notes(&file);
     }
     let backend = match &args.device {
-        Some(p) => Some(BackendSpec::device(device_model(p, args.seed))),
+        Some(p) => Some(BackendSpec::device((**p).clone(), args.seed)),
         None => args.backend.clone(),
     };
     let config = EmuConfig {

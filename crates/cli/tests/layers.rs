@@ -31,7 +31,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("jobs", &["policy"]),
     ("host", &["policy"]),
     ("report", &["policy"]),
-    ("service", &["jobs", "policy"]),
+    ("service", &["policy"]),
     ("apps", &["jobs", "policy"]),
     // Front ends: run a workload.
     (

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use emu::backend::{Backend, BackendSpec, Done, Io, NullBackend, Opened};
+use emu::backend::{Backend, BackendSpec, Done, Io, ModelBackend, Opened};
 use proptest::prelude::*;
 
 const BLOCK: usize = 4096;
@@ -318,13 +318,13 @@ proptest! {
         depth in 1..5u32,
         steps in prop::collection::vec(step(), 0..200),
     ) {
-        let mut b = NullBackend::new(latency, depth, Default::default());
+        let mut b = ModelBackend::null(latency, depth, Default::default());
         let buf = Buf::new(BLOCK);
         let mut due: Vec<u64> = Vec::new();
         let mut returned: Vec<bool> = Vec::new();
         let mut now = 0;
         let mut out = Vec::new();
-        let mut check = |b: &mut NullBackend, now: u64, due: &[u64], returned: &mut Vec<bool>| {
+        let mut check = |b: &mut ModelBackend, now: u64, due: &[u64], returned: &mut Vec<bool>| {
             out.clear();
             b.poll(now, &mut out);
             let got: Vec<usize> = out.iter().map(|d| d.token as usize).collect();

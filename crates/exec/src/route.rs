@@ -8,7 +8,7 @@
 //!   of the target core, while it has free tags.
 //! - **Timing**: the program moves the data itself (its own system call on
 //!   the file, before it posts the command); the device times the command
-//!   as a `--device` profile says (`TimedBackend`), or completes it at once
+//!   as a `--device` profile says (`emu::backend::ModelBackend`, the device model of crate `service`), or completes it at once
 //!   (`null:0`) when the program's real I/O was the device.
 //! - **Interrupts**: the policy decides when to raise the target core's
 //!   line; the driver's handler (the emulator's default delivery: an idle

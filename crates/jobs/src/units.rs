@@ -4,79 +4,19 @@
 //! callers can prefix it with `FILE:LINE: option 'x': `.
 
 use crate::error::quoted;
+use policy::decimal::{leading_number, scale, Scale};
+/// A duration in nanoseconds: kept in [`policy::time`] so that the device
+/// profiles (crate `service`) parse times without the job language.
+pub use policy::time::parse_duration;
 
 /// Largest CPU number accepted in a CPU list (Linux's largest `NR_CPUS` is 8192).
 pub const MAX_CPU: usize = 8191;
 
 /// Nanoseconds per unit, for [`parse_duration`]'s `default_unit`.
-pub const NS: u64 = 1;
+pub use policy::time::NS;
 /// Nanoseconds in a microsecond, a millisecond and a second: the project's
 /// one set of time constants, [`policy::time`].
 pub use policy::time::{MS, SEC, US};
-
-/// A non-negative decimal number split into its integer part and the digits
-/// after the point, followed by whatever text comes after it.
-struct Number<'a> {
-    int: u128,
-    frac: &'a str,
-    rest: &'a str,
-}
-
-/// Reads `digits[.digits]` from the front of `s`. `None` if there is no digit
-/// at all, or the integer part does not fit in a u128.
-fn leading_number(s: &str) -> Option<Number<'_>> {
-    let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
-    let (int_str, after) = s.split_at(int_len);
-    let (frac, rest) = match after.strip_prefix('.') {
-        Some(tail) => {
-            let n = tail.bytes().take_while(u8::is_ascii_digit).count();
-            tail.split_at(n)
-        }
-        None => ("", after),
-    };
-    if int_str.is_empty() && frac.is_empty() {
-        return None;
-    }
-    let mut int: u128 = 0;
-    for b in int_str.bytes() {
-        int = int.checked_mul(10)?.checked_add(u128::from(b - b'0'))?;
-    }
-    Some(Number { int, frac, rest })
-}
-
-/// `number * unit`, with the fractional digits scaled and rounded half up
-/// (`exact` rejects any remainder instead). `None` on overflow of u64.
-fn scale(n: &Number<'_>, unit: u64, exact: bool) -> Result<u64, Scale> {
-    let unit = u128::from(unit);
-    let whole = n.int.checked_mul(unit).ok_or(Scale::Overflow)?;
-    // More than 20 fractional digits cannot change a u64 result except at an
-    // exact .5 tie; keep 20 so 10^k stays in range.
-    let frac = &n.frac[..n.frac.len().min(20)];
-    let mut frac_value: u128 = 0;
-    for b in frac.bytes() {
-        frac_value = frac_value * 10 + u128::from(b - b'0');
-    }
-    let denom = 10u128.pow(frac.len() as u32);
-    let scaled = frac_value * unit; // < 10^20 * 2^64: fits in u128
-    let mut part = scaled / denom;
-    let rem = scaled % denom;
-    if exact
-        && (rem != 0
-            || frac.len() < n.frac.len() && n.frac[frac.len()..].bytes().any(|b| b != b'0'))
-    {
-        return Err(Scale::Inexact);
-    }
-    if !exact && rem * 2 >= denom && rem != 0 {
-        part += 1;
-    }
-    let total = whole.checked_add(part).ok_or(Scale::Overflow)?;
-    u64::try_from(total).map_err(|_| Scale::Overflow)
-}
-
-enum Scale {
-    Overflow,
-    Inexact,
-}
 
 /// A fio size in bytes with `kb_base=1024` (fio's default): `4096`, `4k`,
 /// `4K`, `4kb`, `4KiB`, `1m`, `1M`, `1G`, `2t`, `1p`, `0x1000`. A decimal is
@@ -113,49 +53,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         Scale::Overflow => format!("size '{q}' is too large"),
         Scale::Inexact => format!("invalid size '{q}' (not a whole number of bytes)"),
     })
-}
-
-/// A duration in nanoseconds: `500ns`, `6us`, `1ms`, `10s`, `2m` (minutes),
-/// `1h`, `1d`, `1.5us` (rounded to the nearest ns). Units are
-/// case-insensitive and fio's long forms (`usec`, `msec`, `sec`, `min`) are
-/// accepted. A bare number is in `default_unit` nanoseconds (fio's per-option
-/// default: seconds for `runtime`, microseconds for `thinktime`); with `None`
-/// it is an error, except `0`.
-pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String> {
-    let t = s.trim();
-    // Errors quote the value cut and escaped (a 1 MB number stays one line).
-    let q = quoted(t);
-    let invalid = || format!("invalid duration '{q}'");
-    if t.is_empty() {
-        return Err("invalid duration '' (empty)".to_string());
-    }
-    if t.starts_with('-') {
-        return Err(format!("invalid duration '{q}' (negative)"));
-    }
-    let n = leading_number(t).ok_or_else(invalid)?;
-    let unit: u64 = match n.rest.to_ascii_lowercase().as_str() {
-        "" => {
-            let zero = n.int == 0 && n.frac.bytes().all(|b| b == b'0');
-            match default_unit {
-                Some(u) => u,
-                None if zero => 1,
-                None => {
-                    return Err(format!(
-                        "invalid duration '{q}': needs a unit (ns, us, ms, s)"
-                    ))
-                }
-            }
-        }
-        "ns" | "nsec" => NS,
-        "us" | "usec" => US,
-        "ms" | "msec" => MS,
-        "s" | "sec" => SEC,
-        "m" | "min" => 60 * SEC,
-        "h" | "hour" => 3600 * SEC,
-        "d" | "day" => 86_400 * SEC,
-        _ => return Err(invalid()),
-    };
-    scale(&n, unit, false).map_err(|_| format!("duration '{q}' is too large"))
 }
 
 /// A count per second with decimal suffixes: `250000`, `100k` = 100000,

@@ -44,6 +44,7 @@ pub mod catalogue;
 pub mod cid;
 pub mod cint;
 pub mod cq;
+pub mod decimal;
 pub mod default;
 pub mod dim;
 pub mod dynamic;

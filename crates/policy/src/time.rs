@@ -2,9 +2,14 @@
 //! at the edges: exactly as the CLI takes it (`6us`), or rounded as a
 //! person reads it (`6.26us`).
 
+use crate::decimal::{leading_number, scale};
+use crate::quote::quoted;
+
 /// Nanoseconds. All times inside the project are this.
 pub type Nanos = u64;
 
+/// Nanoseconds per nanosecond, for [`parse_duration`]'s `default_unit`.
+pub const NS: Nanos = 1;
 pub const US: Nanos = 1_000;
 pub const MS: Nanos = 1_000_000;
 pub const SEC: Nanos = 1_000_000_000;
@@ -49,6 +54,49 @@ pub const HISTOGRAM_MAX: Nanos = 3_600 * SEC;
 /// interrupt delivery, completion gaps and `coalesce`'s delays alike.
 pub fn histogram() -> hdrhistogram::Histogram<u64> {
     hdrhistogram::Histogram::new_with_bounds(1, HISTOGRAM_MAX, 3).expect("valid bounds")
+}
+
+/// A duration in nanoseconds: `500ns`, `6us`, `1ms`, `10s`, `2m` (minutes),
+/// `1h`, `1d`, `1.5us` (rounded to the nearest ns). Units are
+/// case-insensitive and fio's long forms (`usec`, `msec`, `sec`, `min`) are
+/// accepted. A bare number is in `default_unit` nanoseconds (fio's per-option
+/// default: seconds for `runtime`, microseconds for `thinktime`); with `None`
+/// it is an error, except `0`.
+pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String> {
+    let t = s.trim();
+    // Errors quote the value cut and escaped (a 1 MB number stays one line).
+    let q = quoted(t);
+    let invalid = || format!("invalid duration '{q}'");
+    if t.is_empty() {
+        return Err("invalid duration '' (empty)".to_string());
+    }
+    if t.starts_with('-') {
+        return Err(format!("invalid duration '{q}' (negative)"));
+    }
+    let n = leading_number(t).ok_or_else(invalid)?;
+    let unit: u64 = match n.rest.to_ascii_lowercase().as_str() {
+        "" => {
+            let zero = n.int == 0 && n.frac.bytes().all(|b| b == b'0');
+            match default_unit {
+                Some(u) => u,
+                None if zero => 1,
+                None => {
+                    return Err(format!(
+                        "invalid duration '{q}': needs a unit (ns, us, ms, s)"
+                    ))
+                }
+            }
+        }
+        "ns" | "nsec" => NS,
+        "us" | "usec" => US,
+        "ms" | "msec" => MS,
+        "s" | "sec" => SEC,
+        "m" | "min" => 60 * SEC,
+        "h" | "hour" => 3600 * SEC,
+        "d" | "day" => 86_400 * SEC,
+        _ => return Err(invalid()),
+    };
+    scale(&n, unit, false).map_err(|_| format!("duration '{q}' is too large"))
 }
 
 #[cfg(test)]

@@ -58,17 +58,6 @@ impl Plan {
     }
 }
 
-/// The emulator's stand-in for a device profile: the null backend at the
-/// device's 4 KiB read latency with about its internal parallelism (the
-/// Optane serves ~4-8 commands at once, TOS Table 2: 10 us; the P3700
-/// ~80 us at 450K IOPS, so ~32).
-pub fn emu_backend(device: &str) -> &'static str {
-    match device {
-        "p3700" => "null:80us,depth=32",
-        _ => "null:10us,depth=8",
-    }
-}
-
 /// One finished run.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -317,8 +306,9 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
             sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
         }
         Mode::Emu => {
-            let backend =
-                emu::backend::BackendSpec::parse(emu_backend(t.run.device)).map_err(fail)?;
+            // The profile's own device, as the simulator's (issue 26 item
+            // 1: no stand-in), its draws seeded by the run's seed.
+            let backend = emu::backend::BackendSpec::device(device.clone(), t.seed);
             let config = emu::EmuConfig {
                 backend: Some(backend),
                 // The emulator has no profile; the device's tuned delta and
@@ -336,9 +326,7 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
                 }),
                 ..emu::EmuConfig::default()
             };
-            let mut report = emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?;
-            report.device = format!("{} as {}", t.run.device, emu_backend(t.run.device));
-            report
+            emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?
         }
     };
     Ok(Outcome {

@@ -478,11 +478,9 @@ fn modes_text(plan: &Plan) -> String {
                 plan.sim_seeds
             ),
             Mode::Emu => format!(
-                "Emulator: {} per run, {} repetition(s), the device as `{}` (Optane) and `{}` (P3700).",
+                "Emulator: {} per run, {} repetition(s), the device the profile's own (its units, ceilings and service-time draws, as in the simulator).",
                 policy::format_nanos(plan.emu_runtime),
                 plan.emu_reps,
-                crate::run::emu_backend("optane"),
-                crate::run::emu_backend("p3700")
             ),
         })
         .collect::<Vec<_>>()

@@ -1,8 +1,7 @@
-//! The NVMe controller: commands from the per-core submission queues are
-//! served by `parallelism` internal units, in arrival order, a free unit at
-//! once and the sustained rate bounded by the profile's IOPS ceiling (a
-//! token bucket, one token per unit) and its bandwidth ceiling if it has
-//! one (a bucket of bytes); each completion is posted to its queue's CQ
+//! The NVMe controller: commands from the per-core submission queues go to
+//! the device model (crate `service`: its units, ceilings and service-time
+//! draws, the same model the emulator applies), whose started commands
+//! become completion events; each completion is posted to its queue's CQ
 //! and shown to that queue's policy, which decides when to interrupt.
 
 use policy::{Command, Completion, Nanos};
@@ -26,8 +25,7 @@ impl World {
         let (marks, tid) = (r.marks, r.tid);
         if r.polled {
             // A polled queue: no interrupt, nothing for the policy.
-            self.device.pending.push_back(req);
-            self.device_start();
+            self.device_take(req);
             return;
         }
         let q = self.threads[tid as usize].queue;
@@ -39,46 +37,44 @@ impl World {
             },
         );
         self.rearm(q);
-        self.device.pending.push_back(req);
-        self.device_start();
+        self.device_take(req);
     }
 
-    /// Starts as many waiting commands as there are free units. A free unit
-    /// starts its command at once; the IOPS ceiling bounds only the
-    /// sustained rate ([`service::Gate`], a token bucket of one token per
-    /// unit), and so does the bandwidth ceiling where the profile has one
-    /// (a bucket of bytes, 4 KiB per unit). A start held by the bucket is taken at the bucket's time,
-    /// which changes nothing, since in arrival order no other command could
-    /// start before.
-    pub(crate) fn device_start(&mut self) {
-        loop {
-            let d = &mut self.device;
-            if d.busy >= d.parallelism {
-                return;
-            }
-            let Some(req) = d.pending.pop_front() else {
-                return;
-            };
-            d.busy += 1;
-            let r = self.requests[req as usize];
-            let (spacing, per_byte, sampler) = if r.write {
-                (d.write_spacing, d.write_per_byte, &d.write)
-            } else {
-                (d.read_spacing, d.read_per_byte, &d.read)
-            };
-            let start = d.gate.start_sized(self.now, spacing, r.bytes, per_byte);
-            let took = sampler.sample(&mut d.rng, r.bytes).max(1);
-            let begins = service::ceil(start);
-            let core = self.threads[r.tid as usize].spec.core as u32;
-            self.events
-                .push(begins + took, Ev::ServiceDone { req, core });
-            let owner = self.piece(req).map_or(req, |p| p.parent);
-            self.path.started(owner, begins);
+    /// Hands `req` to the device model: a free unit starts it at once
+    /// (the IOPS and bandwidth ceilings bound only the sustained rate,
+    /// [`service::Gate`]); otherwise it waits in arrival order.
+    fn device_take(&mut self, req: u32) {
+        let r = self.requests[req as usize];
+        let command = service::Command {
+            tag: req,
+            write: r.write,
+            bytes: r.bytes,
+        };
+        if let Some(s) = self.device.submit(self.now, command) {
+            self.device_started(s);
+        }
+    }
+
+    /// Schedules a started command's completion at its due time.
+    fn device_started(&mut self, s: service::Started<u32>) {
+        let req = s.tag;
+        let core = self.threads[self.requests[req as usize].tid as usize]
+            .spec
+            .core as u32;
+        self.events.push(s.due, Ev::ServiceDone { req, core });
+        let owner = self.piece(req).map_or(req, |p| p.parent);
+        self.path.started(owner, s.start);
+    }
+
+    /// The unit that served a command is free: it starts the next waiting
+    /// one, if any.
+    fn device_next(&mut self) {
+        if let Some(s) = self.device.unit_freed(self.now) {
+            self.device_started(s);
         }
     }
 
     pub(crate) fn service_done(&mut self, req: u32) {
-        self.device.busy -= 1;
         let owner = self.piece(req).map_or(req, |p| p.parent);
         let window = self.window();
         self.path.serviced(owner, self.now, window);
@@ -89,7 +85,7 @@ impl World {
         }
         if self.requests[req as usize].polled {
             self.poll_post(req);
-            self.device_start();
+            self.device_next();
             return;
         }
         let q = self.threads[self.requests[req as usize].tid as usize].queue;
@@ -99,7 +95,7 @@ impl World {
         } else {
             q_.overflow.push_back(req);
         }
-        self.device_start();
+        self.device_next();
     }
 
     /// Writes the CQE (or holds it while the CQ is full) and asks the policy.

@@ -5,47 +5,16 @@
 
 use policy::{Nanos, MS, SEC};
 
-/// The most bytes read from a profile file. The shipped profiles are about
-/// 2.6 KB each (`wc -c profiles/*/*.toml`: 2639, 2558, 2538); a MiB leaves
-/// room for any commentary and stops `--device /dev/zero` at once.
-pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+// The device's bounds are the device model's (crate `service`), kept
+// under their names here for the simulator's code.
+pub use service::limits::{
+    MAX_BW, MAX_IOPS, MAX_PROFILE_BYTES, MAX_QUEUES, MAX_QUEUE_DEPTH, MAX_SERVICE, MIN_BW,
+};
 
 /// The most cores a host has: Linux's largest `NR_CPUS`
 /// (arch/x86/Kconfig, `NR_CPUS_RANGE_END` = 8192 with `MAXSMP`). Each core
 /// costs the simulator a few hundred bytes and a part of the event queue.
 pub const MAX_CORES: u32 = 8192;
-
-/// The most I/O queue pairs a device has: the NVMe Number of Queues feature
-/// (Feature 07h) counts them in 16 bits, 0's based, and 65535 is the most
-/// a controller may allocate (NVMe Base Specification 2.0, 5.27.1.5).
-pub const MAX_QUEUES: u32 = 65_535;
-
-/// The most entries a queue has: `CAP.MQES` is 16 bits, 0's based (NVMe
-/// Base Specification 2.0, 3.1.3.1): 65536.
-pub const MAX_QUEUE_DEPTH: u32 = 65_536;
-
-/// The longest a command may take in the device (Linux's NVMe I/O timeout,
-/// cited in the `service` crate, which clamps every drawn service time to
-/// it). Service times above it are refused in a profile. It is also how
-/// long the simulator waits, after a time-bounded run's end, for requests
-/// still in flight.
-pub use service::MAX_SERVICE;
-
-/// The highest IOPS ceiling a device has, each way: 10M, three times the
-/// fastest NVMe drives (about 3M random 4 KiB reads a second, PCIe 5.0 x4)
-/// and the value the project's constant-service fixtures use for "no
-/// ceiling" (`DeviceProfile::constant_service`). The device's gate is shared
-/// by reads and writes, so it caps the total. It bounds the events a
-/// virtual second holds; [`BEHIND_REAL_TIME`] bounds the wall time.
-pub const MAX_IOPS: u64 = 10_000_000;
-
-/// The range of a bandwidth ceiling, bytes a second, each way. The top,
-/// 1 TB/s, is sixty times a PCIe 5.0 x4 link (about 15.8 GB/s of payload),
-/// beyond any one device. The bottom, 1 MB/s, is below any NVMe device's
-/// sequential rate and keeps a large command's share of the byte bucket
-/// within seconds (a 1 MiB command: about 1 s).
-pub const MIN_BW: u64 = 1_000_000;
-pub const MAX_BW: u64 = 1_000_000_000_000;
 
 /// The longest a host's CPU path (a system call, an interrupt, a context
 /// switch, CFS's periods) may take: one second, the bound Linux puts on its
@@ -53,6 +22,9 @@ pub const MAX_BW: u64 = 1_000_000_000_000;
 /// NSEC_PER_SEC`, for `sched_latency_ns` and the others). It keeps every
 /// sum of times far from u64 overflow. Also the policy's default delta.
 pub const MAX_HOST_TIME: Nanos = SEC;
+
+// A device profile's tuned delta is held to the same bound.
+const _: () = assert!(service::limits::MAX_DEFAULT_DELTA == MAX_HOST_TIME);
 
 /// The scheduler tick's range: Linux's HZ is one of 100, 250, 300 or 1000
 /// (kernel/Kconfig.hz), a tick of 1 ms to 10 ms. The floor bounds the ticks

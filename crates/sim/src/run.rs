@@ -15,7 +15,6 @@ use crate::sched::{RunQueue, Tunables};
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
 use crate::{DeviceProfile, HostProfile};
-use service::{Gate, Sampler};
 
 /// What one simulation runs on.
 #[derive(Clone, Debug)]
@@ -388,21 +387,9 @@ fn assemble(
         requests: Vec::new(),
         free: Vec::new(),
         queues,
-        device: Device {
-            pending: VecDeque::new(),
-            busy: 0,
-            parallelism: dev.parallelism.max(1),
-            // One token per unit: the bucket's depth is the device's
-            // internal parallelism (the profile's `parallelism`, cited there).
-            gate: Gate::new(dev.parallelism.max(1)),
-            read_spacing: service::spacing(dev.max_read_iops),
-            write_spacing: service::spacing(dev.max_write_iops),
-            read_per_byte: service::per_byte(dev.max_read_bw),
-            write_per_byte: service::per_byte(dev.max_write_bw),
-            read: Sampler::new(&dev.read),
-            write: Sampler::new(&dev.write),
-            rng: Pcg64Mcg::seed_from_u64(config.seed),
-        },
+        // One token per unit: the gate's depth is the device's internal
+        // parallelism (the profile's `parallelism`, cited there).
+        device: Device::new(dev, config.seed),
         window_from,
         window_to: Nanos::MAX,
         threads_done: 0,

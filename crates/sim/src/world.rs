@@ -15,7 +15,6 @@ use crate::limits::BEHIND_REAL_TIME;
 use crate::sched::{RunQueue, Tunables};
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
-use service::{Gate, Sampler};
 
 /// What a CPU segment counts as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -335,22 +334,9 @@ pub(crate) struct Queue {
     pub last_post: Option<Nanos>,
 }
 
-pub(crate) struct Device {
-    pub pending: VecDeque<u32>,
-    pub busy: u32,
-    pub parallelism: u32,
-    /// The IOPS ceiling, and the bandwidth ceiling if the profile has
-    /// one, over the starts.
-    pub gate: Gate,
-    pub read_spacing: f64,
-    pub write_spacing: f64,
-    /// ns a byte takes at the bandwidth ceiling, each way (none: `None`).
-    pub read_per_byte: Option<f64>,
-    pub write_per_byte: Option<f64>,
-    pub read: Sampler,
-    pub write: Sampler,
-    pub rng: Pcg64Mcg,
-}
+/// The device: the one model every front end applies (crate `service`),
+/// its commands tagged with their request numbers.
+pub(crate) type Device = service::Device<u32>;
 
 /// Checks that every request completes exactly once and that every
 /// nanosecond of every used core is accounted for.
@@ -583,7 +569,7 @@ impl World {
             })
             .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
-        let device = self.device.pending.capacity() * 4;
+        let device = self.device.memory();
         let block = self.block.as_ref().map_or(0, |b| {
             b.pieces.capacity() * (4 + size_of::<crate::block::Piece>())
                 + b.critical.capacity() * 5

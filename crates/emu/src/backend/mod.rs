@@ -1,8 +1,9 @@
 //! Where the emulated controller executes commands: a real file or block
-//! device through io_uring (`file:PATH`), a timed null device
-//! (`null:LATENCY[,depth=N]`, like Linux null_blk's `completion_nsec`), or
-//! a modelled device whose service times are drawn from a profile's
-//! distribution (`--device optane`, [`TimedBackend`]).
+//! device through io_uring (`file:PATH`), or the device model (crate
+//! `service`, [`ModelBackend`]): a timed null device
+//! (`null:LATENCY[,depth=N]`, like Linux null_blk's `completion_nsec`) or
+//! a profile's device, its service times drawn from the profile's
+//! distributions (`--device optane`).
 //!
 //! The device thread owns one backend and drives it from its polling loop:
 //! [`Backend::submit`] hands it a command, [`Backend::poll`] collects the
@@ -16,17 +17,15 @@ use policy::Nanos;
 
 mod file;
 mod layout;
-mod null;
+mod model;
 mod open;
 pub mod path;
 mod spec;
-mod timed;
 
 pub use file::{FileBackend, MAX_RING_ENTRIES};
-pub use null::NullBackend;
+pub use model::ModelBackend;
 pub use open::{Access, Opened, ANNOUNCED_LAYOUT};
 pub use spec::{BackendSpec, Faults, Kind, DEFAULT_NULL_DEPTH};
-pub use timed::{DeviceModel, TimedBackend};
 
 /// A data buffer the host lent the device for one command, as a DMA address.
 #[derive(Clone, Copy, Debug)]

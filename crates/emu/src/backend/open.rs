@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::layout::lay_out;
 use super::path::{inspect, under_dev, Found};
-use super::{Backend, BackendSpec, Faults, FileBackend, Kind, NullBackend, TimedBackend};
+use super::{Backend, BackendSpec, Faults, FileBackend, Kind, ModelBackend};
 
 /// Size a null or modelled device reports when no job gives one.
 const NULL_SIZE: u64 = 1 << 40;
@@ -64,11 +64,11 @@ impl BackendSpec {
     ) -> Result<Opened, String> {
         match &self.kind {
             Kind::Null { latency, depth } => Ok(Opened {
-                backend: Box::new(NullBackend::new(*latency, *depth, self.faults)),
+                backend: Box::new(ModelBackend::null(*latency, *depth, self.faults)),
                 size: need.unwrap_or(NULL_SIZE),
             }),
-            Kind::Timed(model) => Ok(Opened {
-                backend: Box::new(TimedBackend::new(model, self.faults)),
+            Kind::Timed { profile, seed } => Ok(Opened {
+                backend: Box::new(ModelBackend::device(profile, *seed, self.faults)),
                 size: need.unwrap_or(NULL_SIZE),
             }),
             Kind::File { path } => open_file(path, need, entries, self.faults, access)

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use jobs::units::{parse_count, parse_duration, parse_u32};
 use policy::{format_nanos, Nanos};
 
-use super::DeviceModel;
+use service::DeviceProfile;
 
 /// Which backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,9 +18,15 @@ pub enum Kind {
     /// Completes each command `latency` after it starts, at most `depth` at
     /// a time (the rest wait in arrival order).
     Null { latency: Nanos, depth: u32 },
-    /// A modelled device: service times drawn from its distributions, on
-    /// its units, under its IOPS ceiling ([`super::TimedBackend`]).
-    Timed(DeviceModel),
+    /// A profile's device: service times drawn from its distributions, on
+    /// its units, under its ceilings ([`super::ModelBackend`]), the draws
+    /// seeded by `seed`. The profile's queues and tuned delta/thr are not
+    /// the device's timing: the emulator's queues are --queue-depth's, its
+    /// policy the command line's.
+    Timed {
+        profile: Box<DeviceProfile>,
+        seed: u64,
+    },
 }
 
 /// Fault injection, for testing what a job sees when the device fails.
@@ -64,10 +70,13 @@ impl BackendSpec {
         }
     }
 
-    /// A modelled device without faults.
-    pub fn device(model: DeviceModel) -> BackendSpec {
+    /// A profile's device without faults, its draws seeded by `seed`.
+    pub fn device(profile: DeviceProfile, seed: u64) -> BackendSpec {
         BackendSpec {
-            kind: Kind::Timed(model),
+            kind: Kind::Timed {
+                profile: Box::new(profile),
+                seed,
+            },
             faults: Faults::default(),
         }
     }
@@ -157,7 +166,7 @@ impl fmt::Display for BackendSpec {
             Kind::Null { latency, depth } => {
                 write!(f, "null:{},depth={depth}", format_nanos(*latency))?
             }
-            Kind::Timed(model) => write!(f, "device:{}", model.name)?,
+            Kind::Timed { profile, .. } => write!(f, "device:{}", profile.name)?,
         }
         if self.faults.error_every != 0 {
             write!(f, ",error_every={}", self.faults.error_every)?;

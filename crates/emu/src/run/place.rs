@@ -187,7 +187,7 @@ pub(crate) fn place(jobs: &[Job], cfg: &EmuConfig) -> Result<Placement, EmuError
                 format!(
                     "verify=crc32c needs data, and {} keeps none; use --backend file:PATH",
                     match backend.kind {
-                        Kind::Timed(_) => "a modelled device (--device)",
+                        Kind::Timed { .. } => "a modelled device (--device)",
                         _ => "the null backend",
                     }
                 ),

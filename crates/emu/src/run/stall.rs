@@ -74,7 +74,7 @@ pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
                 .sum();
             latency.saturating_mul(in_flight.div_ceil(u64::from(depth.max(1))).max(1))
         }
-        Kind::Timed(ref model) => {
+        Kind::Timed { ref profile, .. } => {
             let in_flight: u64 = specs
                 .iter()
                 .map(|s| u64::from(s.job.io_loop().iodepth))
@@ -84,7 +84,7 @@ pub(crate) fn limit(specs: &[WorkerSpec], backend: &BackendSpec) -> Limit {
                 .map(|s| s.job.max_block_size())
                 .max()
                 .unwrap_or(0);
-            model.hold_bound(in_flight, bytes)
+            profile.hold_bound(in_flight, bytes)
         }
         Kind::File { .. } => 0,
     };

@@ -1,89 +1,22 @@
-//! `--device NAME|FILE.toml`: a modelled NVMe device that transfers nothing
-//! and takes, per command, a service time drawn from the device's
-//! distribution: the simulator's device (its units, IOPS ceiling and
-//! service-time draws, crate `service`) under the emulator's real host.
+//! The modelled devices: `null:LATENCY[,depth=N]` (a fixed time per
+//! command, like Linux null_blk's `completion_nsec`) and `--device
+//! NAME|FILE.toml` (a profile's units, ceilings and service-time draws).
+//! Both transfer nothing; both are the one device model every front end
+//! applies ([`service::Device`]), under the emulator's real host.
+//!
+//! The profiles' service times are the device's part only (they subtract
+//! the simulator's host path from the paper's end-to-end figures), and here
+//! the host path is the emulator's own, real one.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
+use policy::format_nanos;
 use policy::time::readable;
 use policy::Nanos;
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
-use service::{Gate, Sampler, ServiceTime};
+use service::{Command, Device, DeviceProfile, Started};
 
 use super::{Backend, Done, Faults, Io};
-
-/// A device's timing, as a profile gives it (the CLI converts the
-/// simulator's `DeviceProfile` into this; emu does not depend on sim).
-///
-/// The service times are the device's part only: the profiles subtract the
-/// simulator's host path from the paper's end-to-end figures, and here the
-/// host path is the emulator's own, real one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceModel {
-    /// Short name (`optane`), for the description.
-    pub name: String,
-    /// Commands served at once (internal units); the rest wait in arrival
-    /// order. At least 1.
-    pub parallelism: u32,
-    /// The sustained ceilings of starts, each way.
-    pub max_read_iops: u64,
-    pub max_write_iops: u64,
-    /// The bandwidth ceilings, bytes a second, each way (none: `None`).
-    pub max_read_bw: Option<u64>,
-    pub max_write_bw: Option<u64>,
-    pub read: ServiceTime,
-    pub write: ServiceTime,
-    /// Seed of the service-time draws: the same seed and the same
-    /// submissions give the same times.
-    pub seed: u64,
-}
-
-impl DeviceModel {
-    /// The longest the device may plausibly hold one of `in_flight`
-    /// commands of at most `bytes` each, for the stall watchdog: a draw ten
-    /// standard deviations above the mean (never reached in practice),
-    /// once per round of the units the commands need, plus the IOPS
-    /// ceiling's spacing of all of them and the bandwidth ceiling's (the
-    /// slower way's) transfer of all their bytes.
-    pub fn hold_bound(&self, in_flight: u64, bytes: u64) -> Nanos {
-        let one = |t: &ServiceTime| {
-            let extra_kib = (bytes / 1024).saturating_sub(4);
-            t.mean
-                .saturating_add(t.stddev.saturating_mul(10))
-                .saturating_add(extra_kib.saturating_mul(t.per_kib))
-                .min(service::MAX_SERVICE)
-        };
-        let rounds = in_flight
-            .div_ceil(u64::from(self.parallelism.max(1)))
-            .max(1);
-        let iops = self.max_read_iops.min(self.max_write_iops);
-        let gate = service::ceil(service::spacing(iops) * in_flight as f64);
-        let slower = match (self.max_read_bw, self.max_write_bw) {
-            (Some(r), Some(w)) => Some(r.min(w)),
-            (r, w) => r.or(w),
-        };
-        let bytes_gate = service::per_byte(slower).map_or(0, |per_byte| {
-            service::ceil(per_byte * in_flight as f64 * bytes as f64)
-        });
-        one(&self.read)
-            .max(one(&self.write))
-            .saturating_mul(rounds)
-            .saturating_add(gate)
-            .saturating_add(bytes_gate)
-    }
-}
-
-/// A command waiting for a unit: the time it was taken.
-#[derive(Clone, Copy, Debug)]
-struct Waiting {
-    token: u32,
-    arrived: Nanos,
-    write: bool,
-    len: u32,
-    result: i32,
-}
 
 /// A command in service. Ordered by due time, then by start order, so that
 /// commands due together complete in the order they started.
@@ -95,131 +28,108 @@ struct Serving {
     result: i32,
 }
 
-/// Times are virtual, as [`super::NullBackend`]'s: a command starts at
-/// `max(submitted, unit free, IOPS gate, bandwidth gate)` and is due its drawn service time
-/// later, whatever moment `poll` happens to notice it, so a late poll
-/// delays the report of a completion but never the device. Service times
-/// differ, so commands complete in due order, not in start order.
+/// Times are virtual, the device model's: a command is due its service
+/// time after its start, whatever moment `poll` happens to notice it, so a
+/// late poll delays the report of a completion but never the device.
+/// Service times may differ, so commands complete in due order, not in
+/// start order.
 #[derive(Debug)]
-pub struct TimedBackend {
+pub struct ModelBackend {
     describe: String,
-    parallelism: usize,
-    read: Sampler,
-    write: Sampler,
-    read_spacing: f64,
-    write_spacing: f64,
-    /// ns a byte takes at the bandwidth ceiling, each way (none: `None`).
-    read_per_byte: Option<f64>,
-    write_per_byte: Option<f64>,
-    gate: Gate,
-    rng: Pcg64Mcg,
-    faults: Faults,
-    submitted: u64,
-    /// Latest `now` seen by `submit`, so a caller's clock going backwards
-    /// cannot start a command before one taken earlier.
-    last_submit: Nanos,
+    device: Device<Token>,
     /// Starts so far, the tie-break between equal due times.
     started: u64,
     /// In service, earliest due first.
     serving: BinaryHeap<Reverse<Serving>>,
-    /// Waiting for a unit, by arrival. Non-empty only while every unit is
-    /// busy.
-    waiting: VecDeque<Waiting>,
 }
 
-impl TimedBackend {
-    pub fn new(model: &DeviceModel, faults: Faults) -> TimedBackend {
-        let parallelism = model.parallelism.max(1);
+/// A command's token and its length, the result it returns unless it fails.
+#[derive(Clone, Copy, Debug)]
+struct Token {
+    token: u32,
+    len: u32,
+}
+
+impl ModelBackend {
+    /// `null:LATENCY,depth=N`: `depth` units (at least 1), each command
+    /// exactly `latency`.
+    pub fn null(latency: Nanos, depth: u32, faults: Faults) -> ModelBackend {
+        let depth = depth.max(1);
+        ModelBackend::with(
+            format!("null:{},depth={depth}", format_nanos(latency)),
+            Device::null(latency, depth),
+            faults,
+        )
+    }
+
+    /// `--device`: the profile's device, its draws seeded by `seed`.
+    pub fn device(p: &DeviceProfile, seed: u64, faults: Faults) -> ModelBackend {
         let gbps = |way: &str, bw: Option<u64>| {
             bw.map(|bw| format!(", {way} {:.2} GB/s", bw as f64 / 1e9))
                 .unwrap_or_default()
         };
-        TimedBackend {
-            describe: format!(
-                "device:{} ({parallelism} units, read {}±{}, write {}±{}{}{})",
-                model.name,
-                readable(model.read.mean),
-                readable(model.read.stddev),
-                readable(model.write.mean),
-                readable(model.write.stddev),
-                gbps("read", model.max_read_bw),
-                gbps("write", model.max_write_bw),
-            ),
-            parallelism: parallelism as usize,
-            read: Sampler::new(&model.read),
-            write: Sampler::new(&model.write),
-            read_spacing: service::spacing(model.max_read_iops),
-            write_spacing: service::spacing(model.max_write_iops),
-            read_per_byte: service::per_byte(model.max_read_bw),
-            write_per_byte: service::per_byte(model.max_write_bw),
-            // One token per unit, as the simulator's device.
-            gate: Gate::new(parallelism),
-            rng: Pcg64Mcg::seed_from_u64(model.seed),
-            faults,
-            submitted: 0,
-            last_submit: 0,
+        let describe = format!(
+            "device:{} ({} units, read {}±{}, write {}±{}{}{})",
+            p.name,
+            p.parallelism.max(1),
+            readable(p.read.mean),
+            readable(p.read.stddev),
+            readable(p.write.mean),
+            readable(p.write.stddev),
+            gbps("read", p.max_read_bw),
+            gbps("write", p.max_write_bw),
+        );
+        ModelBackend::with(describe, Device::new(p, seed), faults)
+    }
+
+    fn with(describe: String, device: Device<Token>, faults: Faults) -> ModelBackend {
+        let units = device.units() as usize;
+        ModelBackend {
+            describe,
+            device: device.failing_every(faults.error_every),
             started: 0,
-            serving: BinaryHeap::with_capacity((parallelism as usize).min(4096)),
-            waiting: VecDeque::new(),
+            // Steady state never grows it beyond the units.
+            serving: BinaryHeap::with_capacity(units.min(4096)),
         }
     }
 
-    /// When the next command in service finishes, if any.
+    /// When the next command in service finishes, if any: a caller may
+    /// spin until then instead of polling.
     pub fn next_due(&self) -> Option<Nanos> {
         self.serving.peek().map(|Reverse(s)| s.due)
     }
 
-    /// Starts `w` on a unit free at `at`: the gate may hold it later, and
-    /// its service time is drawn now, in start order, so that a seed gives
-    /// the same times for the same submissions.
-    fn start(&mut self, w: Waiting, at: Nanos) {
-        let (spacing, per_byte, sampler) = if w.write {
-            (self.write_spacing, self.write_per_byte, &self.write)
-        } else {
-            (self.read_spacing, self.read_per_byte, &self.read)
-        };
-        let start = self
-            .gate
-            .start_sized(at, spacing, u64::from(w.len), per_byte);
-        // At least 1 ns, as the simulator: a command never completes at the
-        // instant it starts.
-        let took = sampler.sample(&mut self.rng, u64::from(w.len)).max(1);
+    fn serve(&mut self, s: Started<Token>) {
         self.started += 1;
         self.serving.push(Reverse(Serving {
-            due: service::ceil(start).saturating_add(took),
+            due: s.due,
             seq: self.started,
-            token: w.token,
-            result: w.result,
+            token: s.tag.token,
+            result: if s.failed {
+                -libc::EIO
+            } else {
+                s.tag.len as i32
+            },
         }));
     }
 }
 
-impl Backend for TimedBackend {
+impl Backend for ModelBackend {
     fn describe(&self) -> String {
         self.describe.clone()
     }
 
     fn submit(&mut self, now: Nanos, io: Io) {
-        self.submitted += 1;
-        let every = self.faults.error_every;
-        let result = if every != 0 && self.submitted % every == 0 {
-            -libc::EIO
-        } else {
-            io.buf.len() as i32
-        };
-        let now = now.max(self.last_submit);
-        self.last_submit = now;
-        let w = Waiting {
-            token: io.token,
-            arrived: now,
+        let command = Command {
+            tag: Token {
+                token: io.token,
+                len: io.buf.len(),
+            },
             write: io.write,
-            len: io.buf.len(),
-            result,
+            bytes: u64::from(io.buf.len()),
         };
-        if self.serving.len() < self.parallelism {
-            self.start(w, now);
-        } else {
-            self.waiting.push_back(w);
+        if let Some(s) = self.device.submit(now, command) {
+            self.serve(s);
         }
     }
 
@@ -236,14 +146,14 @@ impl Backend for TimedBackend {
             });
             // The unit freed at `done.due`, not now: the next one started
             // then (and may itself be due by now: the loop goes on).
-            if let Some(next) = self.waiting.pop_front() {
-                self.start(next, next.arrived.max(done.due));
+            if let Some(s) = self.device.unit_freed(done.due) {
+                self.serve(s);
             }
         }
     }
 
     fn in_flight(&self) -> usize {
-        self.serving.len() + self.waiting.len()
+        self.device.in_flight()
     }
 }
 
@@ -251,18 +161,20 @@ impl Backend for TimedBackend {
 mod tests {
     use std::ptr::NonNull;
 
-    use service::Distribution;
+    use service::{Distribution, ServiceTime};
 
     use super::*;
 
     const LEN: u32 = 4096;
 
+    /// A command whose buffer is never touched: the modelled devices only
+    /// read its length, so one dangling pointer serves every test command.
     fn io(token: u32, write: bool) -> Io {
         sized(token, write, LEN)
     }
 
     fn sized(token: u32, write: bool, len: u32) -> Io {
-        // SAFETY: TimedBackend never dereferences the buffer.
+        // SAFETY: ModelBackend never dereferences the buffer.
         unsafe { Io::new(token, write, 0, NonNull::dangling(), len) }
     }
 
@@ -276,51 +188,55 @@ mod tests {
         }
     }
 
+    /// A profile with the given units and times, ceilings far away (10M
+    /// IOPS, the profiles' `MAX_IOPS`).
+    fn profile(
+        name: &str,
+        parallelism: u32,
+        read: ServiceTime,
+        write: ServiceTime,
+    ) -> DeviceProfile {
+        let mut p = DeviceProfile::constant_service("1us", parallelism, 10_000_000)
+            .expect("a valid profile");
+        p.name = name.to_string();
+        p.read = read;
+        p.write = write;
+        p
+    }
+
     /// Optane's numbers as profiles/devices/optane.toml gives them.
-    fn optane(seed: u64) -> DeviceModel {
+    fn optane() -> DeviceProfile {
         let t = ServiceTime {
             per_kib: 427,
             ..time(Distribution::Normal, 7_369, 1_300, 4_000)
         };
-        DeviceModel {
-            name: "optane".to_string(),
-            parallelism: 28,
+        DeviceProfile {
             max_read_iops: 550_000,
             max_write_iops: 500_000,
-            max_read_bw: None,
-            max_write_bw: None,
-            read: t,
-            write: ServiceTime { per_kib: 512, ..t },
-            seed,
+            ..profile("optane", 28, t, ServiceTime { per_kib: 512, ..t })
         }
     }
 
     /// A device whose every command takes exactly `service`, with no
-    /// ceiling to speak of (10M IOPS, sim's `MAX_IOPS`).
-    fn constant(service: Nanos, parallelism: u32) -> DeviceModel {
+    /// ceiling to speak of.
+    fn constant(service: Nanos, parallelism: u32) -> DeviceProfile {
         let t = time(Distribution::Normal, service, 0, 0);
-        DeviceModel {
-            name: "const".to_string(),
-            parallelism,
-            max_read_iops: 10_000_000,
-            max_write_iops: 10_000_000,
-            max_read_bw: None,
-            max_write_bw: None,
-            read: t,
-            write: t,
-            seed: 1,
-        }
+        profile("const", parallelism, t, t)
     }
 
-    fn tokens(b: &mut TimedBackend, now: Nanos) -> Vec<u32> {
+    fn tokens(b: &mut ModelBackend, now: Nanos) -> Vec<u32> {
         let mut out = Vec::new();
         b.poll(now, &mut out);
         out.iter().map(|d| d.token).collect()
     }
 
+    fn null_tokens(b: &mut ModelBackend, now: Nanos) -> Vec<u32> {
+        tokens(b, now)
+    }
+
     /// Every command's (token, due) in completion order, polling each
     /// nanosecond-exact due time.
-    fn dues(b: &mut TimedBackend) -> Vec<(u32, Nanos)> {
+    fn dues(b: &mut ModelBackend) -> Vec<(u32, Nanos)> {
         let mut all = Vec::new();
         while let Some(due) = b.next_due() {
             for t in tokens(b, due) {
@@ -331,8 +247,122 @@ mod tests {
     }
 
     #[test]
+    fn completes_latency_after_submission_and_not_before() {
+        let mut b = ModelBackend::null(10_000, 64, Faults::default());
+        b.submit(1_000, io(7, false));
+        assert_eq!(b.next_due(), Some(11_000));
+        assert_eq!(null_tokens(&mut b, 10_999), Vec::<u32>::new());
+        assert_eq!(b.in_flight(), 1);
+        let mut out = Vec::new();
+        b.poll(11_000, &mut out);
+        assert_eq!(
+            out,
+            [Done {
+                token: 7,
+                result: LEN as i32
+            }]
+        );
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_due(), None);
+    }
+
+    #[test]
+    fn depth_bounds_parallelism() {
+        let mut b = ModelBackend::null(10, 2, Faults::default());
+        for t in 0..5 {
+            b.submit(0, io(t, false));
+        }
+        assert_eq!(b.in_flight(), 5);
+        assert_eq!(null_tokens(&mut b, 9), Vec::<u32>::new());
+        assert_eq!(null_tokens(&mut b, 10), [0, 1]);
+        assert_eq!(null_tokens(&mut b, 19), Vec::<u32>::new());
+        assert_eq!(null_tokens(&mut b, 20), [2, 3]);
+        assert_eq!(null_tokens(&mut b, 29), Vec::<u32>::new());
+        assert_eq!(null_tokens(&mut b, 30), [4]);
+        assert_eq!(b.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_late_poll_does_not_delay_the_device() {
+        let mut b = ModelBackend::null(10, 2, Faults::default());
+        for t in 0..5 {
+            b.submit(0, io(t, false));
+        }
+        // Due at 10, 10, 20, 20, 30 whatever the polls in between.
+        assert_eq!(null_tokens(&mut b, 25), [0, 1, 2, 3]);
+        assert_eq!(b.next_due(), Some(30));
+
+        // A waiting command starts when it arrives if a unit was already
+        // free by then, even though no poll noticed the unit freeing.
+        let mut b = ModelBackend::null(10, 1, Faults::default());
+        b.submit(0, io(0, false));
+        b.submit(15, io(1, false));
+        assert_eq!(null_tokens(&mut b, 24), [0]);
+        assert_eq!(b.next_due(), Some(25));
+        assert_eq!(null_tokens(&mut b, 25), [1]);
+    }
+
+    #[test]
+    fn service_is_fifo() {
+        let mut b = ModelBackend::null(100, 3, Faults::default());
+        for t in 0..20 {
+            b.submit(u64::from(t) * 7, io(t, false));
+        }
+        assert_eq!(null_tokens(&mut b, u64::MAX), (0..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_clock_going_back_does_not_start_a_command_earlier() {
+        let mut b = ModelBackend::null(10, 4, Faults::default());
+        b.submit(100, io(0, false));
+        b.submit(50, io(1, false));
+        assert_eq!(null_tokens(&mut b, 109), Vec::<u32>::new());
+        assert_eq!(null_tokens(&mut b, 110), [0, 1]);
+    }
+
+    #[test]
+    fn zero_latency_completes_at_the_next_poll() {
+        let mut b = ModelBackend::null(0, 1, Faults::default());
+        b.submit(5, io(0, false));
+        b.submit(5, io(1, false));
+        assert_eq!(null_tokens(&mut b, 5), [0, 1]);
+    }
+
+    #[test]
+    fn every_nth_null_command_fails_with_eio() {
+        let faults = Faults {
+            error_every: 3,
+            corrupt_every: 0,
+        };
+        let mut b = ModelBackend::null(1, 2, faults);
+        for t in 1..=9 {
+            b.submit(0, io(t, false));
+        }
+        let mut out = Vec::new();
+        b.poll(u64::MAX, &mut out);
+        let failed: Vec<u32> = out
+            .iter()
+            .filter(|d| d.result == -libc::EIO)
+            .map(|d| d.token)
+            .collect();
+        assert_eq!(failed, [3, 6, 9]);
+        assert!(out
+            .iter()
+            .all(|d| d.result == -libc::EIO || d.result == LEN as i32));
+        assert_eq!(out.len(), 9);
+    }
+
+    #[test]
+    fn null_describes_itself_in_spec_syntax() {
+        let b = ModelBackend::null(10_000, 64, Faults::default());
+        assert_eq!(b.describe(), "null:10us,depth=64");
+        let b = ModelBackend::null(0, 0, Faults::default());
+        assert_eq!(b.describe(), "null:0,depth=1");
+    }
+
+    #[test]
     fn completes_no_earlier_than_the_floor() {
-        let mut b = TimedBackend::new(&optane(3), Faults::default());
+        let mut b = ModelBackend::device(&optane(), 3, Faults::default());
         for t in 0..2_000 {
             b.submit(1_000, io(t, t % 2 == 0));
         }
@@ -346,7 +376,7 @@ mod tests {
 
     #[test]
     fn parallelism_bounds_concurrency() {
-        let mut b = TimedBackend::new(&constant(10_000, 2), Faults::default());
+        let mut b = ModelBackend::device(&constant(10_000, 2), 1, Faults::default());
         for t in 0..5 {
             b.submit(0, io(t, false));
         }
@@ -373,13 +403,13 @@ mod tests {
         // Reads take 50 us, writes 5 us: the write passes the read.
         let mut m = constant(50_000, 4);
         m.write = time(Distribution::Normal, 5_000, 0, 0);
-        let mut b = TimedBackend::new(&m, Faults::default());
+        let mut b = ModelBackend::device(&m, 1, Faults::default());
         b.submit(0, io(1, false));
         b.submit(100, io(2, true));
         assert_eq!(dues(&mut b), [(2, 5_100), (1, 50_000)]);
 
         // And with one distribution, varying draws reorder a batch.
-        let mut b = TimedBackend::new(&optane(5), Faults::default());
+        let mut b = ModelBackend::device(&optane(), 5, Faults::default());
         for t in 0..28 {
             b.submit(0, io(t, false));
         }
@@ -393,7 +423,7 @@ mod tests {
         // the service itself (1 us) never limits.
         let mut m = constant(1_000, 2);
         m.max_read_iops = 100_000;
-        let mut b = TimedBackend::new(&m, Faults::default());
+        let mut b = ModelBackend::device(&m, 1, Faults::default());
         for t in 0..6 {
             b.submit(0, io(t, false));
         }
@@ -403,7 +433,7 @@ mod tests {
         // Writes have their own spacing: 50K IOPS, 20 us.
         let mut m = constant(1_000, 1);
         m.max_write_iops = 50_000;
-        let mut b = TimedBackend::new(&m, Faults::default());
+        let mut b = ModelBackend::device(&m, 1, Faults::default());
         for t in 0..3 {
             b.submit(0, io(t, true));
         }
@@ -419,7 +449,7 @@ mod tests {
         let mut m = constant(1_000, 8);
         m.max_read_bw = Some(1_000_000_000);
         m.max_write_bw = Some(500_000_000);
-        let mut b = TimedBackend::new(&m, Faults::default());
+        let mut b = ModelBackend::device(&m, 1, Faults::default());
         // 64 KiB reads, larger than the bucket: each starts its whole
         // transfer (65,536 ns at 1 GB/s) after the one before.
         for t in 0..4 {
@@ -457,13 +487,13 @@ mod tests {
         // optane-900p's numbers (profiles/devices/optane-900p.toml): 32 KiB
         // reads kept at a constant depth, resubmitted as each completes.
         let run = |depth: u32| {
-            let mut m = optane(1);
+            let mut m = optane();
             m.name = "optane-900p".to_string();
             m.parallelism = 8;
             m.read.per_kib = 410;
             m.max_read_bw = Some(2_500_000_000);
             m.max_write_bw = Some(2_000_000_000);
-            let mut b = TimedBackend::new(&m, Faults::default());
+            let mut b = ModelBackend::device(&m, 1, Faults::default());
             let mut submitted_at = vec![0; depth as usize];
             for t in 0..depth {
                 b.submit(0, sized(t, false, 32_768));
@@ -500,7 +530,7 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_times_and_another_seed_others() {
         let run = |seed| {
-            let mut b = TimedBackend::new(&optane(seed), Faults::default());
+            let mut b = ModelBackend::device(&optane(), seed, Faults::default());
             for t in 0..500 {
                 b.submit(u64::from(t) * 300, io(t, t % 3 == 0));
             }
@@ -514,7 +544,7 @@ mod tests {
     fn the_mean_service_is_the_profiles() {
         // One at a time, far apart: each completes its drawn time after its
         // submission.
-        let mut b = TimedBackend::new(&optane(11), Faults::default());
+        let mut b = ModelBackend::device(&optane(), 11, Faults::default());
         let n = 20_000u64;
         let mut sum = 0;
         for t in 0..n {
@@ -529,12 +559,12 @@ mod tests {
     }
 
     #[test]
-    fn every_nth_command_fails_with_eio() {
+    fn every_nth_drawn_command_fails_with_eio() {
         let faults = Faults {
             error_every: 3,
             corrupt_every: 0,
         };
-        let mut b = TimedBackend::new(&optane(1), faults);
+        let mut b = ModelBackend::device(&optane(), 1, faults);
         for t in 1..=9 {
             b.submit(0, io(t, false));
         }
@@ -552,25 +582,10 @@ mod tests {
 
     #[test]
     fn describes_itself_with_its_units_and_times() {
-        let b = TimedBackend::new(&optane(1), Faults::default());
+        let b = ModelBackend::device(&optane(), 1, Faults::default());
         assert_eq!(
             b.describe(),
             "device:optane (28 units, read 7.37us±1.30us, write 7.37us±1.30us)"
         );
-    }
-
-    #[test]
-    fn the_watchdogs_bound_covers_a_round_per_unit() {
-        let m = constant(10_000, 2);
-        // 5 commands need 3 rounds of 10 us, plus 5 spacings of 100 ns.
-        assert_eq!(m.hold_bound(5, 4096), 30_500);
-        // And, with a bandwidth ceiling, their bytes at the slower way's
-        // rate: 5 x 4 KiB at 1 GB/s is 20,480 ns.
-        let m = DeviceModel {
-            max_read_bw: Some(2_000_000_000),
-            max_write_bw: Some(1_000_000_000),
-            ..m
-        };
-        assert_eq!(m.hold_bound(5, 4096), 30_500 + 20_480);
     }
 }
