@@ -14,6 +14,9 @@ use exec::{Critical, Outcome, Rule, Status, Target};
 pub struct ExecArgs {
     #[command(flatten)]
     pub policy: crate::args::PolicyArgs,
+    /// The host mechanisms routing applies (host::mechanism).
+    #[command(flatten)]
+    pub host_settings: crate::host_args::HostArgs<crate::host_args::Exec>,
     /// A modelled device's timing (optane, p3700, optane-900p or a .toml
     /// profile): the program's data moves through the page cache and each
     /// command takes the profile's service time. Without it the program's own O_DIRECT
@@ -87,29 +90,6 @@ pub struct ExecArgs {
     /// repeatable
     #[arg(long, value_name = "GLOB", value_parser = |s: &str| Critical::parse(Target::File, s))]
     pub critical_file: Vec<Critical>,
-    /// Block-layer scheduler between the program's requests and the
-    /// device, as `run --block-scheduler` (the same parser): `none`
-    /// (default) or FastResponse's Limited Depth,
-    /// `ld[,tokens=N][,split=SIZE][,opportunistic]` (non-critical requests
-    /// split into 32k pieces, at most N of them in flight; critical ones
-    /// bypass it)
-    #[arg(long, value_name = "none|ld[,...]", conflicts_with = "observe")]
-    pub block_scheduler: Option<sim::BlockScheduler>,
-    /// How a routed blocking call learns of its completion, as `run
-    /// --completion` (the same parser): `interrupt` (default), `poll` (the
-    /// thread spins on its slot's completion ring; its commands go to a
-    /// poll queue, which raises no interrupt), `select-isr` (critical
-    /// requests poll, the rest take interrupts) or `hybrid` (as poll, after
-    /// a timer sleep of half the thread's size bucket's mean latency less
-    /// the timer's measured overshoot). With a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1)
-    /// polls too. libaio contexts always take interrupts
-    #[arg(
-        long,
-        value_name = "interrupt|poll|hybrid|select-isr",
-        conflicts_with = "observe",
-        value_parser = exec_completion
-    )]
-    pub completion: Option<exec::Polling>,
     /// FastResponse's critical boost (FR 3.5) through this kernel, as `run
     /// --critical-boost`: each thread at its first critical request gets
     /// none (default), slice (EEVDF's custom slice, sched_setattr with
@@ -239,12 +219,6 @@ impl ExecArgs {
     }
 }
 
-/// `--completion`: `run`'s parser (the simulator's).
-fn exec_completion(s: &str) -> Result<exec::Polling, String> {
-    s.parse::<sim::Completion>()
-        .map(|c| exec::Polling::of(c.mode()))
-}
-
 /// `--io-uring`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum IoUringArg {
@@ -281,7 +255,8 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
     policy::build(&spec)?;
-    let polling = a.completion.unwrap_or_default();
+    let host = &a.host_settings.settings;
+    let polling = host.completion.unwrap_or_default();
     let route = if a.observe {
         None
     } else {
@@ -291,7 +266,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             .map(|p| emu::backend::BackendSpec::device((**p).clone(), a.seed));
         let mut r =
             exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?;
-        r.block = a
+        r.block = host
             .block_scheduler
             .as_ref()
             .and_then(crate::run_cmd::ld_config);

@@ -8,6 +8,7 @@ mod capture_cmd;
 mod coalesce;
 mod coalesce_trace;
 mod exec_cmd;
+mod host_args;
 mod jobs_cmd;
 mod output;
 mod progress;
@@ -33,7 +34,8 @@ struct Cli {
 enum Verb {
     /// Replay a completion stream (CSV) through a strategy and print its interrupts
     Coalesce(coalesce::CoalesceArgs),
-    /// List the interrupt strategies, their parameters and defaults
+    /// List the interrupt strategies, their parameters and defaults, and
+    /// the host mechanisms
     Policies,
     /// Read fio job files and show each job and the marks its requests carry
     Jobs(jobs_cmd::JobsArgs),
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         Verb::Coalesce(a) => coalesce::run(a),
         Verb::Policies => {
             print!("{}", policy::catalogue::listing());
+            print!("\n{}", host::mechanism::listing());
             print!("\n{}", host::uring::listing());
             Ok(())
         }

@@ -65,43 +65,19 @@ pub struct RunArgs {
     /// whole device waits too) or apic (merges into the pending one)
     #[arg(long, default_value = "ipi", value_parser = ["ipi", "ipi-stall", "apic"], value_name = "HOW")]
     pub irq_delivery: String,
-    /// Block-layer scheduler between the job threads and the queue pairs,
-    /// as `sim --block-scheduler` (the same parser): `none` (default), or
-    /// FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]`
-    /// (8 tokens bound the non-critical pieces in flight, non-critical
-    /// requests split into 32k pieces, each its own command; critical=1
-    /// jobs bypass it)
-    #[arg(long, value_name = "none|ld[,...]")]
-    pub block_scheduler: Option<sim::BlockScheduler>,
-    /// How a blocking job's thread learns of its completion, as `sim
-    /// --completion` (the same parser): `interrupt` (default), `poll` (spins
-    /// on a poll queue, whose CQ raises no interrupt, its CPU busy),
-    /// `hybrid` (sleeps half its size bucket's mean latency less the
-    /// timer's measured overshoot, then spins) or `select-isr` (critical=1
-    /// jobs poll, the rest take interrupts). A job with hipri=1 polls
-    /// whatever this says
-    #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
-    pub completion: Option<sim::Completion>,
     /// FastResponse's critical boost (FR 3.5) through this kernel, for the
     /// threads of critical=1 jobs: none (default), slice (EEVDF's custom
     /// slice, sched_setattr with sched_runtime 100us: a fair task that
     /// preempts at wake-up) or fifo (SCHED_FIFO priority 1)
     #[arg(long, value_enum, default_value = "none", value_name = "HOW")]
     pub critical_boost: BoostArg,
-    /// How an io_uring job's thread waits for its completions, with the
-    /// simulator's decisions (host::uring; `cinterrupts policies` lists
-    /// them): `min-complete` (what run does without this option; given, the
-    /// report adds the threads' wake-ups per I/O),
-    /// `min-wait=TIME[,nr=N][,timeout=TIME]` (wait for nr up to TIME, then
-    /// return what is there) or `iopoll` (each io_uring job polls, as with
-    /// hipri=1). task-work, defer-taskrun and sqpoll are refused (`sim
-    /// --uring` models them)
-    #[arg(long, value_name = "STRATEGY", value_parser = host::uring::parse)]
-    pub uring: Option<host::uring::Strategy>,
     /// Seed of the offsets, the read/write mix and a --device's service
     /// times
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
+    /// The host mechanisms the emulator's driver applies (host::mechanism).
+    #[command(flatten)]
+    pub host_settings: crate::host_args::HostArgs<crate::host_args::Run>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -215,10 +191,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         delivery: args.delivery.into(),
         irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
-        block: args.block_scheduler.as_ref().and_then(ld_config),
-        completion: args.completion.unwrap_or_default().mode(),
+        block: args
+            .host_settings
+            .settings
+            .block_scheduler
+            .as_ref()
+            .and_then(ld_config),
+        completion: args.host_settings.settings.completion.unwrap_or_default(),
         boost: args.critical_boost.into(),
-        uring: args.uring,
+        uring: args.host_settings.settings.uring,
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };

@@ -68,59 +68,9 @@ pub struct SimArgs {
     /// (which ends earlier when its size is done) and loops a time_based one
     #[arg(long, value_parser = args::runtime, value_name = "TIME")]
     pub runtime: Option<u64>,
-    /// Block-layer scheduler between the jobs and the device, instead of
-    /// the host profile's `block_scheduler` (default none): `none`, or
-    /// FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]`
-    /// (8 tokens bound the non-critical pieces in flight, non-critical
-    /// requests split into 32k pieces, critical jobs bypass it)
-    #[arg(long, value_name = "none|ld[,...]")]
-    pub block_scheduler: Option<sim::BlockScheduler>,
-    /// How a blocking job's thread learns of its completion, instead of
-    /// the host profile's `completion` (default interrupt): `interrupt`,
-    /// `poll` (spins on its queue, no interrupt, its CPU busy), `hybrid`
-    /// (sleeps half its size bucket's mean latency, then spins: Linux's
-    /// io_poll_delay=0) or `select-isr` (critical=1 jobs poll, the rest
-    /// take interrupts). A job with fio's `hipri` (pvsync2, io_uring) polls
-    /// whatever the mode: hybrid under `hybrid`, else classic
-    #[arg(long, value_name = "interrupt|poll|hybrid|select-isr")]
-    pub completion: Option<sim::Completion>,
-    /// How an io_uring job's thread waits for its completions, instead of
-    /// the host profile's `uring` (default min-complete): `min-complete`
-    /// (CQEs posted by the interrupt, woken once min_complete are there),
-    /// `task-work` (woken for every interrupt, Linux 6.x without
-    /// DEFER_TASKRUN), `defer-taskrun` (completions run only when the
-    /// thread enters the kernel), `min-wait=TIME[,nr=N][,timeout=TIME]`
-    /// (Linux 6.12's io_uring_submit_and_wait_min_timeout), `iopoll` or
-    /// `sqpoll`. A job's own hipri (IOPOLL) or sqthread_poll (SQPOLL) wins
-    #[arg(long, value_name = "STRATEGY", value_parser = host::uring::parse)]
-    pub uring: Option<host::uring::Strategy>,
-    /// The CPU scheduler's wake-up preemption rule, instead of the host
-    /// profile's `wakeup_rule` (default plain): `plain` (preempt beyond the
-    /// profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next
-    /// buddy, the granularity from the core count: 4 ms for 8 or more),
-    /// `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's
-    /// wake-up preempts at once) or `boost-code` (the authors' code)
-    #[arg(long, value_name = "plain|vanilla|boost|boost-code")]
-    pub wakeup: Option<sim::Wakeup>,
-    /// The ext4 journal mode for jobs with fsync=N or fdatasync=N, instead
-    /// of the host profile's `journal` (default ordered): `ordered` (ext4
-    /// data=ordered: the file's data D1, then the JBD2 thread writes other
-    /// files' dirty data D2, the journal JD and the commit block JC) or
-    /// `fjournal` (FastResponse's file-level journaling: a critical job
-    /// writes D1 and its own f-transaction, no JBD2)
-    #[arg(long, value_name = "ordered|fjournal")]
-    pub journal: Option<sim::Journal>,
-    /// Run the JBD2 journal thread as critical (FastResponse 4.4): its
-    /// journal writes bypass the block layer's limit and its wake-ups are
-    /// boosted, instead of the host profile's `jbd2_critical` (default off)
-    #[arg(long)]
-    pub jbd2_critical: bool,
-    /// Poll the fsync path's I/Os (D1, D2, JD, JC, the f-transaction) of
-    /// the threads the completion mode polls for (FastResponse 4.4's
-    /// SelectISR), instead of the host profile's `fsync_io_polls` (default
-    /// off: they complete by interrupt, as in Linux)
-    #[arg(long)]
-    pub fsync_io_polls: bool,
+    /// The host mechanisms over the host profile's own (host::mechanism).
+    #[command(flatten)]
+    pub host_settings: crate::host_args::HostArgs<crate::host_args::Sim>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -296,27 +246,7 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
 
 /// The host-side flags over the host profile's own settings.
 fn host_settings(args: &SimArgs, config: &mut SimConfig) {
-    if let Some(scheduler) = &args.block_scheduler {
-        config.host.block_scheduler = scheduler.clone();
-    }
-    if let Some(uring) = args.uring {
-        config.host.uring = uring;
-    }
-    if let Some(completion) = args.completion {
-        config.host.completion = completion;
-    }
-    if let Some(rule) = args.wakeup {
-        config.host.wakeup_rule = rule;
-    }
-    if let Some(journal) = args.journal {
-        config.host.journal = journal;
-    }
-    if args.jbd2_critical {
-        config.host.jbd2_critical = true;
-    }
-    if args.fsync_io_polls {
-        config.host.fsync_io_polls = true;
-    }
+    config.host.apply(&args.host_settings.settings);
 }
 
 #[cfg(test)]

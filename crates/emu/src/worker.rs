@@ -130,7 +130,7 @@ pub struct Shared<'a> {
     /// The thread's own queue pair's handler when it is a poll queue (no
     /// interrupts): the thread spins on it for its completions.
     pub polled: Option<&'a Handler>,
-    /// How it polls ([`host::poll::Mode::Classic`] or `Hybrid`); `None`:
+    /// How it polls ([`host::poll::Mode::Poll`] or `Hybrid`); `None`:
     /// it sleeps for the interrupt.
     pub poll_mode: Option<host::poll::Mode>,
     /// An io_uring job's completion strategy (`run --uring`); `None`:

@@ -213,7 +213,7 @@ fn select_isr_polls_the_critical_job_and_interrupts_the_other() {
         .find(|n| n.starts_with("polled completion: "))
         .unwrap();
     assert!(
-        note.contains("'fg' classic") && !note.contains("'bg'"),
+        note.contains("'fg' poll") && !note.contains("'bg'"),
         "{note}"
     );
 }
@@ -241,7 +241,7 @@ fn hybrid_sleeps_on_the_timer_when_the_device_is_slow_enough_and_frees_cpu() {
         runtime: None,
         ..null_cfg("null:300us", mode)
     };
-    let (classic, a) = run(text, &cfg(host::poll::Mode::Classic));
+    let (classic, a) = run(text, &cfg(host::poll::Mode::Poll));
     assert_exactly_once(&a);
     let (hybrid, a) = run(text, &cfg(host::poll::Mode::Hybrid));
     assert_exactly_once(&a);

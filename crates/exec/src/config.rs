@@ -246,65 +246,20 @@ impl Critical {
 }
 
 /// How a routed blocking call learns of its completion (`exec
-/// --completion`; `host::poll`'s modes that exec runs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Polling {
-    /// The device's interrupt; the handler wakes the thread (futex).
-    #[default]
-    Interrupt,
-    /// Classic polling: the thread spins on its slot's completion ring and
-    /// its commands go to a poll queue (interrupts off).
-    Poll,
-    /// Hybrid polling: as `Poll`, after a timer sleep of half its size
-    /// bucket's mean latency less the timer's measured overshoot
-    /// (`emu::HybridTimer`, `host::poll::HybridStats` per thread).
-    Hybrid,
-    /// FastResponse's SelectISR: critical requests poll, the rest take
-    /// interrupts.
-    SelectIsr,
-}
+/// --completion`): the host's one completion mode (`host::poll::Mode`,
+/// declared in `host::mechanism`). Under `poll` and `hybrid` the thread
+/// spins on its slot's completion ring and its commands go to a poll queue
+/// (interrupts off); hybrid sleeps first, half its size bucket's mean
+/// latency less the timer's measured overshoot (`emu::HybridTimer`,
+/// `host::poll::HybridStats` per thread); `select-isr` polls the critical
+/// requests only.
+pub use host::poll::Mode as Polling;
 
-impl Polling {
-    pub fn name(self) -> &'static str {
-        match self {
-            Polling::Interrupt => "interrupt",
-            Polling::Poll => "poll",
-            Polling::Hybrid => "hybrid",
-            Polling::SelectIsr => "select-isr",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Polling> {
-        match s {
-            "interrupt" => Some(Polling::Interrupt),
-            "poll" => Some(Polling::Poll),
-            "hybrid" => Some(Polling::Hybrid),
-            "select-isr" => Some(Polling::SelectIsr),
-            _ => None,
-        }
-    }
-
-    /// From `host::poll`'s mode.
-    pub fn of(m: host::poll::Mode) -> Polling {
-        match m {
-            host::poll::Mode::Interrupt => Polling::Interrupt,
-            host::poll::Mode::Classic => Polling::Poll,
-            host::poll::Mode::Hybrid => Polling::Hybrid,
-            host::poll::Mode::SelectIsr => Polling::SelectIsr,
-        }
-    }
-
-    /// Whether a blocking request polls: every one under `poll`, critical
-    /// ones under `select-isr`, and any the program asked to poll
-    /// (RWF_HIPRI, as fio's `hipri=1` on pvsync2) whatever the mode.
-    pub fn polls(self, critical: bool, hipri: bool) -> bool {
-        hipri
-            || match self {
-                Polling::Interrupt => false,
-                Polling::Poll | Polling::Hybrid => true,
-                Polling::SelectIsr => critical,
-            }
-    }
+/// Whether a blocking request polls under `mode`: as the mode says for a
+/// request of its criticality, and any the program asked to poll
+/// (RWF_HIPRI, as fio's `hipri=1` on pvsync2) whatever the mode.
+pub fn polls(mode: Polling, critical: bool, hipri: bool) -> bool {
+    hipri || mode.polls(critical)
 }
 
 /// The library's configuration in one process.
@@ -349,7 +304,7 @@ impl Config {
             .unwrap_or_default();
         let polling = std::env::var(ENV_COMPLETION)
             .ok()
-            .and_then(|m| Polling::parse(&m))
+            .and_then(|m| m.parse::<Polling>().ok())
             .unwrap_or_default();
         let rwf_marks = std::env::var(ENV_RWF)
             .ok()
@@ -448,13 +403,12 @@ mod tests {
             .collect();
         assert_eq!(back, rules);
         assert!(Critical::parse(Target::File, "").is_err());
-        assert!(Polling::Poll.polls(false, false));
-        assert!(Polling::SelectIsr.polls(true, false));
-        assert!(!Polling::SelectIsr.polls(false, false));
-        assert!(Polling::Interrupt.polls(false, true), "RWF_HIPRI polls");
-        for m in host::poll::Mode::ALL {
-            let p = Polling::of(m);
-            assert_eq!(Polling::parse(p.name()), Some(p));
+        assert!(polls(Polling::Poll, false, false));
+        assert!(polls(Polling::SelectIsr, true, false));
+        assert!(!polls(Polling::SelectIsr, false, false));
+        assert!(polls(Polling::Interrupt, false, true), "RWF_HIPRI polls");
+        for m in Polling::ALL {
+            assert_eq!(m.as_str().parse::<Polling>(), Ok(m));
         }
         for m in [IoUring::Route, IoUring::Pass, IoUring::Refuse] {
             assert_eq!(IoUring::parse(m.name()), Some(m));

@@ -28,7 +28,7 @@ pub mod summary;
 mod watch;
 
 pub use config::{
-    Config, Critical, IoUring, Mark, Polling, RouteEnv, RwfMarks, Target, ENV_BOOST,
+    polls, Config, Critical, IoUring, Mark, Polling, RouteEnv, RwfMarks, Target, ENV_BOOST,
     ENV_COMPLETION, ENV_CRITICAL, ENV_DEVICE, ENV_IO_URING, ENV_MARKS, ENV_OUT, ENV_OUT_FD,
     ENV_RULES, ENV_RWF, IO_URING_REFUSED_ERRNO,
 };

@@ -343,7 +343,7 @@ impl Router {
             poller: (queues.len() > 1).then(|| driver.poller(1)),
         });
         Ok(Router {
-            completion: opts.polling.name().to_string(),
+            completion: opts.polling.as_str().to_string(),
             backend: device.describe().to_string(),
             policy: policy::describe(&opts.policy),
             region,

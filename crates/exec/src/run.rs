@@ -264,7 +264,7 @@ fn run_program(
         opts.route
             .as_ref()
             .map_or(crate::config::Polling::Interrupt, |r| r.polling)
-            .name()
+            .as_str()
             .into(),
     );
     let mut inherit = vec![out_fd.0];

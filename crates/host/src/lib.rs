@@ -47,9 +47,14 @@
 //! and SQPOLL, each a row of [`uring::STRATEGIES`]; one wait's decisions
 //! (sleep, spin, wake to run task work, return) given when completions
 //! reach the task and when its timer fires.
+//!
+//! [`mechanism`]: every choice above declared once, as `policy` declares
+//! its strategies: the table the command line, the profiles, `reproduce`
+//! and the reports read (issue 26 item 2).
 
 pub mod cfs;
 pub mod fsync;
 pub mod ld;
+pub mod mechanism;
 pub mod poll;
 pub mod uring;

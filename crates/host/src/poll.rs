@@ -5,7 +5,7 @@
 //!   handler, which wakes it (FR 2.1, read path steps 4-5). When the
 //!   interrupt fires is the device's policy's business (`policy`: at once,
 //!   coalesced, calibrated), so it is an input here.
-//! - [`Mode::Classic`]: the waiter spins on its completion queue from
+//! - [`Mode::Poll`]: the waiter spins on its completion queue from
 //!   submission until it finds the entry; every nanosecond of it is CPU busy
 //!   ("polling provides the lowest latency ... at the expense of 100% CPU
 //!   utilization", TOS 2, Fig. 5).
@@ -32,29 +32,27 @@
 
 use policy::{Nanos, MS};
 
-/// A completion mode.
+/// A completion mode: how a waiter learns of its completion. The one
+/// enum every front end applies (`sim --completion`, `run`, `exec`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
     Interrupt,
-    Classic,
+    Poll,
     Hybrid,
     SelectIsr,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [
-        Mode::Interrupt,
-        Mode::Classic,
-        Mode::Hybrid,
-        Mode::SelectIsr,
-    ];
+    pub const ALL: [Mode; 4] = [Mode::Interrupt, Mode::Poll, Mode::Hybrid, Mode::SelectIsr];
 
+    /// How the command line and the profiles write it
+    /// ([`crate::mechanism`]).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Interrupt => "interrupt",
-            Mode::Classic => "classic",
+            Mode::Poll => "poll",
             Mode::Hybrid => "hybrid",
-            Mode::SelectIsr => "selectisr",
+            Mode::SelectIsr => "select-isr",
         }
     }
 }
@@ -364,7 +362,7 @@ impl Completions {
     pub fn wait(&self, io: Io, t: Times, sleep: Nanos) -> Wait {
         match self.mode {
             Mode::Interrupt => interrupt(self.costs, t),
-            Mode::Classic => classic(self.costs, t),
+            Mode::Poll => classic(self.costs, t),
             Mode::Hybrid => hybrid(self.costs, t, sleep),
             Mode::SelectIsr => select_isr(self.costs, t, io.critical),
         }
@@ -526,7 +524,7 @@ mod tests {
         let mut c =
             Completions::new(Mode::Hybrid, COSTS).with_hybrid_sleep(HybridSleep::Fixed(7 * US));
         assert_eq!(c.submitted(0, READ_4K), 7 * US);
-        for mode in [Mode::Interrupt, Mode::Classic, Mode::SelectIsr] {
+        for mode in [Mode::Interrupt, Mode::Poll, Mode::SelectIsr] {
             let mut c = Completions::new(mode, COSTS);
             assert_eq!(c.submitted(0, READ_4K), 0);
         }

@@ -241,7 +241,7 @@ pub(crate) struct Tag {
 /// (`--completion poll|select-isr`) and the mode (or RWF_HIPRI) says so.
 fn polls(t: Tag) -> bool {
     config().is_some_and(|c| {
-        c.polling != exec::Polling::Interrupt && c.polling.polls(t.critical, t.hipri)
+        c.polling != exec::Polling::Interrupt && exec::polls(c.polling, t.critical, t.hipri)
     })
 }
 

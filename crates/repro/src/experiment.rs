@@ -66,135 +66,60 @@ pub struct RunSpec {
 }
 
 /// The host-side mechanisms of FastResponse and polling (issue 15), each
-/// `None` for the host profile's own (all off in the shipped profiles).
-/// One field per mechanism, as the simulator's host keys name them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostSettings {
-    /// `block_scheduler`: `ld[,tokens=N][,split=SIZE][,opportunistic]`.
-    pub block_scheduler: Option<sim::BlockScheduler>,
-    /// `completion`: interrupt, poll, hybrid, select-isr.
-    pub completion: Option<sim::Completion>,
-    /// `wakeup_rule`: plain, vanilla, boost, boost-code.
-    pub wakeup: Option<sim::Wakeup>,
-    /// `journal`: ordered (ext4 `data=ordered`) or fjournal (FR 3.4).
-    pub journal: Option<sim::Journal>,
-    /// `jbd2_critical`: JBD2's journal I/O bypasses LD and its wake-ups
-    /// are boosted (FR 4.4).
-    pub jbd2_critical: Option<bool>,
-    /// `fsync_io_polls`: the fsync path's I/Os of the threads the
-    /// completion mode polls for are polled (FR 4.4's SelectISR).
-    pub fsync_io_polls: Option<bool>,
-    /// `uring`: how an io_uring job's thread waits for its completions
-    /// (`host::uring::STRATEGIES`; issue 25). The emulator applies
-    /// min-complete, min-wait and iopoll ([`RunSpec::emulated`]).
-    pub uring: Option<host::uring::Strategy>,
+/// `None` for the host profile's own (all off in the shipped profiles):
+/// `host::mechanism`'s settings, declared there once.
+pub use sim::HostSettings;
+
+/// FastResponse's systems (FR 4.1): `vanilla` (Linux's CFS with its
+/// `next` buddy and 4 ms granularity; no LD; interrupts), `selectisr`
+/// (critical requests poll, FLASHSHARE's SelectISR), `b-opt` (LD, 8
+/// tokens, 32 KB pieces), `bs-opt` (LD and the critical wake-up boost,
+/// Algorithm 1 as printed). `None` for another name.
+pub fn fastresponse(system: &str) -> Option<HostSettings> {
+    let ld = || Some("ld".parse().expect("ld parses"));
+    let vanilla = Some(sim::Wakeup::Vanilla);
+    Some(match system {
+        "vanilla" => HostSettings {
+            wakeup: vanilla,
+            ..HostSettings::default()
+        },
+        "selectisr" => HostSettings {
+            completion: Some(host::poll::Mode::SelectIsr),
+            wakeup: vanilla,
+            ..HostSettings::default()
+        },
+        "b-opt" => HostSettings {
+            block_scheduler: ld(),
+            wakeup: vanilla,
+            ..HostSettings::default()
+        },
+        "bs-opt" => HostSettings {
+            block_scheduler: ld(),
+            wakeup: Some(sim::Wakeup::Boost),
+            ..HostSettings::default()
+        },
+        _ => return None,
+    })
 }
 
-impl HostSettings {
-    /// Applies the settings to a host profile.
-    pub fn apply(&self, host: &mut sim::HostProfile) {
-        if let Some(b) = &self.block_scheduler {
-            host.block_scheduler = b.clone();
-        }
-        if let Some(c) = self.completion {
-            host.completion = c;
-        }
-        if let Some(w) = self.wakeup {
-            host.wakeup_rule = w;
-        }
-        if let Some(j) = self.journal {
-            host.journal = j;
-        }
-        if let Some(c) = self.jbd2_critical {
-            host.jbd2_critical = c;
-        }
-        if let Some(p) = self.fsync_io_polls {
-            host.fsync_io_polls = p;
-        }
-        if let Some(u) = self.uring {
-            host.uring = u;
-        }
-    }
-
-    /// FastResponse's systems (FR 4.1): `vanilla` (Linux's CFS with its
-    /// `next` buddy and 4 ms granularity; no LD; interrupts), `selectisr`
-    /// (critical requests poll, FLASHSHARE's SelectISR), `b-opt` (LD, 8
-    /// tokens, 32 KB pieces), `bs-opt` (LD and the critical wake-up boost,
-    /// Algorithm 1 as printed). `None` for another name.
-    pub fn fastresponse(system: &str) -> Option<HostSettings> {
-        let ld = || Some("ld".parse().expect("ld parses"));
-        let vanilla = Some(sim::Wakeup::Vanilla);
-        Some(match system {
-            "vanilla" => HostSettings {
-                wakeup: vanilla,
-                ..HostSettings::default()
-            },
-            "selectisr" => HostSettings {
-                completion: Some(sim::Completion::SelectIsr),
-                wakeup: vanilla,
-                ..HostSettings::default()
-            },
-            "b-opt" => HostSettings {
-                block_scheduler: ld(),
-                wakeup: vanilla,
-                ..HostSettings::default()
-            },
-            "bs-opt" => HostSettings {
-                block_scheduler: ld(),
-                wakeup: Some(sim::Wakeup::Boost),
-                ..HostSettings::default()
-            },
-            _ => return None,
-        })
-    }
-
-    /// FastResponse's systems on the synchronous-write path (FR 4.1, 4.4):
-    /// the read path's, each with ext4's `data=ordered` journal, JBD2
-    /// critical in SelectISR, B-Opt and BS-Opt ("we configure JBD2 as a
-    /// critical process in B-Opt, BS-Opt, and SelectISR"), and `bsj-opt`:
-    /// BS-Opt with fjournaling (FR 3.4), JBD2 critical as in BS-Opt (ours:
-    /// FR does not say; only the compound transactions' commits reach
-    /// JBD2 then). `None` for another name.
-    pub fn fastresponse_fsync(system: &str) -> Option<HostSettings> {
-        let (base, journal) = match system {
-            "bsj-opt" => ("bs-opt", sim::Journal::Fjournal),
-            s => (s, sim::Journal::Ordered),
-        };
-        Some(HostSettings {
-            journal: Some(journal),
-            jbd2_critical: Some(base != "vanilla"),
-            fsync_io_polls: (base == "selectisr").then_some(true),
-            ..HostSettings::fastresponse(base)?
-        })
-    }
-
-    /// How the settings read on the command line (`--wakeup vanilla
-    /// --block-scheduler ld`); empty for none.
-    pub fn describe(&self) -> String {
-        let mut out = Vec::new();
-        if let Some(b) = &self.block_scheduler {
-            out.push(format!("--block-scheduler {b}"));
-        }
-        if let Some(c) = self.completion {
-            out.push(format!("--completion {}", c.as_str()));
-        }
-        if let Some(w) = self.wakeup {
-            out.push(format!("--wakeup {w}"));
-        }
-        if let Some(j) = self.journal {
-            out.push(format!("--journal {j}"));
-        }
-        if self.jbd2_critical == Some(true) {
-            out.push("--jbd2-critical".into());
-        }
-        if self.fsync_io_polls == Some(true) {
-            out.push("--fsync-io-polls".into());
-        }
-        if let Some(u) = self.uring {
-            out.push(format!("--uring {u}"));
-        }
-        out.join(" ")
-    }
+/// FastResponse's systems on the synchronous-write path (FR 4.1, 4.4):
+/// the read path's, each with ext4's `data=ordered` journal, JBD2
+/// critical in SelectISR, B-Opt and BS-Opt ("we configure JBD2 as a
+/// critical process in B-Opt, BS-Opt, and SelectISR"), and `bsj-opt`:
+/// BS-Opt with fjournaling (FR 3.4), JBD2 critical as in BS-Opt (ours:
+/// FR does not say; only the compound transactions' commits reach
+/// JBD2 then). `None` for another name.
+pub fn fastresponse_fsync(system: &str) -> Option<HostSettings> {
+    let (base, journal) = match system {
+        "bsj-opt" => ("bs-opt", sim::Journal::Fjournal),
+        s => (s, sim::Journal::Ordered),
+    };
+    Some(HostSettings {
+        journal: Some(journal),
+        jbd2_critical: Some(base != "vanilla"),
+        fsync_io_polls: (base == "selectisr").then_some(true),
+        ..fastresponse(base)?
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -283,7 +208,7 @@ impl RunSpec {
     pub fn fastresponse(system: &str, workload: &'static str, policy: &str) -> RunSpec {
         RunSpec {
             host: FR_HOST,
-            host_settings: HostSettings::fastresponse(system)
+            host_settings: crate::experiment::fastresponse(system)
                 .expect("the experiments name FastResponse's systems"),
             ..RunSpec::new(policy, workload, FR_DEVICE).shown_as(system, system)
         }
@@ -291,10 +216,10 @@ impl RunSpec {
 
     /// A FastResponse run of the synchronous-write path (FR 4.4): `system`
     /// one of `vanilla`, `selectisr`, `b-opt`, `bs-opt`, `bsj-opt`
-    /// ([`HostSettings::fastresponse_fsync`]).
+    /// ([`fastresponse_fsync`]).
     pub fn fastresponse_fsync(system: &str, workload: &'static str, policy: &str) -> RunSpec {
         RunSpec {
-            host_settings: HostSettings::fastresponse_fsync(system)
+            host_settings: crate::experiment::fastresponse_fsync(system)
                 .expect("the experiments name FastResponse's systems"),
             ..RunSpec::fastresponse("vanilla", workload, policy).shown_as(system, system)
         }

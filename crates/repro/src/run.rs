@@ -254,7 +254,7 @@ impl Task<'_> {
         device: sim::DeviceProfile,
     ) -> Result<sim::SimConfig, String> {
         let mut host = sim::HostProfile::load(self.run.host).map_err(|err| err.to_string())?;
-        self.run.host_settings.apply(&mut host);
+        host.apply(&self.run.host_settings);
         Ok(sim::SimConfig {
             device,
             host,

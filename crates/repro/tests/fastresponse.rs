@@ -4,7 +4,7 @@
 use policy::MS;
 use report::{IoPath, JobPath, JobReport, Mode, QueueDepth, RunReport};
 use repro::claims;
-use repro::experiment::{HostSettings, FR_HOST};
+use repro::experiment::FR_HOST;
 use repro::metric::Metric;
 use repro::run::{run_all, Plan, Results};
 
@@ -52,19 +52,19 @@ fn fastresponse_experiments_build_and_their_claims_name_their_runs() {
 
 #[test]
 fn fastresponse_systems_are_the_simulators_host_settings() {
-    let b = HostSettings::fastresponse("b-opt").unwrap();
+    let b = repro::experiment::fastresponse("b-opt").unwrap();
     assert_eq!(b.block_scheduler, Some("ld".parse().unwrap()));
     assert_eq!(b.wakeup, Some(sim::Wakeup::Vanilla));
-    let s = HostSettings::fastresponse("selectisr").unwrap();
-    assert_eq!(s.completion, Some(sim::Completion::SelectIsr));
+    let s = repro::experiment::fastresponse("selectisr").unwrap();
+    assert_eq!(s.completion, Some(host::poll::Mode::SelectIsr));
     assert_eq!(s.block_scheduler, None);
-    let bs = HostSettings::fastresponse("bs-opt").unwrap();
+    let bs = repro::experiment::fastresponse("bs-opt").unwrap();
     assert_eq!(bs.wakeup, Some(sim::Wakeup::Boost));
     assert_eq!(
         bs.describe(),
         "--block-scheduler ld,tokens=8,split=32k --wakeup boost"
     );
-    assert!(HostSettings::fastresponse("bsj-opt").is_none());
+    assert!(repro::experiment::fastresponse("bsj-opt").is_none());
 }
 
 /// fr-fig16's runs: under B-Opt the device holds at most LD's 8 tokens of

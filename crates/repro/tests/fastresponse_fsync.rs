@@ -5,7 +5,7 @@
 use policy::MS;
 use report::{FsyncBreakdown, JobReport, LatencyStats, Mode, RunReport, SyncReport};
 use repro::claims;
-use repro::experiment::{HostSettings, FR_HOST};
+use repro::experiment::FR_HOST;
 use repro::metric::Metric;
 use repro::run::{run_all, Plan, Results};
 
@@ -43,7 +43,7 @@ fn the_fsync_experiments_build_and_have_claims() {
 
 #[test]
 fn the_write_path_systems_are_fr_4_4s() {
-    let fs = |s: &str| HostSettings::fastresponse_fsync(s).unwrap();
+    let fs = |s: &str| repro::experiment::fastresponse_fsync(s).unwrap();
     // Vanilla: JBD2 as Linux has it.
     assert_eq!(fs("vanilla").jbd2_critical, Some(false));
     assert_eq!(fs("vanilla").journal, Some(sim::Journal::Ordered));
@@ -52,7 +52,7 @@ fn the_write_path_systems_are_fr_4_4s() {
     for s in ["selectisr", "b-opt", "bs-opt"] {
         assert_eq!(fs(s).jbd2_critical, Some(true), "{s}");
         assert_eq!(fs(s).journal, Some(sim::Journal::Ordered), "{s}");
-        let read = HostSettings::fastresponse(s).unwrap();
+        let read = repro::experiment::fastresponse(s).unwrap();
         assert_eq!(fs(s).block_scheduler, read.block_scheduler, "{s}");
         assert_eq!(fs(s).completion, read.completion, "{s}");
         assert_eq!(fs(s).wakeup, read.wakeup, "{s}");
@@ -71,9 +71,12 @@ fn the_write_path_systems_are_fr_4_4s() {
         bsj.describe(),
         "--block-scheduler ld,tokens=8,split=32k --wakeup boost --journal fjournal --jbd2-critical"
     );
-    assert!(HostSettings::fastresponse_fsync("nosuch").is_none());
+    assert!(repro::experiment::fastresponse_fsync("nosuch").is_none());
     // The read path's systems are unchanged.
-    assert_eq!(HostSettings::fastresponse("bs-opt").unwrap().journal, None);
+    assert_eq!(
+        repro::experiment::fastresponse("bs-opt").unwrap().journal,
+        None
+    );
 }
 
 /// fr-fig15b's Vanilla and BSJ-Opt runs beside Bayes, shortened: BSJ-Opt's

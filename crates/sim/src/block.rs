@@ -29,137 +29,13 @@
 //!   completes, and its token passes on, when the poller finds it.
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
-use std::str::FromStr;
 
-use host::ld::{Dispatch, Ld, LdConfig, Req, DEFAULT_SPLIT, DEFAULT_TOKENS};
+use host::ld::{Dispatch, Ld, LdConfig, Req};
 use policy::Nanos;
-use serde::{Deserialize, Deserializer};
 
 use crate::thread::alloc;
 use crate::world::{RState, Request, World};
-
-/// Which block-layer scheduler runs between the threads and the device
-/// ([`crate::HostProfile::block_scheduler`], `cinterrupts sim
-/// --block-scheduler`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum BlockScheduler {
-    /// Every request goes to the device whole, at once (default).
-    #[default]
-    None,
-    /// FastResponse's LD ([`host::ld`]).
-    Ld {
-        /// Non-critical pieces in flight at most, device-wide (default 8).
-        tokens: u32,
-        /// Bytes per piece of a non-critical request (default 32 KiB).
-        split: u64,
-        /// A critical request takes a free token if one is free, as the
-        /// authors' code does (default off, as the paper).
-        opportunistic: bool,
-    },
-}
-
-impl BlockScheduler {
-    /// LD with its defaults (8 tokens, 32 KiB pieces, not opportunistic).
-    pub const LD: BlockScheduler = BlockScheduler::Ld {
-        tokens: DEFAULT_TOKENS,
-        split: DEFAULT_SPLIT,
-        opportunistic: false,
-    };
-}
-
-impl fmt::Display for BlockScheduler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BlockScheduler::None => write!(f, "none"),
-            BlockScheduler::Ld {
-                tokens,
-                split,
-                opportunistic,
-            } => {
-                write!(f, "ld,tokens={tokens},split=")?;
-                if split % 1024 == 0 {
-                    write!(f, "{}k", split / 1024)?;
-                } else {
-                    write!(f, "{split}")?;
-                }
-                if *opportunistic {
-                    write!(f, ",opportunistic")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-/// `none`, or `ld` followed by options separated by commas: `tokens=N`
-/// (at least 1), `split=SIZE` (bytes, or with `k`/`m` for KiB/MiB; at
-/// least 512), `opportunistic`.
-impl FromStr for BlockScheduler {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let mut parts = s.split(',').map(str::trim);
-        match parts.next().unwrap_or("") {
-            "none" => match parts.next() {
-                None => Ok(BlockScheduler::None),
-                Some(opt) => Err(format!("block scheduler none takes no options ('{opt}')")),
-            },
-            "ld" => {
-                let (mut tokens, mut split, mut opportunistic) =
-                    (DEFAULT_TOKENS, DEFAULT_SPLIT, false);
-                for opt in parts {
-                    match opt.split_once('=') {
-                        Some(("tokens", v)) => {
-                            tokens = v
-                                .parse()
-                                .ok()
-                                .filter(|&n| n >= 1)
-                                .ok_or_else(|| format!("ld: tokens={v}: want a whole number >= 1"))?;
-                        }
-                        Some(("split", v)) => {
-                            split = size(v)
-                                .filter(|&n| n >= 512)
-                                .ok_or_else(|| format!("ld: split={v}: want a size >= 512 bytes (e.g. 32k)"))?;
-                        }
-                        None if opt == "opportunistic" => opportunistic = true,
-                        _ => {
-                            return Err(format!(
-                                "ld: unknown option '{opt}' (tokens=N, split=SIZE, opportunistic)"
-                            ))
-                        }
-                    }
-                }
-                Ok(BlockScheduler::Ld {
-                    tokens,
-                    split,
-                    opportunistic,
-                })
-            }
-            other => Err(format!(
-                "unknown block scheduler '{other}' (none, or ld[,tokens=N][,split=SIZE][,opportunistic])"
-            )),
-        }
-    }
-}
-
-/// `4096`, `32k`, `1m` (KiB and MiB, as fio's sizes).
-fn size(v: &str) -> Option<u64> {
-    let v = v.trim().to_ascii_lowercase();
-    let (num, mult) = match v.strip_suffix(['k', 'm']) {
-        Some(n) if v.ends_with('k') => (n, 1024),
-        Some(n) => (n, 1024 * 1024),
-        None => (v.as_str(), 1),
-    };
-    num.parse::<u64>().ok()?.checked_mul(mult)
-}
-
-impl<'de> Deserialize<'de> for BlockScheduler {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+use crate::BlockScheduler;
 
 /// A piece at the device: its LD id, its request's slot, whether it is
 /// critical.

@@ -3,7 +3,7 @@
 //! queue, with the decisions and statistics of [`host::poll`].
 //!
 //! - `interrupt`: today's path, the handler wakes the sleeping thread.
-//! - `poll` ([`host::poll::Mode::Classic`]): the thread does not sleep after
+//! - `poll` ([`host::poll::Mode::Poll`]): the thread does not sleep after
 //!   submitting; it spins in the kernel (its core busy, counted as the
 //!   thread's system time) until the device posts the entry, reaps it
 //!   (`per_completion`) and returns. A polled request goes to a queue with
@@ -68,88 +68,12 @@
 //! as without `ld`. Hybrid's statistics see the thread's requests, not the
 //! pieces.
 
-use std::str::FromStr;
-
 use host::poll::{bucket, Io};
-use serde::{Deserialize, Deserializer};
 
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
 use crate::world::{Busy, Kind, RState, Step, World};
-
-/// The completion mode of a run (`sim --completion`, host profile key
-/// `completion`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Completion {
-    #[default]
-    Interrupt,
-    Poll,
-    Hybrid,
-    SelectIsr,
-}
-
-impl Completion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Completion::Interrupt => "interrupt",
-            Completion::Poll => "poll",
-            Completion::Hybrid => "hybrid",
-            Completion::SelectIsr => "select-isr",
-        }
-    }
-
-    /// [`host::poll`]'s name for it.
-    pub fn mode(self) -> host::poll::Mode {
-        match self {
-            Completion::Interrupt => host::poll::Mode::Interrupt,
-            Completion::Poll => host::poll::Mode::Classic,
-            Completion::Hybrid => host::poll::Mode::Hybrid,
-            Completion::SelectIsr => host::poll::Mode::SelectIsr,
-        }
-    }
-
-    /// Whether a request of a job with `critical` polls.
-    pub fn polls(self, critical: bool) -> bool {
-        match self {
-            Completion::Interrupt => false,
-            Completion::Poll | Completion::Hybrid => true,
-            Completion::SelectIsr => critical,
-        }
-    }
-
-    /// How a `hipri` job polls under this host setting: hybrid if the host
-    /// polls hybrid (Linux's `io_poll_delay` is the queue's, whoever
-    /// polls: block/blk-mq.c `blk_mq_poll_hybrid`), else classic.
-    pub fn hipri(self) -> Completion {
-        match self {
-            Completion::Hybrid => Completion::Hybrid,
-            _ => Completion::Poll,
-        }
-    }
-}
-
-impl FromStr for Completion {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "interrupt" => Ok(Completion::Interrupt),
-            "poll" | "classic" => Ok(Completion::Poll),
-            "hybrid" => Ok(Completion::Hybrid),
-            "select-isr" | "selectisr" => Ok(Completion::SelectIsr),
-            other => Err(format!(
-                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr)"
-            )),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Completion {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+use crate::Completion;
 
 impl World {
     /// Whether `tid`'s requests complete by polling: a `hipri` job's always

@@ -74,18 +74,16 @@
 //!   block as JC (issued together, so they overlap).
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
-use std::str::FromStr;
 
 use hdrhistogram::Histogram;
-use host::fsync::{Dirty, Fsync, FsyncConfig, IoId, IoKind, Step as FsStep, Thread as FsThread};
+use host::fsync::{Dirty, Fsync, IoId, IoKind, Step as FsStep, Thread as FsThread};
 use policy::{Marks, Nanos};
-use serde::{Deserialize, Deserializer};
 
 use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
 use crate::world::{Busy, Kind, RState, Step, TState, World, CLAT_MAX};
+use crate::Journal;
 
 /// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
 pub const BLOCK: u64 = 4096;
@@ -95,62 +93,6 @@ pub const MAX_IO: u64 = 128 * 1024;
 /// JBD2's commit timer (`j_commit_interval`): 5 s,
 /// `JBD2_DEFAULT_MAX_COMMIT_AGE` in include/linux/jbd2.h.
 pub const COMMIT_INTERVAL: Nanos = 5 * policy::SEC;
-
-/// The ext4 journal mode ([`crate::HostProfile::journal`], `cinterrupts sim
-/// --journal`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Journal {
-    /// ext4 `data=ordered` for every caller (FR 2.1; FR's Vanilla to
-    /// BS-Opt).
-    #[default]
-    Ordered,
-    /// FastResponse's file-level journaling for critical callers (FR 3.4;
-    /// BSJ-Opt): D1 and an f-transaction by the caller, no JBD2.
-    Fjournal,
-}
-
-impl Journal {
-    pub fn config(self) -> FsyncConfig {
-        match self {
-            Journal::Ordered => FsyncConfig::ORDERED,
-            Journal::Fjournal => FsyncConfig::FJOURNAL,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Journal::Ordered => "ordered",
-            Journal::Fjournal => "fjournal",
-        }
-    }
-}
-
-impl fmt::Display for Journal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Journal {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "ordered" => Ok(Journal::Ordered),
-            "fjournal" => Ok(Journal::Fjournal),
-            other => Err(format!(
-                "unknown journal mode '{other}' (ordered, fjournal)"
-            )),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Journal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
 
 /// Where one fsync's time went (FR Fig. 5b), ns, and what it cost.
 #[derive(Clone, Copy, Debug, Default)]

@@ -36,9 +36,10 @@ mod uring;
 mod workload;
 mod world;
 
-pub use block::BlockScheduler;
-pub use completion::Completion;
-pub use journal::Journal;
+// The host mechanisms' choices are declared once, in `host::mechanism`
+// (issue 26 item 2); the simulator applies them.
+pub use ::host::mechanism::{BlockScheduler, Journal, Settings as HostSettings, Wakeup};
+pub use ::host::poll::Mode as Completion;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, IrqTaken, Preemption, ProfileError,
     ServiceTime,
@@ -47,5 +48,4 @@ pub use run::{
     simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
     RECORDS_ENV,
 };
-pub use sched::Wakeup;
 pub use world::Audit;

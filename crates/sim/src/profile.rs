@@ -268,6 +268,32 @@ const HOSTS: &[(&str, &str, &str)] = &[
 ];
 
 impl HostProfile {
+    /// The mechanisms `s` sets, over the profile's own (the one place a
+    /// command line's or an experiment's host settings reach a profile).
+    pub fn apply(&mut self, s: &host::mechanism::Settings) {
+        if let Some(b) = &s.block_scheduler {
+            self.block_scheduler = b.clone();
+        }
+        if let Some(c) = s.completion {
+            self.completion = c;
+        }
+        if let Some(w) = s.wakeup {
+            self.wakeup_rule = w;
+        }
+        if let Some(j) = s.journal {
+            self.journal = j;
+        }
+        if let Some(c) = s.jbd2_critical {
+            self.jbd2_critical = c;
+        }
+        if let Some(p) = s.fsync_io_polls {
+            self.fsync_io_polls = p;
+        }
+        if let Some(u) = s.uring {
+            self.uring = u;
+        }
+    }
+
     /// A shipped profile by name (`xeon-e5-2660v4`), or a TOML file by path
     /// (anything containing `/` or ending in `.toml`).
     pub fn load(name_or_path: &str) -> Result<HostProfile, ProfileError> {

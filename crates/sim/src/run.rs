@@ -406,7 +406,7 @@ fn assemble(
         scratch: Vec::new(),
         block,
         completion: host.completion,
-        poll: host::poll::Completions::new(host.completion.mode(), poll_costs(host)),
+        poll: host::poll::Completions::new(host.completion, poll_costs(host)),
         polled: 0,
         hybrid_sleeps: 0,
         uring_timeouts: 0,

@@ -12,83 +12,10 @@
 //! vruntime (including the part of its segment not yet charged) and applies
 //! the answers (switching, cutting segments short, charging time).
 
-use std::fmt;
-use std::str::FromStr;
-
-use host::cfs::{BoostRule, Cfs, CfsConfig, Rule, TaskView};
+use host::cfs::{Cfs, CfsConfig, TaskView};
 use policy::Nanos;
-use serde::{Deserialize, Deserializer};
 
-use crate::HostProfile;
-
-/// Which wake-up preemption rule the scheduler applies
-/// ([`crate::HostProfile::wakeup`], `cinterrupts sim --wakeup`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Wakeup {
-    /// The simulator's own (default): a woken thread preempts when the
-    /// running one is ahead by more than the profile's
-    /// `sched_wakeup_granularity`; no `next` buddy.
-    #[default]
-    Plain,
-    /// Linux CFS as [`host::cfs`]'s Vanilla: the same check with the
-    /// granularity Linux derives from the host's core count
-    /// ([`host::cfs::wakeup_granularity`], 4 ms for 8 or more CPUs), and the
-    /// `next` buddy, picked when not unfair.
-    Vanilla,
-    /// FastResponse's critical boost, Algorithm 1 as the paper prints it
-    /// (`host::cfs` Boost(Paper)): a critical wakee becomes `next` and the
-    /// running thread is marked for rescheduling; a critical `next` sticks.
-    Boost,
-    /// The boost as the authors' code has it (Boost(Code)): a critical
-    /// wakee always preempts; a critical `next` is picked without the
-    /// fairness check.
-    BoostCode,
-}
-
-impl Wakeup {
-    fn rule(self) -> Option<Rule> {
-        match self {
-            Wakeup::Plain => None,
-            Wakeup::Vanilla => Some(Rule::Vanilla),
-            Wakeup::Boost => Some(Rule::Boost(BoostRule::Paper)),
-            Wakeup::BoostCode => Some(Rule::Boost(BoostRule::Code)),
-        }
-    }
-}
-
-impl fmt::Display for Wakeup {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Wakeup::Plain => "plain",
-            Wakeup::Vanilla => "vanilla",
-            Wakeup::Boost => "boost",
-            Wakeup::BoostCode => "boost-code",
-        })
-    }
-}
-
-impl FromStr for Wakeup {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "plain" => Ok(Wakeup::Plain),
-            "vanilla" => Ok(Wakeup::Vanilla),
-            "boost" => Ok(Wakeup::Boost),
-            "boost-code" => Ok(Wakeup::BoostCode),
-            other => Err(format!(
-                "unknown wake-up rule '{other}' (plain, vanilla, boost, boost-code)"
-            )),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Wakeup {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+use crate::{HostProfile, Wakeup};
 
 /// A thread as the wake-up rule sees it: (thread, vruntime, critical).
 pub(crate) type View = (u32, Nanos, bool);

@@ -246,7 +246,7 @@ fn a_cpu_hog_on_the_callers_core_raises_t_sched() {
 fn select_isr(text: &str, policy: &str, polls: bool) -> (RunReport, Audit) {
     let jobs = jobs::parse_str(text, "t.fio", &|_| None).unwrap().jobs;
     let mut cfg = config("optane", PolicySpec::named(policy), 300 * MS, 1);
-    cfg.host.completion = sim::Completion::SelectIsr;
+    cfg.host.completion = host::poll::Mode::SelectIsr;
     cfg.host.jbd2_critical = true;
     cfg.host.fsync_io_polls = polls;
     let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();

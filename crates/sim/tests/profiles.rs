@@ -447,3 +447,33 @@ fn a_megabyte_value_or_key_in_a_profile_is_not_echoed_whole() {
         assert!(e.starts_with("h.toml:"), "{e}");
     }
 }
+
+/// Every host mechanism's profile key and command-line option mean the
+/// same (issue 26 item 2): a host profile with the row's key set to its
+/// example equals the shipped profile with the option applied.
+#[test]
+fn every_host_mechanism_key_means_what_its_option_means() {
+    use host::mechanism::{Kind, Settings, MECHANISMS};
+    let base_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/hosts/xeon-e5-2660v4.toml"
+    ))
+    .unwrap();
+    let base = HostProfile::parse(&base_text, "h.toml").unwrap();
+    for m in MECHANISMS {
+        let value = match m.kind {
+            Kind::Flag => "true".to_string(),
+            Kind::Word => format!("\"{}\"", m.example),
+        };
+        // Top-level keys go before the first table.
+        let text = format!("{} = {value}\n{base_text}", m.key);
+        let from_key =
+            HostProfile::parse(&text, "h.toml").unwrap_or_else(|e| panic!("{}: {e}", m.key));
+        let mut settings = Settings::default();
+        (m.set)(&mut settings, m.example).unwrap();
+        let mut from_option = base.clone();
+        from_option.apply(&settings);
+        assert_eq!(from_key, from_option, "{}", m.key);
+        assert_ne!(from_key, base, "{}: the example is not the default", m.key);
+    }
+}

@@ -67,9 +67,9 @@ pub(crate) fn polls(job: &Job, mode: host::poll::Mode) -> Option<host::poll::Mod
     let blocking = jobs::Waiter::of(job.ioengine) == jobs::Waiter::Blocking;
     match mode {
         Mode::Hybrid if job.hipri || blocking => Some(Mode::Hybrid),
-        Mode::Classic if blocking => Some(Mode::Classic),
-        Mode::SelectIsr if blocking && job.critical => Some(Mode::Classic),
-        _ if job.hipri => Some(Mode::Classic),
+        Mode::Poll if blocking => Some(Mode::Poll),
+        Mode::SelectIsr if blocking && job.critical => Some(Mode::Poll),
+        _ if job.hipri => Some(Mode::Poll),
         _ => None,
     }
 }

@@ -11,7 +11,7 @@ pub fn experiment() -> Experiment {
         .map(|&n| {
             let settings = HostSettings {
                 block_scheduler: Some(format!("ld,tokens={n}").parse().expect("ld parses")),
-                ..HostSettings::fastresponse("bs-opt").expect("bs-opt")
+                ..crate::experiment::fastresponse("bs-opt").expect("bs-opt")
             };
             RunSpec::fastresponse("bs-opt", "readrandom+terasort", "default")
                 .with_host(settings)

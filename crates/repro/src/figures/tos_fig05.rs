@@ -12,9 +12,9 @@ pub fn experiment() -> Experiment {
     let mut runs = Vec::new();
     for (group, sections) in panels {
         for (system, mode) in [
-            ("irq", sim::Completion::Interrupt),
-            ("poll", sim::Completion::Poll),
-            ("hybrid", sim::Completion::Hybrid),
+            ("irq", host::poll::Mode::Interrupt),
+            ("poll", host::poll::Mode::Poll),
+            ("hybrid", host::poll::Mode::Hybrid),
         ] {
             runs.push(
                 RunSpec::new("default", "tos-fig5", "optane")

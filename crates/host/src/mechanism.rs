@@ -1,0 +1,601 @@
+//! The host's mechanisms declared once (issue 26 item 2), as `policy`
+//! declares its strategies: each choice a host can be given (the
+//! block-layer scheduler, the completion mode, io_uring's wait, the CPU
+//! scheduler's wake-up rule, the journal, JBD2 as critical, polled fsync
+//! I/O) is one row of [`MECHANISMS`], with its host-profile key, its
+//! command-line option, the words it takes, its help, the front ends that
+//! apply it and its parser. The command line (`sim`, `run`, `exec`), the
+//! host profiles, `reproduce` and the reports read the rows; what a
+//! mechanism does stays in its own module ([`crate::ld`], [`crate::poll`],
+//! [`crate::uring`], [`crate::cfs`], [`crate::fsync`]).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::cfs::{BoostRule, Rule};
+use crate::fsync::FsyncConfig;
+use crate::ld::{DEFAULT_SPLIT, DEFAULT_TOKENS};
+use crate::poll::Mode;
+use crate::uring;
+
+/// Which block-layer scheduler runs between the threads and the device
+/// (host profile key `block_scheduler`, `--block-scheduler`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BlockScheduler {
+    /// Every request goes to the device whole, at once (default).
+    #[default]
+    None,
+    /// FastResponse's LD ([`crate::ld`]).
+    Ld {
+        /// Non-critical pieces in flight at most, device-wide (default 8).
+        tokens: u32,
+        /// Bytes per piece of a non-critical request (default 32 KiB).
+        split: u64,
+        /// A critical request takes a free token if one is free, as the
+        /// authors' code does (default off, as the paper).
+        opportunistic: bool,
+    },
+}
+
+impl BlockScheduler {
+    /// LD with its defaults (8 tokens, 32 KiB pieces, not opportunistic).
+    pub const LD: BlockScheduler = BlockScheduler::Ld {
+        tokens: DEFAULT_TOKENS,
+        split: DEFAULT_SPLIT,
+        opportunistic: false,
+    };
+}
+
+impl fmt::Display for BlockScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockScheduler::None => write!(f, "none"),
+            BlockScheduler::Ld {
+                tokens,
+                split,
+                opportunistic,
+            } => {
+                write!(f, "ld,tokens={tokens},split=")?;
+                if split % 1024 == 0 {
+                    write!(f, "{}k", split / 1024)?;
+                } else {
+                    write!(f, "{split}")?;
+                }
+                if *opportunistic {
+                    write!(f, ",opportunistic")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `none`, or `ld` followed by options separated by commas: `tokens=N`
+/// (at least 1), `split=SIZE` (bytes, or with `k`/`m` for KiB/MiB; at
+/// least 512), `opportunistic`.
+impl FromStr for BlockScheduler {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split(',').map(str::trim);
+        match parts.next().unwrap_or("") {
+            "none" => match parts.next() {
+                None => Ok(BlockScheduler::None),
+                Some(opt) => Err(format!("block scheduler none takes no options ('{opt}')")),
+            },
+            "ld" => {
+                let (mut tokens, mut split, mut opportunistic) =
+                    (DEFAULT_TOKENS, DEFAULT_SPLIT, false);
+                for opt in parts {
+                    match opt.split_once('=') {
+                        Some(("tokens", v)) => {
+                            tokens = v
+                                .parse()
+                                .ok()
+                                .filter(|&n| n >= 1)
+                                .ok_or_else(|| format!("ld: tokens={v}: want a whole number >= 1"))?;
+                        }
+                        Some(("split", v)) => {
+                            split = size(v)
+                                .filter(|&n| n >= 512)
+                                .ok_or_else(|| format!("ld: split={v}: want a size >= 512 bytes (e.g. 32k)"))?;
+                        }
+                        None if opt == "opportunistic" => opportunistic = true,
+                        _ => {
+                            return Err(format!(
+                                "ld: unknown option '{opt}' (tokens=N, split=SIZE, opportunistic)"
+                            ))
+                        }
+                    }
+                }
+                Ok(BlockScheduler::Ld {
+                    tokens,
+                    split,
+                    opportunistic,
+                })
+            }
+            other => Err(format!(
+                "unknown block scheduler '{other}' (none, or ld[,tokens=N][,split=SIZE][,opportunistic])"
+            )),
+        }
+    }
+}
+
+/// `4096`, `32k`, `1m` (KiB and MiB, as fio's sizes).
+fn size(v: &str) -> Option<u64> {
+    let v = v.trim().to_ascii_lowercase();
+    let (num, mult) = match v.strip_suffix(['k', 'm']) {
+        Some(n) if v.ends_with('k') => (n, 1024),
+        Some(n) => (n, 1024 * 1024),
+        None => (v.as_str(), 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl<'de> Deserialize<'de> for BlockScheduler {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Which wake-up preemption rule the scheduler applies
+/// (host profile key `wakeup_rule`, `--wakeup`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wakeup {
+    /// The simulator's own (default): a woken thread preempts when the
+    /// running one is ahead by more than the profile's
+    /// `sched_wakeup_granularity`; no `next` buddy.
+    #[default]
+    Plain,
+    /// Linux CFS as [`crate::cfs`]'s Vanilla: the same check with the
+    /// granularity Linux derives from the host's core count
+    /// ([`crate::cfs::wakeup_granularity`], 4 ms for 8 or more CPUs), and the
+    /// `next` buddy, picked when not unfair.
+    Vanilla,
+    /// FastResponse's critical boost, Algorithm 1 as the paper prints it
+    /// (`crate::cfs` Boost(Paper)): a critical wakee becomes `next` and the
+    /// running thread is marked for rescheduling; a critical `next` sticks.
+    Boost,
+    /// The boost as the authors' code has it (Boost(Code)): a critical
+    /// wakee always preempts; a critical `next` is picked without the
+    /// fairness check.
+    BoostCode,
+}
+
+impl Wakeup {
+    /// The rule [`crate::cfs`] applies; `None` for the simulator's plain
+    /// one.
+    pub fn rule(self) -> Option<Rule> {
+        match self {
+            Wakeup::Plain => None,
+            Wakeup::Vanilla => Some(Rule::Vanilla),
+            Wakeup::Boost => Some(Rule::Boost(BoostRule::Paper)),
+            Wakeup::BoostCode => Some(Rule::Boost(BoostRule::Code)),
+        }
+    }
+}
+
+impl fmt::Display for Wakeup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Wakeup::Plain => "plain",
+            Wakeup::Vanilla => "vanilla",
+            Wakeup::Boost => "boost",
+            Wakeup::BoostCode => "boost-code",
+        })
+    }
+}
+
+impl FromStr for Wakeup {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "plain" => Ok(Wakeup::Plain),
+            "vanilla" => Ok(Wakeup::Vanilla),
+            "boost" => Ok(Wakeup::Boost),
+            "boost-code" => Ok(Wakeup::BoostCode),
+            other => Err(format!(
+                "unknown wake-up rule '{other}' (plain, vanilla, boost, boost-code)"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Wakeup {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The ext4 journal mode (host profile key `journal`, `--journal`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Journal {
+    /// ext4 `data=ordered` for every caller (FR 2.1; FR's Vanilla to
+    /// BS-Opt).
+    #[default]
+    Ordered,
+    /// FastResponse's file-level journaling for critical callers (FR 3.4;
+    /// BSJ-Opt): D1 and an f-transaction by the caller, no JBD2.
+    Fjournal,
+}
+
+impl Journal {
+    pub fn config(self) -> FsyncConfig {
+        match self {
+            Journal::Ordered => FsyncConfig::ORDERED,
+            Journal::Fjournal => FsyncConfig::FJOURNAL,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Journal::Ordered => "ordered",
+            Journal::Fjournal => "fjournal",
+        }
+    }
+}
+
+impl fmt::Display for Journal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Journal {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "ordered" => Ok(Journal::Ordered),
+            "fjournal" => Ok(Journal::Fjournal),
+            other => Err(format!(
+                "unknown journal mode '{other}' (ordered, fjournal)"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Journal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+// The completion mode is `poll::Mode`, the one enum for every front end
+// (the simulator's and exec's copies went with issue 26): its words here.
+impl Mode {
+    /// Whether a request of a job or thread with `critical` polls.
+    pub fn polls(self, critical: bool) -> bool {
+        match self {
+            Mode::Interrupt => false,
+            Mode::Poll | Mode::Hybrid => true,
+            Mode::SelectIsr => critical,
+        }
+    }
+
+    /// How a `hipri` job polls under this host setting: hybrid if the host
+    /// polls hybrid (Linux's `io_poll_delay` is the queue's, whoever
+    /// polls: block/blk-mq.c `blk_mq_poll_hybrid`), else classic.
+    pub fn hipri(self) -> Mode {
+        match self {
+            Mode::Hybrid => Mode::Hybrid,
+            _ => Mode::Poll,
+        }
+    }
+}
+
+/// Interrupts, as Linux completes a request unless told to poll.
+impl Default for Mode {
+    fn default() -> Mode {
+        Mode::Interrupt
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "interrupt" => Ok(Mode::Interrupt),
+            "poll" | "classic" => Ok(Mode::Poll),
+            "hybrid" => Ok(Mode::Hybrid),
+            "select-isr" | "selectisr" => Ok(Mode::SelectIsr),
+            other => Err(format!(
+                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr)"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Mode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A front end that applies host mechanisms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// `cinterrupts sim`: every mechanism, in virtual time.
+    Sim,
+    /// `cinterrupts run`: the emulator's driver on real threads.
+    Run,
+    /// `cinterrupts exec`: real programs routed through the emulator.
+    Exec,
+}
+
+impl FrontEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrontEnd::Sim => "sim",
+            FrontEnd::Run => "run",
+            FrontEnd::Exec => "exec",
+        }
+    }
+}
+
+/// How a mechanism's option takes its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A word or a word with parameters (`ld,tokens=4`).
+    Word,
+    /// On when given, no value (`--jbd2-critical`); `on`/`off`, `true`/
+    /// `false` in a profile.
+    Flag,
+}
+
+/// The mechanisms a run turns on over its host profile's, each `None` for
+/// the profile's own. One field per row of [`MECHANISMS`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// `block_scheduler`: `none` or `ld[,tokens=N][,split=SIZE][,opportunistic]`.
+    pub block_scheduler: Option<BlockScheduler>,
+    /// `completion`: interrupt, poll, hybrid, select-isr.
+    pub completion: Option<Mode>,
+    /// `wakeup_rule`: plain, vanilla, boost, boost-code.
+    pub wakeup: Option<Wakeup>,
+    /// `journal`: ordered (ext4 `data=ordered`) or fjournal (FR 3.4).
+    pub journal: Option<Journal>,
+    /// `jbd2_critical`: JBD2's journal I/O bypasses LD and its wake-ups
+    /// are boosted (FR 4.4).
+    pub jbd2_critical: Option<bool>,
+    /// `fsync_io_polls`: the fsync path's I/Os of the threads the
+    /// completion mode polls for are polled (FR 4.4's SelectISR).
+    pub fsync_io_polls: Option<bool>,
+    /// `uring`: how an io_uring job's thread waits for its completions
+    /// ([`uring::STRATEGIES`]; issue 25).
+    pub uring: Option<uring::Strategy>,
+}
+
+/// One host mechanism: where it is named and how it is read.
+pub struct Mechanism {
+    /// The host profile's key (`wakeup_rule`).
+    pub key: &'static str,
+    /// The command line's option, without `--` (`wakeup`).
+    pub flag: &'static str,
+    /// The value's shape in help (`plain|vanilla|boost|boost-code`).
+    pub value_name: &'static str,
+    pub kind: Kind,
+    /// A value other than the default, for the help and the tests that
+    /// hold the profile key and the option to one meaning.
+    pub example: &'static str,
+    /// What it is and what each word does, for every front end.
+    pub help: &'static str,
+    /// The front ends that apply it, each with what is particular to it
+    /// there (appended to the help).
+    pub front_ends: &'static [(FrontEnd, &'static str)],
+    /// Reads `value` into its field of the settings.
+    pub set: fn(&mut Settings, &str) -> Result<(), String>,
+    /// Its field as the option would be written, if set (a flag: only when
+    /// on).
+    pub get: fn(&Settings) -> Option<String>,
+}
+
+impl Mechanism {
+    /// Whether `front` applies it.
+    pub fn supports(&self, front: FrontEnd) -> bool {
+        self.front_ends.iter().any(|(f, _)| *f == front)
+    }
+
+    /// The help as `front` gives it: the common text and the front end's
+    /// own sentence.
+    pub fn help_for(&self, front: FrontEnd) -> String {
+        match self.front_ends.iter().find(|(f, _)| *f == front) {
+            Some((_, "")) | None => self.help.to_string(),
+            Some((_, note)) => format!("{} {note}", self.help),
+        }
+    }
+}
+
+fn flag(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        other => Err(format!("expected on or off, not '{other}'")),
+    }
+}
+
+fn shown(on: Option<bool>) -> Option<String> {
+    (on == Some(true)).then(String::new)
+}
+
+/// Every host mechanism, in the order the command line describes them.
+pub const MECHANISMS: &[Mechanism] = &[
+    Mechanism {
+        key: "block_scheduler",
+        flag: "block-scheduler",
+        value_name: "none|ld[,...]",
+        kind: Kind::Word,
+        example: "ld,tokens=4,split=64k",
+        help: "Block-layer scheduler between the threads and the device: `none` (default), or FastResponse's Limited Depth, `ld[,tokens=N][,split=SIZE][,opportunistic]` (FR 3.3: 8 tokens bound the non-critical pieces in flight, non-critical requests split into 32k pieces, each its own command; critical requests bypass it).",
+        front_ends: &[
+            (FrontEnd::Sim, "Instead of the host profile's `block_scheduler`."),
+            (FrontEnd::Run, "Critical=1 jobs bypass it."),
+            (FrontEnd::Exec, "Critical requests are the marked ones (--critical-thread, --critical-file)."),
+        ],
+        set: |s, v| {
+            s.block_scheduler = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.block_scheduler.as_ref().map(|b| b.to_string()),
+    },
+    Mechanism {
+        key: "completion",
+        flag: "completion",
+        value_name: "interrupt|poll|hybrid|select-isr",
+        kind: Kind::Word,
+        example: "select-isr",
+        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0) or `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR).",
+        front_ends: &[
+            (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`, else classic."),
+            (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says."),
+            (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts."),
+        ],
+        set: |s, v| {
+            s.completion = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.completion.map(|c| c.as_str().to_string()),
+    },
+    Mechanism {
+        key: "wakeup_rule",
+        flag: "wakeup",
+        value_name: "plain|vanilla|boost|boost-code",
+        kind: Kind::Word,
+        example: "boost",
+        help: "The CPU scheduler's wake-up preemption rule: `plain` (default: preempt beyond the profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next buddy, the granularity from the core count: 4 ms for 8 or more), `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's wake-up preempts at once) or `boost-code` (the authors' code).",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `wakeup_rule`.")],
+        set: |s, v| {
+            s.wakeup = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.wakeup.map(|w| w.to_string()),
+    },
+    Mechanism {
+        key: "journal",
+        flag: "journal",
+        value_name: "ordered|fjournal",
+        kind: Kind::Word,
+        example: "fjournal",
+        help: "The ext4 journal mode for jobs with fsync=N or fdatasync=N: `ordered` (default; ext4 data=ordered: the file's data D1, then the JBD2 thread writes other files' dirty data D2, the journal JD and the commit block JC) or `fjournal` (FastResponse's file-level journaling: a critical job writes D1 and its own f-transaction, no JBD2).",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `journal`.")],
+        set: |s, v| {
+            s.journal = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.journal.map(|j| j.to_string()),
+    },
+    Mechanism {
+        key: "jbd2_critical",
+        flag: "jbd2-critical",
+        value_name: "",
+        kind: Kind::Flag,
+        example: "on",
+        help: "Run the JBD2 journal thread as critical (FastResponse 4.4): its journal writes bypass the block layer's limit and its wake-ups are boosted.",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `jbd2_critical` (default off).")],
+        set: |s, v| {
+            s.jbd2_critical = Some(flag(v)?);
+            Ok(())
+        },
+        get: |s| shown(s.jbd2_critical),
+    },
+    Mechanism {
+        key: "fsync_io_polls",
+        flag: "fsync-io-polls",
+        value_name: "",
+        kind: Kind::Flag,
+        example: "on",
+        help: "Poll the fsync path's I/Os (D1, D2, JD, JC, the f-transaction) of the threads the completion mode polls for (FastResponse 4.4's SelectISR).",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `fsync_io_polls` (default off: they complete by interrupt, as in Linux).")],
+        set: |s, v| {
+            s.fsync_io_polls = Some(flag(v)?);
+            Ok(())
+        },
+        get: |s| shown(s.fsync_io_polls),
+    },
+    Mechanism {
+        key: "uring",
+        flag: "uring",
+        value_name: "STRATEGY",
+        kind: Kind::Word,
+        example: "min-wait=20us,nr=4",
+        help: "How an io_uring job's thread waits for its completions (host::uring; `cinterrupts policies` lists them): `min-complete` (default: CQEs posted by the interrupt, woken once min_complete are there), `task-work` (woken for every interrupt, Linux 6.x without DEFER_TASKRUN), `defer-taskrun` (completions run only when the thread enters the kernel), `min-wait=TIME[,nr=N][,timeout=TIME]` (Linux 6.12's io_uring_submit_and_wait_min_timeout), `iopoll` or `sqpoll`. A job's own hipri (IOPOLL) or sqthread_poll (SQPOLL) wins.",
+        front_ends: &[
+            (FrontEnd::Sim, "Instead of the host profile's `uring`."),
+            (FrontEnd::Run, "Given, the report adds the threads' wake-ups per I/O; task-work, defer-taskrun and sqpoll are refused (`sim --uring` models them)."),
+        ],
+        set: |s, v| {
+            s.uring = Some(uring::parse(v)?);
+            Ok(())
+        },
+        get: |s| s.uring.map(|u| u.to_string()),
+    },
+];
+
+/// The table as `cinterrupts policies` prints it: one block per row, its
+/// option and profile key, the front ends that apply it, and its help.
+pub fn listing() -> String {
+    let mut out = String::from(
+        "Host mechanisms (over the host profile's own; host::mechanism):
+",
+    );
+    for m in MECHANISMS {
+        let fronts: Vec<&str> = m.front_ends.iter().map(|(f, _)| f.as_str()).collect();
+        let value = match m.kind {
+            Kind::Word => format!(" {}", m.value_name),
+            Kind::Flag => String::new(),
+        };
+        out += &format!(
+            "  --{}{value}  (host key {}; {})\n      {}\n",
+            m.flag,
+            m.key,
+            fronts.join(", "),
+            m.help
+        );
+    }
+    out
+}
+
+/// The row whose command-line option is `flag` (without `--`).
+pub fn mechanism(flag: &str) -> Option<&'static Mechanism> {
+    MECHANISMS.iter().find(|m| m.flag == flag)
+}
+
+impl Settings {
+    /// The settings as the command line writes them (`--wakeup vanilla
+    /// --block-scheduler ld,...`), in table order; empty for none.
+    pub fn describe(&self) -> String {
+        MECHANISMS
+            .iter()
+            .filter_map(|m| {
+                (m.get)(self).map(|v| match m.kind {
+                    Kind::Flag => format!("--{}", m.flag),
+                    Kind::Word => format!("--{} {v}", m.flag),
+                })
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The mechanisms set that `front` does not apply, by option.
+    pub fn unsupported(&self, front: FrontEnd) -> Vec<&'static str> {
+        MECHANISMS
+            .iter()
+            .filter(|m| (m.get)(self).is_some() && !m.supports(front))
+            .map(|m| m.flag)
+            .collect()
+    }
+}
