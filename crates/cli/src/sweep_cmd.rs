@@ -96,6 +96,18 @@ pub struct SlurmArgs {
     /// The cinterrupts binary the tasks run [default: this one's path]
     #[arg(long, value_name = "PATH")]
     pub binary: Option<String>,
+    /// The partition to submit to [default: the cluster's default
+    /// partition]
+    #[arg(long, value_name = "NAME")]
+    pub partition: Option<String>,
+    /// Submit the script with `sbatch` (on its stdin) instead of printing
+    /// it; sbatch prints the job id
+    #[arg(long)]
+    pub submit: bool,
+    /// With --submit: return only when every array task has ended, failing
+    /// if one failed (sbatch --wait)
+    #[arg(long, requires = "submit")]
+    pub wait: bool,
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
@@ -227,12 +239,61 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         cpus_per_task: a.cpus_per_task,
         job_name: a.job_name.clone(),
         binary,
+        partition: a.partition.clone(),
     };
-    print!("{}", script.text());
+    let per_task = points.div_ceil(a.tasks);
+    if !a.submit {
+        print!("{}", script.text());
+        eprintln!(
+            "sweep: {points} points in {} tasks of about {per_task}; submit with sbatch",
+            a.tasks
+        );
+        return Ok(());
+    }
     eprintln!(
-        "sweep: {points} points in {} tasks of about {}; submit with sbatch",
-        a.tasks,
-        points.div_ceil(a.tasks)
+        "sweep: submitting {points} points in {} tasks of about {per_task}",
+        a.tasks
     );
+    submit(&script, a.wait)
+}
+
+/// Hands the script to `sbatch` on its stdin (sbatch reads the script from
+/// stdin when given no file: sbatch(1)); its job-id line goes to stdout.
+/// With `wait`, sbatch's `--wait` returns when the array has ended, with
+/// the highest exit code of its tasks (sbatch(1), --wait).
+fn submit(script: &Script, wait: bool) -> Result<()> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("sbatch");
+    cmd.arg("--parsable");
+    if wait {
+        cmd.arg("--wait");
+    }
+    let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(|e| {
+        anyhow!("sbatch: {e} (sbatch is Slurm's; on Debian, apt-get install slurm-client)")
+    })?;
+    let text = script.text();
+    let fed = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(text.as_bytes()))
+        .unwrap_or(Ok(()));
+    let status = child.wait().map_err(|e| anyhow!("sbatch: {e}"))?;
+    if !status.success() {
+        if wait {
+            bail!(
+                "sbatch --wait: {status}: the job was refused or one of its tasks failed (see {}-JOB_TASK.out); submitting again runs only the missing points",
+                script.job_name
+            );
+        }
+        bail!("sbatch: {status}: the job was not submitted");
+    }
+    fed.map_err(|e| anyhow!("sbatch's stdin: {e}"))?;
+    if wait {
+        eprintln!(
+            "sweep: every task ended; merge with: cinterrupts sweep merge {}",
+            script.store
+        );
+    }
     Ok(())
 }
