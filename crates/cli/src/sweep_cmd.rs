@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use sweep::front;
 use sweep::merge::merge;
+use sweep::picks::{self, Pick};
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
 
@@ -73,6 +74,11 @@ pub struct MergeArgs {
     /// (created if missing); without it, only the fronts are printed
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A tune.json (`cinterrupts tune --out`): report whether tune's delta
+    /// and thr lie on the front of its workload (matched by file name),
+    /// device and host; with --out, also picks.json. Repeatable
+    #[arg(long = "tune", value_name = "TUNE.JSON")]
+    pub tunes: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -179,8 +185,23 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         .iter()
         .map(|s| Store::existing(s))
         .collect::<Result<Vec<_>, _>>()?;
+    let picks = a
+        .tunes
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+            Pick::from_json(&p.display().to_string(), &text).map_err(|e| anyhow!(e))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let table = merge(&stores)?;
     let fronts = front::fronts(&table);
+    let judged: Vec<(Pick, picks::Standing)> = picks
+        .into_iter()
+        .map(|p| {
+            let s = picks::judge(&p, &fronts);
+            (p, s)
+        })
+        .collect();
     println!(
         "{} points from {} stores ({} found in more than one, {} failed and left out)",
         table.rows.len(),
@@ -196,6 +217,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         );
     }
     print!("{}", front::text(&fronts));
+    print!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
         report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
@@ -203,8 +225,12 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         write_file(&dir.join("table.json"), table.json().as_bytes())?;
         write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
         write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
-        let figure = front::svg(&fronts).map_err(|e| anyhow!(e))?;
+        let marks = picks::marks(&judged, &fronts);
+        let figure = front::svg_marked(&fronts, &marks).map_err(|e| anyhow!(e))?;
         write_file(&dir.join("fronts.svg"), figure.as_bytes())?;
+        if !judged.is_empty() {
+            write_file(&dir.join("picks.json"), picks::json(&judged).as_bytes())?;
+        }
     }
     Ok(())
 }
