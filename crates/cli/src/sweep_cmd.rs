@@ -276,18 +276,18 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         );
         return Ok(());
     }
-    eprintln!(
+    let said = format!(
         "sweep: submitting {points} points in {} tasks of about {per_task}",
         a.tasks
     );
-    submit(&script, a.wait)
+    submit(&script, a.wait, &said)
 }
 
 /// Hands the script to `sbatch` on its stdin (sbatch reads the script from
 /// stdin when given no file: sbatch(1)); its job-id line goes to stdout.
 /// With `wait`, sbatch's `--wait` returns when the array has ended, with
 /// the highest exit code of its tasks (sbatch(1), --wait).
-fn submit(script: &Script, wait: bool) -> Result<()> {
+fn submit(script: &Script, wait: bool, said: &str) -> Result<()> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut cmd = Command::new("sbatch");
@@ -298,6 +298,8 @@ fn submit(script: &Script, wait: bool) -> Result<()> {
     let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(|e| {
         anyhow!("sbatch: {e} (sbatch is Slurm's; on Debian, apt-get install slurm-client)")
     })?;
+    // Said once sbatch runs, so that a missing sbatch is the one line.
+    eprintln!("{said}");
     let text = script.text();
     let fed = child
         .stdin

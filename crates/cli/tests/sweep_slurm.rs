@@ -41,7 +41,7 @@ const NODE_MEMORY_MB: u32 = 1000;
 /// later (Slurm 22.05 src/sbatch/sbatch.c, _job_wait: the sleep starts at
 /// 2 s and is multiplied by 4), so a quick array returns after about 10 s.
 const UP_TIMEOUT: Duration = Duration::from_secs(30);
-const JOB_TIMEOUT: Duration = Duration::from_secs(120);
+const JOB_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A port nothing listens on now (the kernel's pick for port 0), held
 /// until the configuration is written.
@@ -205,6 +205,15 @@ impl Drop for Cluster {
             }
         }
         if std::thread::panicking() {
+            // The array tasks' output, beside the cluster's directory.
+            let tasks = self.dir.parent().and_then(|d| fs::read_dir(d).ok());
+            for e in tasks.into_iter().flatten().filter_map(Result::ok) {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("cinterrupts-sweep-") && name.ends_with(".out") {
+                    let text = fs::read_to_string(e.path()).unwrap_or_default();
+                    eprintln!("--- {name}\n{text}");
+                }
+            }
             for name in [
                 "slurmctld.log",
                 "slurmd.log",
@@ -328,7 +337,16 @@ fn a_sweep_through_a_local_slurm_in_4_array_tasks_merges_into_the_one_machine_ta
         if start.elapsed() > JOB_TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the array did not end in {JOB_TIMEOUT:?}");
+            let queue = cluster
+                .client("squeue")
+                .args(["-h", "-o", "%i %T %r"])
+                .output()
+                .unwrap();
+            panic!(
+                "the array did not end in {JOB_TIMEOUT:?}; squeue (job, state, reason):\n{}{}",
+                stdout(&queue),
+                stderr(&queue)
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
