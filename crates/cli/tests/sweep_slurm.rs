@@ -39,7 +39,9 @@ const NODE_MEMORY_MB: u32 = 1000;
 /// How long the cluster may take to come up (the node idle in sinfo) and
 /// the array to run. sbatch --wait polls the job after 2 s and then 8 s
 /// later (Slurm 22.05 src/sbatch/sbatch.c, _job_wait: the sleep starts at
-/// 2 s and is multiplied by 4), so a quick array returns after about 10 s.
+/// 2 s and is multiplied by 4 while under MinJobAge/2, MinJobAge being
+/// 300 s by default: slurm.conf(5)), so a quick array returns after about
+/// 10 s (measured: 10.1 s).
 const UP_TIMEOUT: Duration = Duration::from_secs(30);
 const JOB_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -249,6 +251,8 @@ ClusterName=cinterrupts-sweep-test
 SlurmctldHost=localhost
 SlurmctldPort={ctld_port}
 SlurmdPort={slurmd_port}
+# The daemons' users (slurm.conf(5)): root, which the test runs as and
+# slurmd needs to start jobs as their submitter.
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -261,12 +265,18 @@ SlurmctldPidFile={d}/slurmctld.pid
 SlurmdPidFile={d}/slurmd.pid
 SlurmctldLogFile={d}/slurmctld.log
 SlurmdLogFile={d}/slurmd.log
+# slurm.conf(5): processes tracked by their parent pid in /proc, no task
+# affinity or cgroup plugin (so no cgroup.conf is read).
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
+# The default MailProg, /bin/mail, is not in Debian's slurm packages;
+# slurmctld logs an error at start without one.
 MailProg=/bin/true
+# CPUs are what a job takes (slurm.conf(5), SelectTypeParameters=CR_CPU):
+# two 1-CPU array tasks run at once on the 2-CPU node.
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 # A node that registers after being down is usable again at once.
