@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use sweep::front;
 use sweep::merge::merge;
+use sweep::picks::{self, Pick};
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
 
@@ -73,6 +74,11 @@ pub struct MergeArgs {
     /// (created if missing); without it, only the fronts are printed
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A tune.json (`cinterrupts tune --out`): report whether tune's delta
+    /// and thr lie on the front of its workload (matched by file name),
+    /// device and host; with --out, also picks.json. Repeatable
+    #[arg(long = "tune", value_name = "TUNE.JSON")]
+    pub tunes: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -96,6 +102,18 @@ pub struct SlurmArgs {
     /// The cinterrupts binary the tasks run [default: this one's path]
     #[arg(long, value_name = "PATH")]
     pub binary: Option<String>,
+    /// The partition to submit to [default: the cluster's default
+    /// partition]
+    #[arg(long, value_name = "NAME")]
+    pub partition: Option<String>,
+    /// Submit the script with `sbatch` (on its stdin) instead of printing
+    /// it; sbatch prints the job id
+    #[arg(long)]
+    pub submit: bool,
+    /// With --submit: return only when every array task has ended, failing
+    /// if one failed (sbatch --wait)
+    #[arg(long, requires = "submit")]
+    pub wait: bool,
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
@@ -167,8 +185,23 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         .iter()
         .map(|s| Store::existing(s))
         .collect::<Result<Vec<_>, _>>()?;
+    let picks = a
+        .tunes
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+            Pick::from_json(&p.display().to_string(), &text).map_err(|e| anyhow!(e))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let table = merge(&stores)?;
     let fronts = front::fronts(&table);
+    let judged: Vec<(Pick, picks::Standing)> = picks
+        .into_iter()
+        .map(|p| {
+            let s = picks::judge(&p, &fronts);
+            (p, s)
+        })
+        .collect();
     println!(
         "{} points from {} stores ({} found in more than one, {} failed and left out)",
         table.rows.len(),
@@ -184,6 +217,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         );
     }
     print!("{}", front::text(&fronts));
+    print!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
         report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
@@ -191,8 +225,12 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         write_file(&dir.join("table.json"), table.json().as_bytes())?;
         write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
         write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
-        let figure = front::svg(&fronts).map_err(|e| anyhow!(e))?;
+        let marks = picks::marks(&judged, &fronts);
+        let figure = front::svg_marked(&fronts, &marks).map_err(|e| anyhow!(e))?;
         write_file(&dir.join("fronts.svg"), figure.as_bytes())?;
+        if !judged.is_empty() {
+            write_file(&dir.join("picks.json"), picks::json(&judged).as_bytes())?;
+        }
     }
     Ok(())
 }
@@ -227,12 +265,63 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         cpus_per_task: a.cpus_per_task,
         job_name: a.job_name.clone(),
         binary,
+        partition: a.partition.clone(),
     };
-    print!("{}", script.text());
-    eprintln!(
-        "sweep: {points} points in {} tasks of about {}; submit with sbatch",
-        a.tasks,
-        points.div_ceil(a.tasks)
+    let per_task = points.div_ceil(a.tasks);
+    if !a.submit {
+        print!("{}", script.text());
+        eprintln!(
+            "sweep: {points} points in {} tasks of about {per_task}; submit with sbatch",
+            a.tasks
+        );
+        return Ok(());
+    }
+    let said = format!(
+        "sweep: submitting {points} points in {} tasks of about {per_task}",
+        a.tasks
     );
+    submit(&script, a.wait, &said)
+}
+
+/// Hands the script to `sbatch` on its stdin (sbatch reads the script from
+/// stdin when given no file: sbatch(1)); its job-id line goes to stdout.
+/// With `wait`, sbatch's `--wait` returns when the array has ended, with
+/// the highest exit code of its tasks (sbatch(1), --wait).
+fn submit(script: &Script, wait: bool, said: &str) -> Result<()> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("sbatch");
+    cmd.arg("--parsable");
+    if wait {
+        cmd.arg("--wait");
+    }
+    let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(|e| {
+        anyhow!("sbatch: {e} (sbatch is Slurm's; on Debian, apt-get install slurm-client)")
+    })?;
+    // Said once sbatch runs, so that a missing sbatch is the one line.
+    eprintln!("{said}");
+    let text = script.text();
+    let fed = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(text.as_bytes()))
+        .unwrap_or(Ok(()));
+    let status = child.wait().map_err(|e| anyhow!("sbatch: {e}"))?;
+    if !status.success() {
+        if wait {
+            bail!(
+                "sbatch --wait: {status}: the job was refused or one of its tasks failed (see {}-JOB_TASK.out); submitting again runs only the missing points",
+                script.job_name
+            );
+        }
+        bail!("sbatch: {status}: the job was not submitted");
+    }
+    fed.map_err(|e| anyhow!("sbatch's stdin: {e}"))?;
+    if wait {
+        eprintln!(
+            "sweep: every task ended; merge with: cinterrupts sweep merge {}",
+            script.store
+        );
+    }
     Ok(())
 }

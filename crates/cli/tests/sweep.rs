@@ -180,6 +180,17 @@ fn bad_input_is_one_line() {
         &run(&["sweep", "slurm", &spec, "--tasks", "0"]),
         "at least 1 task",
     );
+    // --submit runs sbatch from the PATH: none there is one line naming
+    // the package.
+    let o = bin()
+        .args(["sweep", "slurm", &spec, "--tasks", "2", "--submit"])
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, "apt-get install slurm-client");
+    let o = run(&["sweep", "slurm", &spec, "--tasks", "2", "--wait"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--submit"), "{}", stderr(&o));
     let bad = write(
         dir.path(),
         "bad.toml",

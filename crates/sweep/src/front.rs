@@ -46,7 +46,7 @@ impl Setting {
         }
     }
 
-    fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "policy": self.policy,
             "host": self.host,
@@ -69,6 +69,9 @@ pub struct Front {
     pub host: String,
     /// The group's settings, on the front or not.
     pub settings: usize,
+    /// Those settings, each the mean of its seeds, in (mode, runtime,
+    /// policy) order.
+    pub all: Vec<Setting>,
     /// The settings on the front, by increasing interrupts/s.
     pub front: Vec<Setting>,
     /// The best setting for each objective: the fewest interrupts/s, the
@@ -137,6 +140,7 @@ pub fn fronts(table: &Table) -> Vec<Front> {
                 settings: settings.len(),
                 front,
                 best,
+                all: settings,
             }
         })
         .collect()
@@ -157,7 +161,17 @@ pub fn pareto(points: &[(f64, f64)]) -> Vec<usize> {
         .collect()
 }
 
-fn line(s: &Setting) -> String {
+/// Whether `q` is at most as bad as `p` on both interrupts/s and p99 and
+/// strictly better on one (the relation [`pareto`] draws the front by).
+pub fn dominates(q: &Setting, p: &Setting) -> bool {
+    let (q, p) = (
+        (q.interrupts_per_sec, q.p99_ns),
+        (p.interrupts_per_sec, p.p99_ns),
+    );
+    q.0 <= p.0 && q.1 <= p.1 && (q.0 < p.0 || q.1 < p.1)
+}
+
+pub(crate) fn line(s: &Setting) -> String {
     format!(
         "{:>12.0} irq/s  p99 {:>10}  {:>10.0} IOPS  cpu {:.2}  {} ({} seed{})",
         s.interrupts_per_sec,
@@ -252,22 +266,42 @@ pub fn json(fronts: &[Front]) -> String {
 /// device, the front's settings from the fewest interrupts to the most,
 /// p99 against interrupts/s (thousands), and the best-p99 setting marked.
 pub fn svg(fronts: &[Front]) -> Result<String, String> {
+    svg_marked(fronts, &[])
+}
+
+/// A setting drawn as a point of its own in its group's panel (tune's pick,
+/// [`crate::picks::marks`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// The index of the group's front in `fronts`.
+    pub group: usize,
+    /// The legend's text.
+    pub name: String,
+    pub setting: Setting,
+}
+
+/// As [`svg`], with each mark a point of its own (a one-point series) in
+/// its group's panel.
+pub fn svg_marked(fronts: &[Front], marks: &[Mark]) -> Result<String, String> {
     use report::svg::{Figure, LineChart, LineSeries, Panel};
+    let at = |s: &Setting| (s.interrupts_per_sec / 1e3, s.p99_ns / 1e3);
     let panels = fronts
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
+            let mut series = vec![LineSeries {
+                name: format!("front ({} of {} settings)", f.front.len(), f.settings),
+                points: f.front.iter().map(at).collect(),
+            }];
+            series.extend(marks.iter().filter(|m| m.group == i).map(|m| LineSeries {
+                name: m.name.clone(),
+                points: vec![at(&m.setting)],
+            }));
             Panel::Lines(LineChart {
                 title: format!("{} on {} ({})", f.workload, f.device, f.host),
                 x_label: "interrupts/s (thousands)".into(),
                 y_label: "p99 latency (us)".into(),
-                series: vec![LineSeries {
-                    name: format!("front ({} of {} settings)", f.front.len(), f.settings),
-                    points: f
-                        .front
-                        .iter()
-                        .map(|s| (s.interrupts_per_sec / 1e3, s.p99_ns / 1e3))
-                        .collect(),
-                }],
+                series,
                 x_log2: false,
                 markers: Vec::new(),
             })

@@ -9,12 +9,13 @@
 //! The modules, bottom first: [`canon`] (canonical JSON, the hash),
 //! [`spec`] (reading the spec), [`point`] (expansion and keys), [`shard`]
 //! (the partition), [`store`] (the result files), [`mod@run`] (running a shard
-//! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`slurm`] (the array
+//! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`picks`] (tune's picks against the fronts), [`slurm`] (the array
 //! script).
 
 pub mod canon;
 pub mod front;
 pub mod merge;
+pub mod picks;
 pub mod point;
 pub mod run;
 pub mod shard;

@@ -17,6 +17,9 @@ pub struct Script {
     pub job_name: String,
     /// The `cinterrupts` binary the tasks run.
     pub binary: String,
+    /// The partition the array goes to (`#SBATCH --partition`); `None`
+    /// leaves it to the cluster's default partition.
+    pub partition: Option<String>,
 }
 
 /// A shell word, single-quoted unless it is plain.
@@ -35,6 +38,11 @@ impl Script {
     /// The script's text. `tasks` must be at least 1 (the binary checks).
     pub fn text(&self) -> String {
         let last = self.tasks.saturating_sub(1);
+        let partition = self
+            .partition
+            .as_ref()
+            .map(|p| format!("#SBATCH --partition={}\n", word(p)))
+            .unwrap_or_default();
         format!(
             "#!/bin/bash
 # A cinterrupts sweep as a Slurm job array: task K runs shard K/{tasks}
@@ -45,7 +53,7 @@ impl Script {
 #SBATCH --array=0-{last}
 #SBATCH --cpus-per-task={cpus}
 #SBATCH --output={name}-%A_%a.out
-set -euo pipefail
+{partition}set -euo pipefail
 # The simulator's points run in parallel on the task's CPUs.
 export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
 {bin} sweep run {spec} --store {store} --shard \"${{SLURM_ARRAY_TASK_ID}}/{tasks}\"
@@ -58,6 +66,7 @@ export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
             bin = word(&self.binary),
             spec = word(&self.spec),
             store = word(&self.store),
+            partition = partition,
         )
     }
 }
@@ -75,6 +84,7 @@ mod tests {
             cpus_per_task: 8,
             job_name: "sweep".into(),
             binary: "cinterrupts".into(),
+            partition: None,
         }
         .text();
         let lines: Vec<&str> = s.lines().collect();
@@ -85,5 +95,28 @@ mod tests {
             &"cinterrupts sweep run sweeps/mixed.toml --store '/shared/store dir' --shard \"${SLURM_ARRAY_TASK_ID}/4\""
         ));
         assert!(s.contains("sweep merge '/shared/store dir'"));
+        assert!(!s.contains("--partition"));
+    }
+
+    #[test]
+    fn a_partition_is_one_sbatch_line_before_the_commands() {
+        let s = Script {
+            spec: "s.toml".into(),
+            store: "st".into(),
+            tasks: 2,
+            cpus_per_task: 1,
+            job_name: "sweep".into(),
+            binary: "cinterrupts".into(),
+            partition: Some("debug queue".into()),
+        }
+        .text();
+        let lines: Vec<&str> = s.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| *l == "#SBATCH --partition='debug queue'")
+            .expect(&s);
+        // sbatch reads #SBATCH lines only before the first command.
+        let first_command = lines.iter().position(|l| l.starts_with("set ")).unwrap();
+        assert!(at < first_command, "{s}");
     }
 }
