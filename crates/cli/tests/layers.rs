@@ -81,14 +81,7 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     (
         "sim",
         &[
-            "app",
-            "block",
-            "journal",
-            "run",
-            "thread",
-            "uring",
-            "workload",
-            "world",
+            "app", "block", "journal", "run", "thread", "uring", "workload", "world",
         ],
     ),
     // Found by this test when it was written (issue 26 item 5); not yet
