@@ -32,6 +32,10 @@
 //! runs. The paper keeps a fairness guard at pick time that the authors'
 //! code drops; [`cfs::BoostRule`] has both.
 //!
+//! [`eevdf`]: the pick and wake-up rule of Linux 6.6 and later (the
+//! scheduler of the VM this project runs on): the eligible task with the
+//! earliest virtual deadline, slice protection, lag kept across sleeps.
+//!
 //! [`fsync`]: the ext4 `data=ordered` fsync path as a cost model (FR 2.1,
 //! Fig. 3): D1, then JBD2's compound transaction D2, JD, JC, each waiting for
 //! the one before, six context switches for one fsync; JBD2 commits one
@@ -53,6 +57,7 @@
 //! and the reports read (issue 26 item 2).
 
 pub mod cfs;
+pub mod eevdf;
 pub mod fsync;
 pub mod ld;
 pub mod mechanism;

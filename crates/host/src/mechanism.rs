@@ -163,17 +163,23 @@ pub enum Wakeup {
     /// wakee always preempts; a critical `next` is picked without the
     /// fairness check.
     BoostCode,
+    /// Linux 6.6+'s EEVDF ([`crate::eevdf`]): the eligible task with the
+    /// earliest virtual deadline runs, a wakee preempts when it is that
+    /// task and the running one's slice is not protected, sleepers keep
+    /// their lag. The scheduler of the kernel this project's VM runs (6.18).
+    Eevdf,
 }
 
 impl Wakeup {
     /// The rule [`crate::cfs`] applies; `None` for the simulator's plain
-    /// one.
+    /// one and for EEVDF ([`crate::eevdf`]).
     pub fn rule(self) -> Option<Rule> {
         match self {
             Wakeup::Plain => None,
             Wakeup::Vanilla => Some(Rule::Vanilla),
             Wakeup::Boost => Some(Rule::Boost(BoostRule::Paper)),
             Wakeup::BoostCode => Some(Rule::Boost(BoostRule::Code)),
+            Wakeup::Eevdf => None,
         }
     }
 }
@@ -185,6 +191,7 @@ impl fmt::Display for Wakeup {
             Wakeup::Vanilla => "vanilla",
             Wakeup::Boost => "boost",
             Wakeup::BoostCode => "boost-code",
+            Wakeup::Eevdf => "eevdf",
         })
     }
 }
@@ -198,8 +205,9 @@ impl FromStr for Wakeup {
             "vanilla" => Ok(Wakeup::Vanilla),
             "boost" => Ok(Wakeup::Boost),
             "boost-code" => Ok(Wakeup::BoostCode),
+            "eevdf" => Ok(Wakeup::Eevdf),
             other => Err(format!(
-                "unknown wake-up rule '{other}' (plain, vanilla, boost, boost-code)"
+                "unknown wake-up rule '{other}' (plain, vanilla, boost, boost-code, eevdf)"
             )),
         }
     }
@@ -473,10 +481,10 @@ pub const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         key: "wakeup_rule",
         flag: "wakeup",
-        value_name: "plain|vanilla|boost|boost-code",
+        value_name: "plain|vanilla|boost|boost-code|eevdf",
         kind: Kind::Word,
         example: "boost",
-        help: "The CPU scheduler's wake-up preemption rule: `plain` (default: preempt beyond the profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next buddy, the granularity from the core count: 4 ms for 8 or more), `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's wake-up preempts at once) or `boost-code` (the authors' code).",
+        help: "The CPU scheduler's wake-up preemption rule: `plain` (default: preempt beyond the profile's sched_wakeup_granularity), `vanilla` (Linux CFS, its next buddy, the granularity from the core count: 4 ms for 8 or more), `boost` (FastResponse's critical boost, FR Alg. 1: a critical job's wake-up preempts at once), `boost-code` (the authors' code) or `eevdf` (Linux 6.6+: the eligible thread with the earliest virtual deadline runs, slices of 0.75 ms x (1 + ilog2(min(cores, 8))), a running thread's slice protected from wake-ups, sleepers keep their lag).",
         front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `wakeup_rule`.")],
         set: |s, v| {
             s.wakeup = Some(v.parse()?);

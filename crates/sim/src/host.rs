@@ -107,6 +107,13 @@ impl World {
 
     /// The current thread leaves the CPU (it blocked, slept or finished).
     pub(crate) fn leave_cpu(&mut self, core: u32) {
+        if let Some((tid, v)) = self.cores[core as usize]
+            .current
+            .zip(self.current_vruntime(core))
+        {
+            // EEVDF keeps the sleeper's lag for its return.
+            self.cores[core as usize].rq.sleep(tid, v);
+        }
         let c = &mut self.cores[core as usize];
         c.current = None;
         c.busy = Busy::Idle;
@@ -206,7 +213,7 @@ impl World {
         th.state = TState::Runnable;
         let rq = &mut self.cores[core as usize].rq;
         th.vruntime = rq.min_vruntime();
-        rq.enqueue(tid, th.vruntime);
+        rq.start(tid, th.vruntime);
         if !self.cores[core as usize].ticking {
             self.cores[core as usize].ticking = true;
             self.cores[core as usize].tick_origin = self.now;
@@ -300,8 +307,12 @@ impl World {
         let cur = self.current_vruntime(core).expect("current");
         let th = &self.threads[tid as usize];
         let ran = th.sum_exec + (cur - th.vruntime) - th.exec_at_switch_in;
-        if c.rq.slice_used(ran, cur, &self.sched) {
-            match c.busy {
+        let busy = c.busy;
+        if self.cores[core as usize]
+            .rq
+            .slice_used(tid, ran, cur, &self.sched)
+        {
+            match busy {
                 Busy::Thread { kind, .. } if !self.preemptible(kind) => {
                     self.cores[core as usize].rq.request_resched();
                 }

@@ -322,7 +322,7 @@ fn assemble(
     let mut cores: Vec<_> = (0..host.cores)
         .map(|_| {
             let mut core = Core::new();
-            core.rq = RunQueue::with_rule(host.wakeup_rule, host.cores);
+            core.rq = RunQueue::with_rule(host.wakeup_rule, host.cores, host.tick);
             core
         })
         .collect();

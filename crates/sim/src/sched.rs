@@ -13,6 +13,7 @@
 //! the answers (switching, cutting segments short, charging time).
 
 use host::cfs::{Cfs, CfsConfig, TaskView};
+use host::eevdf::{base_slice, Eevdf};
 use policy::Nanos;
 
 use crate::{HostProfile, Wakeup};
@@ -50,15 +51,44 @@ pub(crate) struct RunQueue {
     /// [`host::cfs`]'s wake-up rule and `next` buddy; None for
     /// [`Wakeup::Plain`].
     cfs: Option<Cfs>,
+    /// Linux 6.6+'s EEVDF instead ([`host::eevdf`], `--wakeup eevdf`).
+    eevdf: Option<Eevdf>,
 }
 
 impl RunQueue {
     /// An empty queue deciding wake-ups by `rule`, on a host of `ncpus`.
-    pub(crate) fn with_rule(rule: Wakeup, ncpus: u32) -> RunQueue {
+    /// `tick`: the scheduler tick, part of EEVDF's bound on a sleeper's
+    /// lag.
+    pub(crate) fn with_rule(rule: Wakeup, ncpus: u32, tick: Nanos) -> RunQueue {
         RunQueue {
             cfs: rule.rule().map(|r| Cfs::new(CfsConfig::new(r, ncpus))),
+            eevdf: (rule == Wakeup::Eevdf).then(|| Eevdf::new(base_slice(ncpus), tick)),
             ..RunQueue::default()
         }
+    }
+
+    /// A thread runs for the first time, at `vruntime`.
+    pub(crate) fn start(&mut self, tid: u32, vruntime: Nanos) {
+        if let Some(e) = self.eevdf.as_mut() {
+            e.start(tid, vruntime);
+        }
+        self.enqueue(tid, vruntime);
+    }
+
+    /// The running thread `tid` left the CPU to sleep (or ended) at
+    /// `vruntime`: EEVDF keeps its lag (CFS keeps nothing).
+    pub(crate) fn sleep(&mut self, tid: u32, vruntime: Nanos) {
+        let Some(e) = self.eevdf.as_mut() else {
+            return;
+        };
+        let all = self.queued.iter().map(|&(v, _)| v).chain([vruntime]);
+        let average = Eevdf::average(all).unwrap_or(vruntime);
+        e.sleep(tid, vruntime, average);
+    }
+
+    /// The runnable threads as EEVDF's pick sees them.
+    fn entities(&self) -> Vec<(u32, Nanos)> {
+        self.queued.iter().map(|&(v, tid)| (tid, v)).collect()
     }
 
     /// The `next` buddy, if the rule keeps one and it is set.
@@ -109,6 +139,16 @@ impl RunQueue {
     /// A switch clears a pending resched.
     pub(crate) fn pick(&mut self) -> Option<(u32, Nanos)> {
         let mut i = self.next()?;
+        if let Some(e) = self.eevdf.as_mut() {
+            let entities: Vec<(u32, Nanos)> = self.queued.iter().map(|&(v, t)| (t, v)).collect();
+            let id = e.pick(&entities, None, true).expect("a queued thread");
+            e.picked(id);
+            i = self
+                .queued
+                .iter()
+                .position(|&(_, t)| t == id)
+                .expect("picked from the queue");
+        }
         if let Some(cfs) = self.cfs.as_mut() {
             let (vruntime, tid) = self.queued[i];
             // The buddy, if queued, unless picking it is unfair.
@@ -150,6 +190,9 @@ impl RunQueue {
         t: &Tunables,
     ) -> Nanos {
         self.update_min_vruntime(current.map(|c| c.1));
+        if self.eevdf.is_some() {
+            return self.wake_eevdf(tid, vruntime, current);
+        }
         let floor = self.min_vruntime.saturating_sub(t.latency / 2);
         let vruntime = vruntime.max(floor);
         self.enqueue(tid, vruntime);
@@ -181,6 +224,33 @@ impl RunQueue {
     /// CPU). With a `next` buddy, whether the pick would take another
     /// thread than the running one (`pick_next_entity` with the running
     /// thread among the candidates).
+    /// EEVDF's wake-up (`place_entity`, then `check_preempt_wakeup_fair`):
+    /// the wakee keeps its lag; it preempts when the pick, made now with
+    /// the running thread's slice protection, is the wakee.
+    fn wake_eevdf(&mut self, tid: u32, vruntime: Nanos, current: Option<View>) -> Nanos {
+        let running = current.map(|c| (c.0, c.1));
+        let mut entities = self.entities();
+        let load = entities.len() as u64 + u64::from(running.is_some());
+        let average = Eevdf::average(entities.iter().chain(&running).map(|&(_, v)| v));
+        let e = self.eevdf.as_mut().expect("EEVDF");
+        // Alone, the wakee starts at the queue's clock.
+        let from = if average.is_some() {
+            vruntime
+        } else {
+            self.min_vruntime.max(vruntime)
+        };
+        let placed = e.wake(tid, from, average, load);
+        self.queued.push((placed, tid));
+        entities.push((tid, placed));
+        if let Some((cur, v)) = running {
+            // update_curr first: a used slice gets its next deadline.
+            if e.ran_to(cur, v) || e.pick(&entities, running, true) == Some(tid) {
+                self.need_resched = true;
+            }
+        }
+        placed
+    }
+
     pub(crate) fn better_waiting(&self, current: Option<(u32, Nanos)>) -> bool {
         let Some((cur_tid, cur)) = current else {
             return !self.queued.is_empty();
@@ -188,6 +258,9 @@ impl RunQueue {
         let Some(i) = self.next() else {
             return false;
         };
+        if let Some(e) = self.eevdf.as_ref() {
+            return e.pick(&self.entities(), Some((cur_tid, cur)), true) != Some(cur_tid);
+        }
         let (next, tid) = self.queued[i];
         match self.cfs.as_ref() {
             Some(cfs) if cfs.next().is_some() => {
@@ -206,10 +279,22 @@ impl RunQueue {
     /// it has run `ran` since it was switched in and has vruntime `current`.
     /// Preempt if it ran past its ideal slice, or past the minimum
     /// granularity while ahead of the leftmost by more than that slice.
-    pub(crate) fn slice_used(&self, ran: Nanos, current: Nanos, t: &Tunables) -> bool {
+    /// At the tick (`check_preempt_tick`; EEVDF's `update_deadline`):
+    /// whether the running thread `tid`, at `current` vruntime after `ran`
+    /// since it was switched in, used its slice.
+    pub(crate) fn slice_used(
+        &mut self,
+        tid: u32,
+        ran: Nanos,
+        current: Nanos,
+        t: &Tunables,
+    ) -> bool {
         let Some(leftmost) = self.leftmost() else {
             return false;
         };
+        if let Some(e) = self.eevdf.as_mut() {
+            return e.ran_to(tid, current);
+        }
         let nr = self.queued.len() as u64 + 1;
         let period = if nr > t.latency / t.min_granularity {
             nr * t.min_granularity
@@ -263,7 +348,7 @@ mod tests {
 
     /// Thread 9 runs at 10 ms; the queue holds thread 5 at 9 ms.
     fn queue(rule: Wakeup) -> RunQueue {
-        let mut rq = RunQueue::with_rule(rule, 28);
+        let mut rq = RunQueue::with_rule(rule, 28, 4 * MS);
         rq.enqueue(5, 9 * MS);
         rq
     }
@@ -422,19 +507,74 @@ mod tests {
     fn the_tick_preempts_after_the_ideal_slice() {
         let mut rq = RunQueue::default();
         // Alone: never.
-        assert!(!rq.slice_used(100 * MS, 100 * MS, &T));
+        assert!(!rq.slice_used(0, 100 * MS, 100 * MS, &T));
         rq.enqueue(1, 0);
         // Two threads share 24 ms: 12 ms each.
-        assert!(!rq.slice_used(12 * MS, 12 * MS, &T));
-        assert!(rq.slice_used(12 * MS + 1, 12 * MS, &T));
+        assert!(!rq.slice_used(0, 12 * MS, 12 * MS, &T));
+        assert!(rq.slice_used(0, 12 * MS + 1, 12 * MS, &T));
         // Past the minimum granularity and more than a slice ahead.
-        assert!(rq.slice_used(3 * MS, 12 * MS + 1, &T));
-        assert!(!rq.slice_used(3 * MS - 1, 20 * MS, &T));
+        assert!(rq.slice_used(0, 3 * MS, 12 * MS + 1, &T));
+        assert!(!rq.slice_used(0, 3 * MS - 1, 20 * MS, &T));
         // Many threads: the period stretches to nr x min_granularity.
         for t in 2..10 {
             rq.enqueue(t, 0);
         }
-        assert!(!rq.slice_used(3 * MS, 3 * MS, &T));
-        assert!(rq.slice_used(3 * MS + 1, 0, &T));
+        assert!(!rq.slice_used(0, 3 * MS, 3 * MS, &T));
+        assert!(rq.slice_used(0, 3 * MS + 1, 0, &T));
+    }
+
+    fn eevdf() -> RunQueue {
+        // 28 cores: a 3 ms slice; a 4 ms tick.
+        RunQueue::with_rule(Wakeup::Eevdf, 28, 4 * MS)
+    }
+
+    #[test]
+    fn eevdf_lets_a_wakee_wait_while_the_running_slice_is_protected() {
+        let mut rq = eevdf();
+        rq.start(9, 0);
+        assert_eq!(rq.pick(), Some((9, 0))); // deadline 1.5 ms, protected
+        rq.sleep(1, 0);
+        // Wakes at V with an earlier deadline than... none: the running
+        // thread's slice is protected until its vruntime reaches 1.5 ms.
+        rq.wake(1, 0, false, Some((9, MS, false)), &T);
+        assert!(!rq.need_resched());
+        assert!(!rq.better_waiting(Some((9, MS))));
+        // Past its deadline the slice is used: the tick reschedules, and the
+        // wakee (eligible, earlier deadline) runs.
+        assert!(rq.slice_used(9, 2 * MS, 2 * MS, &T));
+        assert!(rq.better_waiting(Some((9, 2 * MS))));
+    }
+
+    #[test]
+    fn eevdf_preempts_for_a_wakee_once_the_running_slice_is_used() {
+        let mut rq = eevdf();
+        rq.start(9, 0);
+        assert_eq!(rq.pick(), Some((9, 0)));
+        rq.start(5, 0);
+        // The running thread is past its deadline (1.5 ms) at the wake-up:
+        // update_curr gives it the next one and the CPU is rescheduled.
+        rq.wake(1, 0, false, Some((9, 2 * MS, false)), &T);
+        assert!(rq.need_resched());
+    }
+
+    #[test]
+    fn eevdf_returns_an_ineligible_sleeper_in_place_and_an_eligible_one_by_its_lag() {
+        let mut rq = eevdf();
+        rq.start(9, 0);
+        rq.pick();
+        rq.start(2, 0);
+        // Thread 1 slept at 1 ms, ahead of the average (0.5 ms of {2 at 0,
+        // itself}): ineligible, it comes back in place (DELAY_DEQUEUE).
+        rq.sleep(1, MS);
+        assert_eq!(rq.wake(1, MS, false, Some((9, 0, false)), &T), MS);
+        // Thread 3 slept behind the average: eligible, it keeps its lag,
+        // scaled by (W + w) / W for the load it returns to.
+        let mut rq = eevdf();
+        rq.start(2, 2 * MS);
+        rq.sleep(3, MS);
+        // V at its sleep: (2 + 1) / 2 = 1.5 ms, lag 0.5 ms.
+        let v = rq.wake(3, MS, false, Some((9, 2 * MS, false)), &T);
+        // Back to {2 at 2 ms, 9 running at 2 ms}: V = 2 ms, load 2.
+        assert_eq!(v, 2 * MS - MS / 2 * 3 / 2);
     }
 }
