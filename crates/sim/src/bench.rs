@@ -37,6 +37,9 @@ pub struct Timing {
     pub iops: f64,
     /// Events the engine processed.
     pub events: u64,
+    /// The same by kind ([`crate::EVENT_KINDS`]; the last, stale core-done
+    /// events, are counted in `core-done` too).
+    pub events_by_kind: [u64; 10],
     /// The simulator's own state at the end of the run, bytes.
     pub state_bytes: u64,
 }
@@ -49,6 +52,16 @@ impl Timing {
         } else {
             self.events as f64 / self.completions as f64
         }
+    }
+
+    /// Events per delivered completion, by kind (the kinds that occur).
+    pub fn by_kind(&self) -> Vec<(String, serde_json::Value)> {
+        crate::EVENT_KINDS
+            .iter()
+            .zip(self.events_by_kind)
+            .filter(|&(_, n)| n > 0)
+            .map(|(k, n)| (k.to_string(), json!(n as f64 / self.completions.max(1) as f64)))
+            .collect()
     }
 
     /// Wall-clock nanoseconds per engine event.
@@ -87,6 +100,7 @@ impl Timing {
             "iops": self.iops,
             "events": self.events,
             "events_per_completion": self.events_per_completion(),
+            "events_per_completion_by_kind": self.by_kind().into_iter().collect::<serde_json::Map<_, _>>(),
             "ns_per_event": self.ns_per_event(),
             "ns_per_completion": self.ns_per_completion(),
             "state_bytes": self.state_bytes,
@@ -162,6 +176,7 @@ fn timed(jobs: &[jobs::Job], config: &SimConfig) -> Result<Timing, SimError> {
         completions: report.completions,
         iops: report.total_iops(),
         events: audit.events,
+        events_by_kind: audit.events_by_kind,
         state_bytes: audit.state_bytes,
     })
 }
@@ -296,6 +311,12 @@ impl SimBench {
                 count(best.completions_per_sec()),
                 count(median.completions_per_sec())
             );
+            let kinds: Vec<String> = best
+                .by_kind()
+                .iter()
+                .map(|(k, v)| format!("{k} {:.2}", v.as_f64().unwrap_or(0.0)))
+                .collect();
+            let _ = writeln!(s, "  events per completion by kind: {}", kinds.join(", "));
         }
         let unknown = |l: &Option<String>| l.clone().unwrap_or_else(|| "unknown".into());
         let _ = writeln!(
@@ -790,6 +811,7 @@ pub fn run_apps(ops: u64) -> Result<AppBench, SimError> {
                 completions: report.completions,
                 iops: report.total_iops(),
                 events: audit.events,
+                events_by_kind: audit.events_by_kind,
                 state_bytes: audit.state_bytes,
             },
         });
@@ -884,6 +906,7 @@ mod tests {
             completions,
             iops: 0.0,
             events: 0,
+            events_by_kind: [0; 10],
             state_bytes: 0,
         }
     }

@@ -48,4 +48,5 @@ pub use run::{
     simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
     RECORDS_ENV,
 };
+pub use events::EVENT_KINDS;
 pub use world::Audit;

@@ -359,6 +359,8 @@ pub struct Audit {
     pub request_slots: u64,
     /// Events the engine processed (stale ones included).
     pub events: u64,
+    /// The same by kind, [`crate::events::EVENT_KINDS`]'s order.
+    pub events_by_kind: [u64; 10],
     /// Threads not finished when the events ran out.
     pub unfinished_threads: u64,
     /// The measured window, ns.
@@ -491,10 +493,13 @@ impl World {
             if self.broken.is_some() {
                 break;
             }
+            self.audit.events_by_kind[ev.kind()] += 1;
             match ev {
                 Ev::CoreDone { core, gen } => {
                     if self.cores[core as usize].gen == gen {
                         self.core_done(core);
+                    } else {
+                        self.audit.events_by_kind[9] += 1;
                     }
                 }
                 Ev::ServiceDone { req, .. } => self.service_done(req),
