@@ -1019,4 +1019,53 @@ mod tests {
         assert_eq!(step.done, vec![2]);
         assert!(step.issue.is_empty() && step.wake.is_empty());
     }
+    #[test]
+    fn extent_blocks_are_logged_in_jd_after_d2_too() {
+        // FR 2.1: JD holds the descriptor, the shared metadata and the
+        // files' extent blocks whether or not D2 went first.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let mut d = Driver::default();
+        let dirty = Dirty {
+            extent_blocks: 2,
+            ..dirty(2, 8)
+        };
+        d.take(fs.fsync(0, 1, 7, false, dirty));
+        d.run(&mut fs);
+        assert_eq!(
+            ios(&d.trace),
+            vec![IoKind::D1, IoKind::D2, IoKind::Jd, IoKind::Jc]
+        );
+        assert!(d.trace.contains(&Issue(IoKind::Jd, 1 + 3 + 2, J)));
+    }
+
+    #[test]
+    fn a_completion_wakes_the_task_whose_data_it_was() {
+        // Each fsync caller waits on its own D1 (FR 2.1): the device
+        // finishing task 2's write wakes task 2, not task 1.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let d1a = fs.fsync(0, 1, 7, false, dirty(1, 0)).issue[0].id;
+        let d1b = fs.fsync(0, 2, 9, false, dirty(1, 0)).issue[0].id;
+        assert_eq!(fs.completed(0, d1b).wake, vec![Thread::Task(2)]);
+        assert_eq!(fs.completed(0, d1a).wake, vec![T1]);
+        assert_eq!(fs.switches(), 2);
+    }
+
+    #[test]
+    fn an_f_transaction_in_flight_does_not_swallow_another_tasks_completion() {
+        // FR 3.4: the critical caller waits on its own f-transaction; a
+        // second caller's D1 completing meanwhile wakes that caller.
+        let mut fs = Fsync::new(FsyncConfig::FJOURNAL);
+        let d1a = fs.fsync(0, 1, 7, true, dirty(1, 0)).issue[0].id;
+        let d1b = fs.fsync(0, 2, 9, false, dirty(1, 0)).issue[0].id;
+        assert_eq!(fs.completed(0, d1a).wake, vec![T1]);
+        let fj = fs.running(0, T1);
+        assert_eq!(
+            fj.issue.iter().map(|io| io.kind).collect::<Vec<_>>(),
+            vec![IoKind::FjMeta, IoKind::FjCommit]
+        );
+        assert_eq!(fs.completed(0, d1b).wake, vec![Thread::Task(2)]);
+        // Task 1 is still waiting for both of its f-transaction's I/Os.
+        assert_eq!(fs.completed(0, fj.issue[0].id), Step::default());
+        assert_eq!(fs.completed(0, fj.issue[1].id).wake, vec![T1]);
+    }
 }

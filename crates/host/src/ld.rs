@@ -531,6 +531,11 @@ mod tests {
     fn completing_an_unknown_piece_is_an_error() {
         let mut ld = ld(8, 1, false);
         assert_eq!(ld.completed(0, 42), Err(UnknownPiece(42)));
+        // The message names the piece, for whoever drives the scheduler.
+        assert_eq!(
+            UnknownPiece(42).to_string(),
+            "ld: piece 42 is not in flight"
+        );
     }
 
     #[test]
