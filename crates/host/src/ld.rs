@@ -495,6 +495,23 @@ mod tests {
     }
 
     #[test]
+    fn the_device_queue_depth_counts_critical_and_noncritical_pieces() {
+        // FR Fig. 16 reads the device's queue depth: every piece at the
+        // device, critical ones (outside the tokens) included; queued
+        // pieces are not at the device.
+        let mut ld = ld(2, 1, false);
+        let out = ld.submit(0, req(1, false, 0, 128 * KB, 0));
+        assert_eq!(ld.in_flight(), 2);
+        let crit = ld.submit(1, req(2, true, 0, 4 * KB, 0));
+        assert_eq!((ld.in_flight(), ld.noncritical_in_flight()), (3, 2));
+        ld.completed(2, crit[0].piece).unwrap();
+        assert_eq!(ld.in_flight(), 2);
+        // A completion that passes its token on keeps the depth.
+        ld.completed(3, out[0].piece).unwrap();
+        assert_eq!(ld.in_flight(), 2);
+    }
+
+    #[test]
     fn opportunistic_critical_takes_a_free_token_and_never_waits() {
         let mut ld = ld(1, 1, true);
         let crit = ld.submit(0, req(1, true, 0, 4 * KB, 0));
