@@ -479,6 +479,19 @@ mod tests {
     }
 
     #[test]
+    fn a_request_is_outstanding_until_its_last_piece_completes() {
+        let mut ld = ld(1, 1, false);
+        let out = ld.submit(0, req(1, false, 0, 64 * KB, 0));
+        ld.submit(0, req(2, true, 0, 4 * KB, 0));
+        assert_eq!(ld.outstanding(), 2);
+        // The first piece's completion sends the second: still outstanding.
+        let c = ld.completed(1, out[0].piece).unwrap();
+        assert_eq!(ld.outstanding(), 2);
+        ld.completed(2, c.dispatch[0].piece).unwrap();
+        assert_eq!(ld.outstanding(), 1);
+    }
+
+    #[test]
     fn a_critical_request_bypasses_a_full_queue_whole() {
         let mut ld = ld(1, 1, false);
         ld.submit(0, req(1, false, 0, 128 * KB, 0));

@@ -406,6 +406,22 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupted_waiter_sleeps_from_its_submission_to_the_interrupt() {
+        // FR 2.1 steps 4-5: the waiter is off the CPU from the doorbell
+        // until the handler runs.
+        let w = interrupt(COSTS, Times::new(3 * US, 10 * US).interrupted_at(12 * US));
+        assert_eq!(w.slept, 9 * US);
+        assert_eq!(w.latency(Times::new(3 * US, 10 * US)), 9 * US + 3_500);
+    }
+
+    #[test]
+    fn modes_are_named_as_reports_print_them() {
+        // The emulator's report prints these names and matches "hybrid".
+        let names: Vec<_> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names, ["interrupt", "classic", "hybrid", "selectisr"]);
+    }
+
+    #[test]
     fn a_coalesced_interrupt_delays_the_waiter_not_the_cpu() {
         let t = Times::new(0, 10 * US).interrupted_at(16 * US);
         let w = interrupt(COSTS, t);
