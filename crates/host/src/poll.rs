@@ -538,6 +538,18 @@ mod tests {
     }
 
     #[test]
+    fn completions_expose_the_statistics_hybrid_sleeps_by() {
+        let mut c = Completions::new(Mode::Hybrid, COSTS);
+        assert_eq!(c.submitted(0, READ_4K), 0);
+        let t = Times::new(0, 10 * US);
+        let w = c.wait(READ_4K, t, 0);
+        c.ended(READ_4K, t, &w);
+        // The queue's own window: closed, it holds the sample's mean.
+        let b = bucket(4096, false).unwrap();
+        assert_eq!(c.stats().mean(POLL_STATS_WINDOW + MS, b), Some(w.ended));
+    }
+
+    #[test]
     fn completions_fixed_delay_and_other_modes_do_not_sleep_by_statistics() {
         let mut c =
             Completions::new(Mode::Hybrid, COSTS).with_hybrid_sleep(HybridSleep::Fixed(7 * US));

@@ -840,4 +840,70 @@ mod tests {
         assert_eq!(mw(US, Some(4), None).wait_nr(1, 16), 4);
         assert_eq!(Strategy::DeferTaskrun.wait_nr(1, 16), 1);
     }
+    #[test]
+    fn only_defer_taskrun_rings_hold_completions_until_the_task_enters() {
+        // DEFER_TASKRUN (Linux 6.1 io_req_local_work_add), and min-wait,
+        // modelled on such a ring; the others post from the interrupt.
+        for s in [Strategy::DeferTaskrun, mw(US, None, None)] {
+            assert!(s.defers(), "{s}");
+        }
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::IoPoll,
+            Strategy::SqPoll,
+        ] {
+            assert!(!s.defers(), "{s}");
+        }
+    }
+
+    #[test]
+    fn only_an_iopoll_ring_raises_no_interrupt() {
+        // IORING_SETUP_IOPOLL polls the device's poll queue; SQPOLL's task
+        // spins on the CQ ring, but its completions still interrupt.
+        assert!(Strategy::IoPoll.polled());
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::DeferTaskrun,
+            mw(US, None, None),
+            Strategy::SqPoll,
+        ] {
+            assert!(!s.polled(), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_time_in_nanoseconds_is_read() {
+        assert_eq!(parse("min-wait=500ns").unwrap(), mw(500, None, None));
+    }
+
+    #[test]
+    fn a_wait_keeps_the_strategy_it_was_entered_with() {
+        let (w, _) = Wait::enter(Strategy::TaskWork, 0, 2, 0);
+        assert_eq!(w.strategy(), Strategy::TaskWork);
+    }
+
+    #[test]
+    fn a_polling_wait_short_of_its_count_spins_on_after_a_completion() {
+        // io_iopoll_check loops until min_events; SQPOLL's task spins on
+        // the CQ ring (fio_ioring_getevents): neither sleeps in between.
+        for s in [Strategy::IoPoll, Strategy::SqPoll] {
+            let (mut w, a) = Wait::enter(s, 0, 2, 0);
+            assert_eq!(a, Action::Spin, "{s}");
+            assert_eq!(w.posted(1), Action::Spin, "{s}");
+            assert_eq!(w.posted(2), Action::Return { timed_out: false }, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_busy_caller_short_of_its_count_spins_on_after_a_completion() {
+        // fio with iodepth_batch_complete_min=0 re-enters without blocking:
+        // no sleep and no task-work bounce while it is short.
+        for s in [Strategy::MinComplete, Strategy::TaskWork] {
+            let (mut w, _) = Wait::enter_busy(s, 0, 2, 0);
+            assert_eq!(w.posted(1), Action::Spin, "{s}");
+            assert_eq!(w.posted(2), Action::Return { timed_out: false }, "{s}");
+        }
+    }
 }
