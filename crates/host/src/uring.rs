@@ -906,4 +906,23 @@ mod tests {
             assert_eq!(w.posted(2), Action::Return { timed_out: false }, "{s}");
         }
     }
+    #[test]
+    fn a_min_wait_timer_firing_early_is_ignored() {
+        // A stale or early timer event (the caller's timer queue) must not
+        // end the wait before min_wait_usec.
+        let (mut w, _) = Wait::enter(mw(50 * US, Some(4), None), 0, 4, 0);
+        assert_eq!(w.timer(10 * US), Action::Sleep);
+        assert!(!w.is_done());
+        assert_eq!(w.timer_at(), Some(50 * US));
+        assert_eq!(w.timer(50 * US), Action::Return { timed_out: true });
+    }
+
+    #[test]
+    fn a_timer_after_the_wait_returned_does_nothing() {
+        let (mut w, _) = Wait::enter(mw(50 * US, Some(2), None), 0, 2, 0);
+        assert_eq!(w.posted(US), Action::Sleep);
+        assert_eq!(w.posted(2 * US), Action::Return { timed_out: false });
+        assert_eq!(w.timer(50 * US), Action::Sleep);
+        assert!(w.is_done());
+    }
 }
