@@ -925,4 +925,44 @@ mod tests {
         assert_eq!(w.timer(50 * US), Action::Sleep);
         assert!(w.is_done());
     }
+    #[test]
+    fn a_task_woken_for_task_work_short_of_its_count_sleeps_again() {
+        // io_cqring_wait's loop: `if (io_should_wake(&iowq)) break;`, else
+        // schedule() again.
+        let (mut w, _) = Wait::enter(Strategy::TaskWork, 0, 3, 0);
+        assert_eq!(w.posted(1), Action::Bounce);
+        assert_eq!(w.resync(2), Action::Sleep);
+        assert!(!w.is_done());
+    }
+
+    #[test]
+    fn a_task_woken_for_task_work_with_its_count_returns() {
+        // Completions that came while it was awake count: it has 3 of 3.
+        let (mut w, _) = Wait::enter(Strategy::TaskWork, 0, 3, 0);
+        assert_eq!(w.posted(1), Action::Bounce);
+        assert_eq!(w.resync(3), Action::Return { timed_out: false });
+        assert!(w.is_done());
+    }
+
+    #[test]
+    fn a_spinning_wait_resyncs_to_spinning() {
+        let (mut w, _) = Wait::enter(Strategy::IoPoll, 0, 3, 0);
+        assert_eq!(w.resync(1), Action::Spin);
+        let (mut w, _) = Wait::enter_busy(Strategy::MinComplete, 0, 3, 0);
+        assert_eq!(w.resync(1), Action::Spin);
+    }
+
+    #[test]
+    fn a_sleeping_wait_is_not_spinning() {
+        // The simulator charges a spinning waiter's CPU (sim host.rs).
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::DeferTaskrun,
+        ] {
+            let (w, _) = Wait::enter(s, 0, 2, 0);
+            assert!(!w.spinning(), "{s}");
+        }
+        assert!(Wait::enter(Strategy::SqPoll, 0, 2, 0).0.spinning());
+    }
 }
