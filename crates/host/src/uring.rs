@@ -965,4 +965,23 @@ mod tests {
         }
         assert!(Wait::enter(Strategy::SqPoll, 0, 2, 0).0.spinning());
     }
+    #[test]
+    fn a_replay_makes_one_system_call_per_wait() {
+        // Each wait is one io_uring_enter(GETEVENTS).
+        let r = replay(Strategy::MinComplete, COSTS, 1, 1, 0, &[10_000, 20_000]);
+        assert_eq!(r.waits.len(), 2);
+        assert_eq!(r.syscalls, 2);
+    }
+
+    #[test]
+    fn a_replay_waits_for_no_more_completions_than_remain() {
+        // The caller asks for at most what it has in flight (fio's
+        // getevents): with 3 left, a min-wait for 4 returns at the third,
+        // not at the min timer.
+        let s = mw(50 * US, Some(4), None);
+        let r = replay(s, COSTS, 1, 4, 0, &[US, 2 * US, 3 * US]);
+        assert_eq!(r.waits.len(), 1);
+        let w = r.waits[0];
+        assert_eq!((w.at, w.taken, w.timed_out), (3 * US + 2_000, 3, false));
+    }
 }
