@@ -984,4 +984,13 @@ mod tests {
         let w = r.waits[0];
         assert_eq!((w.at, w.taken, w.timed_out), (3 * US + 2_000, 3, false));
     }
+    #[test]
+    fn a_polling_replay_spins_from_its_entry_to_the_completion() {
+        // IOPOLL: the task is on the CPU in io_iopoll_check from the end
+        // of its system call until the completion is found.
+        let r = replay(Strategy::IoPoll, COSTS, 1, 1, 0, &[10_000]);
+        assert_eq!(r.spun, 10_000 - 500);
+        assert_eq!(r.cpu, 500 + 9_500 + 100);
+        assert_eq!(r.waits[0].at, 10_000);
+    }
 }
