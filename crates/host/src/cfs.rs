@@ -370,6 +370,22 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_weight_wakee_gets_the_unscaled_granularity() {
+        // calc_delta_fair divides by the weight; a weight of 0 (no load
+        // given) is taken as nice 0 rather than dividing by it.
+        let zero = |vruntime| TaskView {
+            weight: 0,
+            ..task(2, vruntime)
+        };
+        let mut cfs = vanilla();
+        assert_eq!(cfs.on_wakeup(0, Some(task(1, 10 * MS)), zero(6 * MS)), NONE);
+        assert_eq!(
+            cfs.on_wakeup(0, Some(task(1, 10 * MS)), zero(6 * MS - 1)),
+            BOTH
+        );
+    }
+
+    #[test]
     fn a_critical_wakee_under_the_boost_preempts_inside_the_granularity() {
         for how in [BoostRule::Paper, BoostRule::Code] {
             let mut cfs = boost(how);
@@ -392,6 +408,19 @@ mod tests {
         let d = cfs.on_wakeup(0, Some(task(1, 10 * MS)), critical(3, 9 * MS));
         assert_eq!(d, BOTH);
         assert_eq!(cfs.next(), Some(3));
+    }
+
+    #[test]
+    fn the_normal_flow_under_the_boost_overwrites_a_non_critical_next() {
+        // FR 3.5: only a critical next sticks; a non-critical one is
+        // overwritten as in Linux (check_preempt_wakeup -> set_next_buddy).
+        for how in [BoostRule::Paper, BoostRule::Code] {
+            let mut cfs = boost(how);
+            assert_eq!(cfs.on_wakeup(0, Some(task(1, 10 * MS)), task(2, 0)), BOTH);
+            let d = cfs.on_wakeup(0, Some(task(1, 10 * MS)), task(3, MS));
+            assert_eq!(d, BOTH, "{how:?}");
+            assert_eq!(cfs.next(), Some(3), "{how:?}");
+        }
     }
 
     #[test]

@@ -922,4 +922,150 @@ mod tests {
         // (task 2's wake-ups after its D1 and at the commit's end), not 10.
         assert_eq!(fs.switches(), 7);
     }
+    #[test]
+    fn a_buffered_write_gives_the_commit_timer_something_to_commit() {
+        // commit_timer_fn commits the running transaction when it holds
+        // anything (fs/jbd2/journal.c); ordered data from a buffered write
+        // is something (FR 2.2 "Root Cause 2").
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        fs.dirtied(0, 4);
+        let mut d = Driver::default();
+        d.take(fs.commit_timer(5_000_000_000));
+        assert_eq!(d.trace, vec![Wake(J)]);
+        d.run(&mut fs);
+        assert_eq!(ios(&d.trace), vec![IoKind::D2, IoKind::Jd, IoKind::Jc]);
+        assert_eq!(fs.committed(), 1);
+    }
+
+    #[test]
+    fn a_buffered_write_of_no_blocks_leaves_the_commit_timer_nothing() {
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        fs.dirtied(0, 0);
+        assert_eq!(fs.commit_timer(5_000_000_000), Step::default());
+        assert_eq!(fs.committing(), None);
+    }
+
+    #[test]
+    fn the_commit_timer_on_a_clean_journal_wakes_nobody() {
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        assert_eq!(fs.commit_timer(5_000_000_000), Step::default());
+        assert_eq!(fs.switches(), 0);
+    }
+
+    #[test]
+    fn other_files_dirty_at_an_fsync_of_a_clean_file_are_left_for_the_timer() {
+        // The clean file's fsync returns at once, but the other files' data
+        // it reported is in the running transaction: the timer commits it.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        assert_eq!(fs.fsync(0, 1, 7, false, dirty(0, 8)).done, vec![1]);
+        let mut d = Driver::default();
+        d.take(fs.commit_timer(5_000_000_000));
+        d.run(&mut fs);
+        assert_eq!(ios(&d.trace), vec![IoKind::D2, IoKind::Jd, IoKind::Jc]);
+        assert!(d.trace.contains(&Issue(IoKind::D2, 8, J)));
+    }
+
+    #[test]
+    fn an_fsync_of_a_clean_file_with_nothing_else_dirty_leaves_no_commit() {
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        assert_eq!(fs.fsync(0, 1, 7, false, dirty(0, 0)).done, vec![1]);
+        assert_eq!(fs.commit_timer(5_000_000_000), Step::default());
+    }
+
+    #[test]
+    fn an_fsync_of_changed_metadata_without_data_waits_for_the_commit() {
+        // ext4_sync_file commits the inode's transaction whether or not
+        // it has dirty data (an extent change alone: fallocate, truncate).
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let mut d = Driver::default();
+        let dirty = Dirty {
+            extent_blocks: 2,
+            ..dirty(0, 0)
+        };
+        let step = fs.fsync(0, 1, 7, false, dirty);
+        assert!(step.done.is_empty());
+        d.take(step);
+        d.run(&mut fs);
+        assert_eq!(ios(&d.trace), vec![IoKind::Jd, IoKind::Jc]);
+        assert!(d.trace.contains(&Issue(IoKind::Jd, 1 + 3 + 2, J)));
+        assert_eq!(d.trace.last(), Some(&Done(1)));
+        assert_eq!(fs.committed(), 1);
+    }
+
+    #[test]
+    fn fsync_of_a_file_whose_transaction_has_committed_returns_at_once() {
+        // jbd2_complete_transaction: nothing to wait for once
+        // j_commit_sequence has reached the file's i_sync_tid.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let mut d = Driver::default();
+        d.take(fs.fsync(0, 1, 7, false, dirty(2, 0)));
+        d.run(&mut fs);
+        assert_eq!(fs.committed(), 1);
+        let step = fs.fsync(0, 2, 7, false, dirty(0, 0));
+        assert_eq!(step.done, vec![2]);
+        assert!(step.issue.is_empty() && step.wake.is_empty());
+    }
+
+    #[test]
+    fn a_critical_fsync_of_a_committed_file_writes_no_f_transaction() {
+        // FR 3.4: the f-transaction commits what JBD2 has not; a file whose
+        // transaction is committed has nothing left to log.
+        let mut fs = Fsync::new(FsyncConfig::FJOURNAL);
+        let mut d = Driver::default();
+        d.take(fs.fsync(0, 1, 7, false, dirty(2, 0)));
+        d.run(&mut fs);
+        assert_eq!(fs.committed(), 1);
+        let step = fs.fsync(0, 2, 7, true, dirty(0, 0));
+        assert_eq!(step.done, vec![2]);
+        assert!(step.issue.is_empty() && step.wake.is_empty());
+    }
+    #[test]
+    fn extent_blocks_are_logged_in_jd_after_d2_too() {
+        // FR 2.1: JD holds the descriptor, the shared metadata and the
+        // files' extent blocks whether or not D2 went first.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let mut d = Driver::default();
+        let dirty = Dirty {
+            extent_blocks: 2,
+            ..dirty(2, 8)
+        };
+        d.take(fs.fsync(0, 1, 7, false, dirty));
+        d.run(&mut fs);
+        assert_eq!(
+            ios(&d.trace),
+            vec![IoKind::D1, IoKind::D2, IoKind::Jd, IoKind::Jc]
+        );
+        assert!(d.trace.contains(&Issue(IoKind::Jd, 1 + 3 + 2, J)));
+    }
+
+    #[test]
+    fn a_completion_wakes_the_task_whose_data_it_was() {
+        // Each fsync caller waits on its own D1 (FR 2.1): the device
+        // finishing task 2's write wakes task 2, not task 1.
+        let mut fs = Fsync::new(FsyncConfig::ORDERED);
+        let d1a = fs.fsync(0, 1, 7, false, dirty(1, 0)).issue[0].id;
+        let d1b = fs.fsync(0, 2, 9, false, dirty(1, 0)).issue[0].id;
+        assert_eq!(fs.completed(0, d1b).wake, vec![Thread::Task(2)]);
+        assert_eq!(fs.completed(0, d1a).wake, vec![T1]);
+        assert_eq!(fs.switches(), 2);
+    }
+
+    #[test]
+    fn an_f_transaction_in_flight_does_not_swallow_another_tasks_completion() {
+        // FR 3.4: the critical caller waits on its own f-transaction; a
+        // second caller's D1 completing meanwhile wakes that caller.
+        let mut fs = Fsync::new(FsyncConfig::FJOURNAL);
+        let d1a = fs.fsync(0, 1, 7, true, dirty(1, 0)).issue[0].id;
+        let d1b = fs.fsync(0, 2, 9, false, dirty(1, 0)).issue[0].id;
+        assert_eq!(fs.completed(0, d1a).wake, vec![T1]);
+        let fj = fs.running(0, T1);
+        assert_eq!(
+            fj.issue.iter().map(|io| io.kind).collect::<Vec<_>>(),
+            vec![IoKind::FjMeta, IoKind::FjCommit]
+        );
+        assert_eq!(fs.completed(0, d1b).wake, vec![Thread::Task(2)]);
+        // Task 1 is still waiting for both of its f-transaction's I/Os.
+        assert_eq!(fs.completed(0, fj.issue[0].id), Step::default());
+        assert_eq!(fs.completed(0, fj.issue[1].id).wake, vec![T1]);
+    }
 }

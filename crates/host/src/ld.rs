@@ -479,6 +479,19 @@ mod tests {
     }
 
     #[test]
+    fn a_request_is_outstanding_until_its_last_piece_completes() {
+        let mut ld = ld(1, 1, false);
+        let out = ld.submit(0, req(1, false, 0, 64 * KB, 0));
+        ld.submit(0, req(2, true, 0, 4 * KB, 0));
+        assert_eq!(ld.outstanding(), 2);
+        // The first piece's completion sends the second: still outstanding.
+        let c = ld.completed(1, out[0].piece).unwrap();
+        assert_eq!(ld.outstanding(), 2);
+        ld.completed(2, c.dispatch[0].piece).unwrap();
+        assert_eq!(ld.outstanding(), 1);
+    }
+
+    #[test]
     fn a_critical_request_bypasses_a_full_queue_whole() {
         let mut ld = ld(1, 1, false);
         ld.submit(0, req(1, false, 0, 128 * KB, 0));
@@ -492,6 +505,23 @@ mod tests {
         let c = ld.completed(9, out[0].piece).unwrap();
         assert!(c.dispatch.is_empty());
         assert_eq!(c.done.unwrap().first_dispatch, 1);
+    }
+
+    #[test]
+    fn the_device_queue_depth_counts_critical_and_noncritical_pieces() {
+        // FR Fig. 16 reads the device's queue depth: every piece at the
+        // device, critical ones (outside the tokens) included; queued
+        // pieces are not at the device.
+        let mut ld = ld(2, 1, false);
+        let out = ld.submit(0, req(1, false, 0, 128 * KB, 0));
+        assert_eq!(ld.in_flight(), 2);
+        let crit = ld.submit(1, req(2, true, 0, 4 * KB, 0));
+        assert_eq!((ld.in_flight(), ld.noncritical_in_flight()), (3, 2));
+        ld.completed(2, crit[0].piece).unwrap();
+        assert_eq!(ld.in_flight(), 2);
+        // A completion that passes its token on keeps the depth.
+        ld.completed(3, out[0].piece).unwrap();
+        assert_eq!(ld.in_flight(), 2);
     }
 
     #[test]
@@ -531,6 +561,11 @@ mod tests {
     fn completing_an_unknown_piece_is_an_error() {
         let mut ld = ld(8, 1, false);
         assert_eq!(ld.completed(0, 42), Err(UnknownPiece(42)));
+        // The message names the piece, for whoever drives the scheduler.
+        assert_eq!(
+            UnknownPiece(42).to_string(),
+            "ld: piece 42 is not in flight"
+        );
     }
 
     #[test]

@@ -404,6 +404,22 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupted_waiter_sleeps_from_its_submission_to_the_interrupt() {
+        // FR 2.1 steps 4-5: the waiter is off the CPU from the doorbell
+        // until the handler runs.
+        let w = interrupt(COSTS, Times::new(3 * US, 10 * US).interrupted_at(12 * US));
+        assert_eq!(w.slept, 9 * US);
+        assert_eq!(w.latency(Times::new(3 * US, 10 * US)), 9 * US + 3_500);
+    }
+
+    #[test]
+    fn modes_are_named_as_reports_print_them() {
+        // The emulator's report prints these names and matches "hybrid".
+        let names: Vec<_> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names, ["interrupt", "classic", "hybrid", "selectisr"]);
+    }
+
+    #[test]
     fn a_coalesced_interrupt_delays_the_waiter_not_the_cpu() {
         let t = Times::new(0, 10 * US).interrupted_at(16 * US);
         let w = interrupt(COSTS, t);
@@ -517,6 +533,18 @@ mod tests {
         // After the first window: classic polling found each at 10.1 us,
         // so hybrid sleeps half of it.
         assert_eq!(*sleeps.last().unwrap(), 5_050);
+    }
+
+    #[test]
+    fn completions_expose_the_statistics_hybrid_sleeps_by() {
+        let mut c = Completions::new(Mode::Hybrid, COSTS);
+        assert_eq!(c.submitted(0, READ_4K), 0);
+        let t = Times::new(0, 10 * US);
+        let w = c.wait(READ_4K, t, 0);
+        c.ended(READ_4K, t, &w);
+        // The queue's own window: closed, it holds the sample's mean.
+        let b = bucket(4096, false).unwrap();
+        assert_eq!(c.stats().mean(POLL_STATS_WINDOW + MS, b), Some(w.ended));
     }
 
     #[test]

@@ -840,4 +840,157 @@ mod tests {
         assert_eq!(mw(US, Some(4), None).wait_nr(1, 16), 4);
         assert_eq!(Strategy::DeferTaskrun.wait_nr(1, 16), 1);
     }
+    #[test]
+    fn only_defer_taskrun_rings_hold_completions_until_the_task_enters() {
+        // DEFER_TASKRUN (Linux 6.1 io_req_local_work_add), and min-wait,
+        // modelled on such a ring; the others post from the interrupt.
+        for s in [Strategy::DeferTaskrun, mw(US, None, None)] {
+            assert!(s.defers(), "{s}");
+        }
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::IoPoll,
+            Strategy::SqPoll,
+        ] {
+            assert!(!s.defers(), "{s}");
+        }
+    }
+
+    #[test]
+    fn only_an_iopoll_ring_raises_no_interrupt() {
+        // IORING_SETUP_IOPOLL polls the device's poll queue; SQPOLL's task
+        // spins on the CQ ring, but its completions still interrupt.
+        assert!(Strategy::IoPoll.polled());
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::DeferTaskrun,
+            mw(US, None, None),
+            Strategy::SqPoll,
+        ] {
+            assert!(!s.polled(), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_time_in_nanoseconds_is_read() {
+        assert_eq!(parse("min-wait=500ns").unwrap(), mw(500, None, None));
+    }
+
+    #[test]
+    fn a_wait_keeps_the_strategy_it_was_entered_with() {
+        let (w, _) = Wait::enter(Strategy::TaskWork, 0, 2, 0);
+        assert_eq!(w.strategy(), Strategy::TaskWork);
+    }
+
+    #[test]
+    fn a_polling_wait_short_of_its_count_spins_on_after_a_completion() {
+        // io_iopoll_check loops until min_events; SQPOLL's task spins on
+        // the CQ ring (fio_ioring_getevents): neither sleeps in between.
+        for s in [Strategy::IoPoll, Strategy::SqPoll] {
+            let (mut w, a) = Wait::enter(s, 0, 2, 0);
+            assert_eq!(a, Action::Spin, "{s}");
+            assert_eq!(w.posted(1), Action::Spin, "{s}");
+            assert_eq!(w.posted(2), Action::Return { timed_out: false }, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_busy_caller_short_of_its_count_spins_on_after_a_completion() {
+        // fio with iodepth_batch_complete_min=0 re-enters without blocking:
+        // no sleep and no task-work bounce while it is short.
+        for s in [Strategy::MinComplete, Strategy::TaskWork] {
+            let (mut w, _) = Wait::enter_busy(s, 0, 2, 0);
+            assert_eq!(w.posted(1), Action::Spin, "{s}");
+            assert_eq!(w.posted(2), Action::Return { timed_out: false }, "{s}");
+        }
+    }
+    #[test]
+    fn a_min_wait_timer_firing_early_is_ignored() {
+        // A stale or early timer event (the caller's timer queue) must not
+        // end the wait before min_wait_usec.
+        let (mut w, _) = Wait::enter(mw(50 * US, Some(4), None), 0, 4, 0);
+        assert_eq!(w.timer(10 * US), Action::Sleep);
+        assert!(!w.is_done());
+        assert_eq!(w.timer_at(), Some(50 * US));
+        assert_eq!(w.timer(50 * US), Action::Return { timed_out: true });
+    }
+
+    #[test]
+    fn a_timer_after_the_wait_returned_does_nothing() {
+        let (mut w, _) = Wait::enter(mw(50 * US, Some(2), None), 0, 2, 0);
+        assert_eq!(w.posted(US), Action::Sleep);
+        assert_eq!(w.posted(2 * US), Action::Return { timed_out: false });
+        assert_eq!(w.timer(50 * US), Action::Sleep);
+        assert!(w.is_done());
+    }
+    #[test]
+    fn a_task_woken_for_task_work_short_of_its_count_sleeps_again() {
+        // io_cqring_wait's loop: `if (io_should_wake(&iowq)) break;`, else
+        // schedule() again.
+        let (mut w, _) = Wait::enter(Strategy::TaskWork, 0, 3, 0);
+        assert_eq!(w.posted(1), Action::Bounce);
+        assert_eq!(w.resync(2), Action::Sleep);
+        assert!(!w.is_done());
+    }
+
+    #[test]
+    fn a_task_woken_for_task_work_with_its_count_returns() {
+        // Completions that came while it was awake count: it has 3 of 3.
+        let (mut w, _) = Wait::enter(Strategy::TaskWork, 0, 3, 0);
+        assert_eq!(w.posted(1), Action::Bounce);
+        assert_eq!(w.resync(3), Action::Return { timed_out: false });
+        assert!(w.is_done());
+    }
+
+    #[test]
+    fn a_spinning_wait_resyncs_to_spinning() {
+        let (mut w, _) = Wait::enter(Strategy::IoPoll, 0, 3, 0);
+        assert_eq!(w.resync(1), Action::Spin);
+        let (mut w, _) = Wait::enter_busy(Strategy::MinComplete, 0, 3, 0);
+        assert_eq!(w.resync(1), Action::Spin);
+    }
+
+    #[test]
+    fn a_sleeping_wait_is_not_spinning() {
+        // The simulator charges a spinning waiter's CPU (sim host.rs).
+        for s in [
+            Strategy::MinComplete,
+            Strategy::TaskWork,
+            Strategy::DeferTaskrun,
+        ] {
+            let (w, _) = Wait::enter(s, 0, 2, 0);
+            assert!(!w.spinning(), "{s}");
+        }
+        assert!(Wait::enter(Strategy::SqPoll, 0, 2, 0).0.spinning());
+    }
+    #[test]
+    fn a_replay_makes_one_system_call_per_wait() {
+        // Each wait is one io_uring_enter(GETEVENTS).
+        let r = replay(Strategy::MinComplete, COSTS, 1, 1, 0, &[10_000, 20_000]);
+        assert_eq!(r.waits.len(), 2);
+        assert_eq!(r.syscalls, 2);
+    }
+
+    #[test]
+    fn a_replay_waits_for_no_more_completions_than_remain() {
+        // The caller asks for at most what it has in flight (fio's
+        // getevents): with one left, a min-wait for 2 returns at that one,
+        // not at the min timer.
+        let s = mw(50 * US, Some(2), None);
+        let r = replay(s, COSTS, 1, 2, 0, &[US, 2 * US, 10 * US]);
+        let waits: Vec<_> = r.waits.iter().map(|w| (w.at, w.taken)).collect();
+        assert_eq!(waits, [(2 * US + 2_000, 2), (10 * US + 2_000, 1)]);
+    }
+
+    #[test]
+    fn a_polling_replay_spins_from_its_entry_to_the_completion() {
+        // IOPOLL: the task is on the CPU in io_iopoll_check from the end
+        // of its system call until the completion is found.
+        let r = replay(Strategy::IoPoll, COSTS, 1, 1, 0, &[10_000]);
+        assert_eq!(r.spun, 10_000 - 500);
+        assert_eq!(r.cpu, 500 + 9_500 + 100);
+        assert_eq!(r.waits[0].at, 10_000);
+    }
 }
