@@ -413,10 +413,14 @@ mod tests {
     }
 
     #[test]
-    fn modes_are_named_as_reports_print_them() {
-        // The emulator's report prints these names and matches "hybrid".
+    fn modes_are_named_as_the_command_line_and_the_reports_write_them() {
+        // One spelling (issue 26 item 2): `--completion`'s words, which the
+        // emulator's report prints and matches ("hybrid").
         let names: Vec<_> = Mode::ALL.iter().map(|m| m.as_str()).collect();
-        assert_eq!(names, ["interrupt", "classic", "hybrid", "selectisr"]);
+        assert_eq!(names, ["interrupt", "poll", "hybrid", "select-isr"]);
+        for m in Mode::ALL {
+            assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
+        }
     }
 
     #[test]

@@ -31,23 +31,6 @@ fn digits_past_the_twentieth_still_decide_whether_a_size_is_whole() {
 }
 
 #[test]
-fn a_zero_duration_needs_no_unit_however_it_is_written() {
-    use jobs::units::parse_duration;
-    assert_eq!(parse_duration("0", None), Ok(0));
-    assert_eq!(parse_duration("0.00", None), Ok(0));
-    assert!(parse_duration("0.01", None)
-        .unwrap_err()
-        .contains("needs a unit"));
-}
-
-#[test]
-fn days_are_86400_seconds() {
-    use jobs::units::{parse_duration, SEC};
-    assert_eq!(parse_duration("1d", None), Ok(86_400 * SEC));
-    assert_eq!(parse_duration("2day", None), Ok(2 * 86_400 * SEC));
-}
-
-#[test]
 fn rates_take_g_for_a_billion() {
     assert_eq!(jobs::units::parse_rate("2g"), Ok(2_000_000_000));
 }

@@ -65,3 +65,54 @@ pub enum Scale {
     Overflow,
     Inexact,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Number<'_> {
+        leading_number(s).expect("a number")
+    }
+
+    #[test]
+    fn a_number_splits_into_its_integer_digits_fraction_and_rest() {
+        let x = n("12.50us");
+        assert_eq!((x.int, x.frac, x.rest), (12, "50", "us"));
+        let x = n(".5k");
+        assert_eq!((x.int, x.frac, x.rest), (0, "5", "k"));
+        assert!(leading_number("k").is_none());
+        assert!(leading_number(".k").is_none());
+        // Past u128: no number rather than a wrapped one.
+        assert!(leading_number(&"9".repeat(40)).is_none());
+    }
+
+    #[test]
+    fn scaling_rounds_half_up_unless_exact_is_asked() {
+        assert!(matches!(scale(&n("1.5"), 1, false), Ok(2)));
+        assert!(matches!(scale(&n("1.49"), 1, false), Ok(1)));
+        assert!(matches!(scale(&n("1.5"), 1, true), Err(Scale::Inexact)));
+        assert!(matches!(scale(&n("1.5"), 2, true), Ok(3)));
+        // Zeros past the twentieth digit keep a value exact; a non-zero
+        // digit there does not.
+        let zeros = format!("1.{}", "0".repeat(25));
+        assert!(matches!(scale(&n(&zeros), 1, true), Ok(1)));
+        let late = format!("1.{}1", "0".repeat(25));
+        assert!(matches!(scale(&n(&late), 1, true), Err(Scale::Inexact)));
+    }
+
+    #[test]
+    fn scaling_past_u64_is_an_overflow() {
+        assert!(matches!(
+            scale(&n("18446744073709551615"), 1, true),
+            Ok(u64::MAX)
+        ));
+        assert!(matches!(
+            scale(&n("18446744073709551616"), 1, true),
+            Err(Scale::Overflow)
+        ));
+        assert!(matches!(
+            scale(&n("2"), u64::MAX, false),
+            Err(Scale::Overflow)
+        ));
+    }
+}

@@ -103,6 +103,57 @@ pub fn parse_duration(s: &str, default_unit: Option<u64>) -> Result<u64, String>
 mod tests {
     use super::*;
 
+    // The duration parser's tests (moved with it from `jobs::units`,
+    // issue 26 item 1).
+    #[test]
+    fn durations_in_ns() {
+        assert_eq!(parse_duration("6us", None), Ok(6_000));
+        assert_eq!(parse_duration("100us", None), Ok(100_000));
+        assert_eq!(parse_duration("1ms", None), Ok(1_000_000));
+        assert_eq!(parse_duration("10s", None), Ok(10 * SEC));
+        assert_eq!(parse_duration("2m", None), Ok(120 * SEC));
+        assert_eq!(parse_duration("1h", None), Ok(3600 * SEC));
+        assert_eq!(parse_duration("500ns", None), Ok(500));
+        assert_eq!(parse_duration("1.5us", None), Ok(1_500));
+        assert_eq!(parse_duration("1.0005us", None), Ok(1_001));
+        assert_eq!(parse_duration("0.4ns", None), Ok(0));
+        assert_eq!(parse_duration("10USEC", None), Ok(10_000));
+    }
+
+    #[test]
+    fn bare_numbers_use_the_default_unit() {
+        assert_eq!(parse_duration("60", Some(SEC)), Ok(60 * SEC));
+        assert_eq!(parse_duration("10", Some(US)), Ok(10_000));
+        assert_eq!(parse_duration("0", None), Ok(0));
+        let e = parse_duration("100", None).unwrap_err();
+        assert!(e.contains("needs a unit (ns, us, ms, s)"), "{e}");
+    }
+
+    #[test]
+    fn bad_durations_are_rejected() {
+        for s in ["", "-1s", "abc", "1x", "s", "1 s s", "1.2.3s"] {
+            assert!(parse_duration(s, Some(SEC)).is_err(), "{s:?} accepted");
+        }
+        assert!(parse_duration("999999999999d", None)
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn a_zero_duration_needs_no_unit_however_it_is_written() {
+        assert_eq!(parse_duration("0", None), Ok(0));
+        assert_eq!(parse_duration("0.00", None), Ok(0));
+        assert!(parse_duration("0.01", None)
+            .unwrap_err()
+            .contains("needs a unit"));
+    }
+
+    #[test]
+    fn days_are_86400_seconds() {
+        assert_eq!(parse_duration("1d", None), Ok(86_400 * SEC));
+        assert_eq!(parse_duration("2day", None), Ok(2 * 86_400 * SEC));
+    }
+
     #[test]
     fn format_picks_the_largest_exact_unit() {
         assert_eq!(format_nanos(0), "0");

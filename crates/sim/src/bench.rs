@@ -60,7 +60,12 @@ impl Timing {
             .iter()
             .zip(self.events_by_kind)
             .filter(|&(_, n)| n > 0)
-            .map(|(k, n)| (k.to_string(), json!(n as f64 / self.completions.max(1) as f64)))
+            .map(|(k, n)| {
+                (
+                    k.to_string(),
+                    json!(n as f64 / self.completions.max(1) as f64),
+                )
+            })
             .collect()
     }
 

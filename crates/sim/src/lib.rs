@@ -40,6 +40,7 @@ mod world;
 // (issue 26 item 2); the simulator applies them.
 pub use ::host::mechanism::{BlockScheduler, Journal, Settings as HostSettings, Wakeup};
 pub use ::host::poll::Mode as Completion;
+pub use events::EVENT_KINDS;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, IrqTaken, Preemption, ProfileError,
     ServiceTime,
@@ -48,5 +49,4 @@ pub use run::{
     simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
     RECORDS_ENV,
 };
-pub use events::EVENT_KINDS;
 pub use world::Audit;
