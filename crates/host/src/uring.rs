@@ -602,6 +602,12 @@ pub fn replay(
         let w_entered = now;
         let (mut w, mut a) = Wait::enter(strategy, now, want, bounded(next - taken));
         let mut slept = false;
+        // Until when the task is awake running task work after a bounce: a
+        // completion that comes meanwhile is run in the same pass, with no
+        // wake-up of its own (io_run_task_work loops until the list is
+        // empty), and time does not go back to it.
+        let mut awake_until = now;
+        let mut awake = false;
         while !matches!(a, Action::Return { .. }) {
             let arrival = arrivals.get(next).copied();
             let timer = w.timer_at();
@@ -611,13 +617,14 @@ pub fn replay(
                 (None, Some(t)) => (t, true),
                 (None, None) => break,
             };
+            awake = at < awake_until;
             if a == Action::Spin {
                 out.spun += at - now;
                 out.cpu += at - now;
-            } else {
+            } else if !awake {
                 slept = true;
             }
-            now = at;
+            now = now.max(at);
             a = if is_timer {
                 w.timer(now)
             } else {
@@ -625,15 +632,18 @@ pub fn replay(
                 w.posted(now)
             };
             if a == Action::Bounce {
-                out.wakeups += 1;
-                out.context_switches += 2;
-                out.cpu += costs.wakeup;
-                now += costs.wakeup;
+                if !awake {
+                    out.wakeups += 1;
+                    out.context_switches += 2;
+                    out.cpu += costs.wakeup;
+                    now += costs.wakeup;
+                    awake_until = now;
+                }
                 a = Action::Sleep;
             }
         }
         let timed_out = matches!(a, Action::Return { timed_out: true });
-        if slept {
+        if slept && !awake {
             out.wakeups += 1;
             out.context_switches += 2;
             out.cpu += costs.wakeup;
@@ -965,6 +975,28 @@ mod tests {
         }
         assert!(Wait::enter(Strategy::SqPoll, 0, 2, 0).0.spinning());
     }
+    #[test]
+    fn a_completion_during_a_task_work_wake_up_runs_in_the_same_pass() {
+        // Woken at 10 us for the first of two (task-work wake-ups take 2 us),
+        // the second comes at 11 us while the task still runs its task work:
+        // it is run then, no second wake-up, and time never goes back (the
+        // old replay returned at 13 us with 2 wake-ups).
+        let costs = Costs {
+            syscall: 0,
+            wakeup: 2_000,
+            reap: 0,
+        };
+        let r = replay(Strategy::TaskWork, costs, 2, 2, 0, &[10_000, 11_000]);
+        assert_eq!(r.wakeups, 1);
+        assert_eq!(r.waits.len(), 1);
+        assert_eq!(r.waits[0].at, 12_000);
+        assert_eq!(r.taken_at, [12_000, 12_000]);
+        // One that comes after the task went back to sleep wakes it again.
+        let r = replay(Strategy::TaskWork, costs, 2, 2, 0, &[10_000, 13_000]);
+        assert_eq!(r.wakeups, 2);
+        assert_eq!(r.waits[0].at, 15_000);
+    }
+
     #[test]
     fn a_replay_makes_one_system_call_per_wait() {
         // Each wait is one io_uring_enter(GETEVENTS).
