@@ -383,3 +383,14 @@ fn a_syntax_error_names_its_line() {
     assert!(e.starts_with("d.toml:3: "), "{e}");
     assert!(!e.contains('\n'), "{e}");
 }
+
+#[test]
+fn a_key_left_without_a_value_at_the_end_still_gets_a_reason() {
+    // toml 0.8 gives no message for it ("x = " as the text's end): the
+    // line still says what is wrong (issue 12: one line naming the file,
+    // the line and what is wrong).
+    assert_eq!(
+        parse(&format!("{PROFILE}channels = ")).unwrap_err(),
+        "d.toml:26: invalid TOML (toml gave no reason: a key without a value at the end of the file?)"
+    );
+}
