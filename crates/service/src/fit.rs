@@ -303,6 +303,181 @@ mod tests {
         }
     }
 
+    /// `n` latencies drawn from `t` (4 KiB), as a trace at queue depth 1.
+    fn drawn(t: &ServiceTime, n: usize, write: bool, seed: u64) -> Vec<Sample> {
+        let s = Sampler::new(t);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        let lat: Vec<u64> = (0..n).map(|_| s.sample(&mut rng, 4096)).collect();
+        qd1(n, |i| lat[i], 4096, write)
+    }
+
+    const NORMAL: ServiceTime = ServiceTime {
+        distribution: Distribution::Normal,
+        mean: 10_000,
+        stddev: 3_000,
+        floor: 0,
+        per_kib: 0,
+    };
+
+    fn near(got: u64, want: u64, within: f64) -> bool {
+        (got as f64 / want as f64 - 1.0).abs() < within
+    }
+
+    #[test]
+    fn quantile_is_the_nearest_rank_of_the_sorted_values() {
+        let v = [10, 20, 30, 40, 50];
+        assert_eq!(quantile(&v, 0.0), 10);
+        assert_eq!(quantile(&v, 0.5), 30);
+        // Rank (5 - 1) x 0.6 = 2.4, the third value; 3.6, the fifth.
+        assert_eq!(quantile(&v, 0.6), 30);
+        assert_eq!(quantile(&v, 0.9), 50);
+        assert_eq!(quantile(&v, 1.0), 50);
+        assert_eq!(quantile(&[], 0.5), 0);
+    }
+
+    #[test]
+    fn a_normal_trace_is_fitted_as_normal_with_its_mean_and_spread() {
+        // The candidate whose p99 is nearer the trace's is kept; a normal
+        // one's mean is the p50, its sd (p90 - p50) / z90.
+        let f = fit(&drawn(&NORMAL, 20_000, false, 4), 0.2, 5);
+        let t = f.read.unwrap().time;
+        assert_eq!(t.distribution, Distribution::Normal, "{t:?}");
+        assert!(near(t.mean, 10_000, 0.02), "{t:?}");
+        assert!(near(t.stddev, 3_000, 0.05), "{t:?}");
+    }
+
+    #[test]
+    fn a_lognormal_trace_is_fitted_as_lognormal_with_its_own_mean_and_spread() {
+        // Log-normal: mu = ln p50, sigma = (ln p90 - mu) / z90, and the
+        // profile gives the distribution's own mean exp(mu + sigma^2 / 2)
+        // and sd mean * sqrt(exp(sigma^2) - 1) (as `Sampler` reads them).
+        let t = ServiceTime {
+            distribution: Distribution::Lognormal,
+            stddev: 5_000,
+            ..NORMAL
+        };
+        let f = fit(&drawn(&t, 20_000, false, 6), 0.2, 7);
+        let got = f.read.unwrap().time;
+        assert_eq!(got.distribution, Distribution::Lognormal, "{got:?}");
+        assert!(near(got.mean, 10_000, 0.03), "{got:?}");
+        assert!(near(got.stddev, 5_000, 0.08), "{got:?}");
+    }
+
+    #[test]
+    fn a_constant_trace_is_written_as_a_normal_of_no_spread_with_its_gap_as_delta() {
+        // Both candidates are the same constant device then: the tie keeps
+        // the normal, the form of the constant-service fixtures
+        // (`DeviceProfile::constant_service_toml`). TOS 5.2's delta is the
+        // p90 of the gaps between completions: 10 us of service and 1 us
+        // idle apart.
+        let f = fit(&qd1(1000, |_| 10_000, 4096, false), 0.3, 1);
+        assert_eq!(f.read.unwrap().time.distribution, Distribution::Normal);
+        assert_eq!(f.delta, 11_000);
+    }
+
+    #[test]
+    fn requests_of_at_most_4k_give_no_per_kib_slope() {
+        // per_kib is the transfer time of each KiB beyond the first 4
+        // (`Sampler::sample`): 1 KiB and 4 KiB requests have none, however
+        // their latencies differ.
+        let mut s = qd1(100, |_| 5_000, 1024, false);
+        s.extend(qd1(100, |_| 10_000, 4096, false).into_iter().map(|mut x| {
+            x.issue += 1 << 40;
+            x.complete += 1 << 40;
+            x
+        }));
+        assert_eq!(fit(&s, 0.0, 1).read.unwrap().time.per_kib, 0);
+    }
+
+    #[test]
+    fn a_trace_of_only_large_requests_still_gives_their_slope() {
+        // 8 KiB at 10 us + 4 x 500 ns, 64 KiB at 10 us + 60 x 500 ns.
+        let mut s = qd1(100, |_| 12_000, 8192, false);
+        s.extend(qd1(100, |_| 40_000, 65536, false).into_iter().map(|mut x| {
+            x.issue += 1 << 40;
+            x.complete += 1 << 40;
+            x
+        }));
+        let t = fit(&s, 0.0, 1).read.unwrap().time;
+        assert_eq!((t.per_kib, t.mean), (500, 10_000));
+    }
+
+    #[test]
+    fn two_requests_are_enough_to_fit_a_direction_and_one_is_not() {
+        let f = fit(&qd1(2, |_| 10_000, 4096, false), 0.0, 1);
+        assert_eq!(f.read.map(|r| r.fitted), Some(2));
+        assert!(fit(&qd1(1, |_| 10_000, 4096, false), 0.0, 1).read.is_none());
+    }
+
+    #[test]
+    fn the_last_hold_out_fraction_of_the_trace_is_held_out() {
+        let r = fit(&qd1(10, |_| 10_000, 4096, false), 0.3, 1).read.unwrap();
+        assert_eq!((r.fitted, r.held_out), (7, 3));
+    }
+
+    #[test]
+    fn the_error_is_the_models_quantile_relative_to_the_held_out_ones() {
+        // Fitted at 10 us, held out at 12 us: the model is 1/6 short at
+        // every quantile.
+        let s = qd1(10, |i| if i < 8 { 10_000 } else { 12_000 }, 4096, false);
+        let r = fit(&s, 0.2, 1).read.unwrap();
+        assert_eq!(r.errors.len(), QUANTILES.len());
+        for &(q, seen, model, err) in &r.errors {
+            assert_eq!(
+                (seen, model, err),
+                (12_000, 10_000, -2_000.0 / 12_000.0),
+                "{q}"
+            );
+        }
+    }
+
+    #[test]
+    fn few_held_out_requests_are_modelled_by_many_draws_each() {
+        // Three held out: the model is drawn for their sizes many times
+        // over, so its p99.99 is the fitted distribution's own (beyond
+        // mean + 3 sd for a normal), not the largest of three draws.
+        let r = fit(&drawn(&NORMAL, 1_000, false, 8), 0.003, 9)
+            .read
+            .unwrap();
+        assert_eq!(r.held_out, 3);
+        let (q, _, model, _) = *r.errors.last().unwrap();
+        assert_eq!(q, 0.9999);
+        let t = r.time;
+        assert!(model > t.mean + 3 * t.stddev, "{model} {t:?}");
+    }
+
+    #[test]
+    fn reads_and_writes_are_modelled_from_different_draws() {
+        // The same latencies each way: with one seed for both, the two
+        // models would be the same draws.
+        let (r, w) = (
+            drawn(&NORMAL, 2_000, false, 10),
+            drawn(&NORMAL, 2_000, true, 10),
+        );
+        let s: Vec<Sample> = r.into_iter().zip(w).flat_map(|(r, w)| [r, w]).collect();
+        let f = fit(&s, 0.5, 1);
+        let (r, w) = (f.read.unwrap(), f.write.unwrap());
+        assert_eq!(r.time, w.time);
+        assert_ne!(r.errors, w.errors);
+    }
+
+    #[test]
+    fn a_reads_only_trace_gives_writes_the_read_ceiling() {
+        let s: Vec<Sample> = (0..8)
+            .map(|i| Sample {
+                write: false,
+                bytes: 4096,
+                issue: i,
+                complete: 100 + i,
+            })
+            .collect();
+        let p = fit(&s, 0.0, 3).profile("fitted", "x.trace").unwrap();
+        assert!(
+            p.contains("max_read_iops = 80\nmax_write_iops = 80\n"),
+            "{p}"
+        );
+    }
+
     #[test]
     fn the_size_slope_and_a_spread_are_recovered() {
         // 4 KiB at 8 us +- a spread, 64 KiB 60 * 500 ns more.

@@ -200,6 +200,19 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_buckets_room_is_its_free_bytes_at_the_ceilings_time_per_byte() {
+        // 500 MB/s: 2 ns a byte, so a 4 KiB block takes 8,192 ns of the
+        // bucket (the GCRA: a command may start once the bucket has room
+        // for it, its free bytes' time before it empties). After a quiet
+        // spell a unit each starts at once, then one every 8,192 ns.
+        let pb = per_byte(Some(500_000_000));
+        let sp = spacing(10_000_000);
+        let mut g = Gate::new(4);
+        let starts: Vec<f64> = (0..6).map(|_| g.start_sized(0, sp, 4096, pb)).collect();
+        assert_eq!(starts, [0.0, 0.0, 0.0, 0.0, 8_192.0, 16_384.0]);
+    }
+
+    #[test]
     fn the_sustained_rate_is_the_lower_of_the_two_ceilings() {
         // 550K IOPS and 2.5 GB/s: 4 KiB commands are held by the IOPS
         // bucket (2.5 GB/s / 4 KiB = 610K), 32 KiB by the bytes (76K).

@@ -254,6 +254,14 @@ fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
+    // toml 0.8 has no message for a key without a value at the end of the
+    // text (`x = `): say that much rather than end the line at the colon.
+    let message = if message.is_empty() {
+        "invalid TOML (toml gave no reason: a key without a value at the end of the file?)"
+            .to_string()
+    } else {
+        message
+    };
     let span = e.span();
     let keys = keys(text);
     let key = span.as_ref().and_then(|s| {

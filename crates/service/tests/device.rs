@@ -163,3 +163,50 @@ fn the_watchdogs_bound_covers_a_round_per_unit() {
     };
     assert_eq!(m.hold_bound(5, 4096), 30_500 + 20_480);
 }
+
+#[test]
+fn the_device_has_its_profiles_units_and_a_null_one_at_least_one() {
+    assert_eq!(Device::<u32>::new(&constant(1_000, 3), 1).units(), 3);
+    // `hw_queue_depth = 0` is no device: null_blk serves on at least one.
+    assert_eq!(Device::<u32>::null(1_000, 0).units(), 1);
+    assert_eq!(Device::<u32>::null(1_000, 5).units(), 5);
+}
+
+#[test]
+fn in_flight_counts_the_commands_in_service_and_those_waiting() {
+    let mut d = Device::new(&constant(10_000, 2), 1);
+    for tag in 1..=5 {
+        d.submit(0, cmd(tag));
+    }
+    // Two on the units, three waiting for them.
+    assert_eq!(d.in_flight(), 5);
+    d.unit_freed(10_000);
+    assert_eq!(d.in_flight(), 4);
+}
+
+#[test]
+fn memory_counts_the_waiting_queue_at_least_a_command_each() {
+    // A front end's memory accounting (issue 12: no profile makes a front
+    // end take unbounded memory): nothing waits on a free unit, and each
+    // waiting command holds at least its `Command`.
+    let mut d = Device::new(&constant(10_000, 1), 1);
+    d.submit(0, cmd(0));
+    assert_eq!(d.memory(), 0);
+    for tag in 1..=100 {
+        d.submit(0, cmd(tag));
+    }
+    let each = std::mem::size_of::<Command<u32>>();
+    assert!(d.memory() >= 100 * each, "{}", d.memory());
+}
+
+#[test]
+fn the_watchdogs_bound_adds_the_transfer_time_of_the_kib_beyond_four() {
+    // One unit, 10 us for 4 KiB and 100 ns a KiB beyond it (the profile's
+    // `per_kib`): a 64 KiB command may take 10 us + 60 x 100 ns, plus one
+    // spacing of the 10M IOPS ceiling (100 ns).
+    let mut m = constant(10_000, 1);
+    m.read.per_kib = 100;
+    assert_eq!(m.hold_bound(1, 64 * 1024), 10_000 + 6_000 + 100);
+    // At most 4 KiB, no transfer time beyond the 4 KiB draw.
+    assert_eq!(m.hold_bound(1, 4096), 10_100);
+}
