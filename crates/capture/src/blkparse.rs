@@ -46,6 +46,15 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The event's time (perf's clock), in nanoseconds.
+    pub fn time_ns(&self) -> u64 {
+        match self {
+            Event::Block { time_ns, .. } | Event::Irq { time_ns, .. } => *time_ns,
+        }
+    }
+}
+
 /// `SECONDS.NANOS` to nanoseconds.
 fn time_ns(s: &str) -> Option<u64> {
     let (sec, ns) = s.split_once('.')?;

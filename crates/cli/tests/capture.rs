@@ -241,3 +241,145 @@ fn capture_needs_root_and_says_so() {
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     assert!(stderr(&o).contains("capture needs root"), "{}", stderr(&o));
 }
+
+/// A zram device of the test's own (`/sys/class/zram-control/hot_add`,
+/// Documentation/admin-guide/blockdev/zram.rst), removed when dropped: a
+/// fast real block device no other program touches.
+struct Zram(u32);
+
+impl Zram {
+    fn new(size: &str) -> Zram {
+        let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .expect("zram (modprobe zram): /sys/class/zram-control/hot_add")
+            .trim()
+            .parse()
+            .unwrap();
+        let z = Zram(id);
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), size).unwrap();
+        z
+    }
+
+    fn dev(&self) -> String {
+        format!("/dev/zram{}", self.0)
+    }
+
+    /// "MAJ,MIN" as blkparse prints it.
+    fn numbers(&self) -> String {
+        let mm = std::fs::read_to_string(format!("/sys/block/zram{}/dev", self.0)).unwrap();
+        mm.trim().replace(':', ",")
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+    }
+}
+
+/// Processes spinning beside the test (`yes > /dev/null`), killed when
+/// dropped.
+struct Load(Vec<std::process::Child>);
+
+impl Load {
+    fn new(n: usize) -> Load {
+        Load(
+            (0..n)
+                .map(|_| {
+                    Command::new("yes")
+                        .stdout(std::process::Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The numbers of a summary line "...: A word, B word, ..." in order.
+fn numbers(line: &str) -> Vec<u64> {
+    line.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn every_direct_read_of_a_program_is_recorded_queued_and_completed_under_load() {
+    require("perf", "linux-perf");
+    require("dd", "coreutils");
+    require("yes", "coreutils");
+    let _one = turn();
+    // 2,000 reads of 4 KiB: 8,000 KiB, inside a 16 MiB device.
+    const N: usize = 2000;
+    let z = Zram::new("16M");
+    // Filled first, outside the capture.
+    let fill = output_within(
+        Command::new("dd")
+            .args(["if=/dev/urandom", "bs=1M", "count=16", "oflag=direct"])
+            .arg(format!("of={}", z.dev())),
+        BOUND,
+    );
+    assert!(fill.status.success(), "{fill:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("z.txt");
+    // Two CPU hogs beside the capture on this 2-vCPU machine.
+    let load = Load::new(2);
+    let o = output_within(
+        bin()
+            .args(["capture", "-o"])
+            .arg(&out)
+            .args(["--device", &z.dev(), "--"])
+            .args(["dd", "of=/dev/null", "iflag=direct", "bs=4k"])
+            .arg(format!("if={}", z.dev()))
+            .arg(format!("count={N}")),
+        BOUND,
+    );
+    drop(load);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // zram is bio-based: a read is a queued bio (Q) and its completion
+    // (C), no request (crates/capture/src/lib.rs's EVENTS).
+    let dev = z.numbers();
+    let key = |l: &str| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f[7].to_string(), f[9].to_string())
+    };
+    let queued: Vec<&str> = lines(&text, "Q")
+        .into_iter()
+        .filter(|l| l.split_whitespace().next() == Some(dev.as_str()) && l.ends_with("[dd]"))
+        .collect();
+    assert_eq!(queued.len(), N, "dd's queued reads: {err}");
+    assert!(queued.iter().all(|l| key(l).1 == "8"), "4 KiB reads");
+    let mine: std::collections::HashSet<_> = queued.iter().map(|l| key(l)).collect();
+    assert_eq!(mine.len(), N, "each read a sector of its own");
+    let completed = lines(&text, "C")
+        .into_iter()
+        .filter(|l| mine.contains(&key(l)))
+        .count();
+    assert_eq!(completed, N, "dd's completed reads: {err}");
+    // The summary: every completion the kernel counted on the device
+    // (its stat file) while dd ran was recorded.
+    let line = err
+        .lines()
+        .find(|l| l.contains(&format!("device {dev}:")))
+        .unwrap_or_else(|| panic!("{err}"));
+    let n = numbers(line);
+    // "device MAJ,MIN: Q queued, D issued, C completed; while the program
+    // ran R completions recorded, K I/Os completed by the kernel
+    // (/sys/dev/block/MAJ:MIN/stat)"
+    assert!(n.len() >= 7, "{line}");
+    assert_eq!((n[2], n[4]), (N as u64, N as u64), "{line}");
+    assert_eq!(n[5], n[6], "recorded and counted completions: {line}");
+    // zram completes in the submitter's context and raises no interrupt
+    // (zram_submit_bio, drivers/block/zram/zram_drv.c): no line of it in
+    // /proc/interrupts to compare with.
+}
