@@ -44,28 +44,31 @@ pub use blkparse::{blkparse_line, parse, Event};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// Where tracefs lives (Documentation/trace/ftrace.rst).
 const TRACEFS: &str = "/sys/kernel/tracing";
-/// The recorder's events. The bio events are there for bio-based drivers
-/// (zram, device mapper), which make no requests (measured: `dd
-/// oflag=direct` of 100 4 KiB blocks to a zram device gave 100
-/// `block_bio_complete` and no request event).
+/// The recorded events (`events/SYSTEM/NAME` in the instance). The bio
+/// events are there for bio-based drivers (zram, device mapper), which
+/// make no requests (measured: `dd oflag=direct` of 100 4 KiB blocks to a
+/// zram device gave 100 `block_bio_complete` and no request event).
 const EVENTS: [&str; 5] = [
-    "block:block_bio_queue",
-    "block:block_bio_complete",
-    "block:block_rq_issue",
-    "block:block_rq_complete",
-    "irq:irq_handler_entry",
+    "block/block_bio_queue",
+    "block/block_bio_complete",
+    "block/block_rq_issue",
+    "block/block_rq_complete",
+    "irq/irq_handler_entry",
 ];
-/// How long perf may take to answer a control command.
-const ACK: Duration = Duration::from_secs(20);
+/// The instance's ring buffer per CPU, KiB (`buffer_size_kb`). An event
+/// takes 40-100 bytes of it (Documentation/trace/ring-buffer-design.rst:
+/// a header and the tracepoint's fields); 64 MiB holds about 700,000
+/// events a CPU, minutes of a QD1 run (measured: a 3,000-read fio run on
+/// virtio-blk wrote 12,000 events). Allocated only while capture runs.
+const BUFFER_KB: u32 = 65536;
 
 /// What to record.
 #[derive(Clone, Debug, Default)]
@@ -114,6 +117,9 @@ pub struct Summary {
     /// Per numbered line (IRQ): (recorded while the program ran, counted
     /// by the kernel in that time), for the lines with either.
     pub per_irq: BTreeMap<u32, (u64, u64)>,
+    /// Events the trace buffer could not keep (overrun or dropped): 0,
+    /// or the recording is not whole.
+    pub lost: u64,
     pub out: PathBuf,
     pub irq_out: PathBuf,
 }
@@ -198,9 +204,9 @@ fn device_numbers(p: &Path) -> Result<(u32, u32), CaptureError> {
 /// The cleanup capture owes, done by `Drop` on any return and by the
 /// watcher process if capture is killed.
 struct Cleanup {
-    perf: Option<Child>,
+    /// capture's tracefs instance, removed after.
+    instance: Option<PathBuf>,
     mounted: bool,
-    dir: PathBuf,
     /// The watcher's pipe (capture's end): closed without "done", the
     /// watcher cleans up.
     watcher: Option<File>,
@@ -208,11 +214,9 @@ struct Cleanup {
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        if let Some(p) = &mut self.perf {
-            let _ = p.kill();
-            let _ = p.wait();
+        if let Some(i) = &self.instance {
+            remove_instance(i);
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
         if self.mounted {
             unmount();
         }
@@ -222,16 +226,22 @@ impl Drop for Cleanup {
     }
 }
 
+/// Stops an instance's tracing and removes it (its events and buffer go
+/// with it: Documentation/trace/ftrace.rst, "Instances").
+fn remove_instance(i: &Path) {
+    let _ = std::fs::write(i.join("tracing_on"), "0");
+    let _ = std::fs::remove_dir(i);
+}
+
 fn unmount() {
     let c = std::ffi::CString::new(TRACEFS).expect("no NUL");
     // SAFETY: a NUL-terminated path.
     unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
 }
 
-/// Mounts tracefs if it is not (perf reads the tracepoints' formats
-/// there); whether capture mounted it.
+/// Mounts tracefs if it is not; whether capture mounted it.
 fn mount_tracefs() -> Result<bool, CaptureError> {
-    if Path::new(TRACEFS).join("events").is_dir() {
+    if Path::new(TRACEFS).join("instances").is_dir() {
         return Ok(false);
     }
     let (src, dst, fs) = (
@@ -250,19 +260,19 @@ fn mount_tracefs() -> Result<bool, CaptureError> {
     Ok(true)
 }
 
-/// Forks the watcher: it reads capture's pipe until "done" or the end (capture
-/// gone), and on the end without "done" stops the recorder (its pid, sent
-/// as "perf PID"), unmounts tracefs if "mounted" was sent, and removes
-/// `dir`. Capture's end of the pipe.
-fn fork_watcher(dir: &Path) -> Result<File, CaptureError> {
+/// Forks the watcher: it reads capture's pipe until "done" or the end
+/// (capture gone), and on the end without "done" removes the tracefs
+/// instance (sent as "instance PATH") and unmounts tracefs if "mounted"
+/// was sent. Capture's end of the pipe.
+fn fork_watcher() -> Result<File, CaptureError> {
     let mut fds = [0; 2];
     // SAFETY: a new pipe.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(err("cannot make the watcher's pipe"));
     }
-    let dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).expect("no NUL");
-    // SAFETY: the child only reads, signals, unmounts and removes, then
-    // _exits; capture runs no other thread yet.
+    // SAFETY: the child only reads, writes tracefs files, removes a
+    // directory and unmounts, then _exits; capture runs no other thread
+    // yet.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(err("cannot fork the watcher"));
@@ -286,16 +296,13 @@ fn fork_watcher(dir: &Path) -> Result<File, CaptureError> {
         let text = String::from_utf8_lossy(&text);
         if !text.lines().any(|l| l == "done") {
             for l in text.lines() {
-                if let Some(p) = l.strip_prefix("perf ").and_then(|p| p.parse::<i32>().ok()) {
-                    // SAFETY: the recorder's process group, ours to stop.
-                    unsafe { libc::kill(-p, libc::SIGKILL) };
+                if let Some(i) = l.strip_prefix("instance ") {
+                    remove_instance(Path::new(i));
                 }
             }
             if text.lines().any(|l| l == "mounted") {
                 unmount();
             }
-            let d: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(dir.as_bytes());
-            let _ = std::fs::remove_dir_all(d);
         }
         // SAFETY: ends the watcher without running capture's exit handlers.
         unsafe { libc::_exit(0) };
@@ -306,67 +313,9 @@ fn fork_watcher(dir: &Path) -> Result<File, CaptureError> {
     Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) })
 }
 
-/// Reads "ack" from perf's acknowledgement FIFO within [`ACK`].
-fn await_ack(ack: &mut File) -> Result<(), CaptureError> {
-    use std::os::fd::AsRawFd;
-    let deadline = Instant::now() + ACK;
-    let mut got = Vec::new();
-    // perf writes "ack\n" with its NUL (sizeof, tools/perf/util/evlist.c).
-    while !got.windows(4).any(|w| w == b"ack\n") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(err("perf did not acknowledge its control command"));
-        }
-        let mut p = libc::pollfd {
-            fd: ack.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one pollfd.
-        unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
-        let mut b = [0u8; 16];
-        match ack.read(&mut b) {
-            // No writer yet (perf opens its end when it starts), or none
-            // any more: looked at again until the deadline.
-            Ok(0) => std::thread::sleep(Duration::from_millis(1)),
-            Ok(n) => got.extend_from_slice(&b[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(err(format!("perf's control FIFO: {e}"))),
-        }
-    }
-    Ok(())
-}
-
-/// Opens perf's control FIFO for writing once perf has opened it (ENXIO
-/// until then), or fails with perf's own words if it exits first.
-fn open_ctl(ctl: &Path, perf: &mut Child) -> Result<File, CaptureError> {
-    let deadline = Instant::now() + ACK;
-    loop {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(ctl)
-        {
-            Ok(f) => return Ok(f),
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
-            Err(e) => return Err(err(format!("perf's control FIFO: {e}"))),
-        }
-        if let Ok(Some(st)) = perf.try_wait() {
-            let mut why = String::new();
-            if let Some(e) = perf.stderr.as_mut() {
-                let _ = e.read_to_string(&mut why);
-            }
-            return Err(err(format!("perf record exited ({st}): {}", why.trim())));
-        }
-        if Instant::now() >= deadline {
-            return Err(err("perf record did not start"));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: perf's clock too (`-k monotonic`), so
-/// a recorded event's time says whether it fell while the program ran.
+/// CLOCK_MONOTONIC in nanoseconds: the instance's trace clock too
+/// (`trace_clock` "mono", ftrace.rst), so a recorded event's time says
+/// whether it fell while the program ran.
 fn monotonic_ns() -> u64 {
     let mut t = libc::timespec {
         tv_sec: 0,
@@ -377,13 +326,31 @@ fn monotonic_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-fn mkfifo(p: &Path) -> Result<(), CaptureError> {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).expect("no NUL");
-    // SAFETY: a NUL-terminated path.
-    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-        return Err(err(format!("cannot make {}", p.display())));
-    }
-    Ok(())
+/// Writes one of the instance's files.
+fn set(instance: &Path, file: &str, value: &str) -> Result<(), CaptureError> {
+    std::fs::write(instance.join(file), value)
+        .map_err(|e| err(format!("{}/{file}: {e}", instance.display())))
+}
+
+/// The events the instance could not keep (`per_cpu/cpuN/stats`: "overrun"
+/// counts events overwritten, "dropped events" events refused on a full
+/// buffer with `overwrite` off; ftrace.rst).
+fn lost(instance: &Path) -> u64 {
+    let Ok(dir) = std::fs::read_dir(instance.join("per_cpu")) else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    matches!(k.trim(), "overrun" | "dropped events")
+                        .then(|| v.trim().parse::<u64>().ok())?
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
 }
 
 /// Records as `o` says and writes the files.
@@ -391,22 +358,11 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Err(err(
-            "capture needs root: perf records the kernel's block and irq tracepoints system-wide",
+            "capture needs root: it records the kernel's block and irq tracepoints system-wide (tracefs)",
         ));
     }
     if o.program.is_empty() && o.duration.is_none() {
         return Err(err("capture: give a program after -- or --duration"));
-    }
-    let ok = Command::new("perf")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        return Err(err(
-            "capture needs perf (Debian: linux-perf): run scripts/setup",
-        ));
     }
     let wanted: Vec<(u32, u32)> = o
         .devices
@@ -421,66 +377,50 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
     if !parent.is_dir() {
         return Err(err(format!("-o {}: no such directory", o.out.display())));
     }
-    let dir = std::env::temp_dir().join(format!("cinterrupts-capture.{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
     let mut clean = Cleanup {
-        perf: None,
+        instance: None,
         mounted: false,
-        dir: dir.clone(),
         watcher: None,
     };
-    let mut watcher = fork_watcher(&dir)?;
+    let mut watcher = fork_watcher()?;
     clean.mounted = mount_tracefs()?;
     if clean.mounted {
         let _ = watcher.write_all(b"mounted\n");
     }
+    let instance = Path::new(TRACEFS)
+        .join("instances")
+        .join(format!("cinterrupts-capture.{}", std::process::id()));
+    let _ = writeln!(watcher, "instance {}", instance.display());
     clean.watcher = Some(watcher);
-    let (ctl, ack, data) = (dir.join("ctl"), dir.join("ack"), dir.join("perf.data"));
-    mkfifo(&ctl)?;
-    mkfifo(&ack)?;
-    let mut perf = Command::new("perf");
-    // 16 MiB of ring buffer per CPU (perf's default is 512 KiB): a
-    // burst of block events must not be lost.
-    // Times on CLOCK_MONOTONIC (perf-record(1) `-k`), the clock the
-    // program's start and end are read on.
-    perf.args(["record", "-q", "-a", "-m", "16M", "-k", "monotonic"])
-        .arg(format!(
-            "--control=fifo:{},{}",
-            ctl.display(),
-            ack.display()
-        ))
-        .arg("-o")
-        .arg(&data);
+    std::fs::create_dir(&instance)
+        .map_err(|e| err(format!("cannot make {}: {e}", instance.display())))?;
+    clean.instance = Some(instance.clone());
+    // Its own buffer, clock and options (a new instance copies some of
+    // the top level's); full, it refuses new events and counts them
+    // rather than overwriting the first.
+    set(&instance, "tracing_on", "0")?;
+    set(&instance, "buffer_size_kb", &BUFFER_KB.to_string())?;
+    set(&instance, "trace_clock", "mono")?;
+    for (opt, v) in [
+        ("overwrite", "0"),
+        ("raw", "0"),
+        ("hex", "0"),
+        ("bin", "0"),
+        ("context-info", "1"),
+        ("latency-format", "0"),
+        ("record-tgid", "0"),
+    ] {
+        set(&instance, &format!("options/{opt}"), v)?;
+    }
     for e in EVENTS {
-        perf.args(["-e", e]);
+        set(&instance, &format!("events/{e}/enable"), "1")?;
     }
-    perf.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let child = perf
-        .spawn()
-        .map_err(|e| err(format!("cannot start perf: {e}")))?;
-    if let Some(w) = &mut clean.watcher {
-        let _ = writeln!(w, "perf {}", child.id());
-    }
-    clean.perf = Some(child);
-    let mut ctl_f = open_ctl(&ctl, clean.perf.as_mut().expect("started"))?;
-    let mut ack_f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&ack)
-        .map_err(|e| err(format!("perf's acknowledgement FIFO: {e}")))?;
-    let command = |f: &mut File, a: &mut File, c: &str| -> Result<(), CaptureError> {
-        f.write_all(format!("{c}\n").as_bytes())
-            .map_err(|e| err(format!("perf's control FIFO: {e}")))?;
-        await_ack(a)
-    };
-    // perf answers its control FIFO from its main loop, which it enters
-    // once its events are on: the ping's acknowledgement says it records.
-    command(&mut ctl_f, &mut ack_f, "ping")?;
-    let (irq_before, disk_before) = (interrupts_counted(), disk_completions());
+    // On from here: the write returns with the buffer recording.
+    set(&instance, "tracing_on", "1")?;
+    // The recorded window holds the counted one (its clock read outside
+    // the counters' reads): a recorded count below the kernel's is a loss.
     let start = monotonic_ns();
+    let (irq_before, disk_before) = (interrupts_counted(), disk_completions());
     let status = if o.program.is_empty() {
         std::thread::sleep(o.duration.unwrap_or_default());
         None
@@ -508,20 +448,12 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
         .map_err(|e| err(e.to_string()))?;
         Some(status)
     };
-    let end = monotonic_ns();
     let (irq_after, disk_after) = (interrupts_counted(), disk_completions());
-    let child = clean.perf.take().expect("started");
-    // SAFETY: SIGINT to the recorder: it writes its data and exits.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().map_err(|e| err(e.to_string()))?;
-    if !data.is_file() {
-        return Err(err(format!(
-            "perf recorded nothing: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    let mut s = convert(&data, o, &wanted, (start, end))?;
+    let end = monotonic_ns();
+    set(&instance, "tracing_on", "0")?;
+    let mut s = convert(&instance.join("trace"), o, &wanted, (start, end))?;
     s.status = status;
+    s.lost = lost(&instance);
     for (irq, n) in irq_after {
         let d = n.saturating_sub(irq_before.get(&irq).copied().unwrap_or(0));
         s.interrupts_counted += d;
@@ -538,30 +470,18 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
     Ok(s)
 }
 
-/// `perf script` of the data, rewritten (blkparse text, interrupts CSV)
-/// into temporaries renamed over the outputs.
-/// `window` is the program's run (CLOCK_MONOTONIC ns), in which the
-/// recorded counts set beside the kernel's are taken.
+/// The instance's `trace` text, rewritten (blkparse text, interrupts CSV)
+/// into temporaries renamed over the outputs. `window` is the program's
+/// run (CLOCK_MONOTONIC ns), in which the recorded counts set beside the
+/// kernel's are taken.
 fn convert(
-    data: &Path,
+    trace: &Path,
     o: &Options,
     wanted: &[(u32, u32)],
     window: (u64, u64),
 ) -> Result<Summary, CaptureError> {
     let running = |t: u64| window.0 <= t && t <= window.1;
-    let mut script = Command::new("perf")
-        .args([
-            "script",
-            "--ns",
-            "-F",
-            "comm,tid,cpu,time,event,trace",
-            "-i",
-        ])
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| err(format!("perf script: {e}")))?;
+    let text = File::open(trace).map_err(|e| err(format!("{}: {e}", trace.display())))?;
     let irq_out = PathBuf::from(format!("{}.irq.csv", o.out.display()));
     let tmp = PathBuf::from(format!("{}.tmp", o.out.display()));
     let irq_tmp = PathBuf::from(format!("{}.tmp", irq_out.display()));
@@ -576,9 +496,8 @@ fn convert(
     };
     let mut since: Option<u64> = None;
     let mut seq: BTreeMap<(u32, u32), u64> = BTreeMap::new();
-    let stdout = script.stdout.take().expect("piped");
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| err(format!("perf script: {e}")))?;
+    for line in BufReader::new(text).lines() {
+        let line = line.map_err(|e| err(format!("{}: {e}", trace.display())))?;
         let Some(e) = parse(&line) else { continue };
         if let Event::Irq { time_ns, irq, .. } = &e {
             if running(*time_ns) {
@@ -631,7 +550,6 @@ fn convert(
             }
         }
     }
-    let _ = script.wait();
     w.flush().map_err(|e| io(&tmp, e))?;
     wi.flush().map_err(|e| io(&irq_tmp, e))?;
     drop((w, wi));

@@ -48,6 +48,12 @@ pub fn run(a: &CaptureArgs) -> anyhow::Result<i32> {
         s.out.display(),
         s.irq_out.display()
     );
+    if s.lost > 0 {
+        eprintln!(
+            "cinterrupts capture: warning: the trace buffer lost {} events (per_cpu/cpuN/stats): the recording is not whole",
+            s.lost
+        );
+    }
     Ok(s.status.map_or(0, |st| {
         use std::os::unix::process::ExitStatusExt;
         st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
