@@ -1,4 +1,5 @@
-//! `perf script` lines of the block and irq tracepoints, rewritten as
+//! tracefs `trace` lines (or `perf script` lines) of the block and irq
+//! tracepoints, rewritten as
 //! blkparse's default output (blktrace's blkparse_fmt.c `process_default`,
 //! blktrace 1.2.0): the header `"%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s "`
 //! (device, CPU, sequence, seconds.nanoseconds since the first event, pid,
@@ -16,10 +17,12 @@
 //! `block_bio_queue: "%d,%d %s %llu + %u [%s]"` (a bio entering the
 //! block layer, blkparse's `Q`: a bio-based driver such as zram has no
 //! request, so no `D`) and `block_bio_complete: "%d,%d %s %llu + %u [%d]"`
-//! (its `C`). `perf script -F comm,tid,cpu,time,event,trace --ns` puts
-//! before each `COMM TID [CPU] SECONDS.NANOS: EVENT: `.
+//! (its `C`). A tracefs instance's `trace` puts before each `COMM-PID
+//! [CPU] FLAGS SECONDS.MICROS: EVENT: `; `perf script -F
+//! comm,tid,cpu,time,event,trace --ns` puts `COMM TID [CPU] SECONDS.NANOS:
+//! SYSTEM:EVENT: `.
 
-/// One event read from a `perf script` line.
+/// One event read from a tracefs or `perf script` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A bio queued (`Q`), an issue to the driver (`D`) or a completion
@@ -47,7 +50,7 @@ pub enum Event {
 }
 
 impl Event {
-    /// The event's time (perf's clock), in nanoseconds.
+    /// The event's time (the tracer's clock), in nanoseconds.
     pub fn time_ns(&self) -> u64 {
         match self {
             Event::Block { time_ns, .. } | Event::Irq { time_ns, .. } => *time_ns,

@@ -4,38 +4,60 @@
 //! output, which the trace readers and `coalesce` take like a real
 //! `blkparse`'s (`blkparse`'s module says the layout).
 //!
-//! The recorder is `perf record -a` on the tracepoints
-//! `block:block_rq_issue` (the request handed to the driver, blkparse's
-//! `D`), `block:block_rq_complete` (`C`) and `irq:irq_handler_entry`,
-//! with nanosecond timestamps (`perf script --ns`; tracefs's own text
-//! prints microseconds). The program starts once perf acknowledges a
-//! `ping` on its control FIFO (`--control`), which it answers from its
-//! main loop, with its events on: nothing of the program's is missed. It
-//! runs in its own process group, so the terminal's SIGINT reaches the
-//! program, not the recorder.
+//! The recorder is a tracefs instance of capture's own
+//! (`/sys/kernel/tracing/instances/cinterrupts-capture.PID`,
+//! Documentation/trace/ftrace.rst "Instances") with the tracepoints
+//! `block:block_bio_queue` (`Q`), `block:block_rq_issue` (the request
+//! handed to the driver, blkparse's `D`), `block:block_rq_complete` and
+//! `block:block_bio_complete` (`C`) and `irq:irq_handler_entry` on, its
+//! own buffer, `trace_clock` mono, and `overwrite` off (a full buffer
+//! refuses events and counts them, reported as a warning). The program
+//! starts once the instance records (the `tracing_on` write returns);
+//! tracing stops when it exits and the instance's `trace` text is read.
+//! tracefs's text prints microseconds (`trace_print_context`,
+//! kernel/trace/trace_output.c), so the output's times are whole
+//! microseconds. The program runs in its own process group, so the
+//! terminal's SIGINT reaches the program, not capture.
 //!
-//! **A gap, measured and not explained** (Linux 6.18, perf 6.1, virtio-blk,
-//! fio psync QD1, 3,000 4 KiB reads, 2026-11-28, `perf report --stats`
-//! counting no lost events): with `block_rq_complete` and
-//! `irq_handler_entry` alone perf recorded 3,093 completions and 2,983
-//! interrupts; with `block_rq_issue` beside them, 15 and 14 (in other runs
-//! 20-209 of 3,000, and once 3,444), while `/proc/interrupts` counted
-//! 3,010 interrupts of the disk's line in the same run: the events were
-//! not lost by perf's buffer (no LOST records, the data file held 14
-//! samples of the irq tracepoint), they were not written. So a capture's
-//! completions and interrupts can be few: its summary line gives the
-//! recorded count beside the kernel's own (`/proc/interrupts`), and a
-//! request without a completion is taken by `coalesce` as issue +
-//! `--service`.
-//! Started with its events off (`-D -1`) and enabled through the FIFO,
-//! perf did no better.
+//! The summary sets each count beside the kernel's own for the time the
+//! program ran: a device's completions beside its `stat` file's completed
+//! I/Os, an interrupt line's beside `/proc/interrupts`. A recorded count
+//! below the kernel's is a loss.
+//!
+//! **Why not perf** (issue 27's gap). capture first recorded with `perf
+//! record -a -m 16M` (perf 6.1, Linux 6.18, this 2-vCPU VM). Its
+//! completions and interrupts fell short of the kernel's: the gap first
+//! measured was 15 completions of 3,000 QD1 reads on virtio-blk while
+//! `/proc/interrupts` counted 3,010 (that size not seen again on
+//! 2026-11-28). Measured that day with perf and a tracefs instance on the
+//! same events at once (`scripts/capture-perf-gap FILE`: fio psync QD1,
+//! 3,000 4 KiB random reads on virtio-blk, two `yes > /dev/null` beside,
+//! both on CLOCK_MONOTONIC, perf's first and last 20 ms left out), perf
+//! lacked events the instance held in 11 of 17 runs: 5, 23, 3, 2, 14, 1,
+//! 8, 1, 7, 1 (12 runs) and 129, 2 (5 runs), none in the others. Every
+//! one was on CPU 1, the CPU virtio-blk's interrupt line is routed to: an
+//! `irq_handler_entry` and the `block_rq_complete` of its softirq (one
+//! `block_rq_issue` of 65 events), often several consecutive interrupts
+//! (three in 120 us), whatever task they interrupted (idle, rustc, yes,
+//! a tokio worker). `perf report --stats` showed no LOST, LOST_SAMPLES or
+//! THROTTLE record, and `perf script` printed as many lines as the file
+//! held samples, so neither perf's buffer nor our parser lost them: the
+//! kernel did not hand them to perf. Which kernel path drops them was not
+//! found. Throttling is not it: a tracepoint sampled at period 1 is not
+//! throttled (with `kernel.perf_event_max_sample_rate` 2500, 10 a tick,
+//! perf still recorded 3,009 issues, 3,008 completions and 3,005
+//! interrupts of 3,000 dd reads, no THROTTLE record). The instance's
+//! counts equalled the kernel's in every run through capture after the
+//! change (5 of 5 under the same load, e.g. 3,223 completions recorded
+//! and 3,223 counted, 3,070 interrupts of irq 36 recorded and 3,070
+//! counted).
 //!
 //! It needs root (system-wide tracepoints) and says so. It leaves tracefs
 //! as it found it: mounted by capture only if it was not, and unmounted
-//! after; a watcher process forked first does the cleanup (the recorder
-//! stopped, tracefs unmounted if capture mounted it, the temporary files
-//! gone) if capture itself is killed. The output appears whole or not at
-//! all (written beside, then renamed).
+//! after; the instance removed after; a watcher process forked first
+//! does the cleanup (the instance removed, tracefs unmounted if capture
+//! mounted it) if capture itself is killed. The output appears whole or
+//! not at all (written beside, then renamed).
 
 mod blkparse;
 
@@ -63,11 +85,12 @@ const EVENTS: [&str; 5] = [
     "block/block_rq_complete",
     "irq/irq_handler_entry",
 ];
-/// The instance's ring buffer per CPU, KiB (`buffer_size_kb`). An event
-/// takes 40-100 bytes of it (Documentation/trace/ring-buffer-design.rst:
-/// a header and the tracepoint's fields); 64 MiB holds about 700,000
-/// events a CPU, minutes of a QD1 run (measured: a 3,000-read fio run on
-/// virtio-blk wrote 12,000 events). Allocated only while capture runs.
+/// The instance's ring buffer per CPU, KiB (`buffer_size_kb`). Measured
+/// (an instance with these events, fio psync QD1, 3,000 4 KiB reads on
+/// virtio-blk, per_cpu/cpuN/stats): 12,028 events took 681,204 bytes,
+/// 57 bytes each, so 64 MiB holds about 1.1 million events a CPU, some
+/// minutes of such a run. Allocated only while capture runs (128 MiB on
+/// this 2-CPU VM of 24 GiB).
 const BUFFER_KB: u32 = 65536;
 
 /// What to record.
@@ -227,10 +250,21 @@ impl Drop for Cleanup {
 }
 
 /// Stops an instance's tracing and removes it (its events and buffer go
-/// with it: Documentation/trace/ftrace.rst, "Instances").
+/// with it: Documentation/trace/ftrace.rst, "Instances"). The kernel
+/// refuses (EBUSY) while a file of it is open (`__remove_instance`,
+/// kernel/trace/trace.c): a killed capture's own descriptors close after
+/// the watcher's pipe may have, so it tries again for up to 5 s (seen: a
+/// capture killed while writing `buffer_size_kb` left its instance).
 fn remove_instance(i: &Path) {
     let _ = std::fs::write(i.join("tracing_on"), "0");
-    let _ = std::fs::remove_dir(i);
+    for _ in 0..200 {
+        match std::fs::remove_dir(i) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(Duration::from_millis(25))
+            }
+            _ => return,
+        }
+    }
 }
 
 fn unmount() {
