@@ -33,8 +33,8 @@
 //! same events at once (`scripts/capture-perf-gap FILE`: fio psync QD1,
 //! 3,000 4 KiB random reads on virtio-blk, two `yes > /dev/null` beside,
 //! both on CLOCK_MONOTONIC, perf's first and last 20 ms left out), perf
-//! lacked events the instance held in 11 of 17 runs: 5, 23, 3, 2, 14, 1,
-//! 8, 1, 7, 1 (12 runs) and 129, 2 (5 runs), none in the others. Every
+//! lacked events the instance held in 12 of 20 runs: 5, 23, 3, 2, 14, 1,
+//! 8, 1, 7, 1 (10 of a batch of 12), 129 (1 of 3) and 2 (1 of 5). Every
 //! one was on CPU 1, the CPU virtio-blk's interrupt line is routed to: an
 //! `irq_handler_entry` and the `block_rq_complete` of its softirq (one
 //! `block_rq_issue` of 65 events), often several consecutive interrupts
