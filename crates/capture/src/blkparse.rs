@@ -1,4 +1,5 @@
-//! `perf script` lines of the block and irq tracepoints, rewritten as
+//! tracefs `trace` lines (or `perf script` lines) of the block and irq
+//! tracepoints, rewritten as
 //! blkparse's default output (blktrace's blkparse_fmt.c `process_default`,
 //! blktrace 1.2.0): the header `"%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s "`
 //! (device, CPU, sequence, seconds.nanoseconds since the first event, pid,
@@ -16,10 +17,12 @@
 //! `block_bio_queue: "%d,%d %s %llu + %u [%s]"` (a bio entering the
 //! block layer, blkparse's `Q`: a bio-based driver such as zram has no
 //! request, so no `D`) and `block_bio_complete: "%d,%d %s %llu + %u [%d]"`
-//! (its `C`). `perf script -F comm,tid,cpu,time,event,trace --ns` puts
-//! before each `COMM TID [CPU] SECONDS.NANOS: EVENT: `.
+//! (its `C`). A tracefs instance's `trace` puts before each `COMM-PID
+//! [CPU] FLAGS SECONDS.MICROS: EVENT: `; `perf script -F
+//! comm,tid,cpu,time,event,trace --ns` puts `COMM TID [CPU] SECONDS.NANOS:
+//! SYSTEM:EVENT: `.
 
-/// One event read from a `perf script` line.
+/// One event read from a tracefs or `perf script` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A bio queued (`Q`), an issue to the driver (`D`) or a completion
@@ -46,34 +49,55 @@ pub enum Event {
     },
 }
 
-/// `SECONDS.NANOS` to nanoseconds.
-fn time_ns(s: &str) -> Option<u64> {
-    let (sec, ns) = s.split_once('.')?;
-    if ns.len() != 9 {
-        return None;
+impl Event {
+    /// The event's time (the tracer's clock), in nanoseconds.
+    pub fn time_ns(&self) -> u64 {
+        match self {
+            Event::Block { time_ns, .. } | Event::Irq { time_ns, .. } => *time_ns,
+        }
     }
-    Some(sec.parse::<u64>().ok()? * 1_000_000_000 + ns.parse::<u64>().ok()?)
 }
 
-/// Reads one `perf script` line; `None` for a line of another event or
-/// one it cannot read (perf prints only what it was asked for).
+/// `SECONDS.NANOS` (perf) or `SECONDS.MICROS` (tracefs's text, which
+/// prints microseconds: `trace_print_context`, kernel/trace/trace_output.c)
+/// to nanoseconds.
+fn time_ns(s: &str) -> Option<u64> {
+    let (sec, frac) = s.split_once('.')?;
+    let scale = match frac.len() {
+        9 => 1,
+        6 => 1_000,
+        _ => return None,
+    };
+    Some(sec.parse::<u64>().ok()? * 1_000_000_000 + frac.parse::<u64>().ok()? * scale)
+}
+
+/// Reads one line of a tracefs instance's `trace` (`COMM-PID [CPU] FLAGS
+/// SECONDS.MICROS: EVENT: BODY`) or of `perf script` (`COMM PID [CPU]
+/// SECONDS.NANOS: SYSTEM:EVENT: BODY`); `None` for a line of another
+/// event, a comment, or one it cannot read.
 pub fn parse(line: &str) -> Option<Event> {
     // The prefix: COMM may hold spaces, so read from the " [CPU] ".
     let open = line.find(" [")?;
     let close = open + line[open..].find("] ")?;
     let cpu: u32 = line[open + 2..close].trim().parse().ok()?;
-    let pid: u32 = line[..open].trim_end().rsplit(' ').next()?.parse().ok()?;
+    let task = line[..open].trim_end().rsplit(' ').next()?;
+    let pid: u32 = match task.parse() {
+        Ok(p) => p,
+        Err(_) => task.rsplit_once('-')?.1.parse().ok()?,
+    };
     let rest = line[close + 2..].trim_start();
     let (time, rest) = rest.split_once(": ")?;
-    let t = time_ns(time.trim())?;
+    // tracefs puts the context flags ("d.h..") before the time.
+    let t = time_ns(time.split_whitespace().last()?)?;
     let (event, body) = rest.split_once(": ")?;
-    match event.trim() {
+    let event = event.trim();
+    match event.rsplit(':').next()? {
         // (action, has bytes, has "(cmd) ... ioprio"): the layouts above.
-        "block:block_bio_queue" => block(body, t, cpu, pid, 'Q', false, false),
-        "block:block_bio_complete" => block(body, t, cpu, pid, 'C', false, false),
-        "block:block_rq_issue" => block(body, t, cpu, pid, 'D', true, true),
-        "block:block_rq_complete" => block(body, t, cpu, pid, 'C', false, true),
-        "irq:irq_handler_entry" => {
+        "block_bio_queue" => block(body, t, cpu, pid, 'Q', false, false),
+        "block_bio_complete" => block(body, t, cpu, pid, 'C', false, false),
+        "block_rq_issue" => block(body, t, cpu, pid, 'D', true, true),
+        "block_rq_complete" => block(body, t, cpu, pid, 'C', false, true),
+        "irq_handler_entry" => {
             let irq = body.split_whitespace().next()?.strip_prefix("irq=")?;
             let name = body.split_once("name=")?.1.trim().to_string();
             Some(Event::Irq {
@@ -246,6 +270,60 @@ mod tests {
             panic!("{:?}", parse(c));
         };
         assert_eq!(tail, "0");
+    }
+
+    #[test]
+    fn tracefs_lines_are_read_with_microseconds() {
+        let d = "     lto cgu.0-25075   [001] ..... 29441.454300: block_rq_issue: 254,0 RS 4096 () 236091680 + 8 be,0,4 [fio]";
+        let c = "          <idle>-0       [001] ..s1. 29441.454466: block_rq_complete: 254,0 RS () 236091680 + 8 be,0,4 [0]";
+        let q = "              dd-1912    [000] ..... 20762.814093: block_bio_queue: 253,1 R 0 + 8 [dd]";
+        let i = "           rustc-25830   [001] d.h.. 29441.523705: irq_handler_entry: irq=36 name=virtio1-req.0";
+        let Some(Event::Block {
+            action: 'D',
+            time_ns: 29_441_454_300_000,
+            cpu: 1,
+            pid: 25075,
+            sector: 236091680,
+            tail,
+            ..
+        }) = parse(d)
+        else {
+            panic!("{:?}", parse(d));
+        };
+        assert_eq!(tail, "fio");
+        assert!(matches!(
+            parse(c),
+            Some(Event::Block {
+                action: 'C',
+                pid: 0,
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(q),
+            Some(Event::Block {
+                action: 'Q',
+                major: 253,
+                minor: 1,
+                pid: 1912,
+                ..
+            })
+        ));
+        assert_eq!(
+            parse(i),
+            Some(Event::Irq {
+                time_ns: 29_441_523_705_000,
+                cpu: 1,
+                irq: 36,
+                name: "virtio1-req.0".into()
+            })
+        );
+        for l in [
+            "# tracer: nop",
+            "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION",
+        ] {
+            assert_eq!(parse(l), None, "{l}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `cinterrupts capture` (issue 27 item 2): the kernel's block issue and
-//! completion events of a real program's direct I/O, recorded with perf,
-//! written as blkparse text; the program's exit code passed through;
-//! tracefs left as found, even when capture is killed; root required.
+//! completion events of a real program's direct I/O, recorded in a tracefs
+//! instance, written as blkparse text, every one of them (the kernel's own
+//! counts beside); the program's exit code passed through; tracefs left as
+//! found, even when capture is killed; root required.
 
 mod common;
 
@@ -43,7 +44,6 @@ fn fio_reads(dir: &Path, n: u32) -> Vec<String> {
 
 #[test]
 fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
-    require("perf", "linux-perf");
     require("fio", "fio");
     let _one = turn();
     // On the disk's file system (O_DIRECT reaches the block layer).
@@ -86,11 +86,9 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         issued.len()
     );
     let completed = lines(&text, "C");
-    // "MAJ,MIN CPU SEQ TIME PID D RWBS SECTOR + N [fio]". How many
-    // completions perf records varies (crates/capture/src/lib.rs: a gap
-    // measured and not explained, 15 to 3,444 of about 3,000), so none is
-    // asserted; every completion written must be one of an issued request
-    // (same device, sector and size).
+    // "MAJ,MIN CPU SEQ TIME PID D RWBS SECTOR + N [fio]". Every completion
+    // written is one of an issued request (same device, sector and size),
+    // and every one of fio's issues is completed.
     let key = |l: &str| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f[0].to_string(), f[7].to_string(), f[9].to_string())
@@ -100,11 +98,17 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         .chain(lines(&text, "Q"))
         .map(key)
         .collect();
-    for c in &completed {
+    // A flush (RWBS "F...", 0 sectors: another program's fsync) is keyed
+    // apart by the kernel (its completion prints sector -1).
+    for c in completed.iter().filter(|c| key(c).2 != "0") {
         assert!(
             issued_keys.contains(&key(c)),
             "a completion never issued: {c}"
         );
+    }
+    let completed_keys: std::collections::HashSet<_> = completed.iter().map(|l| key(l)).collect();
+    for d in &issued {
+        assert!(completed_keys.contains(&key(d)), "never completed: {d}");
     }
     // Times rise from 0 and sectors are 4 KiB reads (8 sectors).
     let first = text.lines().next().unwrap();
@@ -112,13 +116,14 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         first.split_whitespace().nth(3) == Some("0.000000000"),
         "{first}"
     );
-    assert!(issued
+    let other: Vec<&&str> = issued
         .iter()
-        .all(|l| l.split_whitespace().nth(9) == Some("8")));
+        .filter(|l| l.split_whitespace().nth(9) != Some("8"))
+        .collect();
+    assert!(other.is_empty(), "{other:?}");
     let irq = std::fs::read_to_string(format!("{}.irq.csv", out.display())).unwrap();
     assert!(irq.starts_with("time_ns,cpu,irq,name\n"), "{irq}");
-    // Each interrupt line is well formed (how many perf records varies,
-    // as the completions: one run of this test saw none).
+    // Each interrupt line is well formed.
     for l in irq.lines().skip(1) {
         let f: Vec<&str> = l.split(',').collect();
         assert!(
@@ -138,13 +143,28 @@ fn a_programs_direct_reads_are_recorded_as_blkparse_issues_and_completions() {
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert!(nums.len() >= 2 && nums[1] >= nums[0], "{line}");
+    assert!(nums.len() >= 2, "{line}");
     assert!(nums[1] > 0, "the kernel counted interrupts: {line}");
+    // Nothing the kernel counted while fio ran is missing: per device
+    // ("...; while the program ran R completions recorded, K I/Os
+    // completed by the kernel") and per interrupt line ("irq N: while the
+    // program ran R recorded, K counted"). The recorded window holds the
+    // counted one, so R >= K; other programs' I/O shares the disk.
+    for l in err.lines().filter(|l| l.contains(": device ")) {
+        let n = numbers(l);
+        assert!(n.len() >= 7 && n[5] >= n[6], "completions lost: {l}");
+    }
+    let irq_lines: Vec<&str> = err.lines().filter(|l| l.contains(": irq ")).collect();
+    assert!(!irq_lines.is_empty(), "{err}");
+    for l in irq_lines {
+        let n = numbers(l);
+        assert!(n.len() >= 3 && n[1] >= n[2], "interrupts lost: {l}");
+    }
 }
 
 #[test]
 fn the_programs_exit_code_passes_through_and_bad_input_is_one_line() {
-    require("perf", "linux-perf");
+    require("sh", "dash");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.txt");
@@ -185,7 +205,7 @@ fn the_programs_exit_code_passes_through_and_bad_input_is_one_line() {
 
 #[test]
 fn a_killed_capture_leaves_no_recorder_and_tracefs_as_found() {
-    require("perf", "linux-perf");
+    require("sleep", "coreutils");
     let _one = turn();
     let dir = tempfile::tempdir().unwrap();
     let was = tracefs_mounted();
@@ -195,27 +215,23 @@ fn a_killed_capture_leaves_no_recorder_and_tracefs_as_found() {
         .args(["--", "sleep", "30"])
         .spawn()
         .unwrap();
-    // Until perf records (its data file exists in capture's directory).
-    let tmp = std::env::temp_dir().join(format!("cinterrupts-capture.{}", c.id()));
+    // Until it records (its tracefs instance is made).
+    let instance =
+        Path::new("/sys/kernel/tracing/instances").join(format!("cinterrupts-capture.{}", c.id()));
     let start = std::time::Instant::now();
-    while !tmp.join("perf.data").exists() {
-        assert!(start.elapsed() < BOUND, "perf never started");
+    while !instance.join("tracing_on").exists() {
+        assert!(start.elapsed() < BOUND, "capture never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
     c.kill().unwrap();
     c.wait().unwrap();
-    // The watcher cleans up: the directory goes, and with it the recorder.
+    // The watcher cleans up: the instance (the recorder) goes.
     let start = std::time::Instant::now();
-    while tmp.exists() {
+    while instance.exists() {
         assert!(start.elapsed() < Duration::from_secs(20), "not cleaned up");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let perf_of_ours = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&tmp.display().to_string()))
-    });
-    assert!(!perf_of_ours, "a recorder outlived capture");
     assert_eq!(tracefs_mounted(), was, "tracefs left as found");
     assert!(!dir.path().join("k.txt").exists(), "no half-written output");
 }
@@ -240,4 +256,145 @@ fn capture_needs_root_and_says_so() {
     );
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     assert!(stderr(&o).contains("capture needs root"), "{}", stderr(&o));
+}
+
+/// A zram device of the test's own (`/sys/class/zram-control/hot_add`,
+/// Documentation/admin-guide/blockdev/zram.rst), removed when dropped: a
+/// fast real block device no other program touches.
+struct Zram(u32);
+
+impl Zram {
+    fn new(size: &str) -> Zram {
+        let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .expect("zram (modprobe zram): /sys/class/zram-control/hot_add")
+            .trim()
+            .parse()
+            .unwrap();
+        let z = Zram(id);
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), size).unwrap();
+        z
+    }
+
+    fn dev(&self) -> String {
+        format!("/dev/zram{}", self.0)
+    }
+
+    /// "MAJ,MIN" as blkparse prints it.
+    fn numbers(&self) -> String {
+        let mm = std::fs::read_to_string(format!("/sys/block/zram{}/dev", self.0)).unwrap();
+        mm.trim().replace(':', ",")
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+    }
+}
+
+/// Processes spinning beside the test (`yes > /dev/null`), killed when
+/// dropped.
+struct Load(Vec<std::process::Child>);
+
+impl Load {
+    fn new(n: usize) -> Load {
+        Load(
+            (0..n)
+                .map(|_| {
+                    Command::new("yes")
+                        .stdout(std::process::Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The numbers of a summary line "...: A word, B word, ..." in order.
+fn numbers(line: &str) -> Vec<u64> {
+    line.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn every_direct_read_of_a_program_is_recorded_queued_and_completed_under_load() {
+    require("dd", "coreutils");
+    require("yes", "coreutils");
+    let _one = turn();
+    // 2,000 reads of 4 KiB: 8,000 KiB, inside a 16 MiB device.
+    const N: usize = 2000;
+    let z = Zram::new("16M");
+    // Filled first, outside the capture.
+    let fill = output_within(
+        Command::new("dd")
+            .args(["if=/dev/urandom", "bs=1M", "count=16", "oflag=direct"])
+            .arg(format!("of={}", z.dev())),
+        BOUND,
+    );
+    assert!(fill.status.success(), "{fill:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("z.txt");
+    // Two CPU hogs beside the capture on this 2-vCPU machine.
+    let load = Load::new(2);
+    let o = output_within(
+        bin()
+            .args(["capture", "-o"])
+            .arg(&out)
+            .args(["--device", &z.dev(), "--"])
+            .args(["dd", "of=/dev/null", "iflag=direct", "bs=4k"])
+            .arg(format!("if={}", z.dev()))
+            .arg(format!("count={N}")),
+        BOUND,
+    );
+    drop(load);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // zram is bio-based: a read is a queued bio (Q) and its completion
+    // (C), no request (crates/capture/src/lib.rs's EVENTS).
+    let dev = z.numbers();
+    let key = |l: &str| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f[7].to_string(), f[9].to_string())
+    };
+    let queued: Vec<&str> = lines(&text, "Q")
+        .into_iter()
+        .filter(|l| l.split_whitespace().next() == Some(dev.as_str()) && l.ends_with("[dd]"))
+        .collect();
+    assert_eq!(queued.len(), N, "dd's queued reads: {err}");
+    assert!(queued.iter().all(|l| key(l).1 == "8"), "4 KiB reads");
+    let mine: std::collections::HashSet<_> = queued.iter().map(|l| key(l)).collect();
+    assert_eq!(mine.len(), N, "each read a sector of its own");
+    let completed = lines(&text, "C")
+        .into_iter()
+        .filter(|l| mine.contains(&key(l)))
+        .count();
+    assert_eq!(completed, N, "dd's completed reads: {err}");
+    // The summary: every completion the kernel counted on the device
+    // (its stat file) while dd ran was recorded.
+    let line = err
+        .lines()
+        .find(|l| l.contains(&format!("device {dev}:")))
+        .unwrap_or_else(|| panic!("{err}"));
+    let n = numbers(line);
+    // "device MAJ,MIN: Q queued, D issued, C completed; while the program
+    // ran R completions recorded, K I/Os completed by the kernel
+    // (/sys/dev/block/MAJ:MIN/stat)"
+    assert!(n.len() >= 7, "{line}");
+    assert_eq!((n[2], n[4]), (N as u64, N as u64), "{line}");
+    assert_eq!(n[5], n[6], "recorded and counted completions: {line}");
+    // zram completes in the submitter's context and raises no interrupt
+    // (zram_submit_bio, drivers/block/zram/zram_drv.c): no line of it in
+    // /proc/interrupts to compare with.
 }

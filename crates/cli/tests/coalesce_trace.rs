@@ -103,7 +103,6 @@ fn the_shared_disksim_traces_and_a_tight_budget() {
 
 #[test]
 fn a_capture_goes_through_with_rules_and_a_report() {
-    require("perf", "linux-perf");
     require("fio", "fio");
     let _one = turn();
     let dir = tempfile::Builder::new()

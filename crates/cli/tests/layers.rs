@@ -40,7 +40,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ),
     ("emu", &["host", "jobs", "policy", "report", "service"]),
     ("exec", &["emu", "host", "jobs", "policy", "report", "shm"]),
-    // Records a live kernel's block events (perf), depends on none of ours.
+    // Records a live kernel's block events (tracefs), depends on none of ours.
     ("capture", &[]),
     // The preload library: a cdylib loaded into the program under `exec`.
     // It uses emu for the hybrid-polling timer and scheduling calls
