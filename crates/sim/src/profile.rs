@@ -265,6 +265,11 @@ const HOSTS: &[(&str, &str, &str)] = &[
         "profiles/hosts/vm-exec.toml",
         include_str!("../../../profiles/hosts/vm-exec.toml"),
     ),
+    (
+        "vm-native",
+        "profiles/hosts/vm-native.toml",
+        include_str!("../../../profiles/hosts/vm-native.toml"),
+    ),
 ];
 
 impl HostProfile {
