@@ -45,7 +45,7 @@ pub(crate) enum Ev {
     IrqFallback { core: u32, since: Nanos },
 }
 
-/// The engine's event kinds, in [`Ev::kind`]'s order: `bench sim` prints
+/// The engine's event kinds, in the order of its events' variants: `bench sim` prints
 /// how many of each a completion costs (issue 26 item 8).
 pub const EVENT_KINDS: [&str; 10] = [
     "core-done",
