@@ -22,6 +22,7 @@ mod block;
 pub mod calibrate;
 mod completion;
 mod device;
+mod error;
 mod events;
 mod host;
 mod iopath;
@@ -40,13 +41,13 @@ mod world;
 // (issue 26 item 2); the simulator applies them.
 pub use ::host::mechanism::{BlockScheduler, Journal, Settings as HostSettings, Wakeup};
 pub use ::host::poll::Mode as Completion;
+pub use error::SimError;
 pub use events::EVENT_KINDS;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, IrqTaken, Preemption, ProfileError,
     ServiceTime,
 };
 pub use run::{
-    simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, SimError,
-    RECORDS_ENV,
+    simulate, simulate_app, simulate_audited, with_device_defaults, SimConfig, RECORDS_ENV,
 };
 pub use world::Audit;

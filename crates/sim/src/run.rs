@@ -14,7 +14,7 @@ use crate::events::{Ev, Events};
 use crate::sched::{RunQueue, Tunables};
 use crate::workload;
 use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
-use crate::{DeviceProfile, HostProfile};
+use crate::{DeviceProfile, HostProfile, SimError};
 
 /// What one simulation runs on.
 #[derive(Clone, Debug)]
@@ -30,28 +30,6 @@ pub struct SimConfig {
     /// Overrides every job's `runtime` (fio's `--runtime`): it caps a
     /// size-bounded job and does not make it time-based.
     pub runtime: Option<Nanos>,
-}
-
-/// A workload the simulator cannot run, or a policy it cannot build. One line,
-/// naming the job and its section's line.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SimError {
-    #[error("job '{job}' (line {line}): {reason}")]
-    Job {
-        job: String,
-        line: usize,
-        reason: String,
-    },
-    #[error("{0}")]
-    Config(String),
-    /// Nothing completed in the measured window: a run too short (or a
-    /// device too slow) to measure anything has no figures to report.
-    #[error("no I/O completed in the measured {window}{}: give a longer runtime, or check the device profile's service times", in_flight_at_end(*.in_flight))]
-    NothingMeasured { window: String, in_flight: u64 },
-    /// The run fell [`crate::limits::BEHIND_REAL_TIME`] behind real time:
-    /// a workload and profiles too costly to simulate (the bound).
-    #[error("stopped: the simulation fell 10 s behind real time at {at} of virtual time (the profiles' costs are too small, or the workload too large, to simulate in real time); shorten the runtime")]
-    TooSlow { at: String },
 }
 
 /// Runs `jobs` to completion in virtual time. `progress(now, end)` is called
@@ -665,13 +643,6 @@ fn block_note(w: &World, config: &SimConfig, audit: &Audit) -> String {
         audit.max_noncritical_pieces,
         waits.join(", ")
     )
-}
-
-fn in_flight_at_end(n: u64) -> String {
-    match n {
-        0 => String::new(),
-        n => format!(" ({n} request(s) still in flight at its end)"),
-    }
 }
 
 /// `ns` in the largest unit it reaches (`1ns`, `100ms`, `1.626s`), as the

@@ -56,38 +56,9 @@
 //! DEFER_TASKRUN is not measured here, so the handler keeps all of it.
 
 use host::uring::{Action, Strategy, Wait};
-use jobs::{Engine, Job};
 
 use crate::events::Ev;
 use crate::world::{Kind, Step, TState, World};
-
-/// The job as the simulator runs it and its thread's strategy: the job's
-/// ring flags win; `run` is the run's strategy (`--uring` or the host
-/// key). `Err` names what cannot be simulated.
-pub(crate) fn strategy_of(job: &Job, run: Strategy) -> Result<(Job, Option<Strategy>), String> {
-    let mut job = job.clone();
-    if job.ioengine != Engine::IoUring {
-        return Ok((job, None));
-    }
-    if job.hipri && job.uring.sqthread_poll {
-        return Err(
-            "options 'hipri' and 'sqthread_poll' together (the SQ thread polling for the completions) are not simulated".into(),
-        );
-    }
-    let s = if job.hipri {
-        Strategy::IoPoll
-    } else if job.uring.sqthread_poll {
-        Strategy::SqPoll
-    } else {
-        match run {
-            Strategy::IoPoll => job.hipri = true,
-            Strategy::SqPoll => job.uring.sqthread_poll = true,
-            _ => {}
-        }
-        run
-    };
-    Ok((job, Some(s)))
-}
 
 impl World {
     /// The thread's io_uring strategy, if it is an io_uring job's.

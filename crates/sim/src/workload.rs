@@ -2,7 +2,8 @@
 //! when it stops. Everything the simulator cannot model faithfully is refused
 //! here, naming the job and its line, before any time is simulated.
 
-use jobs::{Bounds, Issuer, Job};
+use host::uring::Strategy;
+use jobs::{Bounds, Engine, Issuer, Job};
 use policy::Nanos;
 
 use crate::limits::{MAX_IN_FLIGHT, MAX_THREADS};
@@ -147,7 +148,7 @@ pub(crate) fn threads(
                 }
             )));
         }
-        let (job, uring) = match crate::uring::strategy_of(job, host.uring) {
+        let (job, uring) = match strategy_of(job, host.uring) {
             Ok(x) => x,
             Err(reason) => return Err(fail(reason)),
         };
@@ -212,4 +213,32 @@ fn check_size(threads: &[ThreadSpec]) -> Result<(), SimError> {
         }
     }
     Ok(())
+}
+
+/// The job as the simulator runs it and its thread's strategy: the job's
+/// ring flags win; `run` is the run's strategy (`--uring` or the host
+/// key). `Err` names what cannot be simulated.
+pub(crate) fn strategy_of(job: &Job, run: Strategy) -> Result<(Job, Option<Strategy>), String> {
+    let mut job = job.clone();
+    if job.ioengine != Engine::IoUring {
+        return Ok((job, None));
+    }
+    if job.hipri && job.uring.sqthread_poll {
+        return Err(
+            "options 'hipri' and 'sqthread_poll' together (the SQ thread polling for the completions) are not simulated".into(),
+        );
+    }
+    let s = if job.hipri {
+        Strategy::IoPoll
+    } else if job.uring.sqthread_poll {
+        Strategy::SqPoll
+    } else {
+        match run {
+            Strategy::IoPoll => job.hipri = true,
+            Strategy::SqPoll => job.uring.sqthread_poll = true,
+            _ => {}
+        }
+        run
+    };
+    Ok((job, Some(s)))
 }
