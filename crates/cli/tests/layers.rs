@@ -73,13 +73,6 @@ const CRATES: &[(&str, &[&str])] = &[
 /// A new cycle, or a module joining one of these, fails; so does an entry
 /// that no longer matches (shrink it when the circle shrinks).
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    // Issue 26 item 3: `sim::World` is one object whose methods are spread
-    // over these files, each using the others' parts of it. Splitting the
-    // simulator by mechanism removes this entry. (Item 2 took `completion`,
-    // `profile` and `sched` out: the mechanisms' choices moved to
-    // `host::mechanism`; `run`, `uring` and `workload` left when `SimError`
-    // moved to `error` and the io_uring strategy's choice to `workload`.)
-    ("sim", &["app", "block", "journal", "thread", "world"]),
     // Found by this test when it was written (issue 26 item 5); not yet
     // anyone's work. Each is two or a few modules sharing types both ways.
     // `jobs::marks` takes `Job`, `Job` holds `marks::DefaultMarks`.

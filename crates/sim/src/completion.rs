@@ -168,7 +168,7 @@ impl World {
     /// thread finds it now (the piece completes, its token passes on, the
     /// request is posted at its last piece); any other finds it at its
     /// next reaping call ([`World::find_polled_pieces`]).
-    fn poll_post_piece(&mut self, slot: u32, piece: crate::block::Piece) {
+    fn poll_post_piece(&mut self, slot: u32, piece: crate::state::block::Piece) {
         let r = &mut self.requests[slot as usize];
         if r.state != RState::InDevice {
             self.audit.duplicates += 1;

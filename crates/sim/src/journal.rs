@@ -73,17 +73,15 @@
 //!   f-transaction's header and extent blocks count as JD and its commit
 //!   block as JC (issued together, so they overlap).
 
-use std::collections::{HashMap, VecDeque};
-
-use hdrhistogram::Histogram;
-use host::fsync::{Dirty, Fsync, IoId, IoKind, Step as FsStep, Thread as FsThread};
-use policy::{Marks, Nanos};
+use host::fsync::{Dirty, IoId, IoKind, Step as FsStep, Thread as FsThread};
+use policy::Nanos;
 
 use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
-use crate::world::{Busy, Kind, RState, Step, TState, World, CLAT_MAX};
-use crate::Journal;
+use crate::world::{Busy, Kind, RState, Step, TState, World};
+
+use crate::state::journal::{Parts, Pending};
 
 /// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
 pub const BLOCK: u64 = 4096;
@@ -93,154 +91,6 @@ pub const MAX_IO: u64 = 128 * 1024;
 /// JBD2's commit timer (`j_commit_interval`): 5 s,
 /// `JBD2_DEFAULT_MAX_COMMIT_AGE` in include/linux/jbd2.h.
 pub const COMMIT_INTERVAL: Nanos = 5 * policy::SEC;
-
-/// Where one fsync's time went (FR Fig. 5b), ns, and what it cost.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Parts {
-    pub d1: Nanos,
-    pub d2: Nanos,
-    pub jd: Nanos,
-    pub jc: Nanos,
-    pub sched: Nanos,
-    pub switches: u64,
-    pub ios: u64,
-}
-
-impl Parts {
-    fn add(&mut self, o: &Parts) {
-        self.d1 += o.d1;
-        self.d2 += o.d2;
-        self.jd += o.jd;
-        self.jc += o.jc;
-        self.sched += o.sched;
-        self.switches += o.switches;
-        self.ios += o.ios;
-    }
-
-    fn of(&mut self, kind: IoKind) -> &mut Nanos {
-        match kind {
-            IoKind::D1 => &mut self.d1,
-            IoKind::D2 => &mut self.d2,
-            IoKind::Jd | IoKind::FjMeta => &mut self.jd,
-            IoKind::Jc | IoKind::FjCommit => &mut self.jc,
-        }
-    }
-}
-
-/// A model I/O at the device: its requests not yet delivered.
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    remaining: u64,
-    kind: IoKind,
-    by: FsThread,
-    issued: Nanos,
-}
-
-/// The file system's state in a run where a job fsyncs. Per-thread vectors
-/// are indexed by thread id, JBD2's included.
-pub(crate) struct JournalState {
-    pub fs: Fsync,
-    /// JBD2's thread id.
-    pub jbd2: u32,
-    /// Model I/O of each request slot at the device.
-    ios: HashMap<u32, IoId>,
-    pending: HashMap<IoId, Pending>,
-    /// fsync after every N writes (0: the thread never fsyncs).
-    every: Vec<u32>,
-    /// Its writes go to the page cache (`direct=0`).
-    buffered: Vec<bool>,
-    /// Dirty blocks of the thread's own file (threads that fsync).
-    dirty: Vec<u32>,
-    /// Writes issued since its last fsync.
-    due: Vec<u32>,
-    /// When its fsync under way began.
-    started: Vec<Option<Nanos>>,
-    /// When the path last woke it.
-    woken: Vec<Option<Nanos>>,
-    /// Woken while not asleep: run the path again instead of sleeping.
-    rewake: Vec<bool>,
-    /// The fsync under way.
-    acc: Vec<Parts>,
-    /// The fsyncs that returned in the measured window: their parts, how
-    /// many, and their latency.
-    pub total: Vec<Parts>,
-    pub count: Vec<u64>,
-    pub lat: Vec<Option<Histogram<u64>>>,
-    /// The marks of each thread's model I/Os.
-    marks: Vec<Marks>,
-    /// The thread's fsyncs never wait for JBD2 (a critical caller under
-    /// fjournaling, FR 3.4): JBD2's I/Os and wake-ups are not its time.
-    own_commit: Vec<bool>,
-    /// Buffered writes (served by the page cache) in all.
-    pub buffered_writes: u64,
-    /// Per thread (`fsync_io_polls`): its polled model I/O requests not
-    /// yet taken, and those the device posted that it has not taken yet.
-    polled_out: Vec<u32>,
-    found: Vec<VecDeque<u32>>,
-}
-
-impl JournalState {
-    /// `every`, `buffered`, `marks`, `critical` per thread (JBD2's last).
-    pub(crate) fn new(
-        journal: Journal,
-        jbd2: u32,
-        every: Vec<u32>,
-        buffered: Vec<bool>,
-        marks: Vec<Marks>,
-        critical: &[bool],
-    ) -> JournalState {
-        let own_commit = critical
-            .iter()
-            .map(|&c| c && journal.config().fjournal)
-            .collect();
-        let n = every.len();
-        let lat = every
-            .iter()
-            .map(|&e| {
-                (e > 0).then(|| Histogram::new_with_bounds(1, CLAT_MAX, 3).expect("valid bounds"))
-            })
-            .collect();
-        JournalState {
-            fs: Fsync::new(journal.config()),
-            jbd2,
-            ios: HashMap::new(),
-            pending: HashMap::new(),
-            every,
-            buffered,
-            dirty: vec![0; n],
-            due: vec![0; n],
-            started: vec![None; n],
-            woken: vec![None; n],
-            rewake: vec![false; n],
-            acc: vec![Parts::default(); n],
-            total: vec![Parts::default(); n],
-            count: vec![0; n],
-            lat,
-            marks,
-            own_commit,
-            buffered_writes: 0,
-            polled_out: vec![0; n],
-            found: vec![VecDeque::new(); n],
-        }
-    }
-
-    fn tid(&self, t: FsThread) -> u32 {
-        match t {
-            FsThread::Jbd2 => self.jbd2,
-            FsThread::Task(t) => t,
-        }
-    }
-
-    /// Threads with an fsync under way that may wait for JBD2, and when
-    /// it began.
-    fn in_fsync(&self) -> impl Iterator<Item = (usize, Nanos)> + '_ {
-        self.started
-            .iter()
-            .enumerate()
-            .filter(|&(t, _)| !self.own_commit[t])
-            .filter_map(|(t, s)| s.map(|s| (t, s)))
-    }
-}
 
 impl World {
     /// The model I/O request slot `req` belongs to, if it is one.
@@ -717,7 +567,7 @@ impl World {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::Journal;
 
     #[test]
     fn parses_and_prints() {

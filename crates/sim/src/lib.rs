@@ -32,6 +32,7 @@ pub mod profile;
 pub mod replay;
 mod run;
 mod sched;
+mod state;
 mod thread;
 mod uring;
 mod workload;

@@ -57,3 +57,9 @@ pub const MAX_IN_FLIGHT: u64 = 1 << 18;
 /// 1s`: 0.08 s); only profiles with near-zero costs at the IOPS ceiling run
 /// slower (measured 7 to 10 s of wall time per virtual second).
 pub const BEHIND_REAL_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The longest completion latency the histograms hold: 100 s, 3 significant
+/// digits, bounded memory however long the run. Longer ones (possible only
+/// with service times near [`MAX_SERVICE`] queued deep) are
+/// counted at 100 s and reported.
+pub const CLAT_MAX: Nanos = 100_000_000_000;

@@ -323,7 +323,14 @@ fn assemble(
         let jbd2 = (threads.len() - 1) as u32;
         events.push(crate::journal::COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
         let critical: Vec<bool> = threads.iter().map(|t| t.job.critical).collect();
-        crate::journal::JournalState::new(host.journal, jbd2, every_of, buffered, marks, &critical)
+        crate::state::journal::JournalState::new(
+            host.journal,
+            jbd2,
+            every_of,
+            buffered,
+            marks,
+            &critical,
+        )
     });
     for (i, t) in threads.into_iter().enumerate() {
         if i >= job_threads {
@@ -353,7 +360,8 @@ fn assemble(
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
-    let block = crate::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
+    let block =
+        crate::state::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     let world_threads_len = world_threads.len();
     Ok(World {
         now: 0,

@@ -88,11 +88,8 @@ pub(crate) enum TState {
     Done,
 }
 
-/// The longest completion latency the histograms hold: 100 s, 3 significant
-/// digits, bounded memory however long the run. Longer ones (possible only
-/// with service times near [`crate::limits::MAX_SERVICE`] queued deep) are
-/// counted at 100 s and reported.
-pub(crate) const CLAT_MAX: Nanos = 100_000_000_000;
+// The histograms' range is a bound of the run's (limits).
+pub(crate) use crate::limits::CLAT_MAX;
 
 /// Per-direction measurements of a thread.
 #[derive(Debug)]
@@ -172,7 +169,7 @@ pub(crate) struct Thread {
 
     /// The application model driving it instead of fio's loop
     /// ([`crate::app`]); `None` for a job's thread.
-    pub app: Option<Box<crate::app::Driver>>,
+    pub app: Option<Box<crate::state::app::Driver>>,
 }
 
 impl Thread {
@@ -443,7 +440,7 @@ pub(crate) struct World {
     pub scratch: Vec<policy::cq::Reaped>,
     /// The block-layer scheduler, if any (`None`: requests go to the
     /// device whole, at once).
-    pub block: Option<crate::block::Block>,
+    pub block: Option<crate::state::block::Block>,
     /// The completion mode, and hybrid polling's statistics (`host::poll`).
     pub completion: crate::Completion,
     pub poll: host::poll::Completions,
@@ -457,13 +454,13 @@ pub(crate) struct World {
     /// (measurement only).
     pub path: crate::iopath::Tracker,
     /// The file system, in runs where a job fsyncs ([`crate::journal`]).
-    pub journal: Option<crate::journal::JournalState>,
+    pub journal: Option<crate::state::journal::JournalState>,
     /// The jobs' threads: `threads[..job_threads]`; JBD2 follows them when
     /// a job fsyncs.
     pub job_threads: usize,
     /// Application runs: the operations' books and the models' buffers
     /// ([`crate::app`]); `None` for a job file's run.
-    pub apps: Option<Box<crate::app::Apps>>,
+    pub apps: Option<Box<crate::state::app::Apps>>,
     /// A model broke its contract (more I/Os in flight than it declared):
     /// the run stops and says this.
     pub broken: Option<String>,
@@ -551,7 +548,7 @@ impl World {
                     + t.saved.capacity() * size_of::<Seg>()
                     + t.app
                         .as_ref()
-                        .map_or(0, |_| size_of::<crate::app::Driver>())
+                        .map_or(0, |_| size_of::<crate::state::app::Driver>())
             })
             .sum();
         let cores: usize = self
@@ -576,7 +573,7 @@ impl World {
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
         let device = self.device.memory();
         let block = self.block.as_ref().map_or(0, |b| {
-            b.pieces.capacity() * (4 + size_of::<crate::block::Piece>())
+            b.pieces.capacity() * (4 + size_of::<crate::state::block::Piece>())
                 + b.critical.capacity() * 5
                 + b.wait.capacity() * 16
                 + b.unfound.iter().map(|q| q.capacity() * 4).sum::<usize>()
