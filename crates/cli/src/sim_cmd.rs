@@ -138,14 +138,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", job_file.display());
     }
-    let mut config = config(
-        args.policy.spec(),
-        &args.device,
-        &args.host,
-        args.seed,
-        args.runtime,
-    )?;
-    host_settings(args, &mut config);
+    let config = configured(args, args.runtime)?;
     if !args.out.quiet {
         print_notes(&file);
     }
@@ -193,14 +186,7 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             pid: r.pid,
         });
     }
-    let mut config = config(
-        args.policy.spec(),
-        &args.device,
-        &args.host,
-        args.seed,
-        args.runtime,
-    )?;
-    host_settings(args, &mut config);
+    let config = configured(args, args.runtime)?;
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
         progress.update(now, end)
@@ -229,14 +215,7 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     }
     let file = apps::file::AppFile::load(job_file)?;
     let threads = file.threads(args.seed)?;
-    let mut config = config(
-        args.policy.spec(),
-        &args.device,
-        &args.host,
-        args.seed,
-        Some(args.runtime.unwrap_or(APP_RUNTIME)),
-    )?;
-    host_settings(args, &mut config);
+    let config = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate_app(threads, &config, &mut |now, end| progress.update(now, end));
     progress.finish();
@@ -244,9 +223,18 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
-/// The host-side flags over the host profile's own settings.
-fn host_settings(args: &SimArgs, config: &mut SimConfig) {
+/// The run's configuration from the command line, `runtime` for it, with
+/// the host-side flags over the host profile's own settings.
+fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<SimConfig> {
+    let mut config = config(
+        args.policy.spec(),
+        &args.device,
+        &args.host,
+        args.seed,
+        runtime,
+    )?;
     config.host.apply(&args.host_settings.settings);
+    Ok(config)
 }
 
 #[cfg(test)]
