@@ -21,6 +21,11 @@ use crate::{HostProfile, Wakeup};
 /// A thread as the wake-up rule sees it: (thread, vruntime, critical).
 pub(crate) type View = (u32, Nanos, bool);
 
+/// The queued threads as EEVDF's pick sees them: (thread, vruntime).
+fn entities(queued: &[(Nanos, u32)]) -> Vec<(u32, Nanos)> {
+    queued.iter().map(|&(v, tid)| (tid, v)).collect()
+}
+
 /// CFS's tunables, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Tunables {
@@ -86,11 +91,6 @@ impl RunQueue {
         e.sleep(tid, vruntime, average);
     }
 
-    /// The runnable threads as EEVDF's pick sees them.
-    fn entities(&self) -> Vec<(u32, Nanos)> {
-        self.queued.iter().map(|&(v, tid)| (tid, v)).collect()
-    }
-
     /// The `next` buddy, if the rule keeps one and it is set.
     #[cfg(test)]
     pub(crate) fn next_buddy(&self) -> Option<u32> {
@@ -140,8 +140,9 @@ impl RunQueue {
     pub(crate) fn pick(&mut self) -> Option<(u32, Nanos)> {
         let mut i = self.next()?;
         if let Some(e) = self.eevdf.as_mut() {
-            let entities: Vec<(u32, Nanos)> = self.queued.iter().map(|&(v, t)| (t, v)).collect();
-            let id = e.pick(&entities, None, true).expect("a queued thread");
+            let id = e
+                .pick(&entities(&self.queued), None, true)
+                .expect("a queued thread");
             e.picked(id);
             i = self
                 .queued
@@ -229,7 +230,7 @@ impl RunQueue {
     /// the running thread's slice protection, is the wakee.
     fn wake_eevdf(&mut self, tid: u32, vruntime: Nanos, current: Option<View>) -> Nanos {
         let running = current.map(|c| (c.0, c.1));
-        let mut entities = self.entities();
+        let mut entities = entities(&self.queued);
         let load = entities.len() as u64 + u64::from(running.is_some());
         let average = Eevdf::average(entities.iter().chain(&running).map(|&(_, v)| v));
         let e = self.eevdf.as_mut().expect("EEVDF");
@@ -259,7 +260,7 @@ impl RunQueue {
             return false;
         };
         if let Some(e) = self.eevdf.as_ref() {
-            return e.pick(&self.entities(), Some((cur_tid, cur)), true) != Some(cur_tid);
+            return e.pick(&entities(&self.queued), Some((cur_tid, cur)), true) != Some(cur_tid);
         }
         let (next, tid) = self.queued[i];
         match self.cfs.as_ref() {
