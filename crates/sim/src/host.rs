@@ -399,7 +399,7 @@ impl World {
                 let measuring = self.measuring(self.now);
                 let mut reaped = std::mem::take(&mut self.scratch);
                 reaped.clear();
-                self.queues[queue as usize].cq.reap(kind, &mut reaped);
+                self.nvme.reap(queue, kind, &mut reaped);
                 if measuring {
                     self.interrupts += 1;
                     self.cores[core as usize].irqs += 1;

@@ -28,6 +28,7 @@ mod host;
 mod iopath;
 mod journal;
 pub mod limits;
+mod nvme;
 pub mod profile;
 pub mod replay;
 mod run;

@@ -1,19 +1,17 @@
 //! The entry point: a workload, profiles and a policy in; a report out.
 
-use std::collections::VecDeque;
-
 use jobs::Job;
 use policy::catalogue::{self, PolicySpec};
-use policy::cq::CompletionQueue;
 use policy::Nanos;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 
 use crate::events::{Ev, Events};
+use crate::nvme::{Controller, Device};
 use crate::sched::{RunQueue, Tunables};
 use crate::workload;
-use crate::world::{Audit, Core, Device, DirStats, Queue, Thread, World};
+use crate::world::{Audit, Core, DirStats, Thread, World};
 use crate::{DeviceProfile, HostProfile, SimError};
 
 /// What one simulation runs on.
@@ -284,19 +282,16 @@ fn assemble(
     // beyond that, cores share queues round-robin and the queue interrupts
     // its first core.
     let nq = host.cores.min(dev.queues).max(1);
-    let mut queues = Vec::with_capacity(nq as usize);
-    for q in 0..nq {
-        let policy = catalogue::build(spec).map_err(|e| SimError::Config(e.to_string()))?;
-        queues.push(Queue {
-            cq: CompletionQueue::with_capacity(dev.queue_depth as usize),
-            policy,
-            armed: None,
-            scheduled: None,
-            overflow: VecDeque::new(),
-            irq_core: q,
-            last_post: None,
-        });
-    }
+    let policies = (0..nq)
+        .map(|_| catalogue::build(spec).map_err(|e| SimError::Config(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    // One token per unit: the gate's depth is the device's internal
+    // parallelism (the profile's `parallelism`, cited there).
+    let nvme = Controller::new(
+        Device::new(dev, config.seed),
+        dev.queue_depth as usize,
+        policies,
+    );
     let mut cores: Vec<_> = (0..host.cores)
         .map(|_| {
             let mut core = Core::new();
@@ -308,7 +303,7 @@ fn assemble(
     let mut events = Events::new(
         host.cores as usize,
         threads.iter().map(|t| t.core as u32).collect(),
-        queues.iter().map(|q| q.irq_core).collect(),
+        nvme.irq_cores(),
     );
     let journal = first_fsync.map(|first| {
         let fsync_marks = |t: &workload::ThreadSpec| t.job.marks(jobs::IoKind::Fsync, 0, 1);
@@ -372,10 +367,7 @@ fn assemble(
         threads: world_threads,
         requests: Vec::new(),
         free: Vec::new(),
-        queues,
-        // One token per unit: the gate's depth is the device's internal
-        // parallelism (the profile's `parallelism`, cited there).
-        device: Device::new(dev, config.seed),
+        nvme,
         window_from,
         window_to: Nanos::MAX,
         threads_done: 0,
@@ -387,7 +379,6 @@ fn assemble(
         completions: 0,
         by_mark: report::ByMark::default(),
         context_switches: 0,
-        gaps: report::gaps::histogram(),
         audit: Audit::default(),
         scratch: Vec::new(),
         block,
@@ -564,7 +555,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         delivery: None,
         completions_by_mark: Some(w.by_mark),
         context_switches: w.context_switches,
-        completion_gaps: report::Gaps::from_histogram(&w.gaps),
+        completion_gaps: report::Gaps::from_histogram(w.nvme.gaps()),
         io_path: Some(w.path.report(w.window())),
         cores: used
             .iter()

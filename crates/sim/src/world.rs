@@ -6,8 +6,7 @@
 use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
-use policy::cq::CompletionQueue;
-use policy::{Interrupt, Marks, Nanos, Policy};
+use policy::{Interrupt, Marks, Nanos};
 use rand_pcg::Pcg64Mcg;
 
 use crate::events::{Ev, Events};
@@ -316,25 +315,6 @@ pub(crate) struct Request {
     pub polled: bool,
 }
 
-/// One completion queue (one per core): its policy and the host's view.
-pub(crate) struct Queue {
-    pub cq: CompletionQueue,
-    pub policy: Box<dyn Policy>,
-    /// The policy's deadline.
-    pub armed: Option<Nanos>,
-    /// The earliest Deadline event in the queue, if any.
-    pub scheduled: Option<Nanos>,
-    /// Completions the device holds because the CQ is full.
-    pub overflow: VecDeque<u32>,
-    pub irq_core: u32,
-    /// When the last completion was posted to this CQ, for the gaps.
-    pub last_post: Option<Nanos>,
-}
-
-/// The device: the one model every front end applies (crate `service`),
-/// its commands tagged with their request numbers.
-pub(crate) type Device = service::Device<u32>;
-
 /// Checks that every request completes exactly once and that every
 /// nanosecond of every used core is accounted for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -404,8 +384,8 @@ pub(crate) struct World {
     pub threads: Vec<Thread>,
     pub requests: Vec<Request>,
     pub free: Vec<u32>,
-    pub queues: Vec<Queue>,
-    pub device: Device,
+    /// The NVMe controller: the device, the CQs and their policies.
+    pub nvme: crate::nvme::Controller,
     /// The measured window [from, to): from the last thread's
     /// `startdelay + ramp_time` to the planned end of a time-bounded run or,
     /// earlier, the moment the last thread finished (fio's run time is a
@@ -433,9 +413,6 @@ pub(crate) struct World {
     /// request's mark (what `run` and `exec` report too).
     pub by_mark: report::ByMark,
     pub context_switches: u64,
-    /// Time between consecutive posts to the same CQ, for posts in the
-    /// measured window (TOS 5.2's inter-arrival CDF).
-    pub gaps: Histogram<u64>,
     pub audit: Audit,
     pub scratch: Vec<policy::cq::Reaped>,
     /// The block-layer scheduler, if any (`None`: requests go to the
@@ -561,17 +538,7 @@ impl World {
                     + c.pending.capacity() * size_of::<IrqWork>()
             })
             .sum();
-        let queues: usize = self
-            .queues
-            .iter()
-            .map(|q| {
-                size_of::<Queue>()
-                    + q.cq.capacity() * size_of::<policy::Completion>()
-                    + q.overflow.capacity() * 4
-            })
-            .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
-        let device = self.device.memory();
         let block = self.block.as_ref().map_or(0, |b| {
             b.pieces.capacity() * (4 + size_of::<crate::state::block::Piece>())
                 + b.critical.capacity() * 5
@@ -580,13 +547,11 @@ impl World {
         });
         (threads
             + cores
-            + queues
             + requests
-            + device
+            + self.nvme.bytes()
             + block
             + self.events.bytes()
-            + self.apps.as_ref().map_or(0, |a| a.bytes())
-            + hist(&self.gaps)) as u64
+            + self.apps.as_ref().map_or(0, |a| a.bytes())) as u64
     }
 
     /// The threads' requests not yet taken back (a block layer's pieces
