@@ -28,23 +28,21 @@
 //!   rather than reaped by the handler ([`crate::Completion`]): the piece
 //!   completes, and its token passes on, when the poller finds it.
 
-use host::ld::{Dispatch, Req};
+use host::ld::Dispatch;
 
-use crate::state::block::Piece;
+use crate::blk::Piece;
 use crate::thread::alloc;
 use crate::world::{RState, Request, World};
 
 impl World {
     /// Whether request slot `req` is a block layer's piece.
     pub(crate) fn is_piece(&self, req: u32) -> bool {
-        self.block
-            .as_ref()
-            .is_some_and(|b| b.pieces.contains_key(&req))
+        self.piece(req).is_some()
     }
 
     /// The piece in slot `req`, if it is one.
     pub(crate) fn piece(&self, req: u32) -> Option<Piece> {
-        self.block.as_ref()?.pieces.get(&req).copied()
+        self.block.as_ref()?.piece(req)
     }
 
     /// The thread's submit call hands `req` on: to the device, or to the
@@ -54,21 +52,11 @@ impl World {
             self.device_submit(req);
             return;
         };
-        let critical = b.critical.remove(&req).unwrap_or(false);
         let r = &mut self.requests[req as usize];
         r.state = RState::InDevice;
         self.audit.submitted += 1;
         let queue = self.threads[r.tid as usize].queue as usize;
-        let out = b.ld.submit(
-            self.now,
-            Req {
-                id: req as u64,
-                critical,
-                offset: 0,
-                len: r.bytes,
-                queue,
-            },
-        );
+        let out = b.submit(self.now, req, r.bytes, queue);
         self.dispatch_pieces(out);
     }
 
@@ -93,19 +81,9 @@ impl World {
             };
             let slot = alloc(&mut self.requests, &mut self.free, piece);
             let b = self.block.as_mut().expect("pieces come from a block layer");
-            b.pieces.insert(
-                slot,
-                Piece {
-                    ld: d.piece,
-                    parent,
-                    critical: d.critical,
-                },
-            );
-            if !d.critical {
-                b.noncritical += 1;
-                let most = &mut self.audit.max_noncritical_pieces;
-                *most = (*most).max(b.noncritical as u64);
-            }
+            let noncritical = b.dispatched(slot, &d);
+            let most = &mut self.audit.max_noncritical_pieces;
+            *most = (*most).max(noncritical as u64);
             self.device_submit(slot);
         }
     }
@@ -154,26 +132,14 @@ impl World {
         self.audit.pieces_delivered += 1;
         let measuring = self.measuring(self.now);
         let b = self.block.as_mut().expect("a piece has a block layer");
-        b.pieces.remove(&slot);
-        if !piece.critical {
-            b.noncritical -= 1;
-        }
-        let c =
-            b.ld.completed(self.now, piece.ld)
-                .expect("a piece delivered once is in flight");
-        let mut parent = None;
-        if let Some(done) = c.done {
-            let p = done.id as u32;
-            debug_assert_eq!(p, piece.parent);
+        let c = b.complete(self.now, slot, piece);
+        let parent = c.parent.map(|(p, wait)| {
             if measuring {
-                let tid = self.requests[p as usize].tid as usize;
-                let w = &mut b.wait[tid];
-                w.0 += done.first_dispatch - done.submitted;
-                w.1 += 1;
+                b.waited(self.requests[p as usize].tid as usize, wait);
             }
             self.audit.serviced += 1;
-            parent = Some(p);
-        }
+            p
+        });
         Some((parent, c.dispatch))
     }
 }

@@ -168,7 +168,7 @@ impl World {
     /// thread finds it now (the piece completes, its token passes on, the
     /// request is posted at its last piece); any other finds it at its
     /// next reaping call ([`World::find_polled_pieces`]).
-    fn poll_post_piece(&mut self, slot: u32, piece: crate::state::block::Piece) {
+    fn poll_post_piece(&mut self, slot: u32, piece: crate::blk::Piece) {
         let r = &mut self.requests[slot as usize];
         if r.state != RState::InDevice {
             self.audit.duplicates += 1;
@@ -180,7 +180,7 @@ impl World {
             self.find_polled_piece(slot, piece);
         } else {
             let b = self.block.as_mut().expect("a piece has a block layer");
-            b.unfound[tid as usize].push_back(slot);
+            b.unfound(tid as usize, slot);
         }
     }
 
@@ -189,14 +189,9 @@ impl World {
     pub(crate) fn find_polled_pieces(&mut self, tid: u32) {
         loop {
             let Some(b) = self.block.as_mut() else { return };
-            let Some(slot) = b.unfound[tid as usize].pop_front() else {
+            let Some((slot, piece)) = b.next_unfound(tid as usize) else {
                 return;
             };
-            let piece = b
-                .pieces
-                .get(&slot)
-                .copied()
-                .expect("an unfound piece is in flight");
             self.find_polled_piece(slot, piece);
         }
     }

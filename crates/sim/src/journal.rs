@@ -144,7 +144,7 @@ impl World {
         }
         j.buffered_writes += 1;
         if let Some(b) = self.block.as_mut() {
-            b.critical.remove(&req);
+            b.forget(req);
         }
         let r = &mut self.requests[req as usize];
         r.state = RState::Delivered;
@@ -253,10 +253,7 @@ impl World {
             return;
         }
         let t = tid as usize;
-        let unfound = self
-            .block
-            .as_ref()
-            .is_some_and(|b| !b.unfound[t].is_empty());
+        let unfound = self.block.as_ref().is_some_and(|b| b.has_unfound(t));
         if !j.found[t].is_empty() || unfound {
             self.journal_poll(tid, core);
             return;

@@ -18,6 +18,7 @@
 
 mod app;
 pub mod bench;
+mod blk;
 mod block;
 pub mod calibrate;
 mod completion;

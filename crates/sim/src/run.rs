@@ -355,8 +355,7 @@ fn assemble(
         .map(|t| t.spec.measure_from)
         .max()
         .unwrap_or(0);
-    let block =
-        crate::state::block::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
+    let block = crate::blk::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     let world_threads_len = world_threads.len();
     Ok(World {
         now: 0,

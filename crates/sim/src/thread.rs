@@ -288,7 +288,7 @@ impl World {
         };
         let slot = alloc(&mut self.requests, &mut self.free, req);
         if let Some(b) = self.block.as_mut() {
-            b.critical.insert(slot, critical);
+            b.prepared(slot, critical);
         }
         slot
     }

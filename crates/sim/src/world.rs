@@ -417,7 +417,7 @@ pub(crate) struct World {
     pub scratch: Vec<policy::cq::Reaped>,
     /// The block-layer scheduler, if any (`None`: requests go to the
     /// device whole, at once).
-    pub block: Option<crate::state::block::Block>,
+    pub block: Option<crate::blk::Block>,
     /// The completion mode, and hybrid polling's statistics (`host::poll`).
     pub completion: crate::Completion,
     pub poll: host::poll::Completions,
@@ -539,12 +539,7 @@ impl World {
             })
             .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
-        let block = self.block.as_ref().map_or(0, |b| {
-            b.pieces.capacity() * (4 + size_of::<crate::state::block::Piece>())
-                + b.critical.capacity() * 5
-                + b.wait.capacity() * 16
-                + b.unfound.iter().map(|q| q.capacity() * 4).sum::<usize>()
-        });
+        let block = self.block.as_ref().map_or(0, |b| b.bytes());
         (threads
             + cores
             + requests
@@ -562,7 +557,7 @@ impl World {
             .iter()
             .filter(|r| r.state != RState::Free)
             .count();
-        let pieces = self.block.as_ref().map_or(0, |b| b.pieces.len());
+        let pieces = self.block.as_ref().map_or(0, |b| b.in_flight());
         (busy - pieces) as u64
     }
 
@@ -647,7 +642,7 @@ impl World {
         }
         self.audit.stranded = self.requests_in_flight();
         if let Some(b) = &self.block {
-            self.audit.block_wait = b.wait.clone();
+            self.audit.block_wait = b.waits().to_vec();
         }
         self.audit.request_slots = self.requests.len() as u64;
         self.audit.unfinished_threads = self.threads[..self.job_threads]
