@@ -72,7 +72,7 @@ use host::poll::{bucket, Io};
 
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
-use crate::world::{Busy, Kind, RState, Step, World};
+use crate::world::{Kind, RState, Step, World};
 use crate::Completion;
 
 impl World {
@@ -137,31 +137,9 @@ impl World {
     /// reaps (`per_completion`, as the handler would), or, cut short by a
     /// handler or a preemption, when it runs again.
     pub(crate) fn spin_found(&mut self, tid: u32) {
-        let th = &mut self.threads[tid as usize];
-        th.spinning = false;
-        let core = th.spec.core as u32;
+        self.threads[tid as usize].spinning = false;
         let reap = self.host.per_completion;
-        let c = &self.cores[core as usize];
-        match c.busy {
-            Busy::Thread {
-                kind,
-                start,
-                then: Step::Poll,
-                ..
-            } if c.current == Some(tid) => {
-                self.charge(core, kind, start);
-                self.start_seg(core, Kind::Kernel, reap, Step::Reap);
-            }
-            _ => {
-                // Cut short (a handler, a preemption): the saved spin ends
-                // with the reap when the thread runs again.
-                if let Some(seg) = th.saved.iter_mut().rev().find(|s| s.then == Step::Poll) {
-                    seg.kind = Kind::Kernel;
-                    seg.remaining = reap;
-                    seg.then = Step::Reap;
-                }
-            }
-        }
+        self.end_spin(tid, Step::Poll, reap, Step::Reap);
     }
 
     /// The device posts a polled piece of an `ld` request: a spinning

@@ -128,6 +128,50 @@ impl World {
         self.schedule(core);
     }
 
+    /// The current thread of `core` is done: the core no longer counts it
+    /// (its ticks stop with its last thread) and it leaves.
+    pub(crate) fn leave_cpu_for_good(&mut self, core: u32) {
+        self.cores[core as usize].threads -= 1;
+        self.leave_cpu(core);
+    }
+
+    /// A spin of thread `tid` (its segment ending in `spin`) ends early:
+    /// what is left of it becomes a kernel segment of `cost` ending in
+    /// `then`, now if it runs, else when it is resumed (a handler or a
+    /// preemption cut it short). False if the thread has no such spin.
+    pub(crate) fn end_spin(&mut self, tid: u32, spin: Step, cost: Nanos, then: Step) -> bool {
+        let core = self.threads[tid as usize].spec.core as u32;
+        let c = &self.cores[core as usize];
+        match c.busy {
+            Busy::Thread {
+                kind,
+                start,
+                then: t,
+                ..
+            } if t == spin && c.current == Some(tid) => {
+                self.charge(core, kind, start);
+                self.start_seg(core, Kind::Kernel, cost, then);
+                true
+            }
+            _ => {
+                let th = &mut self.threads[tid as usize];
+                let Some(seg) = th.saved.iter_mut().rev().find(|s| s.then == spin) else {
+                    return false;
+                };
+                seg.kind = Kind::Kernel;
+                seg.remaining = cost;
+                seg.then = then;
+                true
+            }
+        }
+    }
+
+    /// The running handler on `core` wakes `tid` when it returns.
+    pub(crate) fn wake_by_handler(&mut self, core: u32, tid: u32) {
+        self.threads[tid as usize].state = TState::Waking;
+        self.cores[core as usize].waking.push(tid);
+    }
+
     /// Cuts the running thread segment short, saving what is left of it.
     fn cut_short(&mut self, core: u32) {
         if let Busy::Thread {
@@ -422,8 +466,7 @@ impl World {
                 self.drain_overflow(queue);
             }
             IrqWork::Timer { tid } => {
-                self.threads[tid as usize].state = TState::Waking;
-                self.cores[core as usize].waking.push(tid);
+                self.wake_by_handler(core, tid);
                 cost += wakeup;
             }
         }
@@ -479,10 +522,8 @@ impl World {
                 th.got.len() + th.ready.len() >= th.needed as usize
             }
         };
-        let th = &mut self.threads[tid as usize];
         if wake {
-            th.state = TState::Waking;
-            self.cores[core as usize].waking.push(tid);
+            self.wake_by_handler(core, tid);
             self.path.io_wake(tid);
         }
         wake

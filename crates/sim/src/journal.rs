@@ -79,7 +79,7 @@ use policy::Nanos;
 use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
-use crate::world::{Busy, Kind, RState, Step, TState, World};
+use crate::world::{Kind, RState, Step, TState, World};
 
 use crate::state::journal::{Parts, Pending};
 
@@ -364,10 +364,7 @@ impl World {
             return;
         }
         match handler {
-            Some(core) => {
-                self.threads[tid as usize].state = TState::Waking;
-                self.cores[core as usize].waking.push(tid);
-            }
+            Some(core) => self.wake_by_handler(core, tid),
             None => {
                 self.enqueue_woken(tid);
                 let core = self.threads[tid as usize].spec.core as u32;
@@ -459,36 +456,11 @@ impl World {
     /// for them: it takes what it found ([`Step::JournalPoll`]) now, or
     /// when it runs again if the spin was cut short.
     fn journal_stop_spin(&mut self, tid: u32) {
-        let th = &self.threads[tid as usize];
-        if !th.spinning {
+        if !self.threads[tid as usize].spinning {
             return;
         }
-        let core = th.spec.core as u32;
-        let c = &self.cores[core as usize];
-        match c.busy {
-            Busy::Thread {
-                kind,
-                start,
-                then: Step::JournalPoll,
-                ..
-            } if c.current == Some(tid) => {
-                self.threads[tid as usize].spinning = false;
-                self.charge(core, kind, start);
-                self.start_seg(core, Kind::Kernel, 0, Step::JournalPoll);
-            }
-            _ => {
-                let th = &mut self.threads[tid as usize];
-                if let Some(seg) = th
-                    .saved
-                    .iter_mut()
-                    .rev()
-                    .find(|s| s.then == Step::JournalPoll)
-                {
-                    th.spinning = false;
-                    seg.kind = Kind::Kernel;
-                    seg.remaining = 0;
-                }
-            }
+        if self.end_spin(tid, Step::JournalPoll, 0, Step::JournalPoll) {
+            self.threads[tid as usize].spinning = false;
         }
     }
 

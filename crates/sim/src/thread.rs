@@ -246,10 +246,9 @@ impl World {
         let th = &mut self.threads[tid as usize];
         th.state = TState::Done;
         th.done_at = Some(self.now);
-        self.cores[core as usize].threads -= 1;
         self.thread_done();
         self.release_waiters();
-        self.leave_cpu(core);
+        self.leave_cpu_for_good(core);
     }
 
     fn prepare_batch(&mut self, tid: u32, mut batch: Batch) {
