@@ -302,16 +302,16 @@ impl World {
             .used_cores()
             .into_iter()
             .map(|c| {
-                let core = &self.cores[c];
-                let t = &core.time;
+                let t = self.cpu.time(c);
+                let (irqs, ctx) = self.cpu.counts(c);
                 report::CoreReport {
                     core: c,
                     user: frac(t.user),
                     kernel: frac(t.kernel),
                     irq: frac(t.irq),
                     idle: frac(t.idle),
-                    interrupts: core.irqs,
-                    context_switches: core.ctx,
+                    interrupts: irqs,
+                    context_switches: ctx,
                 }
             })
             .collect();

@@ -1,126 +1,41 @@
-//! The host's cores: CPU time accounting, applying the CFS-like scheduler's
-//! decisions ([`crate::sched`]), and the interrupt handler.
-//!
-//! Interrupt time is charged to the core, not to the interrupted thread's
-//! vruntime (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it
-//! started on (no load balancing).
+//! The host's cores wired to the rest of the simulated host: the CPU
+//! ([`crate::cpu`]) decides what each core runs; this module applies its
+//! answers to the threads (their state, the I/O path's records), runs what
+//! a thread does when its segment ends ([`crate::thread`]), and runs the
+//! interrupt handler's work: reaping a CQ ([`crate::nvme`]) and handing
+//! each completion to its thread.
 
 use policy::{Interrupt, Nanos};
 
-use crate::events::Ev;
-use crate::profile::{IrqTaken, Preemption};
+use crate::cpu::{Busy, IrqWork, Kind, Next};
+use crate::step::Step;
 use crate::workload::Waiter;
-use crate::world::{Busy, IrqWork, Kind, RState, Seg, Step, TState, World};
+use crate::world::{RState, TState, World};
 
 impl World {
-    /// Starts a segment of the current thread on `core`.
+    /// Starts a segment of the current thread on `core` (charge CPU).
     pub(crate) fn start_seg(&mut self, core: u32, kind: Kind, dur: Nanos, then: Step) {
-        let c = &mut self.cores[core as usize];
-        c.gen = c.gen.wrapping_add(1);
-        c.busy = Busy::Thread {
-            kind,
-            start: self.now,
-            end: self.now + dur,
-            then,
-        };
-        let gen = c.gen;
-        self.events.push(self.now + dur, Ev::CoreDone { core, gen });
-    }
-
-    /// Charges `[from, now)` of thread work on `core` to the core, the
-    /// current thread and its vruntime.
-    pub(crate) fn charge(&mut self, core: u32, kind: Kind, from: Nanos) {
-        let measured = self.clip(from, self.now);
-        let ran = self.now - from;
-        let c = &mut self.cores[core as usize];
-        let tid = c.current.expect("thread work without a thread") as usize;
-        let th = &mut self.threads[tid];
-        match kind {
-            Kind::User => {
-                c.time.user += measured;
-                th.usr += measured;
-            }
-            Kind::Kernel => {
-                c.time.kernel += measured;
-                th.sys += measured;
-            }
-            Kind::Spin => {
-                c.time.kernel += measured;
-                th.sys += measured;
-                th.spun += measured;
-            }
-        }
-        th.vruntime += ran;
-        th.sum_exec += ran;
-    }
-
-    fn charge_idle(&mut self, core: u32) {
-        let idle = self.clip(self.cores[core as usize].idle_since, self.now);
-        self.cores[core as usize].time.idle += idle;
-    }
-
-    /// The running thread's vruntime including the part of its segment not
-    /// yet charged.
-    fn current_vruntime(&self, core: u32) -> Option<Nanos> {
-        let c = &self.cores[core as usize];
-        let tid = c.current?;
-        let running = match c.busy {
-            Busy::Thread { start, .. } => self.now - start,
-            _ => 0,
-        };
-        Some(self.threads[tid as usize].vruntime + running)
+        self.cpu
+            .run(core, kind, dur, then, self.now, &mut self.events);
     }
 
     /// Switches `core` to the best runnable thread, or leaves it idle.
     fn schedule(&mut self, core: u32) {
-        let Some((tid, _)) = self.cores[core as usize].rq.pick() else {
+        let w = self.window();
+        let Some((tid, at)) = self.cpu.switch(core, self.now, w, &mut self.events) else {
             return;
         };
-        if matches!(self.cores[core as usize].busy, Busy::Idle) {
-            self.charge_idle(core);
-        }
-        let measuring = self.measuring(self.now);
-        let c = &mut self.cores[core as usize];
-        c.current = Some(tid);
-        let th = &mut self.threads[tid as usize];
-        // A new address space costs more than a thread of the one held.
-        let process = th.spec.process;
-        let cost = if th.spec.kthread {
-            // A kernel thread borrows the address space it finds (active_mm).
-            self.host.context_switch
-        } else {
-            match c.mm.replace(process) {
-                Some(mm) if mm != process => self.host.process_switch(),
-                _ => self.host.context_switch,
-            }
-        };
-        th.state = TState::Running;
-        th.exec_at_switch_in = th.sum_exec;
-        self.path.switched_in(tid, self.now + cost);
-        if measuring {
-            th.ctx += 1;
+        self.threads[tid as usize].state = TState::Running;
+        self.path.switched_in(tid, at);
+        if self.measuring(self.now) {
             self.context_switches += 1;
-            self.cores[core as usize].ctx += 1;
         }
-        self.start_seg(core, Kind::Kernel, cost, Step::Resume);
     }
 
     /// The current thread leaves the CPU (it blocked, slept or finished).
     pub(crate) fn leave_cpu(&mut self, core: u32) {
-        if let Some((tid, v)) = self.cores[core as usize]
-            .current
-            .zip(self.current_vruntime(core))
-        {
-            // EEVDF keeps the sleeper's lag for its return.
-            self.cores[core as usize].rq.sleep(tid, v);
-        }
-        let c = &mut self.cores[core as usize];
-        c.current = None;
-        c.busy = Busy::Idle;
-        c.idle_since = self.now;
-        c.gen = c.gen.wrapping_add(1);
-        self.events.cancel_core_done(core);
-        if self.poll_pending(core) && self.cores[core as usize].rq.is_empty() {
+        self.cpu.leave(core, self.now, &mut self.events);
+        if self.cpu.poll_pending(core) && self.cpu.runqueue_empty(core) {
             // Polled delivery: the idle poller takes what waited.
             self.start_handler(core);
             return;
@@ -131,99 +46,47 @@ impl World {
     /// The current thread of `core` is done: the core no longer counts it
     /// (its ticks stop with its last thread) and it leaves.
     pub(crate) fn leave_cpu_for_good(&mut self, core: u32) {
-        self.cores[core as usize].threads -= 1;
+        self.cpu.retire(core);
         self.leave_cpu(core);
     }
 
-    /// A spin of thread `tid` (its segment ending in `spin`) ends early:
-    /// what is left of it becomes a kernel segment of `cost` ending in
-    /// `then`, now if it runs, else when it is resumed (a handler or a
-    /// preemption cut it short). False if the thread has no such spin.
+    /// A spin of thread `tid` ends early ([`crate::cpu::Cpu::end_spin`]).
     pub(crate) fn end_spin(&mut self, tid: u32, spin: Step, cost: Nanos, then: Step) -> bool {
-        let core = self.threads[tid as usize].spec.core as u32;
-        let c = &self.cores[core as usize];
-        match c.busy {
-            Busy::Thread {
-                kind,
-                start,
-                then: t,
-                ..
-            } if t == spin && c.current == Some(tid) => {
-                self.charge(core, kind, start);
-                self.start_seg(core, Kind::Kernel, cost, then);
-                true
-            }
-            _ => {
-                let th = &mut self.threads[tid as usize];
-                let Some(seg) = th.saved.iter_mut().rev().find(|s| s.then == spin) else {
-                    return false;
-                };
-                seg.kind = Kind::Kernel;
-                seg.remaining = cost;
-                seg.then = then;
-                true
-            }
-        }
+        let w = self.window();
+        self.cpu
+            .end_spin(tid, spin, cost, then, self.now, w, &mut self.events)
     }
 
     /// The running handler on `core` wakes `tid` when it returns.
     pub(crate) fn wake_by_handler(&mut self, core: u32, tid: u32) {
         self.threads[tid as usize].state = TState::Waking;
-        self.cores[core as usize].waking.push(tid);
-    }
-
-    /// Cuts the running thread segment short, saving what is left of it.
-    fn cut_short(&mut self, core: u32) {
-        if let Busy::Thread {
-            kind,
-            start,
-            end,
-            then,
-        } = self.cores[core as usize].busy
-        {
-            self.charge(core, kind, start);
-            let tid = self.cores[core as usize].current.expect("thread work") as usize;
-            self.threads[tid].saved.push(Seg {
-                kind,
-                remaining: end - self.now,
-                then,
-            });
-            let c = &mut self.cores[core as usize];
-            c.busy = Busy::Idle;
-            c.gen = c.gen.wrapping_add(1);
-            self.events.cancel_core_done(core);
-        }
+        self.cpu.wake_by_handler(core, tid);
     }
 
     /// Puts the current thread back on the run queue and switches.
     fn preempt(&mut self, core: u32) {
-        self.cut_short(core);
-        let c = &mut self.cores[core as usize];
-        let tid = c.current.take().expect("preempting nothing");
-        c.rq.enqueue(tid, self.threads[tid as usize].vruntime);
+        let w = self.window();
+        let tid = self.cpu.preempt(core, self.now, w, &mut self.events);
         self.threads[tid as usize].state = TState::Runnable;
-        // The core was busy up to now: no idle time between the two.
-        self.cores[core as usize].idle_since = self.now;
         self.schedule(core);
     }
 
     /// A segment of the current thread, or the handler, ended.
     pub(crate) fn core_done(&mut self, core: u32) {
-        match self.cores[core as usize].busy {
+        match self.cpu.busy(core) {
             Busy::Thread {
                 kind, start, then, ..
             } => {
-                if self.poll_pending(core) {
+                if self.cpu.poll_pending(core) {
                     // Polled delivery: the thread's next step takes the
                     // interrupt first (the handler cuts the segment, which
                     // has nothing left, and the thread goes on after it).
                     self.start_handler(core);
                     return;
                 }
-                self.charge(core, kind, start);
-                let tid = self.cores[core as usize].current.expect("thread work");
-                self.cores[core as usize].busy = Busy::Idle;
-                if self.cores[core as usize].rq.need_resched() && self.better_waiting(core) {
+                let w = self.window();
+                let (tid, yields) = self.cpu.segment_done(core, kind, start, self.now, w);
+                if yields {
                     // A switch-in that ends (`Resume`) leaves the thread's
                     // saved segments and its `next` as they are: they are
                     // still what it has to do.
@@ -240,182 +103,56 @@ impl World {
         }
     }
 
-    /// Whether a runnable thread should take the CPU from the current one.
-    fn better_waiting(&self, core: u32) -> bool {
-        let c = &self.cores[core as usize];
-        let current = c.current.zip(self.current_vruntime(core));
-        c.rq.better_waiting(current)
-    }
-
     /// A thread runs for the first time.
     pub(crate) fn start_thread(&mut self, tid: u32) {
         let th = &mut self.threads[tid as usize];
         if th.state != TState::NotStarted {
             return;
         }
-        let core = th.spec.core as u32;
         th.state = TState::Runnable;
-        let rq = &mut self.cores[core as usize].rq;
-        th.vruntime = rq.min_vruntime();
-        rq.start(tid, th.vruntime);
-        if !self.cores[core as usize].ticking {
-            self.cores[core as usize].ticking = true;
-            self.cores[core as usize].tick_origin = self.now;
-            self.events
-                .push(self.now + self.host.tick, Ev::Tick { core });
-        }
+        let core = self.cpu.start(tid, self.now, &mut self.events);
         self.kick(core);
     }
 
-    /// A woken thread becomes runnable (CFS place_entity and
-    /// check_preempt_wakeup).
+    /// A woken thread becomes runnable (wake a thread).
     pub(crate) fn enqueue_woken(&mut self, tid: u32) {
-        let core = self.threads[tid as usize].spec.core as u32;
-        let current = self.cores[core as usize]
-            .current
-            .zip(self.current_vruntime(core));
-        let current =
-            current.map(|(cur, v)| (cur, v, self.threads[cur as usize].spec.job.critical));
-        let measuring = self.measuring(self.now);
-        let th = &mut self.threads[tid as usize];
-        let critical = th.spec.job.critical;
-        th.vruntime =
-            self.cores[core as usize]
-                .rq
-                .wake(tid, th.vruntime, critical, current, &self.sched);
-        th.state = TState::Runnable;
-        if measuring {
-            th.wakeups += 1;
-        }
+        let w = self.window();
+        self.cpu.wake(tid, self.now, w, &mut self.events);
+        self.threads[tid as usize].state = TState::Runnable;
         self.path.runnable(tid, self.now);
-        self.resume_ticks(core);
-    }
-
-    /// Restarts the ticks of a core whose ticks stopped while it idled, on
-    /// the same grid: the next tick is where it would have been, as if the
-    /// idle ticks (which do nothing) had run.
-    fn resume_ticks(&mut self, core: u32) {
-        let c = &mut self.cores[core as usize];
-        if c.ticking || c.threads == 0 {
-            return;
-        }
-        c.ticking = true;
-        let tick = self.host.tick;
-        let next = c.tick_origin + ((self.now - c.tick_origin) / tick + 1) * tick;
-        self.events.push(next, Ev::Tick { core });
     }
 
     /// Lets a core act on a change: run a thread if idle, or preempt.
     pub(crate) fn kick(&mut self, core: u32) {
-        let c = &self.cores[core as usize];
-        match c.busy {
-            Busy::Idle if c.current.is_none() => self.schedule(core),
-            Busy::Thread { kind, .. } if c.rq.need_resched() && self.preemptible(kind) => {
-                self.preempt(core)
-            }
-            _ => {}
+        match self.cpu.kick(core) {
+            Next::Schedule => self.schedule(core),
+            Next::Preempt => self.preempt(core),
+            Next::Stay => {}
         }
-    }
-
-    /// Whether a thread running a segment of `kind` may be preempted now.
-    /// Under PREEMPT_VOLUNTARY a kernel path runs on to its end (the
-    /// segment's end: the return to user space or a schedule point), where
-    /// [`World::core_done`] takes the pending resched.
-    fn preemptible(&self, kind: Kind) -> bool {
-        kind == Kind::User || self.host.preemption == Preemption::Full
     }
 
     /// The scheduler tick (CFS check_preempt_tick).
     pub(crate) fn tick(&mut self, core: u32) {
-        let c = &self.cores[core as usize];
-        // Ticks stop with the threads, or when nothing else is scheduled (a
-        // thread stuck forever must end the run, for the audit to see it).
-        if c.threads == 0 || !self.events.any_live() {
-            self.cores[core as usize].ticking = false;
-            return;
-        }
-        // An idle core stops ticking until a thread wakes on it (Linux's
-        // NO_HZ idle): a run's events then grow with its I/Os, not with its
-        // virtual time (a device taking seconds a command would otherwise
-        // tick millions of times in between).
-        if c.current.is_none() && c.rq.is_empty() && matches!(c.busy, Busy::Idle) {
-            self.cores[core as usize].ticking = false;
-            return;
-        }
-        self.events
-            .push(self.now + self.host.tick, Ev::Tick { core });
-        let Some(tid) = c.current else { return };
-        if c.rq.is_empty() || !matches!(c.busy, Busy::Thread { .. }) {
-            return;
-        }
-        let cur = self.current_vruntime(core).expect("current");
-        let th = &self.threads[tid as usize];
-        let ran = th.sum_exec + (cur - th.vruntime) - th.exec_at_switch_in;
-        let busy = c.busy;
-        if self.cores[core as usize]
-            .rq
-            .slice_used(tid, ran, cur, &self.sched)
-        {
-            match busy {
-                Busy::Thread { kind, .. } if !self.preemptible(kind) => {
-                    self.cores[core as usize].rq.request_resched();
-                }
-                _ => self.preempt(core),
-            }
+        let live = self.events.any_live();
+        if self.cpu.tick(core, self.now, live, &mut self.events) {
+            self.preempt(core);
         }
     }
 
     /// Queues work for the core's interrupt handler, starting it unless it
-    /// already runs. A device interrupt already pending for the same queue
-    /// absorbs the new one (one MSI-X pending bit per vector).
+    /// already runs (raise an interrupt).
     pub(crate) fn raise(&mut self, core: u32, work: IrqWork) {
-        let merge = self.host.irq_delivery == crate::profile::IrqDelivery::Apic;
-        let polled = self.host.irq_taken == IrqTaken::Poll;
-        let c = &mut self.cores[core as usize];
-        if let (true, IrqWork::Device { queue, kind }) = (merge, work) {
-            for w in c.pending.iter_mut() {
-                if let IrqWork::Device { queue: q, kind: k } = w {
-                    if *q == queue {
-                        if kind == Interrupt::Full {
-                            *k = Interrupt::Full;
-                        }
-                        return;
-                    }
-                }
-            }
-        }
-        c.pending.push_back(work);
-        if polled && matches!(work, IrqWork::Device { .. }) && matches!(c.busy, Busy::Thread { .. })
-        {
-            // Polled delivery: the running thread takes it at its
-            // segment's end, or the fallback handler after a while.
-            if c.deferred_since.is_none() {
-                c.deferred_since = Some(self.now);
-                let at = self.now + self.host.irq_poll_fallback;
-                let since = self.now;
-                self.events.push(at, Ev::IrqFallback { core, since });
-            }
-            return;
-        }
-        if !matches!(c.busy, Busy::Irq { .. }) {
+        if self.cpu.raise(core, work, self.now, &mut self.events) {
             self.start_handler(core);
         }
     }
 
     /// Polled delivery's fallback handler: an interrupt pending since
-    /// `since` on a core kept busy takes the core now (the emulator's
-    /// SCHED_FIFO handler, woken after `POLL_FALLBACK`).
+    /// `since` on a core kept busy takes the core now.
     pub(crate) fn irq_fallback(&mut self, core: u32, since: Nanos) {
-        let c = &self.cores[core as usize];
-        if c.deferred_since == Some(since) && !matches!(c.busy, Busy::Irq { .. }) {
+        if self.cpu.fallback_due(core, since) {
             self.start_handler(core);
         }
-    }
-
-    /// Polled delivery: device interrupts wait on this core for a poll
-    /// point (the running thread's next step, or the core's idling).
-    fn poll_pending(&self, core: u32) -> bool {
-        self.host.irq_taken == IrqTaken::Poll && self.cores[core as usize].deferred_since.is_some()
     }
 
     /// Runs the next queued handler: interrupts whatever runs on the core,
@@ -423,18 +160,8 @@ impl World {
     /// completion's handling per entry reaped and one wake-up per thread
     /// woken.
     fn start_handler(&mut self, core: u32) {
-        // Whatever waited is taken now: this handler and the ones queued
-        // behind it run before the core returns to its thread.
-        self.cores[core as usize].deferred_since = None;
-        let work = self.cores[core as usize]
-            .pending
-            .pop_front()
-            .expect("handler without work");
-        match self.cores[core as usize].busy {
-            Busy::Thread { .. } => self.cut_short(core),
-            Busy::Idle => self.charge_idle(core),
-            Busy::Irq { .. } => {}
-        }
+        let w = self.window();
+        let work = self.cpu.enter_handler(core, self.now, w, &mut self.events);
         let h = &self.host;
         let mut cost = h.irq_entry;
         let (per_completion, wakeup) = (h.per_completion, h.wakeup);
@@ -446,7 +173,7 @@ impl World {
                 self.nvme.reap(queue, kind, &mut reaped);
                 if measuring {
                     self.interrupts += 1;
-                    self.cores[core as usize].irqs += 1;
+                    self.cpu.count_interrupt(core);
                     self.completions += reaped.len() as u64;
                     for r in &reaped {
                         let m = self.requests[r.id as usize].marks;
@@ -470,12 +197,8 @@ impl World {
                 cost += wakeup;
             }
         }
-        let c = &mut self.cores[core as usize];
-        c.busy = Busy::Irq { start: self.now };
-        c.gen = c.gen.wrapping_add(1);
-        let gen = c.gen;
-        self.events
-            .push(self.now + cost, Ev::CoreDone { core, gen });
+        self.cpu
+            .handler_runs(core, cost, self.now, &mut self.events);
     }
 
     /// Hands one reaped completion to its thread; true if the handler must
@@ -533,9 +256,8 @@ impl World {
     /// handler runs, or the interrupted thread resumes unless a woken one
     /// preempts it.
     fn handler_end(&mut self, core: u32, start: Nanos) {
-        let irq = self.clip(start, self.now);
-        self.cores[core as usize].time.irq += irq;
-        let woken = std::mem::take(&mut self.cores[core as usize].waking);
+        let w = self.window();
+        let woken = self.cpu.handler_returns(core, start, self.now, w);
         for &tid in &woken {
             self.enqueue_woken(tid);
         }
@@ -545,41 +267,15 @@ impl World {
                 self.kick(other);
             }
         }
-        let mut woken = woken;
-        woken.clear();
-        self.cores[core as usize].waking = woken;
-        if !self.cores[core as usize].pending.is_empty() {
+        self.cpu.woken_done(core, woken);
+        if self.cpu.handler_pending(core) {
             self.start_handler(core);
             return;
         }
-        self.cores[core as usize].busy = Busy::Idle;
-        let c = &self.cores[core as usize];
-        // The interrupted segment, which resumes unless a woken thread may
-        // preempt it now.
-        let kind = c
-            .current
-            .and_then(|tid| self.threads[tid as usize].saved.last())
-            .map(|seg| seg.kind);
-        match c.current {
-            Some(_)
-                if c.rq.need_resched()
-                    && kind.is_some_and(|k| self.preemptible(k))
-                    && self.better_waiting(core) =>
-            {
-                self.cores[core as usize].idle_since = self.now;
-                self.preempt(core);
-            }
-            Some(tid) => {
-                let seg = self.threads[tid as usize]
-                    .saved
-                    .pop()
-                    .expect("an interrupted thread has a saved segment");
-                self.start_seg(core, seg.kind, seg.remaining, seg.then);
-            }
-            None => {
-                self.cores[core as usize].idle_since = self.now;
-                self.schedule(core);
-            }
+        match self.cpu.after_handler(core, self.now, &mut self.events) {
+            Next::Preempt => self.preempt(core),
+            Next::Schedule => self.schedule(core),
+            Next::Stay => {}
         }
     }
 }

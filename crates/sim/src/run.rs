@@ -7,11 +7,11 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use report::{CoreUtil, DirReport, JobReport, LatencyStats, Mode, PolicyInfo, RunReport};
 
+use crate::cpu::{Cpu, EntitySpec};
 use crate::events::{Ev, Events};
 use crate::nvme::{Controller, Device};
-use crate::sched::{RunQueue, Tunables};
 use crate::workload;
-use crate::world::{Audit, Core, DirStats, Thread, World};
+use crate::world::{Audit, DirStats, Thread, World};
 use crate::{DeviceProfile, HostProfile, SimError};
 
 /// What one simulation runs on.
@@ -292,13 +292,15 @@ fn assemble(
         dev.queue_depth as usize,
         policies,
     );
-    let mut cores: Vec<_> = (0..host.cores)
-        .map(|_| {
-            let mut core = Core::new();
-            core.rq = RunQueue::with_rule(host.wakeup_rule, host.cores, host.tick);
-            core
-        })
-        .collect();
+    let mut cpu = Cpu::new(
+        host,
+        threads.iter().map(|t| EntitySpec {
+            core: t.core as u32,
+            process: t.process,
+            kthread: t.kthread,
+            critical: t.job.critical,
+        }),
+    );
     let mut world_threads = Vec::with_capacity(threads.len());
     let mut events = Events::new(
         host.cores as usize,
@@ -338,7 +340,7 @@ fn assemble(
             world_threads.push(th);
             continue;
         }
-        cores[t.core].threads += 1;
+        cpu.count_thread(t.core);
         // A thread that waits for others is started when they finish.
         if t.after.is_empty() {
             events.push(t.start, Ev::Start { tid: i as u32 });
@@ -361,8 +363,7 @@ fn assemble(
         now: 0,
         events,
         host: host.clone(),
-        sched: Tunables::of(host),
-        cores,
+        cpu,
         threads: world_threads,
         requests: Vec::new(),
         free: Vec::new(),
@@ -424,13 +425,14 @@ fn completion_note(world: &World) -> String {
             }
             continue;
         }
+        let spun = world.cpu.account(tid as u32).spun;
         match polled.iter_mut().find(|p| p.0 == name) {
             Some(p) => {
                 p.1 += th.polled;
-                p.2 += th.spun;
+                p.2 += spun;
                 p.3 += 1;
             }
-            None => polled.push((name, th.polled, th.spun, 1)),
+            None => polled.push((name, th.polled, spun, 1)),
         }
     }
     if !polled.is_empty() {
@@ -536,9 +538,9 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 cpus: vec![t.spec.core],
                 read: dir_report(&t.read, own_run(w, t)),
                 write: dir_report(&t.write, own_run(w, t)),
-                usr_ns: t.usr,
-                sys_ns: t.sys,
-                ctx: t.ctx,
+                usr_ns: w.cpu.account(tid as u32).usr,
+                sys_ns: w.cpu.account(tid as u32).sys,
+                ctx: w.cpu.account(tid as u32).ctx,
                 ctx_voluntary: None,
                 ctx_involuntary: None,
                 verify: None,
@@ -559,7 +561,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         cores: used
             .iter()
             .map(|&c| {
-                let t = &w.cores[c].time;
+                let t = w.cpu.time(c);
                 CoreUtil {
                     core: c,
                     user: frac(t.user),
@@ -616,7 +618,7 @@ fn journal_note(w: &World) -> Option<String> {
         w.host.journal,
         jbd2.spec.core,
         if w.host.jbd2_critical { "" } else { "not " },
-        jbd2.ctx,
+        w.cpu.account(j.jbd2).ctx,
         j.buffered_writes,
         j.fs.committed()
     ))

@@ -25,7 +25,7 @@ impl World {
     pub(crate) fn step(&mut self, tid: u32, step: Step) {
         let core = self.threads[tid as usize].spec.core as u32;
         match step {
-            Step::Resume => match self.threads[tid as usize].saved.pop() {
+            Step::Resume => match self.cpu.resume_saved(tid) {
                 Some(seg) => self.start_seg(core, seg.kind, seg.remaining, seg.then),
                 None => {
                     let next = self.threads[tid as usize].next;

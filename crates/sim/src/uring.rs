@@ -235,8 +235,9 @@ impl World {
     /// window, in job order.
     pub(crate) fn uring_figures(&self) -> Vec<UringFigures> {
         let mut out: Vec<UringFigures> = Vec::new();
-        for th in &self.threads[..self.job_threads] {
+        for (tid, th) in self.threads[..self.job_threads].iter().enumerate() {
             let Some(s) = th.spec.uring else { continue };
+            let a = self.cpu.account(tid as u32);
             let name = th.spec.job.name.as_str();
             let i = match out.iter().position(|f| f.job == name) {
                 Some(i) => i,
@@ -251,9 +252,9 @@ impl World {
             };
             let f = &mut out[i];
             f.ios += th.read.ops + th.write.ops;
-            f.wakeups += th.wakeups;
-            f.context_switches += th.ctx;
-            f.cpu += th.usr + th.sys;
+            f.wakeups += a.wakeups;
+            f.context_switches += a.ctx;
+            f.cpu += a.usr + a.sys;
         }
         out
     }

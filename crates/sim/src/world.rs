@@ -6,69 +6,15 @@
 use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
-use policy::{Interrupt, Marks, Nanos};
+use policy::{Marks, Nanos};
 use rand_pcg::Pcg64Mcg;
 
+pub(crate) use crate::cpu::{IrqWork, Kind};
 use crate::events::{Ev, Events};
 use crate::limits::BEHIND_REAL_TIME;
-use crate::sched::{RunQueue, Tunables};
+pub(crate) use crate::step::Step;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
-
-/// What a CPU segment counts as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    User,
-    Kernel,
-    /// Kernel time spinning on a polled queue ([`Step::Poll`]): system
-    /// time, also counted apart ([`Thread::spun`]).
-    Spin,
-}
-
-/// What a thread does when its current CPU segment ends (or when it is
-/// switched in with no preempted segment to finish).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Just switched in: finish the segment that was cut short, if any, else
-    /// carry on with `Thread::next`.
-    Resume,
-    /// Decide: issue the next batch, reap, sleep or finish.
-    Plan,
-    /// User work for the prepared batch is done: enter the submit call.
-    Submit,
-    /// The submit call has handed the batch to the device.
-    Submitted,
-    /// Enter the call that waits for completions.
-    GetEvents,
-    /// In the waiting call: take what has been delivered, return or sleep.
-    Reap,
-    /// The call's own part of the completions it took is done
-    /// (`reap_per_completion` each): it returns them to the thread.
-    Reaped,
-    /// Spinning on the completion queue (a polled request): the segment
-    /// lasts until the device posts the entry, which cuts it to the reap.
-    Poll,
-    /// The fsync call's entry is done: enter the fsync path
-    /// ([`crate::journal`]).
-    Fsync,
-    /// Woken by the fsync path (a caller, or JBD2): go on in it.
-    Journal,
-    /// Done with this step of the fsync path: sleep until woken (or spin
-    /// while it has polled I/Os out, `fsync_io_polls`).
-    JournalSleep,
-    /// Spinning for the fsync path's polled I/Os: the segment lasts until
-    /// the device posts one (or the thread is woken), then the thread
-    /// takes what it found ([`crate::journal`]).
-    JournalPoll,
-}
-
-/// A thread's CPU work, possibly cut short by an interrupt or preemption.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Seg {
-    pub kind: Kind,
-    pub remaining: Nanos,
-    pub then: Step,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TState {
@@ -118,14 +64,6 @@ pub(crate) struct Thread {
     pub done_at: Option<Nanos>,
     pub state: TState,
     pub next: Step,
-    /// Segments an interrupt or preemption cut short, finished (last first)
-    /// when the thread runs again. At most two: a cut segment, and the
-    /// context switch back to it, cut short in turn.
-    pub saved: Vec<Seg>,
-    pub vruntime: Nanos,
-    pub sum_exec: Nanos,
-    /// `sum_exec` when it was last switched in (for the slice check).
-    pub exec_at_switch_in: Nanos,
     pub rng: Pcg64Mcg,
 
     // The I/O loop.
@@ -151,20 +89,13 @@ pub(crate) struct Thread {
     pub deferred: VecDeque<u32>,
     /// The io_uring waiting call in progress ([`host::uring::Wait`]).
     pub uring_wait: Option<host::uring::Wait>,
-    /// Wake-ups in the window: times the thread was made runnable after
-    /// sleeping.
-    pub wakeups: u64,
 
     // Measurements.
-    /// Spinning on its polled queue in the window (part of `sys`), and its
-    /// requests completed by polling in the window.
-    pub spun: Nanos,
+    /// Its requests completed by polling in the window (its CPU time is
+    /// the CPU's: [`crate::cpu::Account`]).
     pub polled: u64,
     pub read: DirStats,
     pub write: DirStats,
-    pub usr: Nanos,
-    pub sys: Nanos,
-    pub ctx: u64,
 
     /// The application model driving it instead of fio's loop
     /// ([`crate::app`]); `None` for a job's thread.
@@ -179,10 +110,6 @@ impl Thread {
             done_at: None,
             state: TState::NotStarted,
             next: Step::Plan,
-            saved: Vec::with_capacity(2),
-            vruntime: 0,
-            sum_exec: 0,
-            exec_at_switch_in: 0,
             rng,
             in_flight: 0,
             batch: Vec::new(),
@@ -195,100 +122,10 @@ impl Thread {
             hybrid_sleep: 0,
             deferred: VecDeque::new(),
             uring_wait: None,
-            wakeups: 0,
-            spun: 0,
             polled: 0,
             read: DirStats::new(),
             write: DirStats::new(),
-            usr: 0,
-            sys: 0,
-            ctx: 0,
             app: None,
-        }
-    }
-}
-
-/// Work queued for a core's interrupt handler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IrqWork {
-    /// The device interrupts for a completion queue.
-    Device { queue: u32, kind: Interrupt },
-    /// A timer expires and wakes a sleeping thread.
-    Timer { tid: u32 },
-}
-
-/// What occupies a core right now.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Busy {
-    Idle,
-    /// The current thread runs a segment.
-    Thread {
-        kind: Kind,
-        start: Nanos,
-        end: Nanos,
-        then: Step,
-    },
-    /// The interrupt handler runs (the current thread, if any, is cut short
-    /// and its segment saved).
-    Irq {
-        start: Nanos,
-    },
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct CoreTime {
-    pub user: Nanos,
-    pub kernel: Nanos,
-    pub irq: Nanos,
-    pub idle: Nanos,
-}
-
-#[derive(Debug)]
-pub(crate) struct Core {
-    pub busy: Busy,
-    pub gen: u32,
-    /// The thread owning the CPU (possibly cut short by the handler).
-    pub current: Option<u32>,
-    /// Its runnable threads and CFS's state (crate::sched).
-    pub rq: RunQueue,
-    pub pending: VecDeque<IrqWork>,
-    /// Threads the running handler wakes when it ends.
-    pub waking: Vec<u32>,
-    pub idle_since: Nanos,
-    pub time: CoreTime,
-    pub threads: u32,
-    pub ticking: bool,
-    /// When the core's ticks started: they fall on `tick_origin + k * tick`.
-    pub tick_origin: Nanos,
-    /// The process whose address space the core holds: the last thread's
-    /// that ran (idle keeps it, Linux's lazy TLB).
-    pub mm: Option<u32>,
-    /// Device interrupts taken and threads switched in, in the window.
-    pub irqs: u64,
-    pub ctx: u64,
-    /// Polled delivery ([`crate::IrqTaken::Poll`]): since when a device
-    /// interrupt has waited for the busy core.
-    pub deferred_since: Option<Nanos>,
-}
-
-impl Core {
-    pub(crate) fn new() -> Core {
-        Core {
-            busy: Busy::Idle,
-            gen: 0,
-            current: None,
-            rq: RunQueue::default(),
-            pending: VecDeque::new(),
-            waking: Vec::new(),
-            idle_since: 0,
-            time: CoreTime::default(),
-            threads: 0,
-            ticking: false,
-            tick_origin: 0,
-            mm: None,
-            irqs: 0,
-            ctx: 0,
-            deferred_since: None,
         }
     }
 }
@@ -378,9 +215,8 @@ pub(crate) struct World {
     pub now: Nanos,
     pub events: Events,
     pub host: HostProfile,
-    /// The scheduler's tunables, from the host.
-    pub sched: Tunables,
-    pub cores: Vec<Core>,
+    /// The cores, their run queues and the threads' scheduling entities.
+    pub cpu: crate::cpu::Cpu,
     pub threads: Vec<Thread>,
     pub requests: Vec<Request>,
     pub free: Vec<u32>,
@@ -470,7 +306,7 @@ impl World {
             self.audit.events_by_kind[ev.kind()] += 1;
             match ev {
                 Ev::CoreDone { core, gen } => {
-                    if self.cores[core as usize].gen == gen {
+                    if self.cpu.is_current(core, gen) {
                         self.core_done(core);
                     } else {
                         self.audit.events_by_kind[9] += 1;
@@ -522,26 +358,15 @@ impl World {
                     + hist(&t.read.clat)
                     + hist(&t.write.clat)
                     + (t.batch.capacity() + t.ready.capacity() + t.got.capacity()) * 4
-                    + t.saved.capacity() * size_of::<Seg>()
                     + t.app
                         .as_ref()
                         .map_or(0, |_| size_of::<crate::state::app::Driver>())
             })
             .sum();
-        let cores: usize = self
-            .cores
-            .iter()
-            .map(|c| {
-                size_of::<Core>()
-                    + c.rq.capacity() * size_of::<(Nanos, u32)>()
-                    + c.waking.capacity() * 4
-                    + c.pending.capacity() * size_of::<IrqWork>()
-            })
-            .sum();
         let requests = self.requests.capacity() * size_of::<Request>() + self.free.capacity() * 4;
         let block = self.block.as_ref().map_or(0, |b| b.bytes());
         (threads
-            + cores
+            + self.cpu.bytes()
             + requests
             + self.nvme.bytes()
             + block
@@ -559,13 +384,6 @@ impl World {
             .count();
         let pieces = self.block.as_ref().map_or(0, |b| b.in_flight());
         (busy - pieces) as u64
-    }
-
-    /// Counts `[from, to)` clipped to the measured window.
-    pub(crate) fn clip(&self, from: Nanos, to: Nanos) -> Nanos {
-        let a = from.max(self.window_from);
-        let b = to.min(self.window_to);
-        b.saturating_sub(a)
     }
 
     /// The measured window as it stands (its end is `Nanos::MAX` until the
@@ -633,13 +451,8 @@ impl World {
         if self.window_to == Nanos::MAX {
             self.window_to = self.now;
         }
-        for c in 0..self.cores.len() {
-            if matches!(self.cores[c].busy, Busy::Idle) {
-                let idle = self.clip(self.cores[c].idle_since, self.now);
-                self.cores[c].time.idle += idle;
-                self.cores[c].idle_since = self.now;
-            }
-        }
+        let w = self.window();
+        self.cpu.close(self.now, w);
         self.audit.stranded = self.requests_in_flight();
         if let Some(b) = &self.block {
             self.audit.block_wait = b.waits().to_vec();
@@ -655,7 +468,7 @@ impl World {
             .used_cores()
             .into_iter()
             .map(|c| {
-                let t = &self.cores[c].time;
+                let t = self.cpu.time(c);
                 (c, t.user + t.kernel + t.irq + t.idle)
             })
             .collect();

@@ -1,0 +1,813 @@
+//! The host's cores as one mechanism: what each core runs (a thread's
+//! segment of CPU work, the interrupt handler, or nothing), its run queue
+//! and wake-up rule ([`crate::sched`]: CFS, FastResponse's rules or
+//! EEVDF), its ticks, the interrupt work queued for its handler, and each
+//! thread's scheduling entity (vruntime, the segments an interrupt or a
+//! preemption cut short) and CPU time.
+//!
+//! The CPU owns this state; the rest of the host reaches it through its
+//! calls: run a segment (charge CPU), wake a thread, raise an interrupt,
+//! leave the CPU, and the scheduler's questions (preempt now?). What a
+//! thread does when its segment ends, and what the handler reaps, are not
+//! the CPU's: it hands back the thread's [`Step`], or asks the host
+//! ([`crate::host`] wires the two).
+//!
+//! Interrupt time is charged to the core, not to the interrupted thread's
+//! vruntime (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it
+//! started on (no load balancing).
+
+use std::collections::VecDeque;
+
+use policy::{Interrupt, Nanos};
+
+use crate::events::{Ev, Events};
+use crate::profile::{IrqDelivery, IrqTaken, Preemption};
+use crate::sched::{RunQueue, Tunables};
+use crate::step::Step;
+use crate::HostProfile;
+
+/// What a CPU segment counts as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    User,
+    Kernel,
+    /// Kernel time spinning on a polled queue ([`Step::Poll`]): system
+    /// time, also counted apart ([`Account::spun`]).
+    Spin,
+}
+
+/// A thread's CPU work, possibly cut short by an interrupt or preemption.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    pub kind: Kind,
+    pub remaining: Nanos,
+    pub then: Step,
+}
+
+/// Work queued for a core's interrupt handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IrqWork {
+    /// The device interrupts for a completion queue.
+    Device { queue: u32, kind: Interrupt },
+    /// A timer expires and wakes a sleeping thread.
+    Timer { tid: u32 },
+}
+
+/// What occupies a core right now.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Busy {
+    Idle,
+    /// The current thread runs a segment.
+    Thread {
+        kind: Kind,
+        start: Nanos,
+        end: Nanos,
+        then: Step,
+    },
+    /// The interrupt handler runs (the current thread, if any, is cut short
+    /// and its segment saved).
+    Irq {
+        start: Nanos,
+    },
+}
+
+/// A core's time in the measured window, ns.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CoreTime {
+    pub user: Nanos,
+    pub kernel: Nanos,
+    pub irq: Nanos,
+    pub idle: Nanos,
+}
+
+#[derive(Debug)]
+struct Core {
+    busy: Busy,
+    gen: u32,
+    /// The thread owning the CPU (possibly cut short by the handler).
+    current: Option<u32>,
+    /// Its runnable threads and the scheduler's state (crate::sched).
+    rq: RunQueue,
+    pending: VecDeque<IrqWork>,
+    /// Threads the running handler wakes when it ends.
+    waking: Vec<u32>,
+    idle_since: Nanos,
+    time: CoreTime,
+    threads: u32,
+    ticking: bool,
+    /// When the core's ticks started: they fall on `tick_origin + k * tick`.
+    tick_origin: Nanos,
+    /// The process whose address space the core holds: the last thread's
+    /// that ran (idle keeps it, Linux's lazy TLB).
+    mm: Option<u32>,
+    /// Device interrupts taken and threads switched in, in the window.
+    irqs: u64,
+    ctx: u64,
+    /// Polled delivery ([`IrqTaken::Poll`]): since when a device interrupt
+    /// has waited for the busy core.
+    deferred_since: Option<Nanos>,
+}
+
+/// A thread as the CPU needs to know it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntitySpec {
+    pub core: u32,
+    /// Its process (a switch between processes costs more).
+    pub process: u32,
+    /// A kernel thread borrows the address space it finds.
+    pub kthread: bool,
+    /// FastResponse's critical thread (the wake-up rules that favour it).
+    pub critical: bool,
+}
+
+/// A thread's CPU time in the measured window, and its switches and
+/// wake-ups there.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Account {
+    pub usr: Nanos,
+    pub sys: Nanos,
+    /// Spinning on a polled queue (part of `sys`).
+    pub spun: Nanos,
+    pub ctx: u64,
+    /// Times it was made runnable after sleeping.
+    pub wakeups: u64,
+}
+
+/// A thread's scheduling entity.
+#[derive(Debug)]
+struct Entity {
+    spec: EntitySpec,
+    vruntime: Nanos,
+    sum_exec: Nanos,
+    /// `sum_exec` when it was last switched in (for the slice check).
+    exec_at_switch_in: Nanos,
+    /// Segments an interrupt or preemption cut short, finished (last first)
+    /// when the thread runs again. At most two: a cut segment, and the
+    /// context switch back to it, cut short in turn.
+    saved: Vec<Seg>,
+    account: Account,
+}
+
+/// The host profile's costs and choices the cores apply.
+#[derive(Clone, Copy, Debug)]
+struct Costs {
+    context_switch: Nanos,
+    process_switch: Nanos,
+    tick: Nanos,
+    preemption: Preemption,
+    /// A device interrupt pending for a queue absorbs the next (APIC).
+    merge_irqs: bool,
+    /// Device interrupts wait for a poll point ([`IrqTaken::Poll`]).
+    polled_irqs: bool,
+    irq_poll_fallback: Nanos,
+}
+
+/// What a core does after a segment ended with a better thread waiting,
+/// or after its handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Nothing to change.
+    Stay,
+    /// Switch to the best runnable thread, if any ([`crate::host`]'s
+    /// `schedule`).
+    Schedule,
+    /// Put the current thread back on the run queue and switch.
+    Preempt,
+}
+
+/// The measured window, to clip what is charged: `[from, to)`.
+pub(crate) type Window = (Nanos, Nanos);
+
+fn clip((from_w, to_w): Window, from: Nanos, to: Nanos) -> Nanos {
+    to.min(to_w).saturating_sub(from.max(from_w))
+}
+
+fn measuring((from, to): Window, t: Nanos) -> bool {
+    t >= from && t < to
+}
+
+pub(crate) struct Cpu {
+    cores: Vec<Core>,
+    entities: Vec<Entity>,
+    tunables: Tunables,
+    costs: Costs,
+}
+
+impl Cpu {
+    /// The cores of `host`, with `threads` (by thread number) to run.
+    pub(crate) fn new(host: &HostProfile, threads: impl Iterator<Item = EntitySpec>) -> Cpu {
+        let cores = (0..host.cores)
+            .map(|_| Core {
+                busy: Busy::Idle,
+                gen: 0,
+                current: None,
+                rq: RunQueue::with_rule(host.wakeup_rule, host.cores, host.tick),
+                pending: VecDeque::new(),
+                waking: Vec::new(),
+                idle_since: 0,
+                time: CoreTime::default(),
+                threads: 0,
+                ticking: false,
+                tick_origin: 0,
+                mm: None,
+                irqs: 0,
+                ctx: 0,
+                deferred_since: None,
+            })
+            .collect();
+        let entities = threads
+            .map(|spec| Entity {
+                spec,
+                vruntime: 0,
+                sum_exec: 0,
+                exec_at_switch_in: 0,
+                saved: Vec::with_capacity(2),
+                account: Account::default(),
+            })
+            .collect();
+        Cpu {
+            cores,
+            entities,
+            tunables: Tunables::of(host),
+            costs: Costs {
+                context_switch: host.context_switch,
+                process_switch: host.process_switch(),
+                tick: host.tick,
+                preemption: host.preemption,
+                merge_irqs: host.irq_delivery == IrqDelivery::Apic,
+                polled_irqs: host.irq_taken == IrqTaken::Poll,
+                irq_poll_fallback: host.irq_poll_fallback,
+            },
+        }
+    }
+
+    /// A thread that will run on `core`: the core ticks while it has some.
+    pub(crate) fn count_thread(&mut self, core: usize) {
+        self.cores[core].threads += 1;
+    }
+
+    pub(crate) fn busy(&self, core: u32) -> Busy {
+        self.cores[core as usize].busy
+    }
+
+    /// Whether an end-of-work event of generation `gen` is still `core`'s.
+    pub(crate) fn is_current(&self, core: u32, gen: u32) -> bool {
+        self.cores[core as usize].gen == gen
+    }
+
+    pub(crate) fn time(&self, core: usize) -> CoreTime {
+        self.cores[core].time
+    }
+
+    /// Device interrupts taken and threads switched in on `core`, in the
+    /// window.
+    pub(crate) fn counts(&self, core: usize) -> (u64, u64) {
+        let c = &self.cores[core];
+        (c.irqs, c.ctx)
+    }
+
+    pub(crate) fn account(&self, tid: u32) -> &Account {
+        &self.entities[tid as usize].account
+    }
+
+    /// Starts a segment of the current thread on `core`.
+    pub(crate) fn run(
+        &mut self,
+        core: u32,
+        kind: Kind,
+        dur: Nanos,
+        then: Step,
+        now: Nanos,
+        events: &mut Events,
+    ) {
+        let c = &mut self.cores[core as usize];
+        c.gen = c.gen.wrapping_add(1);
+        c.busy = Busy::Thread {
+            kind,
+            start: now,
+            end: now + dur,
+            then,
+        };
+        let gen = c.gen;
+        events.push(now + dur, Ev::CoreDone { core, gen });
+    }
+
+    /// Charges `[from, now)` of thread work on `core` to the core, the
+    /// current thread and its vruntime.
+    fn charge(&mut self, core: u32, kind: Kind, from: Nanos, now: Nanos, w: Window) {
+        let measured = clip(w, from, now);
+        let ran = now - from;
+        let c = &mut self.cores[core as usize];
+        let tid = c.current.expect("thread work without a thread") as usize;
+        let e = &mut self.entities[tid];
+        let a = &mut e.account;
+        match kind {
+            Kind::User => {
+                c.time.user += measured;
+                a.usr += measured;
+            }
+            Kind::Kernel => {
+                c.time.kernel += measured;
+                a.sys += measured;
+            }
+            Kind::Spin => {
+                c.time.kernel += measured;
+                a.sys += measured;
+                a.spun += measured;
+            }
+        }
+        e.vruntime += ran;
+        e.sum_exec += ran;
+    }
+
+    fn charge_idle(&mut self, core: u32, now: Nanos, w: Window) {
+        let c = &mut self.cores[core as usize];
+        c.time.idle += clip(w, c.idle_since, now);
+    }
+
+    /// Closes the books at `now`: an idle core's idle time so far.
+    pub(crate) fn close(&mut self, now: Nanos, w: Window) {
+        for c in 0..self.cores.len() as u32 {
+            if matches!(self.cores[c as usize].busy, Busy::Idle) {
+                self.charge_idle(c, now, w);
+                self.cores[c as usize].idle_since = now;
+            }
+        }
+    }
+
+    /// The running thread's vruntime including the part of its segment not
+    /// yet charged.
+    fn current_vruntime(&self, core: u32, now: Nanos) -> Option<Nanos> {
+        let c = &self.cores[core as usize];
+        let tid = c.current?;
+        let running = match c.busy {
+            Busy::Thread { start, .. } => now - start,
+            _ => 0,
+        };
+        Some(self.entities[tid as usize].vruntime + running)
+    }
+
+    /// Switches `core` to the best runnable thread, which starts with the
+    /// switch's cost (a new address space costs more than a thread of the
+    /// one held); `None` leaves it idle. Returns the thread and when it
+    /// runs.
+    pub(crate) fn switch(
+        &mut self,
+        core: u32,
+        now: Nanos,
+        w: Window,
+        events: &mut Events,
+    ) -> Option<(u32, Nanos)> {
+        let (tid, _) = self.cores[core as usize].rq.pick()?;
+        if matches!(self.cores[core as usize].busy, Busy::Idle) {
+            self.charge_idle(core, now, w);
+        }
+        let c = &mut self.cores[core as usize];
+        c.current = Some(tid);
+        let e = &mut self.entities[tid as usize];
+        let process = e.spec.process;
+        let cost = if e.spec.kthread {
+            // A kernel thread borrows the address space it finds (active_mm).
+            self.costs.context_switch
+        } else {
+            match c.mm.replace(process) {
+                Some(mm) if mm != process => self.costs.process_switch,
+                _ => self.costs.context_switch,
+            }
+        };
+        e.exec_at_switch_in = e.sum_exec;
+        if measuring(w, now) {
+            e.account.ctx += 1;
+            c.ctx += 1;
+        }
+        self.run(core, Kind::Kernel, cost, Step::Resume, now, events);
+        Some((tid, now + cost))
+    }
+
+    /// The current thread leaves `core` (it blocked, slept or finished).
+    pub(crate) fn leave(&mut self, core: u32, now: Nanos, events: &mut Events) {
+        if let Some((tid, v)) = self.cores[core as usize]
+            .current
+            .zip(self.current_vruntime(core, now))
+        {
+            // EEVDF keeps the sleeper's lag for its return.
+            self.cores[core as usize].rq.sleep(tid, v);
+        }
+        let c = &mut self.cores[core as usize];
+        c.current = None;
+        c.busy = Busy::Idle;
+        c.idle_since = now;
+        c.gen = c.gen.wrapping_add(1);
+        events.cancel_core_done(core);
+    }
+
+    /// The current thread of `core` is done for good: the core no longer
+    /// counts it (its ticks stop with its last thread).
+    pub(crate) fn retire(&mut self, core: u32) {
+        self.cores[core as usize].threads -= 1;
+    }
+
+    /// Cuts the running thread segment short, saving what is left of it.
+    fn cut_short(&mut self, core: u32, now: Nanos, w: Window, events: &mut Events) {
+        if let Busy::Thread {
+            kind,
+            start,
+            end,
+            then,
+        } = self.cores[core as usize].busy
+        {
+            self.charge(core, kind, start, now, w);
+            let tid = self.cores[core as usize].current.expect("thread work") as usize;
+            self.entities[tid].saved.push(Seg {
+                kind,
+                remaining: end - now,
+                then,
+            });
+            let c = &mut self.cores[core as usize];
+            c.busy = Busy::Idle;
+            c.gen = c.gen.wrapping_add(1);
+            events.cancel_core_done(core);
+        }
+    }
+
+    /// Puts the current thread back on the run queue (the core then
+    /// switches). Returns it.
+    pub(crate) fn preempt(&mut self, core: u32, now: Nanos, w: Window, events: &mut Events) -> u32 {
+        self.cut_short(core, now, w, events);
+        let c = &mut self.cores[core as usize];
+        let tid = c.current.take().expect("preempting nothing");
+        c.rq.enqueue(tid, self.entities[tid as usize].vruntime);
+        // The core was busy up to now: no idle time between the two.
+        c.idle_since = now;
+        tid
+    }
+
+    /// A segment of the current thread ended: it is charged and the core
+    /// is free for what the thread does next. Returns the thread and
+    /// whether a better one waits to take the CPU now.
+    pub(crate) fn segment_done(
+        &mut self,
+        core: u32,
+        kind: Kind,
+        start: Nanos,
+        now: Nanos,
+        w: Window,
+    ) -> (u32, bool) {
+        self.charge(core, kind, start, now, w);
+        let tid = self.cores[core as usize].current.expect("thread work");
+        self.cores[core as usize].busy = Busy::Idle;
+        let yields = self.cores[core as usize].rq.need_resched() && self.better_waiting(core, now);
+        (tid, yields)
+    }
+
+    /// Whether a runnable thread should take the CPU from the current one.
+    fn better_waiting(&self, core: u32, now: Nanos) -> bool {
+        let c = &self.cores[core as usize];
+        let current = c.current.zip(self.current_vruntime(core, now));
+        c.rq.better_waiting(current)
+    }
+
+    /// A thread runs for the first time: it joins its core's run queue at
+    /// the queue's min_vruntime, and the core ticks.
+    pub(crate) fn start(&mut self, tid: u32, now: Nanos, events: &mut Events) -> u32 {
+        let e = &mut self.entities[tid as usize];
+        let core = e.spec.core;
+        let c = &mut self.cores[core as usize];
+        e.vruntime = c.rq.min_vruntime();
+        c.rq.start(tid, e.vruntime);
+        if !c.ticking {
+            c.ticking = true;
+            c.tick_origin = now;
+            events.push(now + self.costs.tick, Ev::Tick { core });
+        }
+        core
+    }
+
+    /// A woken thread becomes runnable (CFS place_entity and
+    /// check_preempt_wakeup, or the rule in force). Returns its core.
+    pub(crate) fn wake(&mut self, tid: u32, now: Nanos, w: Window, events: &mut Events) -> u32 {
+        let core = self.entities[tid as usize].spec.core;
+        let current = self.cores[core as usize]
+            .current
+            .zip(self.current_vruntime(core, now))
+            .map(|(cur, v)| (cur, v, self.entities[cur as usize].spec.critical));
+        let e = &mut self.entities[tid as usize];
+        e.vruntime = self.cores[core as usize].rq.wake(
+            tid,
+            e.vruntime,
+            e.spec.critical,
+            current,
+            &self.tunables,
+        );
+        if measuring(w, now) {
+            e.account.wakeups += 1;
+        }
+        self.resume_ticks(core, now, events);
+        core
+    }
+
+    /// Restarts the ticks of a core whose ticks stopped while it idled, on
+    /// the same grid: the next tick is where it would have been, as if the
+    /// idle ticks (which do nothing) had run.
+    fn resume_ticks(&mut self, core: u32, now: Nanos, events: &mut Events) {
+        let c = &mut self.cores[core as usize];
+        if c.ticking || c.threads == 0 {
+            return;
+        }
+        c.ticking = true;
+        let tick = self.costs.tick;
+        let next = c.tick_origin + ((now - c.tick_origin) / tick + 1) * tick;
+        events.push(next, Ev::Tick { core });
+    }
+
+    /// What a change asks of `core`: run a thread if idle, or preempt.
+    pub(crate) fn kick(&self, core: u32) -> Next {
+        let c = &self.cores[core as usize];
+        match c.busy {
+            Busy::Idle if c.current.is_none() => Next::Schedule,
+            Busy::Thread { kind, .. } if c.rq.need_resched() && self.preemptible(kind) => {
+                Next::Preempt
+            }
+            _ => Next::Stay,
+        }
+    }
+
+    /// Whether a thread running a segment of `kind` may be preempted now.
+    /// Under PREEMPT_VOLUNTARY a kernel path runs on to its end (the
+    /// segment's end: the return to user space or a schedule point), where
+    /// the pending resched is taken.
+    fn preemptible(&self, kind: Kind) -> bool {
+        kind == Kind::User || self.costs.preemption == Preemption::Full
+    }
+
+    /// The scheduler tick (CFS check_preempt_tick). `live`: anything else
+    /// is scheduled. Returns whether the current thread is preempted now.
+    pub(crate) fn tick(&mut self, core: u32, now: Nanos, live: bool, events: &mut Events) -> bool {
+        let c = &self.cores[core as usize];
+        // Ticks stop with the threads, or when nothing else is scheduled (a
+        // thread stuck forever must end the run, for the audit to see it).
+        if c.threads == 0 || !live {
+            self.cores[core as usize].ticking = false;
+            return false;
+        }
+        // An idle core stops ticking until a thread wakes on it (Linux's
+        // NO_HZ idle): a run's events then grow with its I/Os, not with its
+        // virtual time (a device taking seconds a command would otherwise
+        // tick millions of times in between).
+        if c.current.is_none() && c.rq.is_empty() && matches!(c.busy, Busy::Idle) {
+            self.cores[core as usize].ticking = false;
+            return false;
+        }
+        events.push(now + self.costs.tick, Ev::Tick { core });
+        let Some(tid) = c.current else { return false };
+        if c.rq.is_empty() || !matches!(c.busy, Busy::Thread { .. }) {
+            return false;
+        }
+        let cur = self.current_vruntime(core, now).expect("current");
+        let e = &self.entities[tid as usize];
+        let ran = e.sum_exec + (cur - e.vruntime) - e.exec_at_switch_in;
+        let busy = c.busy;
+        if !self.cores[core as usize]
+            .rq
+            .slice_used(tid, ran, cur, &self.tunables)
+        {
+            return false;
+        }
+        match busy {
+            Busy::Thread { kind, .. } if !self.preemptible(kind) => {
+                self.cores[core as usize].rq.request_resched();
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Queues work for the core's interrupt handler. A device interrupt
+    /// already pending for the same queue absorbs the new one (one MSI-X
+    /// pending bit per vector). Returns whether the handler starts now.
+    pub(crate) fn raise(
+        &mut self,
+        core: u32,
+        work: IrqWork,
+        now: Nanos,
+        events: &mut Events,
+    ) -> bool {
+        let c = &mut self.cores[core as usize];
+        if let (true, IrqWork::Device { queue, kind }) = (self.costs.merge_irqs, work) {
+            for w in c.pending.iter_mut() {
+                if let IrqWork::Device { queue: q, kind: k } = w {
+                    if *q == queue {
+                        if kind == Interrupt::Full {
+                            *k = Interrupt::Full;
+                        }
+                        return false;
+                    }
+                }
+            }
+        }
+        c.pending.push_back(work);
+        if self.costs.polled_irqs
+            && matches!(work, IrqWork::Device { .. })
+            && matches!(c.busy, Busy::Thread { .. })
+        {
+            // Polled delivery: the running thread takes it at its
+            // segment's end, or the fallback handler after a while.
+            if c.deferred_since.is_none() {
+                c.deferred_since = Some(now);
+                let at = now + self.costs.irq_poll_fallback;
+                events.push(at, Ev::IrqFallback { core, since: now });
+            }
+            return false;
+        }
+        !matches!(c.busy, Busy::Irq { .. })
+    }
+
+    /// Polled delivery's fallback: whether the interrupt pending since
+    /// `since` on a core kept busy takes the core now (the emulator's
+    /// SCHED_FIFO handler, woken after `POLL_FALLBACK`).
+    pub(crate) fn fallback_due(&self, core: u32, since: Nanos) -> bool {
+        let c = &self.cores[core as usize];
+        c.deferred_since == Some(since) && !matches!(c.busy, Busy::Irq { .. })
+    }
+
+    /// Polled delivery: device interrupts wait on this core for a poll
+    /// point (the running thread's next step, or the core's idling).
+    pub(crate) fn poll_pending(&self, core: u32) -> bool {
+        self.costs.polled_irqs && self.cores[core as usize].deferred_since.is_some()
+    }
+
+    /// Whether `core` has no runnable thread waiting.
+    pub(crate) fn runqueue_empty(&self, core: u32) -> bool {
+        self.cores[core as usize].rq.is_empty()
+    }
+
+    /// The next queued handler takes `core`: it interrupts whatever runs
+    /// there. Returns its work.
+    pub(crate) fn enter_handler(
+        &mut self,
+        core: u32,
+        now: Nanos,
+        w: Window,
+        events: &mut Events,
+    ) -> IrqWork {
+        // Whatever waited is taken now: this handler and the ones queued
+        // behind it run before the core returns to its thread.
+        self.cores[core as usize].deferred_since = None;
+        let work = self.cores[core as usize]
+            .pending
+            .pop_front()
+            .expect("handler without work");
+        match self.cores[core as usize].busy {
+            Busy::Thread { .. } => self.cut_short(core, now, w, events),
+            Busy::Idle => self.charge_idle(core, now, w),
+            Busy::Irq { .. } => {}
+        }
+        work
+    }
+
+    /// The handler on `core` took a device interrupt in the window.
+    pub(crate) fn count_interrupt(&mut self, core: u32) {
+        self.cores[core as usize].irqs += 1;
+    }
+
+    /// The running handler wakes `tid` when it returns.
+    pub(crate) fn wake_by_handler(&mut self, core: u32, tid: u32) {
+        self.cores[core as usize].waking.push(tid);
+    }
+
+    /// The handler on `core` runs for `cost`.
+    pub(crate) fn handler_runs(&mut self, core: u32, cost: Nanos, now: Nanos, events: &mut Events) {
+        let c = &mut self.cores[core as usize];
+        c.busy = Busy::Irq { start: now };
+        c.gen = c.gen.wrapping_add(1);
+        let gen = c.gen;
+        events.push(now + cost, Ev::CoreDone { core, gen });
+    }
+
+    /// The handler that started at `start` returns: its time is charged.
+    /// Returns the threads it woke (hand the list back with
+    /// [`Cpu::woken_done`], to keep its allocation).
+    pub(crate) fn handler_returns(
+        &mut self,
+        core: u32,
+        start: Nanos,
+        now: Nanos,
+        w: Window,
+    ) -> Vec<u32> {
+        let c = &mut self.cores[core as usize];
+        c.time.irq += clip(w, start, now);
+        std::mem::take(&mut c.waking)
+    }
+
+    pub(crate) fn woken_done(&mut self, core: u32, mut woken: Vec<u32>) {
+        woken.clear();
+        self.cores[core as usize].waking = woken;
+    }
+
+    /// Whether another handler waits on `core`.
+    pub(crate) fn handler_pending(&self, core: u32) -> bool {
+        !self.cores[core as usize].pending.is_empty()
+    }
+
+    /// After the last handler: the interrupted segment resumes, unless a
+    /// woken thread may preempt it now ([`Next::Preempt`]); an idle core
+    /// schedules ([`Next::Schedule`]).
+    pub(crate) fn after_handler(&mut self, core: u32, now: Nanos, events: &mut Events) -> Next {
+        self.cores[core as usize].busy = Busy::Idle;
+        let c = &self.cores[core as usize];
+        let kind = c
+            .current
+            .and_then(|tid| self.entities[tid as usize].saved.last())
+            .map(|seg| seg.kind);
+        match c.current {
+            Some(_)
+                if c.rq.need_resched()
+                    && kind.is_some_and(|k| self.preemptible(k))
+                    && self.better_waiting(core, now) =>
+            {
+                self.cores[core as usize].idle_since = now;
+                Next::Preempt
+            }
+            Some(tid) => {
+                let seg = self.entities[tid as usize]
+                    .saved
+                    .pop()
+                    .expect("an interrupted thread has a saved segment");
+                self.run(core, seg.kind, seg.remaining, seg.then, now, events);
+                Next::Stay
+            }
+            None => {
+                self.cores[core as usize].idle_since = now;
+                Next::Schedule
+            }
+        }
+    }
+
+    /// The segment of `tid` cut short last, which it finishes first when it
+    /// runs again.
+    pub(crate) fn resume_saved(&mut self, tid: u32) -> Option<Seg> {
+        self.entities[tid as usize].saved.pop()
+    }
+
+    /// A spin of thread `tid` (its segment ending in `spin`) ends early:
+    /// what is left of it becomes a kernel segment of `cost` ending in
+    /// `then`, now if it runs, else when it is resumed (a handler or a
+    /// preemption cut it short). False if the thread has no such spin.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn end_spin(
+        &mut self,
+        tid: u32,
+        spin: Step,
+        cost: Nanos,
+        then: Step,
+        now: Nanos,
+        w: Window,
+        events: &mut Events,
+    ) -> bool {
+        let core = self.entities[tid as usize].spec.core;
+        let c = &self.cores[core as usize];
+        match c.busy {
+            Busy::Thread {
+                kind,
+                start,
+                then: t,
+                ..
+            } if t == spin && c.current == Some(tid) => {
+                self.charge(core, kind, start, now, w);
+                self.run(core, Kind::Kernel, cost, then, now, events);
+                true
+            }
+            _ => {
+                let e = &mut self.entities[tid as usize];
+                let Some(seg) = e.saved.iter_mut().rev().find(|s| s.then == spin) else {
+                    return false;
+                };
+                seg.kind = Kind::Kernel;
+                seg.remaining = cost;
+                seg.then = then;
+                true
+            }
+        }
+    }
+
+    /// What the CPU's structures hold, bytes (capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        let cores: usize = self
+            .cores
+            .iter()
+            .map(|c| {
+                size_of::<Core>()
+                    + c.rq.capacity() * size_of::<(Nanos, u32)>()
+                    + c.waking.capacity() * 4
+                    + c.pending.capacity() * size_of::<IrqWork>()
+            })
+            .sum();
+        let entities: usize = self
+            .entities
+            .iter()
+            .map(|e| size_of::<Entity>() + e.saved.capacity() * size_of::<Seg>())
+            .sum();
+        cores + entities
+    }
+}
