@@ -195,3 +195,123 @@ impl Block {
             + self.unfound.iter().map(|q| q.capacity() * 4).sum::<usize>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: u64 = 1024;
+
+    fn ld(tokens: u32, split: u64) -> Block {
+        let scheduler = BlockScheduler::Ld {
+            tokens,
+            split,
+            opportunistic: false,
+        };
+        Block::new(&scheduler, 1, 2).expect("ld is a block layer")
+    }
+
+    /// Sends what LD dispatched to "the device": the pieces in slots from
+    /// `next` on, as the host does.
+    fn send(b: &mut Block, out: Vec<Dispatch>, next: &mut u32) -> Vec<(u32, Piece)> {
+        out.iter()
+            .map(|d| {
+                let slot = *next;
+                *next += 1;
+                b.dispatched(slot, d);
+                (slot, b.piece(slot).expect("dispatched"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_scheduler_is_no_block_layer() {
+        assert!(Block::new(&BlockScheduler::None, 1, 1).is_none());
+    }
+
+    #[test]
+    fn a_request_completes_at_its_last_piece_with_its_wait() {
+        let mut b = ld(8, 32 * KIB);
+        let mut next = 100;
+        b.prepared(0, false);
+        let out = b.submit(1_000, 0, 128 * KIB, 0);
+        let pieces = send(&mut b, out, &mut next);
+        assert_eq!(pieces.len(), 4, "128 KiB in 32 KiB pieces");
+        assert_eq!(b.in_flight(), 4);
+        for (i, &(slot, piece)) in pieces.iter().enumerate() {
+            assert_eq!(piece.parent, 0);
+            let c = b.complete(5_000, slot, piece);
+            let last = i == pieces.len() - 1;
+            // Dispatched at once: no wait in the block layer.
+            assert_eq!(c.parent, last.then_some((0, 0)), "piece {i}");
+        }
+        assert_eq!(b.in_flight(), 0);
+    }
+
+    #[test]
+    fn tokens_bound_the_noncritical_pieces_and_a_critical_request_bypasses() {
+        let mut b = ld(2, 32 * KIB);
+        let mut next = 100;
+        b.prepared(0, false);
+        let out = b.submit(0, 0, 128 * KIB, 0);
+        let first = send(&mut b, out, &mut next);
+        assert_eq!(first.len(), 2, "two tokens, two pieces out");
+        // A critical request goes whole, past the tokens (FR 3.3).
+        b.prepared(1, true);
+        let out = b.submit(0, 1, 128 * KIB, 0);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].critical && out[0].len == 128 * KIB);
+        // Each completed piece passes its token on: the request's wait is
+        // from its submission to its first dispatch (at 0 here).
+        let (slot, piece) = first[0];
+        let c = b.complete(7_000, slot, piece);
+        assert_eq!(c.dispatch.len(), 1, "the freed token dispatches the next");
+        assert_eq!(c.parent, None);
+    }
+
+    #[test]
+    fn a_request_waiting_for_a_token_reports_its_wait() {
+        let mut b = ld(1, 32 * KIB);
+        let mut next = 100;
+        b.prepared(0, false);
+        let out = b.submit(0, 0, 32 * KIB, 0);
+        let first = send(&mut b, out, &mut next);
+        b.prepared(2, false);
+        assert!(b.submit(1_000, 2, 32 * KIB, 0).is_empty(), "no token left");
+        let c = b.complete(7_000, first[0].0, first[0].1);
+        assert_eq!(c.parent, Some((0, 0)));
+        let second = send(&mut b, c.dispatch, &mut next);
+        assert_eq!(second.len(), 1);
+        let c = b.complete(9_000, second[0].0, second[0].1);
+        // FR's T_Blk: from its submission (1 us) to its first dispatch (7 us).
+        assert_eq!(c.parent, Some((2, 6_000)));
+    }
+
+    #[test]
+    fn a_forgotten_request_goes_as_noncritical() {
+        let mut b = ld(8, 32 * KIB);
+        b.prepared(0, true);
+        b.forget(0);
+        let out = b.submit(0, 0, 64 * KIB, 0);
+        assert!(out.iter().all(|d| !d.critical), "{out:?}");
+    }
+
+    #[test]
+    fn waits_add_up_per_thread_and_unfound_pieces_come_back_in_order() {
+        let mut b = ld(8, 32 * KIB);
+        b.waited(1, 500);
+        b.waited(1, 700);
+        assert_eq!(b.waits(), &[(0, 0), (1_200, 2)]);
+        let mut next = 10;
+        b.prepared(0, false);
+        let out = b.submit(0, 0, 64 * KIB, 0);
+        let pieces = send(&mut b, out, &mut next);
+        assert!(!b.has_unfound(1));
+        b.unfound(1, pieces[1].0);
+        b.unfound(1, pieces[0].0);
+        assert!(b.has_unfound(1));
+        assert_eq!(b.next_unfound(1).map(|(s, _)| s), Some(pieces[1].0));
+        assert_eq!(b.next_unfound(1).map(|(s, _)| s), Some(pieces[0].0));
+        assert!(b.next_unfound(1).is_none());
+    }
+}

@@ -811,3 +811,174 @@ impl Cpu {
         cores + entities
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Nanos = 1_000;
+    const ALL: Window = (0, Nanos::MAX);
+
+    fn host(cores: u32) -> HostProfile {
+        let mut h = HostProfile::load("xeon-e5-2660v4").expect("shipped");
+        h.cores = cores;
+        h
+    }
+
+    fn thread(core: u32) -> EntitySpec {
+        EntitySpec {
+            core,
+            process: 0,
+            kthread: false,
+            critical: false,
+        }
+    }
+
+    /// A CPU with `n` threads on core 0, all started and the first switched
+    /// in and past its switch; returns it at the time that left it.
+    fn started(h: &HostProfile, n: u32) -> (Cpu, Events, Nanos) {
+        let mut cpu = Cpu::new(h, (0..n).map(|_| thread(0)));
+        let mut ev = Events::new(h.cores as usize, vec![0; n as usize], vec![0]);
+        for tid in 0..n {
+            cpu.count_thread(0);
+            cpu.start(tid, 0, &mut ev);
+        }
+        assert_eq!(cpu.kick(0), Next::Schedule);
+        let (tid, at) = cpu.switch(0, 0, ALL, &mut ev).expect("a runnable thread");
+        assert_eq!(tid, 0);
+        assert_eq!(at, h.context_switch);
+        assert_eq!(cpu.segment_done(0, Kind::Kernel, 0, at, ALL), (0, false));
+        (cpu, ev, at)
+    }
+
+    /// The next end of work on `core`, skipping ticks.
+    fn next_core_done(ev: &mut Events) -> Nanos {
+        loop {
+            match ev.pop().expect("an event") {
+                (t, Ev::CoreDone { .. }) => return t,
+                (_, Ev::Tick { .. }) => continue,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_segment_cut_short_by_the_handler_resumes_with_what_was_left() {
+        let h = host(1);
+        let (mut cpu, mut ev, t0) = started(&h, 1);
+        cpu.run(0, Kind::User, 10 * US, Step::Plan, t0, &mut ev);
+        let irq = IrqWork::Device {
+            queue: 0,
+            kind: Interrupt::Full,
+        };
+        let t1 = t0 + 4 * US;
+        assert!(cpu.raise(0, irq, t1, &mut ev), "the handler starts now");
+        assert_eq!(cpu.enter_handler(0, t1, ALL, &mut ev), irq);
+        cpu.handler_runs(0, US, t1, &mut ev);
+        let t2 = next_core_done(&mut ev);
+        assert_eq!(t2, t1 + US, "the cut segment's own end is gone");
+        assert!(cpu.handler_returns(0, t1, t2, ALL).is_empty());
+        assert_eq!(cpu.after_handler(0, t2, &mut ev), Next::Stay);
+        assert_eq!(next_core_done(&mut ev), t2 + 6 * US, "6 us were left");
+        assert!(matches!(
+            cpu.busy(0),
+            Busy::Thread {
+                kind: Kind::User,
+                then: Step::Plan,
+                ..
+            }
+        ));
+        let t = cpu.time(0);
+        assert_eq!((t.user, t.irq), (4 * US, US));
+    }
+
+    #[test]
+    fn time_is_charged_to_the_window_only() {
+        let h = host(1);
+        let (mut cpu, mut ev, t0) = started(&h, 1);
+        cpu.run(0, Kind::Spin, 10 * US, Step::Poll, t0, &mut ev);
+        let w = (t0 + 5 * US, Nanos::MAX);
+        let (tid, _) = cpu.segment_done(0, Kind::Spin, t0, t0 + 10 * US, w);
+        let a = cpu.account(tid);
+        // Spinning is system time (beside the switch in), counted apart too.
+        let switch = h.context_switch;
+        assert_eq!((a.usr, a.sys, a.spun), (0, switch + 5 * US, 5 * US));
+        assert_eq!(cpu.time(0).kernel, switch + 5 * US);
+    }
+
+    #[test]
+    fn apic_merges_device_interrupts_for_one_queue_and_keeps_the_fuller() {
+        let mut h = host(1);
+        h.irq_delivery = IrqDelivery::Apic;
+        let (mut cpu, mut ev, t0) = started(&h, 1);
+        let dev = |queue, kind| IrqWork::Device { queue, kind };
+        assert!(cpu.raise(0, dev(0, Interrupt::Full), t0, &mut ev));
+        cpu.enter_handler(0, t0, ALL, &mut ev);
+        cpu.handler_runs(0, US, t0, &mut ev);
+        // While the handler runs, interrupts queue behind it; the next for
+        // a queue already pending merges into it.
+        assert!(!cpu.raise(0, dev(1, Interrupt::UrgentOnly), t0, &mut ev));
+        assert!(!cpu.raise(0, dev(1, Interrupt::Full), t0, &mut ev));
+        assert!(!cpu.raise(0, dev(1, Interrupt::UrgentOnly), t0, &mut ev));
+        assert!(!cpu.raise(0, dev(2, Interrupt::UrgentOnly), t0, &mut ev));
+        assert!(cpu.handler_pending(0));
+        assert_eq!(
+            cpu.enter_handler(0, t0, ALL, &mut ev),
+            dev(1, Interrupt::Full)
+        );
+        assert_eq!(
+            cpu.enter_handler(0, t0, ALL, &mut ev),
+            dev(2, Interrupt::UrgentOnly)
+        );
+        assert!(!cpu.handler_pending(0));
+    }
+
+    #[test]
+    fn ipi_queues_every_fire() {
+        let mut h = host(1);
+        h.irq_delivery = IrqDelivery::Ipi;
+        let (mut cpu, mut ev, t0) = started(&h, 1);
+        let full = IrqWork::Device {
+            queue: 0,
+            kind: Interrupt::Full,
+        };
+        assert!(cpu.raise(0, full, t0, &mut ev));
+        cpu.enter_handler(0, t0, ALL, &mut ev);
+        cpu.handler_runs(0, US, t0, &mut ev);
+        assert!(!cpu.raise(0, full, t0, &mut ev));
+        assert!(!cpu.raise(0, full, t0, &mut ev));
+        cpu.enter_handler(0, t0, ALL, &mut ev);
+        assert!(cpu.handler_pending(0), "the second fire is its own");
+    }
+
+    #[test]
+    fn the_tick_preempts_only_a_thread_that_used_its_slice() {
+        let h = host(1);
+        let (mut cpu, mut ev, t0) = started(&h, 2);
+        cpu.run(0, Kind::User, 100_000 * US, Step::Plan, t0, &mut ev);
+        assert!(!cpu.tick(0, t0 + 100 * US, true, &mut ev), "100 us in");
+        assert!(cpu.tick(0, t0 + 50_000 * US, true, &mut ev), "50 ms in");
+        assert_eq!(cpu.preempt(0, t0 + 50_000 * US, ALL, &mut ev), 0);
+        let (tid, _) = cpu
+            .switch(0, t0 + 50_000 * US, ALL, &mut ev)
+            .expect("the other thread");
+        assert_eq!(tid, 1);
+        // Nothing else scheduled: the ticks stop, the run can end.
+        assert!(!cpu.tick(0, t0 + 60_000 * US, false, &mut ev));
+    }
+
+    #[test]
+    fn a_leaving_thread_hands_the_core_to_the_next_or_leaves_it_idle() {
+        let h = host(1);
+        let (mut cpu, mut ev, t0) = started(&h, 2);
+        cpu.leave(0, t0, &mut ev);
+        assert!(matches!(cpu.busy(0), Busy::Idle));
+        assert_eq!(cpu.switch(0, t0, ALL, &mut ev).map(|s| s.0), Some(1));
+        let t1 = t0 + h.context_switch;
+        cpu.segment_done(0, Kind::Kernel, t0, t1, ALL);
+        cpu.retire(0);
+        cpu.leave(0, t1, &mut ev);
+        assert!(cpu.switch(0, t1, ALL, &mut ev).is_none(), "no one left");
+        assert_eq!(cpu.kick(0), Next::Schedule, "an idle core schedules");
+    }
+}

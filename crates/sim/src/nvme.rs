@@ -253,3 +253,136 @@ impl Controller {
         queues + self.device.memory() + self.gaps.distinct_values() * size_of::<u64>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::catalogue::{self, PolicySpec};
+
+    const US: Nanos = 1_000;
+
+    fn controller(policy: PolicySpec, depth: usize, units: u32) -> (Controller, Events) {
+        let device = Device::null(10 * US, units);
+        let policy = catalogue::build(&policy).expect("a catalogued strategy");
+        (
+            Controller::new(device, depth, vec![policy]),
+            Events::new(1, vec![0], vec![0]),
+        )
+    }
+
+    fn command(req: u32) -> service::Command<Tag> {
+        service::Command {
+            tag: Tag { req, core: 0 },
+            write: false,
+            bytes: 4096,
+        }
+    }
+
+    fn adaptive_as(name: &str, delta: Nanos, thr: u32) -> PolicySpec {
+        PolicySpec {
+            delta: Some(delta),
+            thr: Some(thr),
+            ..PolicySpec::named(name)
+        }
+    }
+
+    fn adaptive(delta: Nanos, thr: u32) -> PolicySpec {
+        adaptive_as("adaptive", delta, thr)
+    }
+
+    #[test]
+    fn a_started_command_schedules_its_service_end_and_a_freed_unit_starts_the_next() {
+        let (mut c, mut ev) = controller(PolicySpec::named("default"), 8, 1);
+        let m = Marks::default();
+        assert_eq!(c.submit(0, Some(0), command(0), m, &mut ev), Some(0));
+        // One unit: the second waits for it.
+        assert_eq!(c.submit(US, Some(0), command(1), m, &mut ev), None);
+        assert_eq!(
+            ev.pop(),
+            Some((10 * US, Ev::ServiceDone { req: 0, core: 0 }))
+        );
+        assert_eq!(c.unit_freed(10 * US, &mut ev), Some((1, 10 * US)));
+        assert_eq!(
+            ev.pop(),
+            Some((20 * US, Ev::ServiceDone { req: 1, core: 0 }))
+        );
+        assert_eq!(c.unit_freed(20 * US, &mut ev), None);
+    }
+
+    #[test]
+    fn a_polled_command_is_never_shown_to_the_policy() {
+        // cint's strict Barriers hold a Barrier's interrupt until every
+        // command submitted before it completed (TOS 3.4, 4.3): an earlier
+        // command the policy saw holds it, a polled one does not.
+        let strict = || PolicySpec {
+            barrier: Some(policy::cint::BarrierMode::Strict),
+            ..adaptive_as("cint", 6 * US, 32)
+        };
+        let barrier = Marks {
+            barrier: true,
+            ..Marks::default()
+        };
+        for (first_queue, held) in [(Some(0), true), (None, false)] {
+            let (mut c, mut ev) = controller(strict(), 8, 4);
+            c.submit(0, first_queue, command(0), Marks::default(), &mut ev);
+            c.submit(0, Some(0), command(1), barrier, &mut ev);
+            let post = c.post(10 * US, 0, 1, barrier, true);
+            assert_eq!(
+                post == Post::Written(None),
+                held,
+                "{first_queue:?}: {post:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deadline_interrupts_only_when_due() {
+        let (mut c, mut ev) = controller(adaptive(6 * US, 32), 8, 4);
+        let m = Marks::default();
+        c.submit(0, Some(0), command(0), m, &mut ev);
+        assert_eq!(c.post(10 * US, 0, 0, m, true), Post::Written(None));
+        c.rearm(0, 10 * US, &mut ev);
+        assert_eq!(c.deadline(0, 12 * US), None, "not due yet");
+        let irq = c.deadline(0, 16 * US).expect("due: the burst ends");
+        assert_eq!((irq.core, irq.queue), (0, 0));
+        let mut out = Vec::new();
+        c.reap(0, irq.kind, &mut out);
+        assert_eq!(out.iter().map(|r| r.id).collect::<Vec<_>>(), [0]);
+    }
+
+    #[test]
+    fn a_full_cq_holds_entries_in_order_until_the_handler_frees_slots() {
+        let (mut c, _ev) = controller(PolicySpec::named("default"), 2, 4);
+        let m = Marks::default();
+        for req in 0..2 {
+            assert!(matches!(
+                c.post(US, 0, req, m, true),
+                Post::Written(Some(_))
+            ));
+        }
+        assert_eq!(c.post(US, 0, 2, m, true), Post::Held);
+        // Behind a held entry, the next is held too, whatever the room.
+        assert!(c.behind_held(0, 3));
+        assert_eq!(c.held(0), None, "no room yet");
+        let mut out = Vec::new();
+        c.reap(0, Interrupt::Full, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(c.held(0), Some(2));
+        assert!(matches!(c.post(2 * US, 0, 2, m, true), Post::Written(_)));
+        assert_eq!(c.held(0), Some(3));
+        assert!(matches!(c.post(2 * US, 0, 3, m, true), Post::Written(_)));
+        assert_eq!(c.held(0), None);
+        assert!(!c.behind_held(0, 4), "nothing held: post at once");
+    }
+
+    #[test]
+    fn gaps_count_posts_in_the_window_only() {
+        let (mut c, _ev) = controller(PolicySpec::named("default"), 8, 4);
+        let m = Marks::default();
+        c.post(0, 0, 0, m, false);
+        c.post(3 * US, 0, 1, m, true);
+        c.post(4 * US, 0, 2, m, false);
+        assert_eq!(c.gaps().len(), 1);
+        assert_eq!(c.gaps().max(), c.gaps().highest_equivalent(3 * US));
+    }
+}
