@@ -73,15 +73,13 @@
 //!   f-transaction's header and extent blocks count as JD and its commit
 //!   block as JC (issued together, so they overlap).
 
-use host::fsync::{Dirty, IoId, IoKind, Step as FsStep, Thread as FsThread};
+use host::fsync::{IoId, IoKind, Step as FsStep, Thread as FsThread};
 use policy::Nanos;
 
 use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
 use crate::world::{Kind, RState, Step, TState, World};
-
-use crate::state::journal::{Parts, Pending};
 
 /// ext4's block size: 4 KiB (`mke2fs.conf` default `blocksize = 4096`).
 pub const BLOCK: u64 = 4096;
@@ -95,7 +93,7 @@ pub const COMMIT_INTERVAL: Nanos = 5 * policy::SEC;
 impl World {
     /// The model I/O request slot `req` belongs to, if it is one.
     pub(crate) fn journal_io(&self, req: u32) -> Option<IoId> {
-        self.journal.as_ref()?.ios.get(&req).copied()
+        self.journal.as_ref()?.io_of(req)
     }
 
     /// Whether the submit call serves `req` from the page cache.
@@ -105,7 +103,7 @@ impl World {
             && self
                 .journal
                 .as_ref()
-                .is_some_and(|j| j.buffered[r.tid as usize])
+                .is_some_and(|j| j.buffers(r.tid as usize))
     }
 
     /// The submit call's extra cost for the batch's buffered writes.
@@ -131,18 +129,11 @@ impl World {
         if !r.write {
             return false;
         }
-        j.due[tid] = j.due[tid].saturating_add(1);
-        if !j.buffered[tid] {
+        let blocks = u32::try_from(r.bytes.div_ceil(BLOCK)).unwrap_or(u32::MAX);
+        if !j.write_submitted(tid, blocks, self.now) {
             return false;
         }
         // Written into the page cache: done in the call.
-        let blocks = u32::try_from(r.bytes.div_ceil(BLOCK)).unwrap_or(u32::MAX);
-        if j.every[tid] > 0 {
-            j.dirty[tid] = j.dirty[tid].saturating_add(blocks);
-        } else {
-            j.fs.dirtied(self.now, blocks);
-        }
-        j.buffered_writes += 1;
         if let Some(b) = self.block.as_mut() {
             b.forget(req);
         }
@@ -165,7 +156,7 @@ impl World {
             return false;
         };
         let t = tid as usize;
-        if j.every[t] == 0 || j.due[t] < j.every[t] {
+        if !j.fsync_due(t) {
             return false;
         }
         let th = &mut self.threads[t];
@@ -179,9 +170,7 @@ impl World {
             self.step(tid, next);
             return true;
         }
-        j.due[t] = 0;
-        j.started[t] = Some(self.now);
-        j.acc[t] = Parts::default();
+        j.fsync_begins(t, self.now);
         // The fsync system call's entry.
         let cost = self.host.syscall;
         self.start_seg(core, Kind::Kernel, cost, Step::Fsync);
@@ -190,17 +179,9 @@ impl World {
 
     /// `ext4_sync_file`: the thread enters the model.
     pub(crate) fn fsync_call(&mut self, tid: u32, core: u32) {
+        let critical = self.threads[tid as usize].spec.job.critical;
         let j = self.journal.as_mut().expect("fsync without a journal");
-        let t = tid as usize;
-        let dirty = Dirty {
-            file_blocks: std::mem::take(&mut j.dirty[t]),
-            other_blocks: j.fs.running_data_blocks(),
-            // Appends extend the last extent, held in the inode itself
-            // (ext4's i_data has room for four): no external extent block.
-            extent_blocks: 0,
-        };
-        let critical = self.threads[t].spec.job.critical;
-        let step = j.fs.fsync(self.now, tid, u64::from(tid), critical, dirty);
+        let step = j.fsync(tid, critical, self.now);
         self.journal_go_on(tid, core, step);
     }
 
@@ -210,26 +191,7 @@ impl World {
             .journal
             .as_mut()
             .expect("journal work without a journal");
-        let who = if tid == j.jbd2 {
-            FsThread::Jbd2
-        } else {
-            FsThread::Task(tid)
-        };
-        // T_Sched: from the wake-up to the CPU, for the fsyncs it serves.
-        if let Some(w) = j.woken[tid as usize].take() {
-            let now = self.now;
-            let served: Vec<(usize, Nanos)> = match who {
-                FsThread::Jbd2 => j.in_fsync().collect(),
-                FsThread::Task(_) => j.started[tid as usize]
-                    .map(|s| (tid as usize, s))
-                    .into_iter()
-                    .collect(),
-            };
-            for (t, s) in served {
-                j.acc[t].sched += now.saturating_sub(w.max(s));
-            }
-        }
-        let step = j.fs.running(self.now, who);
+        let step = j.running(tid, self.now);
         self.journal_go_on(tid, core, step);
     }
 
@@ -248,17 +210,17 @@ impl World {
             .journal
             .as_mut()
             .expect("journal work without a journal");
-        if std::mem::take(&mut j.rewake[tid as usize]) {
+        if j.take_rewake(tid) {
             self.journal_running(tid, core);
             return;
         }
         let t = tid as usize;
         let unfound = self.block.as_ref().is_some_and(|b| b.has_unfound(t));
-        if !j.found[t].is_empty() || unfound {
+        if j.has_found(t) || unfound {
             self.journal_poll(tid, core);
             return;
         }
-        if j.polled_out[t] > 0 {
+        if j.polled_out(t) > 0 {
             // Polled I/Os out: spin until the device posts one.
             self.threads[t].spinning = true;
             self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::JournalPoll);
@@ -301,9 +263,9 @@ impl World {
     fn journal_issue(&mut self, io: host::fsync::Io) -> Nanos {
         let j = self
             .journal
-            .as_mut()
+            .as_ref()
             .expect("journal I/O without a journal");
-        let by = j.tid(io.by);
+        let by = j.thread(io.by);
         let critical = match (io.kind, io.by) {
             (IoKind::D2, _) => false,
             (_, FsThread::Jbd2) => self.host.jbd2_critical,
@@ -315,26 +277,15 @@ impl World {
             && self
                 .completion
                 .polls(self.threads[by as usize].spec.job.critical);
-        if polled {
-            j.polled_out[by as usize] += u32::try_from(n).unwrap_or(u32::MAX);
-        }
-        j.pending.insert(
-            io.id,
-            Pending {
-                remaining: n,
-                kind: io.kind,
-                by: io.by,
-                issued: self.now,
-            },
-        );
-        let marks = j.marks[by as usize];
+        let j = self.journal.as_mut().expect("journal");
+        let marks = j.issued(&io, n, polled, self.now);
         for i in 0..n {
             let mut m = marks;
             m.barrier &= i + 1 == n;
             let piece = MAX_IO.min(bytes - i * MAX_IO);
             let slot = self.new_request(by, m, true, piece, polled, critical);
             let j = self.journal.as_mut().expect("journal");
-            j.ios.insert(slot, io.id);
+            j.track(slot, io.id);
             self.block_submit(slot);
         }
         self.host.submit_per_request * n
@@ -345,21 +296,11 @@ impl World {
     /// running thread (at once).
     fn journal_wake(&mut self, t: FsThread, handler: Option<u32>) {
         let j = self.journal.as_mut().expect("journal");
-        let tid = j.tid(t);
-        match t {
-            FsThread::Jbd2 => {
-                let served: Vec<usize> = j.in_fsync().map(|(t, _)| t).collect();
-                for s in served {
-                    j.acc[s].switches += 1;
-                }
-            }
-            FsThread::Task(_) => j.acc[tid as usize].switches += 1,
-        }
-        j.woken[tid as usize] = Some(self.now);
+        let tid = j.woken(t, self.now);
         if self.threads[tid as usize].state != TState::Blocked {
             // Still on its way to sleep (or spinning for its polled I/Os):
             // it goes on instead.
-            j.rewake[tid as usize] = true;
+            j.rewake(tid);
             self.journal_stop_spin(tid);
             return;
         }
@@ -377,18 +318,7 @@ impl World {
     fn fsync_done(&mut self, tid: u32) {
         let measuring = self.measuring(self.now);
         let j = self.journal.as_mut().expect("journal");
-        let t = tid as usize;
-        let Some(start) = j.started[t].take() else {
-            return;
-        };
-        if measuring {
-            let acc = j.acc[t];
-            j.total[t].add(&acc);
-            j.count[t] += 1;
-            if let Some(h) = j.lat[t].as_mut() {
-                h.saturating_record((self.now - start).max(1));
-            }
-        }
+        j.fsync_returned(tid, self.now, measuring);
     }
 
     /// The handler reaped a model I/O's request; at its last, the model
@@ -414,27 +344,8 @@ impl World {
         self.free.push(req);
         self.audit.delivered += 1;
         self.audit.consumed += 1;
-        let now = self.now;
         let j = self.journal.as_mut().expect("journal");
-        j.ios.remove(&req);
-        let p = j.pending.get_mut(&io)?;
-        p.remaining -= 1;
-        if p.remaining > 0 {
-            return None;
-        }
-        let p = j.pending.remove(&io).expect("pending");
-        let served: Vec<(usize, Nanos)> = match p.by {
-            FsThread::Jbd2 => j.in_fsync().collect(),
-            FsThread::Task(t) => j.started[t as usize]
-                .map(|s| (t as usize, s))
-                .into_iter()
-                .collect(),
-        };
-        for (t, s) in served {
-            *j.acc[t].of(p.kind) += now.saturating_sub(p.issued.max(s));
-            j.acc[t].ios += 1;
-        }
-        Some(j.fs.completed(now, io))
+        j.reaped(req, io, self.now)
     }
 
     /// The device posts a polled model I/O's request (`fsync_io_polls`):
@@ -448,7 +359,7 @@ impl World {
         r.state = RState::Posted;
         let tid = r.tid;
         let j = self.journal.as_mut().expect("journal");
-        j.found[tid as usize].push_back(req);
+        j.found(tid, req);
         self.journal_stop_spin(tid);
     }
 
@@ -474,7 +385,7 @@ impl World {
             self.find_polled_pieces(tid);
         }
         let j = self.journal.as_mut().expect("journal");
-        let found = std::mem::take(&mut j.found[tid as usize]);
+        let found = j.take_found(tid);
         if found.is_empty() {
             self.journal_sleep(tid, core);
             return;
@@ -484,8 +395,6 @@ impl World {
         let mut done = false;
         for &req in &found {
             cost += self.host.per_completion;
-            let j = self.journal.as_mut().expect("journal");
-            j.polled_out[tid as usize] -= 1;
             if measuring {
                 self.polled += 1;
                 self.threads[tid as usize].polled += 1;
@@ -499,14 +408,10 @@ impl World {
             };
             // Its own I/O's completion: no wake-up, it goes on.
             let j = self.journal.as_mut().expect("journal");
-            let me = if tid == j.jbd2 {
-                FsThread::Jbd2
-            } else {
-                FsThread::Task(tid)
-            };
+            let me = j.who(tid);
             if step.wake.contains(&me) {
                 step.wake.retain(|&w| w != me);
-                j.rewake[tid as usize] = true;
+                j.rewake(tid);
             }
             let (c, d) = self.journal_apply(step, Some(tid), None);
             cost += c;
@@ -525,8 +430,8 @@ impl World {
             return;
         }
         let j = self.journal.as_mut().expect("journal");
-        let jbd2 = j.jbd2;
-        let step = j.fs.commit_timer(self.now);
+        let jbd2 = j.jbd2();
+        let step = j.commit_timer(self.now);
         // The timer's softirq is not charged (one per 5 s).
         self.journal_apply(step, None, None);
         self.events

@@ -26,6 +26,7 @@ mod cpu;
 mod device;
 mod error;
 mod events;
+mod fs;
 mod host;
 mod iopath;
 mod journal;

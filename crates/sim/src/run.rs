@@ -320,14 +320,7 @@ fn assemble(
         let jbd2 = (threads.len() - 1) as u32;
         events.push(crate::journal::COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
         let critical: Vec<bool> = threads.iter().map(|t| t.job.critical).collect();
-        crate::state::journal::JournalState::new(
-            host.journal,
-            jbd2,
-            every_of,
-            buffered,
-            marks,
-            &critical,
-        )
+        crate::fs::FileSystem::new(host.journal, jbd2, every_of, buffered, marks, &critical)
     });
     for (i, t) in threads.into_iter().enumerate() {
         if i >= job_threads {
@@ -580,10 +573,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
 /// A thread's fsyncs, if it makes any: fio's `sync` latency and FR's
 /// breakdown, averaged over those that returned in the window.
 fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
-    let j = w.journal.as_ref()?;
-    let lat = j.lat[tid].as_ref()?;
-    let n = j.count[tid];
-    let t = &j.total[tid];
+    let (n, t, lat) = w.journal.as_ref()?.fsyncs(tid)?;
     let us = |ns: Nanos| {
         if n == 0 {
             0.0
@@ -612,15 +602,15 @@ fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
 /// JBD2's core and criticality, the page cache's buffered writes.
 fn journal_note(w: &World) -> Option<String> {
     let j = w.journal.as_ref()?;
-    let jbd2 = &w.threads[j.jbd2 as usize];
+    let jbd2 = &w.threads[j.jbd2() as usize];
     Some(format!(
         "ext4 journal {}: JBD2 on core {} ({}critical), {} context switch(es) of JBD2 in the window; {} buffered write(s) served by the page cache (direct=0 jobs), their data written back as D2 by the commits; commits committed {}",
         w.host.journal,
         jbd2.spec.core,
         if w.host.jbd2_critical { "" } else { "not " },
-        w.cpu.account(j.jbd2).ctx,
-        j.buffered_writes,
-        j.fs.committed()
+        w.cpu.account(j.jbd2()).ctx,
+        j.buffered_writes(),
+        j.committed()
     ))
 }
 

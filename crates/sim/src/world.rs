@@ -267,7 +267,7 @@ pub(crate) struct World {
     /// (measurement only).
     pub path: crate::iopath::Tracker,
     /// The file system, in runs where a job fsyncs ([`crate::journal`]).
-    pub journal: Option<crate::state::journal::JournalState>,
+    pub journal: Option<crate::fs::FileSystem>,
     /// The jobs' threads: `threads[..job_threads]`; JBD2 follows them when
     /// a job fsyncs.
     pub job_threads: usize,
