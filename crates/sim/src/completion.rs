@@ -92,7 +92,7 @@ impl World {
         let sleep = std::mem::take(&mut th.hybrid_sleep);
         if sleep > 0 {
             if self.measuring(self.now) {
-                self.hybrid_sleeps += 1;
+                self.counts.hybrid_sleeps += 1;
             }
             self.sleep_then(tid, core, self.now + sleep, Step::Reap);
             return;

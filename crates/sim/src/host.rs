@@ -28,7 +28,7 @@ impl World {
         self.threads[tid as usize].state = TState::Running;
         self.path.switched_in(tid, at);
         if self.measuring(self.now) {
-            self.context_switches += 1;
+            self.counts.context_switches += 1;
         }
     }
 
@@ -172,15 +172,15 @@ impl World {
                 reaped.clear();
                 self.nvme.reap(queue, kind, &mut reaped);
                 if measuring {
-                    self.interrupts += 1;
+                    self.counts.interrupts += 1;
                     self.cpu.count_interrupt(core);
-                    self.completions += reaped.len() as u64;
+                    self.counts.completions += reaped.len() as u64;
                     for r in &reaped {
                         let m = self.requests[r.id as usize].marks;
-                        self.by_mark.count(m.urgent, m.barrier);
+                        self.counts.by_mark.count(m.urgent, m.barrier);
                     }
                     if kind == Interrupt::UrgentOnly {
-                        self.urgent_only += 1;
+                        self.counts.urgent_only += 1;
                     }
                 }
                 cost += per_completion * reaped.len() as u64;

@@ -396,7 +396,7 @@ impl World {
         for &req in &found {
             cost += self.host.per_completion;
             if measuring {
-                self.polled += 1;
+                self.counts.polled += 1;
                 self.threads[tid as usize].polled += 1;
             }
             let Some(io) = self.journal_io(req) else {

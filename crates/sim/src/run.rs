@@ -367,19 +367,12 @@ fn assemble(
         drain_until: Nanos::MAX,
         in_flight_at_end: 0,
         fell_behind: false,
-        interrupts: 0,
-        urgent_only: 0,
-        completions: 0,
-        by_mark: report::ByMark::default(),
-        context_switches: 0,
+        counts: crate::world::Counts::default(),
         audit: Audit::default(),
         scratch: Vec::new(),
         block,
         completion: host.completion,
         poll: host::poll::Completions::new(host.completion, poll_costs(host)),
-        polled: 0,
-        hybrid_sleeps: 0,
-        uring_timeouts: 0,
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,
@@ -401,10 +394,13 @@ fn completion_note(world: &World) -> String {
     }
     note += &format!(
         ": {} request(s) completed by polling (no interrupt)",
-        world.polled
+        world.counts.polled
     );
     if mode == crate::Completion::Hybrid {
-        note += &format!(", {} hybrid sleep(s) before spinning", world.hybrid_sleeps);
+        note += &format!(
+            ", {} hybrid sleep(s) before spinning",
+            world.counts.hybrid_sleeps
+        );
     }
     // Per job (its clones together): polled completions and CPU spinning.
     let window = world.window_to.saturating_sub(world.window_from);
@@ -540,15 +536,15 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 sync: sync_report(w, tid),
             })
             .collect(),
-        interrupts: w.interrupts,
-        urgent_only_interrupts: w.urgent_only,
-        completions: w.completions,
+        interrupts: w.counts.interrupts,
+        urgent_only_interrupts: w.counts.urgent_only,
+        completions: w.counts.completions,
         irq_line: None,
         // Not measured: the simulator models delivery, and its marks are
         // the jobs' (`jobs describe`).
         delivery: None,
-        completions_by_mark: Some(w.by_mark),
-        context_switches: w.context_switches,
+        completions_by_mark: Some(w.counts.by_mark),
+        context_switches: w.counts.context_switches,
         completion_gaps: report::Gaps::from_histogram(w.nvme.gaps()),
         io_path: Some(w.path.report(w.window())),
         cores: used

@@ -160,7 +160,7 @@ impl World {
             let th = &mut self.threads[tid as usize];
             th.in_flight -= 1;
             if measuring && r.polled {
-                self.polled += 1;
+                self.counts.polled += 1;
                 th.polled += 1;
             }
             if measuring {

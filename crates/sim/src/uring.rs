@@ -191,7 +191,7 @@ impl World {
         match w.timer(now) {
             Action::Return { .. } => {
                 if self.measuring(now) {
-                    self.uring_timeouts += 1;
+                    self.counts.uring_timeouts += 1;
                 }
                 self.uring_done(tid);
                 let core = self.threads[tid as usize].spec.core as u32;
@@ -289,10 +289,10 @@ impl World {
             })
             .collect();
         let mut note = format!("io_uring (host::uring): {}", per_job.join("; "));
-        if self.uring_timeouts > 0 {
+        if self.counts.uring_timeouts > 0 {
             note += &format!(
                 "; {} wait(s) ended by min-wait's timer",
-                self.uring_timeouts
+                self.counts.uring_timeouts
             );
         }
         let fixed = self.threads[..self.job_threads]

@@ -211,6 +211,24 @@ pub struct Audit {
     pub app_bad_wakes: u64,
 }
 
+/// What a run counts in its measured window.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    pub interrupts: u64,
+    /// Interrupts that reaped only the urgent entries (cint's UrgentOnly).
+    pub urgent_only: u64,
+    /// Completions the interrupts delivered.
+    pub completions: u64,
+    /// The same, by their request's mark (what `run` and `exec` report too).
+    pub by_mark: report::ByMark,
+    pub context_switches: u64,
+    /// Requests completed by polling, and hybrid sleeps taken.
+    pub polled: u64,
+    pub hybrid_sleeps: u64,
+    /// io_uring min-wait timers that ended a wait.
+    pub uring_timeouts: u64,
+}
+
 pub(crate) struct World {
     pub now: Nanos,
     pub events: Events,
@@ -242,13 +260,8 @@ pub(crate) struct World {
     /// The run stopped because it fell [`BEHIND_REAL_TIME`] behind real
     /// time.
     pub fell_behind: bool,
-    pub interrupts: u64,
-    pub urgent_only: u64,
-    pub completions: u64,
-    /// The completions interrupts delivered in the window, by their
-    /// request's mark (what `run` and `exec` report too).
-    pub by_mark: report::ByMark,
-    pub context_switches: u64,
+    /// What the run counted in the measured window.
+    pub counts: Counts,
     pub audit: Audit,
     pub scratch: Vec<policy::cq::Reaped>,
     /// The block-layer scheduler, if any (`None`: requests go to the
@@ -257,12 +270,6 @@ pub(crate) struct World {
     /// The completion mode, and hybrid polling's statistics (`host::poll`).
     pub completion: crate::Completion,
     pub poll: host::poll::Completions,
-    /// Requests completed by polling in the measured window, and hybrid
-    /// sleeps taken (all, and in the window).
-    pub polled: u64,
-    pub hybrid_sleeps: u64,
-    /// io_uring min-wait timers that ended a wait, in the window.
-    pub uring_timeouts: u64,
     /// FastResponse's read-path breakdown and the device's queue depth
     /// (measurement only).
     pub path: crate::iopath::Tracker,
