@@ -31,6 +31,9 @@ const CRATES: &[(&str, &[&str])] = &[
     ("jobs", &["policy"]),
     ("host", &["policy"]),
     ("report", &["policy"]),
+    // Results kept by key for the experiments (issue 28): canonical keys,
+    // a directory of result files, shards.
+    ("store", &["policy", "report"]),
     ("service", &["policy"]),
     ("apps", &["jobs", "policy"]),
     // Front ends: run a workload.
@@ -56,7 +59,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
     // shards, merged tables and fronts; simulator points only so far.
-    ("sweep", &["jobs", "policy", "report", "sim"]),
+    ("sweep", &["jobs", "policy", "report", "sim", "store"]),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",

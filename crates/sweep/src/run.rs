@@ -5,9 +5,9 @@
 use rayon::prelude::*;
 
 use crate::point::{expand, Point, VERSION};
-use crate::shard::Shard;
 use crate::spec::{Mode, Spec};
 use crate::store::{Failed, Finished, Results, State, Store, StoreError};
+use ::store::Shard;
 
 /// What a run found and did, over the shard's points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
