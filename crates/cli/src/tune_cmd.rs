@@ -156,6 +156,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         TuneError::Emu(e) => emu_error(&args.job_file, e),
         TuneError::NoGaps => anyhow!("{}: {e}", args.job_file.display()),
         TuneError::Config(e) => anyhow!(e),
+        TuneError::Store(e) => anyhow!(e),
     })?;
     print!("{}", tune::render::text(&t, &setup));
     if let Some(dir) = &args.out {

@@ -52,7 +52,7 @@ const CRATES: &[(&str, &[&str])] = &[
     // holds the line at what it takes today.
     ("preload", &["emu", "exec", "host", "jobs", "policy", "shm"]),
     // Experiments over the front ends.
-    ("tune", &["emu", "jobs", "policy", "report", "sim"]),
+    ("tune", &["emu", "jobs", "policy", "report", "sim", "store"]),
     (
         "repro",
         &["apps", "emu", "host", "jobs", "policy", "report", "sim"],
