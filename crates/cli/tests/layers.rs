@@ -65,7 +65,7 @@ const CRATES: &[(&str, &[&str])] = &[
         "cli",
         &[
             "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "sweep", "traces", "tune",
+            "report", "service", "sim", "store", "sweep", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

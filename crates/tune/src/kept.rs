@@ -26,6 +26,9 @@ use store::{Failed, Finished, Shard, Store};
 use crate::{adaptive_at, assemble, check, run_one, thr_list, Point, Target, TuneConfig};
 use crate::{TuneError, Tuning, BASELINE_STEP};
 
+/// Why the emulator's runs are not kept.
+pub const EMULATOR_REFUSED: &str = "--store is for --mode sim: an emulator run is a measurement, not a result its configuration determines, so a stored one is no cache";
+
 /// The version every key holds: a new one may simulate differently.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -101,9 +104,7 @@ pub fn tune_kept(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Outcome, TuneError> {
     if let Target::Emu(_) = cfg.target {
-        return Err(TuneError::Config(
-            "--store is for --mode sim: an emulator run is a measurement, not a result its configuration determines, so a stored one is no cache".into(),
-        ));
+        return Err(TuneError::Config(EMULATOR_REFUSED.into()));
     }
     check(cfg)?;
     let mut counts = Counts {

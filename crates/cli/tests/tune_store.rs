@@ -1,0 +1,171 @@
+//! `tune --store` (issue 28 item 4): a tuning kept in a store resumes
+//! where it stopped, array tasks each run their shard of the thr points,
+//! and every way prints and writes the tuning of one run without a store.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::*;
+
+fn example(name: &str) -> String {
+    format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tune` on the paper's workload at 10 ms a run, with `extra` options and
+/// `env` (a cluster's array variables), none inherited from the test's.
+fn tune(out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = bin();
+    for v in [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd.envs(env.iter().copied())
+        .args(["tune", &example("tune-libaio.fio"), "--runtime", "10ms"])
+        .args(["--out", out.to_str().unwrap()])
+        .args(extra);
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    o
+}
+
+/// The counts line a tune with a store prints on stderr.
+fn counts(o: &Output) -> String {
+    let err = stderr(o);
+    err.lines()
+        .find(|l| l.contains(" runs: "))
+        .unwrap_or_else(|| panic!("no counts in: {err}"))
+        .trim_start_matches("tune: ")
+        .split(" (")
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The stored runs' files, sorted.
+fn runs(store: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_stored_tuning_resumes_and_shards_into_the_one_machine_tuning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = tune(&d.join("plain"), &[], &[]);
+    let want = json(&d.join("plain/tune.json"));
+
+    // Kept: the same tuning, every run stored (the baseline and 14 thrs).
+    let store = d.join("store");
+    let s = store.to_str().unwrap();
+    let first = tune(&d.join("first"), &["--store", s], &[]);
+    assert_eq!(
+        counts(&first),
+        "15 runs: 0 stored before, 15 run now, 0 failed"
+    );
+    assert_eq!(stdout(&first), stdout(&plain));
+    assert_eq!(json(&d.join("first/tune.json")), want);
+    let all = runs(&store);
+    assert_eq!(all.len(), 15);
+
+    // As a killed tuning leaves it: three runs missing; only they run.
+    for p in &all[..3] {
+        std::fs::remove_file(p).unwrap();
+    }
+    let resumed = tune(&d.join("resumed"), &["--store", s], &[]);
+    assert_eq!(
+        counts(&resumed),
+        "15 runs: 12 stored before, 3 run now, 0 failed"
+    );
+    assert_eq!(json(&d.join("resumed/tune.json")), want);
+    assert_eq!(runs(&store), all);
+
+    // Three array tasks into a fresh store (the last named by Slurm's
+    // variables), then a final assembly that runs nothing.
+    let shared = d.join("shared");
+    let sh = shared.to_str().unwrap();
+    let t0 = tune(&d.join("t0"), &["--store", sh, "--shard", "0/3"], &[]);
+    assert_eq!(counts(&t0), "6 runs: 0 stored before, 6 run now, 0 failed");
+    assert_eq!(stdout(&t0), "", "a shard alone cannot tune");
+    assert!(
+        stderr(&t0).contains("9 of 14 thr points are not in"),
+        "{}",
+        stderr(&t0)
+    );
+    assert!(!d.join("t0").join("tune.json").exists());
+    let t1 = tune(&d.join("t1"), &["--store", sh, "--shard", "1/3"], &[]);
+    assert_eq!(counts(&t1), "6 runs: 1 stored before, 5 run now, 0 failed");
+    let slurm = [
+        ("SLURM_ARRAY_TASK_ID", "2"),
+        ("SLURM_ARRAY_TASK_COUNT", "3"),
+    ];
+    let t2 = tune(&d.join("t2"), &["--store", sh], &slurm);
+    assert_eq!(counts(&t2), "5 runs: 1 stored before, 4 run now, 0 failed");
+    assert_eq!(
+        json(&d.join("t2/tune.json")),
+        want,
+        "the last shard assembles"
+    );
+    let last = tune(&d.join("last"), &["--store", sh], &[]);
+    assert_eq!(
+        counts(&last),
+        "15 runs: 15 stored before, 0 run now, 0 failed"
+    );
+    assert_eq!(stdout(&last), stdout(&plain));
+    assert_eq!(json(&d.join("last/tune.json")), want);
+    // The same runs, whichever way they were made.
+    let names = |v: Vec<std::path::PathBuf>| -> Vec<_> {
+        v.iter()
+            .map(|p| p.file_name().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(runs(&shared)), names(all));
+}
+
+#[test]
+fn bad_stores_and_shards_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let job = example("tune-libaio.fio");
+    let store = d.join("store");
+    let s = store.to_str().unwrap();
+    let with = |extra: &[&str]| {
+        let mut a = vec!["tune", job.as_str(), "--runtime", "5ms"];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    assert_one_line_error(&with(&["--store", s, "--shard", "3/2"]), "0-based");
+    assert_one_line_error(&with(&["--shard", "0/2"]), "give --store DIR");
+    assert_one_line_error(
+        &with(&["--store", s, "--shard", "0/2", "--shards", "3"]),
+        "they disagree",
+    );
+    assert_one_line_error(
+        &with(&["--mode", "emu", "--backend", "null:10us", "--store", s]),
+        "an emulator run is a measurement",
+    );
+    let file = write(d, "a-file", "");
+    assert_one_line_error(&with(&["--store", &file]), "a-file");
+
+    // A stored run that does not read: named, not run over.
+    let o = with(&["--store", s, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let victim = runs(&store).pop().unwrap();
+    std::fs::write(&victim, "{\"key\": ").unwrap();
+    assert_one_line_error(&with(&["--store", s]), &victim.display().to_string());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "{\"key\": ");
+}
