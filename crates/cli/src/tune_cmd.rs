@@ -219,7 +219,11 @@ fn kept(
         } else {
             format!("the baseline and shard {shard} of the thr points, 0-based")
         };
-        eprintln!("tune: {} ({part}, in {})", o.counts, store.dir.display());
+        eprintln!(
+            "tune: {} ({part}, in {})",
+            o.counts_line(),
+            store.dir.display()
+        );
     }
     if o.tuning.is_none() && !args.quiet {
         eprintln!(

@@ -62,23 +62,36 @@ fn runs(store: &Path) -> Vec<std::path::PathBuf> {
     v
 }
 
+/// A tune of `extra` options (and `env`) writing into `d/name`, which
+/// must print `want` as its counts.
+fn kept(d: &Path, name: &str, extra: &[&str], env: &[(&str, &str)], want: &str) -> Output {
+    let o = tune(&d.join(name), extra, env);
+    assert_eq!(counts(&o), want, "{name}");
+    o
+}
+
+/// `o`, written into `d/name`, tuned as `plain` did into `d/plain`.
+fn tuned_alike(d: &Path, name: &str, o: &Output, plain: &Output) {
+    assert_eq!(stdout(o), stdout(plain), "{name}");
+    assert_eq!(
+        json(&d.join(name).join("tune.json")),
+        json(&d.join("plain/tune.json")),
+        "{name}"
+    );
+}
+
 #[test]
 fn a_stored_tuning_resumes_and_shards_into_the_one_machine_tuning() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let plain = tune(&d.join("plain"), &[], &[]);
-    let want = json(&d.join("plain/tune.json"));
 
     // Kept: the same tuning, every run stored (the baseline and 14 thrs).
     let store = d.join("store");
     let s = store.to_str().unwrap();
-    let first = tune(&d.join("first"), &["--store", s], &[]);
-    assert_eq!(
-        counts(&first),
-        "15 runs: 0 stored before, 15 run now, 0 failed"
-    );
-    assert_eq!(stdout(&first), stdout(&plain));
-    assert_eq!(json(&d.join("first/tune.json")), want);
+    let want = "15 runs: 0 stored before, 15 run now, 0 failed";
+    let first = kept(d, "first", &["--store", s], &[], want);
+    tuned_alike(d, "first", &first, &plain);
     let all = runs(&store);
     assert_eq!(all.len(), 15);
 
@@ -86,47 +99,33 @@ fn a_stored_tuning_resumes_and_shards_into_the_one_machine_tuning() {
     for p in &all[..3] {
         std::fs::remove_file(p).unwrap();
     }
-    let resumed = tune(&d.join("resumed"), &["--store", s], &[]);
-    assert_eq!(
-        counts(&resumed),
-        "15 runs: 12 stored before, 3 run now, 0 failed"
-    );
-    assert_eq!(json(&d.join("resumed/tune.json")), want);
+    let want = "15 runs: 12 stored before, 3 run now, 0 failed";
+    let resumed = kept(d, "resumed", &["--store", s], &[], want);
+    tuned_alike(d, "resumed", &resumed, &plain);
     assert_eq!(runs(&store), all);
 
     // Three array tasks into a fresh store (the last named by Slurm's
     // variables), then a final assembly that runs nothing.
     let shared = d.join("shared");
     let sh = shared.to_str().unwrap();
-    let t0 = tune(&d.join("t0"), &["--store", sh, "--shard", "0/3"], &[]);
-    assert_eq!(counts(&t0), "6 runs: 0 stored before, 6 run now, 0 failed");
+    let want = "6 runs: 0 stored before, 6 run now, 0 failed";
+    let t0 = kept(d, "t0", &["--store", sh, "--shard", "0/3"], &[], want);
     assert_eq!(stdout(&t0), "", "a shard alone cannot tune");
-    assert!(
-        stderr(&t0).contains("9 of 14 thr points are not in"),
-        "{}",
-        stderr(&t0)
-    );
+    let err = stderr(&t0);
+    assert!(err.contains("9 of 14 thr points are not in"), "{err}");
     assert!(!d.join("t0").join("tune.json").exists());
-    let t1 = tune(&d.join("t1"), &["--store", sh, "--shard", "1/3"], &[]);
-    assert_eq!(counts(&t1), "6 runs: 1 stored before, 5 run now, 0 failed");
+    let want = "6 runs: 1 stored before, 5 run now, 0 failed";
+    kept(d, "t1", &["--store", sh, "--shard", "1/3"], &[], want);
     let slurm = [
         ("SLURM_ARRAY_TASK_ID", "2"),
         ("SLURM_ARRAY_TASK_COUNT", "3"),
     ];
-    let t2 = tune(&d.join("t2"), &["--store", sh], &slurm);
-    assert_eq!(counts(&t2), "5 runs: 1 stored before, 4 run now, 0 failed");
-    assert_eq!(
-        json(&d.join("t2/tune.json")),
-        want,
-        "the last shard assembles"
-    );
-    let last = tune(&d.join("last"), &["--store", sh], &[]);
-    assert_eq!(
-        counts(&last),
-        "15 runs: 15 stored before, 0 run now, 0 failed"
-    );
-    assert_eq!(stdout(&last), stdout(&plain));
-    assert_eq!(json(&d.join("last/tune.json")), want);
+    let want = "5 runs: 1 stored before, 4 run now, 0 failed";
+    let t2 = kept(d, "t2", &["--store", sh], &slurm, want);
+    tuned_alike(d, "t2", &t2, &plain);
+    let want = "15 runs: 15 stored before, 0 run now, 0 failed";
+    let last = kept(d, "last", &["--store", sh], &[], want);
+    tuned_alike(d, "last", &last, &plain);
     // The same runs, whichever way they were made.
     let names = |v: Vec<std::path::PathBuf>| -> Vec<_> {
         v.iter()

@@ -6,14 +6,16 @@
 //! its hash and key), [`resolved`] (the parts every experiment's
 //! configuration spells alike: a strategy with its parameters in force, a
 //! loaded profile), [`shard`] (which runs a task takes), [`dir`] (the
-//! directory of result files). What an experiment stores of a run, and
+//! directory of result files), [`tally`] (what a task found and did). What an experiment stores of a run, and
 //! what a configuration holds besides, is the experiment's.
 
 pub mod canon;
 pub mod dir;
 pub mod resolved;
 pub mod shard;
+pub mod tally;
 
 pub use canon::{canonical, fingerprint, key};
 pub use dir::{Failed, Finished, State, Store, StoreError};
 pub use shard::Shard;
+pub use tally::Tally;

@@ -21,7 +21,7 @@ use report::Gaps;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use store::resolved as part;
-use store::{Failed, Finished, Shard, Store};
+use store::{Failed, Finished, Shard, Store, Tally};
 
 use crate::{adaptive_at, assemble, check, run_one, thr_list, Point, Target, TuneConfig};
 use crate::{TuneError, Tuning, BASELINE_STEP};
@@ -51,39 +51,24 @@ pub struct Keep<'a> {
     pub job_file: &'a [u8],
 }
 
-/// What a task found and did, over its runs (the baseline and its share
-/// of the thr points).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub runs: usize,
-    /// Found in the store: not run.
-    pub stored_before: usize,
-    /// Run now and stored.
-    pub run_now: usize,
-    pub failed: usize,
-}
-
-impl std::fmt::Display for Counts {
-    /// `N runs: S stored before, R run now, F failed`.
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(
-            f,
-            "{} runs: {} stored before, {} run now, {} failed",
-            self.runs, self.stored_before, self.run_now, self.failed
-        )
-    }
-}
-
 /// A task's end.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    pub counts: Counts,
+    /// Over the task's runs: the baseline and its share of the thr points.
+    pub counts: Tally,
     /// The tuning, when every thr point is in the store.
     pub tuning: Option<Tuning>,
     /// The thr points swept, and how many of them the store still lacks
     /// (other shards' not yet done).
     pub thr_points: usize,
     pub missing: usize,
+}
+
+impl Outcome {
+    /// `15 runs: 9 stored before, 6 run now, 0 failed`.
+    pub fn counts_line(&self) -> String {
+        self.counts.line("runs", "stored before")
+    }
 }
 
 /// One run: its key, the configuration the key is the hash of, the policy.
@@ -107,20 +92,20 @@ pub fn tune_kept(
         return Err(TuneError::Config(EMULATOR_REFUSED.into()));
     }
     check(cfg)?;
-    let mut counts = Counts {
+    let mut counts = Tally {
         runs: 1,
-        ..Counts::default()
+        ..Tally::default()
     };
     let base = run_of(jobs, cfg, keep, PolicySpec::named("default"), None);
     let base = match keep.store.get::<Kept>(&base.key)? {
         Some(f) => {
-            counts.stored_before += 1;
+            counts.before += 1;
             f.results
         }
         None => {
             progress(BASELINE_STEP);
             let kept = measure(jobs, cfg, keep, &base)?;
-            counts.run_now += 1;
+            counts.now += 1;
             kept
         }
     };
@@ -143,7 +128,7 @@ pub fn tune_kept(
     let mut todo = Vec::new();
     for r in mine {
         match keep.store.get::<Kept>(&r.key)? {
-            Some(_) => counts.stored_before += 1,
+            Some(_) => counts.before += 1,
             None => todo.push(r),
         }
     }
@@ -158,7 +143,7 @@ pub fn tune_kept(
     let mut first_error = None;
     for o in outcomes {
         match o {
-            Ok(_) => counts.run_now += 1,
+            Ok(_) => counts.now += 1,
             Err(e) => {
                 counts.failed += 1;
                 first_error.get_or_insert(e);

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use policy::MS;
 use sim::{DeviceProfile, HostProfile};
+use store::Tally;
 use store::{Shard, Store};
-use tune::kept::{tune_kept, Counts, Keep, Outcome};
+use tune::kept::{tune_kept, Keep, Outcome};
 use tune::{Target, TuneConfig, TuneError};
 
 /// One libaio reader at iodepth 64 on core 1: short runs, a real plateau.
@@ -40,11 +41,11 @@ fn kept(store: &Store, shard: Shard) -> Result<Outcome, TuneError> {
     tune_kept(&jobs(), &cfg(), keep, &|_| {})
 }
 
-fn counts(runs: usize, stored_before: usize, run_now: usize) -> Counts {
-    Counts {
+fn counts(runs: usize, before: usize, now: usize) -> Tally {
+    Tally {
         runs,
-        stored_before,
-        run_now,
+        before,
+        now,
         failed: 0,
     }
 }
@@ -69,7 +70,7 @@ fn a_rerun_runs_only_what_the_store_lacks_and_tunes_alike() {
     let first = kept(&store, Shard::ALL).unwrap();
     assert_eq!(first.counts, counts(6, 0, 6));
     assert_eq!(
-        first.counts.to_string(),
+        first.counts_line(),
         "6 runs: 0 stored before, 6 run now, 0 failed"
     );
     assert_eq!(first.tuning.unwrap().to_json(), whole);
@@ -103,8 +104,8 @@ fn shards_split_the_thr_points_and_the_last_assembles_the_tuning() {
         // which only the first runs.
         let share = [2, 2, 1][k];
         assert_eq!(o.counts.runs, 1 + share, "shard {k}");
-        assert_eq!(o.counts.stored_before, usize::from(k > 0), "shard {k}");
-        ran += o.counts.run_now;
+        assert_eq!(o.counts.before, usize::from(k > 0), "shard {k}");
+        ran += o.counts.now;
         assert_eq!(o.thr_points, 5);
         if k < 2 {
             assert!(o.tuning.is_none(), "shard {k} of 3 cannot assemble");
