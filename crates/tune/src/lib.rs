@@ -26,7 +26,7 @@ use jobs::Job;
 use policy::{Nanos, PolicySpec};
 use rayon::prelude::*;
 use report::{Gaps, RunReport};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
 
 /// The thr values swept by default: dense where the paper's plateau starts
@@ -107,22 +107,15 @@ pub struct Point {
     /// The thr of the sweep point; `None` for the run under `default`.
     pub thr: Option<u32>,
     /// All jobs' reads and writes per second.
-    #[serde(deserialize_with = "nan_if_null")]
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub iops: f64,
-    #[serde(deserialize_with = "nan_if_null")]
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub irq_per_sec: f64,
-    #[serde(deserialize_with = "nan_if_null")]
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub completions_per_irq: f64,
     /// Mean completion latency over all the jobs' I/Os, ns.
-    #[serde(deserialize_with = "nan_if_null")]
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub mean_clat_ns: f64,
-}
-
-/// serde_json writes a NaN or infinite figure (a run that measured
-/// nothing) as `null`; it reads back as NaN, which `to_json` writes as 0
-/// as it did the figure itself.
-fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Point {
