@@ -55,7 +55,9 @@ const CRATES: &[(&str, &[&str])] = &[
     ("tune", &["emu", "jobs", "policy", "report", "sim", "store"]),
     (
         "repro",
-        &["apps", "emu", "host", "jobs", "policy", "report", "sim"],
+        &[
+            "apps", "emu", "host", "jobs", "policy", "report", "sim", "store",
+        ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
     // shards, merged tables and fronts; simulator points only so far.

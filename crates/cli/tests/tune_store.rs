@@ -16,35 +16,12 @@ fn example(name: &str) -> String {
 /// `tune` on the paper's workload at 10 ms a run, with `extra` options and
 /// `env` (a cluster's array variables), none inherited from the test's.
 fn tune(out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = bin();
-    for v in [
-        "SLURM_ARRAY_TASK_ID",
-        "SLURM_ARRAY_TASK_MIN",
-        "SLURM_ARRAY_TASK_COUNT",
-        "JOB_COMPLETION_INDEX",
-    ] {
-        cmd.env_remove(v);
-    }
+    let mut cmd = bin_outside_array();
     cmd.envs(env.iter().copied())
         .args(["tune", &example("tune-libaio.fio"), "--runtime", "10ms"])
         .args(["--out", out.to_str().unwrap()])
         .args(extra);
-    let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
-    o
-}
-
-/// The counts line a tune with a store prints on stderr.
-fn counts(o: &Output) -> String {
-    let err = stderr(o);
-    err.lines()
-        .find(|l| l.contains(" runs: "))
-        .unwrap_or_else(|| panic!("no counts in: {err}"))
-        .trim_start_matches("tune: ")
-        .split(" (")
-        .next()
-        .unwrap()
-        .to_string()
+    succeeds(&mut cmd)
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -66,7 +43,7 @@ fn runs(store: &Path) -> Vec<std::path::PathBuf> {
 /// must print `want` as its counts.
 fn kept(d: &Path, name: &str, extra: &[&str], env: &[(&str, &str)], want: &str) -> Output {
     let o = tune(&d.join(name), extra, env);
-    assert_eq!(counts(&o), want, "{name}");
+    assert_eq!(store_counts(&o, "tune"), want, "{name}");
     o
 }
 

@@ -1,13 +1,14 @@
 //! Results kept by key, so that an experiment of many runs resumes where
 //! it stopped and splits into shards for a cluster's array tasks (issue
-//! 28): `sweep`'s points and `tune`'s runs alike.
+//! 28): `sweep`'s points, `tune`'s runs and `reproduce`'s alike.
 //!
 //! The modules, bottom first: [`canon`] (a configuration's canonical text,
 //! its hash and key), [`resolved`] (the parts every experiment's
 //! configuration spells alike: a strategy with its parameters in force, a
 //! loaded profile), [`shard`] (which runs a task takes), [`dir`] (the
-//! directory of result files), [`tally`] (what a task found and did). What an experiment stores of a run, and
-//! what a configuration holds besides, is the experiment's.
+//! directory of result files), [`tally`] (what a task found and did).
+//! What an experiment stores of a run, and what a configuration holds
+//! besides, is the experiment's.
 
 pub mod canon;
 pub mod dir;
