@@ -195,6 +195,49 @@ pub enum OutputFormat {
     Json,
 }
 
+/// Which of an experiment's stored runs this task runs (`sweep run`,
+/// `tune --store`): one shard, from the command line or a cluster's array
+/// task, or all of them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ShardArgs {
+    /// Run only shard K of N, 0-based (0/4 .. 3/4): the runs sorted by
+    /// key, run i in shard i mod N [default: from SLURM_ARRAY_TASK_ID
+    /// and SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards;
+    /// else every run]
+    #[arg(long, value_parser = store::Shard::parse, value_name = "K/N")]
+    pub shard: Option<store::Shard>,
+    /// The number of shards, where the environment names only the index
+    /// (JOB_COMPLETION_INDEX; or SLURM_ARRAY_TASK_ID without
+    /// SLURM_ARRAY_TASK_COUNT)
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+}
+
+impl ShardArgs {
+    /// The shard given, else the one the environment names, else all.
+    pub fn resolve(&self) -> anyhow::Result<store::Shard> {
+        if self.shards == Some(0) {
+            anyhow::bail!("--shards 0: there must be at least 1");
+        }
+        match self.shard {
+            Some(s) => {
+                if self.shards.is_some_and(|n| n != s.count) {
+                    anyhow::bail!(
+                        "--shard {s} and --shards {}: they disagree",
+                        self.shards.unwrap_or(0)
+                    );
+                }
+                Ok(s)
+            }
+            None => Ok(
+                store::Shard::from_env(&|v| std::env::var(v).ok(), self.shards)
+                    .map_err(|e| anyhow::anyhow!(e))?
+                    .unwrap_or(store::Shard::ALL),
+            ),
+        }
+    }
+}
+
 /// Where and how a run (`sim`, `run`) prints its results.
 #[derive(Args, Debug, Clone)]
 pub struct RunOutput {

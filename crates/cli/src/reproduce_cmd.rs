@@ -54,6 +54,13 @@ pub struct ReproduceArgs {
     /// Repetitions per emulated run, averaged [quick: 1, full: 3]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
     reps: Option<u32>,
+    /// Keep every simulated run in this directory, one file per run under
+    /// a key of its resolved inputs: a rerun reads them, a killed
+    /// reproduce runs only the missing ones (--mode sim only)
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    #[command(flatten)]
+    shard: args::ShardArgs,
     /// No progress bar
     #[arg(short, long)]
     quiet: bool,
@@ -113,6 +120,12 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
+    if a.store.is_none() && (a.shard.shard.is_some() || a.shard.shards.is_some()) {
+        anyhow::bail!("--shard and --shards split the runs of a --store: give --store DIR");
+    }
+    if a.store.is_some() && a.mode != Modes::Sim {
+        anyhow::bail!("--store is for --mode sim: an emulator run is a measurement, not a result its configuration determines, so a stored one is no cache");
+    }
     let modes = match a.mode {
         Modes::Sim => vec![Mode::Sim],
         Modes::Emu => vec![Mode::Emu],
@@ -144,16 +157,60 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         );
         bar
     });
-    let tally = repro::reproduce(&opts, &|done, total| {
+    let progress = |done: usize, total: usize| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
-    });
+    };
+    let tally = match &a.store {
+        None => repro::reproduce(&opts, &progress)
+            .map(Some)
+            .map_err(anyhow::Error::from),
+        Some(dir) => kept(a, &opts, dir, &progress),
+    };
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let tally = tally?;
-    println!("{tally}; report: {}", a.out.join("report.html").display());
+    if let Some(tally) = tally? {
+        println!("{tally}; report: {}", a.out.join("report.html").display());
+    }
     Ok(())
+}
+
+/// `--store`: every simulated run kept in `dir`, this task's shard of
+/// them; the report's tally when the store then holds every run.
+fn kept(
+    a: &ReproduceArgs,
+    opts: &repro::Options,
+    dir: &std::path::Path,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<repro::write::Tally>> {
+    let shard = a.shard.resolve()?;
+    let store = store::Store::open(dir)?;
+    let keep = repro::run::Keep {
+        store: &store,
+        shard,
+    };
+    let (tally, counts) = repro::reproduce_kept(opts, keep, progress)?;
+    if !a.quiet {
+        let part = if shard == store::Shard::ALL {
+            "every run".to_string()
+        } else {
+            format!("shard {shard} of the runs, 0-based")
+        };
+        eprintln!(
+            "reproduce: {} ({part}, in {})",
+            counts.line(),
+            store.dir.display()
+        );
+        if counts.missing > 0 {
+            eprintln!(
+                "reproduce: {} runs are not in {} yet (other shards'); when every shard is done, `reproduce --store` without --shard writes the report",
+                counts.missing,
+                store.dir.display()
+            );
+        }
+    }
+    Ok(tally)
 }

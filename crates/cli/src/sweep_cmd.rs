@@ -45,17 +45,8 @@ pub struct RunArgs {
     /// the spec]
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
-    /// Run only shard K of N, 0-based (0/4 .. 3/4): the points sorted by
-    /// key, point i in shard i mod N [default: from SLURM_ARRAY_TASK_ID
-    /// and SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards;
-    /// else the whole sweep]
-    #[arg(long, value_parser = Shard::parse, value_name = "K/N")]
-    pub shard: Option<Shard>,
-    /// The number of shards, where the environment names only the index
-    /// (JOB_COMPLETION_INDEX; or SLURM_ARRAY_TASK_ID without
-    /// SLURM_ARRAY_TASK_COUNT)
-    #[arg(long, value_name = "N")]
-    pub shards: Option<usize>,
+    #[command(flatten)]
+    pub shard: crate::args::ShardArgs,
     /// Run again the points whose failure is in the store
     #[arg(long)]
     pub retry_failed: bool,
@@ -131,23 +122,7 @@ fn store_of(spec: &Path, store: Option<&PathBuf>) -> PathBuf {
 }
 
 fn run_cmd(a: &RunArgs) -> Result<()> {
-    if a.shards == Some(0) {
-        bail!("--shards 0: there must be at least 1");
-    }
-    let shard = match a.shard {
-        Some(s) => {
-            if a.shards.is_some_and(|n| n != s.count) {
-                bail!(
-                    "--shard {s} and --shards {}: they disagree",
-                    a.shards.unwrap_or(0)
-                );
-            }
-            s
-        }
-        None => Shard::from_env(&|v| std::env::var(v).ok(), a.shards)
-            .map_err(|e| anyhow!(e))?
-            .unwrap_or(Shard::ALL),
-    };
+    let shard = a.shard.resolve()?;
     let spec = Spec::load(&a.spec)?;
     let store = Store::open(&store_of(&a.spec, a.store.as_ref()))?;
     if !a.quiet {

@@ -1,7 +1,9 @@
 //! `cinterrupts tune`: picks adaptive coalescing's delta and thr for a
 //! device and a workload by TOS 5.2's method (the `tune` crate), prints the
 //! recommendation and the sweep, and with `--out` writes the two figures
-//! and every number.
+//! and every number. With `--store` every run is kept (`tune::kept`): a
+//! rerun or a killed tuning runs only what is missing, and `--shard`
+//! runs one shard of the thr points.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,8 @@ use clap::{Args, ValueEnum};
 use emu::backend::BackendSpec;
 use emu::EmuConfig;
 use sim::{DeviceProfile, HostProfile};
+use store::{Shard, Store};
+use tune::kept::Keep;
 use tune::render::Setup;
 use tune::{Target, TuneConfig, TuneError, Tuning};
 
@@ -64,6 +68,13 @@ pub struct TuneArgs {
     /// (created if missing); without it, nothing is written
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Keep every run (the baseline and each thr point) in this directory,
+    /// one file per run under a key of its configuration: a rerun reads
+    /// them, a killed tuning runs only the missing ones (simulator only)
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: crate::args::ShardArgs,
     /// Nothing on stderr but errors: no notes, no progress lines (shown
     /// only on a terminal anyway), no list of the files written
     #[arg(long, short)]
@@ -128,6 +139,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         bail!("{}: no jobs to run", args.job_file.display());
     }
     let (target, setup) = target(args)?;
+    if args.store.is_none() && (args.shard.shard.is_some() || args.shard.shards.is_some()) {
+        bail!("--shard and --shards split the runs of a --store: give --store DIR");
+    }
+    if args.store.is_some() && args.mode == ModeArg::Emu {
+        bail!(tune::kept::EMULATOR_REFUSED);
+    }
     if let Some(dir) = &args.out {
         check_out(dir)?;
     }
@@ -146,22 +163,78 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     // A line per run started, on a terminal only (as the other verbs'
     // progress bars), so that an error stays the one line on stderr.
     let show = !args.quiet && std::io::stderr().is_terminal();
-    let t = tune::tune(&file.jobs, &cfg, &|step| {
+    let progress = |step: &str| {
         if show {
             eprintln!("tune: {step}");
         }
-    })
-    .map_err(|e| match e {
-        TuneError::Sim(e) => sim_error(&args.job_file, e),
-        TuneError::Emu(e) => emu_error(&args.job_file, e),
-        TuneError::NoGaps => anyhow!("{}: {e}", args.job_file.display()),
-        TuneError::Config(e) => anyhow!(e),
-    })?;
+    };
+    let t = match &args.store {
+        None => tune::tune(&file.jobs, &cfg, &progress).map_err(|e| tune_error(args, e))?,
+        Some(dir) => match kept(args, &file.jobs, &cfg, dir, &progress)? {
+            Some(t) => t,
+            None => return Ok(()),
+        },
+    };
     print!("{}", tune::render::text(&t, &setup));
     if let Some(dir) = &args.out {
         write_out(dir, &t, &setup, args.quiet)?;
     }
     Ok(())
+}
+
+fn tune_error(args: &TuneArgs, e: TuneError) -> anyhow::Error {
+    match e {
+        TuneError::Sim(e) => sim_error(&args.job_file, e),
+        TuneError::Emu(e) => emu_error(&args.job_file, e),
+        TuneError::NoGaps => anyhow!("{}: {e}", args.job_file.display()),
+        TuneError::Config(e) => anyhow!(e),
+        TuneError::Store(e) => anyhow!(e),
+    }
+}
+
+/// Tunes with every run kept in the store at `dir`, this task's shard of
+/// them; the tuning when the store then holds every run, else `None`
+/// (said on stderr: other shards' runs are still to come).
+fn kept(
+    args: &TuneArgs,
+    jobs: &[jobs::Job],
+    cfg: &TuneConfig,
+    dir: &Path,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Option<Tuning>> {
+    let shard = args.shard.resolve()?;
+    let job_file = std::fs::read(&args.job_file)
+        .with_context(|| format!("{}: cannot read", args.job_file.display()))?;
+    let store = Store::open(dir)?;
+    let keep = Keep {
+        store: &store,
+        shard,
+        job_file: &job_file,
+    };
+    let o = tune::kept::tune_kept(jobs, cfg, keep, progress).map_err(|e| tune_error(args, e))?;
+    if !args.quiet {
+        // After the runs, not before: an error stays the one line on stderr.
+        let part = if shard == Shard::ALL {
+            "every run".to_string()
+        } else {
+            format!("the baseline and shard {shard} of the thr points, 0-based")
+        };
+        eprintln!(
+            "tune: {} ({part}, in {})",
+            o.counts_line(),
+            store.dir.display()
+        );
+    }
+    if o.tuning.is_none() && !args.quiet {
+        eprintln!(
+            "tune: {} of {} thr points are not in {} yet (other shards'); when every shard is done, `tune --store` without --shard prints the tuning{}",
+            o.missing,
+            o.thr_points,
+            store.dir.display(),
+            if args.out.is_some() { " and writes --out" } else { "" }
+        );
+    }
+    Ok(o.tuning)
 }
 
 /// Makes `--out` and checks a file can be written in it, before any run:

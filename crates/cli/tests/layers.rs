@@ -31,6 +31,9 @@ const CRATES: &[(&str, &[&str])] = &[
     ("jobs", &["policy"]),
     ("host", &["policy"]),
     ("report", &["policy"]),
+    // Results kept by key for the experiments (issue 28): canonical keys,
+    // a directory of result files, shards.
+    ("store", &["policy", "report"]),
     ("service", &["policy"]),
     ("apps", &["jobs", "policy"]),
     // Front ends: run a workload.
@@ -49,20 +52,22 @@ const CRATES: &[(&str, &[&str])] = &[
     // holds the line at what it takes today.
     ("preload", &["emu", "exec", "host", "jobs", "policy", "shm"]),
     // Experiments over the front ends.
-    ("tune", &["emu", "jobs", "policy", "report", "sim"]),
+    ("tune", &["emu", "jobs", "policy", "report", "sim", "store"]),
     (
         "repro",
-        &["apps", "emu", "host", "jobs", "policy", "report", "sim"],
+        &[
+            "apps", "emu", "host", "jobs", "policy", "report", "sim", "store",
+        ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
     // shards, merged tables and fronts; simulator points only so far.
-    ("sweep", &["jobs", "policy", "report", "sim"]),
+    ("sweep", &["jobs", "policy", "report", "sim", "store"]),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",
         &[
             "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "sweep", "traces", "tune",
+            "report", "service", "sim", "store", "sweep", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

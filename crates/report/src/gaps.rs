@@ -8,6 +8,7 @@
 //! into a [`Gaps`] at the end of the run.
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 /// A histogram for gaps in ns: the project's one time histogram
 /// ([`policy::time::histogram`]: exact below 2,048 ns, within 0.1% above;
@@ -21,14 +22,47 @@ pub fn histogram() -> Histogram<u64> {
 pub const SHOWN: [f64; 3] = [50.0, 90.0, 99.0];
 
 /// Completion gaps in ns as a step CDF: every distinct recorded value with
-/// the number of gaps at or below it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// the number of gaps at or below it. Serialized as its fields (`tune`
+/// keeps a baseline's gaps in its store); one read back is checked to be
+/// such a CDF.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Stored")]
 pub struct Gaps {
     /// How many gaps (one fewer than the completions on each CQ).
     pub count: u64,
     /// (gap ns, gaps at or below it), both strictly increasing; the last
     /// count is `count`.
     points: Vec<(u64, u64)>,
+}
+
+/// A [`Gaps`] as read, before it is checked.
+#[derive(Deserialize)]
+struct Stored {
+    count: u64,
+    points: Vec<(u64, u64)>,
+}
+
+impl TryFrom<Stored> for Gaps {
+    type Error = String;
+
+    fn try_from(s: Stored) -> Result<Gaps, String> {
+        let rising = s
+            .points
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1);
+        let last = s.points.last().map_or(0, |&(_, below)| below);
+        if !rising || last != s.count {
+            return Err(format!(
+                "completion gaps: not a CDF ({} points, count {})",
+                s.points.len(),
+                s.count
+            ));
+        }
+        Ok(Gaps {
+            count: s.count,
+            points: s.points,
+        })
+    }
 }
 
 impl Gaps {
@@ -129,6 +163,20 @@ mod tests {
         // Above 2,048 ns the value is the bucket's bottom, within 0.1%.
         let g = Gaps::from_values([6_261]).unwrap();
         assert!((6_256..=6_261).contains(&g.value_at(0.5)), "{g:?}");
+    }
+
+    #[test]
+    fn gaps_read_back_as_written_and_a_broken_cdf_is_refused() {
+        let g = Gaps::from_values([0, 0, 6_000, 15_000]).unwrap();
+        let text = serde_json::to_string(&g).unwrap();
+        assert_eq!(serde_json::from_str::<Gaps>(&text).unwrap(), g);
+        for bad in [
+            r#"{"count":3,"points":[[5,1],[4,3]]}"#,
+            r#"{"count":4,"points":[[4,1],[5,3]]}"#,
+        ] {
+            let e = serde_json::from_str::<Gaps>(bad).unwrap_err().to_string();
+            assert!(e.contains("not a CDF"), "{e}");
+        }
     }
 
     #[test]

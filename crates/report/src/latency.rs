@@ -30,12 +30,14 @@ pub fn cdf(h: &Histogram<u64>) -> Vec<(f64, u64)> {
 }
 
 /// Summary of a latency distribution, ns.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencyStats {
     pub samples: u64,
     pub min: u64,
     pub max: u64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub mean: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub stddev: f64,
     /// (percentile, value) for each of [`PERCENTILES`].
     pub percentiles: Vec<(f64, u64)>,

@@ -10,16 +10,19 @@ pub mod gaps;
 pub mod human;
 pub mod json;
 pub mod latency;
+pub mod readback;
 pub mod schema;
 pub mod svg;
 pub mod text;
+
+use serde::{Deserialize, Serialize};
 
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
 pub use schema::{ByMark, Cinterrupts, Delivery, RunPart, SCHEMA_VERSION};
 
 /// Where the numbers came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Mode {
     /// The discrete-event simulator (virtual time).
     Sim,
@@ -41,7 +44,7 @@ impl Mode {
 pub type PolicyInfo = policy::Settings;
 
 /// One direction (reads or writes) of one job.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirReport {
     /// Completed I/Os in the measured window.
     pub io_ops: u64,
@@ -59,7 +62,7 @@ pub struct DirReport {
 }
 
 /// One job (one clone of a job-file section).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobReport {
     /// fio's `jobname`: the section name.
     pub name: String,
@@ -90,7 +93,7 @@ pub struct JobReport {
 /// A job's fsync (or fdatasync) calls: fio's `sync` latency (the call
 /// alone, from entry to return; the writes are in `write`), and where the
 /// time went (FastResponse, FR Fig. 5b, 15b).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyncReport {
     /// fio's `sync.lat_ns`; `samples` is fio's `sync.total_ios`.
     pub lat: LatencyStats,
@@ -103,22 +106,29 @@ pub struct SyncReport {
 /// and JC are the f-transaction's header and commit), and for the CPU after
 /// a wake-up of JBD2 or the caller (T_Sched), us; context switches and
 /// device I/Os per fsync.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FsyncBreakdown {
     /// `ordered` or `fjournal`.
     pub journal: String,
     pub fsyncs: u64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub d1_us: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub d2_us: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub jd_us: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub jc_us: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub sched_us: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub switches_per_fsync: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub ios_per_fsync: f64,
 }
 
 /// Blocks read back and checked after a job's writes (fio's verify phase).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerifyReport {
     pub blocks: u64,
     pub mismatches: u64,
@@ -127,18 +137,22 @@ pub struct VerifyReport {
 }
 
 /// How one core spent the measured window, in fractions of 1 that sum to 1.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoreUtil {
     pub core: usize,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub user: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub kernel: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub irq: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub idle: f64,
 }
 
 /// Emulator only: what the device raised on the interrupt lines in the
 /// measured window (the interrupts delivered are `RunReport::interrupts`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IrqLineReport {
     /// `ipi`: the authors' emulator, one IPI per fire, never merged, the
     /// device's poller waiting for the call slot; `apic`: a pending line
@@ -156,16 +170,18 @@ pub struct IrqLineReport {
 
 /// FastResponse's read-path breakdown of one job (FR 2.2 Fig 5a, 4.4 Fig
 /// 15a), averaged over the requests it completed in the measured window.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobPath {
     /// Requests the means are over.
     pub requests: u64,
     /// T_Dev: from the request reaching the device (the doorbell; a split
     /// request's first piece) to the device finishing it (its last piece).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub t_dev_mean_ns: f64,
     /// T_Sched: from the interrupt handler waking the job's thread for it to
     /// the thread running again (its switch-in done); 0 for a request whose
     /// thread was not asleep for it (polled, or already running).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub t_sched_mean_ns: f64,
     /// Where the time of the requests that reached the device went, from
     /// the submit call to the return of the call that took it (the
@@ -180,37 +196,46 @@ pub struct JobPath {
 /// requests (ns; a split request counts from its first piece at the device
 /// to its last piece done). `clat = submit + queue + service + deliver +
 /// after`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathParts {
     pub requests: u64,
     /// The submit call's start to the call's return, as fio's clat.
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub clat: f64,
     /// The submit call's start to the doorbell (the call, and a block
     /// layer's hold).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub submit: f64,
     /// The doorbell to a device unit starting it (the device's queue, and
     /// its rate ceiling).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub queue: f64,
     /// The unit's service.
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub service: f64,
     /// The device finishing it to an interrupt handler (or a poller)
     /// handing it to its thread: the interrupt's wait.
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub deliver: f64,
     /// Handed over to the call's return: the rest of the handler, the
     /// wake-up and T_Sched, the call's own return path.
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub after: f64,
     /// Commands at the device when it arrived (those ahead of it in the
     /// queue or in service).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub depth_at_arrival: f64,
     /// Commands left at the device when it finished (those that can still
     /// complete and count toward a coalescing threshold).
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub depth_at_done: f64,
 }
 
 /// Requests at the device (submitted, not yet finished by it; a block
 /// layer's pieces each count), weighted by time over the measured window.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueDepth {
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub mean: f64,
     /// The depth the device was at or below 99% of the window.
     pub p99: u64,
@@ -218,7 +243,7 @@ pub struct QueueDepth {
 }
 
 /// Where the requests' time went, and how deep the device's queue was.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IoPath {
     /// One per job clone, in the order of `RunReport::jobs`.
     pub jobs: Vec<JobPath>,
@@ -226,9 +251,13 @@ pub struct IoPath {
 }
 
 /// Everything one run measured.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub mode: Option<Mode>,
+    /// Not kept when a report is stored: its parameter names are the
+    /// catalogue's own strings. Who reads a report back sets it from the
+    /// policy that ran (`PolicyInfo::of`).
+    #[serde(skip)]
     pub policy: PolicyInfo,
     /// Device profile or backend (`optane`, `null:10us`).
     pub device: String,
@@ -280,7 +309,7 @@ pub struct RunReport {
 }
 
 /// The io_uring jobs' waits under `run --uring STRATEGY`, in the window.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UringReport {
     /// As `--uring` reads it back (`min-wait=50us,nr=4`).
     pub strategy: String,
@@ -295,7 +324,7 @@ pub struct UringReport {
 
 /// An application run's own measurements (issue 16, TOS 5.4-5.5): its
 /// operations per instance and kind, and per core where the window went.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AppsReport {
     /// One per (instance, kind, foreground or background) that finished an
     /// operation in the window, by instance, then foreground first, then
@@ -307,7 +336,7 @@ pub struct AppsReport {
 
 /// The operations of one kind one instance finished in the measured window
 /// (an operation counts where its end falls).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpReport {
     /// The instance's index in the application file, and its name.
     pub instance: usize,
@@ -320,7 +349,9 @@ pub struct OpReport {
     pub ops: u64,
     /// Items the operations covered (a scan's keys, a batch's keys).
     pub items: u64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub ops_per_sec: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub items_per_sec: f64,
     /// Latency from the operation's start to its end, ns (fio's 17
     /// percentiles: p50, p99 and p99.9 among them).
@@ -331,12 +362,16 @@ pub struct OpReport {
 
 /// How one core spent the measured window (fractions of 1 that sum to 1),
 /// and the device interrupts it took and the threads switched in on it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoreReport {
     pub core: usize,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub user: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub kernel: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub irq: f64,
+    #[serde(deserialize_with = "crate::readback::nan_if_null")]
     pub idle: f64,
     pub interrupts: u64,
     pub context_switches: u64,

@@ -45,6 +45,9 @@ pub enum ReproError {
     MissingTool(String),
     #[error("{path}: {reason}")]
     Write { path: String, reason: String },
+    /// The store of `reproduce --store`: unreadable, or refused.
+    #[error("{0}")]
+    Store(String),
 }
 
 /// The experiments `only` names (comma-separated ids), in the paper's
@@ -81,20 +84,53 @@ pub fn reproduce(
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<write::Tally, ReproError> {
+    let (tally, _) = reproduce_with(opts, None, progress)?;
+    Ok(tally.expect("without a store every run is this task's"))
+}
+
+/// [`reproduce`] with every simulated run kept in a store (`reproduce
+/// --store`): stored runs are read, this shard's missing ones run. The
+/// report is written when the store then holds every run (the verdicts
+/// of one run without a store); else nothing is written and the counts
+/// say how many runs are other shards'.
+pub fn reproduce_kept(
+    opts: &Options,
+    keep: run::Keep,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Option<write::Tally>, run::KeptCounts), ReproError> {
+    reproduce_with(opts, Some(keep), progress)
+}
+
+fn reproduce_with(
+    opts: &Options,
+    keep: Option<run::Keep>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Option<write::Tally>, run::KeptCounts), ReproError> {
     let started = std::time::Instant::now();
     let experiments = select(&opts.only)?;
     let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
         .map_err(ReproError::Claims)?;
     let staged = staging::Staged::prepare(&opts.out)?;
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results = run::run_all(&experiments, &opts.plan, &|o, total| {
+    let save = |o: &run::Outcome, total: usize| {
         write::save_run(staged.path(), o)?;
         progress(
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             total,
         );
         Ok(())
-    })?;
+    };
+    let (results, counts) = match keep {
+        None => (
+            run::run_all(&experiments, &opts.plan, &save)?,
+            run::KeptCounts::default(),
+        ),
+        Some(keep) => run::run_kept(&experiments, &opts.plan, keep, &save)?,
+    };
+    if counts.missing > 0 {
+        // Not every run is here: the staged report is dropped unwritten.
+        return Ok((None, counts));
+    }
     let ctx = write::Context {
         command: &opts.command,
         plan: &opts.plan,
@@ -102,5 +138,5 @@ pub fn reproduce(
     };
     let tally = write::report(staged.path(), &experiments, &claims, &results, &ctx)?;
     staged.commit()?;
-    Ok(tally)
+    Ok((Some(tally), counts))
 }

@@ -1,6 +1,13 @@
 //! Runs the experiments' configurations: in the simulator in parallel
 //! across cores (every run is independent and deterministic for its seed),
 //! then on the emulator one at a time (its device thread owns a CPU).
+//!
+//! With a store ([`Keep`], `reproduce --store`) every simulated run is
+//! kept under a key of its fully resolved inputs (the jobs as parsed, the
+//! throttle's cap included, or the application's threads; the loaded
+//! profiles with the run's host settings; the policy, seed and runtime)
+//! and read back instead of run again; a shard runs only its share of the
+//! runs the store lacks.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +18,32 @@ use report::{Mode, RunReport};
 use crate::experiment::{Experiment, RunSpec, Workload};
 use crate::metric::Metric;
 use crate::ReproError;
+
+/// The version every key holds: a new one may simulate differently.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where simulated runs are kept, and which of them this task runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Keep<'a> {
+    pub store: &'a store::Store,
+    pub shard: store::Shard,
+}
+
+/// What a task with a store found and did, over the simulated runs it
+/// owns or found stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeptCounts {
+    pub tally: store::Tally,
+    /// Runs neither stored nor this shard's: the results are not whole.
+    pub missing: usize,
+}
+
+impl KeptCounts {
+    /// `900 runs: 850 stored before, 50 run now, 0 failed`.
+    pub fn line(&self) -> String {
+        self.tally.line("runs", "stored before")
+    }
+}
 
 /// The shortest simulated run `reproduce` takes: below it some jobs of the
 /// experiments complete no I/O at all, and their figures read 0 (issue 12:
@@ -139,6 +172,46 @@ pub fn run_all(
     plan: &Plan,
     done: &(dyn Fn(&Outcome, usize) -> Result<(), ReproError> + Sync),
 ) -> Result<Results, ReproError> {
+    run_tasks(experiments, plan, None, done).map(|(results, _)| results)
+}
+
+/// [`run_all`] with every simulated run kept in `keep.store`: those stored
+/// are read, this shard's missing ones run. The results are whole when the
+/// counts' `missing` is 0. The emulator's runs are refused: a measurement,
+/// not a result its configuration determines.
+pub fn run_kept(
+    experiments: &[Experiment],
+    plan: &Plan,
+    keep: Keep,
+    done: &(dyn Fn(&Outcome, usize) -> Result<(), ReproError> + Sync),
+) -> Result<(Results, KeptCounts), ReproError> {
+    if plan.modes.contains(&Mode::Emu) {
+        return Err(ReproError::Store(
+            "--store is for --mode sim: an emulator run is a measurement, not a result its configuration determines, so a stored one is no cache".into(),
+        ));
+    }
+    run_tasks(experiments, plan, Some(keep), done)
+}
+
+/// A simulated run's place with a store: whether it is this shard's, and
+/// whether every run before its batch is here (a throttled run's cap is
+/// the mean of another run's seeds: from some of them it would be another
+/// cap, so another run).
+#[derive(Clone, Copy)]
+struct Share<'a> {
+    keep: Keep<'a>,
+    owned: bool,
+    whole: bool,
+    /// The task's counts, which every run adds to.
+    counts: &'a std::sync::Mutex<KeptCounts>,
+}
+
+fn run_tasks(
+    experiments: &[Experiment],
+    plan: &Plan,
+    keep: Option<Keep>,
+    done: &(dyn Fn(&Outcome, usize) -> Result<(), ReproError> + Sync),
+) -> Result<(Results, KeptCounts), ReproError> {
     let mut tasks: Vec<Task> = Vec::new();
     for &mode in &plan.modes {
         let seeds = match mode {
@@ -167,6 +240,7 @@ pub fn run_all(
     }
     let total = tasks.len();
     let mut results = Results::default();
+    let counts = std::sync::Mutex::new(KeptCounts::default());
     // Throttled runs take their cap from another run, so they go second.
     let (first, second): (Vec<Task>, Vec<Task>) =
         tasks.into_iter().partition(|t| t.run.throttle.is_none());
@@ -183,18 +257,47 @@ pub fn run_all(
             .map(|(i, t)| *first_of.entry(t.signature()).or_insert(i))
             .collect();
         let unique: Vec<usize> = (0..sims.len()).filter(|&i| owners[i] == i).collect();
+        // The shard's share: the unique runs in the order of their
+        // signatures' hashes, the same in every task (keys need the
+        // throttled runs' caps, which only whole results give).
+        let mut order: Vec<(String, usize)> = unique
+            .iter()
+            .map(|&i| (store::canon::hex(sims[i].signature().as_bytes()), i))
+            .collect();
+        order.sort();
+        let owned: BTreeMap<usize, bool> = order
+            .iter()
+            .enumerate()
+            .map(|(pos, &(_, i))| (i, keep.map_or(true, |k| k.shard.owns(pos))))
+            .collect();
+        let whole = counts.lock().is_ok_and(|c| c.missing == 0);
         // Collected into a Result, the first error stops the rest.
-        let outcomes: Vec<(usize, Outcome)> = unique
+        let outcomes: Vec<(usize, Option<Outcome>)> = unique
             .par_iter()
             .map(|&i| {
-                let o = one(sims[i], plan, &results)?;
-                done(&o, total)?;
+                let o = one(
+                    sims[i],
+                    plan,
+                    &results,
+                    keep.map(|keep| Share {
+                        keep,
+                        owned: owned[&i],
+                        whole,
+                        counts: &counts,
+                    }),
+                )?;
+                if let Some(o) = &o {
+                    done(o, total)?;
+                }
                 Ok((i, o))
             })
             .collect::<Result<_, ReproError>>()?;
-        let by_task: BTreeMap<usize, Outcome> = outcomes.into_iter().collect();
+        let by_task: BTreeMap<usize, Option<Outcome>> = outcomes.into_iter().collect();
         for (i, t) in sims.iter().enumerate() {
-            let mut o = by_task[&owners[i]].clone();
+            let Some(o) = &by_task[&owners[i]] else {
+                continue;
+            };
+            let mut o = o.clone();
             if owners[i] != i {
                 o.key = t.run.key.clone();
                 o.experiment = t.experiment.id;
@@ -203,12 +306,15 @@ pub fn run_all(
             results.add(o);
         }
         for t in emus {
-            let o = one(t, plan, &results)?;
+            let Some(o) = one(t, plan, &results, None)? else {
+                continue;
+            };
             done(&o, total)?;
             results.add(o);
         }
     }
-    Ok(results)
+    let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok((results, counts))
 }
 
 impl Task<'_> {
@@ -265,14 +371,21 @@ impl Task<'_> {
     }
 }
 
-fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
+/// One run; `None` when it is kept elsewhere: not in the store and not
+/// this shard's (`keep` with whether it is), or throttled to a run missing.
+fn one(
+    t: &Task,
+    plan: &Plan,
+    so_far: &Results,
+    keep: Option<Share>,
+) -> Result<Option<Outcome>, ReproError> {
     let e = t.experiment;
     let fail = |reason: String| t.fail(reason);
     let workload = e
         .workload(t.run.workload)
         .ok_or_else(|| fail(format!("no workload '{}'", t.run.workload)))?;
     if workload.app {
-        return one_app(t, plan, workload);
+        return one_app(t, plan, workload, keep);
     }
     let origin = format!("{}/{}.fio", e.id, workload.name);
     // The artifact's scripts pass fio options on fio's command line.
@@ -284,6 +397,11 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
         .map_err(|err| fail(err.to_string()))?
         .jobs;
     if let Some(th) = &t.run.throttle {
+        if let Some(k) = keep.filter(|k| !k.whole) {
+            // Its cap comes from runs of other shards not stored yet.
+            count(k.counts, |c| c.missing += 1);
+            return Ok(None);
+        }
         let cap = so_far
             .stat(e.id, &th.like, t.mode, &Metric::Iops(th.job.to_string()))
             .ok_or_else(|| {
@@ -303,7 +421,12 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
     let report = match t.mode {
         Mode::Sim => {
             let config = t.sim_config(plan, device).map_err(fail)?;
-            sim::simulate(&jobs, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?
+            let inputs = store::fingerprint(&(&jobs, &config));
+            let run = || sim::simulate(&jobs, &config, &mut |_, _| {});
+            let Some(report) = kept(t, &config, inputs, keep, run)? else {
+                return Ok(None);
+            };
+            report
         }
         Mode::Emu => {
             // The profile's own device, as the simulator's (issue 26 item
@@ -329,17 +452,103 @@ fn one(t: &Task, plan: &Plan, so_far: &Results) -> Result<Outcome, ReproError> {
             emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?
         }
     };
-    Ok(Outcome {
+    Ok(Some(Outcome {
         experiment: e.id,
         key: t.run.key.clone(),
         mode: t.mode,
         seed: t.seed,
         report,
-    })
+    }))
+}
+
+fn count(counts: &std::sync::Mutex<KeptCounts>, f: impl FnOnce(&mut KeptCounts)) {
+    f(&mut counts.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// A simulated run through the store, when there is one: read if stored,
+/// else run (`run`) and stored if this shard's, else left missing (`None`). Its key
+/// is the hash of `inputs` (the fingerprint of everything the simulation
+/// is given) beside the run's names, policy, seed and runtime.
+fn kept<E: std::fmt::Display>(
+    t: &Task,
+    config: &sim::SimConfig,
+    inputs: String,
+    keep: Option<Share>,
+    run: impl FnOnce() -> Result<RunReport, E>,
+) -> Result<Option<RunReport>, ReproError> {
+    let fail = |reason: String| t.fail(reason);
+    let Some(Share {
+        keep,
+        owned,
+        counts,
+        ..
+    }) = keep
+    else {
+        return run().map(Some).map_err(|err| fail(err.to_string()));
+    };
+    // The policy the simulator ran (`sim` fills in the device's tuned
+    // delta and thr): a report read back takes its policy from it.
+    let policy = sim::with_device_defaults(config.policy.clone(), &config.device);
+    let resolved = serde_json::json!({
+        "experiment": "reproduce",
+        "inputs": inputs,
+        "device": store::resolved::profile(&config.device.name, &config.device),
+        "host": store::resolved::profile(&config.host.name, &config.host),
+        "policy": store::resolved::policy(&policy),
+        "seed": config.seed,
+        "runtime_ns": config.runtime,
+    });
+    let key = store::key(&resolved, VERSION);
+    let io = |e: store::StoreError| ReproError::Store(e.to_string());
+    if let Some(f) = keep.store.get::<RunReport>(&key).map_err(io)? {
+        count(counts, |c| {
+            c.tally.runs += 1;
+            c.tally.before += 1;
+        });
+        let mut report = f.results;
+        report.policy = report::PolicyInfo::of(&policy);
+        return Ok(Some(report));
+    }
+    if !owned {
+        count(counts, |c| c.missing += 1);
+        return Ok(None);
+    }
+    count(counts, |c| c.tally.runs += 1);
+    match run() {
+        Ok(report) => {
+            keep.store
+                .put_finished(&store::Finished {
+                    key,
+                    version: VERSION.to_string(),
+                    config: resolved,
+                    results: report.clone(),
+                })
+                .map_err(io)?;
+            count(counts, |c| c.tally.now += 1);
+            Ok(Some(report))
+        }
+        Err(err) => {
+            count(counts, |c| c.tally.failed += 1);
+            keep.store
+                .put_failed(&store::Failed {
+                    key,
+                    version: VERSION.to_string(),
+                    config: resolved,
+                    error: err.to_string(),
+                })
+                .map_err(io)?;
+            Err(fail(err.to_string()))
+        }
+    }
 }
 
 /// A run of an application file (issue 16): the simulator's only.
-fn one_app(t: &Task, plan: &Plan, workload: &Workload) -> Result<Outcome, ReproError> {
+fn one_app(
+    t: &Task,
+    plan: &Plan,
+    workload: &Workload,
+    keep: Option<Share>,
+) -> Result<Option<Outcome>, ReproError> {
     let e = t.experiment;
     let fail = |reason: String| t.fail(reason);
     let origin = format!("{}/{}.toml", e.id, workload.name);
@@ -348,13 +557,17 @@ fn one_app(t: &Task, plan: &Plan, workload: &Workload) -> Result<Outcome, ReproE
     let threads = file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
     let config = t.sim_config(plan, device).map_err(fail)?;
-    let (report, _) =
-        sim::simulate_app(threads, &config, &mut |_, _| {}).map_err(|err| fail(err.to_string()))?;
-    Ok(Outcome {
+    // The file with its overrides and the seed make the threads.
+    let inputs = store::fingerprint(&(&text, &origin, &config));
+    let run = || sim::simulate_app(threads, &config, &mut |_, _| {}).map(|(r, _)| r);
+    let Some(report) = kept(t, &config, inputs, keep, run)? else {
+        return Ok(None);
+    };
+    Ok(Some(Outcome {
         experiment: e.id,
         key: t.run.key.clone(),
         mode: t.mode,
         seed: t.seed,
         report,
-    })
+    }))
 }

@@ -6,25 +6,24 @@
 //! for a cluster's array tasks; stores merged into one table with each
 //! workload's Pareto front of interrupts per second against p99 latency.
 //!
-//! The modules, bottom first: [`canon`] (canonical JSON, the hash),
-//! [`spec`] (reading the spec), [`point`] (expansion and keys), [`shard`]
-//! (the partition), [`store`] (the result files), [`mod@run`] (running a shard
+//! The keys, the store's files and the shards are the `store` crate's
+//! (shared with `tune`). The modules, bottom first:
+//! [`spec`] (reading the spec), [`point`] (expansion and keys),
+//! [`store`] (what a point's file holds), [`mod@run`] (running a shard
 //! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`picks`] (tune's picks against the fronts), [`slurm`] (the array
 //! script).
 
-pub mod canon;
 pub mod front;
 pub mod merge;
 pub mod picks;
 pub mod point;
 pub mod run;
-pub mod shard;
 pub mod slurm;
 pub mod spec;
 pub mod store;
 
+pub use self::store::{Store, StoreError};
+pub use ::store::Shard;
 pub use point::{expand, Point, VERSION};
 pub use run::{run, Counts, RunOptions};
-pub use shard::Shard;
 pub use spec::{Spec, SpecError};
-pub use store::{Store, StoreError};

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use crate::store::{Finished, Store, StoreError};
+use crate::store::{Finished, Results, Store, StoreError};
 
 /// One row of the merged table.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,7 +99,7 @@ pub fn merge(stores: &[Store]) -> Result<Table, StoreError> {
     let mut table = Table::default();
     for s in stores {
         table.failed += s.failed_count();
-        for f in s.finished()? {
+        for f in s.finished::<Results>()? {
             table.versions.insert(f.version.clone());
             if by_key.contains_key(&f.key) {
                 table.duplicates += 1;

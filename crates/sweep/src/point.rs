@@ -9,9 +9,9 @@
 //! simulator may have changed.
 
 use policy::PolicySpec;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
+use store::resolved as part;
 
-use crate::canon::{canonical, hex};
 use crate::spec::{Mode, Spec};
 
 /// What the key folds in besides the configuration: the package version.
@@ -22,7 +22,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// One point of the sweep.
 #[derive(Clone, Debug)]
 pub struct Point {
-    /// 16 hex digits: [`key_of`] the canonical configuration.
+    /// 16 hex digits: [`key_of`] the configuration.
     pub key: String,
     /// The resolved configuration (see [`Point::config`]'s fields).
     pub config: Value,
@@ -37,9 +37,9 @@ pub struct Point {
     pub policy: PolicySpec,
 }
 
-/// The key of a configuration's canonical text under this version.
-pub fn key_of(canonical_text: &str) -> String {
-    hex(format!("{canonical_text}\ncinterrupts {VERSION}").as_bytes())
+/// The key of a resolved configuration under this version.
+pub fn key_of(config: &Value) -> String {
+    ::store::key(config, VERSION)
 }
 
 /// Every point of `spec`, sorted by key (the order shards partition).
@@ -62,7 +62,7 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
                                 };
                                 let config = resolved(spec, &at, &policy);
                                 out.push(Point {
-                                    key: key_of(&canonical(&config)),
+                                    key: key_of(&config),
                                     config,
                                     workload: wi,
                                     device: di,
@@ -100,23 +100,13 @@ fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
     let w = &spec.workloads[at.workload];
     let d = &spec.devices[at.device];
     let h = &spec.hosts[at.host];
-    let settings = policy::Settings::of(policy);
-    let mut params = Map::new();
-    for (name, v) in &settings.params {
-        params.insert((*name).to_string(), json!(v.to_string()));
-    }
     json!({
         "workload": { "path": w.shown, "fingerprint": w.fingerprint },
-        // Debug spells every field of the loaded profile; it is stable
-        // within a version, which the key also holds.
-        "device": { "name": d.name, "fingerprint": hex(format!("{d:?}").as_bytes()) },
-        "host": {
-            "name": h.name,
-            "fingerprint": hex(format!("{h:?}").as_bytes()),
-        },
+        "device": part::profile(&d.name, d),
+        "host": part::profile(&h.name, h),
         "mode": mode.as_str(),
         "seed": seed,
         "runtime_ns": spec.runtime,
-        "policy": { "name": settings.name, "params": Value::Object(params) },
+        "policy": part::policy(policy),
     })
 }

@@ -5,9 +5,9 @@
 use rayon::prelude::*;
 
 use crate::point::{expand, Point, VERSION};
-use crate::shard::Shard;
 use crate::spec::{Mode, Spec};
 use crate::store::{Failed, Finished, Results, State, Store, StoreError};
+use ::store::Shard;
 
 /// What a run found and did, over the shard's points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,11 +27,13 @@ pub struct Counts {
 impl std::fmt::Display for Counts {
     /// `N points: F finished before, R run now, X failed`.
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(
-            f,
-            "{} points: {} finished before, {} run now, {} failed",
-            self.points, self.finished_before, self.run_now, self.failed
-        )?;
+        let tally = ::store::Tally {
+            runs: self.points,
+            before: self.finished_before,
+            now: self.run_now,
+            failed: self.failed,
+        };
+        f.write_str(&tally.line("points", "finished before"))?;
         if self.failed_before > 0 {
             write!(
                 f,

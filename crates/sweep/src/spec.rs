@@ -220,7 +220,7 @@ impl Spec {
             workloads.push(Workload {
                 shown: w.get_ref().clone(),
                 path,
-                fingerprint: crate::canon::hex(&bytes),
+                fingerprint: ::store::canon::hex(&bytes),
                 jobs: parsed.jobs,
             });
         }

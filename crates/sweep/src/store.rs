@@ -1,28 +1,15 @@
-//! The store: a directory with one file per point, named by its key.
-//! `KEY.json` holds a finished point (its configuration and results),
-//! `KEY.failed.json` a point that failed and why. Each is written whole or
-//! not at all (`report::file`: a temporary file renamed into place), so a
-//! sweep killed at any moment leaves only whole results, and shards on a
-//! shared directory never write the same file (their points differ).
-
-use std::path::{Path, PathBuf};
+//! What a sweep keeps of a point: its figures. The store itself (a
+//! directory of one `KEY.json` per finished point and `KEY.failed.json`
+//! per failure, each written whole or not at all) is the `store` crate's,
+//! shared with `tune`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// A store could not be read or written. One line each.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("{path}: {reason}")]
-    Io { path: String, reason: String },
-}
+pub use ::store::{Failed, State, Store, StoreError};
 
-fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
-}
+/// A finished point as stored: its key, version, configuration and
+/// [`Results`].
+pub type Finished = ::store::Finished<Results>;
 
 /// One job's latency in a point's run (reads and writes together: the
 /// worse of its directions at each percentile).
@@ -93,138 +80,4 @@ fn finite(x: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// A finished point as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finished {
-    pub key: String,
-    /// The program version the key was made with.
-    pub version: String,
-    pub config: Value,
-    pub results: Results,
-}
-
-/// A failed point as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Failed {
-    pub key: String,
-    pub version: String,
-    pub config: Value,
-    /// Why, one line.
-    pub error: String,
-}
-
-/// What the store holds for a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    Finished,
-    Failed,
-    Missing,
-}
-
-/// A store directory.
-#[derive(Clone, Debug)]
-pub struct Store {
-    pub dir: PathBuf,
-}
-
-impl Store {
-    /// The store at `dir`, created if missing.
-    pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        report::file::refuse_dev(dir).map_err(|e| io(dir, e))?;
-        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        if !dir.is_dir() {
-            return Err(io(dir, "not a directory"));
-        }
-        Ok(Store {
-            dir: dir.to_path_buf(),
-        })
-    }
-
-    /// An existing store, for reading (merge): never created.
-    pub fn existing(dir: &Path) -> Result<Store, StoreError> {
-        if !dir.is_dir() {
-            return Err(io(dir, "no such store directory"));
-        }
-        Ok(Store {
-            dir: dir.to_path_buf(),
-        })
-    }
-
-    pub fn finished_path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.json"))
-    }
-
-    pub fn failed_path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.failed.json"))
-    }
-
-    pub fn state(&self, key: &str) -> State {
-        if self.finished_path(key).is_file() {
-            State::Finished
-        } else if self.failed_path(key).is_file() {
-            State::Failed
-        } else {
-            State::Missing
-        }
-    }
-
-    /// Stores a finished point, and removes its failure if it had one.
-    pub fn put_finished(&self, f: &Finished) -> Result<(), StoreError> {
-        let path = self.finished_path(&f.key);
-        write_json(&path, f)?;
-        let failed = self.failed_path(&f.key);
-        if failed.exists() {
-            std::fs::remove_file(&failed).map_err(|e| io(&failed, e))?;
-        }
-        Ok(())
-    }
-
-    pub fn put_failed(&self, f: &Failed) -> Result<(), StoreError> {
-        write_json(&self.failed_path(&f.key), f)
-    }
-
-    /// Every finished point in the store, sorted by key. A file that is
-    /// not a finished point (a failure, a stray) is skipped; one named as
-    /// a point that does not read is an error naming it.
-    pub fn finished(&self) -> Result<Vec<Finished>, StoreError> {
-        let mut out = Vec::new();
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| io(&self.dir, e))?;
-        for entry in entries {
-            let path = entry.map_err(|e| io(&self.dir, e))?.path();
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            let Some(key) = name.strip_suffix(".json") else {
-                continue;
-            };
-            if key.len() != 16 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
-            let f: Finished = serde_json::from_str(&text).map_err(|e| io(&path, e))?;
-            if f.key != key {
-                return Err(io(&path, format!("holds key {}, not its name's", f.key)));
-            }
-            out.push(f);
-        }
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
-    }
-
-    /// How many failed points the store holds.
-    pub fn failed_count(&self) -> usize {
-        std::fs::read_dir(&self.dir).map_or(0, |d| {
-            d.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".failed.json"))
-                .count()
-        })
-    }
-}
-
-fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StoreError> {
-    let mut text = serde_json::to_string_pretty(v).map_err(|e| io(path, e))?;
-    text.push('\n');
-    report::file::write_atomically(path, text.as_bytes()).map_err(|e| io(path, e))
 }

@@ -12,8 +12,11 @@
 //!
 //! It runs on the simulator (a device and a host profile; the sweep's
 //! points run in parallel) or on the emulator (a backend; one run at a
-//! time, since each run has a device thread spinning on a CPU).
+//! time, since each run has a device thread spinning on a CPU). On the
+//! simulator [`kept::tune_kept`] keeps every run in a store, so a tuning
+//! resumes and its thr points split into shards.
 
+pub mod kept;
 pub mod pick;
 pub mod plot;
 pub mod render;
@@ -23,6 +26,7 @@ use jobs::Job;
 use policy::{Nanos, PolicySpec};
 use rayon::prelude::*;
 use report::{Gaps, RunReport};
+use serde::{Deserialize, Serialize};
 use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
 
 /// The thr values swept by default: dense where the paper's plateau starts
@@ -96,16 +100,21 @@ impl TuneConfig {
     }
 }
 
-/// One run's outcome, as the sweep table shows it.
-#[derive(Clone, Debug, PartialEq)]
+/// One run's outcome, as the sweep table shows it (and as a store keeps
+/// it: [`kept`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// The thr of the sweep point; `None` for the run under `default`.
     pub thr: Option<u32>,
     /// All jobs' reads and writes per second.
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub iops: f64,
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub irq_per_sec: f64,
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub completions_per_irq: f64,
     /// Mean completion latency over all the jobs' I/Os, ns.
+    #[serde(deserialize_with = "report::readback::nan_if_null")]
     pub mean_clat_ns: f64,
 }
 
@@ -158,6 +167,8 @@ pub enum TuneError {
     NoGaps,
     #[error("{0}")]
     Config(String),
+    #[error("{0}")]
+    Store(#[from] store::StoreError),
 }
 
 /// Tunes delta and thr for `jobs` (TOS 5.2). `progress` hears a line per
@@ -169,38 +180,21 @@ pub fn tune(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Tuning, TuneError> {
     check(cfg)?;
-    let mut thrs = cfg.thr_points.clone();
-    thrs.sort_unstable();
-    thrs.dedup();
+    let thrs = thr_list(cfg);
 
     // TOS 5.2: the CDF is measured without coalescing, so the gaps are the
     // workload's on this device, not an artefact of a policy holding
     // completions back.
-    progress("default (no coalescing): measuring completion gaps");
+    progress(BASELINE_STEP);
     let base = run_one(jobs, cfg, PolicySpec::named("default"))?;
     let gaps = base.completion_gaps.clone().ok_or(TuneError::NoGaps)?;
-    let gap_at_percentile = gaps.value_at(cfg.percentile / 100.0);
-    // TOS 5.2 does not say how its 6 us and 15 us were rounded: the next
-    // whole microsecond above the gap (see pick::delta for why above).
     let delta = pick::delta(&gaps, cfg.percentile);
-
-    // TOS 5.2 sweeps thr "with delta fixed" under its adaptive strategy,
-    // not cint: Urgent and Barrier would hide thr's effect.
-    let spec = |thr: u32| PolicySpec {
-        delta: Some(delta),
-        thr: Some(thr),
-        ..PolicySpec::named("adaptive")
-    };
     let reports: Vec<RunReport> = match &cfg.target {
         // Simulations are independent and deterministic: run them at once.
         Target::Sim { .. } => {
-            progress(&format!(
-                "adaptive delta={}: sweeping thr over {} points",
-                policy::format_nanos(delta),
-                thrs.len()
-            ));
+            progress(&sweep_step(delta, thrs.len(), thrs.len()));
             thrs.par_iter()
-                .map(|&thr| run_one(jobs, cfg, spec(thr)))
+                .map(|&thr| run_one(jobs, cfg, adaptive_at(delta, thr)))
                 .collect::<Result<_, _>>()?
         }
         // One emulation at a time: each spins a device thread on a CPU.
@@ -214,7 +208,7 @@ pub fn tune(
                     i + 1,
                     thrs.len()
                 ));
-                run_one(jobs, cfg, spec(thr))
+                run_one(jobs, cfg, adaptive_at(delta, thr))
             })
             .collect::<Result<_, _>>()?,
     };
@@ -223,21 +217,67 @@ pub fn tune(
         .zip(&reports)
         .map(|(&thr, r)| Point::of(Some(thr), r))
         .collect();
+    Ok(assemble(cfg, gaps, Point::of(None, &base), sweep))
+}
+
+/// The progress line of the baseline run.
+const BASELINE_STEP: &str = "default (no coalescing): measuring completion gaps";
+
+/// The progress line of the thr sweep: `run` of its `all` points.
+fn sweep_step(delta: Nanos, run: usize, all: usize) -> String {
+    let of = if run == all {
+        String::new()
+    } else {
+        format!(" ({run} of them here)")
+    };
+    format!(
+        "adaptive delta={}: sweeping thr over {all} points{of}",
+        policy::format_nanos(delta)
+    )
+}
+
+/// The thr values swept: the configured ones, sorted, each once.
+fn thr_list(cfg: &TuneConfig) -> Vec<u32> {
+    let mut thrs = cfg.thr_points.clone();
+    thrs.sort_unstable();
+    thrs.dedup();
+    thrs
+}
+
+/// A point of the thr sweep. TOS 5.2 sweeps thr "with delta fixed" under
+/// its adaptive strategy, not cint: Urgent and Barrier would hide thr's
+/// effect.
+fn adaptive_at(delta: Nanos, thr: u32) -> PolicySpec {
+    PolicySpec {
+        delta: Some(delta),
+        thr: Some(thr),
+        ..PolicySpec::named("adaptive")
+    }
+}
+
+/// The tuning read from the baseline's gaps and figures and the sweep's
+/// points (in increasing thr), wherever they were measured: in this
+/// process or, kept, in a store.
+fn assemble(cfg: &TuneConfig, gaps: Gaps, baseline: Point, sweep: Vec<Point>) -> Tuning {
+    let gap_at_percentile = gaps.value_at(cfg.percentile / 100.0);
+    // TOS 5.2 does not say how its 6 us and 15 us were rounded: the next
+    // whole microsecond above the gap (see pick::delta for why above).
+    let delta = pick::delta(&gaps, cfg.percentile);
     // TOS 5.2: "the lowest thr after which throughput plateaus", judged on
     // total IOPS alone (not the interrupt rate), with the plateau defined
     // by the tolerance (see pick::plateau).
     let iops: Vec<f64> = sweep.iter().map(|p| p.iops).collect();
     let chosen = pick::plateau(&iops, cfg.tolerance).expect("at least one thr point");
-    Ok(Tuning {
+    Tuning {
         gaps,
         percentile: cfg.percentile,
         gap_at_percentile,
         delta,
-        baseline: Point::of(None, &base),
-        thr: thrs[chosen],
+        baseline,
+        thr: sweep[chosen].thr.expect("a sweep point has a thr"),
         sweep,
         tolerance: cfg.tolerance,
-    })
+    }
 }
 
 fn check(cfg: &TuneConfig) -> Result<(), TuneError> {

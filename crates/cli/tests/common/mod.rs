@@ -37,6 +37,39 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cinterrupts"))
 }
 
+/// The binary with no array task's variables (Slurm's, an Indexed Job's)
+/// from the test's environment: `--store` verbs take their shard from them.
+pub fn bin_outside_array() -> Command {
+    let mut cmd = bin();
+    for v in [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
+/// The counts line a `--store` verb prints on stderr (`VERB: 15 runs: 9
+/// stored before, 6 run now, 0 failed (...)`), without the verb and what
+/// follows in parentheses.
+pub fn store_counts(o: &Output, verb: &str) -> String {
+    let err = stderr(o);
+    let line = err.lines().find(|l| l.contains(" runs: "));
+    let line = line.unwrap_or_else(|| panic!("no counts in: {err}"));
+    let line = line.trim_start_matches(verb).trim_start_matches(": ");
+    line.split(" (").next().unwrap().to_string()
+}
+
+/// `cmd`'s output, which must be a success (else its stderr is shown).
+pub fn succeeds(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{:?}: {}", cmd.get_args(), stderr(&o));
+    o
+}
+
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().unwrap()
 }

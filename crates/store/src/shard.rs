@@ -1,7 +1,7 @@
-//! Which of a sweep's points this process runs: shard K of N, 0-based
-//! (K in 0..N), as `SLURM_ARRAY_TASK_ID` (with `--array=0-(N-1)`) and
-//! Kubernetes' `JOB_COMPLETION_INDEX` count, so a task passes its index
-//! as is.
+//! Which of an experiment's runs (a sweep's points, `tune`'s thr points)
+//! this process runs: shard K of N, 0-based (K in 0..N), as
+//! `SLURM_ARRAY_TASK_ID` (with `--array=0-(N-1)`) and Kubernetes'
+//! `JOB_COMPLETION_INDEX` count, so a task passes its index as is.
 //!
 //! The partition: points sorted by key, point i to shard i mod N. Keys are
 //! hashes, so each shard gets a mix of the sweep's strategies and

@@ -1,5 +1,5 @@
 //! A configuration's one spelling and its hash, so that the same resolved
-//! point gets the same key on every machine and in every run.
+//! run gets the same key on every machine and in every run of the program.
 //!
 //! serde_json keeps insertion order in this workspace (`report` enables its
 //! `preserve_order`), so its own output is not canonical: [`canonical`]
@@ -61,6 +61,20 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// take in file names and tables.
 pub fn hex(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a64(bytes))
+}
+
+/// The key of a resolved configuration under a program version: [`hex`] of
+/// its [`canonical`] text and the version. The version is in the key
+/// because a new one may simulate differently: its runs are new runs.
+pub fn key(config: &Value, version: &str) -> String {
+    hex(format!("{}\ncinterrupts {version}", canonical(config)).as_bytes())
+}
+
+/// A loaded value's fingerprint: [`hex`] of its `Debug` spelling, which
+/// names every field. It is stable within a version, which the key also
+/// holds, so an edited profile (a changed field) is a new configuration.
+pub fn fingerprint(loaded: &impl std::fmt::Debug) -> String {
+    hex(format!("{loaded:?}").as_bytes())
 }
 
 #[cfg(test)]

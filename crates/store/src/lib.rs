@@ -1,0 +1,22 @@
+//! Results kept by key, so that an experiment of many runs resumes where
+//! it stopped and splits into shards for a cluster's array tasks (issue
+//! 28): `sweep`'s points, `tune`'s runs and `reproduce`'s alike.
+//!
+//! The modules, bottom first: [`canon`] (a configuration's canonical text,
+//! its hash and key), [`resolved`] (the parts every experiment's
+//! configuration spells alike: a strategy with its parameters in force, a
+//! loaded profile), [`shard`] (which runs a task takes), [`dir`] (the
+//! directory of result files), [`tally`] (what a task found and did).
+//! What an experiment stores of a run, and what a configuration holds
+//! besides, is the experiment's.
+
+pub mod canon;
+pub mod dir;
+pub mod resolved;
+pub mod shard;
+pub mod tally;
+
+pub use canon::{canonical, fingerprint, key};
+pub use dir::{Failed, Finished, State, Store, StoreError};
+pub use shard::Shard;
+pub use tally::Tally;
