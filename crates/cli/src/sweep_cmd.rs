@@ -60,9 +60,9 @@ pub struct MergeArgs {
     /// The stores to fold (a whole run's, or every shard's)
     #[arg(required = true, value_name = "STORE")]
     pub stores: Vec<PathBuf>,
-    /// Write table.csv, table.json, fronts.csv, fronts.json and fronts.svg
-    /// here
-    /// (created if missing); without it, only the fronts are printed
+    /// Write table.csv, table.json, fronts.csv, fronts.json, fronts.svg,
+    /// report.md and report.html here (created if missing); without it,
+    /// only the fronts are printed
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// A tune.json (`cinterrupts tune --out`): report whether tune's delta
@@ -206,6 +206,13 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         if !judged.is_empty() {
             write_file(&dir.join("picks.json"), picks::json(&judged).as_bytes())?;
         }
+        let page = sweep::page::blocks(&table, &fronts, &judged, &figure);
+        write_file(
+            &dir.join("report.md"),
+            report::doc::markdown(&page).as_bytes(),
+        )?;
+        let html = report::doc::html("cinterrupts sweep", &page);
+        write_file(&dir.join("report.html"), html.as_bytes())?;
     }
     Ok(())
 }

@@ -125,6 +125,8 @@ fn four_shards_merge_into_the_unsharded_table() {
         "fronts.csv",
         "fronts.json",
         "fronts.svg",
+        "report.md",
+        "report.html",
     ] {
         let a = std::fs::read_to_string(merged_whole.join(name)).unwrap();
         let b = std::fs::read_to_string(merged_shards.join(name)).unwrap();

@@ -409,6 +409,8 @@ fn a_sweep_through_a_local_slurm_in_4_array_tasks_merges_into_the_one_machine_ta
         "fronts.csv",
         "fronts.json",
         "fronts.svg",
+        "report.md",
+        "report.html",
     ] {
         let a = fs::read(one.join(name)).unwrap();
         let b = fs::read(slurm.join(name)).unwrap();

@@ -5,6 +5,7 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod doc;
 pub mod file;
 pub mod gaps;
 pub mod human;

@@ -12,7 +12,6 @@
 pub mod app;
 pub mod appwork;
 pub mod claims;
-pub mod doc;
 pub mod experiment;
 pub mod figures;
 pub mod metric;

@@ -8,11 +8,11 @@ use report::Mode;
 use serde_json::json;
 
 use crate::claims::{Checked, Claim, Verdict};
-use crate::doc::{self, Block};
 use crate::experiment::Experiment;
 use crate::plot;
 use crate::run::{Outcome, Plan, Results};
 use crate::ReproError;
+use report::doc::{self, Block};
 
 pub fn atomic(path: &Path, contents: &str) -> Result<(), ReproError> {
     let fail = |e: std::io::Error| ReproError::Write {

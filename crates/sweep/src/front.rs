@@ -1,5 +1,7 @@
 //! Per workload, device and host, the Pareto front of interrupts per second
-//! against p99 latency, and the best setting for each objective.
+//! against p99 latency, the front of CPU against p99 (what an interrupt
+//! costs is CPU, TOS 2: a setting may save interrupts and not CPU), and the
+//! best setting for each objective.
 //!
 //! A front is drawn over settings (a strategy and its parameters), each the
 //! mean of its seeds: seeds are repetitions, not choices, and a setting
@@ -72,8 +74,12 @@ pub struct Front {
     /// Those settings, each the mean of its seeds, in (mode, runtime,
     /// policy) order.
     pub all: Vec<Setting>,
-    /// The settings on the front, by increasing interrupts/s.
+    /// The settings on the front of interrupts/s against p99, by
+    /// increasing interrupts/s.
     pub front: Vec<Setting>,
+    /// The settings on the front of CPU (the workload cores' busy share)
+    /// against p99, by increasing CPU.
+    pub cpu_front: Vec<Setting>,
     /// The best setting for each objective: the fewest interrupts/s, the
     /// lowest p99, the most IOPS, the least CPU (ties: the first in
     /// policy order).
@@ -104,20 +110,8 @@ pub fn fronts(table: &Table) -> Vec<Front> {
         .map(|((workload, device, host), by_setting)| {
             let settings: Vec<Setting> =
                 by_setting.values().map(|rows| Setting::of(rows)).collect();
-            let xy: Vec<(f64, f64)> = settings
-                .iter()
-                .map(|s| (s.interrupts_per_sec, s.p99_ns))
-                .collect();
-            let mut front: Vec<Setting> = pareto(&xy)
-                .into_iter()
-                .map(|i| settings[i].clone())
-                .collect();
-            front.sort_by(|a, b| {
-                a.interrupts_per_sec
-                    .total_cmp(&b.interrupts_per_sec)
-                    .then(a.p99_ns.total_cmp(&b.p99_ns))
-                    .then(a.policy.cmp(&b.policy))
-            });
+            let front = front_of(&settings, |s| (s.interrupts_per_sec, s.p99_ns));
+            let cpu_front = front_of(&settings, |s| (s.cpu, s.p99_ns));
             let best_by = |name: &'static str, score: &dyn Fn(&Setting) -> f64| {
                 let mut best = &settings[0];
                 for s in &settings[1..] {
@@ -139,11 +133,30 @@ pub fn fronts(table: &Table) -> Vec<Front> {
                 host,
                 settings: settings.len(),
                 front,
+                cpu_front,
                 best,
                 all: settings,
             }
         })
         .collect()
+}
+
+/// The settings on the Pareto front of `at` (x, y; lower is better on
+/// both), by increasing x, then y, then policy.
+fn front_of(settings: &[Setting], at: impl Fn(&Setting) -> (f64, f64)) -> Vec<Setting> {
+    let xy: Vec<(f64, f64)> = settings.iter().map(&at).collect();
+    let mut front: Vec<Setting> = pareto(&xy)
+        .into_iter()
+        .map(|i| settings[i].clone())
+        .collect();
+    front.sort_by(|a, b| {
+        let (a_at, b_at) = (at(a), at(b));
+        a_at.0
+            .total_cmp(&b_at.0)
+            .then(a_at.1.total_cmp(&b_at.1))
+            .then(a.policy.cmp(&b.policy))
+    });
+    front
 }
 
 /// The indices of `points` (x, y; lower is better on both) on the Pareto
@@ -200,6 +213,14 @@ pub fn text(fronts: &[Front]) -> String {
         for s in &f.front {
             out.push_str(&format!("  {}\n", line(s)));
         }
+        out.push_str(&format!(
+            "  {} of {} settings on the front of CPU against p99\n",
+            f.cpu_front.len(),
+            f.settings
+        ));
+        for s in &f.cpu_front {
+            out.push_str(&format!("  {}\n", line(s)));
+        }
         for (objective, s) in &f.best {
             out.push_str(&format!(
                 "  best, {:<20} {}\n",
@@ -211,15 +232,18 @@ pub fn text(fronts: &[Front]) -> String {
     out
 }
 
-/// The fronts as CSV, a row per setting on a front.
+/// The fronts as CSV, a row per setting on a front: `front` is
+/// `interrupts` (interrupts/s against p99) or `cpu` (CPU against p99).
 pub fn csv(fronts: &[Front]) -> String {
     let mut out = String::from(
-        "workload,device,host,mode,runtime_ns,policy,seeds,interrupts_per_sec,iops,p99_ns,cpu\n",
+        "front,workload,device,host,mode,runtime_ns,policy,seeds,interrupts_per_sec,iops,p99_ns,cpu\n",
     );
     for f in fronts {
-        for s in &f.front {
+        let on = f.front.iter().map(|s| ("interrupts", s));
+        for (front, s) in on.chain(f.cpu_front.iter().map(|s| ("cpu", s))) {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                front,
                 field(&f.workload),
                 field(&f.device),
                 field(&s.host),
@@ -253,6 +277,7 @@ pub fn json(fronts: &[Front]) -> String {
                 "host": f.host,
                 "settings": f.settings,
                 "front": f.front.iter().map(Setting::to_json).collect::<Vec<_>>(),
+                "cpu_front": f.cpu_front.iter().map(Setting::to_json).collect::<Vec<_>>(),
                 "best": best,
             })
         })
@@ -262,9 +287,9 @@ pub fn json(fronts: &[Front]) -> String {
     s
 }
 
-/// The fronts as one SVG figure (`report::svg`): a panel per workload and
-/// device, the front's settings from the fewest interrupts to the most,
-/// p99 against interrupts/s (thousands), and the best-p99 setting marked.
+/// The fronts as one SVG figure (`report::svg`): two panels per workload,
+/// device and host, p99 against interrupts/s (thousands) and p99 against
+/// CPU (%), each front's settings in order along it.
 pub fn svg(fronts: &[Front]) -> Result<String, String> {
     svg_marked(fronts, &[])
 }
@@ -285,30 +310,52 @@ pub struct Mark {
 pub fn svg_marked(fronts: &[Front], marks: &[Mark]) -> Result<String, String> {
     use report::svg::{Figure, LineChart, LineSeries, Panel};
     let at = |s: &Setting| (s.interrupts_per_sec / 1e3, s.p99_ns / 1e3);
+    let at_cpu = |s: &Setting| (s.cpu * 100.0, s.p99_ns / 1e3);
     let panels = fronts
         .iter()
         .enumerate()
-        .map(|(i, f)| {
+        .flat_map(|(i, f)| {
             let mut series = vec![LineSeries {
                 name: format!("front ({} of {} settings)", f.front.len(), f.settings),
                 points: f.front.iter().map(at).collect(),
             }];
-            series.extend(marks.iter().filter(|m| m.group == i).map(|m| LineSeries {
-                name: m.name.clone(),
-                points: vec![at(&m.setting)],
-            }));
-            Panel::Lines(LineChart {
-                title: format!("{} on {} ({})", f.workload, f.device, f.host),
-                x_label: "interrupts/s (thousands)".into(),
-                y_label: "p99 latency (us)".into(),
-                series,
-                x_log2: false,
-                markers: Vec::new(),
-            })
+            let mut cpu_series = vec![LineSeries {
+                name: format!("front ({} of {} settings)", f.cpu_front.len(), f.settings),
+                points: f.cpu_front.iter().map(at_cpu).collect(),
+            }];
+            for m in marks.iter().filter(|m| m.group == i) {
+                series.push(LineSeries {
+                    name: m.name.clone(),
+                    points: vec![at(&m.setting)],
+                });
+                cpu_series.push(LineSeries {
+                    name: m.name.clone(),
+                    points: vec![at_cpu(&m.setting)],
+                });
+            }
+            let title = format!("{} on {} ({})", f.workload, f.device, f.host);
+            [
+                Panel::Lines(LineChart {
+                    title: title.clone(),
+                    x_label: "interrupts/s (thousands)".into(),
+                    y_label: "p99 latency (us)".into(),
+                    series,
+                    x_log2: false,
+                    markers: Vec::new(),
+                }),
+                Panel::Lines(LineChart {
+                    title,
+                    x_label: "CPU of the workload's cores (%)".into(),
+                    y_label: "p99 latency (us)".into(),
+                    series: cpu_series,
+                    x_log2: false,
+                    markers: Vec::new(),
+                }),
+            ]
         })
         .collect();
     Figure {
-        title: "Pareto fronts: interrupts/s against p99 (lower is better on both)".into(),
+        title: "Pareto fronts: interrupts/s and CPU against p99 (lower is better on both)".into(),
         panels,
     }
     .render()
@@ -359,6 +406,35 @@ mod tests {
             p99_ns: p99,
             cpu,
         }
+    }
+
+    #[test]
+    fn fewer_interrupts_is_not_less_cpu_and_each_front_says_so() {
+        // d saves interrupts and burns CPU (a poller): on the interrupts
+        // front, beaten on the CPU one by a.
+        let table = Table {
+            rows: vec![
+                row("a", 1, 150.0, 10, 10.0, 0.5),
+                row("b", 1, 50.0, 30, 5.0, 0.2),
+                row("d", 1, 10.0, 35, 5.0, 0.95),
+            ],
+            ..Table::default()
+        };
+        let f = &fronts(&table)[0];
+        let names = |v: &[Setting]| v.iter().map(|s| s.policy.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&f.front), ["d", "b", "a"]);
+        assert_eq!(names(&f.cpu_front), ["b", "a"]);
+        let csv = csv(&fronts(&table));
+        assert_eq!(csv.lines().filter(|l| l.starts_with("cpu,")).count(), 2);
+        assert_eq!(
+            csv.lines().filter(|l| l.starts_with("interrupts,")).count(),
+            3
+        );
+        let json: Value = serde_json::from_str(&json(&fronts(&table))).unwrap();
+        assert_eq!(json[0]["cpu_front"].as_array().map(Vec::len), Some(2));
+        assert!(text(&fronts(&table)).contains("2 of 3 settings on the front of CPU against p99"));
+        let svg = svg(&fronts(&table)).unwrap();
+        assert!(svg.contains("CPU of the workload"), "{svg}");
     }
 
     #[test]

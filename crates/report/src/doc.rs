@@ -1,4 +1,4 @@
-//! The report as a few kinds of blocks, written out as Markdown and as a
+//! A report as a few kinds of blocks, written out as Markdown and as a
 //! self-contained HTML page (figures inline), so the two cannot drift.
 
 use std::fmt::Write;
