@@ -22,8 +22,8 @@ pub fn blocks(
             "{} points ({} failed and left out); {} groups of workload, device and host. \
              A setting is a strategy with its parameters, its figures the mean of its seeds. \
              It is on a front if no other setting is at most as bad on both axes and \
-             strictly better on one: interrupts/s against p99 latency, and CPU (the \
-             workload's cores' busy share) against p99.",
+             strictly better on one: interrupts/s against p99 latency, and CPU per I/O \
+             (the workload's cores' busy time per I/O, per core) against p99.",
             table.rows.len(),
             table.failed,
             fronts.len()
@@ -54,7 +54,7 @@ pub fn blocks(
         )));
         out.push(settings_table(&f.front));
         out.push(Block::Para(format!(
-            "{} of {} settings on the front of CPU against p99:",
+            "{} of {} settings on the front of CPU per I/O against p99:",
             f.cpu_front.len(),
             f.settings
         )));
@@ -99,9 +99,17 @@ pub fn blocks(
 
 fn settings_table<'a>(settings: impl IntoIterator<Item = &'a Setting>) -> Block {
     Block::Table {
-        head: ["setting", "interrupts/s", "p99", "IOPS", "CPU", "seeds"]
-            .map(String::from)
-            .to_vec(),
+        head: [
+            "setting",
+            "interrupts/s",
+            "p99",
+            "IOPS",
+            "CPU",
+            "CPU per I/O",
+            "seeds",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: settings
             .into_iter()
             .map(|s| {
@@ -111,6 +119,7 @@ fn settings_table<'a>(settings: impl IntoIterator<Item = &'a Setting>) -> Block 
                     policy::format_nanos(s.p99_ns.round() as u64),
                     format!("{:.0}", s.iops),
                     format!("{:.1}%", s.cpu * 100.0),
+                    policy::format_nanos(s.cpu_per_io_ns().round() as u64),
                     s.seeds.to_string(),
                 ]
             })
@@ -172,8 +181,8 @@ mod tests {
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<svg"), "the figure inline");
         assert!(html.contains("3 of 3 settings on the front of interrupts/s against p99"));
-        assert!(html.contains("2 of 3 settings on the front of CPU against p99"));
-        assert!(html.contains("least CPU"));
+        assert!(html.contains("2 of 3 settings on the front of CPU per I/O against p99"));
+        assert!(html.contains("least CPU per I/O"));
         let md = report::doc::markdown(&b);
         assert!(md.contains("![The fronts"), "{md}");
         assert!(md.contains("| a | 150 | 10us |"), "{md}");
