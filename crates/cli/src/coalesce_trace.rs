@@ -128,13 +128,9 @@ impl MarkRule {
 /// A request's marks: the first rule that matches, else the default (the
 /// module's comment).
 pub fn marks_of(rules: &[MarkRule], r: &Request) -> Marks {
-    if let Some(rule) = rules.iter().find(|rule| rule.matches(r)) {
-        return rule.marks;
-    }
-    if r.flush || !r.write || r.sync {
-        Marks::URGENT
-    } else {
-        Marks::NONE
+    match rules.iter().find(|rule| rule.matches(r)) {
+        Some(rule) => rule.marks,
+        None => sim::replay::table1_marks(r),
     }
 }
 

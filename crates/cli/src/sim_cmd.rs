@@ -160,32 +160,8 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
-    let mut ios = Vec::new();
-    for r in traces::open(trace, args.trace_format)? {
-        let r = r?;
-        if args
-            .comm
-            .as_ref()
-            .is_some_and(|c| r.comm.as_ref() != Some(c))
-        {
-            continue;
-        }
-        if ios.len() == sim::replay::MAX_REQUESTS {
-            bail!(
-                "{}: more than {} requests, the most a replay holds",
-                trace.display(),
-                sim::replay::MAX_REQUESTS
-            );
-        }
-        ios.push(sim::replay::TraceIo {
-            issue_ns: r.issue_ns,
-            complete_ns: r.complete_ns,
-            bytes: u64::from(r.bytes),
-            write: r.write,
-            marks: crate::coalesce_trace::marks_of(&[], &r),
-            pid: r.pid,
-        });
-    }
+    let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
+        .map_err(|e| anyhow!(e))?;
     let config = configured(args, args.runtime)?;
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {

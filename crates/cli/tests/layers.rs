@@ -39,7 +39,9 @@ const CRATES: &[(&str, &[&str])] = &[
     // Front ends: run a workload.
     (
         "sim",
-        &["apps", "host", "jobs", "policy", "report", "service"],
+        &[
+            "apps", "host", "jobs", "policy", "report", "service", "traces",
+        ],
     ),
     ("emu", &["host", "jobs", "policy", "report", "service"]),
     ("exec", &["emu", "host", "jobs", "policy", "report", "shm"]),
@@ -60,8 +62,12 @@ const CRATES: &[(&str, &[&str])] = &[
         ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
-    // shards, merged tables and fronts; simulator points only so far.
-    ("sweep", &["jobs", "policy", "report", "sim", "store"]),
+    // shards, merged tables and fronts; job files, application files and
+    // traces as workloads.
+    (
+        "sweep",
+        &["apps", "jobs", "policy", "report", "sim", "store"],
+    ),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",

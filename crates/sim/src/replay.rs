@@ -80,6 +80,49 @@ pub struct TraceIo {
     pub pid: Option<u32>,
 }
 
+/// TOS Table 1's marks for a traced request, from what a block trace
+/// records: a read, a synchronous write or a flush has a thread waiting
+/// for it (Urgent); an asynchronous write does not (no mark).
+pub fn table1_marks(r: &traces::Request) -> Marks {
+    if r.flush || !r.write || r.sync {
+        Marks::URGENT
+    } else {
+        Marks::NONE
+    }
+}
+
+/// A trace file's requests as the replay takes them, marked by
+/// [`table1_marks`]: those `comm` issued, if given. One line naming the
+/// file if it cannot be read or holds more than [`MAX_REQUESTS`].
+pub fn load(
+    path: &std::path::Path,
+    format: Option<traces::Format>,
+    comm: Option<&str>,
+) -> Result<Vec<TraceIo>, String> {
+    let mut ios = Vec::new();
+    for r in traces::open(path, format).map_err(|e| e.to_string())? {
+        let r = r.map_err(|e| e.to_string())?;
+        if comm.is_some_and(|c| r.comm.as_deref() != Some(c)) {
+            continue;
+        }
+        if ios.len() == MAX_REQUESTS {
+            return Err(format!(
+                "{}: more than {MAX_REQUESTS} requests, the most a replay holds",
+                path.display()
+            ));
+        }
+        ios.push(TraceIo {
+            issue_ns: r.issue_ns,
+            complete_ns: r.complete_ns,
+            bytes: u64::from(r.bytes),
+            write: r.write,
+            marks: table1_marks(&r),
+            pid: r.pid,
+        });
+    }
+    Ok(ios)
+}
+
 /// How the replay paces its requests (the module's comment).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loop {

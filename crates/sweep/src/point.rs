@@ -100,8 +100,18 @@ fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
     let w = &spec.workloads[at.workload];
     let d = &spec.devices[at.device];
     let h = &spec.hosts[at.host];
+    let mut workload = json!({ "path": w.shown, "fingerprint": w.fingerprint });
+    match &w.kind {
+        // A job file's point keeps the key it had before other kinds.
+        crate::spec::WorkloadKind::Jobs(_) => {}
+        crate::spec::WorkloadKind::App(_) => workload["kind"] = json!("app"),
+        crate::spec::WorkloadKind::Trace { replay, .. } => {
+            workload["kind"] = json!("trace");
+            workload["replay"] = json!(replay.name());
+        }
+    }
     json!({
-        "workload": { "path": w.shown, "fingerprint": w.fingerprint },
+        "workload": workload,
         "device": part::profile(&d.name, d),
         "host": part::profile(&h.name, h),
         "mode": mode.as_str(),

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::point::{expand, Point, VERSION};
-use crate::spec::{Mode, Spec};
+use crate::spec::{Mode, Spec, WorkloadKind};
 use crate::store::{Failed, Finished, Results, State, Store, StoreError};
 use ::store::Shard;
 
@@ -127,8 +127,23 @@ fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
                 seed: p.seed,
                 runtime: Some(spec.runtime),
             };
-            let report = sim::simulate(&w.jobs, &config, &mut |_, _| {})
-                .map_err(|e| format!("{}: {e}", w.shown))?;
+            let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", w.shown);
+            let report = match &w.kind {
+                WorkloadKind::Jobs(jobs) => {
+                    sim::simulate(jobs, &config, &mut |_, _| {}).map_err(|e| failed(&e))?
+                }
+                WorkloadKind::App(app) => {
+                    let threads = app.threads(p.seed).map_err(|e| failed(&e))?;
+                    sim::simulate_app(threads, &config, &mut |_, _| {})
+                        .map_err(|e| failed(&e))?
+                        .0
+                }
+                WorkloadKind::Trace { ios, replay } => {
+                    sim::replay::simulate_trace(ios.clone(), *replay, &config, &mut |_, _| {})
+                        .map_err(|e| failed(&e))?
+                        .0
+                }
+            };
             Ok(Results::of(&report))
         }
     }

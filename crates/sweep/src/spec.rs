@@ -1,7 +1,9 @@
 //! The sweep's TOML spec: what varies and over which values.
 //!
 //! ```toml
-//! workloads = ["../examples/mixed-16.fio"]   # fio job files, relative to this file
+//! workloads = ["../examples/mixed-16.fio"]   # fio job files, or application files (.toml), relative to this file
+//! # traces = ["../shared/data/traces/tpcc-small.trace"]  # block traces replayed (sim --trace)
+//! # replay = "open"                         # how traces are paced: open or closed [default: open]
 //! devices = ["optane", "p3700"]              # device profiles (names or .toml files)
 //! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
 //! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
@@ -76,7 +78,8 @@ impl Mode {
     }
 }
 
-/// One fio job file of the spec, parsed.
+/// One workload of the spec, loaded: a fio job file, an application file
+/// or a block trace.
 #[derive(Clone, Debug)]
 pub struct Workload {
     /// As the spec writes it (relative to the spec): what tables show and
@@ -85,9 +88,25 @@ pub struct Workload {
     pub shown: String,
     /// Where it was read from.
     pub path: PathBuf,
-    /// The file's bytes' hash: an edited job file is a new point.
+    /// The hash of what was read (a job or application file's bytes, a
+    /// trace's requests): an edited file is a new point.
     pub fingerprint: String,
-    pub jobs: Vec<Job>,
+    pub kind: WorkloadKind,
+}
+
+/// What a workload runs, as `cinterrupts sim` runs each.
+#[derive(Clone, Debug)]
+pub enum WorkloadKind {
+    /// A fio job file's jobs (`sim FILE.fio`).
+    Jobs(Vec<Job>),
+    /// An application file's instances (`sim FILE.toml`, `apps::file`).
+    App(Box<apps::file::AppFile>),
+    /// A block trace's requests, marked by TOS Table 1 and paced as
+    /// `replay` says (`sim --trace FILE --loop`, `sim::replay`).
+    Trace {
+        ios: Vec<sim::replay::TraceIo>,
+        replay: sim::replay::Loop,
+    },
 }
 
 /// One strategy of the spec and its grid: every combination of the axes'
@@ -145,7 +164,10 @@ pub struct Spec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
+    #[serde(default = "no_list")]
     workloads: Spanned<Vec<Spanned<String>>>,
+    traces: Option<Spanned<Vec<Spanned<String>>>>,
+    replay: Option<Spanned<String>>,
     devices: Spanned<Vec<Spanned<String>>>,
     host: Option<Spanned<String>>,
     hosts: Option<Spanned<Vec<Spanned<String>>>>,
@@ -196,35 +218,68 @@ impl Spec {
             }
         };
 
+        let traces = raw.traces.as_ref().map_or(&[][..], |t| t.get_ref());
         nonempty(
             &raw.workloads.span(),
-            raw.workloads.get_ref().len(),
+            raw.workloads.get_ref().len() + traces.len(),
             "workloads",
         )?;
         let mut workloads = Vec::new();
         for w in raw.workloads.get_ref() {
             let path = dir.join(w.get_ref());
-            // The parser bounds what it reads (and refuses what is not a
-            // file); the bytes hashed are then at most its bound.
-            let parsed =
-                jobs::parse_file(&path).map_err(|e| bad(w.span(), "workloads", e.to_string()))?;
-            let bytes = read_bounded(&path)
-                .map_err(|e| bad(w.span(), "workloads", format!("{}: {e}", path.display())))?;
-            if parsed.jobs.is_empty() {
+            let at = |e: String| bad(w.span(), "workloads", e);
+            // The parsers bound what they read (and refuse what is not a
+            // file); the bytes hashed are then at most their bound.
+            let bytes = |path: &Path| {
+                read_bounded(path).map_err(|e| at(format!("{}: {e}", path.display())))
+            };
+            let kind = if path.extension().is_some_and(|e| e == "toml") {
+                // An application file, as `sim` tells one (issue 16).
+                let app = apps::file::AppFile::load(&path).map_err(|e| at(e.to_string()))?;
+                WorkloadKind::App(Box::new(app))
+            } else {
+                let parsed = jobs::parse_file(&path).map_err(|e| at(e.to_string()))?;
+                if parsed.jobs.is_empty() {
+                    return Err(at(format!("{}: no jobs to run", path.display())));
+                }
+                WorkloadKind::Jobs(parsed.jobs)
+            };
+            workloads.push(Workload {
+                shown: w.get_ref().clone(),
+                fingerprint: ::store::canon::hex(&bytes(&path)?),
+                path,
+                kind,
+            });
+        }
+        let replay = match &raw.replay {
+            None => sim::replay::Loop::Open,
+            Some(r) => r
+                .get_ref()
+                .parse()
+                .map_err(|e: String| bad(r.span(), "replay", e))?,
+        };
+        for t in traces {
+            let path = dir.join(t.get_ref());
+            let ios =
+                sim::replay::load(&path, None, None).map_err(|e| bad(t.span(), "traces", e))?;
+            if ios.is_empty() {
                 return Err(bad(
-                    w.span(),
-                    "workloads",
-                    format!("{}: no jobs to run", path.display()),
+                    t.span(),
+                    "traces",
+                    format!("{}: no requests to replay", path.display()),
                 ));
             }
             workloads.push(Workload {
-                shown: w.get_ref().clone(),
+                shown: t.get_ref().clone(),
                 path,
-                fingerprint: ::store::canon::hex(&bytes),
-                jobs: parsed.jobs,
+                fingerprint: ::store::canon::fingerprint(&ios),
+                kind: WorkloadKind::Trace { ios, replay },
             });
         }
         unique(&raw.workloads, "workloads", &bad)?;
+        if let Some(t) = &raw.traces {
+            unique(t, "traces", &bad)?;
+        }
 
         nonempty(&raw.devices.span(), raw.devices.get_ref().len(), "devices")?;
         let mut devices = Vec::new();
@@ -430,6 +485,11 @@ fn unique<T: Ord + std::fmt::Debug>(
         }
     }
     Ok(())
+}
+
+/// An absent `workloads` (a spec of traces only): an empty list.
+fn no_list() -> Spanned<Vec<Spanned<String>>> {
+    Spanned::new(0..0, Vec::new())
 }
 
 /// One entry of `strategies`: a name, or `{ name, grid }`. `Err` carries

@@ -259,3 +259,97 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
     let e = error_of("runtime = \"1s\"\n");
     assert!(e.to_string().contains("missing field"), "{e}");
 }
+
+/// Application files and block traces are workloads beside job files: each
+/// runs as `sim` runs it, and each is its own group of the merged table.
+#[test]
+fn application_files_and_traces_are_workloads_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        examples().join("apps/kvell-ycsb-c.toml"),
+        d.join("kvell.toml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        examples().join("traces/sample.blkparse"),
+        d.join("sample.blkparse"),
+    )
+    .unwrap();
+    let text = r#"
+workloads = ["mixed-16.fio", "kvell.toml"]
+traces = ["sample.blkparse"]
+replay = "closed"
+devices = ["optane"]
+runtime = "20ms"
+strategies = ["default", "cint"]
+"#;
+    let spec = Spec::load(&spec_in(d, text)).unwrap();
+    assert_eq!(spec.workloads.len(), 3);
+    let points = expand(&spec);
+    assert_eq!(points.len(), 6);
+    let kinds: Vec<Option<&str>> = points
+        .iter()
+        .map(|p| p.config["workload"]["kind"].as_str())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| **k == Some("app")).count(), 2);
+    assert_eq!(kinds.iter().filter(|k| **k == Some("trace")).count(), 2);
+    assert!(points
+        .iter()
+        .filter(|p| p.config["workload"]["kind"] == "trace")
+        .all(|p| p.config["workload"]["replay"] == "closed"));
+    let store = Store::open(&d.join("store")).unwrap();
+    let all = RunOptions {
+        shard: Shard::ALL,
+        retry_failed: false,
+    };
+    let counts = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!((counts.run_now, counts.failed), (6, 0), "{counts}");
+    let table = merge(&[store]).unwrap();
+    let groups: std::collections::BTreeSet<&str> =
+        table.rows.iter().map(|r| r.workload.as_str()).collect();
+    assert_eq!(
+        groups.into_iter().collect::<Vec<_>>(),
+        ["kvell.toml", "mixed-16.fio", "sample.blkparse"]
+    );
+    // Every workload did I/O and took interrupts under default.
+    for r in table
+        .rows
+        .iter()
+        .filter(|r| r.policy.starts_with("default"))
+    {
+        assert!(r.iops > 0.0 && r.interrupts_per_sec > 0.0, "{r:?}");
+    }
+}
+
+#[test]
+fn a_bad_trace_or_replay_is_one_line_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("empty.blkparse"), "").unwrap();
+    let base = "devices = [\"optane\"]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n";
+    let cases = [
+        (
+            "traces = [\"nowhere.trace\"]\n",
+            1,
+            "traces",
+            "nowhere.trace",
+        ),
+        ("traces = [\"empty.blkparse\"]\n", 1, "traces", ""),
+        (
+            "workloads = [\"mixed-16.fio\"]\nreplay = \"sideways\"\n",
+            2,
+            "replay",
+            "not a loop",
+        ),
+    ];
+    for (head, line, key, says) in cases {
+        let path = spec_in(d, &format!("{head}{base}"));
+        let e = Spec::load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("sweep.toml:{line}: key '{key}'")) && e.contains(says),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
