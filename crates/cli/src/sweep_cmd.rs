@@ -248,6 +248,7 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         job_name: a.job_name.clone(),
         binary,
         partition: a.partition.clone(),
+        exclusive: spec.modes.contains(&sweep::spec::Mode::Emu),
     };
     let per_task = points.div_ceil(a.tasks);
     if !a.submit {

@@ -63,10 +63,10 @@ const CRATES: &[(&str, &[&str])] = &[
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
     // shards, merged tables and fronts; job files, application files and
-    // traces as workloads.
+    // traces as workloads; simulator and emulator points.
     (
         "sweep",
-        &["apps", "jobs", "policy", "report", "sim", "store"],
+        &["apps", "emu", "jobs", "policy", "report", "sim", "store"],
     ),
     // Tools: the binary, and the fuzzer (not a default member).
     (

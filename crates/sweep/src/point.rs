@@ -45,10 +45,20 @@ pub fn key_of(config: &Value) -> String {
 /// Every point of `spec`, sorted by key (the order shards partition).
 pub fn expand(spec: &Spec) -> Vec<Point> {
     let mut out = Vec::new();
+    // An emulator point's host is the machine it runs on (read once).
+    let machine = spec
+        .modes
+        .contains(&Mode::Emu)
+        .then(sim::bench::machine)
+        .unwrap_or_default();
     for wi in 0..spec.workloads.len() {
         for (di, d) in spec.devices.iter().enumerate() {
             for hi in 0..spec.hosts.len() {
                 for &mode in &spec.modes {
+                    if mode == Mode::Emu && hi > 0 {
+                        // The host profiles are the simulator's.
+                        continue;
+                    }
                     for &seed in &spec.seeds {
                         for s in &spec.strategies {
                             for variant in s.variants() {
@@ -60,7 +70,7 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
                                     mode,
                                     seed,
                                 };
-                                let config = resolved(spec, &at, &policy);
+                                let config = resolved(spec, &at, &policy, &machine);
                                 out.push(Point {
                                     key: key_of(&config),
                                     config,
@@ -95,7 +105,7 @@ struct Coordinates {
     seed: u64,
 }
 
-fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
+fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec, machine: &str) -> Value {
     let (mode, seed) = (at.mode, at.seed);
     let w = &spec.workloads[at.workload];
     let d = &spec.devices[at.device];
@@ -113,7 +123,12 @@ fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec) -> Value {
     json!({
         "workload": workload,
         "device": part::profile(&d.name, d),
-        "host": part::profile(&h.name, h),
+        "host": match mode {
+            Mode::Sim => part::profile(&h.name, h),
+            // A measurement is this machine's: its CPU, CPUs and kernel
+            // (a cluster's nodes of one kind share results).
+            Mode::Emu => json!({ "name": machine }),
+        },
         "mode": mode.as_str(),
         "seed": seed,
         "runtime_ns": spec.runtime,

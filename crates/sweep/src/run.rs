@@ -77,34 +77,36 @@ pub fn run(
             State::Failed | State::Missing => todo.push(p),
         }
     }
-    let outcomes: Vec<Result<bool, StoreError>> = todo
-        .par_iter()
-        .map(|p| {
-            let ok = match run_point(spec, p) {
-                Ok(results) => {
-                    store.put_finished(&Finished {
-                        key: p.key.clone(),
-                        version: VERSION.to_string(),
-                        config: p.config.clone(),
-                        results,
-                    })?;
-                    progress(&format!("{} finished", p.key));
-                    true
-                }
-                Err(error) => {
-                    progress(&format!("{} failed: {error}", p.key));
-                    store.put_failed(&Failed {
-                        key: p.key.clone(),
-                        version: VERSION.to_string(),
-                        config: p.config.clone(),
-                        error,
-                    })?;
-                    false
-                }
-            };
-            Ok(ok)
-        })
-        .collect();
+    // Simulator points in parallel; emulator points one at a time after
+    // them (each spins a device thread on a CPU of its own).
+    let (emu, sim): (Vec<&Point>, Vec<&Point>) = todo.iter().partition(|p| p.mode == Mode::Emu);
+    let one = |p: &&Point| -> Result<bool, StoreError> {
+        let ok = match run_point(spec, p) {
+            Ok(results) => {
+                store.put_finished(&Finished {
+                    key: p.key.clone(),
+                    version: VERSION.to_string(),
+                    config: p.config.clone(),
+                    results,
+                })?;
+                progress(&format!("{} finished", p.key));
+                true
+            }
+            Err(error) => {
+                progress(&format!("{} failed: {error}", p.key));
+                store.put_failed(&Failed {
+                    key: p.key.clone(),
+                    version: VERSION.to_string(),
+                    config: p.config.clone(),
+                    error,
+                })?;
+                false
+            }
+        };
+        Ok(ok)
+    };
+    let mut outcomes: Vec<Result<bool, StoreError>> = sim.par_iter().map(one).collect();
+    outcomes.extend(emu.iter().map(one));
     for o in outcomes {
         if o? {
             counts.run_now += 1;
@@ -144,6 +146,24 @@ fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
                         .0
                 }
             };
+            Ok(Results::of(&report))
+        }
+        Mode::Emu => {
+            let w = &spec.workloads[p.workload];
+            let WorkloadKind::Jobs(jobs) = &w.kind else {
+                return Err(format!("{}: emu runs fio job files only", w.shown));
+            };
+            let config = emu::EmuConfig {
+                backend: Some(emu::backend::BackendSpec::device(
+                    spec.devices[p.device].clone(),
+                    p.seed,
+                )),
+                policy: p.policy.clone(),
+                runtime: Some(spec.runtime),
+                seed: p.seed,
+                ..emu::EmuConfig::default()
+            };
+            let report = emu::run(jobs, &config).map_err(|e| format!("{}: {e}", w.shown))?;
             Ok(Results::of(&report))
         }
     }

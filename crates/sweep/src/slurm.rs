@@ -20,6 +20,11 @@ pub struct Script {
     /// The partition the array goes to (`#SBATCH --partition`); `None`
     /// leaves it to the cluster's default partition.
     pub partition: Option<String>,
+    /// The spec has emulator points: each task takes its node whole
+    /// (`#SBATCH --exclusive`), since an emulator point's device thread
+    /// spins on a CPU and its timing is the machine's; its points run one
+    /// at a time.
+    pub exclusive: bool,
 }
 
 /// A shell word, single-quoted unless it is plain.
@@ -43,6 +48,11 @@ impl Script {
             .as_ref()
             .map(|p| format!("#SBATCH --partition={}\n", word(p)))
             .unwrap_or_default();
+        let exclusive = if self.exclusive {
+            "# Emulator points: one task a node, the node whole.\n#SBATCH --exclusive\n"
+        } else {
+            ""
+        };
         format!(
             "#!/bin/bash
 # A cinterrupts sweep as a Slurm job array: task K runs shard K/{tasks}
@@ -53,7 +63,7 @@ impl Script {
 #SBATCH --array=0-{last}
 #SBATCH --cpus-per-task={cpus}
 #SBATCH --output={name}-%A_%a.out
-{partition}set -euo pipefail
+{partition}{exclusive}set -euo pipefail
 # The simulator's points run in parallel on the task's CPUs.
 export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
 {bin} sweep run {spec} --store {store} --shard \"${{SLURM_ARRAY_TASK_ID}}/{tasks}\"
@@ -67,6 +77,7 @@ export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
             spec = word(&self.spec),
             store = word(&self.store),
             partition = partition,
+            exclusive = exclusive,
         )
     }
 }
@@ -85,6 +96,7 @@ mod tests {
             job_name: "sweep".into(),
             binary: "cinterrupts".into(),
             partition: None,
+            exclusive: false,
         }
         .text();
         let lines: Vec<&str> = s.lines().collect();
@@ -96,10 +108,11 @@ mod tests {
         ));
         assert!(s.contains("sweep merge '/shared/store dir'"));
         assert!(!s.contains("--partition"));
+        assert!(!s.contains("--exclusive"), "simulator points share a node");
     }
 
     #[test]
-    fn a_partition_is_one_sbatch_line_before_the_commands() {
+    fn a_partition_and_emulator_exclusivity_are_sbatch_lines_before_the_commands() {
         let s = Script {
             spec: "s.toml".into(),
             store: "st".into(),
@@ -108,6 +121,7 @@ mod tests {
             job_name: "sweep".into(),
             binary: "cinterrupts".into(),
             partition: Some("debug queue".into()),
+            exclusive: true,
         }
         .text();
         let lines: Vec<&str> = s.lines().collect();
@@ -118,5 +132,7 @@ mod tests {
         // sbatch reads #SBATCH lines only before the first command.
         let first_command = lines.iter().position(|l| l.starts_with("set ")).unwrap();
         assert!(at < first_command, "{s}");
+        let exclusive = lines.iter().position(|l| *l == "#SBATCH --exclusive");
+        assert!(exclusive.is_some_and(|e| e < first_command), "{s}");
     }
 }

@@ -7,7 +7,7 @@
 //! devices = ["optane", "p3700"]              # device profiles (names or .toml files)
 //! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
 //! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
-//! modes = ["sim"]                            # [default: ["sim"]]; emu is not done
+//! modes = ["sim", "emu"]                     # [default: ["sim"]]; emu: job files only
 //! seeds = [1, 2, 3]                          # [default: [1]]
 //! runtime = "200ms"                          # every point's length
 //! strategies = [
@@ -63,17 +63,25 @@ pub enum SpecError {
     },
 }
 
-/// Where the points run. Only the simulator for now: emulator points each
-/// own a CPU and need one-per-node placement (issue 28, not done).
+/// Where the points run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
+    /// The simulator, on the host profiles (points in parallel).
     Sim,
+    /// The emulator on this machine (`cinterrupts run --device`): the
+    /// device profile's model behind the emulated controller, this
+    /// machine's cores, scheduler and interrupts. Its device thread spins
+    /// on a CPU of its own, so emulator points run one at a time, one task
+    /// a node (`sweep slurm`'s `--exclusive`), and the host profiles do not
+    /// apply: the machine is the host.
+    Emu,
 }
 
 impl Mode {
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Sim => "sim",
+            Mode::Emu => "emu",
         }
     }
 }
@@ -319,34 +327,46 @@ impl Spec {
                     .map_err(|e| bad(0..0, "host", e.to_string()))?],
             };
 
-        let modes =
-            match &raw.modes {
-                None => vec![Mode::Sim],
-                Some(m) => {
-                    nonempty(&m.span(), m.get_ref().len(), "modes")?;
-                    let mut out = Vec::new();
-                    for x in m.get_ref() {
-                        match x.get_ref().as_str() {
-                            "sim" => out.push(Mode::Sim),
-                            "emu" => return Err(bad(
+        let modes = match &raw.modes {
+            None => vec![Mode::Sim],
+            Some(m) => {
+                nonempty(&m.span(), m.get_ref().len(), "modes")?;
+                let mut out = Vec::new();
+                for x in m.get_ref() {
+                    match x.get_ref().as_str() {
+                        "sim" => out.push(Mode::Sim),
+                        "emu" => {
+                            // The emulator runs fio job files (`run`);
+                            // an application model or a trace replay
+                            // is the simulator's.
+                            if let Some(w) = workloads
+                                .iter()
+                                .find(|w| !matches!(w.kind, WorkloadKind::Jobs(_)))
+                            {
+                                return Err(bad(
+                                        x.span(),
+                                        "modes",
+                                        format!(
+                                            "emu runs fio job files only; '{}' is an application file or a trace",
+                                            w.shown
+                                        ),
+                                    ));
+                            }
+                            out.push(Mode::Emu)
+                        }
+                        other => {
+                            return Err(bad(
                                 x.span(),
                                 "modes",
-                                "emu is not done yet: sweeps run on the simulator only (issue 28)"
-                                    .into(),
-                            )),
-                            other => {
-                                return Err(bad(
-                                    x.span(),
-                                    "modes",
-                                    format!("'{other}' is not a mode (sim)"),
-                                ))
-                            }
+                                format!("'{other}' is not a mode (sim, emu)"),
+                            ))
                         }
                     }
-                    unique(m, "modes", &bad)?;
-                    out
                 }
-            };
+                unique(m, "modes", &bad)?;
+                out
+            }
+        };
 
         let seeds = match &raw.seeds {
             None => vec![1],
