@@ -282,7 +282,9 @@ impl Events {
         }
     }
 
-    /// A part's head changed.
+    /// A part's head changed. Inlined with `push`: it mostly finds the
+    /// dirty part and does nothing, and out of line that was a call.
+    #[inline(always)]
     fn changed(&mut self, p: usize) {
         if self.dirty != Some(p) {
             self.update(p);
