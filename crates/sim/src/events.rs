@@ -137,12 +137,14 @@ impl Part {
     fn insert(&mut self, e: Entry) {
         // New events mostly land last: walk back from the end.
         self.sorted.push(e);
-        let mut i = self.sorted.len() - 1;
-        while i > self.next && self.sorted[i - 1].key > e.key {
-            self.sorted[i] = self.sorted[i - 1];
+        // Over the pending run only, as a slice: no bounds checks.
+        let run = &mut self.sorted[self.next..];
+        let mut i = run.len() - 1;
+        while i > 0 && run[i - 1].key > e.key {
+            run[i] = run[i - 1];
             i -= 1;
         }
-        self.sorted[i] = e;
+        run[i] = e;
     }
 
     /// Takes the part's head, whose key the tree holds: keys are unique,
