@@ -95,7 +95,17 @@ impl CompletionQueue {
     pub fn reap(&mut self, kind: Interrupt, out: &mut Vec<Reaped>) {
         match kind {
             Interrupt::Full => {
-                out.extend(self.slots.iter().filter(|s| !s.reaped).map(|s| s.entry));
+                // A plain loop: through `extend` over a filter each entry
+                // went by an `Option` on the stack whose tail was moved by
+                // two overlapping 4-byte stores, and the load spanning both
+                // stalled (a store-forwarding failure: 44% of `reap` under
+                // `perf annotate` on `bench sim`).
+                out.reserve(self.unreaped);
+                for s in &self.slots {
+                    if !s.reaped {
+                        out.push(s.entry);
+                    }
+                }
                 self.head_seq += self.slots.len() as u64;
                 self.slots.clear();
                 self.urgent_unreaped.clear();

@@ -2,13 +2,13 @@
 //! same instant run in the order they were scheduled and a run is
 //! deterministic.
 //!
-//! The queue is split per core (and one part for the run's end), so its cost
+//! The queue is split per core, so its cost
 //! does not grow with the number of cores: each part is a short sorted list,
 //! and a tournament tree over the parts' earliest events finds the next one
 //! in log2(parts) comparisons. Every event names the core it happens on (a
 //! core's own work and tick, a thread's timers on the thread's core, a
 //! queue's deadline on the core its interrupt goes to, a command's service
-//! end on its thread's core), so the parts stay as
+//! end on its thread's core, the run's end on core 0), so the parts stay as
 //! short as one core's pending work, however many cores run.
 //!
 //! A core has at most one live `CoreDone`: it sits in its part's slot, and a
@@ -86,6 +86,15 @@ fn key(time: Nanos, seq: u64) -> Key {
     ((time as Key) << 64) | seq as Key
 }
 
+/// Whether `k` is [`NONE`]. Only the sequence half is tested (no event's
+/// is `u64::MAX`): a key is mostly just written, by two 8-byte stores, and
+/// reading it back as one 16-byte load stalls until they retire (a
+/// store-forwarding failure; `perf annotate` put a third of `World::run`'s
+/// samples on `tree[1] == NONE`).
+fn is_none(k: Key) -> bool {
+    k as u64 == NONE as u64
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     key: Key,
@@ -124,20 +133,25 @@ impl Part {
         self.done.key.min(rest)
     }
 
+    #[inline(always)] // with `Events::push`
     fn insert(&mut self, e: Entry) {
         // New events mostly land last: walk back from the end.
         self.sorted.push(e);
-        let mut i = self.sorted.len() - 1;
-        while i > self.next && self.sorted[i - 1].key > e.key {
-            self.sorted[i] = self.sorted[i - 1];
+        // Over the pending run only, as a slice: no bounds checks.
+        let run = &mut self.sorted[self.next..];
+        let mut i = run.len() - 1;
+        while i > 0 && run[i - 1].key > e.key {
+            run[i] = run[i - 1];
             i -= 1;
         }
-        self.sorted[i] = e;
+        run[i] = e;
     }
 
-    fn pop(&mut self) -> Entry {
-        let rest = self.sorted.get(self.next).map_or(NONE, |e| e.key);
-        if self.done.key < rest {
+    /// Takes the part's head, whose key the tree holds: keys are unique,
+    /// so it is the `CoreDone` slot's exactly when the keys are equal (no
+    /// second look at the sorted run's head).
+    fn pop(&mut self, head: Key) -> Entry {
+        if self.done.key == head {
             return std::mem::replace(&mut self.done, EMPTY);
         }
         let e = self.sorted[self.next];
@@ -162,8 +176,8 @@ impl Part {
     }
 }
 
-/// The device's part; cores get theirs when they first have an event.
-const DEVICE: usize = 0;
+/// Cores get their parts when they first have an event; core 0's is made
+/// at once (it holds the run's end).
 const UNSET: u32 = u32::MAX;
 
 #[derive(Debug)]
@@ -204,7 +218,10 @@ impl Events {
             seq: 0,
             live: 0,
         };
-        q.add_part();
+        // The run's end waits in core 0's part: a part of its own made
+        // the tree one level deeper at 16 busy cores (17 parts, 32 leaves),
+        // one more comparison at every pop.
+        q.core(0);
         q
     }
 
@@ -229,11 +246,10 @@ impl Events {
         p
     }
 
-    /// The part's head changed: replay its matches up the tree. With
-    /// `early`, stop where a match's winner stays the same (the nodes above
-    /// then hold, except on the dirty part's path, which the next pop
-    /// replays in full).
-    fn update(&mut self, p: usize, early: bool) {
+    /// The part's head changed: replay its matches up the tree, stopping
+    /// where a match's winner stays the same (the nodes above then hold,
+    /// except on the dirty part's path, which the next pop replays in full).
+    fn update(&mut self, p: usize) {
         let mut node = (self.parts[p].head(), p as u32);
         let mut i = self.leaves + p;
         self.tree[i] = node;
@@ -243,30 +259,64 @@ impl Events {
                 node = sibling;
             }
             i >>= 1;
-            if early && self.tree[i] == node {
+            if self.tree[i] == node {
                 return;
             }
             self.tree[i] = node;
         }
     }
 
-    /// A part's head changed.
-    fn changed(&mut self, p: usize) {
-        if self.dirty != Some(p) {
-            self.update(p, true);
+    /// The part's head changed: replay all its matches up the tree (the
+    /// dirty part's, at a pop). Inlined into `pop`, once per event: out of
+    /// line it was 67 instructions a pop on `bench sim`.
+    #[inline(always)]
+    fn replay(&mut self, p: usize) {
+        let mut node = (self.parts[p].head(), p as u32);
+        let mut i = self.leaves + p;
+        self.tree[i] = node;
+        while i > 1 {
+            let sibling = self.tree[i ^ 1];
+            if sibling.0 < node.0 {
+                node = sibling;
+            }
+            i >>= 1;
+            self.tree[i] = node;
         }
     }
 
+    /// A part's head changed. Inlined with `push`: it mostly finds the
+    /// dirty part and does nothing, and out of line that was a call.
+    #[inline(always)]
+    fn changed(&mut self, p: usize) {
+        if self.dirty != Some(p) {
+            self.update(p);
+        }
+    }
+
+    #[inline(always)] // with `Events::push`
     fn core(&mut self, core: u32) -> usize {
         let p = self.core_part[core as usize];
         if p != UNSET {
             return p as usize;
         }
+        self.first_event_on(core)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn first_event_on(&mut self, core: u32) -> usize {
         let p = self.add_part();
         self.core_part[core as usize] = p as u32;
         p
     }
 
+    // Inlined, with what it calls up to the tree: the caller builds `ev`
+    // in registers and the match folds to its one arm. Out of line, `ev`
+    // went through memory, written field by field and read back whole at
+    // once, which stalls the load until the stores retire (a
+    // store-forwarding failure: `perf annotate` put 60% of `push` on that
+    // copy).
+    #[inline(always)]
     pub(crate) fn push(&mut self, time: Nanos, ev: Ev) {
         self.seq += 1;
         let e = Entry {
@@ -277,7 +327,7 @@ impl Events {
         let p = match ev {
             Ev::CoreDone { core, .. } => {
                 let p = self.core(core);
-                if std::mem::replace(&mut self.parts[p].done, e).key == NONE {
+                if is_none(std::mem::replace(&mut self.parts[p].done, e).key) {
                     self.live += 1;
                 }
                 self.changed(p);
@@ -293,7 +343,7 @@ impl Events {
             // the whole device: with N cores busy the device's part held N
             // times the units' service ends, and placing one walked them.
             Ev::ServiceDone { core, .. } => self.core(core),
-            Ev::End => DEVICE,
+            Ev::End => self.core(0),
             Ev::Deadline { queue } => self.core(self.queue_core[queue as usize]),
             Ev::IrqFallback { core, .. } => self.core(core),
             Ev::Timer { tid, .. } | Ev::Start { tid } | Ev::Commit { tid } => {
@@ -308,7 +358,7 @@ impl Events {
     /// Drops the core's pending `CoreDone`, if any: its work was cut short.
     pub(crate) fn cancel_core_done(&mut self, core: u32) {
         let p = self.core(core);
-        if std::mem::replace(&mut self.parts[p].done, EMPTY).key != NONE {
+        if !is_none(std::mem::replace(&mut self.parts[p].done, EMPTY).key) {
             self.live -= 1;
             self.changed(p);
         }
@@ -316,13 +366,13 @@ impl Events {
 
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Ev)> {
         if let Some(d) = self.dirty.take() {
-            self.update(d, false);
+            self.replay(d);
         }
         let (head, p) = self.tree[1];
-        if head == NONE {
+        if is_none(head) {
             return None;
         }
-        let e = self.parts[p as usize].pop();
+        let e = self.parts[p as usize].pop(head);
         self.dirty = Some(p as usize);
         if !matches!(e.ev, Ev::Tick { .. }) {
             self.live -= 1;
