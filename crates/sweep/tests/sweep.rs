@@ -204,7 +204,7 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
             "strategies[0].grid.thr",
             "does not take",
         ),
-        ("strategies = [\"default\"]\nmodes = [\"emu\"]\n", 5, "modes", "not done"),
+        ("strategies = [\"default\"]\nmodes = [\"gpu\"]\n", 5, "modes", "not a mode (sim, emu)"),
         ("strategies = [\"default\"]\nseeds = [1, 1]\n", 5, "seeds", "twice"),
         ("strategies = [\"default\"]\nbogus = 1\n", 5, "bogus", "unknown field"),
         ("strategies = []\n", 4, "strategies", "at least one"),
@@ -352,4 +352,65 @@ fn a_bad_trace_or_replay_is_one_line_naming_the_key() {
         );
         assert_eq!(e.lines().count(), 1, "{e}");
     }
+}
+
+/// Emulator points run on this machine, one at a time, keyed by the
+/// machine rather than a host profile; a rerun finds them finished.
+#[test]
+fn emulator_points_run_on_this_machine_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(examples().join("sync-read.fio"), d.join("sync-read.fio")).unwrap();
+    let text = r#"
+workloads = ["sync-read.fio"]
+devices = ["optane"]
+hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]
+modes = ["sim", "emu"]
+runtime = "50ms"
+strategies = ["default"]
+"#;
+    let path = d.join("sweep.toml");
+    std::fs::write(&path, text).unwrap();
+    let spec = Spec::load(&path).unwrap();
+    let points = expand(&spec);
+    // Two hosts for the simulator; the emulator's host is the machine.
+    assert_eq!(points.len(), 3);
+    let emu: Vec<_> = points
+        .iter()
+        .filter(|p| p.config["mode"] == "emu")
+        .collect();
+    assert_eq!(emu.len(), 1);
+    assert_eq!(emu[0].config["host"]["name"], sim::bench::machine());
+    let store = Store::open(&d.join("store")).unwrap();
+    let all = RunOptions {
+        shard: Shard::ALL,
+        retry_failed: false,
+    };
+    let counts = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!((counts.run_now, counts.failed), (3, 0), "{counts}");
+    let table = merge(&[store]).unwrap();
+    let row = table.rows.iter().find(|r| r.mode == "emu").unwrap();
+    assert!(row.iops > 0.0 && row.interrupts_per_sec > 0.0, "{row:?}");
+    let store = Store::open(&d.join("store")).unwrap();
+    let again = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!((again.finished_before, again.run_now), (3, 0));
+}
+
+#[test]
+fn the_emulator_runs_job_files_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        examples().join("apps/kvell-ycsb-c.toml"),
+        d.join("kvell.toml"),
+    )
+    .unwrap();
+    let text = "workloads = [\"kvell.toml\"]\ndevices = [\"optane\"]\nmodes = [\"emu\"]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n";
+    let path = d.join("sweep.toml");
+    std::fs::write(&path, text).unwrap();
+    let e = Spec::load(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("sweep.toml:3: key 'modes'") && e.contains("kvell.toml"),
+        "{e}"
+    );
 }
