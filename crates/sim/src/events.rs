@@ -250,20 +250,7 @@ impl Events {
     /// where a match's winner stays the same (the nodes above then hold,
     /// except on the dirty part's path, which the next pop replays in full).
     fn update(&mut self, p: usize) {
-        let mut node = (self.parts[p].head(), p as u32);
-        let mut i = self.leaves + p;
-        self.tree[i] = node;
-        while i > 1 {
-            let sibling = self.tree[i ^ 1];
-            if sibling.0 < node.0 {
-                node = sibling;
-            }
-            i >>= 1;
-            if self.tree[i] == node {
-                return;
-            }
-            self.tree[i] = node;
-        }
+        self.climb::<true>(p);
     }
 
     /// The part's head changed: replay all its matches up the tree (the
@@ -271,6 +258,13 @@ impl Events {
     /// line it was 67 instructions a pop on `bench sim`.
     #[inline(always)]
     fn replay(&mut self, p: usize) {
+        self.climb::<false>(p);
+    }
+
+    /// Replays part `p`'s matches from its leaf up; with `STOP`, no higher
+    /// than the first match whose winner did not change.
+    #[inline(always)]
+    fn climb<const STOP: bool>(&mut self, p: usize) {
         let mut node = (self.parts[p].head(), p as u32);
         let mut i = self.leaves + p;
         self.tree[i] = node;
@@ -280,6 +274,9 @@ impl Events {
                 node = sibling;
             }
             i >>= 1;
+            if STOP && self.tree[i] == node {
+                return;
+            }
             self.tree[i] = node;
         }
     }

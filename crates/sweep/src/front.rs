@@ -415,18 +415,12 @@ mod tests {
     fn row(policy: &str, seed: u64, irq: f64, p99: u64, iops: f64, cpu: f64) -> Row {
         Row {
             key: format!("{policy}-{seed}"),
-            workload: "w.fio".into(),
-            device: "optane".into(),
-            host: "h".into(),
-            mode: "sim".into(),
             seed,
-            runtime_ns: 1,
-            policy: policy.into(),
             interrupts_per_sec: irq,
             iops,
-            p50_ns: 0,
             p99_ns: p99,
             cpu,
+            ..Row::sample(policy)
         }
     }
 

@@ -31,6 +31,27 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row of `policy` with the figures tests set (every other field a
+    /// plain value): `Row { p99_ns: 10, ..Row::sample("a") }`.
+    #[cfg(test)]
+    pub(crate) fn sample(policy: &str) -> Row {
+        Row {
+            key: policy.into(),
+            workload: "w.fio".into(),
+            device: "optane".into(),
+            host: "h".into(),
+            mode: "sim".into(),
+            seed: 1,
+            runtime_ns: 1,
+            policy: policy.into(),
+            interrupts_per_sec: 0.0,
+            iops: 1.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            cpu: 0.5,
+        }
+    }
+
     fn of(f: &Finished) -> Row {
         let c = &f.config;
         let text = |v: &Value| match v {

@@ -148,19 +148,10 @@ mod tests {
 
     fn row(policy: &str, irq: f64, p99: u64, cpu: f64) -> Row {
         Row {
-            key: policy.into(),
-            workload: "w.fio".into(),
-            device: "optane".into(),
-            host: "h".into(),
-            mode: "sim".into(),
-            seed: 1,
-            runtime_ns: 1,
-            policy: policy.into(),
             interrupts_per_sec: irq,
-            iops: 1.0,
-            p50_ns: 0,
             p99_ns: p99,
             cpu,
+            ..Row::sample(policy)
         }
     }
 
