@@ -68,12 +68,8 @@
 //! as without `ld`. Hybrid's statistics see the thread's requests, not the
 //! pieces.
 
-use host::poll::{bucket, Io};
-
 use crate::limits::MAX_SERVICE;
-use crate::workload::Waiter;
 use crate::world::{Kind, RState, Step, World};
-use crate::Completion;
 
 impl World {
     /// Whether `tid`'s requests complete by polling: a `hipri` job's always
@@ -81,15 +77,13 @@ impl World {
     /// blocking engine's when the host's mode polls for its job.
     pub(crate) fn polling(&self, tid: u32) -> bool {
         let spec = &self.threads[tid as usize].spec;
-        spec.job.hipri
-            || (spec.waiter == Waiter::Blocking && self.completion.polls(spec.job.critical))
+        self.polling.polls(&spec.job, spec.waiter)
     }
 
     /// A polling thread's call has nothing yet: hybrid sleeps first if it
     /// has not for this batch, else the thread spins on its queue.
     pub(crate) fn poll_wait(&mut self, tid: u32, core: u32) {
-        let th = &mut self.threads[tid as usize];
-        let sleep = std::mem::take(&mut th.hybrid_sleep);
+        let sleep = self.polling.take_sleep(tid);
         if sleep > 0 {
             if self.measuring(self.now) {
                 self.counts.hybrid_sleeps += 1;
@@ -97,7 +91,7 @@ impl World {
             self.sleep_then(tid, core, self.now + sleep, Step::Reap);
             return;
         }
-        th.spinning = true;
+        self.threads[tid as usize].spinning = true;
         // Ends when the device posts the entry ([`World::poll_post`]); a
         // segment this long ending on its own only spins on.
         self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::Poll);
@@ -177,25 +171,13 @@ impl World {
     /// Hybrid polling: the batch just submitted sleeps the longest of its
     /// requests' sleeps ([`host::poll::Completions::submitted`]).
     pub(crate) fn hybrid_submitted(&mut self, tid: u32, batch: &[u32]) {
-        if self.completion != Completion::Hybrid {
-            return;
-        }
-        // An io_uring thread may submit again before it reaps: its next
-        // reaping call sleeps the longest of what is pending (a blocking
-        // call's is 0 here, taken by its wait).
-        let mut sleep = self.threads[tid as usize].hybrid_sleep;
-        for &req in batch {
-            let r = self.requests[req as usize];
-            if r.polled {
-                let io = Io {
-                    bytes: r.bytes,
-                    write: r.write,
-                    critical: false,
-                };
-                sleep = sleep.max(self.poll.submitted(self.now, io));
-            }
-        }
-        self.threads[tid as usize].hybrid_sleep = sleep;
+        let requests = &self.requests;
+        let polled = batch
+            .iter()
+            .map(|&req| requests[req as usize])
+            .filter(|r| r.polled)
+            .map(|r| (r.bytes, r.write));
+        self.polling.submitted(tid, self.now, polled);
     }
 
     /// The thread's call took `got[from..]`: each polled one ended now, a
@@ -206,9 +188,7 @@ impl World {
             let r = self.requests[req as usize];
             if r.polled {
                 let latency = self.now.saturating_sub(r.issued);
-                self.poll
-                    .stats()
-                    .ended(self.now, bucket(r.bytes, r.write), latency);
+                self.polling.ended(self.now, r.bytes, r.write, latency);
             }
         }
     }
@@ -216,7 +196,7 @@ impl World {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::Completion;
 
     #[test]
     fn parses_the_modes() {

@@ -275,7 +275,8 @@ impl World {
         let n = bytes.div_ceil(MAX_IO);
         let polled = self.host.fsync_io_polls
             && self
-                .completion
+                .polling
+                .mode()
                 .polls(self.threads[by as usize].spec.job.critical);
         let j = self.journal.as_mut().expect("journal");
         let marks = j.issued(&io, n, polled, self.now);

@@ -32,6 +32,7 @@ mod iopath;
 mod journal;
 pub mod limits;
 mod nvme;
+mod polling;
 pub mod profile;
 pub mod replay;
 mod run;

@@ -178,7 +178,7 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
     if world.block.is_some() {
         report.notes.push(block_note(world, config, audit));
     }
-    if world.completion != crate::Completion::Interrupt
+    if world.polling.mode() != crate::Completion::Interrupt
         || world.threads.iter().any(|t| t.spec.job.hipri)
     {
         report.notes.push(completion_note(world));
@@ -371,8 +371,7 @@ fn assemble(
         audit: Audit::default(),
         scratch: Vec::new(),
         block,
-        completion: host.completion,
-        poll: host::poll::Completions::new(host.completion, poll_costs(host)),
+        polling: crate::polling::Polling::new(host.completion, poll_costs(host), world_threads_len),
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,
@@ -386,7 +385,7 @@ fn assemble(
 /// completions and time spinning (part of its sys time), and the jobs left
 /// on interrupts.
 fn completion_note(world: &World) -> String {
-    let mode = world.completion;
+    let mode = world.polling.mode();
     let hipri = world.threads.iter().any(|t| t.spec.job.hipri);
     let mut note = format!("completion {}", mode.as_str());
     if hipri {

@@ -105,7 +105,7 @@ impl World {
         let take = room.min(th.ready.len());
         let from = th.got.len();
         th.got.extend(th.ready.drain(..take));
-        if self.completion == crate::Completion::Hybrid {
+        if self.polling.mode() == crate::Completion::Hybrid {
             self.hybrid_ended(tid, from);
         }
         let th = &mut self.threads[tid as usize];

@@ -81,9 +81,6 @@ pub(crate) struct Thread {
     pub sleep_gen: u32,
     /// Spinning on its polled queue ([`Step::Poll`]).
     pub spinning: bool,
-    /// Hybrid polling: how long to sleep before spinning for the batch
-    /// just submitted (0: spin at once, or slept already).
-    pub hybrid_sleep: Nanos,
     /// DEFER_TASKRUN: completions on the ring's local list, run into
     /// `ready` when the thread enters the kernel ([`crate::uring`]).
     pub deferred: VecDeque<u32>,
@@ -119,7 +116,6 @@ impl Thread {
             reap_max: 0,
             sleep_gen: 0,
             spinning: false,
-            hybrid_sleep: 0,
             deferred: VecDeque::new(),
             uring_wait: None,
             polled: 0,
@@ -267,9 +263,8 @@ pub(crate) struct World {
     /// The block-layer scheduler, if any (`None`: requests go to the
     /// device whole, at once).
     pub block: Option<crate::blk::Block>,
-    /// The completion mode, and hybrid polling's statistics (`host::poll`).
-    pub completion: crate::Completion,
-    pub poll: host::poll::Completions,
+    /// The completion mode, and hybrid polling's sleeps and statistics.
+    pub polling: crate::polling::Polling,
     /// FastResponse's read-path breakdown and the device's queue depth
     /// (measurement only).
     pub path: crate::iopath::Tracker,
