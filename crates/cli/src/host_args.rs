@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn each_front_end_takes_exactly_its_rows() {
-        for (front, takes) in [(FrontEnd::Sim, 7), (FrontEnd::Run, 3), (FrontEnd::Exec, 2)] {
+        for (front, takes) in [(FrontEnd::Sim, 8), (FrontEnd::Run, 3), (FrontEnd::Exec, 2)] {
             let n = MECHANISMS.iter().filter(|m| m.supports(front)).count();
             assert_eq!(n, takes, "{}", front.as_str());
         }
@@ -144,6 +144,8 @@ mod tests {
         let e = parse::<Run>(&["--wakeup", "vanilla"]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnknownArgument);
         assert!(parse::<Exec>(&["--uring", "iopoll"]).is_err());
+        assert!(parse::<Sim>(&["--io-poll-delay", "8us"]).is_ok());
+        assert!(parse::<Run>(&["--io-poll-delay", "8us"]).is_err());
     }
 
     #[test]

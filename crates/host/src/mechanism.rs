@@ -1,8 +1,8 @@
 //! The host's mechanisms declared once (issue 26 item 2), as `policy`
 //! declares its strategies: each choice a host can be given (the
-//! block-layer scheduler, the completion mode, io_uring's wait, the CPU
-//! scheduler's wake-up rule, the journal, JBD2 as critical, polled fsync
-//! I/O) is one row of [`MECHANISMS`], with its host-profile key, its
+//! block-layer scheduler, the completion mode, hybrid polling's sleep,
+//! io_uring's wait, the CPU scheduler's wake-up rule, the journal, JBD2 as
+//! critical, polled fsync I/O) is one row of [`MECHANISMS`], with its host-profile key, its
 //! command-line option, the words it takes, its help, the front ends that
 //! apply it and its parser. The command line (`sim`, `run`, `exec`), the
 //! host profiles, `reproduce` and the reports read the rows; what a
@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 use crate::cfs::{BoostRule, Rule};
 use crate::fsync::FsyncConfig;
 use crate::ld::{DEFAULT_SPLIT, DEFAULT_TOKENS};
-use crate::poll::Mode;
+use crate::poll::{HybridSleep, Mode};
 use crate::uring;
 
 /// Which block-layer scheduler runs between the threads and the device
@@ -334,6 +334,56 @@ impl<'de> Deserialize<'de> for Mode {
     }
 }
 
+/// Linux's `io_poll_delay = 0`: half the mean, as hybrid polling sleeps
+/// unless told a fixed time.
+impl Default for HybridSleep {
+    fn default() -> HybridSleep {
+        HybridSleep::HalfMean
+    }
+}
+
+/// `half-mean`, or the fixed sleep as a duration (`8us`).
+impl fmt::Display for HybridSleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HybridSleep::HalfMean => f.write_str("half-mean"),
+            HybridSleep::Fixed(ns) => f.write_str(&policy::format_nanos(*ns)),
+        }
+    }
+}
+
+/// Linux's sysfs `io_poll_delay` (block/blk-sysfs.c, since Linux 4.10's
+/// 64f1c21e86f7 "blk-mq: make the polling code adaptive"): `0` sleeps half
+/// the mean completion time of the request's size and direction, `> 0`
+/// that many microseconds; `-1`, classic polling, is `completion = poll`
+/// here. So `half-mean` or a duration above 0.
+impl FromStr for HybridSleep {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "half-mean" => Ok(HybridSleep::HalfMean),
+            // A bare number is microseconds, as sysfs takes it.
+            other => match policy::time::parse_duration(other, Some(policy::US)) {
+                Ok(0) => Err(format!(
+                    "io_poll_delay '{other}': a fixed sleep is above 0 (half-mean is Linux's 0, completion = poll its -1)"
+                )),
+                Ok(ns) => Ok(HybridSleep::Fixed(ns)),
+                Err(e) => Err(format!(
+                    "io_poll_delay '{other}': half-mean or a duration ({e})"
+                )),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HybridSleep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A front end that applies host mechanisms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrontEnd {
@@ -373,6 +423,8 @@ pub struct Settings {
     pub block_scheduler: Option<BlockScheduler>,
     /// `completion`: interrupt, poll, hybrid, select-isr.
     pub completion: Option<Mode>,
+    /// `io_poll_delay`: hybrid polling's sleep, half-mean or a duration.
+    pub io_poll_delay: Option<HybridSleep>,
     /// `wakeup_rule`: plain, vanilla, boost, boost-code.
     pub wakeup: Option<Wakeup>,
     /// `journal`: ordered (ext4 `data=ordered`) or fjournal (FR 3.4).
@@ -477,6 +529,20 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.completion.map(|c| c.as_str().to_string()),
+    },
+    Mechanism {
+        key: "io_poll_delay",
+        flag: "io-poll-delay",
+        value_name: "half-mean|TIME",
+        kind: Kind::Word,
+        example: "8us",
+        help: "How long hybrid polling sleeps before it spins (Linux's sysfs io_poll_delay): `half-mean` (default, Linux's 0: half the mean completion time of the request's size and direction in the last 100 ms window) or a fixed time (Linux's value > 0, in microseconds there). Only with `--completion hybrid`, or a hipri job under it.",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `io_poll_delay`.")],
+        set: |s, v| {
+            s.io_poll_delay = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.io_poll_delay.map(|d| d.to_string()),
     },
     Mechanism {
         key: "wakeup_rule",
@@ -605,5 +671,33 @@ impl Settings {
             .filter(|m| (m.get)(self).is_some() && !m.supports(front))
             .map(|m| m.flag)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_poll_delay_reads_as_sysfs_means_it() {
+        assert_eq!("half-mean".parse(), Ok(HybridSleep::HalfMean));
+        assert_eq!("8us".parse(), Ok(HybridSleep::Fixed(8_000)));
+        // A bare number is microseconds, as sysfs takes it.
+        assert_eq!("8".parse(), Ok(HybridSleep::Fixed(8_000)));
+        for bad in ["0", "0us", "-1", "soon"] {
+            let e = bad.parse::<HybridSleep>().unwrap_err();
+            assert!(e.starts_with(&format!("io_poll_delay '{bad}'")), "{e}");
+        }
+        assert!("0".parse::<HybridSleep>().unwrap_err().contains("above 0"));
+        for d in [HybridSleep::HalfMean, HybridSleep::Fixed(1_500)] {
+            assert_eq!(d.to_string().parse(), Ok(d), "{d}");
+        }
+        assert_eq!(HybridSleep::default(), HybridSleep::HalfMean);
+        let row = mechanism("io-poll-delay").unwrap();
+        let mut s = Settings::default();
+        (row.set)(&mut s, "12us").unwrap();
+        assert_eq!(s.io_poll_delay, Some(HybridSleep::Fixed(12_000)));
+        assert_eq!((row.get)(&s).as_deref(), Some("12us"));
+        assert_eq!(s.describe(), "--io-poll-delay 12us");
     }
 }

@@ -5,7 +5,7 @@
 //! state is its own; the threads' spinning and reaping are the host's
 //! ([`crate::completion`] wires them).
 
-use host::poll::{bucket, Completions, Io};
+use host::poll::{bucket, Completions, HybridSleep, Io};
 use jobs::Job;
 use policy::Nanos;
 
@@ -23,11 +23,16 @@ pub(crate) struct Polling {
 
 impl Polling {
     /// The host's `mode` for `threads` threads, hybrid's decisions priced
-    /// by `costs`.
-    pub(crate) fn new(mode: Completion, costs: host::poll::Costs, threads: usize) -> Polling {
+    /// by `costs`, its sleep `io_poll_delay`.
+    pub(crate) fn new(
+        mode: Completion,
+        costs: host::poll::Costs,
+        io_poll_delay: HybridSleep,
+        threads: usize,
+    ) -> Polling {
         Polling {
             mode,
-            hybrid: Completions::new(mode, costs),
+            hybrid: Completions::new(mode, costs).with_hybrid_sleep(io_poll_delay),
             sleep: vec![0; threads],
         }
     }
@@ -121,7 +126,7 @@ mod tests {
             (SelectIsr, false, false, Waiter::Blocking, false),
         ];
         for (mode, hipri, critical, waiter, polls) in cases {
-            let p = Polling::new(mode, costs(), 1);
+            let p = Polling::new(mode, costs(), HybridSleep::HalfMean, 1);
             assert_eq!(
                 p.polls(&job(hipri, critical), waiter),
                 polls,
@@ -132,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_hybrid_sleep_is_the_longest_of_what_was_submitted_and_taken_once() {
-        let mut p = Polling::new(Completion::Hybrid, costs(), 2);
+        let mut p = Polling::new(Completion::Hybrid, costs(), HybridSleep::HalfMean, 2);
         // The same statistics beside it: what each submission sleeps.
         let mut reference = Completions::new(Completion::Hybrid, costs());
         let io = |bytes, write| Io {
@@ -163,13 +168,23 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_io_poll_delay_sleeps_that_long_from_the_first_request() {
+        let mut p = Polling::new(Completion::Hybrid, costs(), HybridSleep::Fixed(8 * US), 1);
+        p.submitted(0, 0, [(4096, false), (65536, true)].into_iter());
+        assert_eq!(p.take_sleep(0), 8 * US);
+        let mut p = Polling::new(Completion::Poll, costs(), HybridSleep::Fixed(8 * US), 1);
+        p.submitted(0, 0, [(4096, false)].into_iter());
+        assert_eq!(p.take_sleep(0), 0, "classic polling never sleeps");
+    }
+
+    #[test]
     fn only_hybrid_sleeps() {
         for mode in [
             Completion::Poll,
             Completion::Interrupt,
             Completion::SelectIsr,
         ] {
-            let mut p = Polling::new(mode, costs(), 1);
+            let mut p = Polling::new(mode, costs(), HybridSleep::HalfMean, 1);
             p.submitted(0, 0, [(4096, false)].into_iter());
             for i in 0..2_000 {
                 p.ended(i * 20 * US, 4096, false, 10 * US);

@@ -134,6 +134,10 @@ pub struct HostProfile {
     /// `host::poll`).
     #[serde(default)]
     pub completion: crate::Completion,
+    /// How long hybrid polling sleeps before it spins: `half-mean`
+    /// (default, Linux's `io_poll_delay` 0) or a fixed time (Linux's > 0).
+    #[serde(default)]
+    pub io_poll_delay: host::poll::HybridSleep,
     /// How an io_uring job's thread waits for its completions
     /// (`host::uring::STRATEGIES`): `min-complete` (default: CQEs posted
     /// by the interrupt, woken once `min_complete` are there), `task-work`,
@@ -281,6 +285,9 @@ impl HostProfile {
         }
         if let Some(c) = s.completion {
             self.completion = c;
+        }
+        if let Some(d) = s.io_poll_delay {
+            self.io_poll_delay = d;
         }
         if let Some(w) = s.wakeup {
             self.wakeup_rule = w;

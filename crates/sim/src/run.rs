@@ -371,7 +371,12 @@ fn assemble(
         audit: Audit::default(),
         scratch: Vec::new(),
         block,
-        polling: crate::polling::Polling::new(host.completion, poll_costs(host), world_threads_len),
+        polling: crate::polling::Polling::new(
+            host.completion,
+            poll_costs(host),
+            host.io_poll_delay,
+            world_threads_len,
+        ),
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,

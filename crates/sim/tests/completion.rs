@@ -74,6 +74,44 @@ fn hybrid_costs_less_cpu_than_classic_and_more_than_interrupts() {
     assert!(!note.contains(" 0 hybrid sleep"), "{note}");
 }
 
+#[test]
+fn a_fixed_io_poll_delay_sleeps_that_long_before_every_poll() {
+    // Linux's io_poll_delay > 0: a fixed sleep from the first request, no
+    // statistics needed; a sleep past the device's ~7 us service makes
+    // every read wait for its timer.
+    let jobs = example("sync-read");
+    let mut cfg = config("optane", PolicySpec::named("default"), 50 * MS, 1);
+    cfg.host.completion = Completion::Hybrid;
+    cfg.host.io_poll_delay = host::poll::HybridSleep::Fixed(50_000);
+    let (fixed, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+    check_exactly_once(&audit);
+    assert!(
+        lat_us(&fixed, "sync-read") > 50.0,
+        "{}",
+        lat_us(&fixed, "sync-read")
+    );
+    // Within the first 100 ms window half-mean has no mean yet: it spins.
+    let adaptive = run_jobs(&jobs, Completion::Hybrid, 50);
+    assert!(lat_us(&adaptive, "sync-read") < 20.0);
+    let sleeps = |r: &RunReport| {
+        r.notes
+            .iter()
+            .find(|n| n.starts_with("completion hybrid:"))
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        sleeps(&adaptive).contains(" 0 hybrid sleep"),
+        "{}",
+        sleeps(&adaptive)
+    );
+    assert!(
+        !sleeps(&fixed).contains(" 0 hybrid sleep"),
+        "{}",
+        sleeps(&fixed)
+    );
+}
+
 const TWO: &str = "[global]\nrw=randread\nbs=4k\nsize=256m\nioengine=psync\ndirect=1\n\
                    time_based\nruntime=1\n\
                    [ls]\ncritical=1\ncpus_allowed=0\n\
