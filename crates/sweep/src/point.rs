@@ -120,7 +120,7 @@ fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec, machine: &str) -
             workload["replay"] = json!(replay.name());
         }
     }
-    json!({
+    let mut config = json!({
         "workload": workload,
         "device": part::profile(&d.name, d),
         "host": match mode {
@@ -133,5 +133,12 @@ fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec, machine: &str) -
         "seed": seed,
         "runtime_ns": spec.runtime,
         "policy": part::policy(policy),
-    })
+    });
+    // An emulator point on a backend of the spec's is another measurement
+    // than one on the device's model (a job file's and a model's keys are
+    // as before).
+    if let (Mode::Emu, Some((backend, _))) = (mode, &spec.emu_backend) {
+        config["backend"] = json!(backend);
+    }
+    config
 }

@@ -154,10 +154,12 @@ fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
                 return Err(format!("{}: emu runs fio job files only", w.shown));
             };
             let config = emu::EmuConfig {
-                backend: Some(emu::backend::BackendSpec::device(
-                    spec.devices[p.device].clone(),
-                    p.seed,
-                )),
+                backend: Some(match &spec.emu_backend {
+                    Some((_, backend)) => backend.clone(),
+                    None => {
+                        emu::backend::BackendSpec::device(spec.devices[p.device].clone(), p.seed)
+                    }
+                }),
                 policy: p.policy.clone(),
                 runtime: Some(spec.runtime),
                 seed: p.seed,

@@ -8,6 +8,7 @@
 //! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
 //! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
 //! modes = ["sim", "emu"]                     # [default: ["sim"]]; emu: job files only
+//! # emu_backend = "file:/mnt/nvme/sweep.dat"  # emulator points on real I/O (run --backend) [default: the device's model]
 //! seeds = [1, 2, 3]                          # [default: [1]]
 //! runtime = "200ms"                          # every point's length
 //! strategies = [
@@ -163,6 +164,10 @@ pub struct Spec {
     /// Host profiles: `host`, or each of `hosts`.
     pub hosts: Vec<HostProfile>,
     pub modes: Vec<Mode>,
+    /// Where emulator points do their I/O (`run --backend`'s syntax: a
+    /// file or a block device, or `null:`), as the spec writes it; `None`:
+    /// the device profile's model.
+    pub emu_backend: Option<(String, emu::backend::BackendSpec)>,
     pub seeds: Vec<u64>,
     /// Every point's run length (`SimConfig::runtime`).
     pub runtime: Nanos,
@@ -180,6 +185,7 @@ struct Raw {
     host: Option<Spanned<String>>,
     hosts: Option<Spanned<Vec<Spanned<String>>>>,
     modes: Option<Spanned<Vec<Spanned<String>>>>,
+    emu_backend: Option<Spanned<String>>,
     seeds: Option<Spanned<Vec<Spanned<u64>>>>,
     runtime: Spanned<toml::Value>,
     strategies: Spanned<Vec<Spanned<toml::Value>>>,
@@ -377,6 +383,22 @@ impl Spec {
             }
         };
 
+        let emu_backend = match &raw.emu_backend {
+            None => None,
+            Some(b) if !modes.contains(&Mode::Emu) => {
+                return Err(bad(
+                    b.span(),
+                    "emu_backend",
+                    "is where emulator points do their I/O: add \"emu\" to modes".into(),
+                ))
+            }
+            Some(b) => {
+                let spec = emu::backend::BackendSpec::parse(b.get_ref())
+                    .map_err(|e| bad(b.span(), "emu_backend", e))?;
+                Some((b.get_ref().clone(), spec))
+            }
+        };
+
         // A string with a unit, or a bare number of seconds as fio's
         // `runtime=` (and `--runtime` on our command line).
         let runtime_text = match raw.runtime.get_ref() {
@@ -461,6 +483,7 @@ impl Spec {
             devices,
             hosts,
             modes,
+            emu_backend,
             seeds,
             runtime,
             strategies,

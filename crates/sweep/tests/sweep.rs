@@ -414,3 +414,56 @@ fn the_emulator_runs_job_files_only() {
         "{e}"
     );
 }
+
+/// `emu_backend` puts emulator points on real I/O (`run --backend`): a
+/// file here, read with O_DIRECT; the backend is part of the point's key.
+#[test]
+fn emulator_points_run_on_the_spec_s_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = d.join("data.bin");
+    std::fs::write(&data, vec![0u8; 8 << 20]).unwrap();
+    std::fs::write(
+        d.join("r.fio"),
+        "[r]\nsize=4m\nbs=4k\ndirect=1\nrw=randread\nioengine=psync\n",
+    )
+    .unwrap();
+    let text = format!(
+        "workloads = [\"r.fio\"]\ndevices = [\"optane\"]\nmodes = [\"emu\"]\nemu_backend = \"file:{}\"\nruntime = \"50ms\"\nstrategies = [\"default\"]\n",
+        data.display()
+    );
+    let path = d.join("sweep.toml");
+    std::fs::write(&path, &text).unwrap();
+    let spec = Spec::load(&path).unwrap();
+    let points = expand(&spec);
+    assert_eq!(points.len(), 1);
+    assert_eq!(
+        points[0].config["backend"],
+        format!("file:{}", data.display())
+    );
+    let store = Store::open(&d.join("store")).unwrap();
+    let all = RunOptions {
+        shard: Shard::ALL,
+        retry_failed: false,
+    };
+    let counts = run(&spec, &store, all, &quiet).unwrap();
+    assert_eq!((counts.run_now, counts.failed), (1, 0), "{counts}");
+    let row = &merge(&[store]).unwrap().rows[0];
+    assert!(row.iops > 0.0, "{row:?}");
+    // Without emulator points, or with a backend the emulator cannot read,
+    // the spec is refused at the key.
+    for (body, says) in [
+        (
+            text.replace("modes = [\"emu\"]\n", ""),
+            "add \"emu\" to modes",
+        ),
+        (
+            text.replace(&format!("file:{}", data.display()), "tape:0"),
+            "unknown backend",
+        ),
+    ] {
+        std::fs::write(&path, body).unwrap();
+        let e = Spec::load(&path).unwrap_err().to_string();
+        assert!(e.contains("key 'emu_backend'") && e.contains(says), "{e}");
+    }
+}
