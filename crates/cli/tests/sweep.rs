@@ -119,15 +119,7 @@ fn four_shards_merge_into_the_unsharded_table() {
     args.extend(["--out", merged_shards.to_str().unwrap()]);
     let out = ok(&run(&args));
     assert!(out.starts_with("8 points from 4 stores"), "{out}");
-    for name in [
-        "table.csv",
-        "table.json",
-        "fronts.csv",
-        "fronts.json",
-        "fronts.svg",
-        "report.md",
-        "report.html",
-    ] {
+    for name in MERGED_FILES {
         let a = std::fs::read_to_string(merged_whole.join(name)).unwrap();
         let b = std::fs::read_to_string(merged_shards.join(name)).unwrap();
         assert_eq!(a, b, "{name}");

@@ -403,15 +403,7 @@ fn a_sweep_through_a_local_slurm_in_4_array_tasks_merges_into_the_one_machine_ta
     };
     let one = merged(&whole, "merged-one");
     let slurm = merged(&store, "merged-slurm");
-    for name in [
-        "table.csv",
-        "table.json",
-        "fronts.csv",
-        "fronts.json",
-        "fronts.svg",
-        "report.md",
-        "report.html",
-    ] {
+    for name in MERGED_FILES {
         let a = fs::read(one.join(name)).unwrap();
         let b = fs::read(slurm.join(name)).unwrap();
         assert!(

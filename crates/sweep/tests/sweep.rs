@@ -33,6 +33,17 @@ strategies = [
 
 fn quiet(_: &str) {}
 
+/// Copies `examples/FROM` into `dir` as `to`.
+fn copy_example(dir: &Path, from: &str, to: &str) {
+    std::fs::copy(examples().join(from), dir.join(to)).unwrap();
+}
+
+/// Every point of the spec, failed ones not retried.
+const ALL: RunOptions = RunOptions {
+    shard: Shard::ALL,
+    retry_failed: false,
+};
+
 #[test]
 fn the_tiny_spec_expands_to_eight_points_with_distinct_stable_keys() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,12 +68,8 @@ fn the_tiny_spec_expands_to_eight_points_with_distinct_stable_keys() {
 fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
     let dir = tempfile::tempdir().unwrap();
     let spec = Spec::load(&spec_in(dir.path(), TINY)).unwrap();
-    let all = RunOptions {
-        shard: Shard::ALL,
-        retry_failed: false,
-    };
     let store = Store::open(&dir.path().join("store")).unwrap();
-    let first = run(&spec, &store, all, &quiet).unwrap();
+    let first = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!(
         first.to_string(),
         "8 points: 0 finished before, 8 run now, 0 failed"
@@ -73,7 +80,7 @@ fn a_rerun_runs_only_the_missing_points_and_shards_merge_to_the_same_table() {
     for p in &points[2..4] {
         std::fs::remove_file(store.finished_path(&p.key)).unwrap();
     }
-    let second = run(&spec, &store, all, &quiet).unwrap();
+    let second = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!(
         second.to_string(),
         "8 points: 6 finished before, 2 run now, 0 failed"
@@ -162,10 +169,7 @@ fn a_failed_point_is_kept_and_retried_only_when_asked() {
         ),
     )
     .unwrap();
-    let keep = RunOptions {
-        shard: Shard::ALL,
-        retry_failed: false,
-    };
+    let keep = ALL;
     let c = run(&spec, &store, keep, &quiet).unwrap();
     assert_eq!((c.run_now, c.failed, c.failed_before), (0, 1, 1));
     let retry = RunOptions {
@@ -266,16 +270,8 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
 fn application_files_and_traces_are_workloads_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::copy(
-        examples().join("apps/kvell-ycsb-c.toml"),
-        d.join("kvell.toml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        examples().join("traces/sample.blkparse"),
-        d.join("sample.blkparse"),
-    )
-    .unwrap();
+    copy_example(d, "apps/kvell-ycsb-c.toml", "kvell.toml");
+    copy_example(d, "traces/sample.blkparse", "sample.blkparse");
     let text = r#"
 workloads = ["mixed-16.fio", "kvell.toml"]
 traces = ["sample.blkparse"]
@@ -299,11 +295,7 @@ strategies = ["default", "cint"]
         .filter(|p| p.config["workload"]["kind"] == "trace")
         .all(|p| p.config["workload"]["replay"] == "closed"));
     let store = Store::open(&d.join("store")).unwrap();
-    let all = RunOptions {
-        shard: Shard::ALL,
-        retry_failed: false,
-    };
-    let counts = run(&spec, &store, all, &quiet).unwrap();
+    let counts = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!((counts.run_now, counts.failed), (6, 0), "{counts}");
     let table = merge(&[store]).unwrap();
     let groups: std::collections::BTreeSet<&str> =
@@ -360,7 +352,7 @@ fn a_bad_trace_or_replay_is_one_line_naming_the_key() {
 fn emulator_points_run_on_this_machine_and_resume() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::copy(examples().join("sync-read.fio"), d.join("sync-read.fio")).unwrap();
+    copy_example(d, "sync-read.fio", "sync-read.fio");
     let text = r#"
 workloads = ["sync-read.fio"]
 devices = ["optane"]
@@ -382,17 +374,13 @@ strategies = ["default"]
     assert_eq!(emu.len(), 1);
     assert_eq!(emu[0].config["host"]["name"], sim::bench::machine());
     let store = Store::open(&d.join("store")).unwrap();
-    let all = RunOptions {
-        shard: Shard::ALL,
-        retry_failed: false,
-    };
-    let counts = run(&spec, &store, all, &quiet).unwrap();
+    let counts = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!((counts.run_now, counts.failed), (3, 0), "{counts}");
     let table = merge(&[store]).unwrap();
     let row = table.rows.iter().find(|r| r.mode == "emu").unwrap();
     assert!(row.iops > 0.0 && row.interrupts_per_sec > 0.0, "{row:?}");
     let store = Store::open(&d.join("store")).unwrap();
-    let again = run(&spec, &store, all, &quiet).unwrap();
+    let again = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!((again.finished_before, again.run_now), (3, 0));
 }
 
@@ -400,11 +388,7 @@ strategies = ["default"]
 fn the_emulator_runs_job_files_only() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::copy(
-        examples().join("apps/kvell-ycsb-c.toml"),
-        d.join("kvell.toml"),
-    )
-    .unwrap();
+    copy_example(d, "apps/kvell-ycsb-c.toml", "kvell.toml");
     let text = "workloads = [\"kvell.toml\"]\ndevices = [\"optane\"]\nmodes = [\"emu\"]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n";
     let path = d.join("sweep.toml");
     std::fs::write(&path, text).unwrap();
@@ -442,11 +426,7 @@ fn emulator_points_run_on_the_spec_s_backend() {
         format!("file:{}", data.display())
     );
     let store = Store::open(&d.join("store")).unwrap();
-    let all = RunOptions {
-        shard: Shard::ALL,
-        retry_failed: false,
-    };
-    let counts = run(&spec, &store, all, &quiet).unwrap();
+    let counts = run(&spec, &store, ALL, &quiet).unwrap();
     assert_eq!((counts.run_now, counts.failed), (1, 0), "{counts}");
     let row = &merge(&[store]).unwrap().rows[0];
     assert!(row.iops > 0.0, "{row:?}");

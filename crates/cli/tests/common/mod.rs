@@ -516,3 +516,15 @@ pub fn run_child(
         .unwrap_or(serde_json::Value::Null);
     (v, std::fs::read(&file).unwrap(), r)
 }
+
+/// What `sweep merge --out DIR` writes: a sharded or Slurm merge must give
+/// each byte for byte as one machine's.
+pub const MERGED_FILES: [&str; 7] = [
+    "table.csv",
+    "table.json",
+    "fronts.csv",
+    "fronts.json",
+    "fronts.svg",
+    "report.md",
+    "report.html",
+];
