@@ -266,6 +266,16 @@ impl Cpu {
         (c.irqs, c.ctx)
     }
 
+    /// Device interrupts the handlers took in the window, every core's.
+    pub(crate) fn interrupts(&self) -> u64 {
+        self.cores.iter().map(|c| c.irqs).sum()
+    }
+
+    /// Threads switched in in the window, every core's.
+    pub(crate) fn context_switches(&self) -> u64 {
+        self.cores.iter().map(|c| c.ctx).sum()
+    }
+
     pub(crate) fn account(&self, tid: u32) -> &Account {
         &self.entities[tid as usize].account
     }

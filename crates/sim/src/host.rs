@@ -27,9 +27,6 @@ impl World {
         };
         self.threads[tid as usize].state = TState::Running;
         self.path.switched_in(tid, at);
-        if self.measuring(self.now) {
-            self.counts.context_switches += 1;
-        }
     }
 
     /// The current thread leaves the CPU (it blocked, slept or finished).
@@ -172,7 +169,6 @@ impl World {
                 reaped.clear();
                 self.nvme.reap(queue, kind, &mut reaped);
                 if measuring {
-                    self.counts.interrupts += 1;
                     self.cpu.count_interrupt(core);
                     self.counts.completions += reaped.len() as u64;
                     for r in &reaped {

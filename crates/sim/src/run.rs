@@ -540,7 +540,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 sync: sync_report(w, tid),
             })
             .collect(),
-        interrupts: w.counts.interrupts,
+        interrupts: w.cpu.interrupts(),
         urgent_only_interrupts: w.counts.urgent_only,
         completions: w.counts.completions,
         irq_line: None,
@@ -548,7 +548,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         // the jobs' (`jobs describe`).
         delivery: None,
         completions_by_mark: Some(w.counts.by_mark),
-        context_switches: w.counts.context_switches,
+        context_switches: w.cpu.context_switches(),
         completion_gaps: report::Gaps::from_histogram(w.nvme.gaps()),
         io_path: Some(w.path.report(w.window())),
         cores: used

@@ -207,17 +207,16 @@ pub struct Audit {
     pub app_bad_wakes: u64,
 }
 
-/// What a run counts in its measured window.
+/// What a run counts in its measured window (its interrupts and context
+/// switches are the cores', [`crate::cpu::Cpu`]).
 #[derive(Debug, Default)]
 pub(crate) struct Counts {
-    pub interrupts: u64,
     /// Interrupts that reaped only the urgent entries (cint's UrgentOnly).
     pub urgent_only: u64,
     /// Completions the interrupts delivered.
     pub completions: u64,
     /// The same, by their request's mark (what `run` and `exec` report too).
     pub by_mark: report::ByMark,
-    pub context_switches: u64,
     /// Requests completed by polling, and hybrid sleeps taken.
     pub polled: u64,
     pub hybrid_sleeps: u64,
