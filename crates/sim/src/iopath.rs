@@ -84,19 +84,121 @@ const WIDE: u32 = u32::MAX;
 /// Records per chunk of [`Recs`]: 512 KiB.
 const CHUNK: usize = 1 << 14;
 
+/// Which of a thread's records are kept. Only the slowest 1% is ever read
+/// back (at the report), but which records those are is known only then:
+/// keeping every one was 32 bytes a measured request for the whole run,
+/// memory that grew with the run's length and about a tenth of `bench
+/// sim`'s time (issue 26 item 8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Every record (`CINTERRUPTS_IOPATH_RECORDS` writes them all; the
+    /// runs that cannot be run twice).
+    All,
+    /// The records at or above the bucket where the slowest
+    /// [`KEEP_PERCENT`]% of the records so far begins, found again every
+    /// [`RETUNE`] records (every record of the first [`WARMUP`]). A
+    /// guess: the report checks that no record it dropped is one the
+    /// slowest 1% needs ([`Tracker::tail_cuts`]), else the run is made
+    /// again with [`Keep::From`] (`crate::run`).
+    Guess,
+    /// The records at or above this bucket: the cut a first run found.
+    From(usize),
+}
+
+/// Records between two updates of [`Keep::Guess`]'s bucket (our choice: a
+/// scan of at most the [`CLAT_BUCKETS`] counts for every 1,024 records).
+const RETUNE: u64 = 1_024;
+
+/// Records a thread keeps before [`Keep::Guess`] first guesses: the first
+/// thousand or so of a run are its least settled (queues filling, the
+/// policy's first timers), and a guess made on them fell short on TOS Fig
+/// 10's mixed workload (our choice).
+const WARMUP: u64 = 4_096;
+
+/// The share of the records so far that [`Keep::Guess`] keeps, percent:
+/// four times the 1% the report needs, so that a run whose latencies do
+/// not drift keeps every record its slowest 1% needs (our choice; a guess
+/// that falls short costs the run again, never a figure).
+const KEEP_PERCENT: u64 = 4;
+
 /// One thread's records, in the order its requests were taken, in chunks
 /// of [`CHUNK`]: a growing `Vec` copied itself to new memory at every
-/// doubling, a third of the run's page faults.
-#[derive(Clone, Debug, Default)]
+/// doubling, a third of the run's page faults. Which are kept is
+/// [`Keep`]'s; every one is counted in its clat bucket.
+#[derive(Clone, Debug)]
 struct Recs {
     packed: Vec<Vec<Packed>>,
     len: usize,
     /// The records a `Packed` cannot hold exactly.
     wide: Vec<Rec>,
+    /// Every record's clat bucket ([`clat_bucket`]), kept or not.
+    per_bucket: Vec<u64>,
+    /// Records counted, kept or not.
+    total: u64,
+    keep: Keep,
+    /// Records in a lower bucket are counted, not kept.
+    keep_from: usize,
+    /// The highest bucket of a record not kept.
+    dropped: Option<usize>,
+}
+
+impl Default for Recs {
+    fn default() -> Recs {
+        Recs {
+            packed: Vec::new(),
+            len: 0,
+            wide: Vec::new(),
+            per_bucket: vec![0; CLAT_BUCKETS],
+            total: 0,
+            keep: Keep::All,
+            keep_from: 0,
+            dropped: None,
+        }
+    }
+}
+
+/// The highest bucket from which up the counts reach `n` (at least 1, at
+/// most their sum): where the slowest `n` records begin.
+fn cut(per_bucket: &[u64], n: u64) -> usize {
+    let mut slower = 0;
+    (0..per_bucket.len())
+        .rev()
+        .find(|&b| {
+            slower += per_bucket[b];
+            slower >= n
+        })
+        .unwrap_or(0)
 }
 
 impl Recs {
+    fn keeping(keep: Keep) -> Recs {
+        Recs {
+            keep,
+            keep_from: match keep {
+                Keep::From(b) => b,
+                Keep::All | Keep::Guess => 0,
+            },
+            ..Recs::default()
+        }
+    }
+
+    /// Counts `r` and keeps it if [`Keep`] says so.
     fn push(&mut self, r: Rec) {
+        let b = clat_bucket(r.clat);
+        self.per_bucket[b] += 1;
+        self.total += 1;
+        if self.keep == Keep::Guess && self.total >= WARMUP && self.total % RETUNE == 0 {
+            let n = (self.total * KEEP_PERCENT).div_ceil(100);
+            self.keep_from = cut(&self.per_bucket, n);
+        }
+        if b < self.keep_from {
+            self.dropped = self.dropped.max(Some(b));
+            return;
+        }
+        self.store(r);
+    }
+
+    fn store(&mut self, r: Rec) {
         let small = |v: Nanos| u32::try_from(v).ok().filter(|&v| v != WIDE);
         let packed = (|| {
             let p = Packed {
@@ -256,6 +358,40 @@ impl Tracker {
             sums: vec![Sums::default(); threads],
             ..Tracker::default()
         }
+    }
+
+    /// Keeps each thread's records as `keep` says (before the run): one
+    /// [`Keep`] for all, or with `cuts` ([`Tracker::tail_cuts`]) each
+    /// thread's own [`Keep::From`].
+    pub(crate) fn keep(&mut self, keep: Keep, cuts: Option<&[usize]>) {
+        for (i, recs) in self.recs.iter_mut().enumerate() {
+            let keep = match cuts {
+                Some(cuts) => Keep::From(cuts[i]),
+                None => keep,
+            };
+            *recs = Recs::keeping(keep);
+        }
+    }
+
+    /// Request records measured, and of them kept for the slowest 1%.
+    pub(crate) fn records(&self) -> (u64, u64) {
+        let measured = self.recs.iter().map(|r| r.total).sum();
+        let kept = self.recs.iter().map(|r| r.len as u64).sum();
+        (measured, kept)
+    }
+
+    /// After the run: `None` when every thread kept what its slowest 1%
+    /// needs; else each thread's cut bucket, for running again with
+    /// [`Tracker::keep`] (the run is deterministic, so the second finds
+    /// the same cuts and keeps every record they need).
+    pub(crate) fn tail_cuts(&self) -> Option<Vec<usize>> {
+        let short = self.recs.iter().any(|r| Rec::slowest_bucket(r).is_err());
+        short.then(|| {
+            self.recs
+                .iter()
+                .map(|r| Rec::slowest_bucket(r).unwrap_or_else(|b| b))
+                .collect()
+        })
     }
 
     #[inline]
@@ -442,7 +578,9 @@ impl Tracker {
                     t_dev_mean_ns: mean(t.t_dev, t.requests),
                     t_sched_mean_ns: mean(t.t_sched, t.requests),
                     parts: Some(sums.means()),
-                    tail: Some(Rec::slowest(recs).means()),
+                    // Exact whenever `tail_cuts` is None, as `crate::run`
+                    // makes sure before it reports.
+                    tail: Rec::slowest(recs).ok().map(|s| s.means()),
                 })
                 .collect(),
             device_queue: QueueDepth {
@@ -484,6 +622,21 @@ impl Rec {
         })
     }
 
+    /// The bucket where the slowest `ceil(n / 100)` of the `n` records
+    /// begin (0 without records); `Err` with it when a record there or
+    /// above was not kept.
+    fn slowest_bucket(recs: &Recs) -> Result<usize, usize> {
+        let n = recs.total.div_ceil(100);
+        if n == 0 {
+            return Ok(0);
+        }
+        let bucket = cut(&recs.per_bucket, n);
+        match recs.dropped {
+            Some(d) if d >= bucket => Err(bucket),
+            _ => Ok(bucket),
+        }
+    }
+
     /// The sums over the requests at or above the 99th percentile of clat
     /// (at least one): the `ceil(n / 100)` first in the order (clat
     /// descending, then taken first), added in that order, as sorting all
@@ -494,23 +647,17 @@ impl Rec {
     /// `ceil(n / 100)`, not over all of them: a list of every record's
     /// clat and index was 16 bytes a request of fresh memory, a quarter of
     /// `bench sim`'s page faults.
-    fn slowest(recs: &Recs) -> Sums {
-        let n = recs.len().div_ceil(100);
+    ///
+    /// The buckets are every record's, kept or not; `Err` holds the cut's
+    /// bucket when a record in it or above was not kept ([`Keep::Guess`]
+    /// fell short), so the sums cannot be made.
+    fn slowest(recs: &Recs) -> Result<Sums, usize> {
+        let n = recs.total.div_ceil(100) as usize;
         let mut sums = Sums::default();
         if n == 0 {
-            return sums;
+            return Ok(sums);
         }
-        let mut per_bucket = vec![0usize; CLAT_BUCKETS];
-        recs.clats().for_each(|c| per_bucket[clat_bucket(c)] += 1);
-        let mut slower = 0;
-        let cut = (0..CLAT_BUCKETS)
-            .rev()
-            .find(|&b| {
-                slower += per_bucket[b];
-                slower >= n
-            })
-            .map(clat_bucket_floor)
-            .expect("n records at most");
+        let cut = clat_bucket_floor(Rec::slowest_bucket(recs)?);
         // (clat descending, index ascending): unique keys, a total order.
         let mut order: Vec<(std::cmp::Reverse<Nanos>, usize)> = recs
             .clats()
@@ -526,7 +673,7 @@ impl Rec {
         for &(_, i) in &order {
             sums.add(&recs.get(i));
         }
-        sums
+        Ok(sums)
     }
 }
 
@@ -627,7 +774,7 @@ mod tests {
                 .map(|i| rec(1_000 + (i * 7919) % 13 * 100, i))
                 .collect();
             assert_eq!(
-                format!("{:?}", Rec::slowest(&packed(&recs)).means()),
+                format!("{:?}", Rec::slowest(&packed(&recs)).unwrap().means()),
                 format!("{:?}", sorted_reference(&recs)),
                 "n = {n}"
             );
@@ -652,13 +799,77 @@ mod tests {
             let recs_packed = packed(&recs);
             assert!(n < 3_000 || !recs_packed.wide.is_empty(), "n = {n}");
             assert_eq!(
-                format!("{:?}", Rec::slowest(&recs_packed).means()),
+                format!("{:?}", Rec::slowest(&recs_packed).unwrap().means()),
                 format!("{:?}", sorted_reference(&recs)),
                 "n = {n}"
             );
             let clats: Vec<Nanos> = recs_packed.clats().collect();
             assert_eq!(clats, recs.iter().map(|r| r.clat).collect::<Vec<_>>());
         }
+    }
+
+    fn kept(keep: Keep, recs: &[Rec]) -> Recs {
+        let mut p = Recs::keeping(keep);
+        recs.iter().for_each(|&r| p.push(r));
+        p
+    }
+
+    /// `n` records, `slow_first` of them slow (a phase that ended), each
+    /// clat drawn from a small generator.
+    fn phases(n: u64, slow_first: u64) -> Vec<Rec> {
+        let mut x = 11u64;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let jitter = (x >> 33) % 5_000;
+                let base = if i < slow_first { 20_000 } else { 9_000 };
+                rec(base + jitter, i % 7)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_guess_keeps_a_few_percent_and_the_same_slowest_percent() {
+        let recs = phases(200_000, 0);
+        let all = kept(Keep::All, &recs);
+        let guess = kept(Keep::Guess, &recs);
+        assert_eq!(guess.total, 200_000);
+        // 4% and what shares the 4% point's bucket (512 ns wide here).
+        assert!(guess.len * 5 < 200_000, "kept {}", guess.len);
+        assert!(guess.dropped.is_some());
+        assert_eq!(
+            format!("{:?}", Rec::slowest(&guess)),
+            format!("{:?}", Rec::slowest(&all))
+        );
+    }
+
+    #[test]
+    fn a_guess_that_fell_short_says_so_and_its_cut_keeps_what_is_needed() {
+        // A slow first tenth: its slowest 4% was the guess, but the run's
+        // slowest 1% is a tenth of that phase.
+        let recs = phases(200_000, 20_000);
+        let all = kept(Keep::All, &recs);
+        let guess = kept(Keep::Guess, &recs);
+        let cut = Rec::slowest(&guess).expect_err("the guess fell short");
+        assert_eq!(Rec::slowest_bucket(&all), Ok(cut));
+        let again = kept(Keep::From(cut), &recs);
+        assert!(again.len < all.len / 10, "kept {}", again.len);
+        assert_eq!(
+            format!("{:?}", Rec::slowest(&again)),
+            format!("{:?}", Rec::slowest(&all))
+        );
+        // A tracker says which threads fell short, and keeps from their cuts.
+        let mut t = Tracker::new(2);
+        t.keep(Keep::Guess, None);
+        for (i, r) in recs.iter().enumerate() {
+            t.recs[i % 2].push(*r);
+        }
+        let cuts = t.tail_cuts().expect("short");
+        t.keep(Keep::Guess, Some(&cuts));
+        for (i, r) in recs.iter().enumerate() {
+            t.recs[i % 2].push(*r);
+        }
+        assert_eq!(t.tail_cuts(), None);
     }
 
     #[test]

@@ -189,6 +189,13 @@ pub struct Audit {
     pub pieces_submitted: u64,
     pub pieces_serviced: u64,
     pub pieces_delivered: u64,
+    /// Times the run was made a second time because the request records
+    /// kept on a guess missed one its slowest 1% needs (`iopath::Keep`).
+    pub tail_reruns: u64,
+    /// Measured requests' records (`iopath`), and of them those kept for
+    /// the slowest 1% (all of them with `Keep::All`).
+    pub records_measured: u64,
+    pub records_kept: u64,
     /// Most non-critical pieces dispatched to the device and not yet
     /// completed (their CQE reaped by the handler) at any time.
     pub max_noncritical_pieces: u64,
