@@ -190,10 +190,15 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
         );
     }
     let file = apps::file::AppFile::load(job_file)?;
-    let threads = file.threads(args.seed)?;
+    // Made here once to report a bad file before the run starts; the run
+    // makes them again if it has to run twice (sim::simulate_app_with).
+    file.threads(args.seed)?;
+    let mut threads = || file.threads(args.seed).map_err(|e| e.to_string());
     let config = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
     let mut progress = Progress::new(args.out.quiet);
-    let result = sim::simulate_app(threads, &config, &mut |now, end| progress.update(now, end));
+    let result = sim::simulate_app_with(&mut threads, &config, &mut |now, end| {
+        progress.update(now, end)
+    });
     progress.finish();
     let (report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
     emit(&render(&report, args.out.format), args.out.file.as_deref())

@@ -804,7 +804,8 @@ pub fn run_apps(ops: u64) -> Result<AppBench, SimError> {
     let mut runs = Vec::new();
     for n in [ops, ops.saturating_mul(APP_LONGER)] {
         let start = Instant::now();
-        let (report, audit) = crate::simulate_app(app_threads(n), &config, &mut |_, _| {})?;
+        let mut threads = || Ok(app_threads(n));
+        let (report, audit) = crate::simulate_app_with(&mut threads, &config, &mut |_, _| {})?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let measured_ops = report.apps.iter().flat_map(|a| &a.ops).map(|o| o.ops).sum();
         runs.push(AppTiming {

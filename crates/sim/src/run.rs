@@ -50,11 +50,7 @@ pub fn simulate_audited(
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
     let spec = with_device_defaults(config.policy.clone(), &config.device);
-    // Every record when they are to be written, else a guess.
-    let keep = match std::env::var_os(RECORDS_ENV) {
-        Some(_) => Keep::All,
-        None => Keep::Guess,
-    };
+    let keep = keep_records();
     let mut world = run_jobs(jobs, config, &spec, keep, None, progress)?;
     if let Some(cuts) = world.path.tail_cuts() {
         // The records kept on a guess miss one the slowest 1% needs: the
@@ -120,26 +116,21 @@ fn run_jobs(
     Ok(world)
 }
 
-/// Runs application threads ([`apps::PlacedThread`], issue 16), each
-/// pinned to its core and driven by its model, for `config.runtime` of
-/// virtual time (required: a model need not end on its own), or less if
-/// every thread finishes first. The report's `apps` holds the operations
-/// per instance and kind and each core's window; its `jobs` one entry per
-/// thread with its I/Os.
-pub fn simulate_app(
+/// Builds the world for application threads and runs them for `runtime`,
+/// keeping the request records as [`run_jobs`] does.
+fn run_threads(
     threads: Vec<apps::PlacedThread>,
     config: &SimConfig,
+    spec: &PolicySpec,
+    runtime: Nanos,
+    keep: Keep,
+    cuts: Option<&[usize]>,
     progress: &mut dyn FnMut(Nanos, Nanos),
-) -> Result<(RunReport, Audit), SimError> {
-    let Some(runtime) = config.runtime else {
-        return Err(SimError::Config(
-            "an application run needs a runtime (a model need not end on its own)".into(),
-        ));
-    };
-    let spec = with_device_defaults(config.policy.clone(), &config.device);
+) -> Result<World, SimError> {
     let (specs, drivers, apps) =
         crate::app::place(threads, &config.host, config.device.queue_depth, runtime)?;
-    let mut world = assemble(specs, config, &spec)?;
+    let mut world = assemble(specs, config, spec)?;
+    world.path.keep(keep, cuts);
     for (th, d) in world.threads.iter_mut().zip(drivers) {
         th.app = Some(Box::new(d));
     }
@@ -153,6 +144,70 @@ pub fn simulate_app(
     }
     if let Some(why) = world.broken.take() {
         return Err(SimError::Config(why));
+    }
+    (world.audit.records_measured, world.audit.records_kept) = world.path.records();
+    Ok(world)
+}
+
+/// Runs application threads ([`apps::PlacedThread`], issue 16), each
+/// pinned to its core and driven by its model, for `config.runtime` of
+/// virtual time (required: a model need not end on its own), or less if
+/// every thread finishes first. The report's `apps` holds the operations
+/// per instance and kind and each core's window; its `jobs` one entry per
+/// thread with its I/Os.
+///
+/// The threads run once, so every request record is kept for the slowest
+/// 1% (memory that grows with the run); [`simulate_app_with`] keeps a few
+/// percent.
+pub fn simulate_app(
+    threads: Vec<apps::PlacedThread>,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(Nanos, Nanos),
+) -> Result<(RunReport, Audit), SimError> {
+    let mut threads = Some(threads);
+    let mut once = || Ok(threads.take().unwrap_or_default());
+    app_run(&mut once, Keep::All, config, progress)
+}
+
+/// [`simulate_app`] with the threads `make` makes, the same ones at each
+/// call (a file's with its seed): the slowest 1%'s request records are
+/// kept on a guess, and the run made again when it falls short, as a job
+/// file's run is ([`simulate_audited`]). `make`'s error is the run's.
+pub fn simulate_app_with(
+    make: &mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(Nanos, Nanos),
+) -> Result<(RunReport, Audit), SimError> {
+    app_run(make, keep_records(), config, progress)
+}
+
+/// Every record when [`RECORDS_ENV`] is to get them, else a guess.
+fn keep_records() -> Keep {
+    match std::env::var_os(RECORDS_ENV) {
+        Some(_) => Keep::All,
+        None => Keep::Guess,
+    }
+}
+
+fn app_run(
+    make: &mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>,
+    keep: Keep,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(Nanos, Nanos),
+) -> Result<(RunReport, Audit), SimError> {
+    let Some(runtime) = config.runtime else {
+        return Err(SimError::Config(
+            "an application run needs a runtime (a model need not end on its own)".into(),
+        ));
+    };
+    let spec = with_device_defaults(config.policy.clone(), &config.device);
+    let threads = make().map_err(SimError::Config)?;
+    let mut world = run_threads(threads, config, &spec, runtime, keep, None, progress)?;
+    if let Some(cuts) = world.path.tail_cuts() {
+        // As for a job file's run (simulate_audited).
+        let threads = make().map_err(SimError::Config)?;
+        world = run_threads(threads, config, &spec, runtime, keep, Some(&cuts), progress)?;
+        world.audit.tail_reruns += 1;
     }
     let mut report = report(&world, config, &spec);
     // The models mark their own I/Os: no kernel's defaults apply.

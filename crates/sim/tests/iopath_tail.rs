@@ -1,8 +1,9 @@
 //! The slowest 1% of each job's requests (`io_path`'s `tail`) from records
 //! kept on a guess (issue 26 item 8): the same report as keeping every
 //! record, whether the guess holds or falls short and the run is made
-//! again. Its own test binary: `CINTERRUPTS_IOPATH_RECORDS`, which keeps
-//! every record, is the process's.
+//! again, for job files and application threads. Its own test binary:
+//! `CINTERRUPTS_IOPATH_RECORDS`, which keeps every record, is the
+//! process's.
 
 mod common;
 
@@ -31,6 +32,9 @@ fn guessed_and_all(text: &str, runtime_ms: Option<u64>) -> (RunReport, Audit, Ru
     (guessed, a, all, b)
 }
 
+/// The tests of this binary one at a time: one of them sets the variable.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn json(r: &RunReport) -> String {
     serde_json::to_string(r).unwrap()
 }
@@ -52,6 +56,7 @@ const DRIFT: &str = "[global]\nrw=randread\nbs=4k\nsize=256m\ncpus_allowed=0\nti
 
 #[test]
 fn the_slowest_percent_kept_on_a_guess_is_what_keeping_every_record_gives() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // A run that does not drift: the guess holds, keeps a few percent of
     // the records, and the report is the one keeping them all.
     let (guessed, a, all, b) = guessed_and_all(MIXED, Some(600));
@@ -78,4 +83,32 @@ fn the_slowest_percent_kept_on_a_guess_is_what_keeping_every_record_gives() {
     assert_eq!(b.tail_reruns, 0);
     assert_eq!(json(&guessed), json(&all));
     assert!(a.records_kept < a.records_measured);
+}
+
+#[test]
+fn an_application_run_made_again_keeps_a_few_percent_and_reports_the_same() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // bench sim --apps' threads: 16 closed-loop threads on a 24-core host.
+    let ops = 40_000;
+    let mut cfg = config("optane", PolicySpec::named("cint"), 1_000 * MS, 1);
+    cfg.host.cores = sim::bench::APP_CORES;
+    let (once, a) = sim::simulate_app(sim::bench::app_threads(ops), &cfg, &mut |_, _| {}).unwrap();
+    let mut made = 0;
+    let mut threads = || {
+        made += 1;
+        Ok(sim::bench::app_threads(ops))
+    };
+    let (again, b) = sim::simulate_app_with(&mut threads, &cfg, &mut |_, _| {}).unwrap();
+    assert_eq!(json(&once), json(&again));
+    assert_eq!((made, b.tail_reruns), (1, 0));
+    assert_eq!(a.records_kept, a.records_measured);
+    assert_eq!(b.records_measured, a.records_measured);
+    // 16 threads of about 6,000 records each: each keeps its first 4,096
+    // and a few percent of the rest.
+    assert!(
+        b.records_kept * 4 < b.records_measured * 3,
+        "kept {} of {}",
+        b.records_kept,
+        b.records_measured
+    );
 }
