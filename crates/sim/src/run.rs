@@ -55,7 +55,8 @@ pub fn simulate_audited(
     if let Some(cuts) = world.path.tail_cuts() {
         // The records kept on a guess miss one the slowest 1% needs: the
         // same run again (it is deterministic), keeping from the cuts the
-        // first one found.
+        // first one found (the first world gone before the second is made).
+        drop(world);
         world = run_jobs(jobs, config, &spec, keep, Some(&cuts), progress)?;
         world.audit.tail_reruns += 1;
     }
@@ -205,6 +206,7 @@ fn app_run(
     let mut world = run_threads(threads, config, &spec, runtime, keep, None, progress)?;
     if let Some(cuts) = world.path.tail_cuts() {
         // As for a job file's run (simulate_audited).
+        drop(world);
         let threads = make().map_err(SimError::Config)?;
         world = run_threads(threads, config, &spec, runtime, keep, Some(&cuts), progress)?;
         world.audit.tail_reruns += 1;
