@@ -417,7 +417,12 @@ fn uring_min_wait_wakes_at_most_once_per_nr_and_bad_values_are_one_line() {
     let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
     assert_eq!(u["strategy"], "min-wait=100ms,nr=4");
     assert_eq!(u["ios"].as_u64(), Some(ios), "{u}");
-    assert_eq!(v["cinterrupts"]["completions"].as_u64(), Some(ios), "{v}");
+    // The window closes when the job stops issuing: the up to 4 requests
+    // then in flight complete after it, in it only if the watch that closes
+    // it comes later (under load it came first: 252 of 256 in 2 of 12
+    // runs beside two spinning processes).
+    let completions = v["cinterrupts"]["completions"].as_u64().unwrap();
+    assert!(completions <= ios && completions + 4 >= ios, "{v}");
     let (wakeups, timeouts) = (
         u["wakeups"].as_u64().unwrap(),
         u["timeouts"].as_u64().unwrap(),
