@@ -190,13 +190,11 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
         );
     }
     let file = apps::file::AppFile::load(job_file)?;
-    // Made here once to report a bad file before the run starts; the run
-    // makes them again if it has to run twice (sim::simulate_app_with).
-    file.threads(args.seed)?;
-    let mut threads = || file.threads(args.seed).map_err(|e| e.to_string());
+    let threads = file.threads(args.seed)?;
+    let mut again = || file.threads(args.seed).map_err(|e| e.to_string());
     let config = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
     let mut progress = Progress::new(args.out.quiet);
-    let result = sim::simulate_app_with(&mut threads, &config, &mut |now, end| {
+    let result = sim::simulate_app_with(threads, &mut again, &config, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();

@@ -554,14 +554,14 @@ fn one_app(
     let origin = format!("{}/{}.toml", e.id, workload.name);
     let text = crate::appwork::with_overrides(workload.text, &t.run.fio_args).map_err(fail)?;
     let file = apps::file::AppFile::parse(&text, &origin).map_err(|err| fail(err.to_string()))?;
-    // Made once here for a bad file's error; the run makes them again.
-    file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
-    let mut threads = || file.threads(t.seed).map_err(|err| err.to_string());
+    let threads = file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
+    let mut again = || file.threads(t.seed).map_err(|err| err.to_string());
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
     let config = t.sim_config(plan, device).map_err(fail)?;
     // The file with its overrides and the seed make the threads.
     let inputs = store::fingerprint(&(&text, &origin, &config));
-    let run = || sim::simulate_app_with(&mut threads, &config, &mut |_, _| {}).map(|(r, _)| r);
+    let run =
+        || sim::simulate_app_with(threads, &mut again, &config, &mut |_, _| {}).map(|(r, _)| r);
     let Some(report) = kept(t, &config, inputs, keep, run)? else {
         return Ok(None);
     };

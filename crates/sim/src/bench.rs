@@ -804,8 +804,9 @@ pub fn run_apps(ops: u64) -> Result<AppBench, SimError> {
     let mut runs = Vec::new();
     for n in [ops, ops.saturating_mul(APP_LONGER)] {
         let start = Instant::now();
-        let mut threads = || Ok(app_threads(n));
-        let (report, audit) = crate::simulate_app_with(&mut threads, &config, &mut |_, _| {})?;
+        let mut again = || Ok(app_threads(n));
+        let (report, audit) =
+            crate::simulate_app_with(app_threads(n), &mut again, &config, &mut |_, _| {})?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let measured_ops = report.apps.iter().flat_map(|a| &a.ops).map(|o| o.ops).sum();
         runs.push(AppTiming {

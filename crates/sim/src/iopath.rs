@@ -386,13 +386,9 @@ impl Tracker {
     /// [`Tracker::keep`] (the run is deterministic, so the second finds
     /// the same cuts and keeps every record they need).
     pub(crate) fn tail_cuts(&self) -> Option<Vec<usize>> {
-        let short = self.recs.iter().any(|r| Rec::slowest_bucket(r).is_err());
-        short.then(|| {
-            self.recs
-                .iter()
-                .map(|r| Rec::slowest_bucket(r).unwrap_or_else(|b| b))
-                .collect()
-        })
+        let cuts: Vec<Result<usize, usize>> = self.recs.iter().map(Rec::slowest_bucket).collect();
+        let short = cuts.iter().any(Result::is_err);
+        short.then(|| cuts.into_iter().map(|c| c.unwrap_or_else(|b| b)).collect())
     }
 
     #[inline]

@@ -165,21 +165,21 @@ pub fn simulate_app(
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
-    let mut threads = Some(threads);
-    let mut once = || Ok(threads.take().unwrap_or_default());
-    app_run(&mut once, Keep::All, config, progress)
+    app_run(threads, None, Keep::All, config, progress)
 }
 
-/// [`simulate_app`] with the threads `make` makes, the same ones at each
-/// call (a file's with its seed): the slowest 1%'s request records are
-/// kept on a guess, and the run made again when it falls short, as a job
-/// file's run is ([`simulate_audited`]). `make`'s error is the run's.
+/// [`simulate_app`] on `threads`, with `again` to make the same threads
+/// once more (a file's with its seed): the slowest 1%'s request records
+/// are kept on a guess, and the run made again on `again`'s threads when
+/// it falls short, as a job file's run is ([`simulate_audited`]).
+/// `again`'s error is the run's.
 pub fn simulate_app_with(
-    make: &mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>,
+    threads: Vec<apps::PlacedThread>,
+    again: &mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>,
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
-    app_run(make, keep_records(), config, progress)
+    app_run(threads, Some(again), keep_records(), config, progress)
 }
 
 /// Every record when [`RECORDS_ENV`] is to get them, else a guess.
@@ -190,8 +190,10 @@ fn keep_records() -> Keep {
     }
 }
 
+/// `again`: `None` only with [`Keep::All`], which never runs twice.
 fn app_run(
-    make: &mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>,
+    threads: Vec<apps::PlacedThread>,
+    again: Option<&mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>>,
     keep: Keep,
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
@@ -202,12 +204,11 @@ fn app_run(
         ));
     };
     let spec = with_device_defaults(config.policy.clone(), &config.device);
-    let threads = make().map_err(SimError::Config)?;
     let mut world = run_threads(threads, config, &spec, runtime, keep, None, progress)?;
-    if let Some(cuts) = world.path.tail_cuts() {
+    if let (Some(cuts), Some(again)) = (world.path.tail_cuts(), again) {
         // As for a job file's run (simulate_audited).
         drop(world);
-        let threads = make().map_err(SimError::Config)?;
+        let threads = again().map_err(SimError::Config)?;
         world = run_threads(threads, config, &spec, runtime, keep, Some(&cuts), progress)?;
         world.audit.tail_reruns += 1;
     }

@@ -135,11 +135,9 @@ fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
                     sim::simulate(jobs, &config, &mut |_, _| {}).map_err(|e| failed(&e))?
                 }
                 WorkloadKind::App(app) => {
-                    // Once here for a bad file's own error; the run makes
-                    // them again if it runs twice (sim::simulate_app_with).
-                    app.threads(p.seed).map_err(|e| failed(&e))?;
-                    let mut threads = || app.threads(p.seed).map_err(|e| e.to_string());
-                    sim::simulate_app_with(&mut threads, &config, &mut |_, _| {})
+                    let threads = app.threads(p.seed).map_err(|e| failed(&e))?;
+                    let mut again = || app.threads(p.seed).map_err(|e| e.to_string());
+                    sim::simulate_app_with(threads, &mut again, &config, &mut |_, _| {})
                         .map_err(|e| failed(&e))?
                         .0
                 }
