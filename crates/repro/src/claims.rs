@@ -100,7 +100,9 @@ impl Over {
     }
 }
 
-/// What a claim's verdict rests on (issue 23 item 3).
+/// What a claim's verdict rests on (issue 23 item 3), declared in the
+/// claims file from the claim's inputs before any run (issue 36 item 1):
+/// the check never changes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Basis {
     /// Our model's output, not an input to it nor a target it was fitted
@@ -202,9 +204,13 @@ pub struct Checked {
     pub band: Band,
     pub qualitative: Option<Band>,
     pub verdict: Verdict,
-    /// The declared basis, or by construction where the runs came out
-    /// identical in every seed.
+    /// The declared basis: fixed before the run, from the claim's inputs,
+    /// never from its outcome (issue 36 item 1).
     pub basis: Basis,
+    /// The run and its baseline came out identical in every seed. Not a
+    /// basis: an independent effect claim with identical runs is a miss
+    /// like any other, and the report says the model lacks the mechanism.
+    pub identical: bool,
 }
 
 impl Checked {
@@ -563,21 +569,14 @@ impl Claim {
             Some(v) if rule::right_direction(self.kind, self.compare, spread, v) => Verdict::FarOff,
             Some(_) => Verdict::DoesNotHold,
         };
-        let basis = match (&self.basis, identical && self.baseline.is_some()) {
-            (Basis::Independent, true) => Basis::Construction {
-                reason: "the run and its baseline came out identical in every seed: the figure \
-                         cannot show a difference (found by the check, not declared)"
-                    .into(),
-            },
-            (b, _) => b.clone(),
-        };
         Checked {
             ours,
             spread,
             band,
             qualitative,
             verdict,
-            basis,
+            basis: self.basis.clone(),
+            identical: identical && self.baseline.is_some(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! - [`figures`]: one small file per experiment (runs and panels);
 //! - [`run`]: runs them, simulator runs in parallel;
 //! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
+//! - [`fits`]: every fit's runs and figures, which make a claim fitted;
 //! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all.
 
@@ -14,6 +15,7 @@ pub mod appwork;
 pub mod claims;
 pub mod experiment;
 pub mod figures;
+pub mod fits;
 pub mod metric;
 pub mod plot;
 pub mod provenance;

@@ -18,6 +18,12 @@ pub enum Metric {
     P99Us(String),
     /// Interrupts per second.
     IrqRate,
+    /// Interrupt CPU time per interrupt, ns (TOS 2, Figs 3 and 4; the
+    /// calibration's own reading, `sim::calibrate::irq_ns`).
+    IrqNs,
+    /// The busiest core's interrupt time over its busy time, percent (TOS
+    /// 2, Fig 3; `sim::calibrate::irq_share`).
+    IrqShare,
     /// Busy share of the workload cores (user + kernel + irq), percent.
     Cpu,
     /// Share of the window the jobs with this name ran (user + kernel),
@@ -240,6 +246,8 @@ impl Metric {
         Ok(match name {
             "total_iops" => Metric::TotalIops,
             "irq_rate" => Metric::IrqRate,
+            "irq_ns" => Metric::IrqNs,
+            "irq_share" => Metric::IrqShare,
             "cpu" => Metric::Cpu,
             "iops" => Metric::Iops(job()?),
             "lat_us" => Metric::LatUs(job()?),
@@ -316,6 +324,8 @@ impl Metric {
             Metric::TotalMbs => "MB/s",
             Metric::QdMean | Metric::QdP99 | Metric::QdMax => "requests at the device",
             Metric::IrqRate => "interrupts/s",
+            Metric::IrqNs => "ns of interrupt CPU per interrupt",
+            Metric::IrqShare => "% of the busiest core's busy time in interrupts",
             Metric::Cpu | Metric::CpuShare(_) | Metric::CpuSplit(_) => "% CPU",
         }
     }
@@ -331,6 +341,8 @@ impl Metric {
         match self {
             Metric::TotalIops => Some(r.total_iops()),
             Metric::IrqRate => Some(r.interrupts_per_sec()),
+            Metric::IrqNs => (r.interrupts > 0).then(|| sim::calibrate::irq_ns(r)),
+            Metric::IrqShare => (!r.cores.is_empty()).then(|| sim::calibrate::irq_share(r)),
             Metric::Cpu => {
                 let n = r.cores.len();
                 (n > 0)
@@ -509,6 +521,8 @@ impl fmt::Display for Metric {
         match self {
             Metric::TotalIops => write!(f, "total_iops"),
             Metric::IrqRate => write!(f, "irq_rate"),
+            Metric::IrqNs => write!(f, "irq_ns"),
+            Metric::IrqShare => write!(f, "irq_share"),
             Metric::Cpu => write!(f, "cpu"),
             Metric::Iops(j) => write!(f, "iops:{j}"),
             Metric::LatUs(j) => write!(f, "lat_us:{j}"),
@@ -584,6 +598,8 @@ mod tests {
         for s in [
             "total_iops",
             "irq_rate",
+            "irq_ns",
+            "irq_share",
             "cpu",
             "iops:sync",
             "lat_us:a b",

@@ -66,6 +66,10 @@ pub struct Context<'a> {
 pub struct Tally {
     /// (paper, basis) -> counts per verdict, in [`Verdict::ALL`]'s order.
     pub by: std::collections::BTreeMap<(String, String), [usize; 5]>,
+    /// Independent effect claims missed with their run and baseline
+    /// identical in every seed: the model lacks the mechanism (issue 36
+    /// item 1: they stay misses, counted in the headline).
+    pub identical_misses: usize,
 }
 
 impl Tally {
@@ -74,6 +78,15 @@ impl Tally {
         self.by
             .entry((paper.to_string(), basis.to_string()))
             .or_default()[i] += 1;
+    }
+
+    /// Counts one checked claim, and an identical-run miss among the
+    /// independent ones.
+    pub fn add_checked(&mut self, c: &Claim, k: &Checked) {
+        self.add(c.paper_name(), k.basis.as_str(), k.verdict);
+        if k.basis == crate::claims::Basis::Independent && identical_miss(c, k) {
+            self.identical_misses += 1;
+        }
     }
 
     /// Counts over every paper for `basis` (all bases when `None`).
@@ -104,7 +117,8 @@ impl Tally {
         let all = self.counts(None);
         let mut s = format!(
             "{} of {} independent claims hold ({} more qualitatively, {} right direction but far off, {} do not); \
-             {} of {} fitted claims reproduce their targets; {} of {} by-construction claims hold",
+             {} of {} fitted claims hold (a fit's targets, and the claims sharing a fit's run or figure); \
+             {} of {} by-construction claims hold",
             i[0],
             checked(i),
             i[1],
@@ -115,6 +129,13 @@ impl Tally {
             b[0],
             checked(b)
         );
+        if self.identical_misses > 0 {
+            s += &format!(
+                "; {} of the independent misses are effects whose run and baseline came out \
+                 identical: the model lacks the mechanism",
+                self.identical_misses
+            );
+        }
         if all[4] > 0 {
             s += &format!(" ({} not run)", all[4]);
         }
@@ -149,16 +170,22 @@ pub fn report(
     )));
     blocks.push(Block::Para(
         "Each claim states the paper's number and its kind; its band comes from one rule, written \
-         in `crates/repro/claims.toml`'s header and coded in `crates/repro/src/rule.rs`: a ratio, \
-         range, measured difference or value within a factor of 1.5 of the paper's; \"equal\" \
-         0.9..1.1 (0.95..1.05 for latencies equal to the microsecond); a time a scheme adds by \
-         design within 1 us at 6 us, 2 us at 15-20 us, 5% at 100 us; a bound the paper states, as \
+         in `crates/repro/claims.toml`'s header and coded in `crates/repro/src/rule.rs`: a claimed \
+         change (a ratio, a range of ratios) within a factor of 1.5 of its effect (2.74x is +174%: \
+         +116%..+261%), a measured difference or value within a factor of 1.5 of the paper's; \
+         \"equal\" 0.9..1.1 (0.95..1.05 for latencies equal to the microsecond); a time a scheme adds \
+         by design within 1 us at 6 us, 2 us at 15-20 us, 5% at 100 us; a bound the paper states, as \
          stated. A claimed effect never holds at no effect: its band keeps clear of the neutral \
          value (1, or 0 for a difference) by twice our figure's spread across seeds, and by 2% at \
          least for ratios. \"Holds qualitatively\" is the paper's direction within 3x of its \
-         number; beyond 3x, \"right direction, far off\", a miss. Each claim has a basis: \
-         independent, fitted (a calibration target) or by construction (a model input, or runs \
-         that cannot differ); only independent claims count in the headline."
+         number (of its effect, for a change); beyond 3x, \"right direction, far off\", a miss. \
+         Each claim's basis is declared in the claims file from its inputs, before any run: \
+         independent, fitted (a calibration's target, or a claim sharing a run or a figure with \
+         one: `repro::fits` names every fit's runs and figures) or by construction (a model \
+         input, a quotient of inputs, or a bound our own code enforces, with the reason). Only \
+         independent claims count in the headline; an independent effect whose run and baseline \
+         come out identical is a miss there like any other (\"identical runs: the model lacks \
+         the mechanism\")."
             .into(),
     ));
     blocks.push(Block::Contents);
@@ -208,7 +235,7 @@ pub fn report(
             let mut counts = [0usize; 5];
             for c in claims.iter().filter(|c| c.experiment == e.id) {
                 let k = c.check_in(source);
-                tally.add(c.paper_name(), k.basis.as_str(), k.verdict);
+                tally.add_checked(c, &k);
                 if k.basis.as_str() == "independent" {
                     counts[Verdict::ALL
                         .iter()
@@ -311,12 +338,29 @@ pub const CLAIM_HEAD: [&str; 8] = [
     "claim", "source", "paper", "kind", "ours", "band", "basis", "verdict",
 ];
 
+/// A claimed effect (not "equal", not a value) missed with its run and
+/// baseline identical in every seed: no mechanism of the model separates
+/// them.
+pub fn identical_miss(c: &Claim, k: &Checked) -> bool {
+    k.identical && c.kind.sense().is_some() && k.verdict != Verdict::Holds
+}
+
+/// What the report says of an identical-run miss.
+pub const IDENTICAL_MISS: &str = "identical runs: the model lacks the mechanism";
+
 /// One claim's row: its kind and band from the rule, its basis.
 pub fn claim_row(c: &Claim, k: &Checked) -> Vec<String> {
-    let ours = match k.ours {
+    let mut ours = match k.ours {
         Some(v) if v.is_finite() => fmt_number(v),
         _ => k.ours_json().as_str().unwrap_or("-").to_string(),
     };
+    if identical_miss(c, k) {
+        ours = format!("{ours} ({IDENTICAL_MISS})");
+    } else if k.identical {
+        // An equality that holds only because nothing in the model
+        // separates the runs: said, so that a reader weighs it.
+        ours = format!("{ours} (identical runs)");
+    }
     let spread = if k.spread > 0.0 {
         format!(" ± {}", fmt_number(k.spread))
     } else {
@@ -354,7 +398,7 @@ pub fn claim_json(c: &Claim, k: &Checked, experiment: &str, mode: &str) -> serde
         "qualitative_band": k.qualitative.map_or_else(|| "none".to_string(), |q| q.to_string()),
         "tolerance_reason": c.exception.as_ref().map_or("", |(_, why)| why.as_str()),
         "basis": k.basis.as_str(), "basis_detail": k.basis.detail(),
-        "declared_basis": c.basis.as_str(),
+        "identical_runs": k.identical,
         "verdict": k.verdict.as_str(),
     })
 }
@@ -524,8 +568,8 @@ mod tests {
         assert_eq!(
             t.headline(),
             "3 of 5 independent claims hold (1 more qualitatively, 1 right direction but far \
-             off, 0 do not); 1 of 1 fitted claims reproduce their targets; 1 of 2 \
-             by-construction claims hold"
+             off, 0 do not); 1 of 1 fitted claims hold (a fit's targets, and the claims sharing a \
+             fit's run or figure); 1 of 2 by-construction claims hold"
         );
         t.add("FR", "fitted", Verdict::NotRun);
         assert!(t.headline().ends_with("(1 not run)"));

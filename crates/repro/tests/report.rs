@@ -412,8 +412,14 @@ fn a_verdict_follows_the_tolerance_then_the_direction() {
     assert_eq!(claim.check(&results, Mode::Emu).verdict, Verdict::NotRun);
     let mut r2 = repro::run::Results::default();
     add(&mut r2, "cint", 100);
-    add(&mut r2, "default", 120);
+    // +80% against +174%: the direction, within 3x of the effect.
+    add(&mut r2, "default", 180);
     assert_eq!(claim.check(&r2, Mode::Sim).verdict, Verdict::Qualitatively);
+    // +20% is beyond 3x of it (issue 36 item 2: the band is on the effect).
+    let mut r2b = repro::run::Results::default();
+    add(&mut r2b, "cint", 100);
+    add(&mut r2b, "default", 120);
+    assert_eq!(claim.check(&r2b, Mode::Sim).verdict, Verdict::FarOff);
     let mut r3 = repro::run::Results::default();
     add(&mut r3, "cint", 100);
     add(&mut r3, "default", 90);
@@ -445,7 +451,7 @@ fn a_verdict_follows_the_tolerance_then_the_direction() {
 }
 
 #[test]
-fn the_spread_across_seeds_widens_the_clearance_and_identical_runs_are_by_construction() {
+fn the_spread_across_seeds_widens_the_clearance_and_identical_runs_stay_misses() {
     let all = repro::figures::all();
     let claim = &claims::load(ONE, "c.toml", &all).unwrap()[0];
     let add = |results: &mut repro::run::Results, key: &str, seed: u64, irqs: u64| {
@@ -473,14 +479,27 @@ fn the_spread_across_seeds_widens_the_clearance_and_identical_runs_are_by_constr
     assert!((k.band.lo - 2.8).abs() < 1e-9, "{}", k.band);
     assert_ne!(k.verdict, Verdict::Holds);
     assert_eq!(k.basis, claims::Basis::Independent);
-    // The same value in every seed: the figure cannot differ from 1.
+    assert!(!k.identical);
+    // The same value in every seed: the model lacks the mechanism. The
+    // claim stays independent, a miss (issue 36 item 1), flagged.
     let mut same = repro::run::Results::default();
     for seed in 1..=2 {
         add(&mut same, "cint", seed, 100 + seed);
         add(&mut same, "default", seed, 100 + seed);
     }
     let k = claim.check(&same, Mode::Sim);
-    assert_eq!(k.basis.as_str(), "by construction");
+    assert_eq!(k.basis, claims::Basis::Independent);
+    assert!(k.identical);
+    assert_eq!(k.verdict, Verdict::DoesNotHold);
+    assert!(repro::write::identical_miss(claim, &k));
+    let mut tally = repro::write::Tally::default();
+    tally.add_checked(claim, &k);
+    assert_eq!(tally.identical_misses, 1);
+    assert!(
+        tally.headline().contains("1 of the independent misses"),
+        "{}",
+        tally.headline()
+    );
 }
 
 #[test]

@@ -36,6 +36,8 @@ mod table3;
 mod table5;
 mod table6;
 mod table7;
+mod tos_fig03;
+mod tos_fig04;
 mod tos_fig05;
 
 use crate::experiment::Experiment;
@@ -43,6 +45,8 @@ use crate::experiment::Experiment;
 /// Every experiment `reproduce` knows.
 pub fn all() -> Vec<Experiment> {
     vec![
+        tos_fig03::experiment(),
+        tos_fig04::experiment(),
         tos_fig05::experiment(),
         fig08::experiment(),
         fig10::experiment(),

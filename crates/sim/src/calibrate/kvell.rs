@@ -60,6 +60,26 @@ fn cint() -> PolicySpec {
     }
 }
 
+/// The runs [`targets`] makes for its fitted targets (its first five,
+/// cint's): an experiment's run of the same file under the same policy
+/// shares them (issue 36 item 1).
+pub fn fit_runs() -> Vec<super::FitRun> {
+    let run = |text, targets| super::FitRun {
+        text,
+        args: &[],
+        device: "optane",
+        policy: cint(),
+        targets,
+    };
+    vec![
+        run(E16, "TOS 5.4.2, Table 5 (cint 26.2 K scans/s)"),
+        run(E256, "TOS 5.4.2, Table 5 (cint 1.6 K scans/s)"),
+        run(B, "TOS 5.4.2 (14% idle under cint on B, C, F)"),
+        run(C, "TOS 5.4.2 (14% idle under cint on B, C, F)"),
+        run(F, "TOS 5.4.2 (14% idle under cint on B, C, F)"),
+    ]
+}
+
 /// One run of an app file with KVell's `worker_request_ns` (and RocksDB's
 /// `threads`, where given) set.
 fn run(
