@@ -13,6 +13,13 @@ TEXT"), then the counts per paper and code; it exits 1 on any problem.
     python3 crates/repro/scripts/enumerate-numbers.py              # the list
     python3 crates/repro/scripts/enumerate-numbers.py --counts     # per paper
     python3 crates/repro/scripts/enumerate-numbers.py --check crates/repro/NOT-REPRODUCED.md
+    python3 crates/repro/scripts/enumerate-numbers.py --directions # the directions
+
+Directions (issue 36 item 3): statements without numbers count too. In the
+figures DIRECTION_SCOPES names (Gyawali and Aryal's Figs 6-8, FR Fig 19b),
+every direction word ("improves", "reduces", "keeps stable": DIRECTION) is
+enumerated the same way and matched to the rows of the tables that have the
+columns `location`, `direction` and `code` (NOT-REPRODUCED.md section 8).
 
 The papers are read from shared/papers beside the repository
 (--papers DIR to change it). Standard library only.
@@ -65,6 +72,18 @@ OSDI_LABELS = [
     (717, 725, "OSDI Fig 8(c) sync latency, thr 4 8 16 32 64", 5),
     (751, 770, "OSDI Fig 8(d) interrupts, thr 4 8 16 32 64", 5),
 ]
+
+# The figures whose directional statements are enumerated (issue 36 item 3):
+# (short name, [(first line, last line)], what)
+DIRECTION_SCOPES = [
+    ("gyawali.txt", [(190, 208)], "Gyawali and Aryal, Sec 4: Figs 6-8, text and captions"),
+    ("fastresponse.txt", [(302, 302)], "FastResponse 4.5: Fig 19b's paragraph"),
+]
+DIRECTION = re.compile(
+    r"\b(?:improv\w*|enhanc\w*|reduc\w*|decreas\w*|increas\w*|lowest|lower|low|highest|higher|"
+    r"high|superior|similar|stable|declin\w*|rais\w*|worse|better|negatively|doesn't work well)\b",
+    re.I,
+)
 
 CITATION = re.compile(r"\[\d+(?:\s*[,–-]\s*\d+)*\]")
 PART = re.compile(
@@ -135,6 +154,23 @@ def numbers_of(path, ranges):
     return out
 
 
+def directions_of(papers):
+    """{short name: [(line, word, context)]} for DIRECTION_SCOPES."""
+    files = {short: name for short, name, _, _ in SCOPES}
+    found = {}
+    for short, ranges, _ in DIRECTION_SCOPES:
+        with open(os.path.join(papers, files[short]), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        out = found.setdefault(short, [])
+        for no, line in enumerate(lines, start=1):
+            if not any(a <= no <= b for a, b in ranges):
+                continue
+            for m in DIRECTION.finditer(line):
+                ctx = line[max(0, m.start() - 40): m.end() + 40].replace("\t", " ")
+                out.append((no, m.group(0).lower(), ctx.strip()))
+    return found
+
+
 def splits(digits, n):
     """Every way to cut `digits` (labels run together, e.g. '0.590.44') into
     n labels of the form d.d or d.dd."""
@@ -182,6 +218,10 @@ def enumerate_all(papers):
 
 ROW_REF = re.compile(r"(tos2022|osdi2021|fastresponse|gyawali)\.txt:(\d+)(?:[-–](\d+))?")
 CELL_FRAC = re.compile(r"(?<![\d.])(\d+)/(\d+)(?![\d.])")
+# A direction word is covered by a claim, or says how the run was set up (the
+# x axis, the workload, the labels), or explains a result, or is hedged ("can
+# lead to", "may"): a possibility the figure does not show.
+DIRECTION_CODES = ["COV", "SETUP", "WHY", "HEDGE"]
 CODES = ["COV", "PAR", "GAP-C", "GAP-R", "ABS", "BASE", "INC", "HW", "TESTBED",
          "IMPL", "BG", "DESIGN", "NaN"]
 
@@ -202,8 +242,9 @@ def cell_tokens(cell):
     return toks
 
 
-def rows_of(md_path):
-    """Every table row with a location, a number and a code column:
+def rows_of(md_path, kind="number"):
+    """Every table row with a location, a number (or, kind "direction", a
+    direction) and a code column:
     [{"refs": [(file, first, last)], "entries": [token], "code": str, "line": n}]"""
     rows = []
     header = None
@@ -218,22 +259,26 @@ def rows_of(md_path):
                 continue
             if all(set(c) <= set("-: ") for c in cells):
                 continue
-            if not {"location", "number", "code"} <= set(header) or len(cells) != len(header):
+            col = "direction" if kind == "direction" else "number"
+            if not {"location", col, "code"} <= set(header) or len(cells) != len(header):
                 continue
             loc = cells[header.index("location")]
             refs = [(m.group(1) + ".txt", int(m.group(2)), int(m.group(3) or m.group(2)))
                     for m in ROW_REF.finditer(loc)]
             code = cells[header.index("code")].strip("` ")
-            rows.append({"refs": refs, "entries": cell_tokens(cells[header.index("number")]),
-                         "code": code, "line": no, "used": []})
+            cell = cells[header.index(col)]
+            entries = ([w.strip().lower() for w in cell.split(",") if w.strip()]
+                       if kind == "direction" else cell_tokens(cell))
+            rows.append({"refs": refs, "entries": entries, "code": code, "line": no, "used": []})
     return rows
 
 
-def check(found, md_path):
-    rows = rows_of(md_path)
+def match(found, rows, md_path, codes):
+    """Matches every enumerated item to a row; prints what does not match.
+    Returns (problems, {short: {code: count}})."""
     bad = 0
     for r in rows:
-        if r["code"] not in CODES:
+        if r["code"] not in codes:
             bad += 1
             print(f"UNKNOWN CODE\t{md_path}:{r['line']}\t{r['code']}")
     counts = {}
@@ -261,6 +306,13 @@ def check(found, md_path):
             if i not in r["used"]:
                 bad += 1
                 print(f"NOT IN THE TEXT\t{md_path}:{r['line']}\t{e}")
+    return bad, counts
+
+
+def check(found, md_path, directions):
+    bad, counts = match(found, rows_of(md_path), md_path, CODES)
+    dbad, dcounts = match(directions, rows_of(md_path, "direction"), md_path, DIRECTION_CODES)
+    bad += dbad
     total = sum(len(v) for v in found.values())
     print(f"{total} numbers; {bad} problems", file=sys.stderr)
     print("| paper | numbers | " + " | ".join(CODES) + " |")
@@ -270,6 +322,13 @@ def check(found, md_path):
         print(f"| {short} | {sum(c.values())} | " + " | ".join(str(c.get(k, 0)) for k in CODES) + " |")
     allc = {k: sum(counts.get(s, {}).get(k, 0) for s in found) for k in CODES}
     print(f"| all | {sum(allc.values())} | " + " | ".join(str(allc[k]) for k in CODES) + " |")
+    print()
+    print("| directions | words | " + " | ".join(DIRECTION_CODES) + " |")
+    print("|---|---:|" + "---:|" * len(DIRECTION_CODES))
+    for short in directions:
+        c = dcounts.get(short, {})
+        print(f"| {short} | {sum(c.values())} | "
+              + " | ".join(str(c.get(k, 0)) for k in DIRECTION_CODES) + " |")
     return 1 if bad else 0
 
 
@@ -279,17 +338,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--papers", default=default_papers)
     ap.add_argument("--counts", action="store_true", help="numbers per paper")
+    ap.add_argument("--directions", action="store_true",
+                    help="list the direction words of DIRECTION_SCOPES instead of the numbers")
     ap.add_argument("--check", metavar="NOT-REPRODUCED.md",
                     help="match every number to a table row (location, number and code columns); "
                          "print what does not match and the counts per paper and code")
     args = ap.parse_args()
     found = enumerate_all(args.papers)
+    directions = directions_of(args.papers)
+    if args.directions:
+        for short, items in directions.items():
+            for where, word, ctx in items:
+                print(f"{short}:{where}\t{word}\t{ctx}")
+        return 0
     if args.counts:
         for short, items in found.items():
             print(f"{short}\t{len(items)}")
         return 0
     if args.check:
-        return check(found, args.check)
+        return check(found, args.check, directions)
     for short, items in found.items():
         for where, tok, ctx in items:
             loc = f"{short}:{where}" if not isinstance(where, tuple) else f"{short}:{where[0]}-{where[1]}"

@@ -653,7 +653,7 @@ impl Claim {
 pub fn paper_of(experiment: &str) -> &'static str {
     if experiment.starts_with("fr-") {
         "FastResponse (ICS'22)"
-    } else if experiment == "gyawali" {
+    } else if experiment.starts_with("gyawali") {
         "Gyawali and Aryal"
     } else if experiment.starts_with("ours-") || experiment.starts_with("xval-") {
         "ours (no paper)"

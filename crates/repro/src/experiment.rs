@@ -309,6 +309,15 @@ pub fn system_policy(system: &str) -> PolicySpec {
             ooo: Some(true),
             ..PolicySpec::named("cint")
         },
+        // Gyawali and Aryal's Algorithm 1 is Algorithm 2 with delta
+        // computed (Sec 3.1); their Fig 8 adds the correction factor to
+        // cint, so `dynamic` is `cint` with that delta and nothing else:
+        // OOO off as in `cint` (the paper's Algorithm 1 has both branches
+        // and does not say which it ran).
+        "dynamic" => PolicySpec {
+            ooo: Some(false),
+            ..PolicySpec::named("dynamic")
+        },
         name => PolicySpec::named(name),
     }
 }

@@ -17,6 +17,7 @@ const FR: &[&str] = &[
     "fr-fig16",
     "fr-fig18",
     "fr-fig19",
+    "fr-fig19b",
     "tos-fig5",
     "ours-fr-cint",
 ];

@@ -27,7 +27,11 @@ mod fr_fig15b;
 mod fr_fig16;
 mod fr_fig18;
 mod fr_fig19;
+mod fr_fig19b;
 mod gyawali;
+mod gyawali_fig6;
+mod gyawali_fig7;
+mod gyawali_fig8;
 mod macro_systems;
 mod ours_fr_cint;
 mod ours_mixed16;
@@ -58,7 +62,9 @@ pub fn all() -> Vec<Experiment> {
         fig19::experiment(),
         fig20::experiment(),
         fig21::experiment(),
-        gyawali::experiment(),
+        gyawali_fig6::experiment(),
+        gyawali_fig7::experiment(),
+        gyawali_fig8::experiment(),
         ours_mixed16::experiment(),
         ours_uring::experiment(),
         table3::experiment(),
@@ -76,6 +82,7 @@ pub fn all() -> Vec<Experiment> {
         fr_fig16::experiment(),
         fr_fig18::experiment(),
         fr_fig19::experiment(),
+        fr_fig19b::experiment(),
         fr_fig04b::experiment(),
         fr_fig13::experiment(),
         fr_fig14b::experiment(),
