@@ -56,7 +56,11 @@ fn bad_objectives_and_budgets_give_one_line() {
         ("--p99-budget", "fast", "invalid duration"),
         ("--irq-budget", "lots", "invalid rate"),
         ("--irq-budget", "-5", "invalid"),
-        ("--delta-percentiles", "50,200", "'200' is not a percentile in (0, 100]"),
+        (
+            "--delta-percentiles",
+            "50,200",
+            "'200' is not a percentile in (0, 100]",
+        ),
         ("--delta-percentiles", "50,,90", "is not a percentile"),
     ] {
         let o = run(&["tune", &job, option, bad]);
@@ -81,12 +85,23 @@ fn a_budget_nobody_meets_is_one_line_and_exit_1() {
         assert!(stderr(&o).contains("the lowest p99 is "), "{}", stderr(&o));
         assert_eq!(o.status.code(), Some(1));
         let out = stdout(&o);
-        assert!(out.starts_with("recommended: none (objective balanced, budget p99 <= 1us)"), "{out}");
+        assert!(
+            out.starts_with("recommended: none (objective balanced, budget p99 <= 1us)"),
+            "{out}"
+        );
         assert!(out.contains("\nTOS 5.2's pick: "), "{out}");
     }
     let o = run(&[
-        "tune", &job, "--device", "p3700", "--runtime", "10ms", "--objective", "p99",
-        "--irq-budget", "1",
+        "tune",
+        &job,
+        "--device",
+        "p3700",
+        "--runtime",
+        "10ms",
+        "--objective",
+        "p99",
+        "--irq-budget",
+        "1",
     ]);
     assert_one_line_error(&o, "(interrupts/s <= 1) among ");
     assert_eq!(o.status.code(), Some(1));
@@ -102,14 +117,20 @@ fn every_objective_recommends_a_row_no_other_row_beats() {
     for objective in ["p99", "interrupts", "cpu", "balanced"] {
         let dir = tempfile::tempdir().unwrap();
         let o = run(&[
-            "tune", &job, "--runtime", "10ms", "--objective", objective, "--out",
-            dir.path().to_str().unwrap(), "-q",
+            "tune",
+            &job,
+            "--runtime",
+            "10ms",
+            "--objective",
+            objective,
+            "--out",
+            dir.path().to_str().unwrap(),
+            "-q",
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("tune.json")).unwrap(),
-        )
-        .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("tune.json")).unwrap())
+                .unwrap();
         assert_eq!(v["objective"], objective);
         let r = &v["recommended"];
         let x = |c: &serde_json::Value| {
@@ -193,9 +214,18 @@ fn a_constant_device_gets_the_next_microsecond_above_its_gap() {
     let mut lines = out.lines();
     // The recommendation first, then TOS 5.2's pick beside it.
     let first = lines.next().unwrap();
-    assert!(first.starts_with("recommended: adaptive delta=6us thr="), "{out}");
-    assert!(first.ends_with("(objective balanced, budget none)"), "{out}");
-    let tos = out.lines().find(|l| l.starts_with("TOS 5.2's pick: ")).unwrap();
+    assert!(
+        first.starts_with("recommended: adaptive delta=6us thr="),
+        "{out}"
+    );
+    assert!(
+        first.ends_with("(objective balanced, budget none)"),
+        "{out}"
+    );
+    let tos = out
+        .lines()
+        .find(|l| l.starts_with("TOS 5.2's pick: "))
+        .unwrap();
     assert!(
         tos.starts_with("TOS 5.2's pick: adaptive delta=6us thr=")
             && tos.contains("(delta = p99 of completion gaps, thr = IOPS within 2%"),
@@ -218,7 +248,9 @@ fn a_constant_device_gets_the_next_microsecond_above_its_gap() {
     assert_eq!(rows.len(), 15, "{out}");
     assert!(rows[0].trim_start().starts_with("default "), "{out}");
     assert_eq!(
-        rows.iter().filter(|l| l.trim_start().starts_with('*')).count(),
+        rows.iter()
+            .filter(|l| l.trim_start().starts_with('*'))
+            .count(),
         1,
         "{out}"
     );

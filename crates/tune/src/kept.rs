@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use store::resolved as part;
 use store::{Failed, Finished, Shard, Store, Tally};
 
-use crate::{adaptive_at, assemble, candidates, check, run_one, Candidate, Point, Target};
 use crate::TuneConfig;
+use crate::{adaptive_at, assemble, candidates, check, run_one, Candidate, Point, Target};
 use crate::{TuneError, Tuning, BASELINE_STEP};
 
 /// Why the emulator's runs are not kept.
@@ -164,11 +164,7 @@ pub fn tune_kept(
     // and what the other shards did are read alike.
     let mut points = Vec::new();
     for c in &all {
-        let key = &by_key
-            .iter()
-            .find(|r| r.at == Some(*c))
-            .expect("keyed")
-            .key;
+        let key = &by_key.iter().find(|r| r.at == Some(*c)).expect("keyed").key;
         if let Some(f) = keep.store.get::<Kept>(key)? {
             points.push(f.results.point);
         }

@@ -305,10 +305,7 @@ fn candidates(cfg: &TuneConfig, gaps: &Gaps) -> Vec<Candidate> {
 
 /// The progress line of the candidates' runs: `run` of them here.
 fn sweep_step(all: &[Candidate], run: usize) -> String {
-    let mut deltas: Vec<String> = all
-        .iter()
-        .map(|c| policy::format_nanos(c.delta))
-        .collect();
+    let mut deltas: Vec<String> = all.iter().map(|c| policy::format_nanos(c.delta)).collect();
     deltas.dedup();
     let of = if run == all.len() {
         String::new()
@@ -405,7 +402,11 @@ fn check(cfg: &TuneConfig) -> Result<(), TuneError> {
             "thr points must be at least 1, and there must be some".into(),
         ));
     }
-    if cfg.budget.interrupts_per_sec.is_some_and(|b| !(b >= 0.0)) {
+    if cfg
+        .budget
+        .interrupts_per_sec
+        .is_some_and(|b| b.is_nan() || b < 0.0)
+    {
         return Err(TuneError::Config(
             "the interrupt budget must be a number of interrupts/s, at least 0".into(),
         ));

@@ -58,7 +58,9 @@ impl Objective {
             .into_iter()
             .find(|o| o.name() == s)
             .ok_or_else(|| {
-                format!("'{s}' is not an objective (possible values: p99, interrupts, cpu, balanced)")
+                format!(
+                    "'{s}' is not an objective (possible values: p99, interrupts, cpu, balanced)"
+                )
             })
     }
 
@@ -96,13 +98,6 @@ impl Axes {
         }
     }
 
-    fn x_name(self) -> &'static str {
-        match self {
-            Axes::Interrupts => "interrupts/s",
-            Axes::Cpu => "CPU per I/O",
-        }
-    }
-
     /// The front's settings.
     pub fn of(self, f: &Front) -> &[Setting] {
         match self {
@@ -121,14 +116,11 @@ pub struct Budget {
 }
 
 impl Budget {
-    pub fn is_none(&self) -> bool {
-        self.p99_ns.is_none() && self.interrupts_per_sec.is_none()
-    }
-
     pub fn meets(&self, s: &Setting) -> bool {
-        self.p99_ns.is_none_or(|b| s.p99_ns <= b as f64)
-            && self.interrupts_per_sec
-                .is_none_or(|b| s.interrupts_per_sec <= b)
+        self.p99_ns.map_or(true, |b| s.p99_ns <= b as f64)
+            && self
+                .interrupts_per_sec
+                .map_or(true, |b| s.interrupts_per_sec <= b)
     }
 
     /// `p99 <= 50us, interrupts/s <= 100000`, or `none`.
@@ -210,13 +202,16 @@ pub fn balanced_score(at: (f64, f64), xs: (f64, f64), ys: (f64, f64)) -> f64 {
     term(at.0, xs) + term(at.1, ys)
 }
 
+/// A setting's score under an objective and its tie-break, lower better.
+type Score = Box<dyn Fn(&Setting) -> (f64, f64)>;
+
 /// The setting `objective` picks among the front's settings that meet
 /// `budget`; `None` when none does.
 pub fn recommend(f: &Front, objective: Objective, budget: Budget) -> Option<Setting> {
     let axes = objective.front();
     let on = axes.of(f);
     let pool: Vec<&Setting> = on.iter().filter(|s| budget.meets(s)).collect();
-    let score: Box<dyn Fn(&Setting) -> (f64, f64)> = match objective {
+    let score: Score = match objective {
         Objective::P99 => Box::new(|s| (s.p99_ns, s.interrupts_per_sec)),
         Objective::Interrupts => Box::new(|s| (s.interrupts_per_sec, s.p99_ns)),
         Objective::Cpu => Box::new(|s| (s.cpu_per_io_ns(), s.p99_ns)),
@@ -359,11 +354,6 @@ fn pct(f: f64) -> String {
     format!("{:.1}%", f * 100.0)
 }
 
-/// The x axis's name, for tables.
-pub fn x_name(axes: Axes) -> &'static str {
-    axes.x_name()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,9 +375,9 @@ mod tests {
     /// b on both.
     fn candidates() -> Vec<Point> {
         vec![
-            point(6, 1, 400_000.0, 10_000, 100.0, 1.0), // a
-            point(6, 8, 100_000.0, 20_000, 100.0, 0.5), // b
-            point(6, 32, 20_000.0, 40_000, 100.0, 0.4), // c
+            point(6, 1, 400_000.0, 10_000, 100.0, 1.0),  // a
+            point(6, 8, 100_000.0, 20_000, 100.0, 0.5),  // b
+            point(6, 32, 20_000.0, 40_000, 100.0, 0.4),  // c
             point(6, 255, 5_000.0, 400_000, 100.0, 0.3), // d
             point(15, 8, 120_000.0, 25_000, 100.0, 0.9), // e
         ]
@@ -444,7 +434,8 @@ mod tests {
         let f = front(&candidates()).unwrap();
         let line = none_meets(&f, Objective::Balanced, p99(5));
         assert!(
-            line.contains("p99 <= 5us") && line.contains("the lowest p99 is 10.00us (adaptive delta=6us thr=1)"),
+            line.contains("p99 <= 5us")
+                && line.contains("the lowest p99 is 10.00us (adaptive delta=6us thr=1)"),
             "{line}"
         );
         assert!(!line.contains('\n'));
@@ -465,7 +456,10 @@ mod tests {
                 assert!((less.0 - 1.0 / 6.0).abs() < 1e-9, "{less:?}");
                 assert!((less.1 - 0.2).abs() < 1e-9, "{less:?}");
                 let t = standing_text(&standing(e, &f, Axes::Interrupts), Axes::Interrupts);
-                assert!(t.contains("16.7% fewer interrupts/s and 20.0% lower p99"), "{t}");
+                assert!(
+                    t.contains("16.7% fewer interrupts/s and 20.0% lower p99"),
+                    "{t}"
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -480,6 +474,9 @@ mod tests {
             assert_eq!(Objective::parse(o.name()), Ok(o));
         }
         let e = Objective::parse("fast").unwrap_err();
-        assert!(e.contains("possible values: p99, interrupts, cpu, balanced"), "{e}");
+        assert!(
+            e.contains("possible values: p99, interrupts, cpu, balanced"),
+            "{e}"
+        );
     }
 }

@@ -102,8 +102,11 @@ fn tos_picks_standing_agrees_with_the_candidates_figures() {
         )));
         for axes in [Axes::Interrupts, Axes::Cpu] {
             let p = at(candidate(&t, &pick), axes);
-            let beaten_by: Vec<&Point> =
-                t.candidates.iter().filter(|q| beats(at(q, axes), p)).collect();
+            let beaten_by: Vec<&Point> = t
+                .candidates
+                .iter()
+                .filter(|q| beats(at(q, axes), p))
+                .collect();
             match t.tos_standing(axes) {
                 Standing::OnFront => assert!(beaten_by.is_empty(), "{device}: {pick}"),
                 Standing::Dominated { by, less, .. } => {

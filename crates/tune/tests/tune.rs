@@ -145,7 +145,10 @@ fn tuning_runs_on_the_emulator() {
     assert!(t.delta >= US && t.delta % US == 0, "{}", t.delta);
     assert_eq!(t.sweep.len(), 3);
     assert_eq!(t.candidates, t.sweep);
-    assert!(t.recommended.is_some(), "no budget: something is on the front");
+    assert!(
+        t.recommended.is_some(),
+        "no budget: something is on the front"
+    );
     assert!([1, 8, 64].contains(&t.thr));
     assert!(t.sweep.iter().all(|p| p.iops > 0.0), "{:?}", t.sweep);
     assert_eq!(
