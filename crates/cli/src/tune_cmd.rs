@@ -1,7 +1,10 @@
 //! `cinterrupts tune`: picks adaptive coalescing's delta and thr for a
-//! device and a workload by TOS 5.2's method (the `tune` crate), prints the
-//! recommendation and the sweep, and with `--out` writes the two figures
-//! and every number. With `--store` every run is kept (`tune::kept`): a
+//! device and a workload by TOS 5.2's method (the `tune` crate), runs
+//! every candidate delta and thr as one sweep, recommends the setting on
+//! its Pareto front that `--objective` prefers within the budgets, prints
+//! both and the candidates, and with `--out` writes the two figures and
+//! every number. No setting on the front within the budgets: the report,
+//! then one line on stderr and exit 1. With `--store` every run is kept (`tune::kept`): a
 //! rerun or a killed tuning runs only what is missing, and `--shard`
 //! runs one shard of the thr points.
 
@@ -16,7 +19,7 @@ use sim::{DeviceProfile, HostProfile};
 use store::{Shard, Store};
 use tune::kept::Keep;
 use tune::render::Setup;
-use tune::{Target, TuneConfig, TuneError, Tuning};
+use tune::{Budget, Objective, Target, TuneConfig, TuneError, Tuning};
 
 use crate::args;
 use crate::jobs_cmd::print_notes;
@@ -56,6 +59,25 @@ pub struct TuneArgs {
     /// plateau
     #[arg(long, default_value = "2%", value_parser = tune::render::parse_tolerance, value_name = "PERCENT", allow_hyphen_values = true)]
     pub tolerance: f64,
+    /// What the recommendation minimises, on the candidates' Pareto front:
+    /// p99 (the lowest p99), interrupts (the fewest interrupts/s), cpu (the
+    /// least CPU per I/O, on the front of CPU per I/O against p99), or
+    /// balanced (the least sum of interrupts/s and p99, each
+    /// log-normalised over the front)
+    #[arg(long, value_enum, default_value = "balanced", value_name = "OBJECTIVE")]
+    pub objective: ObjectiveArg,
+    /// Recommend only a setting whose p99 (the worst job's) is at most this
+    /// (6us, 100us, 1ms)
+    #[arg(long, value_parser = args::duration, value_name = "TIME")]
+    pub p99_budget: Option<u64>,
+    /// Recommend only a setting with at most this many interrupts per
+    /// second (100k, 1.5m, 250000)
+    #[arg(long, value_parser = args::rate, value_name = "RATE")]
+    pub irq_budget: Option<u64>,
+    /// The percentiles of the completion gaps whose deltas are candidates
+    /// beside --percentile's (each with every thr)
+    #[arg(long, default_value = "50,90,99,99.9", value_delimiter = ',', value_parser = tune::render::parse_percentile, value_name = "P,P,...", allow_hyphen_values = true)]
+    pub delta_percentiles: Vec<f64>,
     /// Each run's length (the baseline and every sweep point), instead of
     /// the job file's runtime
     #[arg(long, default_value = "200ms", value_parser = args::runtime, value_name = "TIME")]
@@ -79,6 +101,25 @@ pub struct TuneArgs {
     /// only on a terminal anyway), no list of the files written
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    P99,
+    Interrupts,
+    Cpu,
+    Balanced,
+}
+
+impl From<ObjectiveArg> for Objective {
+    fn from(o: ObjectiveArg) -> Objective {
+        match o {
+            ObjectiveArg::P99 => Objective::P99,
+            ObjectiveArg::Interrupts => Objective::Interrupts,
+            ObjectiveArg::Cpu => Objective::Cpu,
+            ObjectiveArg::Balanced => Objective::Balanced,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -158,6 +199,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         runtime: Some(args.runtime),
         percentile: args.percentile,
         tolerance: args.tolerance,
+        delta_percentiles: args.delta_percentiles.clone(),
+        objective: args.objective.into(),
+        budget: Budget {
+            p99_ns: args.p99_budget,
+            interrupts_per_sec: args.irq_budget.map(|b| b as f64),
+        },
         ..TuneConfig::new(target)
     };
     // A line per run started, on a terminal only (as the other verbs'
@@ -178,6 +225,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     print!("{}", tune::render::text(&t, &setup));
     if let Some(dir) = &args.out {
         write_out(dir, &t, &setup, args.quiet)?;
+    }
+    // Nothing within the budgets: the report above shows every candidate;
+    // the failure is one line and exit 1 (the command ran, and has no
+    // setting to recommend), so a script can tell.
+    if let Some(line) = t.none_meets() {
+        bail!(line);
     }
     Ok(())
 }
@@ -217,7 +270,7 @@ fn kept(
         let part = if shard == Shard::ALL {
             "every run".to_string()
         } else {
-            format!("the baseline and shard {shard} of the thr points, 0-based")
+            format!("the baseline and shard {shard} of the candidates, 0-based")
         };
         eprintln!(
             "tune: {} ({part}, in {})",
@@ -227,9 +280,9 @@ fn kept(
     }
     if o.tuning.is_none() && !args.quiet {
         eprintln!(
-            "tune: {} of {} thr points are not in {} yet (other shards'); when every shard is done, `tune --store` without --shard prints the tuning{}",
+            "tune: {} of {} candidates are not in {} yet (other shards'); when every shard is done, `tune --store` without --shard prints the tuning{}",
             o.missing,
-            o.thr_points,
+            o.candidates,
             store.dir.display(),
             if args.out.is_some() { " and writes --out" } else { "" }
         );

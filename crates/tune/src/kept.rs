@@ -1,13 +1,13 @@
 //! Tuning with every run kept in a store (issue 28 item 4): the baseline
-//! and each thr point under a key of its fully resolved configuration, so
+//! and each candidate (a delta and a thr) under a key of its fully resolved configuration, so
 //! a rerun reads what is stored, a killed tuning started again runs only
-//! the missing runs, and array tasks split the thr points between them
+//! the missing runs, and array tasks split the candidates between them
 //! (`store::Shard`: sorted by key, point i to shard i mod N).
 //!
-//! Every shard needs delta, so each runs the baseline, or reads it when an
+//! Every shard needs the candidate deltas, so each runs the baseline, or reads it when an
 //! earlier task stored it (shards that run it at once write the same
 //! deterministic result, each file whole). The tuning is assembled from
-//! the store once every thr point is there, by any task: the last shard to
+//! the store once every candidate is there, by any task: the last shard to
 //! finish, or a final run without a shard, which runs nothing.
 //!
 //! The simulator only: an emulator run is a measurement (its device
@@ -23,7 +23,8 @@ use serde_json::{json, Value};
 use store::resolved as part;
 use store::{Failed, Finished, Shard, Store, Tally};
 
-use crate::{adaptive_at, assemble, check, run_one, thr_list, Point, Target, TuneConfig};
+use crate::TuneConfig;
+use crate::{adaptive_at, assemble, candidates, check, run_one, Candidate, Point, Target};
 use crate::{TuneError, Tuning, BASELINE_STEP};
 
 /// Why the emulator's runs are not kept.
@@ -31,6 +32,11 @@ pub const EMULATOR_REFUSED: &str = "--store is for --mode sim: an emulator run i
 
 /// The version every key holds: a new one may simulate differently.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a stored run holds, in every key: 2 added each run's p99 and CPU
+/// (the front's axes, issue 36 item 7). A file of the first layout lacks
+/// them, so it has another key and is run again rather than misread.
+const LAYOUT: u32 = 2;
 
 /// What the store keeps of a run: its figures and, for the baseline, the
 /// completion gaps delta is read from. Exactly what [`tune_kept`] needs to
@@ -54,13 +60,13 @@ pub struct Keep<'a> {
 /// A task's end.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// Over the task's runs: the baseline and its share of the thr points.
+    /// Over the task's runs: the baseline and its share of the candidates.
     pub counts: Tally,
-    /// The tuning, when every thr point is in the store.
+    /// The tuning, when every candidate is in the store.
     pub tuning: Option<Tuning>,
-    /// The thr points swept, and how many of them the store still lacks
-    /// (other shards' not yet done).
-    pub thr_points: usize,
+    /// The candidates (a delta and a thr each), and how many of them the
+    /// store still lacks (other shards' not yet done).
+    pub candidates: usize,
     pub missing: usize,
 }
 
@@ -76,11 +82,12 @@ struct Run {
     key: String,
     config: Value,
     policy: PolicySpec,
-    thr: Option<u32>,
+    /// `None` for the baseline.
+    at: Option<Candidate>,
 }
 
 /// Tunes `jobs` as [`crate::tune`] does, keeping every run in
-/// `keep.store` and running only this shard's thr points that it lacks.
+/// `keep.store` and running only this shard's candidates that it lacks.
 /// `progress` hears a line per step that runs something.
 pub fn tune_kept(
     jobs: &[Job],
@@ -110,12 +117,11 @@ pub fn tune_kept(
         }
     };
     let gaps = base.gaps.clone().ok_or(TuneError::NoGaps)?;
-    let delta = crate::pick::delta(&gaps, cfg.percentile);
 
-    let thrs = thr_list(cfg);
-    let mut by_key: Vec<Run> = thrs
+    let all = candidates(cfg, &gaps);
+    let mut by_key: Vec<Run> = all
         .iter()
-        .map(|&thr| run_of(jobs, cfg, keep, adaptive_at(delta, thr), Some(thr)))
+        .map(|&c| run_of(jobs, cfg, keep, adaptive_at(c.delta, c.thr), Some(c)))
         .collect();
     by_key.sort_by(|a, b| a.key.cmp(&b.key));
     let mine: Vec<&Run> = by_key
@@ -133,7 +139,7 @@ pub fn tune_kept(
         }
     }
     if !todo.is_empty() {
-        progress(&crate::sweep_step(delta, todo.len(), thrs.len()));
+        progress(&crate::sweep_step(&all, todo.len()));
     }
     // Simulations are independent and deterministic: run them at once.
     let outcomes: Vec<Result<Kept, TuneError>> = todo
@@ -154,37 +160,39 @@ pub fn tune_kept(
         return Err(e);
     }
 
-    // The sweep in increasing thr, from the store: what this task ran and
-    // what the other shards did are read alike.
-    let mut sweep = Vec::new();
-    for &thr in &thrs {
-        let key = &by_key
-            .iter()
-            .find(|r| r.thr == Some(thr))
-            .expect("keyed")
-            .key;
+    // The candidates in their order, from the store: what this task ran
+    // and what the other shards did are read alike.
+    let mut points = Vec::new();
+    for c in &all {
+        let key = &by_key.iter().find(|r| r.at == Some(*c)).expect("keyed").key;
         if let Some(f) = keep.store.get::<Kept>(key)? {
-            sweep.push(f.results.point);
+            points.push(f.results.point);
         }
     }
-    let missing = thrs.len() - sweep.len();
-    let tuning = (missing == 0).then(|| assemble(cfg, gaps, base.point, sweep));
+    let missing = all.len() - points.len();
+    let tuning = (missing == 0).then(|| assemble(cfg, gaps, base.point, points));
     Ok(Outcome {
         counts,
         tuning,
-        thr_points: thrs.len(),
+        candidates: all.len(),
         missing,
     })
 }
 
 /// A run of `policy` and its key.
-fn run_of(jobs: &[Job], cfg: &TuneConfig, keep: Keep, policy: PolicySpec, thr: Option<u32>) -> Run {
+fn run_of(
+    jobs: &[Job],
+    cfg: &TuneConfig,
+    keep: Keep,
+    policy: PolicySpec,
+    at: Option<Candidate>,
+) -> Run {
     let config = resolved(jobs, cfg, keep, &policy);
     Run {
         key: store::key(&config, VERSION),
         config,
         policy,
-        thr,
+        at,
     }
 }
 
@@ -194,10 +202,10 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
     match run_one(jobs, cfg, r.policy.clone()) {
         Ok(report) => {
             let kept = Kept {
-                point: Point::of(r.thr, &report),
-                // Only the baseline's are read (delta); a thr point's would
+                point: Point::of(r.at.map(|c| c.delta), r.at.map(|c| c.thr), &report),
+                // Only the baseline's are read (delta); a candidate's would
                 // only fill the store.
-                gaps: if r.thr.is_none() {
+                gaps: if r.at.is_none() {
                     report.completion_gaps
                 } else {
                     None
@@ -224,9 +232,9 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
 }
 
 /// The configuration a run is keyed on: everything its result depends on.
-/// The percentile and the tolerance are not in it: the baseline is the
-/// same run whatever they are, and the percentile reaches the thr points
-/// through their delta.
+/// The percentiles, the tolerance, the objective and the budget are not
+/// in it: the baseline is the same run whatever they are, and the
+/// percentiles reach the candidates through their delta.
 fn resolved(jobs: &[Job], cfg: &TuneConfig, keep: Keep, policy: &PolicySpec) -> Value {
     let Target::Sim { device, host, seed } = &cfg.target else {
         unreachable!("tune_kept refuses the emulator first");
@@ -243,5 +251,6 @@ fn resolved(jobs: &[Job], cfg: &TuneConfig, keep: Keep, policy: &PolicySpec) -> 
         "seed": seed,
         "runtime_ns": cfg.runtime,
         "policy": part::policy(policy),
+        "kept": LAYOUT,
     })
 }

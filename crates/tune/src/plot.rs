@@ -91,11 +91,14 @@ mod tests {
 
     fn point(thr: u32, iops: f64) -> Point {
         Point {
+            delta: Some(19_000),
             thr: Some(thr),
             iops,
             irq_per_sec: iops / f64::from(thr),
             completions_per_irq: f64::from(thr),
             mean_clat_ns: 100_000.0,
+            p99_ns: 200_000,
+            cpu: 0.9,
         }
     }
 
@@ -105,21 +108,29 @@ mod tests {
             .map(|i| i * 10)
             .chain([5_000_000])
             .collect::<Vec<_>>();
+        let sweep: Vec<Point> = [1, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&t| point(t, 4e5_f64.min(1e5 * f64::from(t))))
+            .collect();
+        let front = crate::recommend::front(&sweep).unwrap();
         Tuning {
             gaps: Gaps::from_values(gaps).unwrap(),
             percentile: 90.0,
             gap_at_percentile: 18_000,
             delta: 19_000,
             baseline: Point {
+                delta: None,
                 thr: None,
                 ..point(1, 1e5)
             },
-            sweep: [1, 2, 4, 8, 16, 32, 64]
-                .iter()
-                .map(|&t| point(t, 4e5_f64.min(1e5 * f64::from(t))))
-                .collect(),
+            candidates: sweep.clone(),
+            sweep,
             tolerance: 0.01,
             thr: 4,
+            objective: crate::Objective::Balanced,
+            budget: crate::Budget::default(),
+            recommended: front.front.first().cloned(),
+            front,
         }
     }
 

@@ -9,6 +9,9 @@ use policy::time::readable;
 use policy::{format_nanos, Nanos};
 use serde_json::json;
 
+use sweep::front::Setting;
+
+use crate::recommend::{self, standing_text, Axes};
 use crate::{plot, Point, Tuning};
 
 /// What the tuning ran: the workload and where, for the header, the titles
@@ -83,18 +86,70 @@ pub fn parse_tolerance(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The recommendation on one line, then how it was read, then the sweep.
+/// A setting's figures on one line: `44640 irq/s, p99 1.20ms, 360080
+/// IOPS, CPU 0.98 (2.71us per I/O)`.
+fn figures(s: &Setting) -> String {
+    let per_io = s.cpu_per_io_ns();
+    format!(
+        "{:.0} irq/s, p99 {}, {:.0} IOPS, CPU {:.2} ({} per I/O)",
+        s.interrupts_per_sec,
+        readable(s.p99_ns.round() as u64),
+        s.iops,
+        s.cpu,
+        if per_io.is_finite() {
+            readable(per_io.round() as u64)
+        } else {
+            "-".into()
+        }
+    )
+}
+
+/// The recommendation and TOS 5.2's pick beside it (how far off the front
+/// it lies), how the pick was read, then every candidate as a table.
 pub fn text(t: &Tuning, s: &Setup) -> String {
     let p = t.percentile;
     let mut out = String::new();
+    let axes = t.objective.front();
+    let on = axes.of(&t.front).len();
+    match &t.recommended {
+        Some(r) => {
+            let _ = writeln!(
+                out,
+                "recommended: {} (objective {}, budget {})",
+                r.policy,
+                t.objective.name(),
+                t.budget.text()
+            );
+            let _ = writeln!(
+                out,
+                "  {}; on the front of {} ({on} of {} candidates on it)",
+                figures(r),
+                axes.name(),
+                t.candidates.len()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "recommended: none (objective {}, budget {}): {}",
+                t.objective.name(),
+                t.budget.text(),
+                t.none_meets().unwrap_or_default()
+            );
+        }
+    }
+    let pick = t.tos_pick();
     let _ = writeln!(
         out,
-        "delta = {} (p{p} of completion gaps), thr = {} (IOPS within {} of the plateau from thr={} up)",
-        format_nanos(t.delta),
-        t.thr,
+        "TOS 5.2's pick: {} (delta = p{p} of completion gaps, thr = IOPS within {} of the plateau from thr={} up)",
+        pick.policy,
         percent(t.tolerance),
         t.thr
     );
+    let _ = writeln!(out, "  {}", figures(pick));
+    for a in [Axes::Interrupts, Axes::Cpu] {
+        let _ = writeln!(out, "  {}", standing_text(&t.tos_standing(a), a));
+    }
     let _ = writeln!(
         out,
         "  workload: {} on {} ({}, seed {}, {} per run)",
@@ -121,33 +176,56 @@ pub fn text(t: &Tuning, s: &Setup) -> String {
     );
     let _ = writeln!(
         out,
-        "\nthr sweep (adaptive, delta={}):",
-        format_nanos(t.delta)
+        "\ncandidates: adaptive, {} settings (* TOS 5.2's pick, > recommended; front: i = on the front of interrupts/s against p99, c = of CPU per I/O against p99):",
+        t.candidates.len()
     );
     let _ = writeln!(
         out,
-        "  {:>7} {:>10} {:>10} {:>10} {:>11}",
-        "thr", "IOPS", "irq/s", "compl/irq", "mean clat"
+        "  {:>2} {:>7} {:>5} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5}",
+        "", "delta", "thr", "IOPS", "irq/s", "compl/irq", "mean clat", "p99", "CPU/io", "front"
     );
-    let row = |out: &mut String, label: String, p: &Point| {
+    let recommended = t.recommended.as_ref().map(|r| r.policy.as_str());
+    let row = |out: &mut String, marks: &str, delta: String, thr: String, p: &Point| {
+        let policy = recommend::policy_of(p);
+        let front: String = [('i', &t.front.front), ('c', &t.front.cpu_front)]
+            .iter()
+            .filter(|(_, f)| f.iter().any(|x| x.policy == policy))
+            .map(|(c, _)| *c)
+            .collect();
+        // As sweep::front::Setting::cpu_per_io_ns: busy share over IOPS.
+        let per_io = p.cpu * 1e9 / p.iops;
         let _ = writeln!(
             out,
-            "  {label:>7} {:>10.0} {:>10.0} {:>10.2} {:>11}",
+            "  {marks:>2} {delta:>7} {thr:>5} {:>10.0} {:>10.0} {:>9.2} {:>10} {:>10} {:>10} {front:>5}",
             p.iops,
             p.irq_per_sec,
             p.completions_per_irq,
-            readable(p.mean_clat_ns.round() as u64)
+            readable(p.mean_clat_ns.round() as u64),
+            readable(p.p99_ns),
+            if per_io.is_finite() {
+                readable(per_io.round() as u64)
+            } else {
+                "-".into()
+            }
         );
     };
-    row(&mut out, "default".into(), &t.baseline);
-    for p in &t.sweep {
-        let thr = p.thr.unwrap_or_default();
-        let label = if thr == t.thr {
-            format!("*{thr}")
-        } else {
-            thr.to_string()
-        };
-        row(&mut out, label, p);
+    row(&mut out, "", "default".into(), String::new(), &t.baseline);
+    for c in &t.candidates {
+        let policy = recommend::policy_of(c);
+        let mut marks = String::new();
+        if policy == pick.policy {
+            marks.push('*');
+        }
+        if Some(policy.as_str()) == recommended {
+            marks.push('>');
+        }
+        row(
+            &mut out,
+            &marks,
+            c.delta.map(format_nanos).unwrap_or_default(),
+            c.thr.map(|x| x.to_string()).unwrap_or_default(),
+            c,
+        );
     }
     out
 }

@@ -1,7 +1,7 @@
 //! `tune` with its runs kept in a store (issue 28 item 4): a rerun runs
 //! nothing, a tuning with runs removed from its store runs only those, and
-//! shards each run their share of the thr points; every way gives the
-//! tuning of one run without a store.
+//! shards each run their share of the candidates (each delta with each
+//! thr); every way gives the tuning of one run without a store.
 
 use std::path::Path;
 
@@ -24,6 +24,10 @@ fn cfg() -> TuneConfig {
     TuneConfig {
         runtime: Some(20 * MS),
         thr_points: vec![1, 4, 16, 32, 64],
+        // Two candidate deltas (p90's, the percentile, and p99's): 10
+        // candidates, if the two gaps round to different microseconds
+        // (asserted below).
+        delta_percentiles: vec![99.0],
         ..TuneConfig::new(Target::Sim {
             device: DeviceProfile::load("optane").unwrap(),
             host: HostProfile::load("xeon-e5-2660v4").unwrap(),
@@ -68,17 +72,18 @@ fn a_rerun_runs_only_what_the_store_lacks_and_tunes_alike() {
     let store = Store::open(dir.path()).unwrap();
 
     let first = kept(&store, Shard::ALL).unwrap();
-    assert_eq!(first.counts, counts(6, 0, 6));
+    assert_eq!(first.candidates, 10, "two deltas, five thrs");
+    assert_eq!(first.counts, counts(11, 0, 11));
     assert_eq!(
         first.counts_line(),
-        "6 runs: 0 stored before, 6 run now, 0 failed"
+        "11 runs: 0 stored before, 11 run now, 0 failed"
     );
     assert_eq!(first.tuning.unwrap().to_json(), whole);
     let all = keys(dir.path());
-    assert_eq!(all.len(), 6, "the baseline and 5 thr points: {all:?}");
+    assert_eq!(all.len(), 11, "the baseline and 10 candidates: {all:?}");
 
     let again = kept(&store, Shard::ALL).unwrap();
-    assert_eq!(again.counts, counts(6, 6, 0));
+    assert_eq!(again.counts, counts(11, 11, 0));
     assert_eq!(again.tuning.unwrap().to_json(), whole);
 
     // As a tuning killed part way leaves it: two runs gone (the baseline
@@ -87,29 +92,29 @@ fn a_rerun_runs_only_what_the_store_lacks_and_tunes_alike() {
         std::fs::remove_file(store.finished_path(k)).unwrap();
     }
     let resumed = kept(&store, Shard::ALL).unwrap();
-    assert_eq!(resumed.counts, counts(6, 4, 2));
+    assert_eq!(resumed.counts, counts(11, 9, 2));
     assert_eq!(resumed.tuning.unwrap().to_json(), whole);
     assert_eq!(keys(dir.path()), all);
 }
 
 #[test]
-fn shards_split_the_thr_points_and_the_last_assembles_the_tuning() {
+fn shards_split_the_candidates_and_the_last_assembles_the_tuning() {
     let whole = tune::tune(&jobs(), &cfg(), &|_| {}).unwrap().to_json();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let mut ran = 0;
     for k in 0..3 {
         let o = kept(&store, Shard::new(k, 3).unwrap()).unwrap();
-        // 5 thr points in 3 shards: 2, 2, 1; each shard has the baseline,
-        // which only the first runs.
-        let share = [2, 2, 1][k];
+        // 10 candidates in 3 shards: 4, 3, 3; each shard has the
+        // baseline, which only the first runs.
+        let share = [4, 3, 3][k];
         assert_eq!(o.counts.runs, 1 + share, "shard {k}");
         assert_eq!(o.counts.before, usize::from(k > 0), "shard {k}");
         ran += o.counts.now;
-        assert_eq!(o.thr_points, 5);
+        assert_eq!(o.candidates, 10);
         if k < 2 {
             assert!(o.tuning.is_none(), "shard {k} of 3 cannot assemble");
-            assert_eq!(o.missing, 5 - [2, 4][k]);
+            assert_eq!(o.missing, 10 - [4, 7][k]);
         } else {
             assert_eq!(o.missing, 0);
             assert_eq!(
@@ -119,10 +124,10 @@ fn shards_split_the_thr_points_and_the_last_assembles_the_tuning() {
             );
         }
     }
-    assert_eq!(ran, 6, "every run once");
+    assert_eq!(ran, 11, "every run once");
     // A final task without a shard runs nothing and tunes alike.
     let last = kept(&store, Shard::ALL).unwrap();
-    assert_eq!(last.counts, counts(6, 6, 0));
+    assert_eq!(last.counts, counts(11, 11, 0));
     assert_eq!(last.tuning.unwrap().to_json(), whole);
 }
 

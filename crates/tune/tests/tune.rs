@@ -129,6 +129,8 @@ fn tuning_runs_on_the_emulator() {
         // once left the thr=64 point with nothing completed in its window.
         runtime: Some(100 * MS),
         thr_points: vec![1, 8, 64],
+        // One candidate delta: the sweep is the candidates.
+        delta_percentiles: vec![],
         ..TuneConfig::new(Target::Emu(emu::EmuConfig {
             backend: Some(emu::backend::BackendSpec::parse("null:10us,depth=8").unwrap()),
             ..emu::EmuConfig::default()
@@ -142,6 +144,11 @@ fn tuning_runs_on_the_emulator() {
     assert!(t.gaps.count > 0);
     assert!(t.delta >= US && t.delta % US == 0, "{}", t.delta);
     assert_eq!(t.sweep.len(), 3);
+    assert_eq!(t.candidates, t.sweep);
+    assert!(
+        t.recommended.is_some(),
+        "no budget: something is on the front"
+    );
     assert!([1, 8, 64].contains(&t.thr));
     assert!(t.sweep.iter().all(|p| p.iops > 0.0), "{:?}", t.sweep);
     assert_eq!(
