@@ -133,7 +133,11 @@ pub fn parse_order(order: &str) -> Result<Vec<Rank>, String> {
             }
             Ok(Rank {
                 runs,
-                within: if tied { Within::Tied } else { Within::Unordered },
+                within: if tied {
+                    Within::Tied
+                } else {
+                    Within::Unordered
+                },
             })
         })
         .collect::<Result<_, _>>()?;
@@ -155,7 +159,11 @@ pub fn parse_order(order: &str) -> Result<Vec<Rank>, String> {
 /// experiments: the experiment, its runs (in every group `*` stands for)
 /// and the metric must exist. An error names the entry by its position,
 /// experiment and order.
-pub fn load(text: &str, origin: &str, experiments: &[Experiment]) -> Result<Vec<Conclusion>, String> {
+pub fn load(
+    text: &str,
+    origin: &str,
+    experiments: &[Experiment],
+) -> Result<Vec<Conclusion>, String> {
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -358,7 +366,7 @@ impl Conclusion {
 
     /// The paper's order against the values `source` gives.
     pub fn check_in(&self, source: &dyn Source) -> Checked {
-        let sets: Vec<(String, Vec<(String, Option<Values>)>)> = match self.over {
+        let sets: Vec<(String, Vec<Named>)> = match self.over {
             Over::None => vec![(
                 String::new(),
                 self.keys()
@@ -393,10 +401,8 @@ impl Conclusion {
         let mut outcomes = Vec::new();
         let mut missing = false;
         for (group, runs) in sets {
-            let have: Option<Vec<(String, Values)>> = runs
-                .into_iter()
-                .map(|(k, v)| v.map(|v| (k, v)))
-                .collect();
+            let have: Option<Vec<(String, Values)>> =
+                runs.into_iter().map(|(k, v)| v.map(|v| (k, v))).collect();
             match have {
                 None => {
                     missing = true;
@@ -407,8 +413,7 @@ impl Conclusion {
                     });
                 }
                 Some(values) => {
-                    let broken =
-                        compare(&self.ranks, &values, self.better, self.tie, self.floor);
+                    let broken = compare(&self.ranks, &values, self.better, self.tie, self.floor);
                     outcomes.push(SetOutcome {
                         group,
                         ours: our_order(&values, self.better, self.floor),
@@ -440,6 +445,9 @@ impl Conclusion {
             .map(Values::new)
     }
 }
+
+/// A run key and its values, if it ran.
+type Named = (String, Option<Values>);
 
 /// A run key as the report shows it: `cint/*` is `cint`.
 fn shown(key: &str) -> String {
@@ -507,7 +515,13 @@ pub fn compare(
     tie: (f64, f64),
     floor: f64,
 ) -> Vec<String> {
-    let get = |k: &String| &values.iter().find(|(key, _)| key == k).expect("every key").1;
+    let get = |k: &String| {
+        &values
+            .iter()
+            .find(|(key, _)| key == k)
+            .expect("every key")
+            .1
+    };
     let below = match better {
         Better::Lower => "below",
         Better::Higher => "above",
@@ -636,10 +650,7 @@ pub fn headline(mode: &str, paper: Counts, ours: Counts) -> String {
     if paper.not_run > 0 {
         s += &format!("; {} not run", paper.not_run);
     }
-    s += &format!(
-        "); ours apart: {} of {}",
-        ours.reproduced, ours.checked
-    );
+    s += &format!("); ours apart: {} of {}", ours.reproduced, ours.checked);
     s
 }
 
@@ -752,7 +763,10 @@ pub fn section(
             } else {
                 paper.add(figure, &agreements);
             }
-            let agree = agreements.iter().filter(|a| **a == Agreement::Agree).count();
+            let agree = agreements
+                .iter()
+                .filter(|a| **a == Agreement::Agree)
+                .count();
             figures.push(vec![
                 e.id.to_string(),
                 if ours_experiment { "ours" } else { "paper" }.to_string(),
@@ -766,7 +780,10 @@ pub fn section(
             ]);
         }
         let line = headline(mode.as_str(), paper, ours);
-        blocks.push(Block::Heading(3, format!("Conclusions ({})", mode.as_str())));
+        blocks.push(Block::Heading(
+            3,
+            format!("Conclusions ({})", mode.as_str()),
+        ));
         blocks.push(Block::Para(format!("**{line}.**")));
         blocks.push(Block::Table {
             head: ["experiment", "basis", "orderings agreeing", "conclusions"]
