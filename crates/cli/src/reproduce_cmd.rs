@@ -173,7 +173,11 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         bar.finish_and_clear();
     }
     if let Some(tally) = tally? {
-        println!("{tally}; report: {}", a.out.join("report.html").display());
+        println!(
+            "{tally}; {}; report: {}",
+            tally.conclusions,
+            a.out.join("report.html").display()
+        );
     }
     Ok(())
 }

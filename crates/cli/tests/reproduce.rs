@@ -23,7 +23,9 @@ fn a_quick_report_of_two_experiments() {
     assert!(o.status.success(), "{}", stderr(&o));
     let line = stdout(&o);
     assert!(
-        line.contains("independent claims hold") && line.contains("report.html"),
+        line.contains("independent claims hold")
+            && line.contains("figures' conclusions reproduced")
+            && line.contains("report.html"),
         "{line}"
     );
     for f in [

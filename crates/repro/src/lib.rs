@@ -7,12 +7,14 @@
 //! - [`run`]: runs them, simulator runs in parallel;
 //! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
 //! - [`fits`]: every fit's runs and figures, which make a claim fitted;
+//! - [`conclusions`]: each figure's conclusion, the paper's order against ours;
 //! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all.
 
 pub mod app;
 pub mod appwork;
 pub mod claims;
+pub mod conclusions;
 pub mod experiment;
 pub mod figures;
 pub mod fits;

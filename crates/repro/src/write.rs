@@ -70,6 +70,9 @@ pub struct Tally {
     /// identical in every seed: the model lacks the mechanism (issue 36
     /// item 1: they stay misses, counted in the headline).
     pub identical_misses: usize,
+    /// The conclusions' headline ([`crate::conclusions::headline`]), empty
+    /// until the report is written.
+    pub conclusions: String,
 }
 
 impl Tally {
@@ -301,6 +304,13 @@ pub fn report(
             rows: exceptions,
         });
     }
+    // Every figure's conclusion (issue 36 item 4): its table before the
+    // experiments, its headline after the claims'.
+    let conclusions = crate::conclusions::section(experiments, results, &ctx.plan.modes)
+        .map_err(ReproError::Claims)?;
+    blocks.insert(2, Block::Para(format!("**{}.**", conclusions.headline)));
+    blocks.extend(conclusions.blocks);
+    tally.conclusions = conclusions.headline.clone();
     blocks.extend(body);
     atomic(&out.join("report.md"), &doc::markdown(&blocks))?;
     atomic(
@@ -317,6 +327,8 @@ pub fn report(
         "wall_secs": ctx.wall_secs,
         "headline": tally.headline(),
         "counts": counts_json(&tally),
+        "conclusions_headline": conclusions.headline,
+        "conclusions": conclusions.json,
         "claims": verdicts,
         "provenance": experiments.iter().map(|e| json!({
             "experiment": e.id,

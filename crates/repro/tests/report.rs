@@ -151,6 +151,25 @@ fn a_small_report_has_every_file_figure_and_verdict() {
         assert!(md.contains(&c.claim), "{} missing from report.md", c.claim);
     }
     assert!(md.contains("](figures/fig10-sim.svg)"));
+    // Every figure's conclusion (issue 36 item 4): the selected
+    // experiments' orderings, each with a verdict, and the headline.
+    let conclusions = summary["conclusions"].as_array().unwrap();
+    for id in ["fig10", "fig12"] {
+        assert!(conclusions.iter().any(|c| c["experiment"] == id), "{id}");
+    }
+    assert!(conclusions
+        .iter()
+        .all(|c| c["experiment"] == "fig10" || c["experiment"] == "fig12"));
+    for c in conclusions {
+        let v = c["verdict"].as_str().unwrap();
+        assert!(v == "agree" || v == "disagree", "both ran: {c}");
+    }
+    let line = summary["conclusions_headline"].as_str().unwrap();
+    assert!(
+        line.contains(" of 2 figures' conclusions reproduced (sim;"),
+        "{line}"
+    );
+    assert!(md.contains("## Conclusions") && md.contains(line));
 }
 
 #[test]

@@ -19,11 +19,14 @@ pub fn experiment() -> Experiment {
                 "examples/tune-libaio.fio: one libaio process, 4 KiB random reads, iodepth 256",
                 Origin::Paper("TOS 2: \"a single process ... libaio at an I/O depth of 256\"; fio's defaults for the rest"),
             )
-            .with("device, host", "optane, xeon-e5-2660v4 (2.0 GHz)", Origin::Paper("TOS 5.1"))
+            .with("device, host", "optane and p3700 (NVMe NAND), xeon-e5-2660v4 (2.0 GHz)", Origin::Paper("TOS 2, Fig 3 compares SATA, NVMe NAND and Optane devices; TOS 5.1 names the P3700 and the Optane"))
             .with("system", "default: an interrupt per completion", Origin::Paper("TOS 2"))
             .with("runtime, runs", "scaled", RUN_LENGTH),
         workloads: vec![example!("tune-libaio")],
-        runs: vec![RunSpec::new("default", "tune-libaio", "optane")],
+        runs: ["optane", "p3700"]
+            .iter()
+            .map(|d| RunSpec::new("default", "tune-libaio", d).in_group(*d))
+            .collect(),
         panels: vec![
             PanelSpec::bars("(a) interrupt CPU per interrupt [ns]", "irq_ns", "default"),
             PanelSpec::bars("(b) interrupts' share of the core [%]", "irq_share", "default"),

@@ -29,7 +29,10 @@ pub fn experiment() -> Experiment {
             )
             .with("runtime, runs", "scaled", RUN_LENGTH),
         workloads: vec![example!("sync-read")],
-        runs: vec![RunSpec::new("default", "sync-read", "optane")],
+        runs: ["optane", "p3700"]
+            .iter()
+            .map(|d| RunSpec::new("default", "sync-read", d).in_group(*d))
+            .collect(),
         panels: vec![
             PanelSpec::bars("(a) interrupt CPU per interrupt [ns]", "irq_ns", "default"),
             PanelSpec::bars("(b) read latency [us]", "lat_us:sync-read", "default"),
