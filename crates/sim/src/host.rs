@@ -83,7 +83,9 @@ impl World {
                 }
                 let w = self.window();
                 let (tid, yields) = self.cpu.segment_done(core, kind, start, self.now, w);
-                if yields {
+                // A plug flush is the middle of the submit call's kernel
+                // path, not a point where a woken thread may take the CPU.
+                if yields && then != Step::SubmitFlush {
                     // A switch-in that ends (`Resume`) leaves the thread's
                     // saved segments and its `next` as they are: they are
                     // still what it has to do.
