@@ -7,7 +7,9 @@
 //! - [`run`]: runs them, simulator runs in parallel;
 //! - [`claims`]: the claims (`claims.toml`, data) and their verdicts;
 //! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
-//! - [`staging`]: the report's directory, whole or not at all.
+//! - [`staging`]: the report's directory, whole or not at all;
+//! - [`tables`]: the verdict tables of the project's Markdown, generated
+//!   from a run's `summary.json`.
 
 pub mod app;
 pub mod appwork;
@@ -20,6 +22,7 @@ pub mod provenance;
 pub mod rule;
 pub mod run;
 pub mod staging;
+pub mod tables;
 pub mod write;
 pub mod xval;
 
