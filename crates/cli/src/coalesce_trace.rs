@@ -507,6 +507,7 @@ fn write_report(dir: &Path, origin: &str, job: &Job, oracle: u64, lines: &[Line]
         series: lines
             .iter()
             .map(|l| LineSeries {
+                errors: Vec::new(),
                 name: l.outcome.policy.name.clone(),
                 points: (0..=100)
                     .map(|i| {
@@ -533,6 +534,7 @@ fn write_report(dir: &Path, origin: &str, job: &Job, oracle: u64, lines: &[Line]
         series: lines
             .iter()
             .map(|l| LineSeries {
+                errors: Vec::new(),
                 name: l.outcome.policy.name.clone(),
                 points: l.per_second.clone(),
             })

@@ -64,6 +64,11 @@ pub struct ReproduceArgs {
     /// No progress bar
     #[arg(short, long)]
     quiet: bool,
+    /// Run the experiments the generated tables of the project's Markdown
+    /// name (with --quick, from the workspace root) and rewrite those
+    /// tables from this run (crates/repro/src/tables.rs)
+    #[arg(long)]
+    update_docs: bool,
 }
 
 /// A simulated run's length: long enough for every job of every experiment
@@ -120,6 +125,19 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
+    if a.update_docs {
+        // The committed tables are those of a plain --quick run in the
+        // simulator: anything else would make tables the test cannot repeat.
+        if !a.quick
+            || a.mode != Modes::Sim
+            || !a.only.is_empty()
+            || a.store.is_some()
+            || a.sim_runtime.is_some()
+            || a.seeds.is_some()
+        {
+            anyhow::bail!("--update-docs takes --quick --out DIR and nothing else: its tables are a plain --quick run's, and their markers name the experiments");
+        }
+    }
     if a.store.is_none() && (a.shard.shard.is_some() || a.shard.shards.is_some()) {
         anyhow::bail!("--shard and --shards split the runs of a --store: give --store DIR");
     }
@@ -137,8 +155,14 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     } else {
         Plan::full(modes)
     };
+    let root = std::env::current_dir()?;
+    let only = if a.update_docs {
+        repro::tables::experiments(&root).map_err(anyhow::Error::msg)?
+    } else {
+        a.only.clone()
+    };
     let opts = repro::Options {
-        only: a.only.clone(),
+        only,
         plan: Plan {
             sim_runtime: a.sim_runtime.unwrap_or(plan.sim_runtime),
             sim_seeds: a.seeds.unwrap_or(plan.sim_seeds),
@@ -177,6 +201,21 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             "{tally}; {}; report: {}",
             tally.conclusions,
             a.out.join("report.html").display()
+        );
+    }
+    if a.update_docs {
+        let path = a.out.join("summary.json");
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let changed = repro::tables::update_docs(&root, &summary).map_err(anyhow::Error::msg)?;
+        println!(
+            "update-docs: {} of {} files changed{}",
+            changed.len(),
+            repro::tables::DOCS.len(),
+            changed
+                .iter()
+                .map(|p| format!(" {}", p.strip_prefix(&root).unwrap_or(p).display()))
+                .collect::<String>()
         );
     }
     Ok(())

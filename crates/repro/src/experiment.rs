@@ -137,6 +137,29 @@ pub struct PanelSpec {
     /// Only these groups (all when empty): Fig 8's latency panel shows the
     /// sync runs only.
     pub groups: Vec<&'static str>,
+    /// The paper's values for some of the bars, drawn beside ours (issue 36
+    /// item 8); only where the paper prints the number.
+    pub paper: Vec<PaperMark>,
+}
+
+/// A number the paper gives for one bar: its bar label or its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaperMark {
+    pub system: &'static str,
+    pub group: &'static str,
+    pub value: PaperValue,
+    /// Where the paper gives it (section, figure, panel).
+    pub source: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PaperValue {
+    /// A ratio to the panel's reference system in the same group, as the
+    /// paper labels its bars; drawn on our reference bar (where our bar
+    /// would stand if our reference were the paper's and the ratio held).
+    Relative(f64),
+    /// In the panel's unit (`29 us`, `150K/s`).
+    Absolute(f64),
 }
 
 impl PanelSpec {
@@ -146,6 +169,7 @@ impl PanelSpec {
             metric: Metric::parse(metric).expect("a metric the experiments name"),
             kind: PanelKind::Bars { relative_to },
             groups: Vec::new(),
+            paper: Vec::new(),
         }
     }
 
@@ -160,11 +184,29 @@ impl PanelSpec {
             metric: Metric::parse(metric).expect("a metric the experiments name"),
             kind: PanelKind::Lines { x_label, x_log2 },
             groups: Vec::new(),
+            paper: Vec::new(),
         }
     }
 
     pub fn only(mut self, groups: &[&'static str]) -> PanelSpec {
         self.groups = groups.to_vec();
+        self
+    }
+
+    /// The paper's values for bars of this panel, all from `source`:
+    /// `(system, group, value)`.
+    pub fn with_paper(
+        mut self,
+        source: &'static str,
+        marks: &[(&'static str, &'static str, PaperValue)],
+    ) -> PanelSpec {
+        self.paper
+            .extend(marks.iter().map(|&(system, group, value)| PaperMark {
+                system,
+                group,
+                value,
+                source,
+            }));
         self
     }
 

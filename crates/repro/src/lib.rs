@@ -9,7 +9,9 @@
 //! - [`fits`]: every fit's runs and figures, which make a claim fitted;
 //! - [`conclusions`]: each figure's conclusion, the paper's order against ours;
 //! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
-//! - [`staging`]: the report's directory, whole or not at all.
+//! - [`staging`]: the report's directory, whole or not at all;
+//! - [`tables`]: the verdict tables of the project's Markdown, generated
+//!   from a run's `summary.json`.
 
 pub mod app;
 pub mod appwork;
@@ -24,6 +26,7 @@ pub mod provenance;
 pub mod rule;
 pub mod run;
 pub mod staging;
+pub mod tables;
 pub mod write;
 pub mod xval;
 

@@ -1,12 +1,14 @@
 //! An experiment's panels drawn from the results of one mode: grouped bars
 //! labelled relative to the reference system, as the paper labels them, or
-//! lines over a swept parameter.
+//! lines over a swept parameter; each bar and point with an error bar of one
+//! standard deviation across seeds, and the paper's value across a bar
+//! where the figure file gives it (issue 36 item 8).
 
 use report::svg::{BarChart, BarSeries, Figure, LineChart, LineSeries, Panel};
 use report::Mode;
 
-use crate::experiment::{Experiment, PanelKind, PanelSpec};
-use crate::run::Results;
+use crate::experiment::{Experiment, PanelKind, PanelSpec, PaperValue};
+use crate::run::{Results, Stat};
 
 pub fn figure(e: &Experiment, results: &Results, mode: Mode) -> Figure {
     Figure {
@@ -28,13 +30,57 @@ pub fn value(
     system: &str,
     group: &str,
 ) -> Option<f64> {
+    stat(e, p, results, mode, system, group).map(|s| s.mean)
+}
+
+/// The mean and spread across seeds of `panel`'s metric for `system` in
+/// `group`, if it ran.
+fn stat(
+    e: &Experiment,
+    p: &PanelSpec,
+    results: &Results,
+    mode: Mode,
+    system: &str,
+    group: &str,
+) -> Option<Stat> {
     let run = e
         .runs
         .iter()
         .find(|r| r.system == system && r.group == group)?;
-    results
-        .stat(e.id, &run.key, mode, &p.metric)
-        .map(|s| s.mean)
+    results.stat(e.id, &run.key, mode, &p.metric)
+}
+
+/// The spread to draw: one standard deviation, when there are seeds to
+/// spread across.
+fn spread(s: Option<Stat>) -> f64 {
+    s.filter(|s| s.n > 1).map_or(f64::NAN, |s| s.sd)
+}
+
+/// The paper's value for `system`'s bar in `group`, in the panel's unit: a
+/// ratio is drawn on our reference bar of the group. NaN where the paper
+/// gives none (or our reference did not run).
+pub fn paper_value(
+    e: &Experiment,
+    p: &PanelSpec,
+    results: &Results,
+    mode: Mode,
+    system: &str,
+    group: &str,
+) -> f64 {
+    let Some(m) = p
+        .paper
+        .iter()
+        .find(|m| m.system == system && m.group == group)
+    else {
+        return f64::NAN;
+    };
+    match (m.value, &p.kind) {
+        (PaperValue::Absolute(v), _) => v,
+        (PaperValue::Relative(r), PanelKind::Bars { relative_to }) => {
+            value(e, p, results, mode, relative_to, group).map_or(f64::NAN, |b| r * b)
+        }
+        (PaperValue::Relative(_), _) => f64::NAN,
+    }
 }
 
 fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel {
@@ -67,6 +113,14 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
                         name: s.clone(),
                         values: values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
                         labels,
+                        errors: groups
+                            .iter()
+                            .map(|g| spread(stat(e, p, results, mode, s, g)))
+                            .collect(),
+                        paper: groups
+                            .iter()
+                            .map(|g| paper_value(e, p, results, mode, s, g))
+                            .collect(),
                     }
                 })
                 .collect(),
@@ -77,14 +131,19 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
             y_label: p.metric.unit().to_string(),
             series: systems
                 .iter()
-                .map(|s| LineSeries {
-                    name: s.clone(),
-                    points: groups
+                .map(|s| {
+                    let (points, errors) = groups
                         .iter()
                         .filter_map(|g| {
-                            Some((g.parse::<f64>().ok()?, value(e, p, results, mode, s, g)?))
+                            let st = stat(e, p, results, mode, s, g)?;
+                            Some(((g.parse::<f64>().ok()?, st.mean), spread(Some(st))))
                         })
-                        .collect(),
+                        .unzip();
+                    LineSeries {
+                        name: s.clone(),
+                        points,
+                        errors,
+                    }
                 })
                 .collect(),
             x_log2: *x_log2,
@@ -101,6 +160,7 @@ fn panel(e: &Experiment, p: &PanelSpec, results: &Results, mode: Mode) -> Panel 
                 .map(|r| LineSeries {
                     name: r.key.clone(),
                     points: gap_cdf(results.reports(e.id, &r.key, mode).first()),
+                    errors: Vec::new(),
                 })
                 .collect(),
             x_log2: false,

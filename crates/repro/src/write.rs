@@ -496,14 +496,21 @@ fn caption(e: &Experiment, mode: Mode) -> String {
             _ => None,
         })
         .collect();
-    match relative.first() {
+    let base = match relative.first() {
         Some(r) => format!(
             "{} [{}]; bar labels are relative to {r}",
             e.title,
             mode.as_str()
         ),
         None => format!("{} [{}]", e.title, mode.as_str()),
-    }
+    };
+    // Issue 36 item 8: what the error bars and the black marks are.
+    let paper = if e.panels.iter().any(|p| !p.paper.is_empty()) {
+        "; a black mark is the paper's value (a ratio drawn on our reference bar)"
+    } else {
+        ""
+    };
+    format!("{base}; error bars: one standard deviation across seeds{paper}")
 }
 
 fn fmt_number(v: f64) -> String {

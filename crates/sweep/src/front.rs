@@ -337,19 +337,23 @@ pub fn svg_marked(fronts: &[Front], marks: &[Mark]) -> Result<String, String> {
         .enumerate()
         .flat_map(|(i, f)| {
             let mut series = vec![LineSeries {
+                errors: Vec::new(),
                 name: format!("front ({} of {} settings)", f.front.len(), f.settings),
                 points: f.front.iter().map(at).collect(),
             }];
             let mut cpu_series = vec![LineSeries {
+                errors: Vec::new(),
                 name: format!("front ({} of {} settings)", f.cpu_front.len(), f.settings),
                 points: f.cpu_front.iter().map(at_cpu).collect(),
             }];
             for m in marks.iter().filter(|m| m.group == i) {
                 series.push(LineSeries {
+                    errors: Vec::new(),
                     name: m.name.clone(),
                     points: vec![at(&m.setting)],
                 });
                 cpu_series.push(LineSeries {
+                    errors: Vec::new(),
                     name: m.name.clone(),
                     points: vec![at_cpu(&m.setting)],
                 });

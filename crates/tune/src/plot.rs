@@ -33,11 +33,13 @@ pub fn cdf_svg(t: &Tuning, title: &str) -> Result<String, String> {
         y_label: "CDF".into(),
         series: vec![
             LineSeries {
+                errors: Vec::new(),
                 name: "gaps (default)".into(),
                 points: cdf,
             },
             // Where the percentile was read: across at p, down at its gap.
             LineSeries {
+                errors: Vec::new(),
                 name: format!("p{}", t.percentile),
                 points: vec![(0.0, p), (at, p), (at, 0.0)],
             },
@@ -55,6 +57,7 @@ pub fn cdf_svg(t: &Tuning, title: &str) -> Result<String, String> {
 /// adaptive at the chosen delta, with the chosen thr marked.
 pub fn thr_svg(t: &Tuning, title: &str) -> Result<String, String> {
     let line = |y: fn(&crate::Point) -> f64| LineSeries {
+        errors: Vec::new(),
         name: "adaptive".into(),
         points: t
             .sweep

@@ -1,9 +1,12 @@
 use super::{artifact, BASIS, SYNC};
-use crate::experiment::{Experiment, PanelSpec, RunSpec};
+use crate::experiment::{Experiment, PanelSpec, PaperValue::Relative, RunSpec};
 use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 const SCRIPT: Origin = Origin::Artifact("fig5/test.sh");
 const JOB_FILE: Origin = Origin::Artifact("fig5/rand_mix.fio");
+/// The paper's bar labels, relative to cint (OSDI'21 Fig 7 = TOS Fig 10;
+/// shared/papers/digest-cinterrupts.md 5.4).
+const LABELS: &str = "TOS 3.3, Fig 10 (OSDI'21 Fig 7's bar labels, relative to cint)";
 
 /// fio's command line in the artifact's fig5/test.sh (k = 16).
 pub const FIO_ARGS: &[&str] = &[
@@ -43,10 +46,34 @@ pub fn experiment() -> Experiment {
             })
             .collect(),
         panels: vec![
-            PanelSpec::bars("(a) total IOPS", "total_iops", "cint"),
-            PanelSpec::bars("(b) sync IOPS", &format!("iops:{SYNC}"), "cint"),
-            PanelSpec::bars("(c) sync latency [us]", &format!("lat_us:{SYNC}"), "cint"),
-            PanelSpec::bars("(d) interrupts/s", "irq_rate", "cint"),
+            PanelSpec::bars("(a) total IOPS", "total_iops", "cint").with_paper(
+                LABELS,
+                &[
+                    ("default", "", Relative(0.83)),
+                    ("adaptive", "", Relative(1.15)),
+                ],
+            ),
+            PanelSpec::bars("(b) sync IOPS", &format!("iops:{SYNC}"), "cint").with_paper(
+                LABELS,
+                &[
+                    ("default", "", Relative(0.93)),
+                    ("adaptive", "", Relative(0.24)),
+                ],
+            ),
+            PanelSpec::bars("(c) sync latency [us]", &format!("lat_us:{SYNC}"), "cint").with_paper(
+                LABELS,
+                &[
+                    ("default", "", Relative(1.06)),
+                    ("adaptive", "", Relative(4.39)),
+                ],
+            ),
+            PanelSpec::bars("(d) interrupts/s", "irq_rate", "cint").with_paper(
+                LABELS,
+                &[
+                    ("default", "", Relative(2.74)),
+                    ("adaptive", "", Relative(0.25)),
+                ],
+            ),
         ],
     }
 }

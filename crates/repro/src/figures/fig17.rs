@@ -1,5 +1,5 @@
 use super::example;
-use crate::experiment::{Experiment, PanelSpec, RunSpec, Workload};
+use crate::experiment::{Experiment, PanelSpec, PaperValue, RunSpec, Workload};
 use crate::provenance::{Origin, Provenance, RUN_LENGTH};
 
 pub const CAP: u64 = 100_000;
@@ -49,8 +49,17 @@ pub fn experiment() -> Experiment {
         panels: vec![
             PanelSpec::bars("(a) IOPS", "total_iops", "cint"),
             PanelSpec::bars("(b) latency [us]", "lat_us:storm", "cint"),
-            PanelSpec::bars("(c) interrupts/s", "irq_rate", "cint"),
-            PanelSpec::bars("(d) CPU [%]", "cpu", "cint"),
+            PanelSpec::bars("(c) interrupts/s", "irq_rate", "cint").with_paper(
+                "TOS 4.3, Fig 17 (text: about 150K interrupts/s unprotected)",
+                &[("cint", "", PaperValue::Absolute(150_000.0))],
+            ),
+            PanelSpec::bars("(d) CPU [%]", "cpu", "cint").with_paper(
+                "TOS 4.3, Fig 17 (text: CPU falls from 100% to 94% with the cap)",
+                &[
+                    ("cint", "", PaperValue::Absolute(100.0)),
+                    ("cint+cap", "", PaperValue::Absolute(94.0)),
+                ],
+            ),
         ],
     }
 }

@@ -21,6 +21,7 @@ pub fn experiment() -> Experiment {
         metric: Metric::GapUs(0.9),
         kind: PanelKind::GapCdf,
         groups: Vec::new(),
+        paper: Vec::new(),
     };
     Experiment {
         id: "fig18",
