@@ -13,6 +13,10 @@ pub(crate) enum Step {
     Plan,
     /// User work for the prepared batch is done: enter the submit call.
     Submit,
+    /// One request of a multi-request submit call is built: a voluntary
+    /// preemption point, and every [`crate::thread::PLUG_MAX_REQUESTS`] a
+    /// plug flush ([`crate::thread`]).
+    SubmitNext,
     /// The submit call has handed the batch to the device.
     Submitted,
     /// Enter the call that waits for completions.
