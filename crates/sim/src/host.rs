@@ -83,9 +83,7 @@ impl World {
                 }
                 let w = self.window();
                 let (tid, yields) = self.cpu.segment_done(core, kind, start, self.now, w);
-                // A plug flush is the middle of the submit call's kernel
-                // path, not a point where a woken thread may take the CPU.
-                if yields && then != Step::SubmitFlush {
+                if yields {
                     // A switch-in that ends (`Resume`) leaves the thread's
                     // saved segments and its `next` as they are: they are
                     // still what it has to do.

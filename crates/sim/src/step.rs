@@ -13,10 +13,10 @@ pub(crate) enum Step {
     Plan,
     /// User work for the prepared batch is done: enter the submit call.
     Submit,
-    /// The submit call has built [`crate::thread::PLUG_FLUSH`] more of a
-    /// larger batch's requests: the plug hands them to the device and the
-    /// call goes on with the rest ([`crate::thread`]).
-    SubmitFlush,
+    /// One request of a multi-request submit call is built: a voluntary
+    /// preemption point, and every [`crate::thread::PLUG_MAX_REQUESTS`] a
+    /// plug flush ([`crate::thread`]).
+    SubmitNext,
     /// The submit call has handed the batch to the device.
     Submitted,
     /// Enter the call that waits for completions.

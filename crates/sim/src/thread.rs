@@ -4,16 +4,23 @@
 //! The loop's decisions are [`jobs::Issuer`]'s (batch sizes, draining to
 //! `iodepth_low`, `rate_iops`, `thinktime`, when to stop); this module
 //! charges them. One round: user work for the next batch (`user_per_io`
-//! each), the submit call (`syscall` + `submit_per_request` each; the batch
-//! reaches the device when the call ends, as blk-mq's plug flushes it, or,
-//! for a batch of more than [`PLUG_FLUSH`], 16 at a time as the call builds
-//! them), then
+//! each), the submit call (`syscall` + `submit_per_request` each), then
 //! for a blocking engine the same call sleeps until its request is
 //! delivered; an asynchronous engine enters its completion call
 //! (`io_getevents`, `io_uring_enter`) when the issuer says to reap. Completion
 //! latency runs from the start of the submit call to the return of the call
 //! that hands the completion to the thread, as fio's clat does for these
 //! engines.
+//!
+//! A submit call of more than one request runs as Linux 5.0 runs it: one
+//! segment per request, whose end is a voluntary preemption point (under
+//! CONFIG_PREEMPT_VOLUNTARY `might_sleep()` is `_cond_resched()`,
+//! include/linux/kernel.h, and every iocb's `aio_get_req` allocates with
+//! GFP_KERNEL, fs/aio.c, whose `slab_pre_alloc_hook` calls `might_sleep_if`,
+//! mm/slab.h), and the requests reach the device [`PLUG_MAX_REQUESTS`] at a
+//! time, the rest when the call ends (`blk_finish_plug`). A one-request
+//! call, an SQ thread's and a buffered write's (the page cache's) are one
+//! segment whose requests reach the device at its end.
 
 use jobs::{Batch, Decision, Reap};
 use policy::Nanos;
@@ -22,21 +29,13 @@ use crate::events::Ev;
 use crate::workload::Waiter;
 use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
 
-/// Requests the block layer holds in a task's plug before it flushes them
-/// to the device in the middle of a submit call: Linux 5.0's
-/// `BLK_MAX_REQUEST_COUNT` (include/linux/blkdev.h). `blk_mq_make_request`
-/// (block/blk-mq.c) plugs fully when the driver has a `commit_rqs` hook,
-/// as the NVMe driver of the authors' 5.0.8 kernel has (`.commit_rqs =
-/// nvme_commit_rqs` in their artifact's `cinterrupts-01-basis.patch`,
-/// `pci_clean.c`, the stock driver), and flushes the plug when a request
-/// arrives with this many already in it; `io_submit` plugs for more than
-/// `AIO_PLUG_THRESHOLD` (2) iocbs (fs/aio.c). So an `io_submit` of KVell's
-/// batches of up to 192 iocbs reaches the device 16 at a time while the
-/// call goes on building the rest, and their completions (and under the
-/// default strategy their interrupts) can arrive before the call returns.
-/// A batch of 16 or fewer (fio's `iodepth_batch_submit=16`) reaches the
-/// device when the call ends, as before.
-pub(crate) const PLUG_FLUSH: usize = 16;
+/// Requests a task's plug holds before the next one flushes them to the
+/// device: Linux 5.0's `BLK_MAX_REQUEST_COUNT` (include/linux/blkdev.h),
+/// checked in `blk_mq_make_request` (block/blk-mq.c) on every request added
+/// under a plug. fs/aio.c's io_submit plugs a call of more than 2 iocbs
+/// (`AIO_PLUG_THRESHOLD`), so a batch of 512 reaches the device 16 at a
+/// time while the call goes on, not all at its end.
+pub(crate) const PLUG_MAX_REQUESTS: u32 = 16;
 
 impl World {
     /// Carries a thread on from `step` (it is on its core's CPU).
@@ -52,50 +51,49 @@ impl World {
             },
             Step::Plan => self.plan(tid, core),
             Step::Submit => {
-                let th = &self.threads[tid as usize];
+                let th = &mut self.threads[tid as usize];
                 for &req in &th.batch {
                     self.requests[req as usize].issued = self.now;
                 }
+                th.built = 0;
+                th.flushed = 0;
+                let th = &self.threads[tid as usize];
                 // SQPOLL: the SQ thread takes the SQEs; the thread makes
                 // no system call ([`crate::uring`]).
                 let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
-                let n = th.batch.len();
-                // The plug flushes the first PLUG_FLUSH of a larger batch
-                // once they are built (an SQ thread's are not modelled in
-                // pieces: the thread makes no call).
-                let (built, then) = if !sq_thread && n > PLUG_FLUSH {
-                    (PLUG_FLUSH, Step::SubmitFlush)
+                let buffered = self.buffered_cost(&th.batch);
+                if sq_thread || th.batch.len() < 2 || self.journal.is_some() {
+                    let call = if sq_thread {
+                        0
+                    } else {
+                        self.host.syscall + self.host.submit_per_request * th.batch.len() as u64
+                    };
+                    self.start_seg(core, Kind::Kernel, call + buffered, Step::Submitted);
                 } else {
-                    (n, Step::Submitted)
-                };
-                let call = if sq_thread {
-                    0
-                } else {
-                    self.host.syscall + self.host.submit_per_request * built as u64
-                };
-                let cost = call + self.buffered_cost(&th.batch);
-                self.start_seg(core, Kind::Kernel, cost, then);
-            }
-            Step::SubmitFlush => {
-                // blk_flush_plug_list: the built requests go to the device
-                // now; the call goes on building the rest.
-                let th = &mut self.threads[tid as usize];
-                let chunk: Vec<u32> = th.batch.drain(..PLUG_FLUSH).collect();
-                let rest = th.batch.len();
-                self.hybrid_submitted(tid, &chunk);
-                for &req in &chunk {
-                    if !self.journal_submit(req) {
-                        self.block_submit(req);
-                    }
+                    // The call is built one request at a time (below).
+                    let cost = self.host.syscall + buffered + self.host.submit_per_request;
+                    self.start_seg(core, Kind::Kernel, cost, Step::SubmitNext);
                 }
-                self.threads[tid as usize].in_flight += chunk.len() as u32;
-                let (built, then) = if rest > PLUG_FLUSH {
-                    (PLUG_FLUSH, Step::SubmitFlush)
-                } else {
-                    (rest, Step::Submitted)
-                };
-                let cost = self.host.submit_per_request * built as u64;
-                self.start_seg(core, Kind::Kernel, cost, then);
+            }
+            Step::SubmitNext => {
+                let th = &mut self.threads[tid as usize];
+                th.built += 1;
+                if th.built as usize >= th.batch.len() {
+                    self.step(tid, Step::Submitted);
+                    return;
+                }
+                if th.built - th.flushed >= PLUG_MAX_REQUESTS {
+                    // blk_mq_make_request: the plug holds 16, the next
+                    // request flushes them to the device.
+                    let (from, to) = (th.flushed as usize, th.built as usize);
+                    th.flushed = th.built;
+                    self.dispatch_built(tid, from, to);
+                }
+                // The segment's end is the preemption point (the request's
+                // allocation, might_sleep): a pending resched is taken
+                // there ([`crate::host`]'s `core_done`).
+                let cost = self.host.submit_per_request;
+                self.start_seg(core, Kind::Kernel, cost, Step::SubmitNext);
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
@@ -103,13 +101,18 @@ impl World {
                 // ring's deferred completions.
                 self.run_deferred(tid);
                 self.hybrid_submitted(tid, &batch);
-                for &req in &batch {
+                // What the plug still holds goes to the device as the call
+                // ends (blk_finish_plug).
+                let from = self.threads[tid as usize].flushed as usize;
+                for &req in &batch[from..] {
                     if !self.journal_submit(req) {
                         self.block_submit(req);
                     }
                 }
                 let th = &mut self.threads[tid as usize];
-                th.in_flight += batch.len() as u32;
+                th.in_flight += (batch.len() - from) as u32;
+                th.built = 0;
+                th.flushed = 0;
                 th.batch = batch;
                 th.batch.clear();
                 self.plan(tid, core);
@@ -140,6 +143,18 @@ impl World {
             Step::JournalSleep => self.journal_sleep(tid, core),
             Step::JournalPoll => self.journal_poll(tid, core),
         }
+    }
+
+    /// A plug flush in the middle of a submit call: `batch[from..to]` go
+    /// to the device (or the block layer's scheduler) now.
+    fn dispatch_built(&mut self, tid: u32, from: usize, to: usize) {
+        let batch = std::mem::take(&mut self.threads[tid as usize].batch);
+        for &req in &batch[from..to] {
+            self.block_submit(req);
+        }
+        let th = &mut self.threads[tid as usize];
+        th.in_flight += (to - from) as u32;
+        th.batch = batch;
     }
 
     /// Takes delivered completions; returns to the thread when enough have

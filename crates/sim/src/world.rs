@@ -70,6 +70,11 @@ pub(crate) struct Thread {
     pub in_flight: u32,
     /// Requests prepared for the next submit call.
     pub batch: Vec<u32>,
+    /// Of `batch`, in a multi-request submit call: the requests built so
+    /// far, and of them those already flushed to the device
+    /// ([`crate::thread::PLUG_MAX_REQUESTS`]).
+    pub built: u32,
+    pub flushed: u32,
     /// Completions delivered by interrupts and not yet taken by the thread.
     pub ready: VecDeque<u32>,
     /// Completions taken by the current waiting call so far.
@@ -110,6 +115,8 @@ impl Thread {
             rng,
             in_flight: 0,
             batch: Vec::new(),
+            built: 0,
+            flushed: 0,
             ready: VecDeque::new(),
             got: Vec::new(),
             needed: 0,

@@ -88,8 +88,9 @@ fn the_takers_part_of_a_completion_is_its_kernel_time_and_its_latency() {
     assert!((irq(&with) - irq(&without)).abs() < 20.0);
 }
 
-/// A blocking reader beside a libaio job whose submit calls are long kernel
-/// paths (64 requests of 20 us each per io_submit).
+/// A blocking reader beside a libaio job whose completion calls are long
+/// kernel paths (64 completions of 50 us each per io_getevents: the copy
+/// of the events has no preemption point).
 const LONG_KERNEL_PATHS: &str = "[global]\nrw=randread\nbs=4k\nsize=1g\ncpus_allowed=0\n\
     runtime=1\ntime_based\n[sync]\nioengine=psync\n[async]\nioengine=libaio\niodepth=64\n\
     iodepth_batch_submit=64\niodepth_batch_complete_min=64\n";
@@ -97,15 +98,14 @@ const LONG_KERNEL_PATHS: &str = "[global]\nrw=randread\nbs=4k\nsize=1g\ncpus_all
 #[test]
 fn under_preempt_voluntary_a_woken_reader_waits_for_the_kernel_path_to_end() {
     let mut h = host();
-    h.submit_per_request = 20 * US;
+    h.reap_per_completion = 50 * US;
     h.preemption = Preemption::Full;
     let full = run(LONG_KERNEL_PATHS, h.clone());
     h.preemption = Preemption::Voluntary;
     let voluntary = run(LONG_KERNEL_PATHS, h);
     // Under full preemption the reader takes the CPU when its interrupt
-    // returns; under voluntary it waits for the submit call (up to 1.28 ms)
-    // when it finds one running (measured: 57 us against 86 us; its own
-    // submit takes 20 us too).
+    // returns; under voluntary it waits for the completion call (up to
+    // 3.2 ms) when it finds one running.
     let (f, v) = (lat_us(&full, "sync"), lat_us(&voluntary, "sync"));
     assert!(
         v > 1.3 * f,
@@ -113,4 +113,50 @@ fn under_preempt_voluntary_a_woken_reader_waits_for_the_kernel_path_to_end() {
         summary(&full),
         summary(&voluntary)
     );
+}
+
+/// The same pair with long submit calls instead: 64 requests of 20 us each
+/// per io_submit.
+const LONG_SUBMIT_CALLS: &str = "[global]\nrw=randread\nbs=4k\nsize=1g\ncpus_allowed=0\n\
+    runtime=1\ntime_based\n[sync]\nioengine=psync\n[async]\nioengine=libaio\niodepth=64\n\
+    iodepth_batch_submit=64\niodepth_batch_complete_min=64\n";
+
+#[test]
+fn under_preempt_voluntary_a_submit_call_yields_at_each_request() {
+    let mut h = host();
+    h.submit_per_request = 20 * US;
+    h.preemption = Preemption::Full;
+    let full = run(LONG_SUBMIT_CALLS, h.clone());
+    h.preemption = Preemption::Voluntary;
+    let voluntary = run(LONG_SUBMIT_CALLS, h);
+    // Each request of the call passes a preemption point (its allocation's
+    // might_sleep): the woken reader waits for at most one request's 20 us,
+    // not for the call's 1.28 ms.
+    let (f, v) = (lat_us(&full, "sync"), lat_us(&voluntary, "sync"));
+    assert!(
+        v < f + 20.0,
+        "full {f} us, voluntary {v} us\n{}\n{}",
+        summary(&full),
+        summary(&voluntary)
+    );
+}
+
+#[test]
+fn a_submit_call_of_64_reaches_the_device_16_at_a_time() {
+    let mut h = host();
+    h.submit_per_request = 20 * US;
+    let r = run(
+        "[a]\nioengine=libaio\nrw=randread\nbs=4k\nsize=1g\ncpus_allowed=0\nruntime=1\n\
+         time_based\niodepth=64\niodepth_batch_submit=64\niodepth_batch_complete_min=64\n",
+        h,
+    );
+    let parts = r.io_path.as_ref().expect("io_path").jobs[0]
+        .parts
+        .expect("parts");
+    // From the call's start to the doorbell: the plug flushes every 16
+    // requests, so the four quarters wait 16, 32, 48 and 64 requests'
+    // 20 us (mean 800 us, and the handlers of the first quarters'
+    // completions cut in), where one flush at the call's end is 1,280 us.
+    let us = parts.submit / 1e3;
+    assert!((780.0..=880.0).contains(&us), "{us} us\n{}", summary(&r));
 }

@@ -85,14 +85,17 @@ fn urgent_keeps_sync_latency_in_the_mixed_workload() {
 
 /// TOS Fig 11/15 (iodepth 256): with a deep async queue, adaptive and
 /// nvme100 bury the sync reads behind thr; Urgent delivers them. Held:
-/// cint's sync latency at least 1.5x lower than adaptive's (2.0x measured
-/// since the device starts free units at once, issue 13; 3x before, when
-/// every start was spaced by 1/IOPS; `reproduce` gives the paper's numbers).
+/// cint's sync latency at least 1.3x lower than adaptive's (1.49x measured
+/// since a submit call yields at each request, Linux 5.0's voluntary
+/// preemption points, `sim::thread`: the woken reader no longer waits out
+/// the async thread's call of 16; 2.0x before, and 3x when every device
+/// start was spaced by 1/IOPS, issue 13; `reproduce` gives the paper's
+/// numbers).
 #[test]
 fn urgent_matters_most_beside_a_deep_async_queue() {
     let cint = lat_us(&run("mixed-256", "cint"), "sync");
     let adaptive = lat_us(&run("mixed-256", "adaptive"), "sync");
-    assert!(adaptive >= 1.5 * cint, "adaptive {adaptive} cint {cint}");
+    assert!(adaptive >= 1.3 * cint, "adaptive {adaptive} cint {cint}");
 }
 
 /// TOS Fig 20b-d: async-only (libaio, iodepth 256, batches of 16). The paper:
