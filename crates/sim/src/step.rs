@@ -13,6 +13,9 @@ pub(crate) enum Step {
     Plan,
     /// User work for the prepared batch is done: enter the submit call.
     Submit,
+    /// The submit call's entry is done: the page cache copies the batch's
+    /// buffered writes (preemptible at every page, [`crate::cpu::Kind`]).
+    SubmitCopy,
     /// The submit call has handed the batch to the device.
     Submitted,
     /// Enter the call that waits for completions.

@@ -45,8 +45,18 @@ impl World {
                 } else {
                     self.host.syscall + self.host.submit_per_request * th.batch.len() as u64
                 };
-                let cost = call + self.buffered_cost(&th.batch);
-                self.start_seg(core, Kind::Kernel, cost, Step::Submitted);
+                // The buffered writes' copy is a segment of its own: Linux
+                // reschedules between its pages ([`Kind::KernelResched`]).
+                let then = if self.buffered_cost(&th.batch) > 0 {
+                    Step::SubmitCopy
+                } else {
+                    Step::Submitted
+                };
+                self.start_seg(core, Kind::Kernel, call, then);
+            }
+            Step::SubmitCopy => {
+                let cost = self.buffered_cost(&self.threads[tid as usize].batch);
+                self.start_seg(core, Kind::KernelResched, cost, Step::Submitted);
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
