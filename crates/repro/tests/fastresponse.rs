@@ -60,10 +60,11 @@ fn fastresponse_systems_are_the_simulators_host_settings() {
     assert_eq!(s.completion, Some(host::poll::Mode::SelectIsr));
     assert_eq!(s.block_scheduler, None);
     let bs = repro::experiment::fastresponse("bs-opt").unwrap();
-    assert_eq!(bs.wakeup, Some(sim::Wakeup::Boost));
+    // The authors' patch (CGCL-codes/FastResponse e78438aa7), not the prose.
+    assert_eq!(bs.wakeup, Some(sim::Wakeup::BoostCode));
     assert_eq!(
         bs.describe(),
-        "--block-scheduler ld,tokens=8,split=32k --wakeup boost"
+        "--block-scheduler ld,tokens=8,split=32k --wakeup boost-code"
     );
     assert!(repro::experiment::fastresponse("bsj-opt").is_none());
 }

@@ -66,10 +66,10 @@ fn the_write_path_systems_are_fr_4_4s() {
     // BSJ-Opt: BS-Opt with fjournaling.
     let bsj = fs("bsj-opt");
     assert_eq!(bsj.journal, Some(sim::Journal::Fjournal));
-    assert_eq!(bsj.wakeup, Some(sim::Wakeup::Boost));
+    assert_eq!(bsj.wakeup, Some(sim::Wakeup::BoostCode));
     assert_eq!(
         bsj.describe(),
-        "--block-scheduler ld,tokens=8,split=32k --wakeup boost --journal fjournal --jbd2-critical"
+        "--block-scheduler ld,tokens=8,split=32k --wakeup boost-code --journal fjournal --jbd2-critical"
     );
     assert!(repro::experiment::fastresponse_fsync("nosuch").is_none());
     // The read path's systems are unchanged.

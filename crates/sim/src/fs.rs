@@ -77,8 +77,10 @@ pub(crate) struct FileSystem {
     due: Vec<u32>,
     /// When its fsync under way began.
     started: Vec<Option<Nanos>>,
-    /// When the path last woke it.
-    woken: Vec<Option<Nanos>>,
+    /// When the path last woke it, and the I/O whose completion woke it
+    /// (None: a hand-off, JBD2 woken for a commit or the caller woken
+    /// after it).
+    woken: Vec<Option<(Nanos, Option<IoKind>)>>,
     /// Woken while not asleep: run the path again instead of sleeping.
     rewake: Vec<bool>,
     /// The fsync under way.
@@ -241,13 +243,26 @@ impl FileSystem {
         self.fs.fsync(now, tid, u64::from(tid), critical, dirty)
     }
 
-    /// A thread the model woke has the CPU at `now`: its wait counts as
-    /// T_Sched for the fsyncs it serves; the model's next step.
+    /// A thread the model woke has the CPU at `now`: its wait counts for
+    /// the fsyncs it serves, as FR 2.2 and 4.4 split it. After a hand-off
+    /// (JBD2 woken to commit, the fsync thread woken after the commit) it
+    /// is T_Sched: "the waiting time for process scheduling after waking up
+    /// JBD2 thread and fsync thread" (FR 2.2, Fig. 5b). After an I/O's
+    /// completion it is that I/O's part (T_D1, T_D2, T_JD, T_JC): FR 4.4
+    /// has the boost cut those four "because these four I/O operations all
+    /// involve process scheduling", SelectISR's polling trim them and leave
+    /// T_Sched alone ("the wake-up of the JBD2 and fsync threads does not
+    /// involve I/O operation"), and fjournaling remove T_Sched entirely
+    /// (FR 3.4: no JBD2 wake-up, no wake-up back). The model's next step.
     pub(crate) fn running(&mut self, tid: u32, now: Nanos) -> FsStep {
         let who = self.who(tid);
-        if let Some(w) = self.woken[tid as usize].take() {
+        if let Some((w, cause)) = self.woken[tid as usize].take() {
             for (t, s) in self.served(who) {
-                self.acc[t].sched += now.saturating_sub(w.max(s));
+                let wait = now.saturating_sub(w.max(s));
+                match cause {
+                    Some(kind) => *self.acc[t].of(kind) += wait,
+                    None => self.acc[t].sched += wait,
+                }
             }
         }
         self.fs.running(now, who)
@@ -309,9 +324,10 @@ impl FileSystem {
         self.ios.insert(slot, id);
     }
 
-    /// The path wakes `t` at `now`: a switch for the fsyncs it serves.
+    /// The path wakes `t` at `now`, for the completion of an I/O of kind
+    /// `cause` or (None) a hand-off: a switch for the fsyncs it serves.
     /// Returns its thread id.
-    pub(crate) fn woken(&mut self, t: FsThread, now: Nanos) -> u32 {
+    pub(crate) fn woken(&mut self, t: FsThread, now: Nanos, cause: Option<IoKind>) -> u32 {
         let tid = self.tid(t);
         match t {
             FsThread::Jbd2 => {
@@ -322,7 +338,7 @@ impl FileSystem {
             }
             FsThread::Task(_) => self.acc[tid as usize].switches += 1,
         }
-        self.woken[tid as usize] = Some(now);
+        self.woken[tid as usize] = Some((now, cause));
         tid
     }
 
@@ -345,8 +361,9 @@ impl FileSystem {
 
     /// A request of model I/O `io` was reaped at `now` (by the handler, or
     /// by its polling thread): at the I/O's last, its time counts for the
-    /// fsyncs it served, and the model's step for its completion.
-    pub(crate) fn reaped(&mut self, req: u32, io: IoId, now: Nanos) -> Option<FsStep> {
+    /// fsyncs it served, and its kind and the model's step for its
+    /// completion.
+    pub(crate) fn reaped(&mut self, req: u32, io: IoId, now: Nanos) -> Option<(IoKind, FsStep)> {
         self.ios.remove(&req);
         let p = self.pending.get_mut(&io)?;
         p.remaining -= 1;
@@ -358,7 +375,7 @@ impl FileSystem {
             *self.acc[t].of(p.kind) += now.saturating_sub(p.issued.max(s));
             self.acc[t].ios += 1;
         }
-        Some(self.fs.completed(now, io))
+        Some((p.kind, self.fs.completed(now, io)))
     }
 
     /// The device posted a polled model I/O's request for `tid`.
@@ -449,7 +466,8 @@ mod tests {
         assert_eq!(f.io_of(7), Some(io.id));
         assert!(f.reaped(7, io.id, 900).is_none(), "one request left");
         assert_eq!(f.io_of(7), None);
-        assert!(f.reaped(8, io.id, 1_200).is_some());
+        let (kind, _) = f.reaped(8, io.id, 1_200).expect("the last request");
+        assert_eq!(kind, IoKind::D1);
         f.fsync_returned(0, 1_500, true);
         let (n, parts, lat) = f.fsyncs(0).expect("thread 0 fsyncs");
         assert_eq!(n, 1);
@@ -457,6 +475,38 @@ mod tests {
         assert_eq!(*parts.clone().of(io.kind), 1_000, "issue to last reap");
         assert_eq!(lat.len(), 1);
         assert!(f.fsyncs(1).is_none(), "thread 1 never fsyncs");
+    }
+
+    #[test]
+    fn a_wake_after_an_io_counts_in_its_part_and_a_hand_off_in_t_sched() {
+        // FR 2.2 / 4.4: T_Sched is the wait after waking JBD2 and the
+        // fsync thread; the wait after an I/O's completion is the I/O's.
+        let mut f = fs();
+        f.write_submitted(0, 1, 0);
+        f.write_submitted(0, 1, 0);
+        f.fsync_begins(0, 100);
+        let step = f.fsync(0, false, 100);
+        let io = *step.issue.first().expect("the fsync writes D1");
+        f.issued(&io, 1, false, 100);
+        f.track(7, io.id);
+        let (kind, step) = f.reaped(7, io.id, 600).expect("D1 completes");
+        assert_eq!(
+            step.wake,
+            [FsThread::Task(0)],
+            "D1's completion wakes the caller"
+        );
+        f.woken(FsThread::Task(0), 600, Some(kind));
+        // The caller gets the CPU 40 ns after its wake-up: D1's, not T_Sched.
+        let step = f.running(0, 640);
+        assert_eq!(step.wake, [FsThread::Jbd2], "the caller wakes JBD2");
+        f.woken(FsThread::Jbd2, 700, None);
+        // JBD2 gets the CPU 300 ns later: a hand-off, T_Sched.
+        f.running(3, 1_000);
+        f.fsync_returned(0, 2_000, true);
+        let (_, parts, _) = f.fsyncs(0).expect("thread 0 fsyncs");
+        assert_eq!(parts.d1, 500 + 40, "issue to reap, then the wake-up's wait");
+        assert_eq!(parts.sched, 300, "the hand-off's wait only");
+        assert_eq!(parts.switches, 2);
     }
 
     #[test]

@@ -67,8 +67,14 @@
 //! - The breakdown (FR Fig. 5b, 15b): a task's own I/Os (D1, the
 //!   f-transaction) count for its fsync, JBD2's for every fsync under way
 //!   when they complete, from when each began (issue to the interrupt
-//!   handler's delivery); T_Sched is every wake-up of the task and of JBD2
-//!   during the fsync to the thread getting the CPU. A critical caller
+//!   handler's delivery, or to its poller finding it), and the wait of the
+//!   thread that I/O's completion woke, to its getting the CPU, counts in
+//!   the same part; T_Sched is the wait after the two hand-offs only, JBD2
+//!   woken for the commit and the fsync thread woken after it (FR 2.2:
+//!   "the waiting time for process scheduling after waking up JBD2 thread
+//!   and fsync thread"; FR 4.4: the boost cuts T_D1, T_D2, T_JD and T_JC
+//!   "because these four I/O operations all involve process scheduling").
+//!   Until issue 36 T_Sched counted every wake-up. A critical caller
 //!   under fjournaling never waits for JBD2: JBD2's part is not its. Under fjournaling the
 //!   f-transaction's header and extent blocks count as JD and its commit
 //!   block as JC (issued together, so they overlap).
@@ -199,7 +205,7 @@ impl World {
     /// I/Os it issued and the threads it woke, then returns from fsync or
     /// sleeps.
     fn journal_go_on(&mut self, tid: u32, core: u32, step: FsStep) {
-        let (cost, done) = self.journal_apply(step, Some(tid), None);
+        let (cost, done) = self.journal_apply(step, Some(tid), None, None);
         let then = if done { Step::Plan } else { Step::JournalSleep };
         self.start_seg(core, Kind::Kernel, cost, then);
     }
@@ -234,13 +240,16 @@ impl World {
 
     /// Issues, wakes and returns what the model asks. `running`: the thread
     /// on the CPU applying it; `handler`: the core whose interrupt handler
-    /// does. Returns the CPU it costs the thread and whether `running`'s
-    /// own fsync returned.
+    /// does; `cause`: the kind of the I/O whose completion the step is
+    /// (None: a hand-off or the commit timer), for the breakdown of the
+    /// wake-ups' waits ([`crate::fs::FileSystem::running`]). Returns the CPU
+    /// it costs the thread and whether `running`'s own fsync returned.
     fn journal_apply(
         &mut self,
         step: FsStep,
         running: Option<u32>,
         handler: Option<u32>,
+        cause: Option<IoKind>,
     ) -> (Nanos, bool) {
         let mut cost = 0;
         for io in step.issue {
@@ -248,7 +257,7 @@ impl World {
         }
         for t in step.wake {
             cost += self.host.wakeup;
-            self.journal_wake(t, handler);
+            self.journal_wake(t, handler, cause);
         }
         let mut done = false;
         for task in step.done {
@@ -295,9 +304,9 @@ impl World {
     /// Wakes a thread of the path through the scheduler: from an interrupt
     /// handler (it becomes runnable when the handler returns) or from a
     /// running thread (at once).
-    fn journal_wake(&mut self, t: FsThread, handler: Option<u32>) {
+    fn journal_wake(&mut self, t: FsThread, handler: Option<u32>, cause: Option<IoKind>) {
         let j = self.journal.as_mut().expect("journal");
-        let tid = j.woken(t, self.now);
+        let tid = j.woken(t, self.now, cause);
         if self.threads[tid as usize].state != TState::Blocked {
             // Still on its way to sleep (or spinning for its polled I/Os):
             // it goes on instead.
@@ -325,17 +334,17 @@ impl World {
     /// The handler reaped a model I/O's request; at its last, the model
     /// learns the I/O completed. True if the handler must wake a thread.
     pub(crate) fn deliver_journal(&mut self, core: u32, req: u32, io: IoId) -> bool {
-        let Some(step) = self.journal_reaped(req, io) else {
+        let Some((kind, step)) = self.journal_reaped(req, io) else {
             return false;
         };
         let woke = !step.wake.is_empty();
-        self.journal_apply(step, None, Some(core));
+        self.journal_apply(step, None, Some(core), Some(kind));
         woke
     }
 
     /// A model I/O's request was reaped (by the handler, or by its polling
     /// thread): at its last, the model's step for the I/O's completion.
-    fn journal_reaped(&mut self, req: u32, io: IoId) -> Option<FsStep> {
+    fn journal_reaped(&mut self, req: u32, io: IoId) -> Option<(IoKind, FsStep)> {
         let r = &mut self.requests[req as usize];
         if r.state != RState::Posted {
             self.audit.duplicates += 1;
@@ -404,7 +413,7 @@ impl World {
                 self.audit.duplicates += 1;
                 continue;
             };
-            let Some(mut step) = self.journal_reaped(req, io) else {
+            let Some((kind, mut step)) = self.journal_reaped(req, io) else {
                 continue;
             };
             // Its own I/O's completion: no wake-up, it goes on.
@@ -414,7 +423,7 @@ impl World {
                 step.wake.retain(|&w| w != me);
                 j.rewake(tid);
             }
-            let (c, d) = self.journal_apply(step, Some(tid), None);
+            let (c, d) = self.journal_apply(step, Some(tid), None, Some(kind));
             cost += c;
             done |= d;
         }
@@ -434,7 +443,7 @@ impl World {
         let jbd2 = j.jbd2();
         let step = j.commit_timer(self.now);
         // The timer's softirq is not charged (one per 5 s).
-        self.journal_apply(step, None, None);
+        self.journal_apply(step, None, None, None);
         self.events
             .push(self.now + COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
     }

@@ -13,6 +13,9 @@ pub(crate) enum Step {
     Plan,
     /// User work for the prepared batch is done: enter the submit call.
     Submit,
+    /// The submit call's entry is done: the page cache copies the batch's
+    /// buffered writes (preemptible at every page, [`crate::cpu::Kind`]).
+    SubmitCopy,
     /// One request of a multi-request submit call is built: a voluntary
     /// preemption point, and every [`crate::thread::PLUG_MAX_REQUESTS`] a
     /// plug flush ([`crate::thread`]).

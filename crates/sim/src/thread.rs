@@ -19,8 +19,11 @@
 //! GFP_KERNEL, fs/aio.c, whose `slab_pre_alloc_hook` calls `might_sleep_if`,
 //! mm/slab.h), and the requests reach the device [`PLUG_MAX_REQUESTS`] at a
 //! time, the rest when the call ends (`blk_finish_plug`). A one-request
-//! call, an SQ thread's and a buffered write's (the page cache's) are one
-//! segment whose requests reach the device at its end.
+//! call, an SQ thread's and one under the journal's model are one segment
+//! whose requests reach the device at its end. A buffered write's
+//! page-cache copy follows the call's entry as a segment of its own, which
+//! the scheduler may preempt (Linux 5.3.7's `generic_perform_write` calls
+//! `cond_resched()` after every page).
 
 use jobs::{Batch, Decision, Reap};
 use policy::Nanos;
@@ -61,19 +64,28 @@ impl World {
                 // SQPOLL: the SQ thread takes the SQEs; the thread makes
                 // no system call ([`crate::uring`]).
                 let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
-                let buffered = self.buffered_cost(&th.batch);
-                if sq_thread || th.batch.len() < 2 || self.journal.is_some() {
-                    let call = if sq_thread {
-                        0
-                    } else {
-                        self.host.syscall + self.host.submit_per_request * th.batch.len() as u64
-                    };
-                    self.start_seg(core, Kind::Kernel, call + buffered, Step::Submitted);
-                } else {
+                let per_request = self.per_request_call(tid);
+                let call = if sq_thread {
+                    0
+                } else if per_request {
                     // The call is built one request at a time (below).
-                    let cost = self.host.syscall + buffered + self.host.submit_per_request;
-                    self.start_seg(core, Kind::Kernel, cost, Step::SubmitNext);
-                }
+                    self.host.syscall + self.host.submit_per_request
+                } else {
+                    self.host.syscall + self.host.submit_per_request * th.batch.len() as u64
+                };
+                // The buffered writes' copy is a segment of its own: Linux
+                // reschedules between its pages ([`Kind::KernelResched`]).
+                let then = if self.buffered_cost(&th.batch) > 0 {
+                    Step::SubmitCopy
+                } else {
+                    self.after_copy(tid)
+                };
+                self.start_seg(core, Kind::Kernel, call, then);
+            }
+            Step::SubmitCopy => {
+                let cost = self.buffered_cost(&self.threads[tid as usize].batch);
+                let then = self.after_copy(tid);
+                self.start_seg(core, Kind::KernelResched, cost, then);
             }
             Step::SubmitNext => {
                 let th = &mut self.threads[tid as usize];
@@ -142,6 +154,26 @@ impl World {
             Step::Journal => self.journal_running(tid, core),
             Step::JournalSleep => self.journal_sleep(tid, core),
             Step::JournalPoll => self.journal_poll(tid, core),
+        }
+    }
+
+    /// Whether the thread's submit call is built one request at a time (a
+    /// call of several requests, not an SQ thread's, not under the
+    /// journal's model): see the module's header.
+    fn per_request_call(&self, tid: u32) -> bool {
+        let th = &self.threads[tid as usize];
+        !(th.spec.uring.is_some_and(|s| s.sq_thread())
+            || th.batch.len() < 2
+            || self.journal.is_some())
+    }
+
+    /// Where the submit call goes once its entry (and a buffered write's
+    /// page-cache copy) is done.
+    fn after_copy(&self, tid: u32) -> Step {
+        if self.per_request_call(tid) {
+            Step::SubmitNext
+        } else {
+            Step::Submitted
         }
     }
 

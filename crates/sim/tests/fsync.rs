@@ -226,8 +226,13 @@ fn a_cpu_hog_on_the_callers_core_raises_t_sched() {
     let busy = |h: &mut sim::HostProfile| h.user_per_io = 20_000;
     let idle = breakdown(LS, busy);
     let shared = breakdown(&format!("{LS}{hog}"), busy);
+    // The waits for the CPU after each wake-up: after an I/O's completion
+    // they count in the I/O's part, after a hand-off in T_Sched (FR 2.2,
+    // 4.4), so the parts' sum is where the hog shows (the device's share
+    // of it is the same either way: nothing else uses the device).
+    let waits = |b: &FsyncBreakdown| b.d1_us + b.d2_us + b.jd_us + b.jc_us + b.sched_us;
     assert!(
-        shared.sched_us > 5.0 * idle.sched_us,
+        waits(&shared) > 1.5 * waits(&idle),
         "shared {shared:?} idle {idle:?}"
     );
     // A woken JBD2 or caller, placed behind min_vruntime after its sleep,
@@ -238,7 +243,7 @@ fn a_cpu_hog_on_the_callers_core_raises_t_sched() {
         h.preemption = sim::Preemption::Full;
     });
     assert!(
-        full.sched_us < shared.sched_us,
+        waits(&full) < waits(&shared),
         "full {full:?} shared {shared:?}"
     );
 }
@@ -256,9 +261,8 @@ fn select_isr(text: &str, policy: &str, polls: bool) -> (RunReport, Audit) {
 
 /// A coalescing policy: an interrupt waits for its aggregation timeout, so
 /// the polled I/O is found sooner. (Under `default`, which interrupts at
-/// once, T_D1 is the same either way, as the breakdown counts an I/O to
-/// the handler's delivery: polling's gain there is T_Sched and the
-/// switches, 9.09 -> 2.07 us and 6 -> 2.)
+/// once, polling's gain is the wake-ups' waits, counted in each I/O's part
+/// since issue 36, and the switches, 6 -> 2.)
 const POLICY: &str = "adaptive";
 
 #[test]

@@ -225,8 +225,8 @@ pub fn provenance(figure: &'static str) -> Provenance {
         )
         .with(
             "systems",
-            "vanilla: --wakeup vanilla; selectisr: + --completion select-isr; b-opt: --block-scheduler ld (8 tokens, 32k pieces) --wakeup vanilla; bs-opt: ld + --wakeup boost (Algorithm 1 as printed)",
-            Origin::Paper("FR 4.1, 3.3, 3.5; 8 tokens: FR 2.2's QD <= 8 (digest A.6)"),
+            "vanilla: --wakeup vanilla; selectisr: + --completion select-isr; b-opt: --block-scheduler ld (8 tokens, 32k pieces) --wakeup vanilla; bs-opt: ld + --wakeup boost-code (the authors' patch of Algorithm 1)",
+            Origin::Paper("FR 4.1, 3.3, 3.5; 8 tokens: FR 2.2's QD <= 8 (digest A.6); boost-code: the authors' kernel, CGCL-codes/FastResponse e78438aa7 kernel/sched/fair.c (digest A.2.3)"),
         )
         .with(
             "workload (LS)",
