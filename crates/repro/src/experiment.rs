@@ -79,7 +79,7 @@ pub use sim::HostSettings;
 ///
 /// Why the authors' patch and not Algorithm 1 as printed (issue 36 item
 /// 5): FR's numbers were measured on their kernel, "based on Linux kernel
-/// 5.3.7, and the source code is available at Github [19]" (FR 1), and
+/// 5.3.7, and the source code is available at Github \[19\]" (FR 1), and
 /// that code (CGCL-codes/FastResponse, commit e78438aa7 "schedopt",
 /// kernel/sched/fair.c) makes a critical wakee preempt always
 /// (`check_preempt_wakeup`: `if (p->critical == 1) { set_next_buddy(pse);
