@@ -329,13 +329,7 @@ pub fn load_in<C: Catalogue + ?Sized>(
     origin: &str,
     catalogue: &C,
 ) -> Result<Vec<Claim>, String> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start].lines().count().max(1))
-            .unwrap_or(0);
-        format!("{origin}:{line}: {}", e.message())
-    })?;
+    let file: File = parse_toml(text, origin)?;
     file.claim
         .into_iter()
         .enumerate()
@@ -465,6 +459,21 @@ fn one<C: Catalogue + ?Sized>(raw: Raw, catalogue: &C) -> Result<Claim, String> 
         baseline: raw.baseline,
         compare,
         paper: raw.paper,
+    })
+}
+
+/// A data file of ours (`claims.toml`, `conclusions.toml`) parsed, a
+/// syntax error named by the file and line.
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+) -> Result<T, String> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start].lines().count().max(1))
+            .unwrap_or(0);
+        format!("{origin}:{line}: {}", e.message())
     })
 }
 

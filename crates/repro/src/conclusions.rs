@@ -164,13 +164,7 @@ pub fn load(
     origin: &str,
     experiments: &[Experiment],
 ) -> Result<Vec<Conclusion>, String> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start].lines().count().max(1))
-            .unwrap_or(0);
-        format!("{origin}:{line}: {}", e.message())
-    })?;
+    let file: File = crate::claims::parse_toml(text, origin)?;
     file.conclusion
         .into_iter()
         .enumerate()
