@@ -175,6 +175,10 @@ pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
         completions_per_interrupt: finite(report.completions_per_interrupt()),
         delivery_ns: report.delivery,
         completions_by_mark: report.completions_by_mark,
+        counters: report
+            .counters
+            .as_ref()
+            .map(|c| crate::cpu::counters_json(c, report.completed_ios())),
         notes: report.notes.clone(),
         run: Some(run_part(report)),
         exec: None,
@@ -253,6 +257,10 @@ fn run_part(report: &RunReport) -> RunPart {
         fsync: (!fsyncs.is_empty()).then(|| json!(fsyncs)),
         completion_gaps: report.completion_gaps.as_ref().map(gaps),
         cpu_util: json!(cores),
+        cpu_per_io: report
+            .cpu_parts
+            .as_ref()
+            .map(|p| crate::cpu::parts_json(p, report.completed_ios())),
         io_path: report.io_path.as_ref().map(|p| io_path(report, p)),
         // An application run's own figures (sim::simulate_app); absent
         // from a job file's run.

@@ -5,6 +5,7 @@
 //! The run produces a [`RunReport`] (plain data); [`text`] and [`json`] render
 //! it. Both front ends fill the same structure, so their outputs cannot drift.
 
+pub mod cpu;
 pub mod doc;
 pub mod file;
 pub mod gaps;
@@ -18,6 +19,7 @@ pub mod text;
 
 use serde::{Deserialize, Serialize};
 
+pub use cpu::{Counters, CpuParts};
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
 pub use schema::{ByMark, Cinterrupts, Delivery, RunPart, SCHEMA_VERSION};
@@ -305,6 +307,14 @@ pub struct RunReport {
     /// Emulator, `run --uring` only: how the io_uring jobs' threads waited
     /// for their completions (`host::uring`).
     pub uring: Option<UringReport>,
+    /// Simulator only: the cores' busy time by cause, shown per I/O in ns
+    /// and cycles ([`cpu`]).
+    #[serde(default)]
+    pub cpu_parts: Option<CpuParts>,
+    /// `run` and `exec`: what `perf_event_open` counted (cycles,
+    /// instructions, task clock), shown per I/O ([`cpu`]).
+    #[serde(default)]
+    pub counters: Option<Counters>,
     /// Lines worth telling the user (ignored options, measured costs, ...).
     pub notes: Vec<String>,
 }

@@ -56,6 +56,11 @@ pub struct Cinterrupts<R = Value, E = Value> {
     /// completes); absent for the simulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completions_by_mark: Option<ByMark>,
+    /// `run`, `exec`: what `perf_event_open` counted, totals and per I/O
+    /// (`report::cpu::counters_json`); a counter the machine lacks is
+    /// absent and `unsupported` says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Value>,
     /// What is worth telling the user (costs measured, stand-ins, ...).
     pub notes: Vec<String>,
     /// What only a fio-job run (`sim`, `run`) has.
@@ -139,6 +144,10 @@ pub struct RunPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_gaps: Option<Value>,
     pub cpu_util: Value,
+    /// Simulator only: the cores' busy time per I/O by cause, ns and
+    /// cycles (`report::cpu::parts_json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_io: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_path: Option<Value>,
     /// Application runs only.

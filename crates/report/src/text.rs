@@ -227,6 +227,12 @@ fn write_summary(out: &mut String, report: &RunReport) {
             percent(c.idle)
         );
     }
+    if let Some(p) = &report.cpu_parts {
+        crate::cpu::write_parts(out, p, report.completed_ios());
+    }
+    if let Some(c) = &report.counters {
+        crate::cpu::write_counters(out, c, report.completed_ios());
+    }
     if let Some(a) = &report.apps {
         write_apps(out, report, a);
     }

@@ -85,6 +85,8 @@ fn sample() -> RunReport {
         io_path: None,
         apps: None,
         uring: None,
+        cpu_parts: None,
+        counters: None,
     }
 }
 

@@ -31,6 +31,7 @@ use apps::{Action, AppIo, PlacedThread};
 use hdrhistogram::Histogram;
 use policy::Nanos;
 
+use crate::cause::{Cause, Mix};
 use crate::limits::{MAX_IN_FLIGHT, MAX_SERVICE, MAX_THREADS};
 use crate::workload::{ThreadSpec, Waiter};
 use crate::world::{Kind, Step, TState, World};
@@ -63,7 +64,8 @@ impl World {
                     let d = self.threads[tid as usize].app.as_mut().expect("app");
                     d.pending = Some(action);
                     let cost = self.host.syscall + self.host.wakeup * woken;
-                    self.start_seg(core, Kind::Kernel, cost, Step::Plan);
+                    let mix = Mix::two(Cause::Syscall, self.host.syscall, Cause::Wakeup);
+                    self.start_seg(core, Kind::Kernel, mix, cost, Step::Plan);
                     return;
                 }
                 action
@@ -76,7 +78,7 @@ impl World {
                     let d = self.threads[tid as usize].app.as_mut().expect("app");
                     d.pending = Some(Action::Compute(ns - MAX_SEGMENT));
                 }
-                self.start_seg(core, Kind::User, now_ns, Step::Plan);
+                self.start_seg(core, Kind::User, Mix::of(Cause::User), now_ns, Step::Plan);
             }
             Action::Submit(ios) => self.app_submit(tid, ios),
             Action::Wait { min, max } => self.app_wait(tid, min, max),
@@ -134,7 +136,8 @@ impl World {
             // ring from user space), so a model that polls an empty queue
             // lets time pass rather than looping at one instant.
             let (core, cost) = (th.spec.core as u32, self.host.syscall);
-            self.start_seg(core, Kind::Kernel, cost, Step::Reap);
+            let mix = Mix::of(Cause::Syscall);
+            self.start_seg(core, Kind::Kernel, mix, cost, Step::Reap);
             return;
         }
         if th.spec.waiter == Waiter::Blocking {

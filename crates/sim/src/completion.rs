@@ -68,6 +68,7 @@
 //! as without `ld`. Hybrid's statistics see the thread's requests, not the
 //! pieces.
 
+use crate::cause::{Cause, Mix};
 use crate::limits::MAX_SERVICE;
 use crate::world::{Kind, RState, Step, World};
 
@@ -94,7 +95,7 @@ impl World {
         self.threads[tid as usize].spinning = true;
         // Ends when the device posts the entry ([`World::poll_post`]); a
         // segment this long ending on its own only spins on.
-        self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::Poll);
+        self.start_seg(core, Kind::Spin, Mix::of(Cause::Poll), MAX_SERVICE, Step::Poll);
     }
 
     /// The device posts a polled request's entry: its thread finds it at
@@ -133,7 +134,8 @@ impl World {
     pub(crate) fn spin_found(&mut self, tid: u32) {
         self.threads[tid as usize].spinning = false;
         let reap = self.host.per_completion;
-        self.end_spin(tid, Step::Poll, reap, Step::Reap);
+        let mix = Mix::of(Cause::Completion);
+        self.end_spin(tid, Step::Poll, reap, mix, Step::Reap);
     }
 
     /// The device posts a polled piece of an `ld` request: a spinning

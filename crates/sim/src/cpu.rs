@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 
 use policy::{Interrupt, Nanos};
 
+use crate::cause::{ByCause, Cause, Mix};
 use crate::events::{Ev, Events};
 use crate::profile::{IrqDelivery, IrqTaken, Preemption};
 use crate::sched::{RunQueue, Tunables};
@@ -50,6 +51,8 @@ pub(crate) struct Seg {
     pub kind: Kind,
     pub remaining: Nanos,
     pub then: Step,
+    /// What is left of its causes ([`crate::cause`]).
+    pub mix: Mix,
 }
 
 /// Work queued for a core's interrupt handler.
@@ -71,6 +74,7 @@ pub(crate) enum Busy {
         start: Nanos,
         end: Nanos,
         then: Step,
+        mix: Mix,
     },
     /// The interrupt handler runs (the current thread, if any, is cut short
     /// and its segment saved).
@@ -86,6 +90,8 @@ pub(crate) struct CoreTime {
     pub kernel: Nanos,
     pub irq: Nanos,
     pub idle: Nanos,
+    /// `user + kernel + irq` by cause ([`crate::cause`]).
+    pub by_cause: ByCause,
 }
 
 #[derive(Debug)]
@@ -99,6 +105,8 @@ struct Core {
     pending: VecDeque<IrqWork>,
     /// Threads the running handler wakes when it ends.
     waking: Vec<u32>,
+    /// The running handler's causes.
+    irq_mix: Mix,
     idle_since: Nanos,
     time: CoreTime,
     threads: u32,
@@ -212,6 +220,7 @@ impl Cpu {
                 rq: RunQueue::with_rule(host.wakeup_rule, host.cores, host.tick),
                 pending: VecDeque::new(),
                 waking: Vec::new(),
+                irq_mix: Mix::of(Cause::Irq),
                 idle_since: 0,
                 time: CoreTime::default(),
                 threads: 0,
@@ -289,10 +298,12 @@ impl Cpu {
     }
 
     /// Starts a segment of the current thread on `core`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &mut self,
         core: u32,
         kind: Kind,
+        mix: Mix,
         dur: Nanos,
         then: Step,
         now: Nanos,
@@ -305,17 +316,22 @@ impl Cpu {
             start: now,
             end: now + dur,
             then,
+            mix,
         };
         let gen = c.gen;
         events.push(now + dur, Ev::CoreDone { core, gen });
     }
 
-    /// Charges `[from, now)` of thread work on `core` to the core, the
-    /// current thread and its vruntime.
+    /// Charges `[from, now)` of thread work on `core` (the segment it
+    /// runs) to the core, its causes, the current thread and its vruntime.
     fn charge(&mut self, core: u32, kind: Kind, from: Nanos, now: Nanos, w: Window) {
         let measured = clip(w, from, now);
         let ran = now - from;
         let c = &mut self.cores[core as usize];
+        if let (Busy::Thread { mix, .. }, true) = (c.busy, measured > 0) {
+            let a = w.0.saturating_sub(from);
+            mix.charge(&mut c.time.by_cause, a, a + measured);
+        }
         let tid = c.current.expect("thread work without a thread") as usize;
         let e = &mut self.entities[tid];
         let a = &mut e.account;
@@ -398,7 +414,8 @@ impl Cpu {
             e.account.ctx += 1;
             c.ctx += 1;
         }
-        self.run(core, Kind::Kernel, cost, Step::Resume, now, events);
+        let mix = Mix::of(Cause::Switch);
+        self.run(core, Kind::Kernel, mix, cost, Step::Resume, now, events);
         Some((tid, now + cost))
     }
 
@@ -432,6 +449,7 @@ impl Cpu {
             start,
             end,
             then,
+            mix,
         } = self.cores[core as usize].busy
         {
             self.charge(core, kind, start, now, w);
@@ -440,6 +458,7 @@ impl Cpu {
                 kind,
                 remaining: end - now,
                 then,
+                mix: mix.after(now - start),
             });
             let c = &mut self.cores[core as usize];
             c.busy = Busy::Idle;
@@ -694,10 +713,18 @@ impl Cpu {
         self.cores[core as usize].waking.push(tid);
     }
 
-    /// The handler on `core` runs for `cost`.
-    pub(crate) fn handler_runs(&mut self, core: u32, cost: Nanos, now: Nanos, events: &mut Events) {
+    /// The handler on `core` runs for `cost`, spent on `mix`'s causes.
+    pub(crate) fn handler_runs(
+        &mut self,
+        core: u32,
+        cost: Nanos,
+        mix: Mix,
+        now: Nanos,
+        events: &mut Events,
+    ) {
         let c = &mut self.cores[core as usize];
         c.busy = Busy::Irq { start: now };
+        c.irq_mix = mix;
         c.gen = c.gen.wrapping_add(1);
         let gen = c.gen;
         events.push(now + cost, Ev::CoreDone { core, gen });
@@ -714,7 +741,12 @@ impl Cpu {
         w: Window,
     ) -> Vec<u32> {
         let c = &mut self.cores[core as usize];
-        c.time.irq += clip(w, start, now);
+        let measured = clip(w, start, now);
+        c.time.irq += measured;
+        if measured > 0 {
+            let a = w.0.saturating_sub(start);
+            c.irq_mix.charge(&mut c.time.by_cause, a, a + measured);
+        }
         std::mem::take(&mut c.waking)
     }
 
@@ -752,7 +784,7 @@ impl Cpu {
                     .saved
                     .pop()
                     .expect("an interrupted thread has a saved segment");
-                self.run(core, seg.kind, seg.remaining, seg.then, now, events);
+                self.run(core, seg.kind, seg.mix, seg.remaining, seg.then, now, events);
                 Next::Stay
             }
             None => {
@@ -778,6 +810,7 @@ impl Cpu {
         tid: u32,
         spin: Step,
         cost: Nanos,
+        mix: Mix,
         then: Step,
         now: Nanos,
         w: Window,
@@ -793,7 +826,7 @@ impl Cpu {
                 ..
             } if t == spin && c.current == Some(tid) => {
                 self.charge(core, kind, start, now, w);
-                self.run(core, Kind::Kernel, cost, then, now, events);
+                self.run(core, Kind::Kernel, mix, cost, then, now, events);
                 true
             }
             _ => {
@@ -804,6 +837,7 @@ impl Cpu {
                 seg.kind = Kind::Kernel;
                 seg.remaining = cost;
                 seg.then = then;
+                seg.mix = mix;
                 true
             }
         }
@@ -837,6 +871,7 @@ mod tests {
 
     const US: Nanos = 1_000;
     const ALL: Window = (0, Nanos::MAX);
+    const MIX: Mix = Mix::of(Cause::User);
 
     fn host(cores: u32) -> HostProfile {
         let mut h = HostProfile::load("xeon-e5-2660v4").expect("shipped");
@@ -885,7 +920,7 @@ mod tests {
     fn a_segment_cut_short_by_the_handler_resumes_with_what_was_left() {
         let h = host(1);
         let (mut cpu, mut ev, t0) = started(&h, 1);
-        cpu.run(0, Kind::User, 10 * US, Step::Plan, t0, &mut ev);
+        cpu.run(0, Kind::User, MIX, 10 * US, Step::Plan, t0, &mut ev);
         let irq = IrqWork::Device {
             queue: 0,
             kind: Interrupt::Full,
@@ -893,7 +928,7 @@ mod tests {
         let t1 = t0 + 4 * US;
         assert!(cpu.raise(0, irq, t1, &mut ev), "the handler starts now");
         assert_eq!(cpu.enter_handler(0, t1, ALL, &mut ev), irq);
-        cpu.handler_runs(0, US, t1, &mut ev);
+        cpu.handler_runs(0, US, MIX, t1, &mut ev);
         let t2 = next_core_done(&mut ev);
         assert_eq!(t2, t1 + US, "the cut segment's own end is gone");
         assert!(cpu.handler_returns(0, t1, t2, ALL).is_empty());
@@ -915,7 +950,7 @@ mod tests {
     fn time_is_charged_to_the_window_only() {
         let h = host(1);
         let (mut cpu, mut ev, t0) = started(&h, 1);
-        cpu.run(0, Kind::Spin, 10 * US, Step::Poll, t0, &mut ev);
+        cpu.run(0, Kind::Spin, MIX, 10 * US, Step::Poll, t0, &mut ev);
         let w = (t0 + 5 * US, Nanos::MAX);
         let (tid, _) = cpu.segment_done(0, Kind::Spin, t0, t0 + 10 * US, w);
         let a = cpu.account(tid);
@@ -933,7 +968,7 @@ mod tests {
         let dev = |queue, kind| IrqWork::Device { queue, kind };
         assert!(cpu.raise(0, dev(0, Interrupt::Full), t0, &mut ev));
         cpu.enter_handler(0, t0, ALL, &mut ev);
-        cpu.handler_runs(0, US, t0, &mut ev);
+        cpu.handler_runs(0, US, MIX, t0, &mut ev);
         // While the handler runs, interrupts queue behind it; the next for
         // a queue already pending merges into it.
         assert!(!cpu.raise(0, dev(1, Interrupt::UrgentOnly), t0, &mut ev));
@@ -963,7 +998,7 @@ mod tests {
         };
         assert!(cpu.raise(0, full, t0, &mut ev));
         cpu.enter_handler(0, t0, ALL, &mut ev);
-        cpu.handler_runs(0, US, t0, &mut ev);
+        cpu.handler_runs(0, US, MIX, t0, &mut ev);
         assert!(!cpu.raise(0, full, t0, &mut ev));
         assert!(!cpu.raise(0, full, t0, &mut ev));
         cpu.enter_handler(0, t0, ALL, &mut ev);
@@ -974,7 +1009,7 @@ mod tests {
     fn the_tick_preempts_only_a_thread_that_used_its_slice() {
         let h = host(1);
         let (mut cpu, mut ev, t0) = started(&h, 2);
-        cpu.run(0, Kind::User, 100_000 * US, Step::Plan, t0, &mut ev);
+        cpu.run(0, Kind::User, MIX, 100_000 * US, Step::Plan, t0, &mut ev);
         assert!(!cpu.tick(0, t0 + 100 * US, true, &mut ev), "100 us in");
         assert!(cpu.tick(0, t0 + 50_000 * US, true, &mut ev), "50 ms in");
         assert_eq!(cpu.preempt(0, t0 + 50_000 * US, ALL, &mut ev), 0);
@@ -996,7 +1031,7 @@ mod tests {
         let at = t0_plus_slice();
         for (kind, preempted) in [(Kind::Kernel, false), (Kind::KernelResched, true)] {
             let (mut cpu, mut ev, t0) = started(&h, 2);
-            cpu.run(0, kind, 100_000 * US, Step::Submitted, t0, &mut ev);
+            cpu.run(0, kind, MIX, 100_000 * US, Step::Submitted, t0, &mut ev);
             assert_eq!(cpu.tick(0, t0 + at, true, &mut ev), preempted, "{kind:?}");
             if preempted {
                 cpu.preempt(0, t0 + at, ALL, &mut ev);

@@ -7,16 +7,18 @@
 
 use policy::{Interrupt, Nanos};
 
+use crate::cause::{Cause, Mix};
 use crate::cpu::{Busy, IrqWork, Kind, Next};
 use crate::step::Step;
 use crate::workload::Waiter;
 use crate::world::{RState, TState, World};
 
 impl World {
-    /// Starts a segment of the current thread on `core` (charge CPU).
-    pub(crate) fn start_seg(&mut self, core: u32, kind: Kind, dur: Nanos, then: Step) {
+    /// Starts a segment of the current thread on `core` (charge CPU to
+    /// `mix`'s causes).
+    pub(crate) fn start_seg(&mut self, core: u32, kind: Kind, mix: Mix, dur: Nanos, then: Step) {
         self.cpu
-            .run(core, kind, dur, then, self.now, &mut self.events);
+            .run(core, kind, mix, dur, then, self.now, &mut self.events);
     }
 
     /// Switches `core` to the best runnable thread, or leaves it idle.
@@ -48,10 +50,17 @@ impl World {
     }
 
     /// A spin of thread `tid` ends early ([`crate::cpu::Cpu::end_spin`]).
-    pub(crate) fn end_spin(&mut self, tid: u32, spin: Step, cost: Nanos, then: Step) -> bool {
+    pub(crate) fn end_spin(
+        &mut self,
+        tid: u32,
+        spin: Step,
+        cost: Nanos,
+        mix: Mix,
+        then: Step,
+    ) -> bool {
         let w = self.window();
         self.cpu
-            .end_spin(tid, spin, cost, then, self.now, w, &mut self.events)
+            .end_spin(tid, spin, cost, mix, then, self.now, w, &mut self.events)
     }
 
     /// The running handler on `core` wakes `tid` when it returns.
@@ -160,8 +169,11 @@ impl World {
         let w = self.window();
         let work = self.cpu.enter_handler(core, self.now, w, &mut self.events);
         let h = &self.host;
-        let mut cost = h.irq_entry;
+        let entry = h.irq_entry;
+        let mut cost = entry;
         let (per_completion, wakeup) = (h.per_completion, h.wakeup);
+        // Entry, then the completions, then the wake-ups (crate::cause).
+        let mut completions = 0;
         match work {
             IrqWork::Device { queue, kind } => {
                 let measuring = self.measuring(self.now);
@@ -179,7 +191,8 @@ impl World {
                         self.counts.urgent_only += 1;
                     }
                 }
-                cost += per_completion * reaped.len() as u64;
+                completions = per_completion * reaped.len() as u64;
+                cost += completions;
                 for r in &reaped {
                     if self.deliver(core, r.id as u32) {
                         cost += wakeup;
@@ -193,8 +206,9 @@ impl World {
                 cost += wakeup;
             }
         }
+        let mix = Mix::three(Cause::Irq, entry, Cause::Completion, completions, Cause::Wakeup);
         self.cpu
-            .handler_runs(core, cost, self.now, &mut self.events);
+            .handler_runs(core, cost, mix, self.now, &mut self.events);
     }
 
     /// Hands one reaped completion to its thread; true if the handler must

@@ -83,6 +83,7 @@ use host::fsync::{IoId, IoKind, Step as FsStep, Thread as FsThread};
 use policy::Nanos;
 
 use crate::events::Ev;
+use crate::cause::{Cause, Mix};
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
 use crate::world::{Kind, RState, Step, TState, World};
@@ -179,7 +180,8 @@ impl World {
         j.fsync_begins(t, self.now);
         // The fsync system call's entry.
         let cost = self.host.syscall;
-        self.start_seg(core, Kind::Kernel, cost, Step::Fsync);
+        let mix = Mix::of(Cause::Syscall);
+        self.start_seg(core, Kind::Kernel, mix, cost, Step::Fsync);
         true
     }
 
@@ -205,9 +207,10 @@ impl World {
     /// I/Os it issued and the threads it woke, then returns from fsync or
     /// sleeps.
     fn journal_go_on(&mut self, tid: u32, core: u32, step: FsStep) {
-        let (cost, done) = self.journal_apply(step, Some(tid), None, None);
+        let (issue, wake, done) = self.journal_apply(step, Some(tid), None, None);
         let then = if done { Step::Plan } else { Step::JournalSleep };
-        self.start_seg(core, Kind::Kernel, cost, then);
+        let mix = Mix::two(Cause::Submit, issue, Cause::Wakeup);
+        self.start_seg(core, Kind::Kernel, mix, issue + wake, then);
     }
 
     /// The thread waits in the path, unless it was woken meanwhile.
@@ -229,7 +232,8 @@ impl World {
         if j.polled_out(t) > 0 {
             // Polled I/Os out: spin until the device posts one.
             self.threads[t].spinning = true;
-            self.start_seg(core, Kind::Spin, MAX_SERVICE, Step::JournalPoll);
+            let mix = Mix::of(Cause::Poll);
+            self.start_seg(core, Kind::Spin, mix, MAX_SERVICE, Step::JournalPoll);
             return;
         }
         let th = &mut self.threads[tid as usize];
@@ -243,20 +247,21 @@ impl World {
     /// does; `cause`: the kind of the I/O whose completion the step is
     /// (None: a hand-off or the commit timer), for the breakdown of the
     /// wake-ups' waits ([`crate::fs::FileSystem::running`]). Returns the CPU
-    /// it costs the thread and whether `running`'s own fsync returned.
+    /// it costs the thread (the submits, the wake-ups) and whether
+    /// `running`'s own fsync returned.
     fn journal_apply(
         &mut self,
         step: FsStep,
         running: Option<u32>,
         handler: Option<u32>,
         cause: Option<IoKind>,
-    ) -> (Nanos, bool) {
-        let mut cost = 0;
+    ) -> (Nanos, Nanos, bool) {
+        let (mut issue, mut wake) = (0, 0);
         for io in step.issue {
-            cost += self.journal_issue(io);
+            issue += self.journal_issue(io);
         }
         for t in step.wake {
-            cost += self.host.wakeup;
+            wake += self.host.wakeup;
             self.journal_wake(t, handler, cause);
         }
         let mut done = false;
@@ -264,7 +269,7 @@ impl World {
             done |= running == Some(task);
             self.fsync_done(task);
         }
-        (cost, done)
+        (issue, wake, done)
     }
 
     /// Sends one model I/O to the device (in requests of at most
@@ -380,7 +385,8 @@ impl World {
         if !self.threads[tid as usize].spinning {
             return;
         }
-        if self.end_spin(tid, Step::JournalPoll, 0, Step::JournalPoll) {
+        let mix = Mix::of(Cause::Completion);
+        if self.end_spin(tid, Step::JournalPoll, 0, mix, Step::JournalPoll) {
             self.threads[tid as usize].spinning = false;
         }
     }
@@ -401,10 +407,12 @@ impl World {
             return;
         }
         let measuring = self.measuring(self.now);
-        let mut cost = 0;
+        // The completions taken, then the submits and wake-ups the model's
+        // steps for them cost (crate::cause).
+        let (mut reap, mut issue, mut wake) = (0, 0, 0);
         let mut done = false;
         for &req in &found {
-            cost += self.host.per_completion;
+            reap += self.host.per_completion;
             if measuring {
                 self.counts.polled += 1;
                 self.threads[tid as usize].polled += 1;
@@ -423,12 +431,14 @@ impl World {
                 step.wake.retain(|&w| w != me);
                 j.rewake(tid);
             }
-            let (c, d) = self.journal_apply(step, Some(tid), None, Some(kind));
-            cost += c;
+            let (i, w, d) = self.journal_apply(step, Some(tid), None, Some(kind));
+            issue += i;
+            wake += w;
             done |= d;
         }
         let then = if done { Step::Plan } else { Step::JournalSleep };
-        self.start_seg(core, Kind::Kernel, cost, then);
+        let mix = Mix::three(Cause::Completion, reap, Cause::Submit, issue, Cause::Wakeup);
+        self.start_seg(core, Kind::Kernel, mix, reap + issue + wake, then);
     }
 
     /// JBD2's commit timer.

@@ -21,6 +21,7 @@ pub mod bench;
 mod blk;
 mod block;
 pub mod calibrate;
+mod cause;
 mod completion;
 mod cpu;
 mod device;

@@ -28,6 +28,7 @@
 use jobs::{Batch, Decision, Reap};
 use policy::Nanos;
 
+use crate::cause::{Cause, Mix};
 use crate::events::Ev;
 use crate::workload::Waiter;
 use crate::world::{Kind, RState, Request, Step, TState, World, CLAT_MAX};
@@ -46,7 +47,7 @@ impl World {
         let core = self.threads[tid as usize].spec.core as u32;
         match step {
             Step::Resume => match self.cpu.resume_saved(tid) {
-                Some(seg) => self.start_seg(core, seg.kind, seg.remaining, seg.then),
+                Some(seg) => self.start_seg(core, seg.kind, seg.mix, seg.remaining, seg.then),
                 None => {
                     let next = self.threads[tid as usize].next;
                     self.step(tid, next);
@@ -65,6 +66,7 @@ impl World {
                 // no system call ([`crate::uring`]).
                 let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
                 let per_request = self.per_request_call(tid);
+                let syscall = if sq_thread { 0 } else { self.host.syscall };
                 let call = if sq_thread {
                     0
                 } else if per_request {
@@ -80,12 +82,13 @@ impl World {
                 } else {
                     self.after_copy(tid)
                 };
-                self.start_seg(core, Kind::Kernel, call, then);
+                let mix = Mix::two(Cause::Syscall, syscall, Cause::Submit);
+                self.start_seg(core, Kind::Kernel, mix, call, then);
             }
             Step::SubmitCopy => {
                 let cost = self.buffered_cost(&self.threads[tid as usize].batch);
                 let then = self.after_copy(tid);
-                self.start_seg(core, Kind::KernelResched, cost, then);
+                self.start_seg(core, Kind::KernelResched, Mix::of(Cause::Copy), cost, then);
             }
             Step::SubmitNext => {
                 let th = &mut self.threads[tid as usize];
@@ -105,7 +108,8 @@ impl World {
                 // allocation, might_sleep): a pending resched is taken
                 // there ([`crate::host`]'s `core_done`).
                 let cost = self.host.submit_per_request;
-                self.start_seg(core, Kind::Kernel, cost, Step::SubmitNext);
+                let mix = Mix::of(Cause::Submit);
+                self.start_seg(core, Kind::Kernel, mix, cost, Step::SubmitNext);
             }
             Step::Submitted => {
                 let batch = std::mem::take(&mut self.threads[tid as usize].batch);
@@ -144,7 +148,8 @@ impl World {
                     // Entering the kernel runs the deferred completions.
                     self.run_deferred(tid);
                     let cost = self.host.syscall;
-                    self.start_seg(core, Kind::Kernel, cost, Step::Reap);
+                    let mix = Mix::of(Cause::Syscall);
+                    self.start_seg(core, Kind::Kernel, mix, cost, Step::Reap);
                 }
             }
             Step::Reap => self.reap(tid, core),
@@ -224,7 +229,8 @@ impl World {
         // (a woken blocking call's return path; io_getevents' copy).
         let cost = self.host.reap_per_completion * th.got.len() as u64;
         if cost > 0 {
-            self.start_seg(core, Kind::Kernel, cost, Step::Reaped);
+            let mix = Mix::of(Cause::Completion);
+            self.start_seg(core, Kind::Kernel, mix, cost, Step::Reaped);
         } else {
             self.reaped(tid, core);
         }
@@ -326,13 +332,13 @@ impl World {
                 while th.spec.issuer.take(&mut batch, &mut th.rng).is_some() {
                     spin += th.spec.job.cpuchunks * policy::US;
                 }
-                self.start_seg(core, Kind::User, spin, Step::Plan);
+                self.start_seg(core, Kind::User, Mix::of(Cause::User), spin, Step::Plan);
             }
             Decision::Issue(batch) => {
                 let n = batch.len();
                 self.prepare_batch(tid, batch);
                 let cost = self.host.user_per_io * n as u64;
-                self.start_seg(core, Kind::User, cost, Step::Submit);
+                self.start_seg(core, Kind::User, Mix::of(Cause::User), cost, Step::Submit);
             }
         }
     }

@@ -57,6 +57,7 @@
 
 use host::uring::{Action, Strategy, Wait};
 
+use crate::cause::{Cause, Mix};
 use crate::events::Ev;
 use crate::world::{Kind, Step, TState, World};
 
@@ -122,7 +123,8 @@ impl World {
                 th.spinning = true;
                 // Ends when the handler posts what it needs
                 // ([`World::spin_found`]).
-                self.start_seg(core, Kind::Spin, crate::limits::MAX_SERVICE, Step::Poll);
+                let (mix, max) = (Mix::of(Cause::Poll), crate::limits::MAX_SERVICE);
+                self.start_seg(core, Kind::Spin, mix, max, Step::Poll);
             }
             Action::Sleep | Action::Bounce => {
                 let th = &mut self.threads[tid as usize];

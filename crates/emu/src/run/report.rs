@@ -115,6 +115,8 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
             .collect(),
         apps: None,
         uring,
+        cpu_parts: None,
+        counters: None,
     }
 }
 

@@ -1,0 +1,151 @@
+//! What each nanosecond of CPU is for (issue 37 item 3, "cycles per I/O"):
+//! every segment the cores run (a thread's, or the interrupt handler's) is
+//! tagged with the host-profile costs it is made of, and the core charges
+//! its time to those causes as it charges it to user, kernel and irq time.
+//! The parts therefore sum to the busy time exactly, whatever cuts a
+//! segment short or the measured window clips of it.
+//!
+//! A segment made of several costs (the submit call's `syscall` then its
+//! `submit_per_request`s; the handler's `irq_entry`, its `per_completion`s
+//! and its `wakeup`s) lays them end to end in the order the model adds
+//! them: a segment cut at time t has spent its first t ns on its first
+//! parts. The kernel runs them in that order too (entry, then the work),
+//! though not as cleanly apart; the split of a cut segment is our choice.
+
+use policy::Nanos;
+
+/// One cost of the host profile ([`crate::HostProfile`]), as charged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// The benchmark's or application's own work in user space
+    /// (`user_per_io`, an application's compute, fio's cpuio spin).
+    User,
+    /// System call entry and exit (`syscall`).
+    Syscall,
+    /// Block layer and driver work to submit a request (`submit_per_request`).
+    Submit,
+    /// Interrupt entry and exit (`irq_entry`), a device's or a timer's.
+    Irq,
+    /// A completion's handling (`per_completion`, in the handler or by a
+    /// poller) and the call's part of it in the thread (`reap_per_completion`).
+    Completion,
+    /// Switching a thread in (`context_switch`, `process_switch`).
+    Switch,
+    /// Waking a thread (`wakeup`: the handler's, a futex wake's, the
+    /// journal's).
+    Wakeup,
+    /// Spinning on a polled queue.
+    Poll,
+    /// The page cache's copy of a buffered write (`buffered_write_per_kib`).
+    Copy,
+}
+
+/// How many causes there are ([`Cause`]'s variants).
+pub(crate) const CAUSES: usize = 9;
+
+/// CPU time by cause, ns, indexed by `Cause as usize`.
+pub(crate) type ByCause = [Nanos; CAUSES];
+
+/// A segment's causes laid end to end: `causes[0]` for its first `lens[0]`
+/// ns, `causes[1]` for the next `lens[1]`, `causes[2]` for the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mix {
+    causes: [Cause; 3],
+    lens: [Nanos; 2],
+}
+
+impl Mix {
+    /// A segment of one cause.
+    pub(crate) const fn of(c: Cause) -> Mix {
+        Mix {
+            causes: [c, c, c],
+            lens: [0, 0],
+        }
+    }
+
+    /// `a` for `a_ns`, then `b`.
+    pub(crate) const fn two(a: Cause, a_ns: Nanos, b: Cause) -> Mix {
+        Mix {
+            causes: [a, b, b],
+            lens: [a_ns, 0],
+        }
+    }
+
+    /// `a` for `a_ns`, then `b` for `b_ns`, then `c`.
+    pub(crate) const fn three(a: Cause, a_ns: Nanos, b: Cause, b_ns: Nanos, c: Cause) -> Mix {
+        Mix {
+            causes: [a, b, c],
+            lens: [a_ns, b_ns],
+        }
+    }
+
+    /// What is left of the segment after its first `ran` ns.
+    pub(crate) fn after(self, ran: Nanos) -> Mix {
+        let [l0, l1] = self.lens;
+        let [_, c1, c2] = self.causes;
+        if ran < l0 {
+            Mix {
+                lens: [l0 - ran, l1],
+                ..self
+            }
+        } else if ran - l0 < l1 {
+            Mix::two(c1, l1 - (ran - l0), c2)
+        } else {
+            Mix::of(c2)
+        }
+    }
+
+    /// Charges the segment's time from `a` to `b` ns after its start to
+    /// the causes it falls on.
+    #[inline]
+    pub(crate) fn charge(self, by: &mut ByCause, a: Nanos, b: Nanos) {
+        let [l0, l1] = self.lens;
+        let overlap = |from: Nanos, to: Nanos| b.min(to).saturating_sub(a.max(from));
+        let e1 = l0.saturating_add(l1);
+        by[self.causes[0] as usize] += overlap(0, l0);
+        by[self.causes[1] as usize] += overlap(l0, e1);
+        by[self.causes[2] as usize] += overlap(e1, Nanos::MAX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn charged(m: Mix, a: Nanos, b: Nanos) -> ByCause {
+        let mut by = [0; CAUSES];
+        m.charge(&mut by, a, b);
+        by
+    }
+
+    #[test]
+    fn parts_are_laid_end_to_end_and_sum_to_what_is_charged() {
+        let m = Mix::three(Cause::Irq, 100, Cause::Completion, 300, Cause::Wakeup);
+        let by = charged(m, 50, 600);
+        assert_eq!(by[Cause::Irq as usize], 50);
+        assert_eq!(by[Cause::Completion as usize], 300);
+        assert_eq!(by[Cause::Wakeup as usize], 150);
+        assert_eq!(by.iter().sum::<Nanos>(), 550);
+    }
+
+    #[test]
+    fn a_cut_segment_resumes_where_its_parts_left_off() {
+        let m = Mix::two(Cause::Syscall, 100, Cause::Submit);
+        // 60 ns of the syscall ran: 40 left of it, then the submit.
+        let rest = m.after(60);
+        assert_eq!(rest, Mix::two(Cause::Syscall, 40, Cause::Submit));
+        // Past the syscall: the submit alone.
+        assert_eq!(m.after(100), Mix::of(Cause::Submit));
+        let m3 = Mix::three(Cause::Irq, 10, Cause::Completion, 20, Cause::Wakeup);
+        assert_eq!(
+            m3.after(15),
+            Mix::two(Cause::Completion, 15, Cause::Wakeup)
+        );
+        assert_eq!(m3.after(30), Mix::of(Cause::Wakeup));
+        // Cut twice or once: the same time on the same causes.
+        let once = charged(m3, 0, 50);
+        let mut twice = charged(m3, 0, 15);
+        m3.after(15).charge(&mut twice, 0, 35);
+        assert_eq!(once, twice);
+    }
+}
