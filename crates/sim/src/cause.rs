@@ -124,7 +124,7 @@ mod tests {
         let by = charged(m, 50, 600);
         assert_eq!(by[Cause::Irq as usize], 50);
         assert_eq!(by[Cause::Completion as usize], 300);
-        assert_eq!(by[Cause::Wakeup as usize], 150);
+        assert_eq!(by[Cause::Wakeup as usize], 200);
         assert_eq!(by.iter().sum::<Nanos>(), 550);
     }
 
