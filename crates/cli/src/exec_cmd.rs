@@ -472,6 +472,7 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
     for r in &opts.critical {
         s += &format!("  critical: {}\n", r.to_line());
     }
+    report::cpu::write_counters(&mut s, &out.counters);
     match &out.routed {
         None => s += "  direct I/O seen (observed only: every call reached the kernel as made)\n",
         Some(r) => {

@@ -75,6 +75,7 @@ pub mod backend;
 pub mod bench;
 mod buffers;
 mod config;
+pub mod counters;
 pub mod device;
 mod direct;
 pub mod driver;

@@ -67,6 +67,9 @@ pub struct WorkerResult {
     pub write: DirStats,
     /// CPU and context switches in the measured part of the run.
     pub usage: Usage,
+    /// The thread's perf counters (cycles, instructions, task clock) in
+    /// the measured part ([`crate::counters`]).
+    pub counters: crate::counters::Reading,
     pub submitted: u64,
     pub consumed: u64,
     /// Times a submission waited for a free tag (back-pressure).
@@ -245,11 +248,15 @@ impl Worker<'_> {
     fn main(&mut self) {
         self.sh.clock.wait_until(self.issuer.start());
         let mut usage_from = None;
+        // This thread's counters, read where its usage is (issue 37 item 3).
+        let counters = crate::counters::Counters::open(0, false);
+        let mut counted_from = None;
         loop {
             self.take_interrupt(usage_from.is_some());
             let now = self.sh.clock.now();
             if usage_from.is_none() && now >= self.issuer.measure_from() {
                 usage_from = Some(Usage::of_this_thread());
+                counted_from = Some(counters.read());
             }
             if self.sh.abort.load(Ordering::Relaxed) {
                 self.issuer.stop();
@@ -269,6 +276,8 @@ impl Worker<'_> {
         // in flight completes without being measured (as in the simulator).
         let from = usage_from.unwrap_or_else(Usage::of_this_thread);
         let mut usage = Usage::of_this_thread().since(from);
+        let counted = counters.read();
+        self.out.counters = counted.since(counted_from.as_ref().unwrap_or(&counted));
         usage.user_ns = usage.user_ns.saturating_sub(self.out.irq_ns);
         self.out.usage = usage;
         self.out.stopped_at = self.sh.clock.now();

@@ -123,6 +123,9 @@ pub struct Outcome {
     /// What this `exec` could not do here (not root: no SCHED_FIFO
     /// fallback, no_new_privs), each said on stderr too.
     pub limits: Vec<String>,
+    /// The program's perf counters (cycles, instructions, task clock) over
+    /// its run, over its direct requests (issue 37 item 3).
+    pub counters: report::Counters,
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -363,6 +366,10 @@ fn run_program(
         }
     }
     let started = std::time::Instant::now();
+    // The program from its execve on, and every thread and process it
+    // starts (perf stat's enable_on_exec): opened before it is spawned, so
+    // that a program that ends at once is counted too.
+    let perf = emu::counters::Counters::open_for_exec();
     let spawned = match &opts.route {
         Some(r) => spawn_away_from(&mut cmd, r.device_cpu),
         None => cmd.spawn(),
@@ -406,6 +413,8 @@ fn run_program(
     let escalated = forwarding.wait_ended(child.id(), opts.kill_after);
     let status = child.wait().map_err(spawn_error)?;
     let duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    // The program has exited: its threads' and children's counts are in.
+    let perf = perf.read();
     drop(region_fd);
     let routed = router.map(Router::finish);
     if let Some(w) = watcher {
@@ -452,6 +461,8 @@ fn run_program(
             add_not_routed(&mut not_routed, n);
         }
     }
+    // Its direct requests (reads and writes; flushes are not I/Os here).
+    let ios = counts.reads.total() + counts.writes.total();
     Ok(Outcome {
         status,
         processes,
@@ -463,6 +474,10 @@ fn run_program(
         escalated,
         not_routed,
         limits,
+        counters: perf.to_report(
+            ios,
+            "the program and the threads and processes it started, user and kernel",
+        ),
     })
 }
 

@@ -126,7 +126,7 @@ pub fn cinterrupts(
         completions_per_interrupt: r.map_or(0.0, |r| r.completions_per_interrupt),
         delivery_ns: r.and_then(|r| r.delivery),
         completions_by_mark: Some(c.by_mark()),
-        counters: None,
+        counters: Some(report::cpu::counters_json(&out.counters)),
         notes: Vec::new(),
         run: None,
         exec: Some(ExecPart {

@@ -132,6 +132,10 @@ fn finite(x: f64) -> f64 {
 /// not expose is `None`, and `unsupported` says which, once.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counters {
+    /// The I/Os completed in what was counted (the divisor per I/O).
+    pub ios: u64,
+    /// What was counted (`the job threads in their measured part`).
+    pub scope: String,
     /// Hardware: CPU cycles and instructions retired.
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
@@ -143,8 +147,9 @@ pub struct Counters {
 }
 
 /// The counters' line over `ios` I/Os; the missing ones said once.
-pub fn write_counters(out: &mut String, c: &Counters, ios: u64) {
+pub fn write_counters(out: &mut String, c: &Counters) {
     use std::fmt::Write;
+    let ios = c.ios;
     let per = |x: u64| {
         if ios == 0 {
             0.0
@@ -170,7 +175,8 @@ pub fn write_counters(out: &mut String, c: &Counters, ios: u64) {
     if !parts.is_empty() {
         let _ = writeln!(
             out,
-            "  counters per I/O (perf_event_open, over {ios} I/Os): {}",
+            "  counters per I/O (perf_event_open; {}, {ios} I/Os): {}",
+            c.scope,
             parts.join(", ")
         );
     }
@@ -181,8 +187,10 @@ pub fn write_counters(out: &mut String, c: &Counters, ios: u64) {
 
 /// The counters as JSON: totals and per I/O; no nulls (a missing counter is
 /// absent, and `unsupported` says why).
-pub fn counters_json(c: &Counters, ios: u64) -> Value {
+pub fn counters_json(c: &Counters) -> Value {
+    let ios = c.ios;
     let mut m = Map::new();
+    m.insert("scope".into(), json!(c.scope));
     m.insert("ios".into(), json!(ios));
     let mut put = |name: &str, x: Option<u64>| {
         if let Some(x) = x {
@@ -234,16 +242,18 @@ mod tests {
     #[test]
     fn missing_counters_are_said_once_and_give_no_numbers() {
         let c = Counters {
+            ios: 5,
+            scope: "test".into(),
             task_clock_ns: Some(5_000),
             unsupported: Some("cycles, instructions: not supported".into()),
             ..Counters::default()
         };
         let mut out = String::new();
-        write_counters(&mut out, &c, 5);
+        write_counters(&mut out, &c);
         assert_eq!(out.matches("not supported").count(), 1, "{out}");
         assert!(!out.contains("cycles="), "{out}");
         assert!(out.contains("task-clock=1000ns"), "{out}");
-        let v = counters_json(&c, 5);
+        let v = counters_json(&c);
         assert!(v.get("cycles").is_none(), "{v}");
         assert_eq!(v["task_clock_ns_per_io"], 1000.0);
     }

@@ -178,7 +178,7 @@ pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
         counters: report
             .counters
             .as_ref()
-            .map(|c| crate::cpu::counters_json(c, report.completed_ios())),
+            .map(crate::cpu::counters_json),
         notes: report.notes.clone(),
         run: Some(run_part(report)),
         exec: None,

@@ -231,7 +231,7 @@ fn write_summary(out: &mut String, report: &RunReport) {
         crate::cpu::write_parts(out, p, report.completed_ios());
     }
     if let Some(c) = &report.counters {
-        crate::cpu::write_counters(out, c, report.completed_ios());
+        crate::cpu::write_counters(out, c);
     }
     if let Some(a) = &report.apps {
         write_apps(out, report, a);

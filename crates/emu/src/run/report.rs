@@ -35,6 +35,23 @@ pub(crate) struct Finished<'a> {
     pub(crate) contention: Option<String>,
 }
 
+/// The job threads' perf counters in their measured parts, over the I/Os
+/// they completed there ([`crate::counters`]).
+fn counters(results: &[WorkerResult]) -> report::Counters {
+    let mut sum: Option<crate::counters::Reading> = None;
+    for w in results {
+        sum = Some(match sum {
+            Some(s) => s.add(&w.counters),
+            None => w.counters.clone(),
+        });
+    }
+    let ios = results.iter().map(|w| w.read.ops + w.write.ops).sum();
+    sum.unwrap_or_default().to_report(
+        ios,
+        "the job threads in their measured part, user and kernel; not the emulated device's or the handler threads'",
+    )
+}
+
 pub(crate) fn run_report(f: Finished) -> RunReport {
     let Finished {
         cfg,
@@ -116,7 +133,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         apps: None,
         uring,
         cpu_parts: None,
-        counters: None,
+        counters: Some(counters(results)),
     }
 }
 
