@@ -48,7 +48,10 @@ fn check_json(c: &Value) {
     match c.get("unsupported") {
         Some(why) => {
             assert!(why.as_str().unwrap().contains("cycles"), "{c}");
-            assert!(c.get("cycles").is_none() && c.get("cycles_per_io").is_none(), "{c}");
+            assert!(
+                c.get("cycles").is_none() && c.get("cycles_per_io").is_none(),
+                "{c}"
+            );
         }
         None => assert!(c["cycles_per_io"].as_f64().unwrap() > 0.0, "{c}"),
     }

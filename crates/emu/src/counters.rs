@@ -105,11 +105,7 @@ impl Counter {
     /// that never execs, and this thread, count nothing; the children's
     /// counts reach this counter as they exit.
     pub fn open_for_exec(event: Event) -> io::Result<Counter> {
-        Counter::open_with(
-            event,
-            0,
-            FLAG_DISABLED | FLAG_INHERIT | FLAG_ENABLE_ON_EXEC,
-        )
+        Counter::open_with(event, 0, FLAG_DISABLED | FLAG_INHERIT | FLAG_ENABLE_ON_EXEC)
     }
 
     fn open_with(event: Event, pid: libc::pid_t, flags: u64) -> io::Result<Counter> {
@@ -203,7 +199,10 @@ impl Reading {
             cycles: s(self.cycles, other.cycles),
             instructions: s(self.instructions, other.instructions),
             task_clock_ns: s(self.task_clock_ns, other.task_clock_ns),
-            unsupported: self.unsupported.clone().or_else(|| other.unsupported.clone()),
+            unsupported: self
+                .unsupported
+                .clone()
+                .or_else(|| other.unsupported.clone()),
         }
     }
 

@@ -175,10 +175,7 @@ pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
         completions_per_interrupt: finite(report.completions_per_interrupt()),
         delivery_ns: report.delivery,
         completions_by_mark: report.completions_by_mark,
-        counters: report
-            .counters
-            .as_ref()
-            .map(crate::cpu::counters_json),
+        counters: report.counters.as_ref().map(crate::cpu::counters_json),
         notes: report.notes.clone(),
         run: Some(run_part(report)),
         exec: None,

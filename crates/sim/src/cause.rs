@@ -137,10 +137,7 @@ mod tests {
         // Past the syscall: the submit alone.
         assert_eq!(m.after(100), Mix::of(Cause::Submit));
         let m3 = Mix::three(Cause::Irq, 10, Cause::Completion, 20, Cause::Wakeup);
-        assert_eq!(
-            m3.after(15),
-            Mix::two(Cause::Completion, 15, Cause::Wakeup)
-        );
+        assert_eq!(m3.after(15), Mix::two(Cause::Completion, 15, Cause::Wakeup));
         assert_eq!(m3.after(30), Mix::of(Cause::Wakeup));
         // Cut twice or once: the same time on the same causes.
         let once = charged(m3, 0, 50);

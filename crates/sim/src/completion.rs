@@ -95,7 +95,13 @@ impl World {
         self.threads[tid as usize].spinning = true;
         // Ends when the device posts the entry ([`World::poll_post`]); a
         // segment this long ending on its own only spins on.
-        self.start_seg(core, Kind::Spin, Mix::of(Cause::Poll), MAX_SERVICE, Step::Poll);
+        self.start_seg(
+            core,
+            Kind::Spin,
+            Mix::of(Cause::Poll),
+            MAX_SERVICE,
+            Step::Poll,
+        );
     }
 
     /// The device posts a polled request's entry: its thread finds it at

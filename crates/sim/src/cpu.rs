@@ -784,7 +784,15 @@ impl Cpu {
                     .saved
                     .pop()
                     .expect("an interrupted thread has a saved segment");
-                self.run(core, seg.kind, seg.mix, seg.remaining, seg.then, now, events);
+                self.run(
+                    core,
+                    seg.kind,
+                    seg.mix,
+                    seg.remaining,
+                    seg.then,
+                    now,
+                    events,
+                );
                 Next::Stay
             }
             None => {

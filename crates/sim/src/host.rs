@@ -206,7 +206,13 @@ impl World {
                 cost += wakeup;
             }
         }
-        let mix = Mix::three(Cause::Irq, entry, Cause::Completion, completions, Cause::Wakeup);
+        let mix = Mix::three(
+            Cause::Irq,
+            entry,
+            Cause::Completion,
+            completions,
+            Cause::Wakeup,
+        );
         self.cpu
             .handler_runs(core, cost, mix, self.now, &mut self.events);
     }

@@ -82,8 +82,8 @@
 use host::fsync::{IoId, IoKind, Step as FsStep, Thread as FsThread};
 use policy::Nanos;
 
-use crate::events::Ev;
 use crate::cause::{Cause, Mix};
+use crate::events::Ev;
 use crate::limits::MAX_SERVICE;
 use crate::workload::Waiter;
 use crate::world::{Kind, RState, Step, TState, World};
