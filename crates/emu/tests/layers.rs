@@ -13,7 +13,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "leaves",
         &[
-            "backend", "buffers", "error", "irq", "latency", "mailbox", "ring", "sys", "verify",
+            "backend", "buffers", "counters", "error", "irq", "latency", "mailbox", "ring", "sys",
+            "verify",
         ],
     ),
     ("configuration", &["config"]),
