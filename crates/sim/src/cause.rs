@@ -51,11 +51,19 @@ pub(crate) const CAUSES: usize = 9;
 pub(crate) type ByCause = [Nanos; CAUSES];
 
 /// A segment's causes laid end to end: `causes[0]` for its first `lens[0]`
-/// ns, `causes[1]` for the next `lens[1]`, `causes[2]` for the rest.
+/// ns, `causes[1]` for the next `lens[1]`, `causes[2]` for the rest. The
+/// first two parts are a segment's fixed costs (a system call's entry, an
+/// interrupt's), held in 32 bits (up to 4.29 s, longer is capped there;
+/// the parts still sum to the segment's time) to keep it small: it rides
+/// with every segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mix {
     causes: [Cause; 3],
-    lens: [Nanos; 2],
+    lens: [u32; 2],
+}
+
+fn ns32(ns: Nanos) -> u32 {
+    u32::try_from(ns).unwrap_or(u32::MAX)
 }
 
 impl Mix {
@@ -68,28 +76,28 @@ impl Mix {
     }
 
     /// `a` for `a_ns`, then `b`.
-    pub(crate) const fn two(a: Cause, a_ns: Nanos, b: Cause) -> Mix {
+    pub(crate) fn two(a: Cause, a_ns: Nanos, b: Cause) -> Mix {
         Mix {
             causes: [a, b, b],
-            lens: [a_ns, 0],
+            lens: [ns32(a_ns), 0],
         }
     }
 
     /// `a` for `a_ns`, then `b` for `b_ns`, then `c`.
-    pub(crate) const fn three(a: Cause, a_ns: Nanos, b: Cause, b_ns: Nanos, c: Cause) -> Mix {
+    pub(crate) fn three(a: Cause, a_ns: Nanos, b: Cause, b_ns: Nanos, c: Cause) -> Mix {
         Mix {
             causes: [a, b, c],
-            lens: [a_ns, b_ns],
+            lens: [ns32(a_ns), ns32(b_ns)],
         }
     }
 
     /// What is left of the segment after its first `ran` ns.
     pub(crate) fn after(self, ran: Nanos) -> Mix {
-        let [l0, l1] = self.lens;
+        let [l0, l1] = self.lens.map(Nanos::from);
         let [_, c1, c2] = self.causes;
         if ran < l0 {
             Mix {
-                lens: [l0 - ran, l1],
+                lens: [ns32(l0 - ran), self.lens[1]],
                 ..self
             }
         } else if ran - l0 < l1 {
@@ -103,7 +111,12 @@ impl Mix {
     /// the causes it falls on.
     #[inline]
     pub(crate) fn charge(self, by: &mut ByCause, a: Nanos, b: Nanos) {
-        let [l0, l1] = self.lens;
+        if self.lens == [0, 0] {
+            // One cause (most segments).
+            by[self.causes[2] as usize] += b - a;
+            return;
+        }
+        let [l0, l1] = self.lens.map(Nanos::from);
         let overlap = |from: Nanos, to: Nanos| b.min(to).saturating_sub(a.max(from));
         let e1 = l0.saturating_add(l1);
         by[self.causes[0] as usize] += overlap(0, l0);

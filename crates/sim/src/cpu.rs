@@ -74,7 +74,6 @@ pub(crate) enum Busy {
         start: Nanos,
         end: Nanos,
         then: Step,
-        mix: Mix,
     },
     /// The interrupt handler runs (the current thread, if any, is cut short
     /// and its segment saved).
@@ -105,7 +104,9 @@ struct Core {
     pending: VecDeque<IrqWork>,
     /// Threads the running handler wakes when it ends.
     waking: Vec<u32>,
-    /// The running handler's causes.
+    /// The causes of the running thread segment ([`Busy::Thread`]) and of
+    /// the running handler (kept beside `busy`, which stays small).
+    seg_mix: Mix,
     irq_mix: Mix,
     idle_since: Nanos,
     time: CoreTime,
@@ -220,6 +221,7 @@ impl Cpu {
                 rq: RunQueue::with_rule(host.wakeup_rule, host.cores, host.tick),
                 pending: VecDeque::new(),
                 waking: Vec::new(),
+                seg_mix: Mix::of(Cause::User),
                 irq_mix: Mix::of(Cause::Irq),
                 idle_since: 0,
                 time: CoreTime::default(),
@@ -316,8 +318,8 @@ impl Cpu {
             start: now,
             end: now + dur,
             then,
-            mix,
         };
+        c.seg_mix = mix;
         let gen = c.gen;
         events.push(now + dur, Ev::CoreDone { core, gen });
     }
@@ -328,9 +330,9 @@ impl Cpu {
         let measured = clip(w, from, now);
         let ran = now - from;
         let c = &mut self.cores[core as usize];
-        if let (Busy::Thread { mix, .. }, true) = (c.busy, measured > 0) {
+        if measured > 0 {
             let a = w.0.saturating_sub(from);
-            mix.charge(&mut c.time.by_cause, a, a + measured);
+            c.seg_mix.charge(&mut c.time.by_cause, a, a + measured);
         }
         let tid = c.current.expect("thread work without a thread") as usize;
         let e = &mut self.entities[tid];
@@ -449,9 +451,9 @@ impl Cpu {
             start,
             end,
             then,
-            mix,
         } = self.cores[core as usize].busy
         {
+            let mix = self.cores[core as usize].seg_mix;
             self.charge(core, kind, start, now, w);
             let tid = self.cores[core as usize].current.expect("thread work") as usize;
             self.entities[tid].saved.push(Seg {
