@@ -50,6 +50,27 @@ pub fn pin(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Puts the calling thread (and the threads it starts, which inherit it)
+/// in SCHED_FIFO at priority `prio`, or SCHED_OTHER with `prio` 0.
+pub fn set_policy(prio: i32) -> Result<(), String> {
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
+    let policy = if prio > 0 {
+        libc::SCHED_FIFO
+    } else {
+        libc::SCHED_OTHER
+    };
+    // SAFETY: pid 0 is the calling thread; a valid param.
+    if unsafe { libc::sched_setscheduler(0, policy, &p) } != 0 {
+        return Err(format!(
+            "sched_setscheduler: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// `n` getppid system calls through `syscall(2)` (not glibc's wrapper,
 /// which a libc could cache), as `perf bench syscall basic`; ns each.
 pub fn syscall(n: u64) -> f64 {

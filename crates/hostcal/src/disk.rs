@@ -21,6 +21,8 @@ pub const BLOCK: usize = 4096;
 pub struct Disk {
     /// The whole disk's name (`vda`).
     pub name: String,
+    /// Its (major, minor).
+    pub dev: (u32, u32),
     /// Its statistics file (the whole disk's, as vm-native.toml read
     /// `/proc/diskstats`' vda line).
     pub stat: PathBuf,
@@ -47,6 +49,13 @@ pub fn disk_of(dir: &Path) -> Result<Disk, String> {
     if sys.join("partition").exists() {
         sys.pop();
     }
+    let dev = std::fs::read_to_string(sys.join("dev"))
+        .ok()
+        .and_then(|t| {
+            let (a, b) = t.trim().split_once(':')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((ma, mi));
     let name = sys
         .file_name()
         .and_then(|n| n.to_str())
@@ -68,6 +77,7 @@ pub fn disk_of(dir: &Path) -> Result<Disk, String> {
             sys.join("stat")
         },
         name,
+        dev,
     })
 }
 

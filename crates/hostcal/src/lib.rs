@@ -69,6 +69,13 @@ pub enum HostcalError {
 /// How to measure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
+    /// Run the benchmarks in SCHED_FIFO (priority 1; default true), so
+    /// that other programs' load does not queue before a woken benchmark
+    /// thread: the costs are the host's own, and the model simulates its
+    /// own contention. The timer's sleeps run in SCHED_OTHER regardless
+    /// (a real-time thread's sleep has no timer slack, kernel/time/hrtimer.c
+    /// `hrtimer_nanosleep`, and a program's does).
+    pub realtime: bool,
     /// Rounds of each benchmark (7; `--quick` 3).
     pub rounds: usize,
     /// Fewer iterations a round (a few seconds in all, for tests).
@@ -83,6 +90,7 @@ impl Default for Options {
         Options {
             rounds: 7,
             quick: false,
+            realtime: true,
             scratch: PathBuf::from("/var/tmp"),
         }
     }
@@ -148,6 +156,11 @@ pub struct IrqMeasurement {
     /// (all handlers' + all BLOCK softirqs' time) / the disk's completions,
     /// a round, ns.
     pub per_completion: Spread,
+    /// The median softirq's part before its first `block_rq_complete` (inside
+    /// the disk's accounted time) and after its last (outside it), a round,
+    /// ns.
+    pub softirq_before_complete: Spread,
+    pub softirq_after_complete: Spread,
     /// Handlers and softirqs recorded in the rounds.
     pub handlers: usize,
     pub softirqs: usize,
@@ -180,6 +193,9 @@ pub struct HostMeasurement {
     pub timer_slack_ns: u64,
     pub rounds: usize,
     pub quick: bool,
+    /// The scheduling policy the benchmarks ran in ("SCHED_FIFO 1", or
+    /// "SCHED_OTHER" and why).
+    pub policy: String,
     /// The iterations a round of each CPU benchmark.
     pub iterations: Iterations,
     pub syscall: Spread,
@@ -231,8 +247,32 @@ fn spread(name: &str, v: &[f64]) -> Result<Spread, HostcalError> {
 /// machine cannot run (a single CPU, no io_uring, no root for tracefs)
 /// yields its reason, not an error; an error is only a benchmark every
 /// profile needs (the system call) failing.
+///
+/// The benchmarks run in a thread of their own (SCHED_FIFO, see
+/// [`Options::realtime`]); the caller's thread is left as it was.
 pub fn measure(o: &Options) -> Result<HostMeasurement, HostcalError> {
+    let o = o.clone();
+    std::thread::Builder::new()
+        .name("hostcal".into())
+        .spawn(move || {
+            let policy = if o.realtime {
+                match cpu::set_policy(1) {
+                    Ok(()) => "SCHED_FIFO 1".to_string(),
+                    Err(e) => format!("SCHED_OTHER (SCHED_FIFO refused: {e})"),
+                }
+            } else {
+                "SCHED_OTHER".to_string()
+            };
+            measure_here(&o, policy)
+        })
+        .map_err(|e| HostcalError::Benchmark(format!("cannot start the benchmark thread: {e}")))?
+        .join()
+        .map_err(|_| HostcalError::Benchmark("the benchmark thread panicked".into()))?
+}
+
+fn measure_here(o: &Options, policy: String) -> Result<HostMeasurement, HostcalError> {
     let start = Instant::now();
+    let realtime = policy.starts_with("SCHED_FIFO");
     let rounds = o.rounds.max(1);
     let date = sim::bench::utc_now();
     let load_before = machine::load();
@@ -271,8 +311,15 @@ pub fn measure(o: &Options) -> Result<HostMeasurement, HostcalError> {
         if let Some(c1) = c1 {
             push(&mut cross, || cpu::ping_pong(it.cross_core, (c0, c1)));
         }
+        // A program's sleep: SCHED_OTHER, with its timer slack.
+        if realtime {
+            let _ = cpu::set_policy(0);
+        }
         for (v, &asked) in sleeps.iter_mut().zip(&SLEEPS) {
             v.push(cpu::sleep_overshoot(it.sleep, asked));
+        }
+        if realtime {
+            let _ = cpu::set_policy(1);
         }
         match &mut ring {
             Ok(r) => push(&mut uring, || cpu::uring_nop(r, it.uring)),
@@ -315,6 +362,7 @@ pub fn measure(o: &Options) -> Result<HostMeasurement, HostcalError> {
         timer_slack_ns,
         rounds,
         quick: o.quick,
+        policy,
         iterations: it,
         syscall: spread("syscall", &sys)?,
         switch_round_trip: to_spread(same),
@@ -380,7 +428,7 @@ fn disk_rounds(s: &disk::Scratch, rounds: usize, n: u64) -> Result<DiskMeasureme
             d.name
         ))
     } else {
-        tracefs::Tracer::start(&irq_numbers)
+        tracefs::Tracer::start(&irq_numbers, d.dev)
     };
     let (mut lat, mut dev, mut path, mut ipr) = (vec![], vec![], vec![], vec![]);
     let mut windows = Vec::new();
@@ -451,6 +499,7 @@ fn irq_times(t: &tracefs::Trace, windows: &[(u64, u64, u64)]) -> Result<IrqMeasu
         (!v.is_empty()).then(|| v[v.len() / 2] as f64)
     };
     let (mut h, mut s, mut per) = (vec![], vec![], vec![]);
+    let (mut pre, mut post) = (vec![], vec![]);
     let (mut nh, mut ns) = (0, 0);
     for &(from, to, completed) in windows {
         let mut hd = tracefs::durations(&t.events, IrqEntry, IrqExit, from, to);
@@ -465,6 +514,13 @@ fn irq_times(t: &tracefs::Trace, windows: &[(u64, u64, u64)]) -> Result<IrqMeasu
         if let Some(m) = median(&mut sd) {
             s.push(m);
         }
+        let split = tracefs::softirq_split(&t.events, from, to);
+        if let Some(m) = median(&mut split.iter().map(|x| x.0).collect()) {
+            pre.push(m);
+        }
+        if let Some(m) = median(&mut split.iter().map(|x| x.1).collect()) {
+            post.push(m);
+        }
     }
     if nh == 0 {
         return Err("tracefs recorded no handler of the disk's vectors".into());
@@ -474,6 +530,10 @@ fn irq_times(t: &tracefs::Trace, windows: &[(u64, u64, u64)]) -> Result<IrqMeasu
         handler: sp(&h)?,
         softirq: sp(&s).map_err(|_| "tracefs recorded no BLOCK softirq".to_string())?,
         per_completion: sp(&per)?,
+        softirq_before_complete: sp(&pre)
+            .map_err(|_| "tracefs recorded no block_rq_complete in a BLOCK softirq".to_string())?,
+        softirq_after_complete: sp(&post)
+            .map_err(|_| "tracefs recorded no block_rq_complete in a BLOCK softirq".to_string())?,
         handlers: nh,
         softirqs: ns,
         lost: t.lost,

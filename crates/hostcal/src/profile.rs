@@ -136,7 +136,8 @@ pub fn render(m: &HostMeasurement) -> String {
             "This machine ({}, {} CPUs, Linux {}) as `cinterrupts calibrate --host{}` \
              measured it on {} in {:.1} s (crates/hostcal: each benchmark {} rounds, \
              interleaved; a round yields one mean, the spread is over rounds; \
-             \"load\" below is the 1-minute load average before -> after). Load \
+             \"load\" below is the 1-minute load average before -> after; the \
+             benchmarks ran in {}, the timer's sleeps in SCHED_OTHER). Load \
              average {} before, {} after. Keys not measured say so and where their \
              value comes from. The measured values that are not model keys are at the \
              end.",
@@ -147,6 +148,7 @@ pub fn render(m: &HostMeasurement) -> String {
             m.date,
             m.elapsed_ms as f64 / 1000.0,
             m.rounds,
+            m.policy,
             m.load_before,
             m.load_after
         ),
@@ -261,13 +263,19 @@ pub fn render(m: &HostMeasurement) -> String {
         Ok((dm, Ok(i))) => format!(
             "Measured: tracefs (a private instance) irq:irq_handler_entry/exit on vector \
              {vectors} and irq:softirq_entry/exit vec=4 (BLOCK) while the reads of \
-             submit_per_request ran: handler {}; block softirq {}; all handlers' and \
+             submit_per_request ran: handler {}; block softirq {}, of which {} to its \
+             block:block_rq_complete and {} after it; all handlers' and \
              softirqs' time per completion of /dev/{} {}; {} handlers and {} softirqs \
-             recorded, {} lost; {when}. The softirq holds the request's completion and \
-             the reader's wake-up (an IPI when the vector's CPU, here {:?}, is not the \
-             reader's).",
+             recorded, {} lost; {when}. The softirq after block_rq_complete is the \
+             bio's and the direct I/O's completion and the reader's wake-up (an IPI \
+             when the vector's CPU, here {:?}, is not the reader's). The handler and \
+             the softirq up to block_rq_complete are also inside the disk's time \
+             (below), which ends at the request's accounting in blk_mq_end_request, \
+             block/blk-mq.c.",
             i.handler.describe("ns"),
             i.softirq.describe("ns"),
+            i.softirq_before_complete.describe("ns"),
+            i.softirq_after_complete.describe("ns"),
             dm.disk.name,
             i.per_completion.describe("ns"),
             i.handlers,
@@ -312,7 +320,12 @@ pub fn render(m: &HostMeasurement) -> String {
             d.reap_per_completion,
             d.negative_residual.unwrap_or(d.submit_per_request as i64),
             if d.negative_residual.is_some() {
-                " (below 0: the parts above overlap the path's; 0 charged)"
+                " (below 0, so 0 is charged: the parts above overlap the disk's time, which \
+                 runs from the request's start to its accounting in blk_mq_end_request, \
+                 block/blk-mq.c, inside the BLOCK softirq: irq_entry, the handler and \
+                 the softirq up to block_rq_complete are in both, see per_completion; a \
+                 QD1 run in sim with a device timed as diskstats or capture time it is \
+                 that much slower than measured)"
             } else {
                 ""
             },

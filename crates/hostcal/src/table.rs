@@ -35,13 +35,14 @@ impl HostMeasurement {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "calibrate --host: {} ({} CPUs, Linux {}), {}, {} rounds{}, {:.1} s; load {} -> {}",
+            "calibrate --host: {} ({} CPUs, Linux {}), {}, {} rounds{} in {}, {:.1} s; load {} -> {}",
             self.hostname,
             self.cores,
             self.kernel,
             self.date,
             self.rounds,
             if self.quick { " (quick)" } else { "" },
+            self.policy,
             self.elapsed_ms as f64 / 1000.0,
             self.load_before,
             self.load_after
@@ -147,6 +148,20 @@ impl HostMeasurement {
                             &mut o,
                             "BLOCK softirq (tracefs)",
                             &ok(&i.softirq),
+                            "ns",
+                            "-",
+                        );
+                        row(
+                            &mut o,
+                            "  to block_rq_complete (in disk time)",
+                            &ok(&i.softirq_before_complete),
+                            "ns",
+                            "-",
+                        );
+                        row(
+                            &mut o,
+                            "  after block_rq_complete",
+                            &ok(&i.softirq_after_complete),
                             "ns",
                             "-",
                         );

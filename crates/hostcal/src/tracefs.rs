@@ -47,6 +47,10 @@ pub enum Kind {
     IrqExit,
     SoftirqEntry,
     SoftirqExit,
+    /// `block:block_rq_complete` of the disk (in `blk_update_request`,
+    /// before `blk_mq_end_request`'s accounting: where the disk's read
+    /// time in its stat file ends, block/blk-mq.c).
+    RqComplete,
 }
 
 /// One recorded event.
@@ -76,7 +80,8 @@ pub struct Tracer {
 impl Tracer {
     /// Starts recording the handlers of `irqs` and the block softirq;
     /// returns once the instance records. Needs root (CAP_SYS_ADMIN).
-    pub fn start(irqs: &[u32]) -> Result<Tracer, String> {
+    /// `dev` is the disk's (major, minor), for its request completions.
+    pub fn start(irqs: &[u32], dev: (u32, u32)) -> Result<Tracer, String> {
         if irqs.is_empty() {
             return Err("no interrupt vector to record".into());
         }
@@ -88,7 +93,7 @@ impl Tracer {
         let (ready_tx, ready_rx) = mpsc::channel();
         let (stop, stop_rx) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
-            let mut instance = match setup(&filter) {
+            let mut instance = match setup(&filter, dev) {
                 Ok(i) => i,
                 Err(e) => {
                     let _ = ready_tx.send(Err(e.clone()));
@@ -121,7 +126,7 @@ impl Tracer {
 /// Our instance, removed when dropped.
 struct Instance {
     dir: PathBuf,
-    ids: [(u32, Kind); 4],
+    ids: [(u32, Kind); 5],
 }
 
 impl Drop for Instance {
@@ -194,7 +199,7 @@ fn syscall_err(what: &str) -> String {
 
 /// In the calling thread: a private mount namespace with tracefs in it,
 /// stale instances removed, ours made and recording.
-fn setup(filter: &str) -> Result<Instance, String> {
+fn setup(filter: &str, dev: (u32, u32)) -> Result<Instance, String> {
     // SAFETY: unshare affects the calling thread only (see the module).
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(syscall_err(
@@ -237,7 +242,7 @@ fn setup(filter: &str) -> Result<Instance, String> {
         .join(format!("{PREFIX}{}", std::process::id()));
     std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let id = |e: &str| -> Result<u32, String> {
-        let p = dir.join("events/irq").join(e).join("id");
+        let p = dir.join("events").join(e).join("id");
         std::fs::read_to_string(&p)
             .map_err(|e| format!("{}: {e}", p.display()))?
             .trim()
@@ -250,14 +255,16 @@ fn setup(filter: &str) -> Result<Instance, String> {
             (0, Kind::IrqExit),
             (0, Kind::SoftirqEntry),
             (0, Kind::SoftirqExit),
+            (0, Kind::RqComplete),
         ],
         dir: dir.clone(),
     };
     for (slot, e) in inst.ids.iter_mut().zip([
-        "irq_handler_entry",
-        "irq_handler_exit",
-        "softirq_entry",
-        "softirq_exit",
+        "irq/irq_handler_entry",
+        "irq/irq_handler_exit",
+        "irq/softirq_entry",
+        "irq/softirq_exit",
+        "block/block_rq_complete",
     ]) {
         slot.0 = id(e)?;
     }
@@ -272,15 +279,19 @@ fn setup(filter: &str) -> Result<Instance, String> {
     ] {
         set(&dir, &format!("options/{opt}"), v)?;
     }
+    // The kernel's dev_t in a tracepoint: MKDEV, major << 20 | minor
+    // (include/linux/kdev_t.h).
+    let dev_filter = format!("dev == {}", (dev.0 << 20) | dev.1);
     for (e, f) in [
-        ("irq_handler_entry", filter),
-        ("irq_handler_exit", filter),
+        ("irq/irq_handler_entry", filter),
+        ("irq/irq_handler_exit", filter),
         // BLOCK_SOFTIRQ (include/linux/interrupt.h).
-        ("softirq_entry", "vec == 4"),
-        ("softirq_exit", "vec == 4"),
+        ("irq/softirq_entry", "vec == 4"),
+        ("irq/softirq_exit", "vec == 4"),
+        ("block/block_rq_complete", &dev_filter),
     ] {
-        set(&dir, &format!("events/irq/{e}/filter"), f)?;
-        set(&dir, &format!("events/irq/{e}/enable"), "1")?;
+        set(&dir, &format!("events/{e}/filter"), f)?;
+        set(&dir, &format!("events/{e}/enable"), "1")?;
     }
     set(&dir, "tracing_on", "1")?;
     Ok(inst)
@@ -360,15 +371,47 @@ pub fn durations(events: &[Event], entry: Kind, exit: Kind, from: u64, to: u64) 
     out
 }
 
+/// For each BLOCK softirq on a CPU whose entry falls in `[from, to)` and
+/// which completed a request of the disk: (entry to the first
+/// `block_rq_complete`, the last `block_rq_complete` to exit), ns: the
+/// softirq's part inside the disk's accounted time and its part after.
+pub fn softirq_split(events: &[Event], from: u64, to: u64) -> Vec<(u64, u64)> {
+    let mut open: std::collections::BTreeMap<u32, (u64, Option<(u64, u64)>)> = Default::default();
+    let mut out = Vec::new();
+    for e in events {
+        match e.kind {
+            Kind::SoftirqEntry => {
+                open.insert(e.cpu, (e.time_ns, None));
+            }
+            Kind::RqComplete => {
+                if let Some((_, c)) = open.get_mut(&e.cpu) {
+                    let first = c.map_or(e.time_ns, |(f, _)| f);
+                    *c = Some((first, e.time_ns));
+                }
+            }
+            Kind::SoftirqExit => {
+                if let Some((t, Some((first, last)))) = open.remove(&e.cpu) {
+                    if (from..to).contains(&t) {
+                        out.push((first.saturating_sub(t), e.time_ns.saturating_sub(last)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const IDS: [(u32, Kind); 4] = [
+    const IDS: [(u32, Kind); 5] = [
         (225, Kind::IrqEntry),
         (224, Kind::IrqExit),
         (223, Kind::SoftirqEntry),
         (222, Kind::SoftirqExit),
+        (300, Kind::RqComplete),
     ];
 
     #[test]
@@ -400,6 +443,21 @@ mod tests {
         );
         // Outside the window: none.
         assert!(durations(&t.events, Kind::IrqEntry, Kind::IrqExit, 0, 9458509872625).is_empty());
+    }
+
+    #[test]
+    fn a_softirq_splits_at_its_request_completion() {
+        let e = |cpu, time_ns, kind| Event { cpu, time_ns, kind };
+        let ev = [
+            e(1, 100, Kind::SoftirqEntry),
+            e(0, 105, Kind::RqComplete), // another CPU's: not this softirq's
+            e(1, 110, Kind::RqComplete),
+            e(1, 150, Kind::SoftirqExit),
+            // A softirq with no request of the disk: none.
+            e(1, 200, Kind::SoftirqEntry),
+            e(1, 220, Kind::SoftirqExit),
+        ];
+        assert_eq!(softirq_split(&ev, 0, 1_000), vec![(10, 40)]);
     }
 
     #[test]
