@@ -294,7 +294,7 @@ fn measure_here(o: &Options, policy: String) -> Result<HostMeasurement, HostcalE
     let cpus = cpu::allowed_cpus();
     let (c0, c1) = (cpus[0], cpus.get(1).copied());
     let mut ring = cpu::uring();
-    let timer_slack_ns = cpu::timer_slack();
+    let mut timer_slack_ns = cpu::timer_slack();
 
     let mut sys = Vec::new();
     let mut same: Result<Vec<f64>, String> = Ok(Vec::new());
@@ -315,6 +315,9 @@ fn measure_here(o: &Options, policy: String) -> Result<HostMeasurement, HostcalE
         if realtime {
             let _ = cpu::set_policy(0);
         }
+        // Read here, in SCHED_OTHER: in SCHED_FIFO this kernel reads 0
+        // (measured: Linux 6.18, 2026-12-07), a program's is 50 us.
+        timer_slack_ns = cpu::timer_slack();
         for (v, &asked) in sleeps.iter_mut().zip(&SLEEPS) {
             v.push(cpu::sleep_overshoot(it.sleep, asked));
         }

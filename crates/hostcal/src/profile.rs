@@ -278,8 +278,8 @@ pub fn render(m: &HostMeasurement) -> String {
             i.softirq_after_complete.describe("ns"),
             dm.disk.name,
             i.per_completion.describe("ns"),
-            i.handlers,
-            i.softirqs,
+            int(i.handlers as u64),
+            int(i.softirqs as u64),
             i.lost,
             dm.irq_cpus
         ),
