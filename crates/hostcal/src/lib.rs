@@ -25,7 +25,7 @@
 //! | switch with wake-up | pipe ping-pong, two threads pinned to one CPU (`perf bench sched pipe -T`) | `context_switch` = (round trip - 4 syscalls) / 2, as vm-exec.toml |
 //! | cross-core wake-up | the same ping-pong pinned to two CPUs | none (the model has no key); in the comments |
 //! | timer | `clock_nanosleep` of 10, 50, 100 us, measured minus asked | none; in the comments |
-//! | interrupt handling | tracefs `irq_handler_entry/exit` on the disk's vectors and `softirq_entry/exit` BLOCK, during the reads below | `per_completion` = (handlers + block softirqs) / completions |
+//! | interrupt handling | tracefs `irq_handler_entry/exit` on the disk's vectors, `softirq_entry/exit` BLOCK and the disk's `block_rq_complete` (which splits the softirq where the disk's accounted time ends), during the reads below | `per_completion` = (handlers + block softirqs) / completions |
 //! | io_uring enter | NOP submit + wait round trip | none; in the comments |
 //! | copy | memcpy of 4 and 64 KiB; buffered 128 KiB `pwrite` to cached pages | `buffered_write_per_kib` (the pwrite) |
 //! | QD1 host path | psync O_DIRECT 4 KiB random reads of a file under /var/tmp: mean `pread` minus the disk's time per read (`/sys/dev/block/M:m/stat`, as `/proc/diskstats`) | `submit_per_request` = the path's residual after the measured parts (a mapping, labelled) |

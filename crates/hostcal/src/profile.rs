@@ -613,3 +613,176 @@ pub fn write_profile(m: &HostMeasurement, path: &Path) -> Result<(), HostcalErro
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DiskMeasurement, Idle, IrqMeasurement, Iterations, Spread};
+
+    fn s(x: f64) -> Spread {
+        Spread::of(&[x * 0.9, x, x * 1.1]).unwrap()
+    }
+
+    /// A machine measured with the given disk result; every CPU benchmark
+    /// at round figures.
+    fn machine(disk: Result<DiskMeasurement, String>) -> HostMeasurement {
+        HostMeasurement {
+            date: "2026-12-07T07:00:00Z".into(),
+            load_before: "1.00 1.00 1.00".into(),
+            load_after: "1.10 1.00 1.00".into(),
+            hostname: "box".into(),
+            kernel: "6.12.1".into(),
+            kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
+            cores: 4,
+            ghz: None,
+            hz: None,
+            preemption: ("voluntary", "test".into()),
+            idle: Idle::default(),
+            timer_slack_ns: 50_000,
+            rounds: 3,
+            quick: true,
+            policy: "SCHED_OTHER".into(),
+            iterations: Iterations {
+                syscall: 1,
+                switch: 1,
+                cross_core: 1,
+                sleep: 1,
+                uring: 1,
+                copy_64k: 1,
+                copy_4k: 1,
+                buffered_write: 1,
+                reads: 1,
+            },
+            syscall: s(100.0),
+            switch_round_trip: Ok(s(2_400.0)),
+            cross_core_round_trip: Err("one CPU allowed".into()),
+            cpus: (0, None),
+            sleep_overshoot: vec![(10_000, Ok(s(50_000.0)))],
+            uring_nop: Err("io_uring_setup: EPERM".into()),
+            copy_4k_per_kib: s(20.0),
+            copy_64k_per_kib: s(20.0),
+            buffered_write_per_kib: Err("no scratch".into()),
+            disk,
+            elapsed_ms: 1,
+        }
+    }
+
+    fn disk(irq: Result<IrqMeasurement, String>) -> DiskMeasurement {
+        DiskMeasurement {
+            disk: crate::Disk {
+                name: "vda".into(),
+                dev: (254, 0),
+                stat: "/sys/block/vda/stat".into(),
+                vectors: vec![(36, "virtio1-req.0".into())],
+            },
+            file: "/var/tmp/x/data".into(),
+            file_size: 8 << 20,
+            reads_per_round: 500,
+            read_latency: s(60_000.0),
+            device_per_read: s(48_000.0),
+            host_path: s(12_000.0),
+            clean_rounds: 3,
+            interrupts_per_read: s(1.0),
+            irq_cpus: vec![1],
+            irq,
+        }
+    }
+
+    fn irq(per_completion: f64) -> IrqMeasurement {
+        IrqMeasurement {
+            handler: s(1_000.0),
+            softirq: s(per_completion - 1_000.0),
+            per_completion: s(per_completion),
+            softirq_before_complete: s(500.0),
+            softirq_after_complete: s(per_completion - 1_500.0),
+            handlers: 3,
+            softirqs: 3,
+            lost: 0,
+        }
+    }
+
+    fn comment_of<'a>(text: &'a str, key: &str) -> String {
+        let lines: Vec<&'a str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{key} =")))
+            .unwrap_or_else(|| panic!("no {key} in {text}"));
+        let mut block: Vec<&str> = lines[..at]
+            .iter()
+            .rev()
+            .take_while(|l| l.starts_with('#'))
+            .copied()
+            .collect();
+        block.reverse();
+        block.join(" ")
+    }
+
+    #[test]
+    fn the_path_less_the_measured_parts_is_charged_at_submission() {
+        let m = machine(Ok(disk(Ok(irq(3_000.0)))));
+        let d = Derived::of(&m);
+        // (2,400 - 4 x 100) / 2.
+        assert_eq!(d.context_switch, 1_000);
+        // 12,000 - 100 - 1,000 - 422 - 3,000 - 175.
+        assert_eq!(d.submit_per_request, 7_303);
+        assert_eq!(d.negative_residual, None);
+        let text = render(&m);
+        let p = sim::HostProfile::parse(&text, "test").unwrap();
+        assert_eq!(p.submit_per_request, 7_303);
+        assert!(comment_of(&text, "submit_per_request").contains("MAPPING"));
+    }
+
+    #[test]
+    fn a_residual_below_zero_is_charged_as_zero_and_said() {
+        let m = machine(Ok(disk(Ok(irq(20_000.0)))));
+        let d = Derived::of(&m);
+        assert_eq!(d.submit_per_request, 0);
+        assert_eq!(
+            d.negative_residual,
+            Some(12_000 - 100 - 1_000 - 422 - 20_000 - 175)
+        );
+        assert!(comment_of(&render(&m), "submit_per_request").contains("below 0"));
+    }
+
+    #[test]
+    fn what_could_not_be_measured_is_carried_over_and_says_so() {
+        for m in [
+            machine(Err("/var/tmp: read-only".into())),
+            machine(Ok(disk(Err("unshare(CLONE_NEWNS): EPERM".into())))),
+        ] {
+            let text = render(&m);
+            let p = sim::HostProfile::parse(&text, "test").unwrap();
+            assert_eq!(p.per_completion, CARRIED_PER_COMPLETION);
+            let c = comment_of(&text, "per_completion");
+            assert!(
+                c.starts_with("# Not measured (") && c.contains("xeon-e5-2660v4.toml"),
+                "{c}"
+            );
+            // HZ unreadable: the common default, said; the clock likewise.
+            assert!(comment_of(&text, "tick").contains("Not measured"));
+            assert!(comment_of(&text, "ghz").contains("Not measured"));
+            // A failed benchmark that is no key is named with its reason.
+            assert!(
+                text.replace("\n# ", " ").contains("io_uring_setup: EPERM"),
+                "{text}"
+            );
+        }
+        let m = machine(Err("/var/tmp: read-only".into()));
+        let p = sim::HostProfile::parse(&render(&m), "test").unwrap();
+        assert_eq!(p.submit_per_request, CARRIED_SUBMIT);
+        // Before Linux 6.6 there is no EEVDF; 6.12 has it.
+        assert_eq!(p.wakeup_rule, sim::Wakeup::Eevdf);
+        let mut old = machine(Err("x".into()));
+        old.kernel = "5.15.0".into();
+        let p = sim::HostProfile::parse(&render(&old), "test").unwrap();
+        assert_ne!(p.wakeup_rule, sim::Wakeup::Eevdf);
+    }
+
+    #[test]
+    fn times_are_written_in_the_largest_whole_unit() {
+        assert_eq!(ns(12_000_000), "\"12ms\"");
+        assert_eq!(ns(1_500_000), "\"1500us\"");
+        assert_eq!(ns(208), "\"208ns\"");
+        assert_eq!(ns(0), "\"0ns\"");
+    }
+}
