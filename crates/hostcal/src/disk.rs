@@ -165,6 +165,7 @@ impl Scratch {
     /// `size` bytes of non-zero data (so no layer can skip reading zeros)
     /// in `parent/cinterrupts-hostcal.PID/data`, written and synced.
     pub fn new(parent: &Path, size: u64) -> Result<Scratch, String> {
+        remove_stale(parent);
         let dir = parent.join(format!("cinterrupts-hostcal.{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let s = Scratch {
@@ -187,6 +188,27 @@ impl Scratch {
         }
         f.sync_all().map_err(io)?;
         Ok(s)
+    }
+}
+
+/// Removes scratch directories of ours whose process is gone (a killed
+/// run's), as the tracefs instances are (`tracefs::remove_stale`).
+fn remove_stale(parent: &Path) {
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cinterrupts-hostcal."))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
