@@ -73,12 +73,15 @@ const CRATES: &[(&str, &[&str])] = &[
         "tune",
         &["emu", "jobs", "policy", "report", "sim", "store", "sweep"],
     ),
+    // `calibrate --host` (issue 37 item 4): the running machine's host
+    // costs measured and written as a profile the simulator loads.
+    ("hostcal", &["sim"]),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",
         &[
-            "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "store", "sweep", "traces", "tune",
+            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "policy", "preload",
+            "repro", "report", "service", "sim", "store", "sweep", "traces", "tune",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),
