@@ -21,6 +21,56 @@ use std::process::Command;
 use crate::design::Target;
 use crate::ValidateError;
 
+/// The undoing, if validate dies before its `Drop` runs (a signal): a
+/// shell started first, in its own process group (so the terminal's
+/// SIGINT does not reach it), reads what was made from its standard
+/// input, one line each; at the end of its input without a `done` line
+/// (validate gone) it detaches the loop device, resets and removes the
+/// zram device and removes the directory. capture's watcher does the same
+/// for its tracefs instance (crates/capture/src/lib.rs).
+const WATCHER: &str = r#"L=; Z=; D=
+while read -r l; do
+  case "$l" in
+    done) exit 0 ;;
+    loop\ *) L=${l#loop } ;;
+    zram\ *) Z=${l#zram } ;;
+    dir\ *) D=${l#dir } ;;
+  esac
+done
+[ -n "$L" ] && losetup -d "$L"
+[ -n "$Z" ] && { echo 1 > /sys/block/zram$Z/reset; echo $Z > /sys/class/zram-control/hot_remove; }
+[ -n "$D" ] && rm -rf "$D"
+exit 0"#;
+
+struct Watcher(std::process::Child);
+
+impl Watcher {
+    fn start() -> Result<Watcher, ValidateError> {
+        use std::os::unix::process::CommandExt;
+        Command::new("sh")
+            .args(["-c", WATCHER])
+            .stdin(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map(Watcher)
+            .map_err(|e| fail(format!("sh: {e}")))
+    }
+
+    fn tell(&mut self, line: &str) {
+        use std::io::Write;
+        if let Some(i) = self.0.stdin.as_mut() {
+            let _ = writeln!(i, "{line}");
+        }
+    }
+
+    /// Validate undid everything itself.
+    fn done(mut self) {
+        self.tell("done");
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
+
 /// The targets of one validation, undone on drop.
 pub struct Targets {
     /// The run's own directory under /var/tmp (the disk's file, the loop
@@ -33,6 +83,7 @@ pub struct Targets {
     looped: Option<PathBuf>,
     /// Bytes each target holds.
     pub size: u64,
+    watcher: Option<Watcher>,
 }
 
 fn fail(what: impl Into<String>) -> ValidateError {
@@ -82,6 +133,8 @@ impl Targets {
             "/var/tmp/cinterrupts-validate.{}",
             std::process::id()
         ));
+        let mut watcher = Watcher::start()?;
+        watcher.tell(&format!("dir {}", dir.display()));
         std::fs::create_dir_all(&dir)
             .map_err(|e| fail(format!("cannot make {}: {e}", dir.display())))?;
         let mut t = Targets {
@@ -90,6 +143,7 @@ impl Targets {
             zram: None,
             looped: None,
             size,
+            watcher: Some(watcher),
         };
         fill(&t.disk_file, size)?;
         // zram: a device of our own.
@@ -103,6 +157,7 @@ impl Targets {
             .parse()
             .map_err(|_| fail("/sys/class/zram-control/hot_add: not a device number"))?;
         t.zram = Some((PathBuf::from(format!("/dev/zram{n}")), n));
+        t.tell(&format!("zram {n}"));
         std::fs::write(format!("/sys/block/zram{n}/disksize"), size.to_string())
             .map_err(|e| fail(format!("/sys/block/zram{n}/disksize: {e}")))?;
         let zdev = t.zram.as_ref().expect("set above").0.clone();
@@ -120,8 +175,15 @@ impl Targets {
                 &backing.display().to_string(),
             ],
         )?;
+        t.tell(&format!("loop {dev}"));
         t.looped = Some(PathBuf::from(dev));
         Ok(t)
+    }
+
+    fn tell(&mut self, line: &str) {
+        if let Some(w) = self.watcher.as_mut() {
+            w.tell(line);
+        }
     }
 
     /// Where fio's I/O of `target` goes.
@@ -188,6 +250,9 @@ impl Drop for Targets {
             let _ = std::fs::write("/sys/class/zram-control/hot_remove", n.to_string());
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(w) = self.watcher.take() {
+            w.done();
+        }
     }
 }
 
