@@ -18,6 +18,10 @@ pub struct ValidateArgs {
     /// (`calibrate --host` writes one)
     #[arg(long, value_name = "NAME|FILE", default_value = "vm-native")]
     pub host: String,
+    /// Also run each held-out point on the emulator (`cinterrupts run`)
+    /// with the fitted device, beside the simulator's prediction
+    #[arg(long)]
+    pub emu: bool,
 }
 
 pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
@@ -27,6 +31,7 @@ pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
             quick: a.quick,
             host: a.host.clone(),
             out: a.out.clone(),
+            emu: a.emu,
         },
         &command,
         &mut |line| eprintln!("validate: {line}"),

@@ -55,6 +55,9 @@ pub struct Options {
     pub host: String,
     /// Where validation.md, .json and .html go.
     pub out: PathBuf,
+    /// Also run the held-out points on the emulator with the fitted
+    /// device (issue 37 item 6).
+    pub emu: bool,
 }
 
 /// Seconds each real run lasts, and each prediction in virtual time: "a
@@ -88,6 +91,9 @@ pub struct Row {
     pub predicted: Option<measure::Metrics>,
     /// Per metric of [`table::METRICS`]: (predicted - measured) / measured.
     pub errors: Vec<Option<f64>>,
+    /// The emulator's run of a held-out point (`--emu`), and its errors.
+    pub emulated: Option<measure::Metrics>,
+    pub emu_errors: Vec<Option<f64>>,
 }
 
 /// A whole validation.
@@ -106,6 +112,8 @@ pub struct Validation {
     pub rows: Vec<Row>,
     pub devices: Vec<predict::Fitted>,
     pub summary: Vec<table::Summary>,
+    /// The emulator's summary (`--emu`; empty without).
+    pub emu_summary: Vec<table::Summary>,
 }
 
 fn first_line(program: &str, args: &[&str]) -> String {
@@ -229,20 +237,30 @@ pub fn run(
         } else {
             None
         };
-        let errors = table::METRICS
-            .iter()
-            .map(|k| {
-                predicted.as_ref().and_then(|pm| {
-                    table::signed_error(table::value(&m.metrics, k.key), table::value(pm, k.key))
-                })
-            })
-            .collect();
+        let emulated = if p.held_out && o.emu {
+            let device = &fitted[&p.target];
+            let (em, _) = predict::emulate(&p, device, size, runtime)?;
+            progress(&format!(
+                "emulated {}: {:.0} IOPS, lat mean {:.1} us (load {})",
+                p.name(),
+                em.iops,
+                em.mean / 1e3,
+                load()
+            ));
+            Some(em)
+        } else {
+            None
+        };
+        let errors = errors_of(&m.metrics, predicted.as_ref());
+        let emu_errors = errors_of(&m.metrics, emulated.as_ref());
         rows.push(Row {
             name: p.name(),
             point: p,
             measured: m,
             predicted,
             errors,
+            emulated,
+            emu_errors,
         });
     }
     let summary = table::summarise(
@@ -252,6 +270,17 @@ pub fn run(
             .map(|r| (r.name.clone(), r.errors.clone()))
             .collect::<Vec<_>>(),
     );
+    let emu_summary = if o.emu {
+        table::summarise(
+            &rows
+                .iter()
+                .filter(|r| r.emulated.is_some())
+                .map(|r| (r.name.clone(), r.emu_errors.clone()))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        Vec::new()
+    };
     Ok(Validation {
         command: command.into(),
         quick: o.quick,
@@ -266,5 +295,18 @@ pub fn run(
         rows,
         devices,
         summary,
+        emu_summary,
     })
+}
+
+/// Each metric's signed error of `model` against `measured`.
+fn errors_of(measured: &measure::Metrics, model: Option<&measure::Metrics>) -> Vec<Option<f64>> {
+    table::METRICS
+        .iter()
+        .map(|k| {
+            model.and_then(|pm| {
+                table::signed_error(table::value(measured, k.key), table::value(pm, k.key))
+            })
+        })
+        .collect()
 }

@@ -57,6 +57,10 @@ pub struct Measured {
     pub metrics: Metrics,
     /// fio's completed I/Os (both directions, all jobs).
     pub ios: u64,
+    /// fio's `job_runtime`, ms: the jobs' run times summed
+    /// (group_reporting); longer than the asked-for time when an I/O
+    /// stalled at the end.
+    pub job_runtime_ms: f64,
     /// The device vectors' interrupts: recorded by tracefs, counted by
     /// /proc/interrupts, while fio ran.
     pub irqs_recorded: u64,
@@ -131,7 +135,7 @@ fn num(v: &serde_json::Value, path: &[&str]) -> Result<f64, String> {
 }
 
 /// The metrics of fio's JSON (`--group_reporting`: one job entry).
-pub fn from_fio_json(text: &str, p: &Point) -> Result<(Metrics, u64), String> {
+pub fn from_fio_json(text: &str, p: &Point) -> Result<(Metrics, u64, f64), String> {
     let doc: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("fio's JSON: {e}"))?;
     let job = doc
@@ -162,6 +166,7 @@ pub fn from_fio_json(text: &str, p: &Point) -> Result<(Metrics, u64), String> {
             cpu_per_io: cpu_pct / 100.0 * runtime_ms * 1e6 / ios,
         },
         ios as u64,
+        runtime_ms,
     ))
 }
 
@@ -194,7 +199,7 @@ pub fn run_point(
     let text = std::fs::read_to_string(&json)
         .map_err(|e| ValidateError::Run(p.name(), format!("{}: {e}", json.display())))?;
     let _ = std::fs::remove_file(&json);
-    let (mut metrics, ios) =
+    let (mut metrics, ios, job_runtime_ms) =
         from_fio_json(&text, p).map_err(|e| ValidateError::Run(p.name(), e))?;
     let vectors = vectors(&dev, targets, p.target);
     let (mut recorded, mut counted) = (0, 0);
@@ -210,6 +215,7 @@ pub fn run_point(
     Ok(Measured {
         metrics,
         ios,
+        job_runtime_ms,
         irqs_recorded: recorded,
         irqs_counted: counted,
         vectors,

@@ -142,3 +142,32 @@ pub fn simulate(
     let r = sim::simulate(&file.jobs, &config, &mut |_, _| {}).map_err(|e| bad(e.to_string()))?;
     Ok((metrics_of(&r, p.pattern.latency_of_writes()), r))
 }
+
+/// `p` on the emulator (`cinterrupts run --device FILE`, crates/emu): the
+/// fitted device as a timed model (nothing transferred; each command
+/// takes a service time drawn from the profile) behind the emulator's real
+/// driver threads on this machine, for `runtime_s` real seconds. The
+/// interrupt strategy is the simulator's ("default"); the rest is the
+/// emulator's defaults, as `cinterrupts run` has them.
+pub fn emulate(
+    p: &Point,
+    device: &str,
+    size: u64,
+    runtime_s: f64,
+) -> Result<(Metrics, report::RunReport), ValidateError> {
+    let bad = |e: String| ValidateError::Predict(format!("{} (emulator)", p.name()), e);
+    let text = job_text(p, size, runtime_s);
+    let file = jobs::parse_str(&text, &p.name(), &|_| None).map_err(|e| bad(e.to_string()))?;
+    let device =
+        sim::DeviceProfile::parse(device, "the fitted profile").map_err(|e| bad(e.to_string()))?;
+    let config = emu::EmuConfig {
+        backend: Some(emu::backend::BackendSpec::device(device, 1)),
+        policy: policy::PolicySpec::named("default"),
+        ..emu::EmuConfig::default()
+    };
+    let r = emu::run(&file.jobs, &config).map_err(|e| bad(e.to_string()))?;
+    if r.completed_ios() == 0 {
+        return Err(bad("no I/O completed".into()));
+    }
+    Ok((metrics_of(&r, p.pattern.latency_of_writes()), r))
+}

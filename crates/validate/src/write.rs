@@ -26,12 +26,21 @@ fn num(v: f64) -> String {
 
 /// The summary: each metric's median and worst absolute error, the goal.
 pub fn summary_text(v: &Validation) -> String {
+    let mut s = summary_of(&v.summary);
+    if !v.emu_summary.is_empty() {
+        s += "\nThe emulator (`cinterrupts run`, the fitted device as a timed model) on the same held-out points:\n\n";
+        s += &summary_of(&v.emu_summary);
+    }
+    s
+}
+
+fn summary_of(summary: &[table::Summary]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "| metric | held-out points | median abs error | goal (issue 37) | worst abs error | worst point |\n|---|---|---|---|---|---|"
     );
-    for m in &v.summary {
+    for m in summary {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} |",
@@ -101,6 +110,39 @@ pub fn markdown(v: &Validation) -> String {
         }
         let _ = writeln!(s);
     }
+    if v.rows.iter().any(|r| r.emulated.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n## Held-out points on the emulator: measured, emulated, signed error\n"
+        );
+        let _ = write!(s, "| point |");
+        for m in METRICS {
+            let _ = write!(s, " {} |", m.name);
+        }
+        let _ = write!(s, "\n|---|");
+        for _ in METRICS {
+            let _ = write!(s, "---|");
+        }
+        let _ = writeln!(s);
+        for r in v.rows.iter().filter(|r| r.emulated.is_some()) {
+            let _ = write!(s, "| {} |", r.name);
+            for (i, m) in METRICS.iter().enumerate() {
+                let meas = table::value(&r.measured.metrics, m.key);
+                let em = r
+                    .emulated
+                    .as_ref()
+                    .map_or(f64::NAN, |p| table::value(p, m.key));
+                let _ = write!(
+                    s,
+                    " {} / {} ({}) |",
+                    num(meas),
+                    num(em),
+                    pct(r.emu_errors[i])
+                );
+            }
+            let _ = writeln!(s);
+        }
+    }
     let _ = writeln!(
         s,
         "\n## Every point as measured\n\n| point | half | IOPS | lat mean | p50 | p99 | p99.9 | interrupts/I/O (tracefs; /proc/interrupts) | CPU/I/O | fio I/Os | device completions | lost trace events |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -148,7 +190,7 @@ pub fn figures(v: &Validation) -> Result<Vec<(String, String)>, String> {
     METRICS
         .iter()
         .map(|m| {
-            let series = crate::design::Target::ALL
+            let mut series: Vec<LineSeries> = crate::design::Target::ALL
                 .iter()
                 .map(|t| LineSeries {
                     name: t.name().into(),
@@ -167,6 +209,23 @@ pub fn figures(v: &Validation) -> Result<Vec<(String, String)>, String> {
                     errors: Vec::new(),
                 })
                 .collect();
+            if v.rows.iter().any(|r| r.emulated.is_some()) {
+                series.push(LineSeries {
+                    name: "emulator (all targets)".into(),
+                    points: v
+                        .rows
+                        .iter()
+                        .filter_map(|r| {
+                            let p = r.emulated.as_ref()?;
+                            Some((
+                                table::value(&r.measured.metrics, m.key),
+                                table::value(p, m.key),
+                            ))
+                        })
+                        .collect(),
+                    errors: Vec::new(),
+                });
+            }
             let unit = if m.unit.is_empty() {
                 String::new()
             } else {
@@ -197,10 +256,15 @@ pub fn html(v: &Validation, figures: &[(String, String)]) -> String {
         v.host,
         v.rows.iter().filter(|r| r.point.held_out).count()
     );
-    for m in &v.summary {
+    for (who, m) in v
+        .summary
+        .iter()
+        .map(|m| ("sim", m))
+        .chain(v.emu_summary.iter().map(|m| ("emulator", m)))
+    {
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{who}: {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             m.metric.name,
             m.points,
             m.median_abs

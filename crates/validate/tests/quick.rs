@@ -1,6 +1,6 @@
 //! `validate --quick` run for real (issue 37 item 5): the table's
 //! structure, errors computed from what was measured and predicted, and
-//! the machine left as found (no zram or loop device of ours, tracefs
+//! the emulator's runs beside (item 6), the machine left as found (no zram or loop device of ours, tracefs
 //! mounted or not as before, no scratch directory). Needs root, fio and
 //! losetup (scripts/setup installs them); it fails naming what is missing.
 
@@ -15,6 +15,7 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
             quick: true,
             host: "vm-native".into(),
             out: out.path().to_path_buf(),
+            emu: true,
         },
         "validate --quick (test)",
         &mut |l| eprintln!("{l}"),
@@ -29,9 +30,9 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
     for (r, p) in v.rows.iter().zip(&design) {
         assert_eq!(&r.point, p);
         let m = &r.measured.metrics;
-        // What fio reported hangs together: its I/Os over the run give
-        // its IOPS (within the run's start and end), latencies ordered.
-        let rate = r.measured.ios as f64 / v.runtime_s;
+        // What fio reported hangs together: its I/Os over each job's own
+        // run time give its IOPS, latencies ordered.
+        let rate = r.measured.ios as f64 * f64::from(p.numjobs) / (r.measured.job_runtime_ms / 1e3);
         assert!(
             m.iops > 0.5 * rate && m.iops < 2.0 * rate,
             "{}: {} IOPS, {rate} by count",
@@ -67,17 +68,23 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
             None => {
                 assert!(!p.held_out, "{}: held out but not predicted", r.name);
                 assert!(r.errors.iter().all(Option::is_none));
+                assert!(r.emulated.is_none() && r.emu_errors.iter().all(Option::is_none));
             }
             Some(pm) => {
                 assert!(p.held_out, "{}: fitted but predicted", r.name);
                 assert!(pm.iops > 0.0 && pm.mean > 0.0 && pm.cpu_per_io > 0.0);
-                for (k, e) in METRICS.iter().zip(&r.errors) {
-                    let (mv, pv) = (table::value(m, k.key), table::value(pm, k.key));
-                    match e {
-                        None => assert_eq!(mv, 0.0, "{}: {} has no error", r.name, k.key),
-                        Some(e) => {
-                            assert!(e.is_finite());
-                            assert!((e - (pv - mv) / mv).abs() < 1e-9, "{}: {}", r.name, k.key);
+                // The emulator ran it too (item 6), on the same device.
+                let em = r.emulated.as_ref().expect("held out: emulated");
+                assert!(em.iops > 0.0 && em.mean > 0.0);
+                for (model, errors) in [(pm, &r.errors), (em, &r.emu_errors)] {
+                    for (k, e) in METRICS.iter().zip(errors) {
+                        let (mv, pv) = (table::value(m, k.key), table::value(model, k.key));
+                        match e {
+                            None => assert_eq!(mv, 0.0, "{}: {} has no error", r.name, k.key),
+                            Some(e) => {
+                                assert!(e.is_finite());
+                                assert!((e - (pv - mv) / mv).abs() < 1e-9, "{}: {}", r.name, k.key);
+                            }
                         }
                     }
                 }
@@ -87,6 +94,7 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
     // The summary: every metric, over the held-out points that have an
     // error, its median no more than its worst.
     assert_eq!(v.summary.len(), METRICS.len());
+    assert_eq!(v.emu_summary.len(), METRICS.len());
     for (i, s) in v.summary.iter().enumerate() {
         let n = v.rows.iter().filter(|r| r.errors[i].is_some()).count();
         assert_eq!(s.points, n, "{}", s.metric.key);
