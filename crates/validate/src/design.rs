@@ -10,12 +10,14 @@
 //! engine and depth are one factor of seven levels here: psync/1,
 //! libaio/1, libaio/8, libaio/32, io_uring/1, io_uring/8, io_uring/32.
 //!
-//! **The fractional design** (ours): every target runs 14 shapes, each of
-//! the seven engine-depth levels twice, once with each block size; the
-//! pattern and the jobs rotate with the shape's index and the target's,
-//! so each target sees each pattern 4-5 times and each jobs count 7
-//! times, and the three targets see different pairings. 3 x 14 = 42
-//! points.
+//! **The fractional design** (ours): every target runs 14 shapes k = 0..13,
+//! each of the seven engine-depth levels twice (k mod 7), once with each
+//! block size ((k div 7 + t) mod 2, t the target's index); the pattern is
+//! (k + t) mod 3 and the jobs 1 + (k div 2 + t) mod 2, so within each half
+//! of the split every block size meets both jobs counts and every pattern
+//! (a first version, jobs from (k + k div 7 + t) mod 2, tied the jobs to
+//! the block size within each half; a unit test now checks it).
+//! 3 x 14 = 42 points.
 //!
 //! **The split**: the points in their fixed order (target, then shape),
 //! alternately fitted (even index) and held out (odd index). Each
@@ -161,7 +163,7 @@ pub fn full() -> Vec<Point> {
                 iodepth,
                 pattern: Pattern::ALL[(k + t) % 3],
                 bs: BLOCK_SIZES[(half + t) % 2],
-                numjobs: 1 + ((k + half + t) % 2) as u32,
+                numjobs: 1 + ((k / 2 + t) % 2) as u32,
                 held_out: index % 2 == 1,
             });
         }
@@ -215,6 +217,30 @@ mod tests {
                     .collect();
                 sizes.sort();
                 assert_eq!(sizes, BLOCK_SIZES);
+            }
+        }
+    }
+
+    #[test]
+    fn no_two_factors_are_tied_within_a_half() {
+        let m = full();
+        for side in [false, true] {
+            let s: Vec<&Point> = m.iter().filter(|p| p.held_out == side).collect();
+            for bs in BLOCK_SIZES {
+                for j in [1, 2] {
+                    assert!(s.iter().any(|p| p.bs == bs && p.numjobs == j), "bs {bs} jobs {j}");
+                }
+                for pat in Pattern::ALL {
+                    assert!(s.iter().any(|p| p.bs == bs && p.pattern == pat));
+                }
+            }
+            for t in Target::ALL {
+                for j in [1, 2] {
+                    assert!(s.iter().any(|p| p.target == t && p.numjobs == j));
+                }
+                for bs in BLOCK_SIZES {
+                    assert!(s.iter().any(|p| p.target == t && p.bs == bs));
+                }
             }
         }
     }
