@@ -871,6 +871,33 @@ mod tests {
     }
 
     #[test]
+    fn a_scatter_draws_each_point_and_the_diagonal() {
+        let series = |name: &str, pts: Vec<(f64, f64)>| LineSeries {
+            name: name.into(),
+            points: pts,
+            errors: Vec::new(),
+        };
+        let c = ScatterChart {
+            title: "IOPS".into(),
+            x_label: "measured".into(),
+            y_label: "predicted".into(),
+            series: vec![
+                series("disk", vec![(1e3, 2e3), (5e4, 4e4)]),
+                series("zram", vec![(1e5, f64::NAN), (2e5, 1e5)]),
+            ],
+        };
+        let svg = c.render().unwrap();
+        let doc = parses(&svg);
+        // Three finite points and the two legend marks; the NaN is left out.
+        let circles = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count();
+        assert_eq!(circles, 3 + 2, "{svg}");
+        assert!(svg.contains("predicted = measured"));
+    }
+
+    #[test]
     fn empty_charts_still_render() {
         let svg = Figure::default().render().unwrap();
         parses(&svg);

@@ -228,7 +228,10 @@ mod tests {
             let s: Vec<&Point> = m.iter().filter(|p| p.held_out == side).collect();
             for bs in BLOCK_SIZES {
                 for j in [1, 2] {
-                    assert!(s.iter().any(|p| p.bs == bs && p.numjobs == j), "bs {bs} jobs {j}");
+                    assert!(
+                        s.iter().any(|p| p.bs == bs && p.numjobs == j),
+                        "bs {bs} jobs {j}"
+                    );
                 }
                 for pat in Pattern::ALL {
                     assert!(s.iter().any(|p| p.bs == bs && p.pattern == pat));
