@@ -147,8 +147,10 @@ pub enum Span {
         since: Option<Bound>,
         until: Option<Bound>,
     },
-    /// Only as an out-of-tree patch to one release.
-    Patch(Provenance),
+    /// Only as an out-of-tree patch to one release, changing `base`, the
+    /// mainline mechanism it modifies (FastResponse's boost changes CFS's
+    /// wake-up preemption).
+    Patch { by: Provenance, base: &'static Era },
     /// The simulator's own simplification, no kernel's: any kernel.
     Model,
 }
@@ -198,25 +200,48 @@ pub struct Era {
     pub note: &'static str,
 }
 
-/// The rule for patches (issue 37 item 1: "decide and document"): a patch
-/// exists on the release it patches and on no other. FastResponse's boost
-/// edits CFS's `check_preempt_wakeup`, which EEVDF replaced (6.6); its LD
-/// is a blk-mq scheduler of 5.3's interface; nobody has published a port.
-/// A run on another kernel asks what a port would do, which this model
-/// cannot answer from a paper: refused, naming the release to use.
+/// The rule for patches (issue 37 item 1: "decide and document"): on the
+/// release it patches, a patch is there; on another release it is a port,
+/// allowed with a note ([`Era::port`]) while the mainline mechanism it
+/// changes exists there, refused where that does not. FastResponse's boost
+/// edits CFS's `check_preempt_wakeup`: a port to 5.0.8 (TOS's host) is the
+/// same few lines; on 6.6 and later there is no CFS wake-up check to edit
+/// (EEVDF replaced it), so `--kernel 6.12 --wakeup boost` is refused. Nobody
+/// has published a port of FastResponse to any release; the note says the
+/// run models one.
 impl Era {
-    /// Whether the mechanism exists on `k`; the error says where it does.
+    /// Whether the mechanism exists on `k` (a patch on another release: as
+    /// a port); the error says where it does.
     pub fn admits(&self, k: Kernel) -> Result<(), String> {
         match self.span {
             Span::Model => Ok(()),
-            Span::Patch(p) if p.on == k => Ok(()),
+            Span::Patch { by, base } => match base.admits(k) {
+                Ok(()) => Ok(()),
+                Err(_) if by.on == k => Ok(()),
+                Err(why) => Err(format!(
+                    "{} is {} to Linux {} ({}), a change to what {why}",
+                    self.what, by.patch, by.release, by.source
+                )),
+            },
             Span::Linux { since, until }
                 if since.map_or(true, |b| b.kernel <= k)
                     && until.map_or(true, |b| k < b.kernel) =>
             {
                 Ok(())
             }
-            _ => Err(self.to_string()),
+            Span::Linux { .. } => Err(self.to_string()),
+        }
+    }
+
+    /// A patch admitted on a release other than its own: the note a run
+    /// prints (the run models a port nobody published).
+    pub fn port(&self, k: Kernel) -> Option<String> {
+        match self.span {
+            Span::Patch { by, .. } if by.on != k && self.admits(k).is_ok() => Some(format!(
+                "{} is {} to Linux {} ({}); on {k} this models a port",
+                self.what, by.patch, by.release, by.source
+            )),
+            _ => None,
         }
     }
 }
@@ -228,10 +253,14 @@ impl fmt::Display for Era {
         write!(f, "{} ", self.what)?;
         match self.span {
             Span::Model => write!(f, "is the simulator's own, on any kernel")?,
-            Span::Patch(p) => write!(
+            Span::Patch { by, base } => write!(
                 f,
-                "exists only in {} to Linux {} ({}); no other kernel has it",
-                p.patch, p.release, p.source
+                "is {} to Linux {} ({}), a port elsewhere while {} exists ({})",
+                by.patch,
+                by.release,
+                by.source,
+                base.what,
+                brief(base)
             )?,
             Span::Linux { since, until } => {
                 let from = since.map_or("2.6.23".to_string(), |b| b.release.to_string());
@@ -272,7 +301,13 @@ fn previous(k: Kernel) -> Option<Kernel> {
 pub fn brief(era: &Era) -> String {
     match era.span {
         Span::Model => "any kernel (the simulator's own)".into(),
-        Span::Patch(p) => format!("only {} to Linux {}", p.patch, p.release),
+        Span::Patch { by, base } => format!(
+            "{} to Linux {} (a port elsewhere, while {}: {})",
+            by.patch,
+            by.release,
+            base.what,
+            brief(base)
+        ),
         Span::Linux { since, until } => {
             let from = since.map_or("2.6.23".to_string(), |b| b.release.to_string());
             let cite = |b: Option<Bound>, verb: &str| {
@@ -322,10 +357,10 @@ const fn linux(
     }
 }
 
-const fn patch(what: &'static str, p: Provenance) -> Era {
+const fn patch(what: &'static str, by: Provenance, base: &'static Era) -> Era {
     Era {
         what,
-        span: Span::Patch(p),
+        span: Span::Patch { by, base },
         note: "",
     }
 }
@@ -484,12 +519,28 @@ pub const PLAIN_WAKEUP: Era = Era {
 pub const ORDERED: Era = linux("ext4 data=ordered", None, None, "");
 /// No block-layer scheduler of ours in the way (blk-mq's `none`).
 pub const NO_SCHEDULER: Era = linux("no block-layer scheduler", None, None, "");
-pub const LD: Era = patch("FastResponse's LD block scheduler", FASTRESPONSE);
-pub const SELECT_ISR: Era = patch("SelectISR (critical I/O polls)", FASTRESPONSE);
-pub const BOOST: Era = patch("FastResponse's critical wake-up boost", FASTRESPONSE);
-pub const FJOURNAL: Era = patch("FastResponse's fjournaling", FASTRESPONSE);
-pub const JBD2_CRITICAL: Era = patch("JBD2 as a critical thread", FASTRESPONSE);
-pub const FSYNC_IO_POLLS: Era = patch("SelectISR's polled fsync I/O", FASTRESPONSE);
+/// blk-mq's request path, which LD sits in (FR 3.3): in every release
+/// this model names.
+pub const BLK_MQ: Era = linux("blk-mq's request path", None, None, "");
+// FastResponse's mechanisms, each with what it changes (FR 3.3-3.5, 4.1).
+pub const LD: Era = patch("FastResponse's LD block scheduler", FASTRESPONSE, &BLK_MQ);
+pub const SELECT_ISR: Era = patch(
+    "SelectISR (critical I/O polls)",
+    FASTRESPONSE,
+    &CLASSIC_POLL,
+);
+pub const BOOST: Era = patch(
+    "FastResponse's critical wake-up boost",
+    FASTRESPONSE,
+    &CFS_WAKEUP,
+);
+pub const FJOURNAL: Era = patch("FastResponse's fjournaling", FASTRESPONSE, &ORDERED);
+pub const JBD2_CRITICAL: Era = patch(
+    "JBD2 as a critical thread (boosted wake-ups)",
+    FASTRESPONSE,
+    &CFS_WAKEUP,
+);
+pub const FSYNC_IO_POLLS: Era = patch("SelectISR's polled fsync I/O", FASTRESPONSE, &CLASSIC_POLL);
 
 pub const URING_MIN_COMPLETE: Era = linux(
     "io_uring's CQEs posted by the interrupt, the waker checking min_complete",
@@ -534,6 +585,7 @@ pub const ALL: &[Era] = &[
     PLAIN_WAKEUP,
     ORDERED,
     NO_SCHEDULER,
+    BLK_MQ,
     LD,
     SELECT_ISR,
     BOOST,
@@ -628,13 +680,26 @@ mod tests {
     }
 
     #[test]
-    fn a_patch_exists_on_its_own_release_only() {
+    fn a_patch_is_itself_on_its_release_and_a_port_while_what_it_changes_exists() {
         assert!(BOOST.admits(k("5.3.7")).is_ok());
-        let e = BOOST.admits(k("5.0.8")).unwrap_err();
-        assert!(e.contains("only in FastResponse's patch"), "{e}");
-        assert!(e.contains("5.3.7") && e.contains("FR 1"), "{e}");
-        assert!(LD.admits(k("6.12")).is_err());
+        assert_eq!(BOOST.port(k("5.3.7")), None);
+        // TOS's 5.0.8 still has CFS: a port, with a note.
+        assert!(BOOST.admits(k("5.0.8")).is_ok());
+        let note = BOOST.port(k("5.0.8")).unwrap();
+        assert!(
+            note.contains("FastResponse's patch") && note.contains("5.3.7"),
+            "{note}"
+        );
+        assert!(note.contains("FR 1") && note.contains("port"), "{note}");
+        // 6.12 has no CFS wake-up check to change.
+        let e = BOOST.admits(k("6.12")).unwrap_err();
+        assert!(e.contains("5.3.7") && e.contains("147f3efaa241"), "{e}");
+        assert_eq!(BOOST.port(k("6.12")), None);
+        // SelectISR needs classic polling (4.4 on).
+        assert!(SELECT_ISR.admits(k("4.3")).is_err());
+        assert!(LD.admits(k("6.12")).is_ok());
         assert!(PLAIN_WAKEUP.admits(k("2.6")).is_ok());
+        assert_eq!(PLAIN_WAKEUP.port(k("6.12")), None);
         assert!(INTERRUPT.admits(k("6.18")).is_ok());
     }
 

@@ -741,6 +741,22 @@ impl Settings {
                 .map(|era| Anachronism { row: m, value, era })
         })
     }
+
+    /// The notes for the patches `self` sets that `kernel` has only as a
+    /// port ([`Era::port`]), one per mechanism, as `--option value: note`.
+    pub fn ports(&self, kernel: Kernel) -> Vec<String> {
+        MECHANISMS
+            .iter()
+            .filter_map(|m| {
+                let value = (m.get)(self)?;
+                let note = m.era(&value)?.port(kernel)?;
+                Some(match m.kind {
+                    Kind::Flag => format!("--{}: {note}", m.flag),
+                    Kind::Word => format!("--{} {value}: {note}", m.flag),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The row whose command-line option is `flag` (without `--`).
@@ -762,6 +778,23 @@ impl Settings {
             })
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// `other`'s mechanisms over these, each where `other` sets it.
+    pub fn merge(&mut self, other: &Settings) {
+        for m in MECHANISMS {
+            if let Some(v) = (m.get)(other) {
+                let v = if v.is_empty() { "on" } else { v.as_str() };
+                (m.set)(self, v).expect("a row reads back what it writes");
+            }
+        }
+        // A flag set off is not written by `get`: carry it as well.
+        if other.jbd2_critical == Some(false) {
+            self.jbd2_critical = Some(false);
+        }
+        if other.fsync_io_polls == Some(false) {
+            self.fsync_io_polls = Some(false);
+        }
     }
 
     /// The mechanisms set that `front` does not apply, by option.
@@ -850,9 +883,14 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(s.anachronism(k("5.3")), None);
-        assert_eq!(s.anachronism(k("5.0")).unwrap().option(), "--jbd2-critical");
-        s.jbd2_critical = Some(false);
+        assert_eq!(s.ports(k("5.3")), Vec::<String>::new());
+        // On 5.0 a port (a note), on 6.6+ refused: no CFS to boost in.
         assert_eq!(s.anachronism(k("5.0")), None);
+        assert_eq!(s.ports(k("5.0")).len(), 1);
+        assert_eq!(s.anachronism(k("6.6")).unwrap().option(), "--jbd2-critical");
+        s.jbd2_critical = Some(false);
+        assert_eq!(s.anachronism(k("6.6")), None);
+        assert!(s.ports(k("5.0")).is_empty());
         // A word with parameters is judged by its word.
         (mechanism("uring").unwrap().set)(&mut s, "min-wait=20us,nr=4").unwrap();
         assert!(s.anachronism(k("6.12")).is_none());
