@@ -129,7 +129,10 @@ pub struct Bound {
 
 impl fmt::Display for Bound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} \"{}\"", self.commit, self.title)?;
+        match self.commit {
+            "" => write!(f, "\"{}\" (its commit not found here)", self.title)?,
+            c => write!(f, "{c} \"{}\"", self.title)?,
+        }
         if !self.verified {
             write!(f, ", not verified")?;
         }
@@ -264,9 +267,10 @@ impl fmt::Display for Era {
             )?,
             Span::Linux { since, until } => {
                 let from = since.map_or("2.6.23".to_string(), |b| b.release.to_string());
-                match until {
-                    None => write!(f, "exists in Linux {from} and later")?,
-                    Some(u) => match previous(u.kernel) {
+                match (since, until) {
+                    (None, None) => write!(f, "exists in every Linux release")?,
+                    (_, None) => write!(f, "exists in Linux {from} and later")?,
+                    (_, Some(u)) => match previous(u.kernel) {
                         Some(last) => write!(f, "exists in Linux {from} to {last}")?,
                         None => write!(f, "exists in Linux {from} to before {}", u.release)?,
                     },
@@ -311,10 +315,12 @@ pub fn brief(era: &Era) -> String {
         Span::Linux { since, until } => {
             let from = since.map_or("2.6.23".to_string(), |b| b.release.to_string());
             let cite = |b: Option<Bound>, verb: &str| {
-                b.map(|b| format!(", {verb} {}", b.commit))
+                b.filter(|b| !b.commit.is_empty())
+                    .map(|b| format!(", {verb} {}", b.commit))
                     .unwrap_or_default()
             };
             match until {
+                None if since.is_none() => "every Linux release".to_string(),
                 None => format!("Linux {from}+{}", cite(since, "since")),
                 Some(u) => format!(
                     "Linux {from} to {}{}{}",
@@ -491,14 +497,7 @@ pub const IO_POLL_DELAY: Era = linux(
 pub const SYNC_HIPRI: Era = linux(
     "polling of a synchronous RWF_HIPRI read or write (pvsync2 hipri)",
     // preadv2 and RWF_HIPRI came in 4.6; the commit was not found here.
-    bound(
-        4,
-        6,
-        "4.6",
-        "(not found)",
-        "preadv2/pwritev2 RWF_HIPRI",
-        false,
-    ),
+    bound(4, 6, "4.6", "", "preadv2/pwritev2 RWF_HIPRI", false),
     SYNC_HIPRI_IGNORED,
     "stable kernels and RHEL 9 carry backports",
 );

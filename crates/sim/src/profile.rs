@@ -272,6 +272,11 @@ const HOSTS: &[(&str, &str, &str)] = &[
         include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
     ),
     (
+        "xeon-e5-2660v4-linux-6.12",
+        "profiles/hosts/xeon-e5-2660v4-linux-6.12.toml",
+        include_str!("../../../profiles/hosts/xeon-e5-2660v4-linux-6.12.toml"),
+    ),
+    (
         "xeon-e5-2630v3",
         "profiles/hosts/xeon-e5-2630v3.toml",
         include_str!("../../../profiles/hosts/xeon-e5-2630v3.toml"),
