@@ -256,7 +256,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     let spec = a.policy.spec();
     policy::build(&spec)?;
     // `--kernel`: the mechanisms given must have coexisted there.
-    let (_, kernel_notes) = a.host_settings.era(None).map_err(anyhow::Error::msg)?;
+    let kernel_notes = a.host_settings.era(None).map_err(anyhow::Error::msg)?.notes;
     for n in kernel_notes {
         eprintln!("note: {n}");
     }

@@ -57,24 +57,33 @@ pub struct Pinned<'a> {
 impl<F> HostArgs<F> {
     /// The kernel the run models (`--kernel`, else the host profile's) and
     /// the notes to print (patches run as ports; a profile taken to
-    /// another kernel). Refused, in one line naming the mechanism, where it
-    /// exists and the commit: a mechanism of the command line's or of the
-    /// profile's own that this kernel never had (`host::era`). No kernel:
-    /// no check.
-    pub fn era(&self, host: Option<Pinned<'_>>) -> Result<(Option<Kernel>, Vec<String>), String> {
+    /// another kernel). With `--kernel`, refused in one line naming the
+    /// mechanism, where it exists and the commit: a mechanism of the
+    /// command line's or of the profile's own that this kernel never had
+    /// (`host::era`). Without it no check is made, as before kernels were
+    /// modelled: a command-line mechanism the profile's pinned kernel
+    /// lacks is a note (the profile's own keys were checked as it loaded).
+    pub fn era(&self, host: Option<Pinned<'_>>) -> Result<KernelEra, String> {
         let pinned = host.as_ref().and_then(|h| h.kernel);
         let Some(k) = self.kernel.or(pinned) else {
-            return Ok((None, Vec::new()));
+            return Ok(KernelEra::default());
         };
         let whose = match (self.kernel, &host) {
             (Some(k), _) => format!("--kernel {k}"),
             (None, Some(h)) => format!("host profile {}'s kernel = \"{k}\"", h.name),
             (None, None) => unreachable!("a kernel came from one of them"),
         };
+        let mut notes = Vec::new();
         if let Some(a) = self.settings.anachronism(k) {
-            return Err(format!("{}: {}; {whose} is outside it", a.option(), a.era));
+            let line = format!("{}: {}; {whose} is outside it", a.option(), a.era);
+            if self.kernel.is_some() {
+                return Err(line);
+            }
+            notes.push(format!(
+                "{line}: run as asked (--kernel {k} refuses such a combination)"
+            ));
         }
-        let mut notes = self.settings.ports(k);
+        notes.extend(self.settings.ports(k));
         if let (Some(h), Some(given)) = (&host, self.kernel) {
             if let Some(a) = h.explicit.anachronism(given) {
                 return Err(format!(
@@ -99,8 +108,23 @@ impl<F> HostArgs<F> {
                 ));
             }
         }
-        Ok((Some(k), notes))
+        Ok(KernelEra {
+            kernel: Some(k),
+            strict: self.kernel.is_some(),
+            notes,
+        })
     }
+}
+
+/// What [`HostArgs::era`] found.
+#[derive(Debug, Default)]
+pub struct KernelEra {
+    /// The kernel the run models, if any was given or pinned.
+    pub kernel: Option<Kernel>,
+    /// Given by `--kernel`: the run refuses what it never had (else notes).
+    pub strict: bool,
+    /// Notes to print once nothing refused the run.
+    pub notes: Vec<String>,
 }
 
 impl<F> Clone for HostArgs<F> {

@@ -176,7 +176,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     policy::build(&spec)?;
     // `--kernel`: the mechanisms given must have coexisted there (no host
     // profile here: the emulator runs on this machine's kernel).
-    let (_, kernel_notes) = args.host_settings.era(None).map_err(anyhow::Error::msg)?;
+    let kernel_notes = args
+        .host_settings
+        .era(None)
+        .map_err(anyhow::Error::msg)?
+        .notes;
     if !args.out.quiet {
         print_notes(&file);
         for n in kernel_notes {

@@ -12,7 +12,7 @@ use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError}
 use host::era::Kernel;
 
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
-use crate::host_args::Pinned;
+use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
 use crate::progress::Progress;
@@ -141,12 +141,20 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", job_file.display());
     }
-    let (config, kernel) = configured(args, args.runtime)?;
-    if let Some(k) = kernel {
-        sync_hipri_existed(job_file, &file.jobs, k)?;
+    let (config, mut era) = configured(args, args.runtime)?;
+    if let Some(k) = era.kernel {
+        if let Err(e) = sync_hipri_existed(job_file, &file.jobs, k) {
+            if era.strict {
+                return Err(e);
+            }
+            era.notes
+                .push(format!("{e}: run as asked (--kernel {k} refuses it)"));
+        }
     }
+    let kernel = era.kernel;
     if !args.out.quiet {
         print_notes(&file);
+        say(&era.notes);
     }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate(&file.jobs, &config, &mut |now, end| {
@@ -169,7 +177,11 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     }
     let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
         .map_err(|e| anyhow!(e))?;
-    let (config, kernel) = configured(args, args.runtime)?;
+    let (config, era) = configured(args, args.runtime)?;
+    let kernel = era.kernel;
+    if !args.out.quiet {
+        say(&era.notes);
+    }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
         progress.update(now, end)
@@ -200,7 +212,11 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     let file = apps::file::AppFile::load(job_file)?;
     let threads = file.threads(args.seed)?;
     let mut again = || file.threads(args.seed).map_err(|e| e.to_string());
-    let (config, kernel) = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
+    let (config, era) = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
+    let kernel = era.kernel;
+    if !args.out.quiet {
+        say(&era.notes);
+    }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate_app_with(threads, &mut again, &config, &mut |now, end| {
         progress.update(now, end)
@@ -215,7 +231,7 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
 /// the host-side flags over the host profile's own settings, and the
 /// kernel it models (`--kernel`, else the profile's): a mechanism that
 /// kernel never had is refused before the run (issue 37 item 1).
-fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Option<Kernel>)> {
+fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, KernelEra)> {
     let mut config = config(
         args.policy.spec(),
         &args.device,
@@ -223,7 +239,7 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Option
         args.seed,
         runtime,
     )?;
-    let (kernel, notes) = args
+    let era = args
         .host_settings
         .era(Some(Pinned {
             name: &config.host.name,
@@ -231,13 +247,8 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Option
             explicit: &config.host.explicit,
         }))
         .map_err(|e| anyhow!(e))?;
-    if !args.out.quiet {
-        for n in notes {
-            eprintln!("note: {n}");
-        }
-    }
     config.host.apply(&args.host_settings.settings);
-    Ok((config, kernel))
+    Ok((config, era))
 }
 
 /// A pvsync2 job with `hipri` polls in the simulator (`host::mechanism`'s
@@ -258,6 +269,14 @@ fn sync_hipri_existed(job_file: &Path, jobs: &[jobs::Job], k: Kernel) -> Result<
             job.name,
             job.section_line
         ),
+    }
+}
+
+/// The kernel era's notes (patches run as ports, a profile taken to
+/// another kernel), after every check that could refuse the run.
+fn say(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
     }
 }
 

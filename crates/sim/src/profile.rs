@@ -38,7 +38,8 @@ pub struct HostProfile {
     /// line would write them: what a run on another `--kernel` checks
     /// (the defaults are the simulator's, no era's).
     #[serde(skip)]
-    pub explicit: host::mechanism::Settings,
+    // Boxed: kept off the profile's own size (tune's `Target` holds one by value).
+    pub explicit: Box<host::mechanism::Settings>,
     /// Cores available to workloads.
     pub cores: u32,
     /// Clock in GHz (cycles = ns * ghz).
@@ -340,7 +341,7 @@ impl HostProfile {
     pub fn parse(text: &str, origin: &str) -> Result<HostProfile, ProfileError> {
         let mut p: HostProfile = service::toml_file::parse(text, origin)?;
         p.validate(text, origin)?;
-        p.explicit = explicit(text, origin)?;
+        p.explicit = Box::new(explicit(text, origin)?);
         if let Some(k) = p.kernel {
             if let Some(a) = p.explicit.anachronism(k) {
                 let shown = match a.value.as_str() {
