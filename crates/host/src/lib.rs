@@ -55,9 +55,15 @@
 //! [`mechanism`]: every choice above declared once, as `policy` declares
 //! its strategies: the table the command line, the profiles, `reproduce`
 //! and the reports read (issue 26 item 2).
+//!
+//! [`era`]: the Linux releases each mechanism exists in, each bound citing
+//! the commit that added or removed it, and the out-of-tree patches some
+//! exist only as (issue 37 item 1): what `--kernel` and a host profile's
+//! `kernel` check a run against.
 
 pub mod cfs;
 pub mod eevdf;
+pub mod era;
 pub mod fsync;
 pub mod ld;
 pub mod mechanism;

@@ -27,6 +27,19 @@ pub struct HostProfile {
     pub name: String,
     /// The machine this models.
     pub description: String,
+    /// The Linux release this host runs (`"5.0.8"`, `"6.12"`; X.Y
+    /// counts), if the profile pins one (issue 37 item 1): each mechanism
+    /// key the file sets must exist there (`host::era`), and `sim` names
+    /// it in its report. Without it no check is made.
+    #[serde(default, deserialize_with = "kernel_release")]
+    pub kernel: Option<host::era::Kernel>,
+    /// The mechanisms set explicitly, by this file's own keys (filled by
+    /// [`HostProfile::parse`]) or by [`HostProfile::apply`], as the command
+    /// line would write them: what a run on another `--kernel` checks
+    /// (the defaults are the simulator's, no era's).
+    #[serde(skip)]
+    // Boxed: kept off the profile's own size (tune's `Target` holds one by value).
+    pub explicit: Box<host::mechanism::Settings>,
     /// Cores available to workloads.
     pub cores: u32,
     /// Clock in GHz (cycles = ns * ghz).
@@ -260,6 +273,11 @@ const HOSTS: &[(&str, &str, &str)] = &[
         include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
     ),
     (
+        "xeon-e5-2660v4-linux-6.12",
+        "profiles/hosts/xeon-e5-2660v4-linux-6.12.toml",
+        include_str!("../../../profiles/hosts/xeon-e5-2660v4-linux-6.12.toml"),
+    ),
+    (
         "xeon-e5-2630v3",
         "profiles/hosts/xeon-e5-2630v3.toml",
         include_str!("../../../profiles/hosts/xeon-e5-2630v3.toml"),
@@ -280,6 +298,7 @@ impl HostProfile {
     /// The mechanisms `s` sets, over the profile's own (the one place a
     /// command line's or an experiment's host settings reach a profile).
     pub fn apply(&mut self, s: &host::mechanism::Settings) {
+        self.explicit.merge(s);
         if let Some(b) = &s.block_scheduler {
             self.block_scheduler = b.clone();
         }
@@ -320,8 +339,26 @@ impl HostProfile {
 
     /// Parses profile text; `origin` names it in messages.
     pub fn parse(text: &str, origin: &str) -> Result<HostProfile, ProfileError> {
-        let p: HostProfile = service::toml_file::parse(text, origin)?;
+        let mut p: HostProfile = service::toml_file::parse(text, origin)?;
         p.validate(text, origin)?;
+        p.explicit = Box::new(explicit(text, origin)?);
+        if let Some(k) = p.kernel {
+            if let Some(a) = p.explicit.anachronism(k) {
+                let shown = match a.value.as_str() {
+                    "" => "on".to_string(),
+                    v => v.to_string(),
+                };
+                return Err(bad_value(
+                    text,
+                    origin,
+                    a.row.key,
+                    &format!(
+                        "{shown}: {}; this profile's kernel = \"{k}\" is outside it",
+                        a.era
+                    ),
+                ));
+            }
+        }
         Ok(p)
     }
 
@@ -393,6 +430,32 @@ impl HostProfile {
         }
         Ok(())
     }
+}
+
+/// The host mechanisms `text` sets itself (a key of
+/// `host::mechanism::MECHANISMS` present in the file), read by each row's
+/// own parser; a flag's `true` is on.
+fn explicit(text: &str, origin: &str) -> Result<host::mechanism::Settings, ProfileError> {
+    let mut own = host::mechanism::Settings::default();
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(own); // serde's parse above has already said why
+    };
+    for m in host::mechanism::MECHANISMS {
+        let value = match table.get(m.key) {
+            None => continue,
+            Some(toml::Value::String(v)) => v.clone(),
+            Some(toml::Value::Boolean(b)) => if *b { "on" } else { "off" }.to_string(),
+            Some(other) => other.to_string(),
+        };
+        (m.set)(&mut own, &value).map_err(|e| bad_value(text, origin, m.key, &e))?;
+    }
+    Ok(own)
+}
+
+/// The `kernel` key: a Linux release as a string (`"5.0.8"`).
+fn kernel_release<'de, D: Deserializer<'de>>(d: D) -> Result<Option<host::era::Kernel>, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map(Some).map_err(serde::de::Error::custom)
 }
 
 fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
