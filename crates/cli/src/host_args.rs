@@ -60,9 +60,14 @@ impl<F> HostArgs<F> {
     /// another kernel). With `--kernel`, refused in one line naming the
     /// mechanism, where it exists and the commit: a mechanism of the
     /// command line's or of the profile's own that this kernel never had
-    /// (`host::era`). Without it no check is made, as before kernels were
-    /// modelled: a command-line mechanism the profile's pinned kernel
-    /// lacks is a note (the profile's own keys were checked as it loaded).
+    /// (`host::era`). Without it, the host profile's pinned kernel refuses
+    /// a command-line mechanism that was gone by it (`--host
+    /// xeon-e5-2660v4-linux-6.12 --completion hybrid`: removed in 6.4) and
+    /// notes one that is only newer than it: the papers' profiles (5.0.8)
+    /// are the hardware model that io_uring strategies of 6.x are studied
+    /// on (`reproduce`'s ours-uring), so a newer mechanism on an older
+    /// profile runs, said once. The profile's own keys were checked as it
+    /// loaded.
     pub fn era(&self, host: Option<Pinned<'_>>) -> Result<KernelEra, String> {
         let pinned = host.as_ref().and_then(|h| h.kernel);
         let Some(k) = self.kernel.or(pinned) else {
@@ -74,6 +79,9 @@ impl<F> HostArgs<F> {
             (None, None) => unreachable!("a kernel came from one of them"),
         };
         let mut notes = Vec::new();
+        if let Some(a) = self.settings.gone(k) {
+            return Err(format!("{}: {}; {whose} is outside it", a.option(), a.era));
+        }
         if let Some(a) = self.settings.anachronism(k) {
             let line = format!("{}: {}; {whose} is outside it", a.option(), a.era);
             if self.kernel.is_some() {

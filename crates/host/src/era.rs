@@ -236,6 +236,18 @@ impl Era {
         }
     }
 
+    /// Whether the mechanism was gone by `k`: removed from mainline at or
+    /// before it (a patch: the mainline code it changes was). A kernel that
+    /// only predates a mechanism is not "gone by"; a host profile's pinned
+    /// kernel refuses the first and notes the second (`cli::host_args`).
+    pub fn gone_by(&self, k: Kernel) -> bool {
+        match self.span {
+            Span::Model => false,
+            Span::Patch { by, base } => by.on != k && base.gone_by(k),
+            Span::Linux { until, .. } => until.is_some_and(|b| b.kernel <= k),
+        }
+    }
+
     /// A patch admitted on a release other than its own: the note a run
     /// prints (the run models a port nobody published).
     pub fn port(&self, k: Kernel) -> Option<String> {

@@ -742,6 +742,21 @@ impl Settings {
         })
     }
 
+    /// The first mechanism set, in table order, that was gone by `kernel`
+    /// ([`Era::gone_by`]): removed before it, not merely newer than it.
+    pub fn gone(&self, kernel: Kernel) -> Option<Anachronism> {
+        MECHANISMS.iter().find_map(|m| {
+            let value = (m.get)(self)?;
+            let era = m.era(&value)?;
+            if !era.gone_by(kernel) {
+                return None;
+            }
+            era.admits(kernel)
+                .err()
+                .map(|era| Anachronism { row: m, value, era })
+        })
+    }
+
     /// The notes for the patches `self` sets that `kernel` has only as a
     /// port ([`Era::port`]), one per mechanism, as `--option value: note`.
     pub fn ports(&self, kernel: Kernel) -> Vec<String> {
