@@ -306,11 +306,16 @@ pub enum Governor {
 }
 
 impl Governor {
-    pub fn new(kind: GovernorKind, states: &[State], tick: Nanos) -> Governor {
+    pub fn new(
+        kind: GovernorKind,
+        states: &[State],
+        tick: Nanos,
+        haltpoll: HaltpollParams,
+    ) -> Governor {
         match kind {
             GovernorKind::Menu => Governor::Menu(Menu::new(tick)),
             GovernorKind::Teo => Governor::Teo(Teo::new(states.len(), tick)),
-            GovernorKind::Haltpoll => Governor::Haltpoll(Haltpoll::new(HaltpollParams::default())),
+            GovernorKind::Haltpoll => Governor::Haltpoll(Haltpoll::new(haltpoll)),
         }
     }
 
