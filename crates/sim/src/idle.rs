@@ -41,6 +41,8 @@ const FOREVER: Nanos = u32::MAX as Nanos * US;
 pub struct IdleSettings {
     pub states: Table,
     pub governor: GovernorKind,
+    /// States turned off by name (`C6`).
+    pub disabled: Vec<String>,
     pub cpu_latency_limit: Option<Nanos>,
     pub device_latency_limit: Option<Nanos>,
 }
@@ -50,6 +52,7 @@ impl HostProfile {
     pub fn apply_idle(&mut self, s: &IdleSettings) {
         self.idle_states = s.states;
         self.idle_governor = s.governor;
+        self.idle_disabled = s.disabled.clone();
         self.cpu_latency_limit = s.cpu_latency_limit;
         self.device_latency_limit = s.device_latency_limit;
     }
@@ -84,7 +87,10 @@ struct CoreIdle {
 pub(crate) struct Idle {
     table: Table,
     governor: GovernorKind,
-    states: &'static [State],
+    /// The table's states less the disabled ones (a disabled state is
+    /// skipped by every governor; dropping it from the list is the same
+    /// choice for the deepest state, the one the experiments disable).
+    states: Vec<State>,
     qos: Qos,
     tick: Nanos,
     cores: Vec<CoreIdle>,
@@ -96,7 +102,13 @@ pub(crate) struct Idle {
 impl Idle {
     /// `None` with idle states off.
     pub(crate) fn new(host: &HostProfile) -> Option<Idle> {
-        let states = host.idle_states.states();
+        let states: Vec<State> = host
+            .idle_states
+            .states()
+            .iter()
+            .filter(|s| !host.idle_disabled.iter().any(|d| d == s.name))
+            .copied()
+            .collect();
         if states.is_empty() {
             return None;
         }
@@ -104,11 +116,10 @@ impl Idle {
             max: host.guest_halt_poll_ns,
             ..HaltpollParams::default()
         };
-        let gov = Governor::new(host.idle_governor, states, host.tick, haltpoll);
+        let gov = Governor::new(host.idle_governor, &states, host.tick, haltpoll);
         Some(Idle {
             table: host.idle_states,
             governor: host.idle_governor,
-            states,
             qos: Qos {
                 global: host.cpu_latency_limit,
                 device: host.device_latency_limit.map(|limit| DeviceLimit {
@@ -128,6 +139,7 @@ impl Idle {
             by_state: vec![Count::default(); states.len()],
             exits: 0,
             limit_seen: None,
+            states,
         })
     }
 
@@ -151,8 +163,8 @@ impl Idle {
             latency_req,
             iowaiters,
         };
-        let state = c.gov.select(self.states, &e);
-        let poll_window = c.gov.poll_window(self.states, latency_req, self.tick);
+        let state = c.gov.select(&self.states, &e);
+        let poll_window = c.gov.poll_window(&self.states, latency_req, self.tick);
         c.entered = Some(Entered {
             since: now,
             state,
@@ -163,7 +175,7 @@ impl Idle {
     /// The core wakes at `now`: the exit latency its state costs (0 if it
     /// was not idling). Counted if `measuring`.
     fn exit(&mut self, core: u32, now: Nanos, measuring: bool) -> Nanos {
-        let states = self.states;
+        let states = &self.states;
         let c = &mut self.cores[core as usize];
         let Some(e) = c.entered.take() else {
             return 0;

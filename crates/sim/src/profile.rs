@@ -194,6 +194,11 @@ pub struct HostProfile {
     /// state's exit latency.
     #[serde(default, deserialize_with = "idle_table")]
     pub idle_states: host::cpuidle::Table,
+    /// States of the table turned off, by name (`["C6"]`: sysfs
+    /// `cpuidle/stateN/disable` = 1 on every CPU, as Kristo's "C6
+    /// disabled"). Default none.
+    #[serde(default)]
+    pub idle_disabled: Vec<String>,
     /// The cpuidle governor: `menu` (default), `teo` or `haltpoll`.
     #[serde(default, deserialize_with = "idle_governor")]
     pub idle_governor: host::cpuidle::GovernorKind,
@@ -408,6 +413,20 @@ impl HostProfile {
                 "tick",
                 "must be 1ms to 10ms (Linux's HZ is 100 to 1000, kernel/Kconfig.hz)",
             );
+        }
+        for name in &self.idle_disabled {
+            let states = self.idle_states.states();
+            if !states.iter().any(|s| s.name == name.as_str()) {
+                let names: Vec<&str> = states.iter().map(|s| s.name).collect();
+                return bad(
+                    "idle_disabled",
+                    &format!(
+                        "no state `{name}` in idle_states `{}` ({})",
+                        self.idle_states.name(),
+                        if names.is_empty() { "off: none".to_string() } else { names.join(", ") }
+                    ),
+                );
+            }
         }
         for (key, t) in [
             ("syscall", self.syscall),
