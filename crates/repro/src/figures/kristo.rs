@@ -56,7 +56,7 @@ pub fn experiment() -> Experiment {
                 4 KiB), on the TOS host's costs with intel_idle's Ice Lake-SP table and the \
                 menu governor, on the Optane profile (his device is not named).",
         provenance: Provenance::new(RFC)
-            .with("job", "kristo-randread.fio: one libaio thread of 4 KiB random reads at iodepth 1, direct", Origin::Ours("the RFC shows fio's slat (async engines only) and clat 23 us beside lat 30 us (one request at a time); bs is fio's default"))
+            .with("job file", "kristo-randread.fio: one libaio thread of 4 KiB random reads at iodepth 1, direct", Origin::Ours("the RFC shows fio's slat (async engines only) and clat 23 us beside lat 30 us (one request at a time); bs is fio's default"))
             .with("host CPU", "Ice Lake-SP idle states (intel_idle.c icx_cstates: C1 1/1, C1E 4/4, C6 170/600 us), menu governor, on the TOS host's calibrated costs", Origin::Ours("the RFC's \"Intel Icelake Xeon system\"; its governor and costs are not given"))
             .with("C6 disabled", "C6 removed from the table (sysfs stateN/disable)", RFC)
             .with("latency limit", "per-device cpu_lat_limit_us=10, cpu_lat_timeout_ms=3", RFC)
