@@ -330,7 +330,13 @@ impl Governor {
 
     /// The core left state `idx` after `residency` ns; `poll_limit_hit`:
     /// a POLL that ran out its window (`dev->poll_time_limit`).
-    pub fn reflect(&mut self, states: &[State], idx: usize, residency: Nanos, poll_limit_hit: bool) {
+    pub fn reflect(
+        &mut self,
+        states: &[State],
+        idx: usize,
+        residency: Nanos,
+        poll_limit_hit: bool,
+    ) {
         match self {
             Governor::Menu(m) => m.reflect(states, idx, residency, poll_limit_hit),
             Governor::Teo(t) => t.reflect(states, idx, residency),
@@ -452,8 +458,7 @@ impl Menu {
         }
         // Round to the closest (DIV_ROUND_CLOSEST_ULL).
         let scale = RESOLUTION * DECAY;
-        let mut predicted =
-            (self.next_timer_us * self.correction[self.bucket] + scale / 2) / scale;
+        let mut predicted = (self.next_timer_us * self.correction[self.bucket] + scale / 2) / scale;
         predicted = predicted.min(self.typical_interval(predicted));
         // The tick is running (the simplification above): the performance
         // multiplier, 1 + 10 per I/O waiter, caps the exit latency.
@@ -503,7 +508,13 @@ impl Menu {
     }
 
     /// `menu_update`: learn from the idle period that just ended.
-    pub fn reflect(&mut self, states: &[State], idx: usize, residency: Nanos, poll_limit_hit: bool) {
+    pub fn reflect(
+        &mut self,
+        states: &[State],
+        idx: usize,
+        residency: Nanos,
+        poll_limit_hit: bool,
+    ) {
         let target = &states[idx];
         let mut measured = if target.polling && poll_limit_hit {
             self.next_timer_us
@@ -575,15 +586,15 @@ impl Teo {
         let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0, 0, 0);
         let (mut idx, mut idx_intercepts, mut idx_hits, mut idx_recent) = (0, 0, 0, 0);
         let mut constraint = 0;
-        for i in 1..states.len() {
+        for (i, s) in states.iter().enumerate().skip(1) {
             let prev = self.bins[i - 1];
             intercept_sum += prev.intercepts;
             hit_sum += prev.hits;
             recent_sum += prev.recent;
-            if states[i].exit_latency <= e.latency_req {
+            if s.exit_latency <= e.latency_req {
                 constraint = i;
             }
-            if states[i].target_residency > duration {
+            if s.target_residency > duration {
                 break;
             }
             idx = i;
@@ -737,11 +748,8 @@ impl Haltpoll {
         if residency > self.poll_limit && residency <= p.max {
             self.poll_limit = (self.poll_limit * p.grow).max(p.grow_start).min(p.max);
         } else if residency > p.max && p.allow_shrink {
-            self.poll_limit = if p.shrink == 0 {
-                0
-            } else {
-                self.poll_limit / p.shrink
-            };
+            // `guest_halt_poll_shrink` 0 closes the window at once.
+            self.poll_limit = self.poll_limit.checked_div(p.shrink).unwrap_or(0);
         }
     }
 }
@@ -768,9 +776,18 @@ mod tests {
     fn the_server_tables_are_intel_idles() {
         assert_eq!(names(Table::Icx), ["POLL", "C1", "C1E", "C6"]);
         let c6 = |t: Table| t.states()[3];
-        assert_eq!((c6(Table::Skx).exit_latency, c6(Table::Skx).target_residency), (133 * US, 600 * US));
-        assert_eq!((c6(Table::Icx).exit_latency, c6(Table::Icx).target_residency), (170 * US, 600 * US));
-        assert_eq!((c6(Table::Spr).exit_latency, c6(Table::Spr).target_residency), (290 * US, 800 * US));
+        assert_eq!(
+            (c6(Table::Skx).exit_latency, c6(Table::Skx).target_residency),
+            (133 * US, 600 * US)
+        );
+        assert_eq!(
+            (c6(Table::Icx).exit_latency, c6(Table::Icx).target_residency),
+            (170 * US, 600 * US)
+        );
+        assert_eq!(
+            (c6(Table::Spr).exit_latency, c6(Table::Spr).target_residency),
+            (290 * US, 800 * US)
+        );
         assert!(Table::Off.states().is_empty());
         assert_eq!(Table::parse("icx"), Ok(Table::Icx));
         assert!(Table::parse("icelake").unwrap_err().contains("skx"));

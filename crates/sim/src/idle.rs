@@ -273,7 +273,9 @@ impl World {
     /// (a proposal) holds on its thread's core from now.
     pub(crate) fn idle_io(&mut self, req: u32) {
         if let Some(i) = &mut self.idle {
-            let core = self.threads[self.requests[req as usize].tid as usize].spec.core;
+            let core = self.threads[self.requests[req as usize].tid as usize]
+                .spec
+                .core;
             i.cores[core].last_io = Some(self.now);
         }
     }
@@ -281,9 +283,9 @@ impl World {
 
 /// The run's note: the states entered and the exit latency paid.
 pub(crate) fn note(r: &report::IdleReport) -> String {
-    let limit = r
-        .latency_limit_ns
-        .map_or(String::new(), |l| format!(", latency limit {}", policy::format_nanos(l)));
+    let limit = r.latency_limit_ns.map_or(String::new(), |l| {
+        format!(", latency limit {}", policy::format_nanos(l))
+    });
     let states: Vec<String> = r
         .by_state
         .iter()

@@ -423,7 +423,11 @@ impl HostProfile {
                     &format!(
                         "no state `{name}` in idle_states `{}` ({})",
                         self.idle_states.name(),
-                        if names.is_empty() { "off: none".to_string() } else { names.join(", ") }
+                        if names.is_empty() {
+                            "off: none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
                     ),
                 );
             }
@@ -441,7 +445,10 @@ impl HostProfile {
             ("irq_poll_fallback", self.irq_poll_fallback),
             ("buffered_write_per_kib", self.buffered_write_per_kib),
             ("cpu_latency_limit", self.cpu_latency_limit.unwrap_or(0)),
-            ("device_latency_limit", self.device_latency_limit.unwrap_or(0)),
+            (
+                "device_latency_limit",
+                self.device_latency_limit.unwrap_or(0),
+            ),
             ("device_latency_timeout", self.device_latency_timeout),
             ("guest_halt_poll_ns", self.guest_halt_poll_ns),
             ("sched_latency", self.sched_latency),

@@ -127,14 +127,21 @@ fn bad_idle_keys_are_one_line_errors() {
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();
-    let ok = format!("{base}\nidle_states = \"spr\"\nidle_governor = \"teo\"\ncpu_latency_limit = \"10us\"\n");
+    let ok = format!(
+        "{base}\nidle_states = \"spr\"\nidle_governor = \"teo\"\ncpu_latency_limit = \"10us\"\n"
+    );
     let h = sim::HostProfile::parse(&ok, "h.toml").unwrap();
     assert_eq!(
         (h.idle_states, h.idle_governor, h.cpu_latency_limit),
         (Table::Spr, GovernorKind::Teo, Some(10 * US))
     );
     let bad = format!("{base}\nidle_states = \"icelake\"\n");
-    let e = sim::HostProfile::parse(&bad, "h.toml").unwrap_err().to_string();
-    assert!(e.contains("h.toml") && e.contains("icelake") && e.contains("icx"), "{e}");
+    let e = sim::HostProfile::parse(&bad, "h.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("h.toml") && e.contains("icelake") && e.contains("icx"),
+        "{e}"
+    );
     assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
