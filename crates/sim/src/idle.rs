@@ -27,7 +27,6 @@ use host::cpuidle::{
 };
 use policy::{Nanos, US};
 
-use crate::world::{TState, World};
 use crate::HostProfile;
 
 /// menu's `next_timer_us` is an `unsigned int`: the longest sleep it can
@@ -80,6 +79,18 @@ struct CoreIdle {
     last_io: Option<Nanos>,
     /// Sleep timers set on the core (stale ones pruned as time passes).
     timers: Vec<Nanos>,
+}
+
+impl Idle {
+    /// A thread on `core` sets a sleep timer for `at`.
+    pub(crate) fn timer_set(&mut self, core: u32, at: Nanos) {
+        self.cores[core as usize].timers.push(at);
+    }
+
+    /// A thread on `core` dispatched a block request at `now`.
+    pub(crate) fn io_dispatched(&mut self, core: usize, now: Nanos) {
+        self.cores[core].last_io = Some(now);
+    }
 }
 
 /// Every core's governor and what the window counted.
@@ -144,7 +155,13 @@ impl Idle {
     }
 
     /// The core goes idle at `now`: its governor picks a state.
-    fn enter(&mut self, core: u32, now: Nanos, next_tick: Option<Nanos>, iowaiters: u32) {
+    pub(crate) fn enter(
+        &mut self,
+        core: u32,
+        now: Nanos,
+        next_tick: Option<Nanos>,
+        iowaiters: u32,
+    ) {
         let c = &mut self.cores[core as usize];
         if c.entered.is_some() {
             return;
@@ -174,7 +191,7 @@ impl Idle {
 
     /// The core wakes at `now`: the exit latency its state costs (0 if it
     /// was not idling). Counted if `measuring`.
-    fn exit(&mut self, core: u32, now: Nanos, measuring: bool) -> Nanos {
+    pub(crate) fn exit(&mut self, core: u32, now: Nanos, measuring: bool) -> Nanos {
         let states = &self.states;
         let c = &mut self.cores[core as usize];
         let Some(e) = c.entered.take() else {
@@ -230,53 +247,6 @@ impl Idle {
                     exit_ns: c.exit,
                 })
                 .collect(),
-        }
-    }
-}
-
-impl World {
-    /// `core` found nothing to run: it idles.
-    pub(crate) fn idle_enter(&mut self, core: u32) {
-        if self.idle.is_none() {
-            return;
-        }
-        let iowaiters = self
-            .threads
-            .iter()
-            .filter(|t| t.spec.core as u32 == core && t.state == TState::Blocked)
-            .count() as u32;
-        let next_tick = self.cpu.next_tick(core, self.now);
-        let now = self.now;
-        if let Some(i) = &mut self.idle {
-            i.enter(core, now, next_tick, iowaiters);
-        }
-    }
-
-    /// `core` wakes (a handler or a thread takes it): the exit latency to
-    /// pay first, 0 if it was not idling or idle states are off.
-    pub(crate) fn idle_exit(&mut self, core: u32) -> Nanos {
-        let measuring = self.measuring(self.now);
-        let now = self.now;
-        self.idle
-            .as_mut()
-            .map_or(0, |i| i.exit(core, now, measuring))
-    }
-
-    /// A thread on `core` sets a sleep timer for `at`.
-    pub(crate) fn idle_timer(&mut self, core: u32, at: Nanos) {
-        if let Some(i) = &mut self.idle {
-            i.cores[core as usize].timers.push(at);
-        }
-    }
-
-    /// Request `req` goes to the block layer: Kristo's per-device limit
-    /// (a proposal) holds on its thread's core from now.
-    pub(crate) fn idle_io(&mut self, req: u32) {
-        if let Some(i) = &mut self.idle {
-            let core = self.threads[self.requests[req as usize].tid as usize]
-                .spec
-                .core;
-            i.cores[core].last_io = Some(self.now);
         }
     }
 }

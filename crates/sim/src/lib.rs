@@ -29,6 +29,7 @@ mod events;
 mod fs;
 mod host;
 mod idle;
+mod idling;
 mod iopath;
 mod journal;
 pub mod limits;
