@@ -74,6 +74,17 @@ pub struct SimArgs {
     /// The host mechanisms over the host profile's own (host::mechanism).
     #[command(flatten)]
     pub host_settings: crate::host_args::HostArgs<crate::host_args::Sim>,
+    /// The cores' idle states over the host profile's (issue 37 item 2,
+    /// host::cpuidle): off, skx, icx, spr (Linux intel_idle's tables),
+    /// haltpoll (a KVM guest's) or poll
+    #[arg(long, value_name = "TABLE", value_parser = host::cpuidle::Table::parse)]
+    pub idle_states: Option<host::cpuidle::Table>,
+    /// The cpuidle governor: menu, teo or haltpoll
+    #[arg(long, value_name = "NAME", value_parser = host::cpuidle::GovernorKind::parse)]
+    pub idle_governor: Option<host::cpuidle::GovernorKind>,
+    /// A global CPU latency limit (/dev/cpu_dma_latency), as `10us`
+    #[arg(long, value_name = "TIME", value_parser = crate::args::duration)]
+    pub cpu_latency_limit: Option<u64>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -248,6 +259,15 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Kernel
         }))
         .map_err(|e| anyhow!(e))?;
     config.host.apply(&args.host_settings.settings);
+    if let Some(t) = args.idle_states {
+        config.host.idle_states = t;
+    }
+    if let Some(g) = args.idle_governor {
+        config.host.idle_governor = g;
+    }
+    if let Some(l) = args.cpu_latency_limit {
+        config.host.cpu_latency_limit = Some(l);
+    }
     Ok((config, era))
 }
 

@@ -85,6 +85,7 @@ fn sample() -> RunReport {
         io_path: None,
         apps: None,
         uring: None,
+        idle: None,
     }
 }
 

@@ -199,6 +199,55 @@ pub struct HostProfile {
         deserialize_with = "duration"
     )]
     pub buffered_write_per_kib: u64,
+    /// The cores' idle states (issue 37 item 2, `host::cpuidle`): `off`
+    /// (default, and every shipped profile: both papers turned C-states
+    /// off), `skx`, `icx`, `spr` (Linux intel_idle's Skylake-SP, Ice
+    /// Lake-SP and Sapphire Rapids tables), `haltpoll` (a KVM guest's, as
+    /// this project's VM) or `poll`. A wake-up on an idle core pays its
+    /// state's exit latency.
+    #[serde(default, deserialize_with = "idle_table")]
+    pub idle_states: host::cpuidle::Table,
+    /// States of the table turned off, by name (`["C6"]`: sysfs
+    /// `cpuidle/stateN/disable` = 1 on every CPU, as Kristo's "C6
+    /// disabled"). Default none.
+    #[serde(default)]
+    pub idle_disabled: Vec<String>,
+    /// The cpuidle governor: `menu` (default), `teo` or `haltpoll`.
+    #[serde(default, deserialize_with = "idle_governor")]
+    pub idle_governor: host::cpuidle::GovernorKind,
+    /// The global PM QoS CPU latency limit (`/dev/cpu_dma_latency`), ns.
+    /// Absent: none.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub cpu_latency_limit: Option<u64>,
+    /// The per-device CPU latency limit of Kristo's blk-mq proposal
+    /// (`cpu_lat_limit_us`; a proposal, not merged: linux-block RFC
+    /// 2024-08-29, v2 2024-10-18), ns, holding on a core for
+    /// `device_latency_timeout` after its last I/O. Absent: none.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub device_latency_limit: Option<u64>,
+    /// The proposal's `cpu_lat_timeout_ms`. Default 3ms, its RFC cover
+    /// letter's example.
+    #[serde(
+        default = "default_device_latency_timeout",
+        deserialize_with = "duration"
+    )]
+    pub device_latency_timeout: u64,
+    /// haltpoll's `guest_halt_poll_ns`: the longest its poll window grows.
+    /// Default 200us, drivers/cpuidle/governors/haltpoll.c's; this VM
+    /// reads 0 (`/sys/module/haltpoll/parameters/guest_halt_poll_ns`).
+    #[serde(default = "default_guest_halt_poll_ns", deserialize_with = "duration")]
+    pub guest_halt_poll_ns: u64,
+}
+
+/// [`HostProfile::device_latency_timeout`]'s default: 3 ms, the
+/// `cpu_lat_timeout_ms = 3` of Kristo's RFC cover letter (2024-08-29).
+fn default_device_latency_timeout() -> u64 {
+    3_000_000
+}
+
+/// [`HostProfile::guest_halt_poll_ns`]'s default: haltpoll.c's 200000.
+fn default_guest_halt_poll_ns() -> u64 {
+    200_000
 }
 
 /// [`HostProfile::buffered_write_per_kib`]'s default, ns (measured: see
@@ -402,6 +451,24 @@ impl HostProfile {
                 "must be 1ms to 10ms (Linux's HZ is 100 to 1000, kernel/Kconfig.hz)",
             );
         }
+        for name in &self.idle_disabled {
+            let states = self.idle_states.states();
+            if !states.iter().any(|s| s.name == name.as_str()) {
+                let names: Vec<&str> = states.iter().map(|s| s.name).collect();
+                return bad(
+                    "idle_disabled",
+                    &format!(
+                        "no state `{name}` in idle_states `{}` ({})",
+                        self.idle_states.name(),
+                        if names.is_empty() {
+                            "off: none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                );
+            }
+        }
         for (key, t) in [
             ("syscall", self.syscall),
             ("submit_per_request", self.submit_per_request),
@@ -414,6 +481,13 @@ impl HostProfile {
             ("user_per_io", self.user_per_io),
             ("irq_poll_fallback", self.irq_poll_fallback),
             ("buffered_write_per_kib", self.buffered_write_per_kib),
+            ("cpu_latency_limit", self.cpu_latency_limit.unwrap_or(0)),
+            (
+                "device_latency_limit",
+                self.device_latency_limit.unwrap_or(0),
+            ),
+            ("device_latency_timeout", self.device_latency_timeout),
+            ("guest_halt_poll_ns", self.guest_halt_poll_ns),
             ("sched_latency", self.sched_latency),
             ("sched_min_granularity", self.sched_min_granularity),
             ("sched_wakeup_granularity", self.sched_wakeup_granularity),
@@ -460,6 +534,20 @@ fn kernel_release<'de, D: Deserializer<'de>>(d: D) -> Result<Option<host::era::K
 
 fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     duration(d).map(Some)
+}
+
+/// A host key's idle-state table (`host::cpuidle::Table::parse`).
+fn idle_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<host::cpuidle::Table, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    host::cpuidle::Table::parse(&s).map_err(serde::de::Error::custom)
+}
+
+/// A host key's idle governor (`host::cpuidle::GovernorKind::parse`).
+fn idle_governor<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<host::cpuidle::GovernorKind, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    host::cpuidle::GovernorKind::parse(&s).map_err(serde::de::Error::custom)
 }
 
 /// A host key's io_uring strategy, as `host::uring::parse` reads it.

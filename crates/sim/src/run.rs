@@ -277,6 +277,9 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
     if let Some(note) = world.uring_note() {
         report.notes.push(note);
     }
+    if let Some(note) = report.idle.as_ref().map(crate::idle::note) {
+        report.notes.push(note);
+    }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
         report.notes.push(format!(
             "wake-up rule {} (wake-up granularity {} for {} cores)",
@@ -470,6 +473,7 @@ fn assemble(
         job_threads,
         apps: None,
         broken: None,
+        idle: crate::idle::Idle::new(host),
     })
 }
 
@@ -655,6 +659,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         apps: None,
         uring: None,
         notes: Vec::new(),
+        idle: w.idle.as_ref().map(|i| i.report()),
     }
 }
 

@@ -115,6 +115,9 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
             .collect(),
         apps: None,
         uring,
+        // The emulator runs on the machine's own cores: their idle states
+        // are the machine's, not modelled.
+        idle: None,
     }
 }
 
