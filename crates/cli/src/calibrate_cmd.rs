@@ -47,9 +47,22 @@ pub struct CalibrateArgs {
     /// a capture of one program on a shared disk holds others' I/O too)
     #[arg(long, value_name = "NAME", requires = "device_from")]
     pub comm: Option<String>,
-    /// Write the fitted profile here (a file `sim --device` takes)
-    #[arg(short = 'o', long, value_name = "FILE", requires = "device_from")]
+    /// Write the profile here: the fitted device (`--device-from`, a file
+    /// `sim --device` takes) or the measured host (`--host`, a file `sim
+    /// --host` takes; default measured-host.toml)
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Measure this machine's host costs instead (issue 37 item 4,
+    /// crates/hostcal): system call, switches, wake-ups, timers, the root
+    /// disk's interrupts and QD1 path, io_uring, copies; writes a host
+    /// profile whose every constant names its benchmark (needs root for
+    /// the interrupt tracepoints)
+    #[arg(long, conflicts_with_all = ["fit", "app", "device_from", "worker_request_ns"])]
+    pub host: bool,
+    /// With --host: a few seconds' run (3 rounds, a tenth of the
+    /// iterations), for tests
+    #[arg(long, requires = "host")]
+    pub quick: bool,
 }
 
 fn hold_out(s: &str) -> Result<f64, String> {
@@ -252,7 +265,33 @@ fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
     Ok(())
 }
 
+/// `calibrate --host`: the measurement, its table, the profile.
+fn run_host(a: &CalibrateArgs) -> Result<()> {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| "measured-host.toml".into());
+    // Before measuring: a bad -o costs nothing and writes nothing.
+    hostcal::check_output(&out)?;
+    let o = if a.quick {
+        hostcal::Options::quick()
+    } else {
+        hostcal::Options::default()
+    };
+    let m = hostcal::measure(&o)?;
+    print!("{}", m.table());
+    hostcal::write_profile(&m, &out)?;
+    println!("wrote {} (`sim --host {}`)", out.display(), out.display());
+    Ok(())
+}
+
 pub fn run(a: &CalibrateArgs) -> Result<()> {
+    if a.host {
+        return run_host(a);
+    }
+    if a.output.is_some() && a.device_from.is_none() {
+        anyhow::bail!("-o: only with --device-from or --host");
+    }
     if let Some(trace) = &a.device_from {
         return run_device(a, trace);
     }

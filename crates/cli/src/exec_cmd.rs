@@ -255,6 +255,11 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
     policy::build(&spec)?;
+    // `--kernel`: the mechanisms given must have coexisted there.
+    let kernel_notes = a.host_settings.era(None).map_err(anyhow::Error::msg)?.notes;
+    for n in kernel_notes {
+        eprintln!("note: {n}");
+    }
     let host = &a.host_settings.settings;
     let polling = host.completion.unwrap_or_default();
     let route = if a.observe {

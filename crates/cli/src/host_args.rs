@@ -9,6 +9,7 @@ use std::marker::PhantomData;
 use clap::builder::ValueParser;
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use host::era::Kernel;
 use host::mechanism::{FrontEnd, Kind, Mechanism, Settings, MECHANISMS};
 
 /// A front end, as a type, so that each verb's arguments carry their own
@@ -37,16 +38,108 @@ impl Front for Exec {
     const FRONT: FrontEnd = FrontEnd::Exec;
 }
 
-/// The mechanisms given on the command line, over the host's own.
+/// The mechanisms given on the command line, over the host's own, and
+/// the kernel release the run models (`--kernel`, issue 37 item 1).
 pub struct HostArgs<F> {
     pub settings: Settings,
+    pub kernel: Option<Kernel>,
     front: PhantomData<F>,
+}
+
+/// The host profile a run takes, for the era check: its name, its pinned
+/// kernel and the mechanisms it sets itself.
+pub struct Pinned<'a> {
+    pub name: &'a str,
+    pub kernel: Option<Kernel>,
+    pub explicit: &'a Settings,
+}
+
+impl<F> HostArgs<F> {
+    /// The kernel the run models (`--kernel`, else the host profile's) and
+    /// the notes to print (patches run as ports; a profile taken to
+    /// another kernel). With `--kernel`, refused in one line naming the
+    /// mechanism, where it exists and the commit: a mechanism of the
+    /// command line's or of the profile's own that this kernel never had
+    /// (`host::era`). Without it, the host profile's pinned kernel refuses
+    /// a command-line mechanism that was gone by it (`--host
+    /// xeon-e5-2660v4-linux-6.12 --completion hybrid`: removed in 6.4) and
+    /// notes one that is only newer than it: the papers' profiles (5.0.8)
+    /// are the hardware model that io_uring strategies of 6.x are studied
+    /// on (`reproduce`'s ours-uring), so a newer mechanism on an older
+    /// profile runs, said once. The profile's own keys were checked as it
+    /// loaded.
+    pub fn era(&self, host: Option<Pinned<'_>>) -> Result<KernelEra, String> {
+        let pinned = host.as_ref().and_then(|h| h.kernel);
+        let Some(k) = self.kernel.or(pinned) else {
+            return Ok(KernelEra::default());
+        };
+        let whose = match (self.kernel, &host) {
+            (Some(k), _) => format!("--kernel {k}"),
+            (None, Some(h)) => format!("host profile {}'s kernel = \"{k}\"", h.name),
+            (None, None) => unreachable!("a kernel came from one of them"),
+        };
+        let mut notes = Vec::new();
+        if let Some(a) = self.settings.gone(k) {
+            return Err(format!("{}: {}; {whose} is outside it", a.option(), a.era));
+        }
+        if let Some(a) = self.settings.anachronism(k) {
+            let line = format!("{}: {}; {whose} is outside it", a.option(), a.era);
+            if self.kernel.is_some() {
+                return Err(line);
+            }
+            notes.push(format!(
+                "{line}: run as asked (--kernel {k} refuses such a combination)"
+            ));
+        }
+        notes.extend(self.settings.ports(k));
+        if let (Some(h), Some(given)) = (&host, self.kernel) {
+            if let Some(a) = h.explicit.anachronism(given) {
+                return Err(format!(
+                    "host profile {}: {} = \"{}\": {}; --kernel {given} is outside it",
+                    h.name,
+                    a.row.key,
+                    if a.value.is_empty() { "on" } else { &a.value },
+                    a.era
+                ));
+            }
+            if pinned != Some(given) {
+                notes.extend(
+                    h.explicit
+                        .ports(given)
+                        .into_iter()
+                        .map(|n| format!("host profile {}: {n}", h.name)),
+                );
+                notes.push(format!(
+                    "host profile {} models {}; run on Linux {given} with its costs as they are (keys it leaves unset keep the simulator's defaults, no kernel's)",
+                    h.name,
+                    pinned.map_or("no kernel in particular".to_string(), |p| format!("Linux {p}"))
+                ));
+            }
+        }
+        Ok(KernelEra {
+            kernel: Some(k),
+            strict: self.kernel.is_some(),
+            notes,
+        })
+    }
+}
+
+/// What [`HostArgs::era`] found.
+#[derive(Debug, Default)]
+pub struct KernelEra {
+    /// The kernel the run models, if any was given or pinned.
+    pub kernel: Option<Kernel>,
+    /// Given by `--kernel`: the run refuses what it never had (else notes).
+    pub strict: bool,
+    /// Notes to print once nothing refused the run.
+    pub notes: Vec<String>,
 }
 
 impl<F> Clone for HostArgs<F> {
     fn clone(&self) -> Self {
         HostArgs {
             settings: self.settings.clone(),
+            kernel: self.kernel,
             front: PhantomData,
         }
     }
@@ -54,7 +147,8 @@ impl<F> Clone for HostArgs<F> {
 
 impl<F> fmt::Debug for HostArgs<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.settings.fmt(f)
+        self.settings.fmt(f)?;
+        write!(f, " kernel {:?}", self.kernel)
     }
 }
 
@@ -73,6 +167,15 @@ fn parser(m: &'static Mechanism) -> ValueParser {
 
 impl<F: Front> Args for HostArgs<F> {
     fn augment_args(mut cmd: Command) -> Command {
+        let mut kernel = Arg::new("kernel")
+            .long("kernel")
+            .value_name("X.Y")
+            .help("The Linux release the run models (e.g. 6.12; 5.0.8 reads as 5.0): a host mechanism it never had is refused, naming the commit that added or removed it (`cinterrupts policies` lists each one's releases); default the host profile's `kernel`, else no check")
+            .value_parser(ValueParser::new(|s: &str| s.parse::<Kernel>()));
+        if F::FRONT == FrontEnd::Exec {
+            kernel = kernel.conflicts_with("observe");
+        }
+        cmd = cmd.arg(kernel);
         for m in rows::<F>() {
             let mut arg = Arg::new(m.flag).long(m.flag).help(m.help_for(F::FRONT));
             arg = match m.kind {
@@ -97,6 +200,7 @@ impl<F: Front> FromArgMatches for HostArgs<F> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut args = HostArgs {
             settings: Settings::default(),
+            kernel: None,
             front: PhantomData,
         };
         args.update_from_arg_matches(m)?;
@@ -104,6 +208,9 @@ impl<F: Front> FromArgMatches for HostArgs<F> {
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        if let Some(k) = matches.get_one::<Kernel>("kernel") {
+            self.kernel = Some(*k);
+        }
         for m in rows::<F>() {
             let value = match m.kind {
                 Kind::Word => matches.get_one::<String>(m.flag).cloned(),

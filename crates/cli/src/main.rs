@@ -17,6 +17,7 @@ mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
 mod tune_cmd;
+mod validate_cmd;
 
 use std::process::ExitCode;
 
@@ -60,6 +61,10 @@ enum Verb {
     /// Record the kernel's block issue and completion events and the
     /// interrupts while a program runs (or for a time), as blkparse text
     Capture(capture_cmd::CaptureArgs),
+    /// Check the simulator's predictions against real fio runs on this
+    /// machine's own devices (root disk, zram, loop): fit the device from
+    /// half the points, predict the other half
+    Validate(validate_cmd::ValidateArgs),
 }
 
 fn main() -> ExitCode {
@@ -124,6 +129,7 @@ fn main() -> ExitCode {
         Verb::Reproduce(a) => reproduce_cmd::run(a),
         Verb::Sweep(a) => sweep_cmd::run(a),
         Verb::Calibrate(a) => calibrate_cmd::run(a),
+        Verb::Validate(a) => validate_cmd::run(a),
         Verb::Capture(a) => match capture_cmd::run(a) {
             Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => Err(e),

@@ -174,8 +174,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let spec = args.policy.spec();
     policy::build(&spec)?;
+    // `--kernel`: the mechanisms given must have coexisted there (no host
+    // profile here: the emulator runs on this machine's kernel).
+    let kernel_notes = args
+        .host_settings
+        .era(None)
+        .map_err(anyhow::Error::msg)?
+        .notes;
     if !args.out.quiet {
         print_notes(&file);
+        for n in kernel_notes {
+            eprintln!("note: {n}");
+        }
     }
     let backend = match &args.device {
         Some(p) => Some(BackendSpec::device((**p).clone(), args.seed)),

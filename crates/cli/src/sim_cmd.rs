@@ -9,7 +9,10 @@ use policy::PolicySpec;
 use report::RunReport;
 use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError};
 
+use host::era::Kernel;
+
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
+use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
 use crate::progress::Progress;
@@ -71,6 +74,17 @@ pub struct SimArgs {
     /// The host mechanisms over the host profile's own (host::mechanism).
     #[command(flatten)]
     pub host_settings: crate::host_args::HostArgs<crate::host_args::Sim>,
+    /// The cores' idle states over the host profile's (issue 37 item 2,
+    /// host::cpuidle): off, skx, icx, spr (Linux intel_idle's tables),
+    /// haltpoll (a KVM guest's) or poll
+    #[arg(long, value_name = "TABLE", value_parser = host::cpuidle::Table::parse)]
+    pub idle_states: Option<host::cpuidle::Table>,
+    /// The cpuidle governor: menu, teo or haltpoll
+    #[arg(long, value_name = "NAME", value_parser = host::cpuidle::GovernorKind::parse)]
+    pub idle_governor: Option<host::cpuidle::GovernorKind>,
+    /// A global CPU latency limit (/dev/cpu_dma_latency), as `10us`
+    #[arg(long, value_name = "TIME", value_parser = crate::args::duration)]
+    pub cpu_latency_limit: Option<u64>,
     #[command(flatten)]
     pub out: RunOutput,
 }
@@ -138,16 +152,28 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", job_file.display());
     }
-    let config = configured(args, args.runtime)?;
+    let (config, mut era) = configured(args, args.runtime)?;
+    if let Some(k) = era.kernel {
+        if let Err(e) = sync_hipri_existed(job_file, &file.jobs, k) {
+            if era.strict {
+                return Err(e);
+            }
+            era.notes
+                .push(format!("{e}: run as asked (--kernel {k} refuses it)"));
+        }
+    }
+    let kernel = era.kernel;
     if !args.out.quiet {
         print_notes(&file);
+        say(&era.notes);
     }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate(&file.jobs, &config, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
-    let report = result.map_err(|e| sim_error(job_file, e))?;
+    let mut report = result.map_err(|e| sim_error(job_file, e))?;
+    name_the_era(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
@@ -162,13 +188,18 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     }
     let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
         .map_err(|e| anyhow!(e))?;
-    let config = configured(args, args.runtime)?;
+    let (config, era) = configured(args, args.runtime)?;
+    let kernel = era.kernel;
+    if !args.out.quiet {
+        say(&era.notes);
+    }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
-    let (report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    name_the_era(&mut report, kernel);
     let out = match args.out.format {
         OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
         OutputFormat::Json => {
@@ -192,19 +223,26 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     let file = apps::file::AppFile::load(job_file)?;
     let threads = file.threads(args.seed)?;
     let mut again = || file.threads(args.seed).map_err(|e| e.to_string());
-    let config = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
+    let (config, era) = configured(args, Some(args.runtime.unwrap_or(APP_RUNTIME)))?;
+    let kernel = era.kernel;
+    if !args.out.quiet {
+        say(&era.notes);
+    }
     let mut progress = Progress::new(args.out.quiet);
     let result = sim::simulate_app_with(threads, &mut again, &config, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
-    let (report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
+    let (mut report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
+    name_the_era(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
 /// The run's configuration from the command line, `runtime` for it, with
-/// the host-side flags over the host profile's own settings.
-fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<SimConfig> {
+/// the host-side flags over the host profile's own settings, and the
+/// kernel it models (`--kernel`, else the profile's): a mechanism that
+/// kernel never had is refused before the run (issue 37 item 1).
+fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, KernelEra)> {
     let mut config = config(
         args.policy.spec(),
         &args.device,
@@ -212,8 +250,62 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<SimConfig> {
         args.seed,
         runtime,
     )?;
+    let era = args
+        .host_settings
+        .era(Some(Pinned {
+            name: &config.host.name,
+            kernel: config.host.kernel,
+            explicit: &config.host.explicit,
+        }))
+        .map_err(|e| anyhow!(e))?;
     config.host.apply(&args.host_settings.settings);
-    Ok(config)
+    if let Some(t) = args.idle_states {
+        config.host.idle_states = t;
+    }
+    if let Some(g) = args.idle_governor {
+        config.host.idle_governor = g;
+    }
+    if let Some(l) = args.cpu_latency_limit {
+        config.host.cpu_latency_limit = Some(l);
+    }
+    Ok((config, era))
+}
+
+/// A pvsync2 job with `hipri` polls in the simulator (`host::mechanism`'s
+/// completion row): on a kernel that ignores RWF_HIPRI for synchronous
+/// I/O (5.19 on) it would not, so the run is refused naming the job.
+fn sync_hipri_existed(job_file: &Path, jobs: &[jobs::Job], k: Kernel) -> Result<()> {
+    let Some(job) = jobs
+        .iter()
+        .find(|j| j.hipri && j.ioengine == jobs::Engine::Pvsync2)
+    else {
+        return Ok(());
+    };
+    match host::era::SYNC_HIPRI.admits(k) {
+        Ok(()) => Ok(()),
+        Err(why) => bail!(
+            "{}: job '{}' (line {}): ioengine=pvsync2 hipri: {why}; kernel {k} is outside it",
+            job_file.display(),
+            job.name,
+            job.section_line
+        ),
+    }
+}
+
+/// The kernel era's notes (patches run as ports, a profile taken to
+/// another kernel), after every check that could refuse the run.
+fn say(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+}
+
+/// The report's host names the kernel the run modelled, when one was
+/// given or pinned: `xeon-e5-2660v4 (Linux 5.0)`.
+fn name_the_era(report: &mut RunReport, kernel: Option<Kernel>) {
+    if let Some(k) = kernel {
+        report.host = format!("{} (Linux {k})", report.host);
+    }
 }
 
 #[cfg(test)]

@@ -73,12 +73,23 @@ const CRATES: &[(&str, &[&str])] = &[
         "tune",
         &["emu", "jobs", "policy", "report", "sim", "store", "sweep"],
     ),
+    // `calibrate --host` (issue 37 item 4): the running machine's host
+    // costs measured and written as a profile the simulator loads.
+    ("hostcal", &["sim"]),
+    // `validate` (issue 37 items 5 and 6): real fio runs under capture,
+    // a device fitted from half of them, the rest predicted in sim and emu.
+    (
+        "validate",
+        &[
+            "capture", "emu", "jobs", "policy", "report", "service", "sim", "traces",
+        ],
+    ),
     // Tools: the binary, and the fuzzer (not a default member).
     (
         "cli",
         &[
-            "apps", "capture", "emu", "exec", "host", "jobs", "policy", "preload", "repro",
-            "report", "service", "sim", "store", "sweep", "traces", "tune",
+            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "policy", "preload",
+            "repro", "report", "service", "sim", "store", "sweep", "traces", "tune", "validate",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

@@ -52,12 +52,24 @@
 //! (sleep, spin, wake to run task work, return) given when completions
 //! reach the task and when its timer fires.
 //!
+//! [`cpuidle`]: what an idle core does and what its wake-up costs (issue
+//! 37 item 2): the idle-state tables of Intel's servers and of this VM,
+//! the `menu`, `teo` and `haltpoll` governors, and the PM QoS latency
+//! limits (global, and the per-device limit of Kristo's blk-mq proposal).
+//!
 //! [`mechanism`]: every choice above declared once, as `policy` declares
 //! its strategies: the table the command line, the profiles, `reproduce`
 //! and the reports read (issue 26 item 2).
+//!
+//! [`era`]: the Linux releases each mechanism exists in, each bound citing
+//! the commit that added or removed it, and the out-of-tree patches some
+//! exist only as (issue 37 item 1): what `--kernel` and a host profile's
+//! `kernel` check a run against.
 
 pub mod cfs;
+pub mod cpuidle;
 pub mod eevdf;
+pub mod era;
 pub mod fsync;
 pub mod ld;
 pub mod mechanism;

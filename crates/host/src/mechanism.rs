@@ -15,6 +15,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer};
 
 use crate::cfs::{BoostRule, Rule};
+use crate::era::{self, Era, Kernel};
 use crate::fsync::FsyncConfig;
 use crate::ld::{DEFAULT_SPLIT, DEFAULT_TOKENS};
 use crate::poll::{HybridSleep, Mode};
@@ -462,12 +463,31 @@ pub struct Mechanism {
     /// Its field as the option would be written, if set (a flag: only when
     /// on).
     pub get: fn(&Settings) -> Option<String>,
+    /// The Linux releases each of its words exists in ([`crate::era`];
+    /// issue 37 item 1): `(word, era)`, the word as [`Mechanism::get`]
+    /// writes it up to its first `,` or `=`; `"on"` for a flag; `""` for
+    /// every value.
+    pub eras: &'static [(&'static str, Era)],
 }
 
 impl Mechanism {
     /// Whether `front` applies it.
     pub fn supports(&self, front: FrontEnd) -> bool {
         self.front_ends.iter().any(|(f, _)| *f == front)
+    }
+
+    /// The era of `value` as [`Mechanism::get`] writes it (a flag's `""`
+    /// is on); `None` for a word without one (the tests hold every word
+    /// to having one).
+    pub fn era(&self, value: &str) -> Option<&'static Era> {
+        let word = match self.kind {
+            Kind::Flag => "on",
+            Kind::Word => value.split([',', '=']).next().unwrap_or("").trim(),
+        };
+        self.eras
+            .iter()
+            .find(|(w, _)| w.is_empty() || *w == word)
+            .map(|(_, e)| e)
     }
 
     /// The help as `front` gives it: the common text and the front end's
@@ -511,6 +531,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.block_scheduler.as_ref().map(|b| b.to_string()),
+        eras: &[("none", era::NO_SCHEDULER), ("ld", era::LD)],
     },
     Mechanism {
         key: "completion",
@@ -529,6 +550,12 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.completion.map(|c| c.as_str().to_string()),
+        eras: &[
+            ("interrupt", era::INTERRUPT),
+            ("poll", era::CLASSIC_POLL),
+            ("hybrid", era::HYBRID),
+            ("select-isr", era::SELECT_ISR),
+        ],
     },
     Mechanism {
         key: "io_poll_delay",
@@ -543,6 +570,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.io_poll_delay.map(|d| d.to_string()),
+        eras: &[("", era::IO_POLL_DELAY)],
     },
     Mechanism {
         key: "wakeup_rule",
@@ -557,6 +585,13 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.wakeup.map(|w| w.to_string()),
+        eras: &[
+            ("plain", era::PLAIN_WAKEUP),
+            ("vanilla", era::CFS_WAKEUP),
+            ("boost", era::BOOST),
+            ("boost-code", era::BOOST),
+            ("eevdf", era::EEVDF),
+        ],
     },
     Mechanism {
         key: "journal",
@@ -571,6 +606,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.journal.map(|j| j.to_string()),
+        eras: &[("ordered", era::ORDERED), ("fjournal", era::FJOURNAL)],
     },
     Mechanism {
         key: "jbd2_critical",
@@ -585,6 +621,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| shown(s.jbd2_critical),
+        eras: &[("on", era::JBD2_CRITICAL)],
     },
     Mechanism {
         key: "fsync_io_polls",
@@ -599,6 +636,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| shown(s.fsync_io_polls),
+        eras: &[("on", era::FSYNC_IO_POLLS)],
     },
     Mechanism {
         key: "uring",
@@ -606,7 +644,7 @@ pub const MECHANISMS: &[Mechanism] = &[
         value_name: "STRATEGY",
         kind: Kind::Word,
         example: "min-wait=20us,nr=4",
-        help: "How an io_uring job's thread waits for its completions (host::uring; `cinterrupts policies` lists them): `min-complete` (default: CQEs posted by the interrupt, woken once min_complete are there), `task-work` (woken for every interrupt, Linux 6.x without DEFER_TASKRUN), `defer-taskrun` (completions run only when the thread enters the kernel), `min-wait=TIME[,nr=N][,timeout=TIME]` (Linux 6.12's io_uring_submit_and_wait_min_timeout), `iopoll` or `sqpoll`. A job's own hipri (IOPOLL) or sqthread_poll (SQPOLL) wins.",
+        help: "How an io_uring job's thread waits for its completions (host::uring; `cinterrupts policies` lists them): `min-complete` (default: CQEs posted by the interrupt, woken once min_complete are there; Linux 5.4-5.14), `task-work` (woken for every interrupt, Linux 5.15+ without DEFER_TASKRUN), `defer-taskrun` (completions run only when the thread enters the kernel), `min-wait=TIME[,nr=N][,timeout=TIME]` (Linux 6.12's io_uring_submit_and_wait_min_timeout), `iopoll` or `sqpoll`. A job's own hipri (IOPOLL) or sqthread_poll (SQPOLL) wins.",
         front_ends: &[
             (FrontEnd::Sim, "Instead of the host profile's `uring`."),
             (FrontEnd::Run, "Given, the report adds the threads' wake-ups per I/O; task-work, defer-taskrun and sqpoll are refused (`sim --uring` models them)."),
@@ -616,6 +654,14 @@ pub const MECHANISMS: &[Mechanism] = &[
             Ok(())
         },
         get: |s| s.uring.map(|u| u.to_string()),
+        eras: &[
+            ("min-complete", era::URING_MIN_COMPLETE),
+            ("task-work", era::URING_TASK_WORK),
+            ("defer-taskrun", era::URING_DEFER_TASKRUN),
+            ("min-wait", era::URING_MIN_WAIT),
+            ("iopoll", era::URING_IOPOLL),
+            ("sqpoll", era::URING_SQPOLL),
+        ],
     },
 ];
 
@@ -639,8 +685,93 @@ pub fn listing() -> String {
             fronts.join(", "),
             m.help
         );
+        for (word, e) in m.eras {
+            let shown = match (m.kind, *word) {
+                (Kind::Flag, _) | (_, "") => String::new(),
+                (Kind::Word, w) => format!("{w}: "),
+            };
+            out += &format!("      kernel: {shown}{}\n", era::brief(e));
+        }
     }
     out
+}
+
+/// A mechanism set that a kernel does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anachronism {
+    pub row: &'static Mechanism,
+    /// Its value as the option writes it (empty for a flag).
+    pub value: String,
+    /// Where it exists, citing the commits ([`Era`]'s text).
+    pub era: String,
+}
+
+impl PartialEq for Mechanism {
+    fn eq(&self, other: &Mechanism) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Mechanism {}
+
+impl fmt::Debug for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Mechanism({})", self.key)
+    }
+}
+
+impl Anachronism {
+    /// As the command line gave it: `--completion hybrid`.
+    pub fn option(&self) -> String {
+        match self.row.kind {
+            Kind::Flag => format!("--{}", self.row.flag),
+            Kind::Word => format!("--{} {}", self.row.flag, self.value),
+        }
+    }
+}
+
+impl Settings {
+    /// The first mechanism set, in table order, that `kernel` does not
+    /// have; `None` when every one it sets coexisted there.
+    pub fn anachronism(&self, kernel: Kernel) -> Option<Anachronism> {
+        MECHANISMS.iter().find_map(|m| {
+            let value = (m.get)(self)?;
+            let era = m.era(&value)?;
+            era.admits(kernel)
+                .err()
+                .map(|era| Anachronism { row: m, value, era })
+        })
+    }
+
+    /// The first mechanism set, in table order, that was gone by `kernel`
+    /// ([`Era::gone_by`]): removed before it, not merely newer than it.
+    pub fn gone(&self, kernel: Kernel) -> Option<Anachronism> {
+        MECHANISMS.iter().find_map(|m| {
+            let value = (m.get)(self)?;
+            let era = m.era(&value)?;
+            if !era.gone_by(kernel) {
+                return None;
+            }
+            era.admits(kernel)
+                .err()
+                .map(|era| Anachronism { row: m, value, era })
+        })
+    }
+
+    /// The notes for the patches `self` sets that `kernel` has only as a
+    /// port ([`Era::port`]), one per mechanism, as `--option value: note`.
+    pub fn ports(&self, kernel: Kernel) -> Vec<String> {
+        MECHANISMS
+            .iter()
+            .filter_map(|m| {
+                let value = (m.get)(self)?;
+                let note = m.era(&value)?.port(kernel)?;
+                Some(match m.kind {
+                    Kind::Flag => format!("--{}: {note}", m.flag),
+                    Kind::Word => format!("--{} {value}: {note}", m.flag),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The row whose command-line option is `flag` (without `--`).
@@ -662,6 +793,23 @@ impl Settings {
             })
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// `other`'s mechanisms over these, each where `other` sets it.
+    pub fn merge(&mut self, other: &Settings) {
+        for m in MECHANISMS {
+            if let Some(v) = (m.get)(other) {
+                let v = if v.is_empty() { "on" } else { v.as_str() };
+                (m.set)(self, v).expect("a row reads back what it writes");
+            }
+        }
+        // A flag set off is not written by `get`: carry it as well.
+        if other.jbd2_critical == Some(false) {
+            self.jbd2_critical = Some(false);
+        }
+        if other.fsync_io_polls == Some(false) {
+            self.fsync_io_polls = Some(false);
+        }
     }
 
     /// The mechanisms set that `front` does not apply, by option.
@@ -699,5 +847,80 @@ mod tests {
         assert_eq!(s.io_poll_delay, Some(HybridSleep::Fixed(12_000)));
         assert_eq!((row.get)(&s).as_deref(), Some("12us"));
         assert_eq!(s.describe(), "--io-poll-delay 12us");
+    }
+
+    /// The words a row's help offers: its value name's, or io_uring's
+    /// strategies.
+    fn words(m: &Mechanism) -> Vec<&'static str> {
+        match (m.kind, m.key) {
+            (Kind::Flag, _) => vec!["on"],
+            (_, "uring") => uring::STRATEGIES.iter().map(|r| r.name).collect(),
+            _ => m
+                .value_name
+                .split('|')
+                .map(|w| w.split('[').next().unwrap())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_mechanism_and_every_word_has_a_kernel_era() {
+        for m in MECHANISMS {
+            assert!(!m.eras.is_empty(), "{} has no era", m.key);
+            for w in words(m) {
+                assert!(m.era(w).is_some(), "{} {w}: no era", m.key);
+            }
+            // No word listed twice, and no era for a word the row lacks.
+            for (w, _) in m.eras {
+                assert!(w.is_empty() || words(m).contains(w), "{} {w}", m.key);
+            }
+        }
+        // io_uring's row and its catalogue agree.
+        let row = mechanism("uring").unwrap();
+        for r in uring::STRATEGIES {
+            assert_eq!(row.era(r.name), Some(&r.era), "{}", r.name);
+        }
+    }
+
+    #[test]
+    fn settings_a_kernel_never_had_are_named_by_option_and_commit() {
+        let k = |s: &str| s.parse::<Kernel>().unwrap();
+        let mut s = Settings::default();
+        assert_eq!(s.anachronism(k("2.6")), None);
+        (mechanism("completion").unwrap().set)(&mut s, "hybrid").unwrap();
+        assert_eq!(s.anachronism(k("5.0.8")), None);
+        let a = s.anachronism(k("6.12")).unwrap();
+        assert_eq!(a.option(), "--completion hybrid");
+        assert!(a.era.contains("54bdd67d0f88"), "{}", a.era);
+        // A flag reads as on, and is named without a value.
+        let mut s = Settings {
+            jbd2_critical: Some(true),
+            ..Settings::default()
+        };
+        assert_eq!(s.anachronism(k("5.3")), None);
+        assert_eq!(s.ports(k("5.3")), Vec::<String>::new());
+        // On 5.0 a port (a note), on 6.6+ refused: no CFS to boost in.
+        assert_eq!(s.anachronism(k("5.0")), None);
+        assert_eq!(s.ports(k("5.0")).len(), 1);
+        assert_eq!(s.anachronism(k("6.6")).unwrap().option(), "--jbd2-critical");
+        s.jbd2_critical = Some(false);
+        assert_eq!(s.anachronism(k("6.6")), None);
+        assert!(s.ports(k("5.0")).is_empty());
+        // A word with parameters is judged by its word.
+        (mechanism("uring").unwrap().set)(&mut s, "min-wait=20us,nr=4").unwrap();
+        assert!(s.anachronism(k("6.12")).is_none());
+        let a = s.anachronism(k("6.6")).unwrap();
+        assert_eq!(a.option(), "--uring min-wait=20us,nr=4");
+        assert!(a.era.contains("7ed9e09e2d13"), "{}", a.era);
+    }
+
+    #[test]
+    fn the_listing_shows_each_rows_kernels() {
+        let l = listing();
+        assert!(l.contains("kernel: hybrid: Linux 4.10 to 6.3"), "{l}");
+        assert!(l.contains("kernel: eevdf: Linux 6.6+"), "{l}");
+        let n = l.matches("      kernel: ").count();
+        let want: usize = MECHANISMS.iter().map(|m| m.eras.len()).sum();
+        assert_eq!(n, want);
     }
 }

@@ -10,11 +10,14 @@
 //! - [`Strategy::MinComplete`]: `io_uring_enter(GETEVENTS, min_complete)`
 //!   with completions posted to the CQ ring by the interrupt's handler,
 //!   and a waker that checks `min_complete` before it wakes the task
-//!   (fs/io_uring.c of Linux 5.4-5.10: `io_cqring_wait` waits with
+//!   (fs/io_uring.c of Linux 5.4-5.14: `io_cqring_wait` waits with
 //!   `io_wake_function`, which wakes only `if (io_should_wake(iowq))`, the
 //!   CQ tail at `min_complete` past the head). One wake-up per wait. This
 //!   is what the simulator has always done for io_uring jobs (its default).
-//! - [`Strategy::TaskWork`]: Linux 5.11 and later without DEFER_TASKRUN. A
+//! - [`Strategy::TaskWork`]: Linux 5.15 and later without DEFER_TASKRUN
+//!   (8ef12efe26c8 "io_uring: run regular file completions from
+//!   task_work", the 5.15 pull's "Funnel IRQ completions through
+//!   task_work"; [`crate::era`]). A
 //!   read or write completes through task_work (io_uring/rw.c
 //!   `io_complete_rw` -> `io_req_task_work_add`; `io_req_normal_work_add`
 //!   -> `task_work_add(..., ctx->notify_method)`), which wakes the task
@@ -76,6 +79,8 @@
 use std::fmt;
 
 use policy::{format_nanos, Nanos, MS, SEC, US};
+
+use crate::era::{self, Era};
 
 /// min-wait's settings (`io_uring_submit_and_wait_min_timeout`'s
 /// arguments).
@@ -177,6 +182,9 @@ pub struct StrategySpec {
     pub help: &'static str,
     /// Where its behaviour comes from.
     pub source: &'static str,
+    /// The Linux releases it exists in, citing the commits
+    /// ([`crate::era`]; issue 37 item 1).
+    pub era: Era,
     parse: Parser,
 }
 
@@ -197,14 +205,16 @@ pub static STRATEGIES: &[StrategySpec] = &[
         name: "min-complete",
         params: "",
         help: "wait for min_complete CQEs, posted by the interrupt; one wake-up per wait (the simulator's default)",
-        source: "Linux 5.4-5.10 fs/io_uring.c io_cqring_wait, io_wake_function",
+        source: "Linux 5.4-5.14 fs/io_uring.c io_cqring_wait, io_wake_function",
+        era: era::URING_MIN_COMPLETE,
         parse: |n, p| no_params(n, p, Strategy::MinComplete),
     },
     StrategySpec {
         name: "task-work",
         params: "",
         help: "completions through task_work: each interrupt bringing the task CQEs wakes it; it sleeps again short of min_complete",
-        source: "Linux 6.x io_uring/rw.c io_complete_rw, io_req_normal_work_add; io_cqring_wait's loop",
+        source: "Linux 5.15+ (8ef12efe26c8); 6.x io_uring/rw.c io_complete_rw, io_req_normal_work_add; io_cqring_wait's loop",
+        era: era::URING_TASK_WORK,
         parse: |n, p| no_params(n, p, Strategy::TaskWork),
     },
     StrategySpec {
@@ -212,6 +222,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
         params: "",
         help: "IORING_SETUP_DEFER_TASKRUN: completions run only when the task enters the kernel; woken once, when min_complete are pending",
         source: "Linux 6.1 io_req_local_work_add, io_run_local_work; fio 3.33 fio_ioring_queue_init",
+        era: era::URING_DEFER_TASKRUN,
         parse: |n, p| no_params(n, p, Strategy::DeferTaskrun),
     },
     StrategySpec {
@@ -219,6 +230,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
         params: "=TIME[,nr=N][,timeout=TIME]",
         help: "io_uring_submit_and_wait_min_timeout on a DEFER_TASKRUN ring: wait for nr (default the caller's most) up to TIME, then return with what is there; none there: return at the first CQE, or empty at the timeout (at TIME without one)",
         source: "Linux 6.12 io_uring/io_uring.c io_cqring_min_timer_wakeup; liburing man/io_uring_submit_and_wait_min_timeout.3",
+        era: era::URING_MIN_WAIT,
         parse: min_wait,
     },
     StrategySpec {
@@ -226,6 +238,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
         params: "",
         help: "IORING_SETUP_IOPOLL (fio's hipri): the task polls the device; no interrupt, CPU busy while it waits",
         source: "io_uring/io_uring.c io_iopoll_check; fio engines/io_uring.c",
+        era: era::URING_IOPOLL,
         parse: |n, p| no_params(n, p, Strategy::IoPoll),
     },
     StrategySpec {
@@ -233,6 +246,7 @@ pub static STRATEGIES: &[StrategySpec] = &[
         params: "",
         help: "IORING_SETUP_SQPOLL (fio's sqthread_poll): a kernel thread submits; the task spins on the CQ ring; a core for the SQ thread",
         source: "io_uring/sqpoll.c; fio engines/io_uring.c fio_ioring_commit, fio_ioring_getevents",
+        era: era::URING_SQPOLL,
         parse: |n, p| no_params(n, p, Strategy::SqPoll),
     },
 ];
@@ -245,8 +259,12 @@ pub fn listing() -> String {
     );
     for r in STRATEGIES {
         out += &format!(
-            "  {}{}\n      {}\n      source: {}\n",
-            r.name, r.params, r.help, r.source
+            "  {}{}\n      {}\n      source: {}\n      kernel: {}\n",
+            r.name,
+            r.params,
+            r.help,
+            r.source,
+            era::brief(&r.era)
         );
     }
     out

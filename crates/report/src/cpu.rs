@@ -38,9 +38,9 @@ pub struct CpuParts {
     pub poll_ns: u64,
     /// The page cache's copy of buffered writes.
     pub copy_ns: u64,
-    /// Idle-state exit on waking an idle core. `None`: the model charges
-    /// none (C-states off, the papers' hosts). The cpuidle model (issue 37
-    /// item 2) sets it when it charges exit latency.
+    /// Idle-state exit latency paid on waking an idle core (the cpuidle
+    /// model, issue 37 item 2). `None` with idle states off (the papers'
+    /// hosts, every shipped profile's default): nothing charges one.
     #[serde(default)]
     pub idle_exit_ns: Option<u64>,
 }
@@ -96,7 +96,7 @@ pub fn write_parts(out: &mut String, p: &CpuParts, ios: u64) {
         let _ = write!(line, " {name}={ns:.0}ns/{cyc:.0}c");
     }
     if p.idle_exit_ns.is_none() {
-        line.push_str(" (idle exit: not charged)");
+        line.push_str(" (idle exit: idle states off)");
     }
     out.push_str(&line);
     out.push('\n');
@@ -232,7 +232,7 @@ mod tests {
         write_parts(&mut out, &p, 10);
         assert!(out.contains("100 ns = 200 cycles at 2 GHz"), "{out}");
         assert!(out.contains("irq=40ns/80c"), "{out}");
-        assert!(out.contains("idle exit: not charged"), "{out}");
+        assert!(out.contains("idle exit: idle states off"), "{out}");
         let v = parts_json(&p, 10);
         assert_eq!(v["cycles_per_io"], 200.0);
         assert_eq!(v["parts"]["submit"]["cycles_per_io"], 60.0);

@@ -317,6 +317,42 @@ pub struct RunReport {
     pub counters: Option<Counters>,
     /// Lines worth telling the user (ignored options, measured costs, ...).
     pub notes: Vec<String>,
+    /// Simulator, with idle states on (issue 37 item 2): what the used
+    /// cores' idle periods cost. Absent (and left out of the JSON) with
+    /// C-states off, as every shipped profile runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleReport>,
+}
+
+/// The used cores' idle states in the measured window (`host::cpuidle`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleReport {
+    /// The table (`icx`), the governor (`menu`) and the latency limit in
+    /// force at most (ns; absent without a limit).
+    pub states: String,
+    pub governor: String,
+    pub latency_limit_ns: Option<u64>,
+    /// Exit latency paid before a handler or a woken thread ran, ns, every
+    /// used core's.
+    pub idle_exit_ns: u64,
+    /// Wake-ups that paid an exit latency (entries left in the window).
+    pub exits: u64,
+    /// Per state, shallowest first.
+    pub by_state: Vec<IdleStateReport>,
+}
+
+/// One idle state's share of the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleStateReport {
+    pub name: String,
+    pub exit_latency_ns: u64,
+    pub target_residency_ns: u64,
+    /// Idle periods spent (or ended) in it.
+    pub entries: u64,
+    /// Time spent in it, ns.
+    pub residency_ns: u64,
+    /// Exit latency paid leaving it, ns.
+    pub exit_ns: u64,
 }
 
 /// The io_uring jobs' waits under `run --uring STRATEGY`, in the window.

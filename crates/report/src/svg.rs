@@ -24,6 +24,7 @@ pub struct Figure {
 pub enum Panel {
     Bars(BarChart),
     Lines(LineChart),
+    Scatter(ScatterChart),
 }
 
 /// Grouped bars: `groups` along x (e.g. thread counts), one bar per series
@@ -65,6 +66,18 @@ pub struct LineChart {
     pub markers: Vec<(f64, String)>,
 }
 
+/// Points without lines beside the diagonal y = x: a model's predictions
+/// (y) against measurements (x). Both axes share one range, logarithmic
+/// when every value is positive and they span more than a factor of 20.
+#[derive(Clone, Debug, Default)]
+pub struct ScatterChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Each series' points; its `errors` are not drawn.
+    pub series: Vec<LineSeries>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct LineSeries {
     pub name: String,
@@ -99,6 +112,7 @@ impl Figure {
                 match panel {
                     Panel::Bars(b) => extra += &draw_bars(b, area, i)?,
                     Panel::Lines(l) => draw_lines(l, area)?,
+                    Panel::Scatter(c) => draw_scatter(c, area)?,
                 }
             }
             root.present().map_err(err)?;
@@ -116,6 +130,17 @@ impl LineChart {
         Figure {
             title: String::new(),
             panels: vec![Panel::Lines(self.clone())],
+        }
+        .render()
+    }
+}
+
+impl ScatterChart {
+    /// This chart alone, as one SVG document.
+    pub fn render(&self) -> Result<String, String> {
+        Figure {
+            title: String::new(),
+            panels: vec![Panel::Scatter(self.clone())],
         }
         .render()
     }
@@ -448,6 +473,87 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
     }
 }
 
+fn draw_scatter(c: &ScatterChart, area: &Area) -> Result<(), String> {
+    let all: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p.0, p.1]))
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log = lo > 0.0 && hi / lo > 20.0;
+    macro_rules! draw_on {
+        ($range:expr, $lo:expr, $hi:expr) => {{
+            let mut chart = builder(area, &c.title)
+                .build_cartesian_2d($range.clone(), $range)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc(&c.y_label)
+                .x_label_formatter(&|v| short_number(*v))
+                .y_label_formatter(&|v| short_number(*v))
+                .light_line_style(TRANSPARENT)
+                .label_style(("sans-serif", 11))
+                .draw()
+                .map_err(err)?;
+            let grey = RGBColor(0x90, 0x90, 0x90);
+            chart
+                .draw_series(Polyline::new(
+                    vec![($lo, $lo), ($hi, $hi)],
+                    grey.stroke_width(1),
+                ))
+                .map_err(err)?
+                .label("predicted = measured")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], grey.stroke_width(1))
+                });
+            for (i, s) in c.series.iter().enumerate() {
+                let col = colour(&s.name, i);
+                let pts: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|(x, y)| {
+                        x.is_finite() && y.is_finite() && (!log || (*x > 0.0 && *y > 0.0))
+                    })
+                    .collect();
+                chart
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))
+                    .map_err(err)?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| Circle::new((x + 7, y), 4, col.filled()));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 10))
+                .draw()
+                .map_err(err)?;
+        }};
+    }
+    if log {
+        let (a, b) = (lo / 1.5, hi * 1.5);
+        draw_on!((a..b).log_scale(), a, b);
+    } else {
+        let b = if hi.is_finite() && hi > 0.0 {
+            hi * 1.05
+        } else {
+            1.0
+        };
+        let a = if lo.is_finite() && lo < 0.0 {
+            lo * 1.05
+        } else {
+            0.0
+        };
+        draw_on!(a..b, a, b);
+    }
+    Ok(())
+}
+
 fn builder<'a, 'b, 's>(area: &'a Area<'s>, title: &'b str) -> ChartBuilder<'a, 'b, SVGBackend<'s>> {
     let mut b = ChartBuilder::on(area);
     b.caption(title, ("sans-serif", 14))
@@ -762,6 +868,33 @@ mod tests {
         assert!(t.iter().any(|s| s == "thr = 32"), "{t:?}");
         assert!(t.iter().any(|s| s == "32"), "a power-of-two tick: {t:?}");
         assert!(doc.descendants().any(|n| n.has_tag_name("polyline")));
+    }
+
+    #[test]
+    fn a_scatter_draws_each_point_and_the_diagonal() {
+        let series = |name: &str, pts: Vec<(f64, f64)>| LineSeries {
+            name: name.into(),
+            points: pts,
+            errors: Vec::new(),
+        };
+        let c = ScatterChart {
+            title: "IOPS".into(),
+            x_label: "measured".into(),
+            y_label: "predicted".into(),
+            series: vec![
+                series("disk", vec![(1e3, 2e3), (5e4, 4e4)]),
+                series("zram", vec![(1e5, f64::NAN), (2e5, 1e5)]),
+            ],
+        };
+        let svg = c.render().unwrap();
+        let doc = parses(&svg);
+        // Three finite points and the two legend marks; the NaN is left out.
+        let circles = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count();
+        assert_eq!(circles, 3 + 2, "{svg}");
+        assert!(svg.contains("predicted = measured"));
     }
 
     #[test]

@@ -87,6 +87,7 @@ fn sample() -> RunReport {
         uring: None,
         cpu_parts: None,
         counters: None,
+        idle: None,
     }
 }
 

@@ -658,12 +658,14 @@ impl Claim {
 }
 
 /// The paper an experiment reproduces: TOS (with the OSDI bar labels),
-/// FastResponse, Gyawali and Aryal, or ours.
+/// FastResponse, Gyawali and Aryal, Kristo's cover letters, or ours.
 pub fn paper_of(experiment: &str) -> &'static str {
     if experiment.starts_with("fr-") {
         "FastResponse (ICS'22)"
     } else if experiment.starts_with("gyawali") {
         "Gyawali and Aryal"
+    } else if experiment.starts_with("kristo") {
+        "Kristo's blk-mq CPU latency proposal (not merged)"
     } else if experiment.starts_with("ours-") || experiment.starts_with("xval-") {
         "ours (no paper)"
     } else {

@@ -75,6 +75,7 @@ pub fn same_run(experiment: &Experiment, run: &RunSpec, f: &FitRun) -> bool {
         && policy::catalogue::describe(&run.policy) == policy::catalogue::describe(&f.policy)
         && run.host == TOS_HOST
         && run.host_settings == sim::HostSettings::default()
+        && run.idle.is_none()
         && run.throttle.is_none()
 }
 

@@ -90,6 +90,16 @@ pub enum Metric {
     /// wake-ups`); over the job's I/Os in the window. None without the
     /// note (the emulator's runs, other engines).
     WakeupsPerIo(String),
+    /// The largest completion latency of the jobs with this name, us (the
+    /// worst clone's; fio's clat `max`; Kristo's cover letters, issue 37).
+    MaxUs(String),
+    /// Idle-state exit latency paid per I/O of every job, us (the
+    /// simulator's `idle.idle_exit_ns` over the window's I/Os; 0 with idle
+    /// states off, none from the emulator).
+    IdleExitUsPerIo,
+    /// Idle-state exit latency per wake-up that paid one, us (how deep
+    /// the cores slept; none with idle states off).
+    IdleExitUsPerWakeup,
 }
 
 /// The wake-ups the simulator's io_uring note gives the job `name` (its
@@ -273,6 +283,9 @@ impl Metric {
             "p50_us" => Metric::P50Us(job()?),
             "cpu_us_per_io" => Metric::CpuUsPerIo(job()?),
             "wakeups_per_io" => Metric::WakeupsPerIo(job()?),
+            "max_us" => Metric::MaxUs(job()?),
+            "idle_exit_us_per_io" => Metric::IdleExitUsPerIo,
+            "idle_exit_us_per_wakeup" => Metric::IdleExitUsPerWakeup,
             "idle" => {
                 let cores = job()?;
                 cores_of(&cores).ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
@@ -313,7 +326,10 @@ impl Metric {
             | Metric::PutUs(_)
             | Metric::OpLatUs(_)
             | Metric::OpP50Us(_)
-            | Metric::OpP99Us(_) => "us",
+            | Metric::OpP99Us(_)
+            | Metric::MaxUs(_) => "us",
+            Metric::IdleExitUsPerIo => "us of idle exit per I/O",
+            Metric::IdleExitUsPerWakeup => "us of idle exit per wake-up",
             Metric::OpsPerSec(_) => "operations/s",
             Metric::WakeupsPerIo(_) => "wake-ups per I/O",
             Metric::ItemsPerSec(_) => "items/s",
@@ -386,6 +402,26 @@ impl Metric {
                 };
                 (ios > 0).then(|| per / ios as f64)
             }
+            Metric::MaxUs(name) => jobs(name)
+                .into_iter()
+                .flat_map(|j| [&j.read, &j.write])
+                .filter(|d| d.io_ops > 0)
+                .map(|d| d.clat.max as f64 / 1e3)
+                .reduce(f64::max),
+            Metric::IdleExitUsPerIo => {
+                let ios: u64 = r.jobs.iter().map(|j| j.read.io_ops + j.write.io_ops).sum();
+                let exit = match (&r.idle, r.mode) {
+                    (Some(i), _) => i.idle_exit_ns,
+                    (None, Some(report::Mode::Sim)) => 0,
+                    (None, _) => return None,
+                };
+                (ios > 0).then(|| exit as f64 / 1e3 / ios as f64)
+            }
+            Metric::IdleExitUsPerWakeup => r
+                .idle
+                .as_ref()
+                .filter(|i| i.exits > 0)
+                .map(|i| i.idle_exit_ns as f64 / 1e3 / i.exits as f64),
             Metric::P999Us(name) => jobs(name)
                 .into_iter()
                 .flat_map(|j| [&j.read, &j.write])
@@ -551,6 +587,9 @@ impl fmt::Display for Metric {
             Metric::P50Us(j) => write!(f, "p50_us:{j}"),
             Metric::CpuUsPerIo(j) => write!(f, "cpu_us_per_io:{j}"),
             Metric::WakeupsPerIo(j) => write!(f, "wakeups_per_io:{j}"),
+            Metric::MaxUs(j) => write!(f, "max_us:{j}"),
+            Metric::IdleExitUsPerIo => write!(f, "idle_exit_us_per_io"),
+            Metric::IdleExitUsPerWakeup => write!(f, "idle_exit_us_per_wakeup"),
         }
     }
 }
@@ -627,6 +666,9 @@ mod tests {
             "p50_us:psync",
             "cpu_us_per_io:io_uring",
             "wakeups_per_io:io_uring",
+            "max_us:sync",
+            "idle_exit_us_per_io",
+            "idle_exit_us_per_wakeup",
         ] {
             assert_eq!(Metric::parse(s).unwrap().to_string(), s);
         }

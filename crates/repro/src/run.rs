@@ -324,10 +324,13 @@ impl Task<'_> {
         let r = self.run;
         let text = self.experiment.workload(r.workload).map(|w| w.text);
         format!(
-            "{text:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+            "{text:?}|{}|{}|{:?}{}|{:?}|{:?}|{:?}|{:?}|{}|{}",
             r.device,
             r.host,
             r.host_settings,
+            // Only a run with idle states set says so: every other run's
+            // signature (and stored result) stays what it was.
+            r.idle.as_ref().map_or(String::new(), |i| format!("|{i:?}")),
             r.min_runtime,
             r.policy,
             r.fio_args,
@@ -361,6 +364,9 @@ impl Task<'_> {
     ) -> Result<sim::SimConfig, String> {
         let mut host = sim::HostProfile::load(self.run.host).map_err(|err| err.to_string())?;
         host.apply(&self.run.host_settings);
+        if let Some(idle) = &self.run.idle {
+            host.apply_idle(idle);
+        }
         Ok(sim::SimConfig {
             device,
             host,

@@ -48,6 +48,7 @@ impl World {
     /// The thread's submit call hands `req` on: to the device, or to the
     /// block-layer scheduler, which sends the device what it dispatches.
     pub(crate) fn block_submit(&mut self, req: u32) {
+        self.idle_io(req);
         let Some(b) = self.block.as_mut() else {
             self.device_submit(req);
             return;

@@ -38,28 +38,28 @@ pub(crate) enum Cause {
     Poll,
     /// The page cache's copy of a buffered write (`buffered_write_per_kib`).
     Copy,
-    // The cpuidle model's idle-state exit (issue 37 item 2, branch `idle`)
-    // is not charged here yet: when it merges, its charge becomes a cause
-    // of its own (`IdleExit`), reported by `run::cpu_parts` in
-    // `report::CpuParts::idle_exit_ns`, which stays `None` until then.
+    /// Leaving an idle state before a handler or a woken thread runs (the
+    /// cpuidle model's exit latency, [`crate::idle`]; none with idle
+    /// states off).
+    IdleExit,
 }
 
 /// How many causes there are ([`Cause`]'s variants).
-pub(crate) const CAUSES: usize = 9;
+pub(crate) const CAUSES: usize = 10;
 
 /// CPU time by cause, ns, indexed by `Cause as usize`.
 pub(crate) type ByCause = [Nanos; CAUSES];
 
-/// A segment's causes laid end to end: `causes[0]` for its first `lens[0]`
-/// ns, `causes[1]` for the next `lens[1]`, `causes[2]` for the rest. The
-/// first two parts are a segment's fixed costs (a system call's entry, an
-/// interrupt's), held in 32 bits (up to 4.29 s, longer is capped there;
-/// the parts still sum to the segment's time) to keep it small: it rides
-/// with every segment.
+/// A segment's causes laid end to end: `causes[i]` for the next `lens[i]`
+/// ns (i < 3), `causes[3]` for the rest. The first parts are a segment's
+/// fixed costs (an idle exit, an interrupt's entry, a system call's),
+/// held in 32 bits (up to 4.29 s, longer is capped there; the parts still
+/// sum to the segment's time) to keep it small: it rides with every
+/// segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mix {
-    causes: [Cause; 3],
-    lens: [u32; 2],
+    causes: [Cause; 4],
+    lens: [u32; 3],
 }
 
 fn ns32(ns: Nanos) -> u32 {
@@ -70,58 +70,79 @@ impl Mix {
     /// A segment of one cause.
     pub(crate) const fn of(c: Cause) -> Mix {
         Mix {
-            causes: [c, c, c],
-            lens: [0, 0],
+            causes: [c; 4],
+            lens: [0; 3],
         }
     }
 
     /// `a` for `a_ns`, then `b`.
     pub(crate) fn two(a: Cause, a_ns: Nanos, b: Cause) -> Mix {
         Mix {
-            causes: [a, b, b],
-            lens: [ns32(a_ns), 0],
+            causes: [a, b, b, b],
+            lens: [ns32(a_ns), 0, 0],
         }
     }
 
     /// `a` for `a_ns`, then `b` for `b_ns`, then `c`.
     pub(crate) fn three(a: Cause, a_ns: Nanos, b: Cause, b_ns: Nanos, c: Cause) -> Mix {
         Mix {
-            causes: [a, b, c],
-            lens: [ns32(a_ns), ns32(b_ns)],
+            causes: [a, b, c, c],
+            lens: [ns32(a_ns), ns32(b_ns), 0],
+        }
+    }
+
+    /// `c` for `ns` first, then the segment. A mix of four parts already
+    /// gives its third part to its last (the sum stays exact).
+    pub(crate) fn prepend(self, c: Cause, ns: Nanos) -> Mix {
+        if ns == 0 {
+            return self;
+        }
+        let [c0, c1, c2, c3] = self.causes;
+        let [l0, l1, l2] = self.lens;
+        debug_assert!(l2 == 0 || c2 == c3, "a fifth part: {self:?}");
+        Mix {
+            causes: [c, c0, c1, c3],
+            lens: [ns32(ns), l0, l1],
         }
     }
 
     /// What is left of the segment after its first `ran` ns.
-    pub(crate) fn after(self, ran: Nanos) -> Mix {
-        let [l0, l1] = self.lens.map(Nanos::from);
-        let [_, c1, c2] = self.causes;
-        if ran < l0 {
-            Mix {
-                lens: [ns32(l0 - ran), self.lens[1]],
-                ..self
+    pub(crate) fn after(self, mut ran: Nanos) -> Mix {
+        let mut m = self;
+        for _ in 0..3 {
+            let l0 = Nanos::from(m.lens[0]);
+            if ran < l0 {
+                m.lens[0] = ns32(l0 - ran);
+                return m;
             }
-        } else if ran - l0 < l1 {
-            Mix::two(c1, l1 - (ran - l0), c2)
-        } else {
-            Mix::of(c2)
+            ran -= l0;
+            let [_, c1, c2, c3] = m.causes;
+            let [_, l1, l2] = m.lens;
+            m = Mix {
+                causes: [c1, c2, c3, c3],
+                lens: [l1, l2, 0],
+            };
         }
+        m
     }
 
     /// Charges the segment's time from `a` to `b` ns after its start to
     /// the causes it falls on.
     #[inline]
     pub(crate) fn charge(self, by: &mut ByCause, a: Nanos, b: Nanos) {
-        if self.lens == [0, 0] {
+        if self.lens == [0; 3] {
             // One cause (most segments).
-            by[self.causes[2] as usize] += b - a;
+            by[self.causes[3] as usize] += b - a;
             return;
         }
-        let [l0, l1] = self.lens.map(Nanos::from);
         let overlap = |from: Nanos, to: Nanos| b.min(to).saturating_sub(a.max(from));
-        let e1 = l0.saturating_add(l1);
-        by[self.causes[0] as usize] += overlap(0, l0);
-        by[self.causes[1] as usize] += overlap(l0, e1);
-        by[self.causes[2] as usize] += overlap(e1, Nanos::MAX);
+        let mut from = 0;
+        for i in 0..3 {
+            let to = from + Nanos::from(self.lens[i]);
+            by[self.causes[i] as usize] += overlap(from, to);
+            from = to;
+        }
+        by[self.causes[3] as usize] += overlap(from, Nanos::MAX);
     }
 }
 
@@ -161,5 +182,20 @@ mod tests {
         let mut twice = charged(m3, 0, 15);
         m3.after(15).charge(&mut twice, 0, 35);
         assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn an_idle_exit_comes_first() {
+        let m = Mix::three(Cause::Irq, 10, Cause::Completion, 20, Cause::Wakeup)
+            .prepend(Cause::IdleExit, 5);
+        let by = charged(m, 0, 100);
+        assert_eq!(by[Cause::IdleExit as usize], 5);
+        assert_eq!(by[Cause::Irq as usize], 10);
+        assert_eq!(by[Cause::Completion as usize], 20);
+        assert_eq!(by[Cause::Wakeup as usize], 65);
+        assert_eq!(
+            Mix::of(Cause::Switch).prepend(Cause::IdleExit, 0),
+            Mix::of(Cause::Switch)
+        );
     }
 }

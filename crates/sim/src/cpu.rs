@@ -421,6 +421,32 @@ impl Cpu {
         Some((tid, now + cost))
     }
 
+    /// The running segment on `core` ends `extra` later (an idle state's
+    /// exit latency paid before it, [`crate::idle`]).
+    pub(crate) fn lengthen(&mut self, core: u32, extra: Nanos, now: Nanos, events: &mut Events) {
+        if let Busy::Thread {
+            kind,
+            start,
+            end,
+            then,
+        } = self.cores[core as usize].busy
+        {
+            // The exit comes first, then what was left of the segment.
+            let mix = self.cores[core as usize].seg_mix.after(now - start);
+            let mix = mix.prepend(Cause::IdleExit, extra);
+            self.run(core, kind, mix, end - now + extra, then, now, events);
+        }
+    }
+
+    /// When `core`'s next tick falls, if it ticks (the grid of
+    /// [`Cpu::resume_ticks`]).
+    pub(crate) fn next_tick(&self, core: u32, now: Nanos) -> Option<Nanos> {
+        let c = &self.cores[core as usize];
+        let tick = self.costs.tick;
+        c.ticking
+            .then(|| c.tick_origin + ((now - c.tick_origin) / tick + 1) * tick)
+    }
+
     /// The current thread leaves `core` (it blocked, slept or finished).
     pub(crate) fn leave(&mut self, core: u32, now: Nanos, events: &mut Events) {
         if let Some((tid, v)) = self.cores[core as usize]

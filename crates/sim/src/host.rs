@@ -24,11 +24,22 @@ impl World {
     /// Switches `core` to the best runnable thread, or leaves it idle.
     fn schedule(&mut self, core: u32) {
         let w = self.window();
+        // An idling core pays its idle state's exit latency before the
+        // thread runs ([`crate::idle`]; 0 with idle states off).
+        let exit = if self.cpu.runqueue_empty(core) {
+            0
+        } else {
+            self.idle_exit(core)
+        };
         let Some((tid, at)) = self.cpu.switch(core, self.now, w, &mut self.events) else {
+            self.idle_enter(core);
             return;
         };
+        if exit > 0 {
+            self.cpu.lengthen(core, exit, self.now, &mut self.events);
+        }
         self.threads[tid as usize].state = TState::Running;
-        self.path.switched_in(tid, at);
+        self.path.switched_in(tid, at + exit);
     }
 
     /// The current thread leaves the CPU (it blocked, slept or finished).
@@ -167,12 +178,15 @@ impl World {
     /// woken.
     fn start_handler(&mut self, core: u32) {
         let w = self.window();
+        // An idling core leaves its idle state first ([`crate::idle`]).
+        let exit = self.idle_exit(core);
         let work = self.cpu.enter_handler(core, self.now, w, &mut self.events);
         let h = &self.host;
         let entry = h.irq_entry;
-        let mut cost = entry;
+        let mut cost = exit + entry;
         let (per_completion, wakeup) = (h.per_completion, h.wakeup);
-        // Entry, then the completions, then the wake-ups (crate::cause).
+        // The idle state's exit, the entry, then the completions, then the
+        // wake-ups (crate::cause).
         let mut completions = 0;
         match work {
             IrqWork::Device { queue, kind } => {
@@ -212,7 +226,8 @@ impl World {
             Cause::Completion,
             completions,
             Cause::Wakeup,
-        );
+        )
+        .prepend(Cause::IdleExit, exit);
         self.cpu
             .handler_runs(core, cost, mix, self.now, &mut self.events);
     }

@@ -29,6 +29,8 @@ mod error;
 mod events;
 mod fs;
 mod host;
+mod idle;
+mod idling;
 mod iopath;
 mod journal;
 pub mod limits;
@@ -51,6 +53,7 @@ pub use ::host::mechanism::{BlockScheduler, Journal, Settings as HostSettings, W
 pub use ::host::poll::Mode as Completion;
 pub use error::SimError;
 pub use events::EVENT_KINDS;
+pub use idle::IdleSettings;
 pub use profile::{
     DeviceProfile, Distribution, HostProfile, IrqDelivery, IrqTaken, Preemption, ProfileError,
     ServiceTime,

@@ -27,6 +27,19 @@ pub struct HostProfile {
     pub name: String,
     /// The machine this models.
     pub description: String,
+    /// The Linux release this host runs (`"5.0.8"`, `"6.12"`; X.Y
+    /// counts), if the profile pins one (issue 37 item 1): each mechanism
+    /// key the file sets must exist there (`host::era`), and `sim` names
+    /// it in its report. Without it no check is made.
+    #[serde(default, deserialize_with = "kernel_release")]
+    pub kernel: Option<host::era::Kernel>,
+    /// The mechanisms set explicitly, by this file's own keys (filled by
+    /// [`HostProfile::parse`]) or by [`HostProfile::apply`], as the command
+    /// line would write them: what a run on another `--kernel` checks
+    /// (the defaults are the simulator's, no era's).
+    #[serde(skip)]
+    // Boxed: kept off the profile's own size (tune's `Target` holds one by value).
+    pub explicit: Box<host::mechanism::Settings>,
     /// Cores available to workloads.
     pub cores: u32,
     /// Clock in GHz (cycles = ns * ghz).
@@ -186,6 +199,55 @@ pub struct HostProfile {
         deserialize_with = "duration"
     )]
     pub buffered_write_per_kib: u64,
+    /// The cores' idle states (issue 37 item 2, `host::cpuidle`): `off`
+    /// (default, and every shipped profile: both papers turned C-states
+    /// off), `skx`, `icx`, `spr` (Linux intel_idle's Skylake-SP, Ice
+    /// Lake-SP and Sapphire Rapids tables), `haltpoll` (a KVM guest's, as
+    /// this project's VM) or `poll`. A wake-up on an idle core pays its
+    /// state's exit latency.
+    #[serde(default, deserialize_with = "idle_table")]
+    pub idle_states: host::cpuidle::Table,
+    /// States of the table turned off, by name (`["C6"]`: sysfs
+    /// `cpuidle/stateN/disable` = 1 on every CPU, as Kristo's "C6
+    /// disabled"). Default none.
+    #[serde(default)]
+    pub idle_disabled: Vec<String>,
+    /// The cpuidle governor: `menu` (default), `teo` or `haltpoll`.
+    #[serde(default, deserialize_with = "idle_governor")]
+    pub idle_governor: host::cpuidle::GovernorKind,
+    /// The global PM QoS CPU latency limit (`/dev/cpu_dma_latency`), ns.
+    /// Absent: none.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub cpu_latency_limit: Option<u64>,
+    /// The per-device CPU latency limit of Kristo's blk-mq proposal
+    /// (`cpu_lat_limit_us`; a proposal, not merged: linux-block RFC
+    /// 2024-08-29, v2 2024-10-18), ns, holding on a core for
+    /// `device_latency_timeout` after its last I/O. Absent: none.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub device_latency_limit: Option<u64>,
+    /// The proposal's `cpu_lat_timeout_ms`. Default 3ms, its RFC cover
+    /// letter's example.
+    #[serde(
+        default = "default_device_latency_timeout",
+        deserialize_with = "duration"
+    )]
+    pub device_latency_timeout: u64,
+    /// haltpoll's `guest_halt_poll_ns`: the longest its poll window grows.
+    /// Default 200us, drivers/cpuidle/governors/haltpoll.c's; this VM
+    /// reads 0 (`/sys/module/haltpoll/parameters/guest_halt_poll_ns`).
+    #[serde(default = "default_guest_halt_poll_ns", deserialize_with = "duration")]
+    pub guest_halt_poll_ns: u64,
+}
+
+/// [`HostProfile::device_latency_timeout`]'s default: 3 ms, the
+/// `cpu_lat_timeout_ms = 3` of Kristo's RFC cover letter (2024-08-29).
+fn default_device_latency_timeout() -> u64 {
+    3_000_000
+}
+
+/// [`HostProfile::guest_halt_poll_ns`]'s default: haltpoll.c's 200000.
+fn default_guest_halt_poll_ns() -> u64 {
+    200_000
 }
 
 /// [`HostProfile::buffered_write_per_kib`]'s default, ns (measured: see
@@ -260,6 +322,11 @@ const HOSTS: &[(&str, &str, &str)] = &[
         include_str!("../../../profiles/hosts/xeon-e5-2660v4.toml"),
     ),
     (
+        "xeon-e5-2660v4-linux-6.12",
+        "profiles/hosts/xeon-e5-2660v4-linux-6.12.toml",
+        include_str!("../../../profiles/hosts/xeon-e5-2660v4-linux-6.12.toml"),
+    ),
+    (
         "xeon-e5-2630v3",
         "profiles/hosts/xeon-e5-2630v3.toml",
         include_str!("../../../profiles/hosts/xeon-e5-2630v3.toml"),
@@ -280,6 +347,7 @@ impl HostProfile {
     /// The mechanisms `s` sets, over the profile's own (the one place a
     /// command line's or an experiment's host settings reach a profile).
     pub fn apply(&mut self, s: &host::mechanism::Settings) {
+        self.explicit.merge(s);
         if let Some(b) = &s.block_scheduler {
             self.block_scheduler = b.clone();
         }
@@ -320,8 +388,26 @@ impl HostProfile {
 
     /// Parses profile text; `origin` names it in messages.
     pub fn parse(text: &str, origin: &str) -> Result<HostProfile, ProfileError> {
-        let p: HostProfile = service::toml_file::parse(text, origin)?;
+        let mut p: HostProfile = service::toml_file::parse(text, origin)?;
         p.validate(text, origin)?;
+        p.explicit = Box::new(explicit(text, origin)?);
+        if let Some(k) = p.kernel {
+            if let Some(a) = p.explicit.anachronism(k) {
+                let shown = match a.value.as_str() {
+                    "" => "on".to_string(),
+                    v => v.to_string(),
+                };
+                return Err(bad_value(
+                    text,
+                    origin,
+                    a.row.key,
+                    &format!(
+                        "{shown}: {}; this profile's kernel = \"{k}\" is outside it",
+                        a.era
+                    ),
+                ));
+            }
+        }
         Ok(p)
     }
 
@@ -365,6 +451,24 @@ impl HostProfile {
                 "must be 1ms to 10ms (Linux's HZ is 100 to 1000, kernel/Kconfig.hz)",
             );
         }
+        for name in &self.idle_disabled {
+            let states = self.idle_states.states();
+            if !states.iter().any(|s| s.name == name.as_str()) {
+                let names: Vec<&str> = states.iter().map(|s| s.name).collect();
+                return bad(
+                    "idle_disabled",
+                    &format!(
+                        "no state `{name}` in idle_states `{}` ({})",
+                        self.idle_states.name(),
+                        if names.is_empty() {
+                            "off: none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                );
+            }
+        }
         for (key, t) in [
             ("syscall", self.syscall),
             ("submit_per_request", self.submit_per_request),
@@ -377,6 +481,13 @@ impl HostProfile {
             ("user_per_io", self.user_per_io),
             ("irq_poll_fallback", self.irq_poll_fallback),
             ("buffered_write_per_kib", self.buffered_write_per_kib),
+            ("cpu_latency_limit", self.cpu_latency_limit.unwrap_or(0)),
+            (
+                "device_latency_limit",
+                self.device_latency_limit.unwrap_or(0),
+            ),
+            ("device_latency_timeout", self.device_latency_timeout),
+            ("guest_halt_poll_ns", self.guest_halt_poll_ns),
             ("sched_latency", self.sched_latency),
             ("sched_min_granularity", self.sched_min_granularity),
             ("sched_wakeup_granularity", self.sched_wakeup_granularity),
@@ -395,8 +506,48 @@ impl HostProfile {
     }
 }
 
+/// The host mechanisms `text` sets itself (a key of
+/// `host::mechanism::MECHANISMS` present in the file), read by each row's
+/// own parser; a flag's `true` is on.
+fn explicit(text: &str, origin: &str) -> Result<host::mechanism::Settings, ProfileError> {
+    let mut own = host::mechanism::Settings::default();
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(own); // serde's parse above has already said why
+    };
+    for m in host::mechanism::MECHANISMS {
+        let value = match table.get(m.key) {
+            None => continue,
+            Some(toml::Value::String(v)) => v.clone(),
+            Some(toml::Value::Boolean(b)) => if *b { "on" } else { "off" }.to_string(),
+            Some(other) => other.to_string(),
+        };
+        (m.set)(&mut own, &value).map_err(|e| bad_value(text, origin, m.key, &e))?;
+    }
+    Ok(own)
+}
+
+/// The `kernel` key: a Linux release as a string (`"5.0.8"`).
+fn kernel_release<'de, D: Deserializer<'de>>(d: D) -> Result<Option<host::era::Kernel>, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map(Some).map_err(serde::de::Error::custom)
+}
+
 fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     duration(d).map(Some)
+}
+
+/// A host key's idle-state table (`host::cpuidle::Table::parse`).
+fn idle_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<host::cpuidle::Table, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    host::cpuidle::Table::parse(&s).map_err(serde::de::Error::custom)
+}
+
+/// A host key's idle governor (`host::cpuidle::GovernorKind::parse`).
+fn idle_governor<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<host::cpuidle::GovernorKind, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    host::cpuidle::GovernorKind::parse(&s).map_err(serde::de::Error::custom)
 }
 
 /// A host key's io_uring strategy, as `host::uring::parse` reads it.

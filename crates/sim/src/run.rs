@@ -277,6 +277,9 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
     if let Some(note) = world.uring_note() {
         report.notes.push(note);
     }
+    if let Some(note) = report.idle.as_ref().map(crate::idle::note) {
+        report.notes.push(note);
+    }
     if config.host.wakeup_rule != crate::Wakeup::Plain {
         report.notes.push(format!(
             "wake-up rule {} (wake-up granularity {} for {} cores)",
@@ -470,6 +473,7 @@ fn assemble(
         job_threads,
         apps: None,
         broken: None,
+        idle: crate::idle::Idle::new(host),
     })
 }
 
@@ -657,6 +661,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         cpu_parts: Some(cpu_parts(w, &used)),
         counters: None,
         notes: Vec::new(),
+        idle: w.idle.as_ref().map(|i| i.report()),
     }
 }
 
@@ -686,10 +691,9 @@ pub(crate) fn cpu_parts(w: &World, used: &[usize]) -> report::CpuParts {
         wakeup_ns: of(Cause::Wakeup),
         poll_ns: of(Cause::Poll),
         copy_ns: of(Cause::Copy),
-        // Issue 37 item 2's cpuidle model (branch `idle`) charges the exit
-        // latency of an idle core's wake-up; its total goes here when it
-        // merges. Until then nothing charges one: no part, not a 0.
-        idle_exit_ns: None,
+        // Only with idle states on (crate::idle): off, nothing can charge
+        // one, and the part is left out rather than shown as 0.
+        idle_exit_ns: w.idle.as_ref().map(|_| of(Cause::IdleExit)),
     }
 }
 

@@ -431,6 +431,7 @@ impl World {
         th.sleep_gen = th.sleep_gen.wrapping_add(1);
         let gen = th.sleep_gen;
         self.events.push(until, Ev::Timer { tid, gen });
+        self.idle_timer(core, until);
         self.leave_cpu(core);
     }
 }

@@ -289,6 +289,9 @@ pub(crate) struct World {
     /// Application runs: the operations' books and the models' buffers
     /// ([`crate::app`]); `None` for a job file's run.
     pub apps: Option<Box<crate::state::app::Apps>>,
+    /// The cores' idle states and governors ([`crate::idle`]); `None` with
+    /// idle states off.
+    pub idle: Option<crate::idle::Idle>,
     /// A model broke its contract (more I/Os in flight than it declared):
     /// the run stops and says this.
     pub broken: Option<String>,

@@ -93,6 +93,41 @@ fn the_parts_sum_to_the_busy_time_on_every_path() {
 }
 
 #[test]
+fn with_idle_states_on_the_exit_is_a_part_and_the_books_still_balance() {
+    use host::cpuidle::{GovernorKind, Table};
+    let jobs = jobs::parse_str(
+        "[r]\nioengine=psync\nrw=randread\nbs=4k\nsize=1g\ndirect=1\ntime_based\nramp_time=2ms\n\
+         [t]\nioengine=psync\nrw=randread\nbs=4k\nsize=1g\ndirect=1\ntime_based\nthinktime=500\ncpus_allowed=1\n",
+        "t.fio",
+        &|_| None,
+    )
+    .unwrap()
+    .jobs;
+    for (table, gov) in [
+        (Table::Icx, GovernorKind::Menu),
+        (Table::Icx, GovernorKind::Teo),
+        (Table::Haltpoll, GovernorKind::Haltpoll),
+    ] {
+        let mut cfg = config("optane", PolicySpec::named("default"), 50 * MS, 1);
+        cfg.host.idle_states = table;
+        cfg.host.idle_governor = gov;
+        let r = sim::simulate(&jobs, &cfg, &mut |_, _| {}).unwrap();
+        let what = format!("{table:?}/{gov:?}");
+        let p = check_books(&r, &what);
+        let exit = p.idle_exit_ns.expect("idle states on: an idle-exit part");
+        assert!(exit > 0, "{what}: {p:?}");
+        // The cpuidle model's own total, counted where it charges: the
+        // same, but for an exit the window's edges cut.
+        let paid = r.idle.as_ref().expect("idle report").idle_exit_ns;
+        let diff = exit.abs_diff(paid);
+        assert!(
+            diff <= paid / 100 + 200_000,
+            "{what}: {exit} ns charged against {paid} ns paid"
+        );
+    }
+}
+
+#[test]
 fn a_blocking_reads_parts_are_its_profiles_costs() {
     // psync at queue depth 1 with interrupts: every I/O is fio's user work,
     // one system call, one request's submission, one interrupt entry, one

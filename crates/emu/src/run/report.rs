@@ -134,6 +134,9 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         uring,
         cpu_parts: None,
         counters: Some(counters(results)),
+        // The emulator runs on the machine's own cores: their idle states
+        // are the machine's, not modelled.
+        idle: None,
     }
 }
 

@@ -32,7 +32,9 @@ mod gyawali;
 mod gyawali_fig6;
 mod gyawali_fig7;
 mod gyawali_fig8;
+mod kristo;
 mod macro_systems;
+mod ours_cstates;
 mod ours_fr_cint;
 mod ours_mixed16;
 mod ours_uring;
@@ -88,6 +90,8 @@ pub fn all() -> Vec<Experiment> {
         fr_fig14b::experiment(),
         fr_fig15b::experiment(),
         ours_fr_cint::experiment(),
+        kristo::experiment(),
+        ours_cstates::experiment(),
     ]
 }
 

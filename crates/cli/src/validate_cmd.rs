@@ -1,0 +1,46 @@
+//! `cinterrupts validate`: argument wiring for the `validate` crate
+//! (issue 37 item 5).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// A handful of points (one fitted and one held out per target), short
+    /// runs: seconds
+    #[arg(long)]
+    pub quick: bool,
+    /// Where validation.md, validation.json and validation.html go
+    #[arg(long, value_name = "DIR", default_value = "validation")]
+    pub out: PathBuf,
+    /// The host profile the predictions use: a shipped name or a file
+    /// (`calibrate --host` writes one)
+    #[arg(long, value_name = "NAME|FILE", default_value = "vm-native")]
+    pub host: String,
+    /// Also run each held-out point on the emulator (`cinterrupts run`)
+    /// with the fitted device, beside the simulator's prediction
+    #[arg(long)]
+    pub emu: bool,
+}
+
+pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let v = validate::run(
+        &validate::Options {
+            quick: a.quick,
+            host: a.host.clone(),
+            out: a.out.clone(),
+            emu: a.emu,
+        },
+        &command,
+        &mut |line| eprintln!("validate: {line}"),
+    )?;
+    validate::write::all(&v, &a.out)?;
+    print!("{}", validate::write::summary_text(&v));
+    println!(
+        "wrote {}/validation.md, validation.json, validation.html",
+        a.out.display()
+    );
+    Ok(())
+}

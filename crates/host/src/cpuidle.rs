@@ -1,0 +1,901 @@
+//! `cpuidle`: what an idle core does until its next wake-up, and what that
+//! wake-up costs (issue 37 item 2). Both papers turned C-states off (TOS 5,
+//! "we disable C-states"; FR 4.1, the same for its host); a server left as
+//! shipped has them on, and a core that slept in a deep state pays that
+//! state's exit latency before the interrupt handler (or the woken thread)
+//! runs.
+//!
+//! - Idle-state tables ([`Table`]): each state's name, exit latency and
+//!   target residency (the least idle time for which entering it pays),
+//!   as the driver declares them. Intel's servers from Linux's
+//!   `drivers/idle/intel_idle.c` (torvalds/linux at commit
+//!   00433eae1771d355f20c152ddc5976baedb427e2, the stored snapshot read for
+//!   this module: `skx_cstates`, `icx_cstates`, `spr_cstates`; the flags
+//!   that matter here: C1E is `CPUIDLE_FLAG_ALWAYS_ENABLE`, C6 is
+//!   `CPUIDLE_FLAG_TLB_FLUSHED`); every table starts with the cpuidle
+//!   core's `POLL` state (drivers/cpuidle/poll_state.c: exit latency 0,
+//!   target residency 0, `CPUIDLE_FLAG_POLLING`). This project's VM runs
+//!   `cpuidle-haltpoll` (read on this machine, Linux 6.18:
+//!   `/sys/devices/system/cpu/cpu*/cpuidle/state*/{name,latency,residency}`
+//!   gives `POLL` 0/0 and `haltpoll idle` 1/1 us;
+//!   `/sys/devices/system/cpu/cpuidle/current_governor` is `haltpoll`;
+//!   `/sys/module/haltpoll/parameters/guest_halt_poll_ns` reads 0).
+//! - Governors, pure state machines, one per core: `menu`
+//!   (drivers/cpuidle/governors/menu.c, torvalds/linux commit
+//!   010e85f9e47c6a92740b7d73e0fca8f792573582, [`Menu`]), `teo`
+//!   (governors/teo.c, commit 04bae4e2267d49eb9cfec403acd0462b8d00d637,
+//!   [`Teo`]) and `haltpoll` (governors/haltpoll.c, commit
+//!   2cc2c3cb54de578666d905537e4c15969caf0dc5, [`Haltpoll`]). Each
+//!   selects a state at idle entry from what it knows then (the time till
+//!   the next timer, its history, the latency limit) and learns at exit
+//!   how long the core actually slept.
+//! - The PM QoS latency limit ([`Qos`]): the global one user space sets
+//!   through `/dev/cpu_dma_latency` (kernel/power/qos.c,
+//!   `cpu_latency_qos`), and the per-device limit of Tero Kristo's blk-mq
+//!   proposal — **a proposal, not merged**: "[RFC PATCH 0/2] block: CPU
+//!   latency PM QoS tuning" (linux-block, 2024-08-29, Message-ID
+//!   20240829075423.1345042-1-tero.kristo@linux.intel.com) and "[PATCHv2
+//!   0/2] blk-mq: add CPU latency limit control" (2024-10-18, Message-ID
+//!   20241018075416.436916-1-tero.kristo@linux.intel.com): sysfs
+//!   `cpu_lat_limit_us` and `cpu_lat_timeout_ms` per block device; the
+//!   limit holds on the CPUs doing block I/O and is dropped once the queue
+//!   has been idle for the timeout.
+//!
+//! What is simplified, by source line:
+//! - menu: the tick is taken as never stopped at selection
+//!   (`tick_nohz_tick_stopped()` false), so the `predicted_us < TICK_USEC`
+//!   stopped-tick branch and `tick_wakeup` correction of `menu_update` are
+//!   not modelled; `nr_iowaiters` is what the caller says (the simulator:
+//!   threads blocked on the core); the governor's `needs_update` deferral
+//!   is folded into [`Menu::reflect`]. Later kernels dropped the iowait
+//!   multiplier ("cpuidle: menu: Remove iowait influence", 2024); this is
+//!   the version read.
+//! - teo: the util-awareness shortcut (`teo_cpu_is_utilized`, 2-state
+//!   drivers) is not modelled (the simulator keeps no PELT utilisation);
+//!   in step 2 the shallower state found is taken as it is, without the
+//!   kernel's `first_suitable_idx` refinement around polling states.
+//! - POLL: `poll_idle` spins for at most `cpuidle_poll_time` (the target
+//!   residency of the first non-polling state the latency limit allows, or
+//!   a tick) and then returns to the governor; here a poll that outlives
+//!   its window falls to state 1 for the rest of the idle period (the
+//!   governor is not asked again).
+//! - Exit latency is paid whole on every wake-up from the state (the
+//!   table's number is the driver's worst case; teo itself takes half of
+//!   it as "a very rough approximation of the average").
+
+use policy::{Nanos, US};
+
+/// One idle state, as a cpuidle driver declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct State {
+    pub name: &'static str,
+    /// `exit_latency`: the time from the wake-up event to the first
+    /// instruction the core runs, ns.
+    pub exit_latency: Nanos,
+    /// `target_residency`: the least idle time for which the state pays
+    /// for its entry and exit, ns.
+    pub target_residency: Nanos,
+    /// `CPUIDLE_FLAG_POLLING`: the core spins (and counts as busy).
+    pub polling: bool,
+}
+
+/// drivers/cpuidle/poll_state.c, `cpuidle_poll_state_init`: exit latency
+/// 0, target residency 0, `CPUIDLE_FLAG_POLLING`. State 0 of every x86
+/// driver (`CPUIDLE_DRIVER_STATE_START` 1 with `ARCH_HAS_CPU_RELAX`).
+pub const POLL: State = State {
+    name: "POLL",
+    exit_latency: 0,
+    target_residency: 0,
+    polling: true,
+};
+
+/// A hardware state from a driver's table, times in us as the tables give
+/// them.
+const fn cstate(name: &'static str, exit_us: u64, residency_us: u64) -> State {
+    State {
+        name,
+        exit_latency: exit_us * US,
+        target_residency: residency_us * US,
+        polling: false,
+    }
+}
+
+/// Which table a host's cores idle by (host-profile key `idle_states`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Table {
+    /// C-states off (both papers; every shipped profile): an idle core
+    /// wakes at no cost.
+    #[default]
+    Off,
+    /// Skylake-SP (`skx_cstates`).
+    Skx,
+    /// Ice Lake-SP (`icx_cstates`).
+    Icx,
+    /// Sapphire Rapids (`spr_cstates`, also Emerald Rapids).
+    Spr,
+    /// A KVM guest with `cpuidle-haltpoll`, as this project's VM.
+    Haltpoll,
+    /// Polling only (`idle=poll`, or a driver with no usable state).
+    Poll,
+}
+
+/// intel_idle.c `skx_cstates[]`: C1 2/2 us (`CPUIDLE_FLAG_IRQ_ENABLE`),
+/// C1E 10/20 us, C6 133/600 us (`CPUIDLE_FLAG_TLB_FLUSHED |
+/// CPUIDLE_FLAG_IBRS`).
+const SKX: &[State] = &[
+    POLL,
+    cstate("C1", 2, 2),
+    cstate("C1E", 10, 20),
+    cstate("C6", 133, 600),
+];
+
+/// intel_idle.c `icx_cstates[]`: C1 1/1 us, C1E 4/4 us, C6 170/600 us
+/// (tuned#808 quotes the same 170 us).
+const ICX: &[State] = &[
+    POLL,
+    cstate("C1", 1, 1),
+    cstate("C1E", 4, 4),
+    cstate("C6", 170, 600),
+];
+
+/// intel_idle.c `spr_cstates[]`: C1 1/1 us, C1E 2/4 us, C6 290/800 us
+/// (`CPUIDLE_FLAG_INIT_XSTATE`).
+const SPR: &[State] = &[
+    POLL,
+    cstate("C1", 1, 1),
+    cstate("C1E", 2, 4),
+    cstate("C6", 290, 800),
+];
+
+/// This VM's sysfs (Linux 6.18, `cpuidle-haltpoll`): `POLL` 0/0 and
+/// `haltpoll idle` latency 1, residency 1 (us). The 1 us is the driver's
+/// declaration (the guest cannot see what the host's halt costs), not a
+/// measurement.
+const HALTPOLL: &[State] = &[POLL, cstate("haltpoll idle", 1, 1)];
+
+const POLL_ONLY: &[State] = &[POLL];
+
+impl Table {
+    /// Every table by its key name, `off` first.
+    pub const ALL: [(&'static str, Table); 6] = [
+        ("off", Table::Off),
+        ("skx", Table::Skx),
+        ("icx", Table::Icx),
+        ("spr", Table::Spr),
+        ("haltpoll", Table::Haltpoll),
+        ("poll", Table::Poll),
+    ];
+
+    /// The states, shallowest first; empty when off.
+    pub fn states(self) -> &'static [State] {
+        match self {
+            Table::Off => &[],
+            Table::Skx => SKX,
+            Table::Icx => ICX,
+            Table::Spr => SPR,
+            Table::Haltpoll => HALTPOLL,
+            Table::Poll => POLL_ONLY,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Table::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|(n, _)| *n)
+            .expect("every table is named")
+    }
+
+    pub fn parse(s: &str) -> Result<Table, String> {
+        Table::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Table::ALL.iter().map(|(n, _)| *n).collect();
+                format!("unknown idle states `{s}` (one of {})", names.join(", "))
+            })
+    }
+}
+
+/// Which governor picks the state (host-profile key `idle_governor`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GovernorKind {
+    /// `menu`: the default of most distribution kernels on tickless
+    /// systems (its `rating` 20 beats ladder's 10 and haltpoll's 9).
+    #[default]
+    Menu,
+    Teo,
+    Haltpoll,
+}
+
+impl GovernorKind {
+    pub const ALL: [(&'static str, GovernorKind); 3] = [
+        ("menu", GovernorKind::Menu),
+        ("teo", GovernorKind::Teo),
+        ("haltpoll", GovernorKind::Haltpoll),
+    ];
+
+    pub fn name(self) -> &'static str {
+        GovernorKind::ALL
+            .iter()
+            .find(|(_, g)| *g == self)
+            .map(|(n, _)| *n)
+            .expect("every governor is named")
+    }
+
+    pub fn parse(s: &str) -> Result<GovernorKind, String> {
+        GovernorKind::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, g)| *g)
+            .ok_or_else(|| format!("unknown idle governor `{s}` (one of menu, teo, haltpoll)"))
+    }
+}
+
+/// "No limit": `PM_QOS_CPU_LATENCY_DEFAULT_VALUE` is 2000 s
+/// (include/linux/pm_qos.h, `2000 * USEC_PER_SEC`).
+pub const NO_LIMIT: Nanos = 2_000_000_000_000;
+
+/// The proposal's per-device limit: `cpu_lat_limit_us` and
+/// `cpu_lat_timeout_ms` (Kristo's RFC cover letter: 10 us and 3 ms in
+/// its example). A proposal, not merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimit {
+    pub limit: Nanos,
+    pub timeout: Nanos,
+}
+
+/// The CPU latency limits in force.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Qos {
+    /// `/dev/cpu_dma_latency`: the least of the values open file
+    /// descriptors hold (kernel/power/qos.c); `None`: no request.
+    pub global: Option<Nanos>,
+    /// Kristo's per-device limit (a proposal, not merged).
+    pub device: Option<DeviceLimit>,
+}
+
+impl Qos {
+    /// `cpuidle_governor_latency_req`: the least limit that holds for a
+    /// core whose last block I/O was dispatched at `last_io`, at `now`.
+    /// The device limit holds from a dispatch until the queue has been
+    /// idle for its timeout (the proposal's delayed work).
+    pub fn latency_req(&self, now: Nanos, last_io: Option<Nanos>) -> Nanos {
+        let global = self.global.unwrap_or(NO_LIMIT);
+        let device = match (self.device, last_io) {
+            (Some(d), Some(t)) if now.saturating_sub(t) < d.timeout => d.limit,
+            _ => NO_LIMIT,
+        };
+        global.min(device)
+    }
+}
+
+/// How long the POLL state spins before it gives up
+/// (drivers/cpuidle/cpuidle.c `cpuidle_poll_time`): the target residency
+/// of the first non-polling state whose exit latency the limit allows,
+/// else a tick.
+pub fn poll_time(states: &[State], latency_req: Nanos, tick: Nanos) -> Nanos {
+    states
+        .iter()
+        .skip(1)
+        .find(|s| !s.polling && s.exit_latency <= latency_req)
+        .map_or(tick, |s| s.target_residency)
+}
+
+/// What a governor knows at idle entry.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// Time till the next timer event the core knows of
+    /// (`tick_nohz_get_sleep_length`), ns.
+    pub sleep_length: Nanos,
+    /// Time till the next tick (`delta_next`), ns.
+    pub till_tick: Nanos,
+    /// The PM QoS limit in force ([`Qos::latency_req`]).
+    pub latency_req: Nanos,
+    /// Threads waiting on I/O on this core (`nr_iowait_cpu`).
+    pub iowaiters: u32,
+}
+
+/// One core's governor.
+#[derive(Clone, Debug)]
+pub enum Governor {
+    Menu(Menu),
+    Teo(Teo),
+    Haltpoll(Haltpoll),
+}
+
+impl Governor {
+    pub fn new(
+        kind: GovernorKind,
+        states: &[State],
+        tick: Nanos,
+        haltpoll: HaltpollParams,
+    ) -> Governor {
+        match kind {
+            GovernorKind::Menu => Governor::Menu(Menu::new(tick)),
+            GovernorKind::Teo => Governor::Teo(Teo::new(states.len(), tick)),
+            GovernorKind::Haltpoll => Governor::Haltpoll(Haltpoll::new(haltpoll)),
+        }
+    }
+
+    /// The state to enter.
+    pub fn select(&mut self, states: &[State], e: &Entry) -> usize {
+        match self {
+            Governor::Menu(m) => m.select(states, e),
+            Governor::Teo(t) => t.select(states, e),
+            Governor::Haltpoll(h) => h.select(states, e),
+        }
+    }
+
+    /// The core left state `idx` after `residency` ns; `poll_limit_hit`:
+    /// a POLL that ran out its window (`dev->poll_time_limit`).
+    pub fn reflect(
+        &mut self,
+        states: &[State],
+        idx: usize,
+        residency: Nanos,
+        poll_limit_hit: bool,
+    ) {
+        match self {
+            Governor::Menu(m) => m.reflect(states, idx, residency, poll_limit_hit),
+            Governor::Teo(t) => t.reflect(states, idx, residency),
+            Governor::Haltpoll(h) => h.reflect(idx, residency, poll_limit_hit),
+        }
+    }
+
+    /// How long POLL spins when chosen: haltpoll's own adaptive window
+    /// (`dev->poll_limit_ns`, which `cpuidle_poll_time` returns when set),
+    /// else [`poll_time`].
+    pub fn poll_window(&self, states: &[State], latency_req: Nanos, tick: Nanos) -> Nanos {
+        match self {
+            Governor::Haltpoll(h) if h.poll_limit > 0 => h.poll_limit,
+            _ => poll_time(states, latency_req, tick),
+        }
+    }
+}
+
+// --- menu --------------------------------------------------------------
+
+/// menu.c: `BUCKETS` 12, `INTERVALS` 8 (`INTERVAL_SHIFT` 3),
+/// `RESOLUTION` 1024, `DECAY` 8, `MAX_INTERESTING` 50000 (us).
+const BUCKETS: usize = 12;
+const INTERVALS: usize = 8;
+const RESOLUTION: u64 = 1024;
+const DECAY: u64 = 8;
+const MAX_INTERESTING: u64 = 50_000;
+
+/// The menu governor's per-CPU state (`struct menu_device`), times in us
+/// as the kernel keeps them.
+#[derive(Clone, Debug)]
+pub struct Menu {
+    tick_us: u64,
+    next_timer_us: u64,
+    bucket: usize,
+    correction: [u64; BUCKETS],
+    intervals: [u64; INTERVALS],
+    ptr: usize,
+}
+
+/// `which_bucket`: the order of magnitude of the expected duration, in
+/// two groups by whether I/O is pending.
+fn which_bucket(duration_us: u64, iowaiters: u32) -> usize {
+    let base = if iowaiters > 0 { BUCKETS / 2 } else { 0 };
+    base + match duration_us {
+        0..=9 => 0,
+        10..=99 => 1,
+        100..=999 => 2,
+        1_000..=9_999 => 3,
+        10_000..=99_999 => 4,
+        _ => 5,
+    }
+}
+
+impl Menu {
+    /// `menu_enable_device`: every correction factor at unity.
+    pub fn new(tick: Nanos) -> Menu {
+        Menu {
+            tick_us: tick / US,
+            next_timer_us: 0,
+            bucket: 0,
+            correction: [RESOLUTION * DECAY; BUCKETS],
+            intervals: [0; INTERVALS],
+            ptr: 0,
+        }
+    }
+
+    /// `get_typical_interval`: the mean of the last 8 idle periods when
+    /// their spread is small (stddev <= 20 us, or mean > 6 stddev with at
+    /// least 6 of 8 samples), dropping the largest outliers one at a time;
+    /// `u64::MAX` when there is none.
+    fn typical_interval(&self, predicted_us: u64) -> u64 {
+        let mut thresh = u64::MAX;
+        loop {
+            let kept = self.intervals.iter().filter(|&&v| v <= thresh);
+            let (mut min, mut max, mut sum, mut divisor) = (u64::MAX, 0, 0u64, 0u64);
+            for &v in kept {
+                sum += v;
+                divisor += 1;
+                max = max.max(v);
+                min = min.min(v);
+            }
+            if min >= predicted_us {
+                return u64::MAX;
+            }
+            let avg = sum / divisor;
+            let variance = self
+                .intervals
+                .iter()
+                .filter(|&&v| v <= thresh)
+                .map(|&v| {
+                    let d = v as i128 - avg as i128;
+                    (d * d) as u128
+                })
+                .sum::<u128>()
+                / divisor as u128;
+            let avg2 = avg as u128 * avg as u128;
+            if (avg2 > variance * 36 && divisor * 4 >= INTERVALS as u64 * 3) || variance <= 400 {
+                return avg;
+            }
+            if divisor * 4 <= INTERVALS as u64 * 3 {
+                return u64::MAX;
+            }
+            thresh = max - 1;
+        }
+    }
+
+    /// `menu_select`.
+    pub fn select(&mut self, states: &[State], e: &Entry) -> usize {
+        let latency_req_us = e.latency_req / US;
+        self.next_timer_us = e.sleep_length / US;
+        self.bucket = which_bucket(self.next_timer_us, e.iowaiters);
+        if states.len() <= 1
+            || latency_req_us == 0
+            || self.next_timer_us < states[1].target_residency / US
+            || latency_req_us < states[1].exit_latency / US
+        {
+            return 0;
+        }
+        // Round to the closest (DIV_ROUND_CLOSEST_ULL).
+        let scale = RESOLUTION * DECAY;
+        let mut predicted = (self.next_timer_us * self.correction[self.bucket] + scale / 2) / scale;
+        predicted = predicted.min(self.typical_interval(predicted));
+        // The tick is running (the simplification above): the performance
+        // multiplier, 1 + 10 per I/O waiter, caps the exit latency.
+        let interactivity = predicted / (1 + 10 * e.iowaiters as u64);
+        let latency_req_us = latency_req_us.min(interactivity);
+        let mut idx: Option<usize> = None;
+        for (i, s) in states.iter().enumerate() {
+            let first = *idx.get_or_insert(i);
+            let (exit, residency) = (s.exit_latency / US, s.target_residency / US);
+            if residency > predicted {
+                // A physical state rather than polling, if a timer comes
+                // soon enough.
+                if states[first].polling
+                    && exit <= latency_req_us
+                    && residency <= self.next_timer_us
+                {
+                    predicted = residency;
+                    idx = Some(i);
+                    break;
+                }
+                if predicted < self.tick_us {
+                    break;
+                }
+                predicted = states[first].target_residency / US;
+                break;
+            }
+            if exit > latency_req_us {
+                break;
+            }
+            idx = Some(i);
+        }
+        let mut idx = idx.unwrap_or(0);
+        let till_tick_us = e.till_tick / US;
+        if (states[idx].polling || predicted < self.tick_us)
+            && idx > 0
+            && states[idx].target_residency / US > till_tick_us
+        {
+            // The tick stays: don't pick a state the tick would cut short.
+            while idx > 0 {
+                idx -= 1;
+                if states[idx].target_residency / US <= till_tick_us {
+                    break;
+                }
+            }
+        }
+        idx
+    }
+
+    /// `menu_update`: learn from the idle period that just ended.
+    pub fn reflect(
+        &mut self,
+        states: &[State],
+        idx: usize,
+        residency: Nanos,
+        poll_limit_hit: bool,
+    ) {
+        let target = &states[idx];
+        let mut measured = if target.polling && poll_limit_hit {
+            self.next_timer_us
+        } else {
+            let m = residency / US;
+            let exit = target.exit_latency / US;
+            if m > 2 * exit {
+                m - exit
+            } else {
+                m / 2
+            }
+        };
+        measured = measured.min(self.next_timer_us);
+        let mut factor = self.correction[self.bucket];
+        factor -= factor / DECAY;
+        if self.next_timer_us > 0 && measured < MAX_INTERESTING {
+            factor += RESOLUTION * measured / self.next_timer_us;
+        } else {
+            factor += RESOLUTION;
+        }
+        self.correction[self.bucket] = factor;
+        self.intervals[self.ptr] = measured;
+        self.ptr = (self.ptr + 1) % INTERVALS;
+    }
+}
+
+// --- teo ---------------------------------------------------------------
+
+/// teo.c: `PULSE` 1024, `DECAY_SHIFT` 3, `NR_RECENT` 9.
+const PULSE: u64 = 1024;
+const DECAY_SHIFT: u32 = 3;
+const NR_RECENT: usize = 9;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Bin {
+    intercepts: u64,
+    hits: u64,
+    recent: u64,
+}
+
+/// The teo governor's per-CPU state (`struct teo_cpu`).
+#[derive(Clone, Debug)]
+pub struct Teo {
+    bins: Vec<Bin>,
+    total: u64,
+    recent_idx: [Option<usize>; NR_RECENT],
+    next_recent: usize,
+    sleep_length: Nanos,
+}
+
+impl Teo {
+    pub fn new(states: usize, _tick: Nanos) -> Teo {
+        Teo {
+            bins: vec![Bin::default(); states.max(1)],
+            total: 0,
+            recent_idx: [None; NR_RECENT],
+            next_recent: 0,
+            sleep_length: 0,
+        }
+    }
+
+    /// `teo_select`, steps 1-3 of the file's description.
+    pub fn select(&mut self, states: &[State], e: &Entry) -> usize {
+        self.sleep_length = e.sleep_length;
+        let duration = e.sleep_length;
+        if states.len() < 2 || states[1].target_residency > duration {
+            return 0;
+        }
+        let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0, 0, 0);
+        let (mut idx, mut idx_intercepts, mut idx_hits, mut idx_recent) = (0, 0, 0, 0);
+        let mut constraint = 0;
+        for (i, s) in states.iter().enumerate().skip(1) {
+            let prev = self.bins[i - 1];
+            intercept_sum += prev.intercepts;
+            hit_sum += prev.hits;
+            recent_sum += prev.recent;
+            if s.exit_latency <= e.latency_req {
+                constraint = i;
+            }
+            if s.target_residency > duration {
+                break;
+            }
+            idx = i;
+            idx_intercepts = intercept_sum;
+            idx_hits = hit_sum;
+            idx_recent = recent_sum;
+        }
+        // Step 2: early wake-ups dominate (intercepts of the shallower
+        // states beat hits and intercepts of the candidate and deeper), or
+        // most of the recent wake-ups were early.
+        let alt_intercepts = 2 * idx_intercepts > self.total.saturating_sub(idx_hits);
+        let alt_recent = idx_recent > (NR_RECENT / 2) as u64;
+        if alt_intercepts || alt_recent {
+            let (mut isum, mut rsum) = (0, 0);
+            for i in (0..idx).rev() {
+                let b = self.bins[i];
+                isum += b.intercepts;
+                rsum += b.recent;
+                if (!alt_recent || 2 * rsum > idx_recent)
+                    && (!alt_intercepts || 2 * isum > idx_intercepts)
+                {
+                    idx = i;
+                    break;
+                }
+            }
+        }
+        idx.min(constraint)
+    }
+
+    /// `teo_update`: was the wake-up in the sleep length's bin (a hit) or
+    /// an earlier one (an intercept)?
+    pub fn reflect(&mut self, states: &[State], idx: usize, residency: Nanos) {
+        let measured = if residency >= self.sleep_length {
+            u64::MAX
+        } else {
+            let lat = states[idx].exit_latency;
+            if residency >= lat {
+                residency - lat / 2
+            } else {
+                residency / 2
+            }
+        };
+        self.total = 0;
+        let (mut idx_timer, mut idx_duration) = (0, 0);
+        for (i, s) in states.iter().enumerate() {
+            let b = &mut self.bins[i];
+            b.hits -= b.hits >> DECAY_SHIFT;
+            b.intercepts -= b.intercepts >> DECAY_SHIFT;
+            self.total += b.hits + b.intercepts;
+            if s.target_residency <= self.sleep_length {
+                idx_timer = i;
+                if s.target_residency <= measured {
+                    idx_duration = i;
+                }
+            }
+        }
+        let slot = self.next_recent;
+        self.next_recent = (self.next_recent + 1) % NR_RECENT;
+        if let Some(old) = self.recent_idx[slot] {
+            self.bins[old].recent -= 1;
+        }
+        if idx_timer == idx_duration {
+            self.bins[idx_timer].hits += PULSE;
+            self.recent_idx[slot] = None;
+        } else {
+            self.bins[idx_duration].intercepts += PULSE;
+            self.bins[idx_duration].recent += 1;
+            self.recent_idx[slot] = Some(idx_duration);
+        }
+        self.total += PULSE;
+    }
+}
+
+// --- haltpoll ----------------------------------------------------------
+
+/// haltpoll.c's module parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HaltpollParams {
+    /// `guest_halt_poll_ns`: the most the poll window grows to.
+    pub max: Nanos,
+    /// `guest_halt_poll_shrink`: divisor when an idle period outlasts it.
+    pub shrink: u64,
+    /// `guest_halt_poll_grow`: multiplier.
+    pub grow: u64,
+    /// `guest_halt_poll_grow_start`: the first window, ns.
+    pub grow_start: Nanos,
+    /// `guest_halt_poll_allow_shrink`.
+    pub allow_shrink: bool,
+}
+
+impl Default for HaltpollParams {
+    /// The source's defaults (haltpoll.c: 200000, 2, 2, 50000, true).
+    /// This VM reads `guest_halt_poll_ns` 0 (the window never opens), the
+    /// rest as the source.
+    fn default() -> Self {
+        HaltpollParams {
+            max: 200_000,
+            shrink: 2,
+            grow: 2,
+            grow_start: 50_000,
+            allow_shrink: true,
+        }
+    }
+}
+
+/// The haltpoll governor (KVM guests): poll for a window, then halt; the
+/// window grows while idle periods end inside `guest_halt_poll_ns` and
+/// shrinks when they outlast it.
+#[derive(Clone, Debug)]
+pub struct Haltpoll {
+    params: HaltpollParams,
+    /// `dev->poll_limit_ns`, 0 at enable.
+    pub poll_limit: Nanos,
+    last: Option<usize>,
+    last_poll_limit_hit: bool,
+}
+
+impl Haltpoll {
+    pub fn new(params: HaltpollParams) -> Haltpoll {
+        Haltpoll {
+            params,
+            poll_limit: 0,
+            last: None,
+            last_poll_limit_hit: false,
+        }
+    }
+
+    /// `haltpoll_select`.
+    pub fn select(&mut self, states: &[State], e: &Entry) -> usize {
+        if states.len() < 2 || e.latency_req == 0 {
+            return 0;
+        }
+        if self.poll_limit == 0 {
+            return 1;
+        }
+        match self.last {
+            // Polled last time: halt if the window ran out, else poll again.
+            Some(0) if self.last_poll_limit_hit => 1,
+            _ => 0,
+        }
+    }
+
+    /// `haltpoll_reflect` and `adjust_poll_limit`.
+    pub fn reflect(&mut self, idx: usize, residency: Nanos, poll_limit_hit: bool) {
+        self.last = Some(idx);
+        self.last_poll_limit_hit = poll_limit_hit;
+        if idx == 0 {
+            return;
+        }
+        let p = self.params;
+        if residency > self.poll_limit && residency <= p.max {
+            self.poll_limit = (self.poll_limit * p.grow).max(p.grow_start).min(p.max);
+        } else if residency > p.max && p.allow_shrink {
+            // `guest_halt_poll_shrink` 0 closes the window at once.
+            self.poll_limit = self.poll_limit.checked_div(p.shrink).unwrap_or(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy::MS;
+
+    fn entry(sleep: Nanos, req: Nanos, iowaiters: u32) -> Entry {
+        Entry {
+            sleep_length: sleep,
+            till_tick: 4 * MS,
+            latency_req: req,
+            iowaiters,
+        }
+    }
+
+    fn names(t: Table) -> Vec<&'static str> {
+        t.states().iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn the_server_tables_are_intel_idles() {
+        assert_eq!(names(Table::Icx), ["POLL", "C1", "C1E", "C6"]);
+        let c6 = |t: Table| t.states()[3];
+        assert_eq!(
+            (c6(Table::Skx).exit_latency, c6(Table::Skx).target_residency),
+            (133 * US, 600 * US)
+        );
+        assert_eq!(
+            (c6(Table::Icx).exit_latency, c6(Table::Icx).target_residency),
+            (170 * US, 600 * US)
+        );
+        assert_eq!(
+            (c6(Table::Spr).exit_latency, c6(Table::Spr).target_residency),
+            (290 * US, 800 * US)
+        );
+        assert!(Table::Off.states().is_empty());
+        assert_eq!(Table::parse("icx"), Ok(Table::Icx));
+        assert!(Table::parse("icelake").unwrap_err().contains("skx"));
+    }
+
+    #[test]
+    fn menu_learns_long_periods_and_goes_deep() {
+        // No history yet: eight intervals of 0 are a typical interval of
+        // 0, whose performance cap (0 / 1) admits only POLL.
+        let mut m = Menu::new(4 * MS);
+        let s = Table::Icx.states();
+        assert_eq!(s[m.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "POLL");
+        // Eight long idle periods teach it: 3 ms sleeps choose C6.
+        for _ in 0..8 {
+            m.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            m.reflect(s, 0, 3 * MS, false);
+        }
+        assert_eq!(s[m.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "C6");
+    }
+
+    #[test]
+    fn menu_learns_short_periods_and_stays_shallow() {
+        let mut m = Menu::new(4 * MS);
+        let s = Table::Icx.states();
+        for _ in 0..8 {
+            m.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            m.reflect(s, 0, 3 * MS, false);
+        }
+        // Regular 30 us idle periods (an I/O at QD1): typical interval 30.
+        for _ in 0..8 {
+            m.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            m.reflect(s, 2, 30 * US, false);
+        }
+        assert_eq!(s[m.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "C1E");
+        // An I/O waiter multiplies the exit latency by 11: 30/11 = 2 us
+        // admits C1 (1 us) but not C1E (4 us).
+        assert_eq!(s[m.select(s, &entry(3 * MS, NO_LIMIT, 1))].name, "C1");
+    }
+
+    #[test]
+    fn the_latency_limit_caps_the_state() {
+        let s = Table::Icx.states();
+        let mut m = Menu::new(4 * MS);
+        for _ in 0..8 {
+            m.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            m.reflect(s, 0, 3 * MS, false);
+        }
+        assert_eq!(s[m.select(s, &entry(3 * MS, 10 * US, 0))].name, "C1E");
+        assert_eq!(m.select(s, &entry(3 * MS, 0, 0)), 0);
+        let mut t = Teo::new(s.len(), 4 * MS);
+        assert_eq!(s[t.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "C6");
+        assert_eq!(s[t.select(s, &entry(3 * MS, 10 * US, 0))].name, "C1E");
+    }
+
+    #[test]
+    fn teo_goes_shallower_after_intercepts() {
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        assert_eq!(s[t.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "C6");
+        // Woken after 20 us every time, long before the 3 ms timer.
+        for _ in 0..10 {
+            let i = t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, i, 20 * US);
+        }
+        assert_eq!(s[t.select(s, &entry(3 * MS, NO_LIMIT, 0))].name, "C1E");
+    }
+
+    #[test]
+    fn qos_takes_the_least_and_the_device_limit_times_out() {
+        let q = Qos {
+            global: Some(50 * US),
+            device: Some(DeviceLimit {
+                limit: 10 * US,
+                timeout: 3 * MS,
+            }),
+        };
+        assert_eq!(q.latency_req(10 * MS, Some(9 * MS)), 10 * US);
+        assert_eq!(q.latency_req(10 * MS, Some(6 * MS)), 50 * US);
+        assert_eq!(q.latency_req(10 * MS, None), 50 * US);
+        assert_eq!(Qos::default().latency_req(0, Some(0)), NO_LIMIT);
+    }
+
+    #[test]
+    fn haltpoll_grows_its_window_then_shrinks_it() {
+        let s = Table::Haltpoll.states();
+        let mut h = Haltpoll::new(HaltpollParams::default());
+        let e = entry(3 * MS, NO_LIMIT, 0);
+        assert_eq!(h.select(s, &e), 1, "no window yet: halt");
+        h.reflect(1, 30 * US, false);
+        assert_eq!(h.poll_limit, 50_000, "grow_start");
+        assert_eq!(h.select(s, &e), 0, "after a halt: poll");
+        h.reflect(1, 80 * US, false);
+        assert_eq!(h.poll_limit, 100_000);
+        h.reflect(1, MS, false);
+        assert_eq!(h.poll_limit, 50_000, "an idle period past 200 us halves it");
+        // This VM: guest_halt_poll_ns = 0, the window never opens.
+        let mut vm = Haltpoll::new(HaltpollParams {
+            max: 0,
+            ..HaltpollParams::default()
+        });
+        vm.reflect(1, 30 * US, false);
+        assert_eq!((vm.poll_limit, vm.select(s, &e)), (0, 1));
+    }
+
+    #[test]
+    fn poll_time_is_the_first_allowed_states_residency() {
+        let s = Table::Skx.states();
+        assert_eq!(poll_time(s, NO_LIMIT, 4 * MS), 2 * US);
+        assert_eq!(poll_time(s, 0, 4 * MS), 4 * MS);
+    }
+}
