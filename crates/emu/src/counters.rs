@@ -9,7 +9,7 @@
 //! `PERF_ATTR_SIZE_VER0` (include/uapi/linux/perf_event.h), which every
 //! kernel since 2.6.31 takes. Where the machine has no hardware counters
 //! (a VM without a virtual PMU: on this project's VM `perf stat -e cycles
-//! true` says "<not supported>", and the call fails with ENOENT), the
+//! true` says `<not supported>`, and the call fails with ENOENT), the
 //! counter is missing and [`Reading::unsupported`] says why, once.
 
 use std::io;
