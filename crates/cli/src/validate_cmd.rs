@@ -15,9 +15,10 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR", default_value = "validation")]
     pub out: PathBuf,
     /// The host profile the predictions use: a shipped name or a file
-    /// (`calibrate --host` writes one)
-    #[arg(long, value_name = "NAME|FILE", default_value = "vm-native")]
-    pub host: String,
+    /// (`calibrate --host` writes one). Default: this machine measured at
+    /// the start (calibrate --host's benchmarks), written to DIR/host.toml
+    #[arg(long, value_name = "NAME|FILE")]
+    pub host: Option<String>,
     /// Also run each held-out point on the emulator (`cinterrupts run`)
     /// with the fitted device, beside the simulator's prediction
     #[arg(long)]
