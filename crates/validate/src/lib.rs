@@ -17,6 +17,7 @@
 //! host.toml in the output directory, or given (`--host NAME|FILE`); nothing
 //! here is adjusted toward the measured values.
 
+pub mod again;
 pub mod design;
 pub mod devices;
 pub mod measure;
@@ -231,8 +232,16 @@ pub fn run(
     let mut measured = Vec::with_capacity(points.len());
     let mut samples: BTreeMap<design::Target, (Vec<service::fit::Sample>, u64, Vec<String>)> =
         BTreeMap::new();
+    let mut queues: BTreeMap<design::Target, Option<u32>> = BTreeMap::new();
     {
         let targets = devices::Targets::make(size)?;
+        // The hardware queues each target's interrupts come from: the
+        // disk's own; the loop device's are its backing disk's (predict::
+        // completion_path); zram has none.
+        let disk = devices::hw_queues(&targets.block_device(design::Target::Disk)?);
+        queues.insert(design::Target::Disk, disk);
+        queues.insert(design::Target::Loop, disk);
+        queues.insert(design::Target::Zram, None);
         let traces = targets.dir.join("traces");
         std::fs::create_dir_all(&traces)
             .map_err(|e| ValidateError::Setup(format!("{}: {e}", traces.display())))?;
@@ -272,6 +281,7 @@ pub fn run(
                 t.name(),
                 names.join(", ")
             ),
+            queues.get(t).copied().flatten(),
         )?;
         progress(&format!("fitted {}: {} requests", t.name(), f.requests));
         fitted.insert(*t, f.profile.clone());
@@ -352,7 +362,10 @@ pub fn run(
 }
 
 /// Each metric's signed error of `model` against `measured`.
-fn errors_of(measured: &measure::Metrics, model: Option<&measure::Metrics>) -> Vec<Option<f64>> {
+pub(crate) fn errors_of(
+    measured: &measure::Metrics,
+    model: Option<&measure::Metrics>,
+) -> Vec<Option<f64>> {
     table::METRICS
         .iter()
         .map(|k| {
