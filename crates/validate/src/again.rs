@@ -137,3 +137,96 @@ pub fn again(
         emu_summary: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Metrics;
+
+    /// A stored validation of the quick design's points: every metric
+    /// measured at `m`, one device fitted per target from a QD1 trace.
+    fn stored(m: &Metrics) -> serde_json::Value {
+        let samples: Vec<service::fit::Sample> = (0..200u64)
+            .map(|i| service::fit::Sample {
+                write: i % 3 == 0,
+                bytes: 4096,
+                issue: i * 200_000,
+                complete: i * 200_000 + 60_000 + (i % 5) * 2_000,
+            })
+            .collect();
+        let devices: Vec<Fitted> = Target::ALL
+            .iter()
+            .map(|t| predict::fit_device(t.name(), &samples, "a test", Some(1)).unwrap())
+            .collect();
+        let rows: Vec<serde_json::Value> = crate::design::quick()
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "point": p,
+                    "measured": Measured {
+                        metrics: m.clone(),
+                        ios: 1000,
+                        job_runtime_ms: 100.0,
+                        irqs_recorded: 0,
+                        irqs_counted: 0,
+                        vectors: vec![],
+                        device_completions: 1000,
+                        lost_events: 0,
+                        wall_s: 0.2,
+                    },
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "command": "validate --quick", "quick": true, "runtime_s": 0.05,
+            "target_size": 64u64 << 20, "started": "2026-12-07T00:00:00Z",
+            "load_before": "1 1 1", "load_after": "1 1 1", "kernel": "6.18",
+            "fio": "fio-3.33", "rows": rows, "devices": devices,
+        })
+    }
+
+    #[test]
+    fn the_held_out_points_are_predicted_again_against_what_was_stored() {
+        let m = Metrics {
+            iops: 10_000.0,
+            mean: 100_000.0,
+            p50: 90_000.0,
+            p99: 300_000.0,
+            p999: 500_000.0,
+            irq_per_io: 1.0,
+            cpu_per_io: 10_000.0,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("validation.json");
+        std::fs::write(&file, stored(&m).to_string()).unwrap();
+        let host = sim::HostProfile::load("vm-native").unwrap();
+        let v = again(&file, &host, "vm-native", "validate --again").unwrap();
+        assert_eq!(v.rows.len(), crate::design::quick().len());
+        for r in &v.rows {
+            assert_eq!(r.predicted.is_some(), r.point.held_out, "{}", r.name);
+            let Some(pm) = &r.predicted else { continue };
+            // Each error is the new prediction's against the stored measure.
+            let e = r.errors[0].unwrap();
+            assert!((e - (pm.iops - m.iops) / m.iops).abs() < 1e-9);
+            // zram: no interrupt predicted, none in the errors.
+            if r.point.target == Target::Zram {
+                assert!(pm.irq_per_io.is_nan());
+                assert!(r.errors[5].is_none(), "{}", r.name);
+            }
+        }
+        assert_eq!(v.summary.len(), table::METRICS.len());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_stored_validation_is_one_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.json");
+        std::fs::write(&file, "{\"rows\": 3}").unwrap();
+        let host = sim::HostProfile::load("vm-native").unwrap();
+        let e = again(&file, &host, "vm-native", "c")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--again") && e.contains("x.json"), "{e}");
+        assert_eq!(e.lines().count(), 1);
+    }
+}
