@@ -15,17 +15,37 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR", default_value = "validation")]
     pub out: PathBuf,
     /// The host profile the predictions use: a shipped name or a file
-    /// (`calibrate --host` writes one)
-    #[arg(long, value_name = "NAME|FILE", default_value = "vm-native")]
-    pub host: String,
+    /// (`calibrate --host` writes one). Default: this machine measured at
+    /// the start (calibrate --host's benchmarks), written to DIR/host.toml
+    #[arg(long, value_name = "NAME|FILE")]
+    pub host: Option<String>,
     /// Also run each held-out point on the emulator (`cinterrupts run`)
     /// with the fitted device, beside the simulator's prediction
     #[arg(long)]
     pub emu: bool,
+    /// Nothing real: predict again the held-out points of a stored
+    /// validation.json (its measurements and fitted devices) with today's
+    /// model and --host (default vm-native), to judge a model change on
+    /// the same data
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["quick", "emu"])]
+    pub again: Option<PathBuf>,
 }
 
 pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
+    if let Some(file) = &a.again {
+        let name = a.host.clone().unwrap_or_else(|| "vm-native".into());
+        let host = sim::HostProfile::load(&name)
+            .map_err(|e| anyhow::anyhow!("validate: --host {name}: {e}"))?;
+        let v = validate::again::again(file, &host, &name, &command)?;
+        validate::write::all(&v, &a.out)?;
+        print!("{}", validate::write::summary_text(&v));
+        println!(
+            "wrote {}/validation.md, validation.json, validation.html",
+            a.out.display()
+        );
+        return Ok(());
+    }
     let v = validate::run(
         &validate::Options {
             quick: a.quick,

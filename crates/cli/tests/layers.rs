@@ -77,11 +77,12 @@ const CRATES: &[(&str, &[&str])] = &[
     // costs measured and written as a profile the simulator loads.
     ("hostcal", &["sim"]),
     // `validate` (issue 37 items 5 and 6): real fio runs under capture,
-    // a device fitted from half of them, the rest predicted in sim and emu.
+    // a device fitted from half of them, the rest predicted in sim and emu
+    // on the host hostcal measures at the start.
     (
         "validate",
         &[
-            "capture", "emu", "jobs", "policy", "report", "service", "sim", "traces",
+            "capture", "emu", "hostcal", "jobs", "policy", "report", "service", "sim", "traces",
         ],
     ),
     // Tools: the binary, and the fuzzer (not a default member).

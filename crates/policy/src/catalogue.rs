@@ -284,6 +284,12 @@ pub static STRATEGIES: &[Strategy] = &[
         build: |_| Ok(Box::new(DefaultPolicy)),
     },
     Strategy {
+        name: "virtio",
+        summary: "a virtio-blk queue served by a VMM: one interrupt when no request of the queue is in flight (Firecracker process_queue; EVENT_IDX)",
+        params: &[],
+        build: |_| Ok(Box::new(crate::virtio::Virtio::new())),
+    },
+    Strategy {
         name: "nvme",
         summary: "NVMe 1.4 Feature 08h aggregation: threshold or time since the first pending completion, never extended",
         params: &[

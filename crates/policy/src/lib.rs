@@ -59,6 +59,7 @@ pub mod stream;
 mod strict;
 pub mod time;
 mod urgent_interval;
+pub mod virtio;
 
 pub use burst::DeltaRule;
 pub use catalogue::{build, describe, Settings, SpecError};

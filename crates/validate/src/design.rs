@@ -24,10 +24,10 @@
 //! target's held-out half has both block sizes and engine-depth levels
 //! from psync to io_uring/32; nothing of an outcome decides it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where fio's I/O goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Target {
     /// A file under /var/tmp on the root disk (virtio-blk, ext4).
@@ -51,7 +51,7 @@ impl Target {
 }
 
 /// fio's `rw=`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     RandRead,

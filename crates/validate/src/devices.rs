@@ -228,6 +228,19 @@ pub fn disk_of(file: &Path) -> Result<PathBuf, ValidateError> {
     Ok(PathBuf::from("/dev").join(name))
 }
 
+/// The hardware queues blk-mq made for `dev` (`/dev/NAME`): the entries
+/// of /sys/block/NAME/mq (block/blk-mq-sysfs.c, one per hctx; vda has one
+/// here, its virtio-blk's one request queue). `None` for a bio-based
+/// device (zram: no mq directory).
+pub fn hw_queues(dev: &Path) -> Option<u32> {
+    let name = dev.file_name()?.to_str()?;
+    let n = std::fs::read_dir(format!("/sys/block/{name}/mq"))
+        .ok()?
+        .filter(|e| e.is_ok())
+        .count();
+    (n > 0).then_some(n as u32)
+}
+
 /// udev may be absent (a microVM): the node appears with devtmpfs; wait a
 /// little for it.
 fn wait_for(dev: &Path) -> Result<(), ValidateError> {

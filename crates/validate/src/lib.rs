@@ -11,10 +11,13 @@
 //! printed and written as validation.md, validation.json and an HTML page
 //! of predicted-against-measured plots ([`mod@write`]).
 //!
-//! What it is not: a fit of the host. The host profile is taken as given
-//! (`--host FILE`, default vm-native; `calibrate --host` writes one), and
-//! nothing here is adjusted toward the measured values.
+//! What it is not: a fit of the host. The host is measured at the start of
+//! the run by `calibrate --host`'s benchmarks (`hostcal::measure`, issue 37
+//! item 5: validate "takes the host from `calibrate --host`"), written as
+//! host.toml in the output directory, or given (`--host NAME|FILE`); nothing
+//! here is adjusted toward the measured values.
 
+pub mod again;
 pub mod design;
 pub mod devices;
 pub mod measure;
@@ -51,8 +54,9 @@ pub enum ValidateError {
 pub struct Options {
     /// The handful of points of [`design::quick`], short runs.
     pub quick: bool,
-    /// The host profile: a shipped name or a file (`calibrate --host`'s).
-    pub host: String,
+    /// The host profile: a shipped name or a file (`calibrate --host`'s);
+    /// `None`: measured at the start of the run ([`measure_host`]).
+    pub host: Option<String>,
     /// Where validation.md, .json and .html go.
     pub out: PathBuf,
     /// Also run the held-out points on the emulator with the fitted
@@ -101,7 +105,12 @@ pub struct Row {
 pub struct Validation {
     pub command: String,
     pub quick: bool,
+    /// The host profile used: the name or file given, or the file measured
+    /// at the start (`DIR/host.toml`).
     pub host: String,
+    /// The measured host's table (`calibrate --host`'s), when it was
+    /// measured here.
+    pub host_table: Option<String>,
     pub runtime_s: f64,
     pub target_size: u64,
     pub started: String,
@@ -138,10 +147,52 @@ pub fn load() -> String {
         .unwrap_or_default()
 }
 
+/// The file the measured host profile is written to, in the output
+/// directory.
+pub const HOST_FILE: &str = "host.toml";
+
+/// The host of this run: `o.host` loaded, or this machine measured now
+/// (`hostcal::measure`, `calibrate --host`'s benchmarks; `--quick`: its
+/// quick rounds) and written to `o.out`/host.toml, loaded from there as
+/// `sim --host FILE` would. Returns the profile, what names it, and the
+/// measurement's table when measured.
+pub fn measure_host(
+    o: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(sim::HostProfile, String, Option<String>), ValidateError> {
+    if let Some(h) = &o.host {
+        let host =
+            sim::HostProfile::load(h).map_err(|e| ValidateError::Host(h.clone(), e.to_string()))?;
+        return Ok((host, h.clone(), None));
+    }
+    std::fs::create_dir_all(&o.out).map_err(|e| ValidateError::Write {
+        path: o.out.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let file = o.out.join(HOST_FILE);
+    let name = file.display().to_string();
+    let opts = if o.quick {
+        hostcal::Options::quick()
+    } else {
+        hostcal::Options::default()
+    };
+    progress("measuring the host (calibrate --host's benchmarks)");
+    let m =
+        hostcal::measure(&opts).map_err(|e| ValidateError::Host(name.clone(), e.to_string()))?;
+    hostcal::write_profile(&m, &file)
+        .map_err(|e| ValidateError::Host(name.clone(), e.to_string()))?;
+    progress(&format!("host measured in {} ms: {name}", m.elapsed_ms));
+    let host = sim::HostProfile::load(&name)
+        .map_err(|e| ValidateError::Host(name.clone(), e.to_string()))?;
+    Ok((
+        host,
+        format!("measured at the start ({name})"),
+        Some(m.table()),
+    ))
+}
+
 /// Checks what the runs need, before any is made.
-fn preflight(o: &Options) -> Result<sim::HostProfile, ValidateError> {
-    let host = sim::HostProfile::load(&o.host)
-        .map_err(|e| ValidateError::Host(o.host.clone(), e.to_string()))?;
+fn preflight() -> Result<(), ValidateError> {
     let v = first_line("fio", &["--version"]);
     if !v.starts_with("fio-3") {
         return Err(ValidateError::Setup(
@@ -159,7 +210,7 @@ fn preflight(o: &Options) -> Result<sim::HostProfile, ValidateError> {
             "needs root: it makes zram and loop devices and records tracepoints (capture)".into(),
         ));
     }
-    Ok(host)
+    Ok(())
 }
 
 /// Runs the matrix, fits, predicts; `progress` gets one line per step.
@@ -168,7 +219,8 @@ pub fn run(
     command: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Validation, ValidateError> {
-    let host = preflight(o)?;
+    preflight()?;
+    let (host, host_name, host_table) = measure_host(o, progress)?;
     let points = if o.quick {
         design::quick()
     } else {
@@ -180,8 +232,16 @@ pub fn run(
     let mut measured = Vec::with_capacity(points.len());
     let mut samples: BTreeMap<design::Target, (Vec<service::fit::Sample>, u64, Vec<String>)> =
         BTreeMap::new();
+    let mut queues: BTreeMap<design::Target, Option<u32>> = BTreeMap::new();
     {
         let targets = devices::Targets::make(size)?;
+        // The hardware queues each target's interrupts come from: the
+        // disk's own; the loop device's are its backing disk's (predict::
+        // completion_path); zram has none.
+        let disk = devices::hw_queues(&targets.block_device(design::Target::Disk)?);
+        queues.insert(design::Target::Disk, disk);
+        queues.insert(design::Target::Loop, disk);
+        queues.insert(design::Target::Zram, None);
         let traces = targets.dir.join("traces");
         std::fs::create_dir_all(&traces)
             .map_err(|e| ValidateError::Setup(format!("{}: {e}", traces.display())))?;
@@ -221,6 +281,7 @@ pub fn run(
                 t.name(),
                 names.join(", ")
             ),
+            queues.get(t).copied().flatten(),
         )?;
         progress(&format!("fitted {}: {} requests", t.name(), f.requests));
         fitted.insert(*t, f.profile.clone());
@@ -284,7 +345,8 @@ pub fn run(
     Ok(Validation {
         command: command.into(),
         quick: o.quick,
-        host: o.host.clone(),
+        host: host_name,
+        host_table,
         runtime_s: runtime,
         target_size: size,
         started,
@@ -300,7 +362,10 @@ pub fn run(
 }
 
 /// Each metric's signed error of `model` against `measured`.
-fn errors_of(measured: &measure::Metrics, model: Option<&measure::Metrics>) -> Vec<Option<f64>> {
+pub(crate) fn errors_of(
+    measured: &measure::Metrics,
+    model: Option<&measure::Metrics>,
+) -> Vec<Option<f64>> {
     table::METRICS
         .iter()
         .map(|k| {

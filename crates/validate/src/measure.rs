@@ -31,14 +31,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::design::{Point, Target};
 use crate::devices::{disk_of, Targets};
 use crate::ValidateError;
 
 /// One point's measured metrics.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Metrics {
     pub iops: f64,
     /// ns.
@@ -52,7 +52,7 @@ pub struct Metrics {
 }
 
 /// What a real run gave besides the metrics.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Measured {
     pub metrics: Metrics,
     /// fio's completed I/Os (both directions, all jobs).

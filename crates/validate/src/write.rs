@@ -84,6 +84,12 @@ pub fn markdown(v: &Validation) -> String {
         v.rows.iter().filter(|r| !r.point.held_out).count(),
         v.rows.iter().filter(|r| r.point.held_out).count(),
     );
+    if let Some(t) = &v.host_table {
+        let _ = writeln!(
+            s,
+            "## The host, measured at the start (`calibrate --host`'s benchmarks)\n\n{t}\n"
+        );
+    }
     let _ = writeln!(s, "## Summary (held-out points)\n\n{}", summary_text(v));
     let _ = writeln!(
         s,

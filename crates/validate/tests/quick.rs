@@ -13,7 +13,8 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
     let v = validate::run(
         &validate::Options {
             quick: true,
-            host: "vm-native".into(),
+            // The default: this machine measured at the start.
+            host: None,
             out: out.path().to_path_buf(),
             emu: true,
         },
@@ -119,6 +120,18 @@ fn quick_validation_measures_predicts_and_leaves_the_machine_as_found() {
         serde_json::from_str(&std::fs::read_to_string(out.path().join("validation.json")).unwrap())
             .unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), v.rows.len());
+    // The host was measured here: its profile is in the output directory,
+    // loads in the simulator, and the report names it and shows its table.
+    let host_file = out.path().join(validate::HOST_FILE);
+    sim::HostProfile::load(&host_file.display().to_string())
+        .unwrap_or_else(|e| panic!("{}: {e}", host_file.display()));
+    assert!(
+        v.host.contains(&host_file.display().to_string()),
+        "{}",
+        v.host
+    );
+    assert!(v.host_table.is_some());
+    assert!(md.contains("## The host, measured at the start"));
     let html = std::fs::read_to_string(out.path().join("validation.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), METRICS.len());
 }
