@@ -202,8 +202,22 @@ fn pick(v: &[Sample], w: bool) -> Vec<&Sample> {
     v.iter().filter(|x| x.write == w).collect()
 }
 
-/// For each sample (in `samples`' order), whether no other sample was in
-/// flight at its issue (issued before it and not yet complete).
+/// For each sample (in `samples`' order), whether it was alone for its
+/// whole life: no other sample in flight at its issue (issued before it
+/// and not yet complete) and none issued before it completed.
+///
+/// Alone at issue is not enough. A device that completes in batches holds
+/// a request issued alone until the batch it joined is done: Firecracker's
+/// virtio block device serves every available request in one
+/// `process_queue` pass and signals the used ring once after it
+/// (src/vmm/src/devices/virtio/block/virtio/device.rs at 00110f3e), and
+/// Linux's `virtblk_done` drains the whole used ring per interrupt
+/// (drivers/block/virtio_blk.c). The first request of a burst is issued
+/// alone but completes with the burst, so its time is the batch's, not the
+/// device's: on this VM's disk the fitted read read p50 36 us but p90 290
+/// us from such firsts (crates/validate/results/2026-12-07-2/README.md).
+/// Fixed from that mechanism, before the held-out results it changes were
+/// seen, for every trace alike.
 fn issued_alone(samples: &[Sample]) -> Vec<bool> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -211,12 +225,16 @@ fn issued_alone(samples: &[Sample]) -> Vec<bool> {
     order.sort_by_key(|&i| (samples[i].issue, i));
     let mut out = vec![false; samples.len()];
     let mut pending: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-    for i in order {
+    for (k, &i) in order.iter().enumerate() {
         let s = &samples[i];
         while pending.peek().is_some_and(|Reverse(c)| *c <= s.issue) {
             pending.pop();
         }
-        out[i] = pending.is_empty();
+        // The next issue in time order is the first that could join it.
+        let joined = order
+            .get(k + 1)
+            .is_some_and(|&j| samples[j].issue < s.complete);
+        out[i] = pending.is_empty() && !joined;
         pending.push(Reverse(s.complete));
     }
     out
@@ -657,7 +675,10 @@ mod tests {
         let f = fit(&s, 0.0, 1);
         let r = f.read.as_ref().unwrap();
         assert!(r.alone);
-        assert_eq!(r.fitted, 200 + 40, "each burst's first is issued alone");
+        assert_eq!(
+            r.fitted, 200,
+            "a burst's first is issued alone but joined by the rest: not alone"
+        );
         assert_eq!(r.time.mean, 100_000, "{:?}", r.time);
         assert_eq!(f.most_in_flight, 32);
         // The busiest 100 ms: 3,200 / 0.1 s at 100 us each needs 32 units.
@@ -667,6 +688,36 @@ mod tests {
         let p = f.profile("x", "t").unwrap();
         assert!(p.contains("issued with no other in flight"), "{p}");
         assert!(p.contains("Little's law"), "{p}");
+    }
+
+    #[test]
+    fn a_request_issued_alone_but_joined_before_it_completes_is_not_alone() {
+        // Under batch completion (virtio), a request issued alone at 0 is
+        // joined at 10 us and both complete at 300 us, the batch's end;
+        // 150 truly lone requests take 50 us. The fit reads 50 us.
+        let mut s = qd1(150, |_| 50_000, 4096, false);
+        let mut t = s.last().unwrap().complete + 1_000_000;
+        for _ in 0..150 {
+            s.push(Sample {
+                write: false,
+                bytes: 4096,
+                issue: t,
+                complete: t + 300_000,
+            });
+            s.push(Sample {
+                write: false,
+                bytes: 4096,
+                issue: t + 10_000,
+                complete: t + 300_000,
+            });
+            t += 1_000_000;
+        }
+        let alone = issued_alone(&s);
+        assert_eq!(alone.iter().filter(|&&a| a).count(), 150);
+        assert!(!alone[150], "issued alone, joined at 10 us");
+        let r = fit(&s, 0.0, 1).read.unwrap();
+        assert!(r.alone);
+        assert_eq!(r.time.mean, 50_000, "{:?}", r.time);
     }
 
     #[test]
