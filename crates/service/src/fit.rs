@@ -44,7 +44,7 @@ impl Sample {
     }
 }
 
-/// The fewest requests issued alone that a direction's service time is
+/// The fewest requests alone that a direction's service time is
 /// fitted from: the fit's p99 (which picks its shape) needs 100.
 pub const MIN_ALONE: usize = 100;
 
@@ -55,7 +55,7 @@ pub const QUANTILES: [f64; 5] = [0.50, 0.90, 0.99, 0.999, 0.9999];
 #[derive(Clone, Debug, PartialEq)]
 pub struct Direction {
     pub time: ServiceTime,
-    /// Fitted from the requests issued alone (no other in flight), not
+    /// Fitted from the requests alone (no other in flight over their life), not
     /// from all.
     pub alone: bool,
     /// Requests fitted, and held out.
@@ -240,7 +240,7 @@ fn issued_alone(samples: &[Sample]) -> Vec<bool> {
     out
 }
 
-/// One direction fitted from its requests issued alone when there are
+/// One direction fitted from its requests alone when there are
 /// [`MIN_ALONE`] of them, else from all.
 fn direction_of(
     fit: &[Sample],
@@ -334,11 +334,11 @@ impl Fit {
     fn source(&self, d: Option<&Direction>) -> String {
         match d {
             Some(d) if d.alone => format!(
-                "# From the {} requests issued with no other in flight (the device's own time).\n",
+                "# From the {} requests alone for their whole life, none other in flight from issue to completion (the device's own time).\n",
                 d.fitted
             ),
             Some(d) => format!(
-                "# From all {} requests (fewer than {MIN_ALONE} issued alone).\n",
+                "# From all {} requests (fewer than {MIN_ALONE} alone).\n",
                 d.fitted
             ),
             None => String::new(),
@@ -350,7 +350,7 @@ impl Fit {
         let alone = |d: &Option<Direction>| d.as_ref().is_some_and(|d| d.alone);
         if alone(&self.read) || alone(&self.write) {
             format!(
-                "Little's law: the busiest 100 ms's IOPS times the service time of the requests issued alone (at most the {} seen in flight).",
+                "Little's law: the busiest 100 ms's IOPS times the service time of the requests alone (at most the {} seen in flight).",
                 self.most_in_flight
             )
         } else {
@@ -686,7 +686,7 @@ mod tests {
         let need = (busiest * 100e-6).ceil() as u32;
         assert_eq!(f.parallelism, need.clamp(1, 32));
         let p = f.profile("x", "t").unwrap();
-        assert!(p.contains("issued with no other in flight"), "{p}");
+        assert!(p.contains("alone for their whole life"), "{p}");
         assert!(p.contains("Little's law"), "{p}");
     }
 
