@@ -172,7 +172,7 @@ pub struct Provenance {
 }
 
 /// FastResponse's kernel: "We implement FastResponse based on Linux
-/// kernel 5.3.7, and the source code is available at Github [19]" (FR 1;
+/// kernel 5.3.7, and the source code is available at Github \[19\]" (FR 1;
 /// FR 4.1: "integrated into a vanilla Linux kernel 5.3.7").
 pub const FASTRESPONSE: Provenance = Provenance {
     patch: "FastResponse's patch (Liu et al., ICS'22)",

@@ -16,8 +16,10 @@
 //! their queueing inside the device as service time: 298 us for reads
 //! whose clat p50 at depth 1 is about 52 us on this VM's disk, PLATFORM.md
 //! "fio 3.33, 4 KiB randread"). The
-//! service time of a direction comes from the requests issued while no
-//! other traced request was in flight ([`MIN_ALONE`] of them at least;
+//! service time of a direction comes from the requests alone for their
+//! whole life: none other in flight at their issue and none issued before
+//! they completed (a batch-completing device holds a lone-issued request
+//! to its batch's end; `issued_alone`) ([`crate::fit::MIN_ALONE`] of them at least;
 //! otherwise from all, as a trace with none alone can give no better). The
 //! parallelism is then the concurrency the busiest window needs at that
 //! service time, by Little's law (L = lambda W: the busiest 100 ms's IOPS
