@@ -261,7 +261,10 @@ impl Drop for Cleanup {
 /// kernel/trace/trace.c): a killed capture's own descriptors close after
 /// the watcher's pipe may have, so it tries again for up to 5 s (seen: a
 /// capture killed while writing `buffer_size_kb` left its instance).
-fn remove_instance(i: &Path) {
+/// Stops a tracefs instance and removes it; the kernel refuses (EBUSY)
+/// while a file of it is open (`__remove_instance`, kernel/trace/trace.c),
+/// so it tries for up to 5 s. Public for `hostcal`'s own instance.
+pub fn remove_instance(i: &Path) {
     let _ = std::fs::write(i.join("tracing_on"), "0");
     for _ in 0..200 {
         match std::fs::remove_dir(i) {
@@ -374,8 +377,8 @@ fn set(instance: &Path, file: &str, value: &str) -> Result<(), CaptureError> {
 
 /// The events the instance could not keep (`per_cpu/cpuN/stats`: "overrun"
 /// counts events overwritten, "dropped events" events refused on a full
-/// buffer with `overwrite` off; ftrace.rst).
-fn lost(instance: &Path) -> u64 {
+/// buffer with `overwrite` off; ftrace.rst). Public for `hostcal`.
+pub fn lost(instance: &Path) -> u64 {
     let Ok(dir) = std::fs::read_dir(instance.join("per_cpu")) else {
         return 0;
     };

@@ -75,7 +75,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ),
     // `calibrate --host` (issue 37 item 4): the running machine's host
     // costs measured and written as a profile the simulator loads.
-    ("hostcal", &["sim"]),
+    ("hostcal", &["capture", "sim"]),
     // `validate` (issue 37 items 5 and 6): real fio runs under capture,
     // a device fitted from half of them, the rest predicted in sim and emu
     // on the host hostcal measures at the start.

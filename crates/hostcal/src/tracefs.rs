@@ -31,6 +31,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
+// Removing an instance and reading its lost events are capture's, one
+// copy of each.
+use capture::{lost, remove_instance};
+
 const TRACEFS: &str = "/sys/kernel/tracing";
 /// Instance names: this prefix and the process's PID.
 const PREFIX: &str = "cinterrupts-hostcal.";
@@ -315,40 +319,6 @@ fn remove_stale(instances: &Path) {
             remove_instance(&e.path());
         }
     }
-}
-
-/// Stops an instance and removes it; the kernel refuses (EBUSY) while a
-/// file of it is open (`__remove_instance`, kernel/trace/trace.c), so a
-/// few tries.
-fn remove_instance(dir: &Path) {
-    let _ = std::fs::write(dir.join("tracing_on"), "0");
-    for _ in 0..40 {
-        match std::fs::remove_dir(dir) {
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                std::thread::sleep(std::time::Duration::from_millis(25))
-            }
-            _ => return,
-        }
-    }
-}
-
-/// The events the instance could not keep (ftrace.rst, `per_cpu/cpuN/stats`).
-fn lost(dir: &Path) -> u64 {
-    let Ok(d) = std::fs::read_dir(dir.join("per_cpu")) else {
-        return 0;
-    };
-    d.flatten()
-        .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
-        .flat_map(|t| {
-            t.lines()
-                .filter_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    matches!(k.trim(), "overrun" | "dropped events")
-                        .then(|| v.trim().parse::<u64>().ok())?
-                })
-                .collect::<Vec<_>>()
-        })
-        .sum()
 }
 
 /// Durations (exit - entry) of the `entry`/`exit` pairs on each CPU whose
