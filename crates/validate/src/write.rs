@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::table::{self, METRICS};
-use crate::{ValidateError, Validation};
+use crate::{measure, Row, ValidateError, Validation};
 
 fn pct(e: Option<f64>) -> String {
     e.map_or("n/a".into(), |e| format!("{:+.1}%", e * 100.0))
@@ -95,59 +95,15 @@ pub fn markdown(v: &Validation) -> String {
         s,
         "## Held-out points: measured, predicted, signed error (predicted - measured) / measured\n\nLatencies are fio's lat (a 70/30 mix's reads; crates/validate/src/measure.rs says why not clat), in us; CPU per I/O in us; n/a where the measured value is 0.\n"
     );
-    let _ = write!(s, "| point |");
-    for m in METRICS {
-        let _ = write!(s, " {} |", m.name);
-    }
-    let _ = write!(s, "\n|---|");
-    for _ in METRICS {
-        let _ = write!(s, "---|");
-    }
-    let _ = writeln!(s);
-    for r in v.rows.iter().filter(|r| r.point.held_out) {
-        let _ = write!(s, "| {} |", r.name);
-        for (i, m) in METRICS.iter().enumerate() {
-            let meas = table::value(&r.measured.metrics, m.key);
-            let pred = r
-                .predicted
-                .as_ref()
-                .map_or(f64::NAN, |p| table::value(p, m.key));
-            let _ = write!(s, " {} / {} ({}) |", num(meas), num(pred), pct(r.errors[i]));
-        }
-        let _ = writeln!(s);
-    }
+    let held = v.rows.iter().filter(|r| r.point.held_out);
+    points_table(&mut s, held, |r| (r.predicted.as_ref(), &r.errors));
     if v.rows.iter().any(|r| r.emulated.is_some()) {
         let _ = writeln!(
             s,
             "\n## Held-out points on the emulator: measured, emulated, signed error\n"
         );
-        let _ = write!(s, "| point |");
-        for m in METRICS {
-            let _ = write!(s, " {} |", m.name);
-        }
-        let _ = write!(s, "\n|---|");
-        for _ in METRICS {
-            let _ = write!(s, "---|");
-        }
-        let _ = writeln!(s);
-        for r in v.rows.iter().filter(|r| r.emulated.is_some()) {
-            let _ = write!(s, "| {} |", r.name);
-            for (i, m) in METRICS.iter().enumerate() {
-                let meas = table::value(&r.measured.metrics, m.key);
-                let em = r
-                    .emulated
-                    .as_ref()
-                    .map_or(f64::NAN, |p| table::value(p, m.key));
-                let _ = write!(
-                    s,
-                    " {} / {} ({}) |",
-                    num(meas),
-                    num(em),
-                    pct(r.emu_errors[i])
-                );
-            }
-            let _ = writeln!(s);
-        }
+        let emulated = v.rows.iter().filter(|r| r.emulated.is_some());
+        points_table(&mut s, emulated, |r| (r.emulated.as_ref(), &r.emu_errors));
     }
     let _ = writeln!(
         s,
@@ -315,4 +271,38 @@ pub fn all(v: &Validation, dir: &Path) -> Result<(), ValidateError> {
         reason: e,
     })?;
     write_file(&dir.join("validation.html"), &html(v, &figs))
+}
+
+/// One table row a point: each metric measured / modelled (signed error),
+/// the model's values and errors `model` picks (`sim`'s or the emulator's).
+fn points_table<'a>(
+    s: &mut String,
+    rows: impl Iterator<Item = &'a Row>,
+    model: impl Fn(&'a Row) -> (Option<&'a measure::Metrics>, &'a [Option<f64>]),
+) {
+    let _ = write!(s, "| point |");
+    for m in METRICS {
+        let _ = write!(s, " {} |", m.name);
+    }
+    let _ = write!(s, "\n|---|");
+    for _ in METRICS {
+        let _ = write!(s, "---|");
+    }
+    let _ = writeln!(s);
+    for r in rows {
+        let (values, errors) = model(r);
+        let _ = write!(s, "| {} |", r.name);
+        for (i, m) in METRICS.iter().enumerate() {
+            let meas = table::value(&r.measured.metrics, m.key);
+            let modelled = values.map_or(f64::NAN, |p| table::value(p, m.key));
+            let _ = write!(
+                s,
+                " {} / {} ({}) |",
+                num(meas),
+                num(modelled),
+                pct(errors[i])
+            );
+        }
+        let _ = writeln!(s);
+    }
 }
