@@ -108,11 +108,12 @@ pub struct ExecArgs {
     pub stage_size: Option<u64>,
     /// After SIGINT or SIGTERM is passed on to the program, how long it
     /// may take to end before it is killed (SIGKILL to it and every
-    /// process descended from it); a second SIGINT or SIGTERM kills at
-    /// once (SIGHUP, a reload for many servers, never does). The report is
-    /// still written, partial
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::runtime)]
-    pub kill_after: u64,
+    /// process descended from it). Default: never by the clock; exec
+    /// waits for the program's own shutdown however long it takes. A
+    /// second SIGINT or SIGTERM kills at once (SIGHUP, a reload for many
+    /// servers, never does). The report is still written, partial
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::runtime)]
+    pub kill_after: Option<u64>,
     /// The program's io_uring: route (its rings' storage requests go
     /// through the device, the kernel moving the data through a shadow
     /// ring; what cannot be provided is refused at setup with EINVAL and
@@ -243,20 +244,66 @@ pub enum Format {
     Json,
 }
 
+/// The hint for `cinterrupts exec fio job`: the program after `--` (clap
+/// takes `fio` for an unexpected argument of ours). `None` for any other
+/// error, or when the command line has its `--`.
+pub fn missing_dashes(e: &clap::Error, argv: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument || argv.iter().any(|a| a == "--") {
+        return None;
+    }
+    let verb = argv.iter().position(|a| a == "exec")?;
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if bad.starts_with('-') {
+        return None;
+    }
+    let at = verb + 1 + argv[verb + 1..].iter().position(|a| a == bad.as_str())?;
+    let words = |s: &[OsString]| -> Vec<String> {
+        s.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    };
+    let mut line = vec!["exec".to_string()];
+    line.extend(words(&argv[verb + 1..at]));
+    line.push("--".into());
+    line.extend(words(&argv[at..]));
+    Some(format!(
+        "the program comes after `--`: cinterrupts {}",
+        line.join(" ")
+    ))
+}
+
 /// Runs the program; the exit code is the program's (128 + signal).
 pub fn run(a: &ExecArgs) -> Result<i32> {
     if a.print_rules {
         print!("{}", a.print_rules());
         return Ok(0);
     }
+    // Every bad option value is a usage error, exit 2 as clap's (README),
+    // one line naming the option: `--policy bogus` exited 1 (issue 38).
+    let usage = |what: &str, e: &dyn std::fmt::Display| {
+        match what {
+            // The message names its option already.
+            "" => eprintln!("cinterrupts: exec: {e}"),
+            _ => eprintln!("cinterrupts: exec: {what}: {e}"),
+        }
+        Ok(2)
+    };
     let rules = a.marking_rules();
-    exec::marks::check_size(&rules).map_err(anyhow::Error::msg)?;
+    if let Err(e) = exec::marks::check_size(&rules) {
+        return usage("marking rules", &e);
+    }
     let mut critical = a.critical_thread.clone();
     critical.extend(a.critical_file.iter().cloned());
     let spec = a.policy.spec();
-    policy::build(&spec)?;
+    if let Err(e) = policy::build(&spec) {
+        return usage("--policy", &e);
+    }
     // `--kernel`: the mechanisms given must have coexisted there.
-    let kernel_notes = a.host_settings.era(None).map_err(anyhow::Error::msg)?.notes;
+    let kernel_notes = match a.host_settings.era(None) {
+        Ok(era) => era.notes,
+        Err(e) => return usage("", &e),
+    };
     for n in kernel_notes {
         eprintln!("note: {n}");
     }
@@ -269,8 +316,10 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             .device
             .as_ref()
             .map(|p| emu::backend::BackendSpec::device((**p).clone(), a.seed));
-        let mut r =
-            exec::RouteOptions::placed(spec, device, a.device_cpu).map_err(anyhow::Error::msg)?;
+        let mut r = match exec::RouteOptions::placed(spec, device, a.device_cpu) {
+            Ok(r) => r,
+            Err(e) => return usage("", &e),
+        };
         r.block = host
             .block_scheduler
             .as_ref()
@@ -290,7 +339,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             dir: dir.clone(),
             size: a.stage_size,
         }),
-        kill_after: std::time::Duration::from_nanos(a.kill_after),
+        kill_after: a.kill_after.map(std::time::Duration::from_nanos),
         io_uring: a.io_uring.into(),
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
@@ -369,8 +418,14 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     }
     if let Status::Signalled(s) = out.status {
         say(&format!(
-            "cinterrupts: exec: {name} was killed by signal {s}\n"
+            "cinterrupts: exec: {name} was killed by {} ({s}); exec ends by the same signal\n",
+            exec::signal_name(s)
         ));
+        // The wait status the kernel gave the program, for our parent
+        // (issue 38 item 6); unless our own report failed.
+        if code == out.status.code() {
+            exec::reraise(s);
+        }
     }
     Ok(code)
 }
@@ -443,7 +498,7 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
     let c = &out.counts;
     let status = match out.status {
         Status::Exited(code) => format!("exited with status {code}"),
-        Status::Signalled(s) => format!("was killed by signal {s}"),
+        Status::Signalled(s) => format!("was killed by {} ({s})", exec::signal_name(s)),
     };
     let mut s = format!(
         "\ncinterrupts (exec): {name} {status}; {} process(es) reported; default_marks={}\n",

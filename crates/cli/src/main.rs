@@ -109,6 +109,11 @@ fn main() -> ExitCode {
                     line = format!("{line} (possible values: {})", valid.join(", "));
                 }
             }
+            // `exec fio job`: the same line says where the program goes.
+            let argv: Vec<_> = std::env::args_os().collect();
+            if let Some(hint) = exec_cmd::missing_dashes(&e, &argv) {
+                line = format!("{line}; {hint}");
+            }
             eprintln!("cinterrupts: {line}");
             return ExitCode::from(2);
         }

@@ -217,7 +217,12 @@ fn signal_is_passed_on(sig: i32, name: &str) {
     );
     kill(exec.id(), sig);
     let st = wait_child(&mut exec, &s);
-    assert_eq!(st.code(), Some(128 + sig), "{}", s.stderr());
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(sig),
+        "{}",
+        s.stderr()
+    );
     wait_until("the program gone", || !alive(pid));
     assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
     let v = &s.report()["cinterrupts"]["exec"];
@@ -427,7 +432,12 @@ fn a_program_that_ignores_the_signal_is_killed(kill_after: &str, second: bool, w
         kill(exec.id(), libc::SIGTERM);
     }
     let st = wait_child(&mut exec, &s);
-    assert_eq!(st.code(), Some(128 + libc::SIGKILL), "{}", s.stderr());
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(libc::SIGKILL),
+        "{}",
+        s.stderr()
+    );
     wait_until("the program gone", || !alive(pid));
     wait_until("its background process gone", || !alive(gpid));
     assert_eq!(s.leftovers(), Vec::<String>::new(), "temporary directory");
@@ -541,7 +551,12 @@ fn sighup_is_not_killed_by_the_clock() {
     assert!(alive(pid), "killed after SIGHUP: {}", s.stderr());
     kill(exec.id(), libc::SIGTERM);
     let st = wait_child(&mut exec, &s);
-    assert_eq!(st.code(), Some(128 + libc::SIGTERM), "{}", s.stderr());
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(libc::SIGTERM),
+        "{}",
+        s.stderr()
+    );
     let v = &s.report()["cinterrupts"]["exec"];
     assert_eq!(v["killed_after_signal"], Value::Null, "{v}");
     assert_eq!(v["interrupted_by"]["name"], "SIGHUP", "{v}");

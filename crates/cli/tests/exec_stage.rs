@@ -329,7 +329,11 @@ fn sigterm_to_exec_copies_back_and_cleans_up() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "{err}"
+    );
     let (dev, mount) = staged_device(&err);
     assert_cleaned_up(&dev, &mount, &dir);
     assert_eq!(std::fs::read(dir.join("mark")).unwrap(), b"before\n");

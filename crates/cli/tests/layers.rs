@@ -107,9 +107,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("jobs", &["job", "marks"]),
     // `exec::config` holds `marks::Rule`s, `marks` uses `config::Mark`.
     ("exec", &["config", "marks"]),
-    // `exec::run` spawns and watches the program; `watch` uses
-    // `run::socket_pair`, `spawn` and `record` use `watch`'s parts.
-    ("exec", &["record", "run", "spawn", "watch"]),
     // The preload library's interposed calls, its libaio and io_uring
     // answers, routing and the record at exit call each other: `aio` and
     // `uring` take the classification (`intercept::tag_of`, `config`,

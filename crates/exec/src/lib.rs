@@ -25,6 +25,7 @@ mod signals;
 mod spawn;
 pub mod stage;
 pub mod summary;
+mod tree;
 mod watch;
 
 pub use config::{
@@ -40,6 +41,6 @@ pub use route::{
     allowed_cpus, marks_bits, marks_from_bits, BlockNote, RouteOptions, Routed, Router,
 };
 pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};
-pub use signals::{name as signal_name, Escalated};
+pub use signals::{name as signal_name, reraise, Escalated};
 pub use stage::{StageError, StageOptions, StageReport};
 pub use watch::NotRouted;

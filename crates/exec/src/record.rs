@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 use crate::counts::Counts;
 use crate::watch::{NotRouted, IO_URING, IO_URING_REFUSED};
 
+/// The library's trap of inline io_uring calls not installed, in the
+/// report's words.
+pub const UNTRAPPED: &str = "inline io_uring calls not trapped";
+
 /// One process's record (`$CINTERRUPTS_EXEC_OUT/PID.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -96,7 +100,7 @@ impl Record {
         }
         if let Some(why) = &self.io_uring_untrapped {
             v.push(me(
-                "inline io_uring calls not trapped",
+                UNTRAPPED,
                 None,
                 Some(format!(
                     "{why}: its inline io_uring calls reach the kernel's own rings"

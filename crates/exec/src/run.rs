@@ -60,8 +60,9 @@ pub struct Options {
     /// `--stage DIR`: the data directory on a zram device for the run.
     pub stage: Option<StageOptions>,
     /// How long the program may take to end after a signal passed on to
-    /// it before what is left of it is killed (`--kill-after`).
-    pub kill_after: std::time::Duration,
+    /// it before what is left of it is killed (`--kill-after`); `None`:
+    /// never by the clock (a second SIGINT or SIGTERM still kills).
+    pub kill_after: Option<std::time::Duration>,
     /// `--io-uring`: the program's rings the kernel's (pass), or every
     /// `io_uring_setup` failing with ENOSYS (refuse).
     pub io_uring: IoUring,
@@ -81,6 +82,8 @@ impl ExecError {
         match self {
             ExecError::Spawn { why, .. } if why.kind() == std::io::ErrorKind::NotFound => 127,
             ExecError::Spawn { .. } => 126,
+            // A bad option value, as clap's usage errors (README: 2).
+            ExecError::Stage(crate::stage::StageError::TooSmall { .. }) => 2,
             _ => 1,
         }
     }
@@ -107,8 +110,9 @@ pub struct Outcome {
     pub counts: Counts,
     /// What the device and the driver did, when routed.
     pub routed: Option<Routed>,
-    /// The signal (SIGINT, SIGTERM or SIGHUP) `exec` received and passed
-    /// on to the program while it ran: the report is partial.
+    /// The signal `exec` received and passed on to the program while it
+    /// ran (any but SIGCONT, SIGWINCH and the stops): the report is
+    /// partial.
     pub interrupted: Option<i32>,
     /// The program's start to its end, ns.
     pub duration_ns: u64,
@@ -123,6 +127,9 @@ pub struct Outcome {
     /// What this `exec` could not do here (not root: no SCHED_FIFO
     /// fallback, no_new_privs), each said on stderr too.
     pub limits: Vec<String>,
+    /// Processes the program started that outlived it, which exec waited
+    /// for, routed, before its report (pid and name; issue 38 item 5).
+    pub outlived: Vec<(i32, String)>,
     /// The program's perf counters (cycles, instructions, task clock) over
     /// its run, over its direct requests (issue 37 item 3).
     pub counters: report::Counters,
@@ -160,6 +167,12 @@ pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome
     // no other thread (before the device's), so that it may outlive us.
     let helper = crate::watch::Helper::fork(opts.io_uring);
     let forwarding = crate::signals::Forwarding::install();
+    // The program's processes that outlive it (a daemon's double fork:
+    // `pg_ctl start`) become exec's children, not init's, so that exec
+    // sees them and waits for them (issue 38 item 5). The helper, forked
+    // before, is exec's child already.
+    // SAFETY: a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     // What an exec killed with SIGKILL left (no handler runs then).
     sweep_stale(&std::env::temp_dir());
     let out = tempfile::Builder::new().prefix(TEMP_PREFIX).tempdir()?;
@@ -237,6 +250,17 @@ fn run_program(
     let out_fd = (out_dir.as_raw_fd(), out_ino);
     let mut limits = Vec::new();
     let mut not_routed = Vec::new();
+    // As a shell leaves them (bash's `cmd &` in a script, `nohup`): the
+    // program starts with them ignored, and exec does not pass them on.
+    for &sig in forwarding.ignored() {
+        if [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP].contains(&sig) {
+            limits.push(format!(
+                "{} was ignored when exec started (inherited, as under nohup or a script's `cmd &`): it stays ignored for {} and exec does not pass it on",
+                crate::signals::name(sig),
+                program.to_string_lossy()
+            ));
+        }
+    }
     let comm: String = path
         .file_name()
         .map(|n| n.to_string_lossy().chars().take(15).collect())
@@ -313,7 +337,7 @@ fn run_program(
     let root = unsafe { libc::geteuid() } == 0;
     // A statically linked program too: its own aio and io_uring calls are
     // named, though nothing else of its I/O is seen.
-    let sockets = socket_pair().ok();
+    let sockets = crate::watch::socket_pair().ok();
     if !root && sockets.is_some() {
         limits.push(
             "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
@@ -410,8 +434,26 @@ fn run_program(
     if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
         pid.pid = child.id();
     }
-    let escalated = forwarding.wait_ended(child.id(), opts.kill_after);
+    let mut escalated = forwarding.wait_ended(child.id(), opts.kill_after);
     let status = child.wait().map_err(spawn_error)?;
+    // What it started and left running: waited for, its I/O still routed
+    // and its records still written here (issue 38 item 5).
+    let mut outlived = Vec::new();
+    let rest = forwarding.wait_rest(
+        helper.as_ref().map(crate::watch::Helper::pid),
+        opts.kill_after,
+        &mut |all| {
+            outlived = all.to_vec();
+            let names: Vec<String> = all.iter().map(|(p, c)| format!("{c}[{p}]")).collect();
+            eprintln!(
+                "cinterrupts: exec: {} ended; {} process(es) it started still run ({}): exec waits for them, their I/O routed and counted, before its report (stop them, or send exec SIGTERM: passed on to them)",
+                program.to_string_lossy(),
+                all.len(),
+                names.join(", ")
+            );
+        },
+    );
+    escalated = escalated.or(rest);
     let duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     // The program has exited: its threads' and children's counts are in.
     let perf = perf.read();
@@ -448,18 +490,36 @@ fn run_program(
     }
     processes.sort_by_key(|r| r.pid);
     let mut counts = Counts::default();
+    let mut untrapped_unused = Vec::new();
     for r in &processes {
         counts.add(&r.counts);
         // A ring the filter saw is named once, by the filter.
         let seen = |n: &NotRouted| n.what == crate::watch::IO_URING && n.pid == r.pid;
+        let ring = r.io_uring || r.counts.calls.io_uring > 0 || not_routed.iter().any(seen);
         let mine: Vec<NotRouted> = r
             .not_routed()
             .into_iter()
             .filter(|n| n.what != crate::watch::IO_URING || !not_routed.iter().any(seen))
             .collect();
         for n in mine {
+            // A process whose trap could not be installed (it became
+            // another user without CAP_SYS_ADMIN or no_new_privs:
+            // `runuser -u postgres`, `setpriv`) but that made no ring has
+            // no io_uring call that escaped: not named (issue 38 item 5:
+            // 20 such false entries for PostgreSQL, which uses none).
+            if n.what == crate::record::UNTRAPPED && !ring {
+                untrapped_unused.push(format!("{}[{}]", n.comm, n.pid));
+                continue;
+            }
             add_not_routed(&mut not_routed, n);
         }
+    }
+    if !untrapped_unused.is_empty() {
+        limits.push(format!(
+            "the io_uring trap could not be installed in {} process(es) ({}: a process that became another user has neither CAP_SYS_ADMIN nor no_new_privs for seccomp), none of which set up an io_uring ring: no io_uring call escaped",
+            untrapped_unused.len(),
+            untrapped_unused.join(", ")
+        ));
     }
     // Its direct requests (reads and writes; flushes are not I/Os here).
     let ios = counts.reads.total() + counts.writes.total();
@@ -474,6 +534,7 @@ fn run_program(
         escalated,
         not_routed,
         limits,
+        outlived,
         counters: perf.to_report(
             ios,
             "the program and the threads and processes it started, user and kernel",
@@ -541,25 +602,6 @@ fn high(fd: &impl AsFd) -> std::io::Result<OwnedFd> {
     }
     // SAFETY: the new descriptor is ours.
     Ok(unsafe { OwnedFd::from_raw_fd(d) })
-}
-
-/// A connected pair of Unix sockets (close-on-exec): ours, the child's.
-pub(crate) fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: socketpair fills two descriptors we then own.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptors.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Whether a thread of ours may take SCHED_FIFO (the interrupt handler's

@@ -1,29 +1,90 @@
-//! SIGINT, SIGTERM and SIGHUP while the program runs: passed on to it, so
-//! that `kill EXEC_PID` ends the program as it would end a program run
+//! Every signal the program could receive, sent to `exec` while the
+//! program runs, is passed on to it (issue 24 item 4, issue 38 item 6):
+//! `kill -USR1 EXEC_PID` reaches the program as it would reach it run
 //! without us, and `exec` lives on to wait for it, write its (partial)
-//! report and remove its temporary directory (issue 24 item 4).
+//! report and remove its temporary directory. Not passed on: SIGKILL and
+//! SIGSTOP (no handler can see them), SIGCHLD (exec's own children), the
+//! faults a process raises on itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+//! SIGTRAP, SIGSYS: a handler returning from a fault of exec's would
+//! loop), SIGPIPE (Rust's runtime ignores it in exec, so whether it was
+//! inherited ignored cannot be known; the program starts with it at its
+//! default) and glibc's two reserved real-time signals (32, 33: NPTL's).
 //!
 //! The handler records the signal and sends it to the program's process
 //! (not its group: the program shares ours, and a terminal's Ctrl-C
 //! reaches every member of the foreground group by itself). A signal the
-//! kernel sent (a terminal's SIGINT or SIGHUP, `si_code` > 0) went to the
-//! whole group already and is not sent again. A signal that was ignored
-//! when we started (`nohup`) stays ignored, for us and for the program.
+//! kernel sent (a terminal's SIGINT, SIGQUIT, SIGTSTP, SIGWINCH or SIGHUP,
+//! `si_code` > 0) went to the whole group already and is not sent again.
+//! The same signal from the same sender again within [`SAME_SEND`] is one
+//! sending, not passed on nor counted twice: `timeout` sends its SIGTERM
+//! to its child and then to its whole group (coreutils timeout.c,
+//! `send_sig (monitored_pid, sig)` then `send_sig (0, sig)`), and exec is
+//! both. A signal that was ignored when we started (`nohup`, a script's
+//! `cmd &`) stays ignored, for us and for the program, as a shell leaves
+//! it ([`Forwarding::ignored`], said in one line).
+//!
+//! SIGTSTP, SIGTTIN and SIGTTOU stop the program (passed on when sent to
+//! exec alone) and then exec itself (SIGSTOP), so that a shell waiting for
+//! exec sees its job stop; SIGCONT continues both.
 //!
 //! A program that has not ended at a second SIGINT or SIGTERM, or
-//! `--kill-after` after the first SIGINT or SIGTERM exec passed on, is
+//! `--kill-after` (opt-in; none by default: exec waits for the program's
+//! own shutdown) after the first SIGINT or SIGTERM exec passed on, is
 //! killed: SIGKILL to the program's process, every process descended from
 //! it, and its own process group if it made one (it shares ours otherwise,
 //! and ours holds exec). The report is still written, partial, and says
 //! so. Not by the clock after a terminal's own signal (the kernel's, sent
 //! to the whole group: an interactive program's Ctrl-C cancels, it does
 //! not end it), nor ever after SIGHUP (many servers reload on it).
+//!
+//! A program killed by a signal: [`reraise`] ends exec by the same signal
+//! after its report, so that exec's parent sees the wait status the
+//! kernel gave (WIFSIGNALED), not 128 + the signal.
 
-use std::sync::atomic::{AtomicI32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
-/// The signals passed on.
-pub const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// Not passed on (the module's doc says why).
+const NOT_PASSED: [libc::c_int; 10] = [
+    libc::SIGKILL,
+    libc::SIGSTOP,
+    libc::SIGCHLD,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGSYS,
+    libc::SIGPIPE,
+];
+
+/// Stop the program and then exec (job control).
+const STOPPING: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
+/// The signals passed on: 1 to 31 but [`NOT_PASSED`], and glibc's
+/// real-time signals from `SIGRTMIN()` (34: 32 and 33 are NPTL's own,
+/// signal(7)) to `SIGRTMAX()`.
+pub fn forwarded() -> Vec<libc::c_int> {
+    (1..32)
+        .filter(|s| !NOT_PASSED.contains(s))
+        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX())
+        .collect()
+}
+
+/// The same signal from the same sender within this is one sending
+/// (`timeout`'s kill of its child and of its group: two system calls in a
+/// row, microseconds apart; a person's second `kill` is slower).
+pub const SAME_SEND: Duration = Duration::from_millis(500);
+
+/// The last signal passed on: its number, its sender, when (ns of
+/// CLOCK_MONOTONIC).
+static LAST_SIG: AtomicI32 = AtomicI32::new(0);
+static LAST_PID: AtomicI32 = AtomicI32::new(0);
+static LAST_NS: AtomicU64 = AtomicU64::new(0);
+/// Signals received while no program pid is set for the handler (the
+/// program's end, before its descendants are waited for): bit `sig - 1`,
+/// passed on by the waiting loop.
+static PENDING: AtomicU64 = AtomicU64::new(0);
 
 /// The program's pid while it runs and is not yet waited for; 0 otherwise.
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -46,21 +107,57 @@ pub struct Escalated {
     pub killed: u32,
 }
 
+fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime is async-signal-safe (signal-safety(7)).
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    let _ = RECEIVED.compare_exchange(0, sig, SeqCst, SeqCst);
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let (code, sender) = if info.is_null() {
+        (0, 0)
+    } else {
+        unsafe { ((*info).si_code, (*info).si_pid()) }
+    };
+    let from_kernel = code > 0;
+    let now = monotonic_ns();
+    if !from_kernel {
+        // One sending that reached exec twice (timeout's child and group).
+        let again = LAST_SIG.load(SeqCst) == sig
+            && LAST_PID.load(SeqCst) == sender
+            && now.saturating_sub(LAST_NS.load(SeqCst)) < SAME_SEND.as_nanos() as u64;
+        LAST_SIG.store(sig, SeqCst);
+        LAST_PID.store(sender, SeqCst);
+        LAST_NS.store(now, SeqCst);
+        if again {
+            return;
+        }
+    }
     let ends = sig == libc::SIGINT || sig == libc::SIGTERM;
+    if sig != libc::SIGCONT && !STOPPING.contains(&sig) && sig != libc::SIGWINCH {
+        let _ = RECEIVED.compare_exchange(0, sig, SeqCst, SeqCst);
+    }
     if ends {
         COUNT.fetch_add(1, SeqCst);
     }
-    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let from_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
     if ends && !from_kernel {
         PASSED_ON.store(true, SeqCst);
     }
     let pid = CHILD.load(SeqCst);
-    if pid > 0 && !from_kernel {
-        // SAFETY: kill is async-signal-safe; `pid` is our unreaped child.
-        unsafe { libc::kill(pid, sig) };
+    if !from_kernel {
+        if pid > 0 {
+            // SAFETY: kill is async-signal-safe; `pid` is our unreaped child.
+            unsafe { libc::kill(pid, sig) };
+        } else if sig <= 64 {
+            PENDING.fetch_or(1 << (sig - 1), SeqCst);
+        }
+    }
+    if STOPPING.contains(&sig) {
+        // Exec stops too, as its job's shell expects (SIGCONT continues it).
+        // SAFETY: async-signal-safe.
+        unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
     }
 }
 
@@ -68,6 +165,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
 /// put back when dropped.
 pub struct Forwarding {
     previous: Vec<(libc::c_int, libc::sigaction)>,
+    ignored: Vec<libc::c_int>,
 }
 
 impl Forwarding {
@@ -76,15 +174,20 @@ impl Forwarding {
         COUNT.store(0, SeqCst);
         PASSED_ON.store(false, SeqCst);
         CHILD.store(0, SeqCst);
+        PENDING.store(0, SeqCst);
+        LAST_SIG.store(0, SeqCst);
         let mut previous = Vec::new();
-        for sig in FORWARDED {
+        let mut ignored = Vec::new();
+        for sig in forwarded() {
             // SAFETY: reading then setting this process's dispositions with
             // valid sigaction structures.
             unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                    || old.sa_sigaction == libc::SIG_IGN
-                {
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                    continue;
+                }
+                if old.sa_sigaction == libc::SIG_IGN {
+                    ignored.push(sig);
                     continue;
                 }
                 let mut new: libc::sigaction = std::mem::zeroed();
@@ -96,7 +199,13 @@ impl Forwarding {
                 }
             }
         }
-        Forwarding { previous }
+        Forwarding { previous, ignored }
+    }
+
+    /// The signals that were ignored when exec started (inherited: `nohup`,
+    /// a script's `cmd &`): they stay ignored, for exec and the program.
+    pub fn ignored(&self) -> &[libc::c_int] {
+        &self.ignored
     }
 
     /// The program started as `pid`: a signal received before it did is
@@ -114,7 +223,7 @@ impl Forwarding {
     /// stops passing signals to it, so that none can reach another process
     /// given its pid once it is reaped. A second signal, or `kill_after`
     /// past the first, kills it and what descends from it.
-    pub fn wait_ended(&self, pid: u32, kill_after: Duration) -> Option<Escalated> {
+    pub fn wait_ended(&self, pid: u32, kill_after: Option<Duration>) -> Option<Escalated> {
         let mut first: Option<Instant> = None;
         let mut escalated = None;
         loop {
@@ -139,7 +248,8 @@ impl Forwarding {
                 let since = *first.get_or_insert_with(Instant::now);
                 let why = if n >= 2 {
                     Some("a second signal")
-                } else if PASSED_ON.load(SeqCst) && since.elapsed() >= kill_after {
+                } else if PASSED_ON.load(SeqCst) && kill_after.is_some_and(|k| since.elapsed() >= k)
+                {
                     Some("kill-after")
                 } else {
                     None
@@ -160,6 +270,77 @@ impl Forwarding {
         escalated
     }
 
+    /// After the program has ended: waits for the processes it started
+    /// that outlived it (a daemon's double fork), reparented to exec (the
+    /// child subreaper, `PR_SET_CHILD_SUBREAPER`, man 2 prctl), all but
+    /// `skip` (exec's own helper). `told` gets them once (pid, comm of
+    /// every one descended from exec, after the program), before the
+    /// wait. Signals exec receives meanwhile are passed on to each
+    /// process exec is the parent of; a second SIGINT or SIGTERM, or
+    /// `kill_after` past the first passed on, kills them and all they
+    /// started.
+    pub fn wait_rest(
+        &self,
+        skip: Option<i32>,
+        kill_after: Option<Duration>,
+        told: &mut dyn FnMut(&[(i32, String)]),
+    ) -> Option<Escalated> {
+        let mut first: Option<Instant> = None;
+        let mut escalated: Option<Escalated> = None;
+        let mut said = false;
+        let count_before = COUNT.load(SeqCst);
+        loop {
+            // The ended ones (the helper too, if it has: its finish
+            // then finds it reaped).
+            // SAFETY: a null status pointer; WNOHANG.
+            while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+            let roots: Vec<i32> = crate::tree::children()
+                .into_iter()
+                .filter(|&p| Some(p) != skip)
+                .collect();
+            if roots.is_empty() {
+                return escalated;
+            }
+            if !said {
+                said = true;
+                let all: Vec<(i32, String)> = crate::tree::descendants(&roots)
+                    .into_iter()
+                    .map(|p| (p, crate::tree::comm(p)))
+                    .collect();
+                told(&all);
+            }
+            let pending = PENDING.swap(0, SeqCst);
+            for sig in 1..=64 {
+                if pending & (1 << (sig - 1)) != 0 {
+                    for &p in &roots {
+                        // SAFETY: our children, unreaped.
+                        unsafe { libc::kill(p, sig) };
+                    }
+                }
+            }
+            let n = COUNT.load(SeqCst) - count_before;
+            if n > 0 && escalated.is_none() {
+                let since = *first.get_or_insert_with(Instant::now);
+                let why = if n >= 2 {
+                    Some("a second signal")
+                } else if kill_after.is_some_and(|k| since.elapsed() >= k) {
+                    Some("kill-after")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    escalated = Some(Escalated {
+                        why: why.into(),
+                        after_ms: since.elapsed().as_millis() as u64,
+                        killed: roots.iter().map(|&p| kill_tree(p)).sum(),
+                    });
+                }
+            }
+            // Their end is seen within 20 ms; a /proc read per wake-up.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The first signal received since [`Forwarding::install`].
     pub fn received(&self) -> Option<i32> {
         Some(RECEIVED.load(SeqCst)).filter(|&s| s != 0)
@@ -176,34 +357,11 @@ impl Drop for Forwarding {
     }
 }
 
-/// SIGKILL to `pid`, to every process descended from it (found through
-/// each process's parent in /proc/PID/stat, gathered before any is
-/// killed, so none is reparented away first), and to its process group if
-/// it is not ours; returns how many processes were sent it.
+/// SIGKILL to `pid`, to every process descended from it (gathered before
+/// any is killed, so none is reparented away first), and to its process
+/// group if it is not ours; returns how many processes were sent it.
 fn kill_tree(pid: i32) -> u32 {
-    let mut parent = std::collections::HashMap::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        // "PID (COMM) STATE PPID ...": after the last ')'.
-        let ppid = stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<i32>().ok());
-        if let Some(pp) = ppid {
-            parent.insert(p, pp);
-        }
-    }
-    let mut tree = vec![pid];
-    let mut k = 0;
-    while k < tree.len() {
-        let p = tree[k];
-        tree.extend(parent.iter().filter(|&(_, &pp)| pp == p).map(|(&c, _)| c));
-        k += 1;
-    }
+    let tree = crate::tree::descendants(&[pid]);
     // SAFETY: getpgid/kill/killpg on processes we started.
     unsafe {
         let group = libc::getpgid(pid);
@@ -217,17 +375,110 @@ fn kill_tree(pid: i32) -> u32 {
     tree.len() as u32
 }
 
-/// A signal's name (`SIGTERM`), or its number.
+/// Ends this process by `sig`, as the program ended (issue 38 item 6: its
+/// parent sees WIFSIGNALED with that signal, not exit 128 + it): the
+/// default disposition back, the signal unblocked, no core of exec's own
+/// (RLIMIT_CORE 0: the program's core, if any, was the kernel's to write),
+/// then the signal sent to ourselves. Returns if it did not end us (a
+/// signal whose default is not to terminate): exit with 128 + it then.
+pub fn reraise(sig: i32) {
+    // SAFETY: this process's own disposition, mask and limit; kill of
+    // ourselves.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+    }
+    // A signal is delivered before kill returns to its only unblocking
+    // thread; another thread may take it: a moment for it.
+    std::thread::sleep(Duration::from_millis(100));
+}
+
+/// A signal's name (`SIGTERM`, `SIGRTMIN+2`), or its number.
 pub fn name(sig: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
     match sig {
-        libc::SIGHUP => "SIGHUP".into(),
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGQUIT => "SIGQUIT".into(),
-        libc::SIGKILL => "SIGKILL".into(),
-        libc::SIGSEGV => "SIGSEGV".into(),
-        libc::SIGPIPE => "SIGPIPE".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGABRT => "SIGABRT".into(),
+        // x86_64's numbering (arch/x86/include/uapi/asm/signal.h).
+        1..=31 => NAMES[sig as usize - 1].into(),
+        s if s >= libc::SIGRTMIN() && s <= libc::SIGRTMAX() => {
+            format!("SIGRTMIN+{}", s - libc::SIGRTMIN())
+        }
         _ => format!("signal {sig}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catchable_signal_but_the_faults_is_passed_on_and_named() {
+        let f = forwarded();
+        for s in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGWINCH,
+            libc::SIGCONT,
+            libc::SIGTSTP,
+            libc::SIGALRM,
+            libc::SIGRTMIN(),
+            libc::SIGRTMAX(),
+        ] {
+            assert!(f.contains(&s), "{}", name(s));
+        }
+        for s in NOT_PASSED {
+            assert!(!f.contains(&s), "{}", name(s));
+        }
+        assert!(!f.contains(&32) && !f.contains(&33));
+        assert_eq!(name(libc::SIGUSR1), "SIGUSR1");
+        assert_eq!(name(libc::SIGSYS), "SIGSYS");
+        assert_eq!(name(libc::SIGWINCH), "SIGWINCH");
+        assert_eq!(name(libc::SIGRTMIN() + 2), "SIGRTMIN+2");
     }
 }

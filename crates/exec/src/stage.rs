@@ -57,6 +57,8 @@ pub enum StageError {
     NotADirectory(String),
     #[error("--stage: {0}")]
     Setup(String),
+    #[error("--stage-size {size}: too small for DIR's {data} bytes, the O_DIRECT probe's file and ext4's own metadata (at least {least} bytes, {} MiB)", least.div_ceil(MIB))]
+    TooSmall { size: u64, least: u64, data: u64 },
 }
 
 /// `--stage DIR [--stage-size SIZE]`.
@@ -119,6 +121,16 @@ pub fn stage(opts: &StageOptions, say: &dyn Fn(&str)) -> Result<Staged, StageErr
         .size
         .unwrap_or(data_bytes.saturating_mul(2).saturating_add(HEADROOM))
         .next_multiple_of(BLOCK as u64);
+    // Checked before any device exists (issue 38 item 5: a too-small
+    // size was said "mounted" before mkfs.ext4 failed).
+    let least = least_size(data_bytes, entries);
+    if size < least {
+        return Err(StageError::TooSmall {
+            size,
+            least,
+            data: data_bytes,
+        });
+    }
     if !Path::new(ZRAM_CONTROL).is_dir() {
         return Err(StageError::Setup(format!(
             "{ZRAM_CONTROL} is missing: this kernel has no zram (CONFIG_ZRAM)"
@@ -148,19 +160,7 @@ pub fn stage(opts: &StageOptions, say: &dyn Fn(&str)) -> Result<Staged, StageErr
         },
         finished: false,
     };
-    say(&format!(
-        "staging {} on /dev/zram{id} (ext4, {} MiB) mounted at {} and over {} for the run; if exec is killed, recover with: umount {}; rsync -aHAX --delete {}/ {}/; umount {}; rmdir {}; echo {id} > {ZRAM_CONTROL}/hot_remove",
-        dir.display(),
-        size / MIB,
-        mount.display(),
-        dir.display(),
-        dir.display(),
-        mount.display(),
-        dir.display(),
-        mount.display(),
-        mount.display(),
-    ));
-    match s.set_up(size, entries) {
+    match s.set_up(size, entries, say) {
         Ok(()) => Ok(s),
         Err(e) => {
             // The program has not run: DIR is as it was; undo the rest.
@@ -176,14 +176,14 @@ fn setup(path: &Path, what: &str, e: impl std::fmt::Display) -> StageError {
 }
 
 impl Staged {
-    fn set_up(&mut self, size: u64, entries: u64) -> Result<(), StageError> {
+    fn set_up(&mut self, size: u64, entries: u64, say: &dyn Fn(&str)) -> Result<(), StageError> {
         let sys = PathBuf::from(format!("/sys/block/zram{}", self.id));
         std::fs::write(sys.join("disksize"), size.to_string())
             .map_err(|e| setup(&sys, "disksize", e))?;
         wait_for(&self.device)?;
         // One inode per entry twice over, at least mke2fs's own count for
         // a small fs: a DIR of many small files must fit as its bytes do.
-        let inodes = entries.saturating_mul(2).max(16384);
+        let inodes = inodes(entries);
         run(Command::new("mkfs.ext4")
             .args(["-q", "-F", "-E", "nodiscard", "-m", "0", "-N"])
             .arg(inodes.to_string())
@@ -191,6 +191,21 @@ impl Staged {
         std::fs::create_dir_all(&self.mount).map_err(|e| setup(&self.mount, "mkdir", e))?;
         mount(&self.device, &self.mount, Some("ext4"), 0)?;
         self.mounted = true;
+        // Said once the mount exists (not before mkfs), with the commands
+        // that undo it if exec is killed during the copy or the run.
+        let (id, dir, at) = (self.id, &self.dir, &self.mount);
+        say(&format!(
+            "staging {} on /dev/zram{id} (ext4, {} MiB) mounted at {} and over {} for the run; if exec is killed, recover with: umount {}; rsync -aHAX --delete {}/ {}/; umount {}; rmdir {}; echo {id} > {ZRAM_CONTROL}/hot_remove",
+            dir.display(),
+            size / MIB,
+            at.display(),
+            dir.display(),
+            dir.display(),
+            at.display(),
+            dir.display(),
+            at.display(),
+            at.display(),
+        ));
         // mke2fs's lost+found is not the program's (MariaDB would take it
         // for a database); DIR's own, if any, comes with the copy.
         let _ = std::fs::remove_dir(self.mount.join("lost+found"));
@@ -302,6 +317,33 @@ impl Drop for Staged {
 }
 
 /// Bytes DIR's files take (allocated blocks), and its entries.
+/// The smallest device that holds DIR's `data_bytes` in `entries`
+/// files, the probe's file and the ext4 that `set_up` makes: its inode
+/// tables (`-N`, 256 bytes an inode: mke2fs's default inode size) and the
+/// rest of ext4's metadata, [`EXT4_FIXED`]. A lower bound: a size above
+/// it may still be too small once ext4 takes a larger journal, and the copy
+/// then fails with nothing of DIR changed.
+fn least_size(data_bytes: u64, entries: u64) -> u64 {
+    data_bytes
+        .saturating_add(PROBE_BYTES as u64)
+        .saturating_add(inodes(entries).saturating_mul(256))
+        .saturating_add(EXT4_FIXED)
+        .next_multiple_of(BLOCK as u64)
+}
+
+/// ext4's metadata beyond the inode tables on a small device: `mkfs.ext4
+/// -q -F -E nodiscard -m 0 -N 16384` (mke2fs 1.47.0, this VM) on a 6 MiB
+/// file leaves 803 KiB free, on 16 MiB 10987 KiB (`dumpe2fs -h`): 1.2-1.4
+/// MiB beyond the 4 MiB of inode tables (its journal, bitmaps, group
+/// descriptors); 4 MiB fails. Rounded up to 2 MiB.
+const EXT4_FIXED: u64 = 2 * MIB;
+
+/// The inodes `set_up` asks mkfs for: one per entry twice over, at least
+/// mke2fs's own count for a small fs.
+fn inodes(entries: u64) -> u64 {
+    entries.saturating_mul(2).max(16384)
+}
+
 fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
     let (mut bytes, mut entries) = (0, 0);
     let mut todo = vec![dir.to_path_buf()];

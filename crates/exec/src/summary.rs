@@ -13,6 +13,13 @@ use crate::record::{Boosted, Record};
 use crate::route::Routed;
 use crate::run::{Options, Outcome, Status};
 
+/// A process that outlived the program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outlived {
+    pub pid: i32,
+    pub comm: String,
+}
+
 /// What only `exec` has (`cinterrupts.exec`).
 #[derive(Clone, Debug, Serialize)]
 pub struct ExecPart {
@@ -26,6 +33,9 @@ pub struct ExecPart {
     /// Ways to the disk that did not pass through the library, by kind and
     /// process (issue 24 item 2).
     pub not_routed: Vec<crate::watch::NotRouted>,
+    /// Processes the program started that outlived it (a daemon's double
+    /// fork), which exec waited for, their I/O routed, before this report.
+    pub outlived: Vec<Outlived>,
     /// `--io-uring`: `pass` (the program's rings are the kernel's, named
     /// in `not_routed`) or `refuse` (every `io_uring_setup` fails with
     /// ENOSYS, each named in `not_routed` as "io_uring refused").
@@ -142,6 +152,14 @@ pub fn cinterrupts(
             }),
             killed_after_signal: out.escalated.clone(),
             not_routed: out.not_routed.clone(),
+            outlived: out
+                .outlived
+                .iter()
+                .map(|(pid, comm)| Outlived {
+                    pid: *pid,
+                    comm: comm.clone(),
+                })
+                .collect(),
             io_uring: opts.io_uring.name().to_string(),
             limits: out.limits.clone(),
             warnings: warnings.to_vec(),

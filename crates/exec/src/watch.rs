@@ -183,6 +183,25 @@ pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_priv
     }
 }
 
+/// A connected pair of Unix sockets (close-on-exec): ours, the child's.
+pub(crate) fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors we then own.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// One byte, with `fd` (SCM_RIGHTS) if given, on the Unix socket `sock`.
 /// Async-signal-safe.
 ///
@@ -484,8 +503,8 @@ fn listed(seen: &Seen, io_uring: IoUring) -> Vec<NotRouted> {
 /// keeps its watched calls (with no listener left they would fail with
 /// ENOSYS: man 2 seccomp_unotify). It answers until no process uses the
 /// filter (POLLHUP); it sends what it saw to `exec` once, when asked or at
-/// that hang-up, whichever is first. It ignores SIGINT, SIGTERM and SIGHUP
-/// (a terminal's reach the whole group) and holds no descriptor of exec's
+/// that hang-up, whichever is first. It ignores every signal exec passes
+/// on (a terminal's reach the whole group) and holds no descriptor of exec's
 /// but its socket (stdio on /dev/null).
 pub struct Helper {
     sock: OwnedFd,
@@ -500,7 +519,7 @@ impl Helper {
         if threads != 1 {
             return None;
         }
-        let (ours, theirs) = crate::run::socket_pair().ok()?;
+        let (ours, theirs) = socket_pair().ok()?;
         // SAFETY: single-threaded (checked above), so the child may run
         // anything; it never returns (`_exit`), running none of our
         // destructors or atexit handlers.
@@ -512,6 +531,11 @@ impl Helper {
             }
             pid => Some(Helper { sock: ours, pid }),
         }
+    }
+
+    /// Its process id (a child of exec's, not the program's).
+    pub fn pid(&self) -> i32 {
+        self.pid
     }
 
     /// Hands it the listener (our copy is closed when dropped).
@@ -558,9 +582,14 @@ impl Helper {
 fn helper_main(sock: OwnedFd, io_uring: IoUring) -> ! {
     // SAFETY: plain calls on this fresh process's own state.
     unsafe {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        // Every signal exec passes on, and SIGPIPE: a terminal's (Ctrl-\\
+        // SIGQUIT, Ctrl-Z SIGTSTP) and a `kill -USR1 -PGID` reach the
+        // whole group, and a helper killed or stopped would leave the
+        // program's watched calls unanswered.
+        for sig in crate::signals::forwarded() {
             libc::signal(sig, libc::SIG_IGN);
         }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
         for fd in 0..3 {
             libc::dup2(null, fd);
