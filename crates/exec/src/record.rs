@@ -9,6 +9,9 @@ use crate::watch::{NotRouted, IO_URING, IO_URING_REFUSED};
 /// report's words.
 pub const UNTRAPPED: &str = "inline io_uring calls not trapped";
 
+/// Shared writable file mappings, in the report's words.
+pub const MMAP_WRITE_BACK: &str = "mmap write-back";
+
 /// One process's record (`$CINTERRUPTS_EXEC_OUT/PID.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -55,6 +58,10 @@ pub struct Record {
     /// could not be installed), if they are not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_uring_untrapped: Option<String>,
+    /// Files on a disk it mapped shared and writable (`mmap`): their
+    /// write-back is the kernel's, neither seen nor routed.
+    #[serde(default)]
+    pub mmap_write_back: u64,
 }
 
 impl Record {
@@ -105,6 +112,13 @@ impl Record {
                 Some(format!(
                     "{why}: its inline io_uring calls reach the kernel's own rings"
                 )),
+            ));
+        }
+        if self.mmap_write_back > 0 {
+            v.push(me(
+                MMAP_WRITE_BACK,
+                Some(self.mmap_write_back),
+                Some("a file on a disk mapped shared and writable (mmap): its dirty pages reach the disk by the kernel's write-back, which the library never sees; neither routed nor counted".into()),
             ));
         }
         if self.counts.nested > 0 {

@@ -674,7 +674,13 @@ pub extern "C" fn mmap(
     off: off_t,
 ) -> *mut c_void {
     let (fd, off) = if fd >= 0 {
-        crate::uring::mmap_target(fd, off).unwrap_or((fd, off))
+        match crate::uring::mmap_target(fd, off) {
+            Some(t) => t,
+            None => {
+                crate::report::mapped(prot, flags, fd);
+                (fd, off)
+            }
+        }
     } else {
         (fd, off)
     };
@@ -701,6 +707,63 @@ pub extern "C" fn mmap64(
     off: off_t,
 ) -> *mut c_void {
     mmap(addr, len, prot, flags, fd, off)
+}
+
+/// The `exec` family that a program calls through the PLT (glibc's own
+/// `execl*`, `posix_spawn` and `system` call its internal `__execve`, which
+/// is not seen): this image's record is written first (`report::
+/// before_exec`), as at an exit.
+type Argv = *const *const c_char;
+
+#[no_mangle]
+pub extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    crate::report::before_exec();
+    forward!(
+        "execve",
+        fn(*const c_char, Argv, Argv) -> c_int,
+        -1,
+        path,
+        argv,
+        envp
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
+    crate::report::before_exec();
+    forward!("execv", fn(*const c_char, Argv) -> c_int, -1, path, argv)
+}
+
+#[no_mangle]
+pub extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
+    crate::report::before_exec();
+    forward!("execvp", fn(*const c_char, Argv) -> c_int, -1, file, argv)
+}
+
+#[no_mangle]
+pub extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    crate::report::before_exec();
+    forward!(
+        "execvpe",
+        fn(*const c_char, Argv, Argv) -> c_int,
+        -1,
+        file,
+        argv,
+        envp
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
+    crate::report::before_exec();
+    forward!(
+        "fexecve",
+        fn(c_int, Argv, Argv) -> c_int,
+        -1,
+        fd,
+        argv,
+        envp
+    )
 }
 
 /// `close`: the library's knowledge of the descriptor goes first (a

@@ -11,6 +11,44 @@ use crate::intercept::{config, LIVE};
 
 static WRITTEN: AtomicBool = AtomicBool::new(false);
 
+/// Files on a disk mapped shared and writable by this process: their
+/// dirty pages reach the disk by the kernel's write-back, never through a
+/// call the library sees (issue 38 item 5, named in `not_routed`).
+static MMAP_WRITE_BACK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `mmap(.., prot, flags, fd, ..)` as the program made it: counted when
+/// it maps a regular file on a disk's file system shared and writable
+/// (tmpfs, ramfs and hugetlbfs, a memfd's among them, have no write-back
+/// to a disk: statfs(2)'s magic numbers).
+pub(crate) fn mapped(prot: libc::c_int, flags: libc::c_int, fd: libc::c_int) {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
+    if fd < 0
+        || prot & libc::PROT_WRITE == 0
+        || flags & libc::MAP_SHARED == 0
+        || flags & libc::MAP_ANONYMOUS != 0
+    {
+        return;
+    }
+    // SAFETY: fstat and fstatfs fill structs of ours.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return;
+    }
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut fs) } != 0
+        || [TMPFS_MAGIC, RAMFS_MAGIC, HUGETLBFS_MAGIC].contains(&(fs.f_type as i64))
+    {
+        return;
+    }
+    MMAP_WRITE_BACK.fetch_add(1, SeqCst);
+}
+
+/// The process this image's counts belong to: a `vfork` child shares
+/// them (no fork handler runs for it), and must not write them as its own.
+static OWNER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Writes this process's record, once.
 pub(crate) fn write_once() {
     let Some(c) = config() else { return };
@@ -18,6 +56,30 @@ pub(crate) fn write_once() {
         return;
     }
     crate::route::release_mine();
+    write(c, &format!("{}.json", std::process::id()));
+}
+
+/// Before an `execve`: this image's counts written as a record of their
+/// own (`PID.NS.json`, NS of CLOCK_MONOTONIC: the next image writes
+/// `PID.json` or its own), then started again from zero, so that a failed
+/// `execve` counts nothing twice (issue 38 item 5: the I/O a program did
+/// before it ran another was missing from the report).
+pub(crate) fn before_exec() {
+    let Some(c) = config() else { return };
+    if WRITTEN.load(SeqCst) || OWNER.load(SeqCst) != std::process::id() {
+        return;
+    }
+    // SAFETY: clock_gettime fills the struct.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+    write(c, &format!("{}.{ns}.json", std::process::id()));
+    LIVE.reset();
+    MMAP_WRITE_BACK.store(0, SeqCst);
+}
+
+/// This image's record, written as `dst` in the counts directory.
+fn write(c: &exec::Config, dst: &str) {
     // A ring set up without glibc's `syscall()` (liburing's own system
     // call stubs) is still seen here, once, if it is open at the exit.
     let ring = std::fs::read_dir("/proc/self/fd").is_ok_and(|d| {
@@ -61,19 +123,19 @@ pub(crate) fn write_once() {
         io_uring_refused: crate::route::io_uring_refused(),
         io_uring_features_refused: crate::uring::refusals(),
         io_uring_untrapped: crate::uring::UNTRAPPED.get().cloned(),
+        mmap_write_back: MMAP_WRITE_BACK.load(SeqCst),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;
     };
     let tmp = format!(".{}.tmp", rec.pid);
-    let dst = format!("{}.json", rec.pid);
     if let Some(dir) = c.out_fd.filter(|&(fd, ino)| is_dir(fd, ino)) {
-        if write_at(dir.0, &tmp, &dst, &text).is_ok() {
+        if write_at(dir.0, &tmp, dst, &text).is_ok() {
             return;
         }
     }
     if std::fs::write(c.out.join(&tmp), text).is_ok() {
-        let _ = std::fs::rename(c.out.join(&tmp), c.out.join(&dst));
+        let _ = std::fs::rename(c.out.join(&tmp), c.out.join(dst));
     } else {
         crate::route::say(&format!(
             "process {} ({}) could not write its counts to {}: they are missing from the report",
@@ -131,9 +193,12 @@ extern "C" fn at_exit() {
 }
 
 extern "C" fn in_child() {
+    OWNER.store(std::process::id(), SeqCst);
     LIVE.reset();
     crate::facts::forked();
     WRITTEN.store(false, SeqCst);
+    // A child's mappings are its parent's (the parent named them).
+    MMAP_WRITE_BACK.store(0, SeqCst);
     crate::route::forget_in_child();
 }
 
@@ -141,16 +206,17 @@ extern "C" fn init() {
     if config().is_none() {
         return;
     }
+    OWNER.store(std::process::id(), SeqCst);
     // SAFETY: registering plain extern "C" functions.
     unsafe {
         libc::atexit(at_exit);
         libc::pthread_atfork(None, None, Some(in_child));
     }
     if crate::uring::routing() {
+        // Not said here: most processes that cannot install it (one that
+        // became another user: `runuser -u postgres`) never make a ring;
+        // exec names it for those that did (issue 38 item 5).
         if let Err(why) = crate::uring::trap::install() {
-            crate::route::say(&format!(
-                "io_uring calls made inline (liburing's, fio's) are not routed: {why}"
-            ));
             let _ = crate::uring::UNTRAPPED.set(why);
         }
     }
