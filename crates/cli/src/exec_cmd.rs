@@ -510,6 +510,14 @@ fn warnings(name: &str, out: &Outcome) -> Vec<String> {
             "no process of {name} reported: the preload library was not loaded in any of them (a statically linked program, or one that ran another with LD_PRELOAD cleared); nothing was seen or routed"
         ));
     }
+    for p in &out.processes {
+        if let Some(path) = &p.ran_unseen {
+            w.push(format!(
+                "{}[{}] ran {path} with LD_PRELOAD no longer naming the preload library: none of its I/O (nor its children's) was seen or routed",
+                p.comm, p.pid
+            ));
+        }
+    }
     w
 }
 

@@ -476,6 +476,36 @@ fn timeouts_group_sigterm_is_one_signal() {
     );
 }
 
+/// The same SIGTERM sent twice by one sender 30 ms apart (timeout's two
+/// sends, to exec and to its group, made so that the second does not
+/// merge with the first while it is pending; within `signals::SAME_SEND`,
+/// 100 ms): one signal, passed on once; the program's own 0.5 s shutdown
+/// is not cut short by a SIGKILL.
+#[test]
+fn one_senders_repeated_sigterm_is_one_signal() {
+    let _one = turn();
+    let dir = open_dir();
+    let script = "trap 'sleep 0.5; exit 7' TERM; touch \"$D/ready\"; while :; do sleep 0.05; done";
+    let mut c = spawn_traps(dir.path(), &[], script);
+    let ready = dir.path().join("ready");
+    wait_for("ready", || ready.exists());
+    for _ in 0..2 {
+        // SAFETY: our child.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let st = wait_exit(&mut c);
+    let err = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    assert_eq!(st.code(), Some(7), "{err}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["cinterrupts"]["exec"]["killed_after_signal"],
+        Value::Null,
+        "{v}"
+    );
+}
+
 /// A program killed by SIGSEGV or SIGABRT: exec's parent sees the wait
 /// status the kernel gave it (WIFSIGNALED), not exit 139 or 134.
 #[test]

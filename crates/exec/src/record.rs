@@ -62,6 +62,11 @@ pub struct Record {
     /// write-back is the kernel's, neither seen nor routed.
     #[serde(default)]
     pub mmap_write_back: u64,
+    /// The program this image ran (`execve`) with an environment whose
+    /// `LD_PRELOAD` no longer named the library: none of that program's
+    /// I/O was seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_unseen: Option<String>,
 }
 
 impl Record {

@@ -73,8 +73,10 @@ pub fn forwarded() -> Vec<libc::c_int> {
 
 /// The same signal from the same sender within this is one sending
 /// (`timeout`'s kill of its child and of its group: two system calls in a
-/// row, microseconds apart; a person's second `kill` is slower).
-pub const SAME_SEND: Duration = Duration::from_millis(500);
+/// row, microseconds apart even when preempted between them on this
+/// loaded VM; a person's or a script's second `kill`, meant as a second
+/// signal, comes later: issue 24's test sends it 200 ms after the first).
+pub const SAME_SEND: Duration = Duration::from_millis(100);
 
 /// The last signal passed on: its number, its sender, when (ns of
 /// CLOCK_MONOTONIC).

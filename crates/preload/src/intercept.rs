@@ -717,7 +717,7 @@ type Argv = *const *const c_char;
 
 #[no_mangle]
 pub extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    crate::report::before_exec();
+    crate::report::before_exec(path, envp);
     forward!(
         "execve",
         fn(*const c_char, Argv, Argv) -> c_int,
@@ -730,19 +730,19 @@ pub extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
-    crate::report::before_exec();
+    crate::report::before_exec(path, std::ptr::null());
     forward!("execv", fn(*const c_char, Argv) -> c_int, -1, path, argv)
 }
 
 #[no_mangle]
 pub extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
-    crate::report::before_exec();
+    crate::report::before_exec(file, std::ptr::null());
     forward!("execvp", fn(*const c_char, Argv) -> c_int, -1, file, argv)
 }
 
 #[no_mangle]
 pub extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
-    crate::report::before_exec();
+    crate::report::before_exec(file, envp);
     forward!(
         "execvpe",
         fn(*const c_char, Argv, Argv) -> c_int,
@@ -755,7 +755,7 @@ pub extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int 
 
 #[no_mangle]
 pub extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
-    crate::report::before_exec();
+    crate::report::before_exec(c"(a descriptor)".as_ptr(), envp);
     forward!(
         "fexecve",
         fn(c_int, Argv, Argv) -> c_int,

@@ -45,6 +45,9 @@ pub(crate) fn mapped(prot: libc::c_int, flags: libc::c_int, fd: libc::c_int) {
     MMAP_WRITE_BACK.fetch_add(1, SeqCst);
 }
 
+/// The program this image ran without the library, if it did.
+static UNLOADED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 /// The process this image's counts belong to: a `vfork` child shares
 /// them (no fork handler runs for it), and must not write them as its own.
 static OWNER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -64,10 +67,47 @@ pub(crate) fn write_once() {
 /// `PID.json` or its own), then started again from zero, so that a failed
 /// `execve` counts nothing twice (issue 38 item 5: the I/O a program did
 /// before it ran another was missing from the report).
-pub(crate) fn before_exec() {
+///
+/// `path` and `envp` are the call's (`envp` null: this process's
+/// `environ`): a program run with an environment whose `LD_PRELOAD` does
+/// not name the library (`env -u LD_PRELOAD`) is recorded, so that exec
+/// says its I/O went unseen.
+pub(crate) fn before_exec(path: *const libc::c_char, envp: *const *const libc::c_char) {
     let Some(c) = config() else { return };
     if WRITTEN.load(SeqCst) || OWNER.load(SeqCst) != std::process::id() {
         return;
+    }
+    extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    // SAFETY: `environ` is glibc's; the strings are the caller's,
+    // NUL-terminated, the array null-terminated.
+    let envp = if envp.is_null() {
+        unsafe { environ }
+    } else {
+        envp
+    };
+    let mut loaded = false;
+    let mut k = 0;
+    while !envp.is_null() {
+        let e = unsafe { *envp.add(k) };
+        if e.is_null() {
+            break;
+        }
+        let e = unsafe { std::ffi::CStr::from_ptr(e) }.to_bytes();
+        if let Some(v) = e.strip_prefix(b"LD_PRELOAD=") {
+            // This cdylib's own file name, as cargo names it.
+            let me = concat!("lib", env!("CARGO_CRATE_NAME"), ".so").as_bytes();
+            loaded = v.windows(me.len()).any(|w| w == me);
+        }
+        k += 1;
+    }
+    if !loaded && !path.is_null() {
+        // SAFETY: the caller's NUL-terminated path.
+        let p = unsafe { std::ffi::CStr::from_ptr(path) };
+        if let Ok(mut u) = UNLOADED.lock() {
+            *u = Some(p.to_string_lossy().into_owned());
+        }
     }
     // SAFETY: clock_gettime fills the struct.
     let mut t: libc::timespec = unsafe { std::mem::zeroed() };
@@ -124,6 +164,7 @@ fn write(c: &exec::Config, dst: &str) {
         io_uring_features_refused: crate::uring::refusals(),
         io_uring_untrapped: crate::uring::UNTRAPPED.get().cloned(),
         mmap_write_back: MMAP_WRITE_BACK.load(SeqCst),
+        ran_unseen: UNLOADED.lock().ok().and_then(|mut u| u.take()),
     };
     let Ok(text) = serde_json::to_vec(&rec) else {
         return;
