@@ -98,6 +98,9 @@ static COUNT: AtomicI32 = AtomicI32::new(0);
 /// alone, not a terminal's): `--kill-after` counts from then.
 static PASSED_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// A process that outlived the program: its pid and name.
+pub type Outlived = (i32, String);
+
 /// What was killed when the program did not end after a signal.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Escalated {
@@ -285,7 +288,7 @@ impl Forwarding {
         &self,
         skip: Option<i32>,
         kill_after: Option<Duration>,
-        told: &mut dyn FnMut(&[(i32, String)]),
+        told: &mut dyn FnMut(&[Outlived]),
     ) -> Option<Escalated> {
         let mut first: Option<Instant> = None;
         let mut escalated: Option<Escalated> = None;
@@ -305,7 +308,7 @@ impl Forwarding {
             }
             if !said {
                 said = true;
-                let all: Vec<(i32, String)> = crate::tree::descendants(&roots)
+                let all: Vec<Outlived> = crate::tree::descendants(&roots)
                     .into_iter()
                     .map(|p| (p, crate::tree::comm(p)))
                     .collect();
