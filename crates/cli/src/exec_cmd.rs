@@ -31,7 +31,9 @@ pub struct ExecArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Observe only: count and mark the program's direct I/O, every call
-    /// to the kernel as made (no device, no interrupts)
+    /// to the kernel as made (no device, no interrupts); io_uring rings
+    /// are the kernel's, neither counted nor marked (`--io-uring pass`),
+    /// as the report says
     #[arg(long, conflicts_with_all = ["device", "device_cpu"])]
     pub observe: bool,
     /// Which kernel marks requests that carry no flag: TOS Table 1, or the

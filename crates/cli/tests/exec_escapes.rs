@@ -371,6 +371,21 @@ fn spawn_traps(dir: &Path, extra: &[&str], script: &str) -> std::process::Child 
         .unwrap()
 }
 
+/// A process SIGKILLed when dropped (gone already: nothing happens, the
+/// test's processes are short-lived and pids are not reused so fast).
+struct Killed(i32);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        // SAFETY: a process the test started (through exec).
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
+fn read_pid(p: &Path) -> i32 {
+    std::fs::read_to_string(p).unwrap().trim().parse().unwrap()
+}
+
 fn wait_for(what: &str, f: impl Fn() -> bool) {
     let start = Instant::now();
     while !f() {
@@ -402,10 +417,13 @@ fn every_signal_sent_to_exec_reaches_the_program() {
     let dir = open_dir();
     let script =
         "for s in USR1 QUIT WINCH ALRM 35; do trap \"echo $s >> \\\"\\$D/got\\\"\" $s; done; \
-                  trap 'exit 0' USR2; touch \"$D/ready\"; while :; do sleep 0.05; done";
+                  trap 'exit 0' USR2; echo $$ > \"$D/pid\"; touch \"$D/ready\"; while :; do sleep 0.05; done";
     let mut c = spawn_traps(dir.path(), &[], script);
     let ready = dir.path().join("ready");
     wait_for("ready", || ready.exists());
+    // The program ended whatever happens (an exec killed by a signal left
+    // it running before).
+    let _program = Killed(read_pid(&dir.path().join("pid")));
     let got = dir.path().join("got");
     let lines = || {
         std::fs::read_to_string(&got)
@@ -485,10 +503,12 @@ fn timeouts_group_sigterm_is_one_signal() {
 fn one_senders_repeated_sigterm_is_one_signal() {
     let _one = turn();
     let dir = open_dir();
-    let script = "trap 'sleep 0.5; exit 7' TERM; touch \"$D/ready\"; while :; do sleep 0.05; done";
+    let script = "trap 'sleep 0.5; exit 7' TERM; echo $$ > \"$D/pid\"; touch \"$D/ready\"; \
+                  while :; do sleep 0.05; done";
     let mut c = spawn_traps(dir.path(), &[], script);
     let ready = dir.path().join("ready");
     wait_for("ready", || ready.exists());
+    let _program = Killed(read_pid(&dir.path().join("pid")));
     for _ in 0..2 {
         // SAFETY: our child.
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };

@@ -238,33 +238,47 @@ fn a_failing_program_is_copied_back_and_cleaned_up() {
     assert_kept(&dir);
 }
 
-/// A process of the program still running in DIR when the program ends
-/// (a daemon): DIR cannot be unmounted, so nothing is copied or deleted;
-/// one error line names where the data is and the commands that finish
-/// the job, exec fails, and those commands do finish it.
+/// A process still running in DIR when the program ends (not the
+/// program's: exec waits for those, issue 38; here another process the
+/// test starts in DIR while the program runs): DIR cannot be unmounted,
+/// so nothing is copied or deleted; one error line names where the data
+/// is and the commands that finish the job, exec fails, and those
+/// commands do finish it.
 #[test]
 fn a_busy_dir_keeps_the_staged_copy_and_says_how_to_finish() {
     let _one = turn();
     let root = tempfile::tempdir().unwrap();
     let dir = data_dir(root.path());
     let report = root.path().join("r.json");
-    let pid = root.path().join("pid");
+    let (ready, go) = (root.path().join("ready"), root.path().join("go"));
     let script = format!(
-        r#"echo late > "$1/late"; (cd "$1" && exec sleep 60) >/dev/null 2>&1 </dev/null & echo $! > {}"#,
-        pid.display()
+        r#"echo late > "$1/late"; touch {}; while [ ! -e {} ]; do sleep 0.02; done"#,
+        ready.display(),
+        go.display()
     );
     let mut cmd = staged(&dir, &report, &["--stage-size", "64m"], &script);
-    let o = output_within(&mut cmd, Duration::from_secs(60));
-    let err = stderr(&o);
-    let (dev, mount) = staged_device(&err);
-    let sleeper: i32 = std::fs::read_to_string(&pid)
-        .unwrap()
-        .trim()
-        .parse()
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut exec = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "not staged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // DIR (the staged copy, bound over it) held by a process of the test's.
+    let mut holder = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&dir)
+        .spawn()
         .unwrap();
-    // SAFETY: the sleep the script started; killed whatever the outcome.
-    unsafe { libc::kill(sleeper, libc::SIGKILL) };
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    std::fs::write(&go, "").unwrap();
+    let status = common::wait_within(&mut exec, Duration::from_secs(60), "exec");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut exec.stderr.take().unwrap(), &mut err).unwrap();
+    let (dev, mount) = staged_device(&err);
+    assert_eq!(status.code(), Some(1), "{err}");
     let line = err
         .lines()
         .find(|l| l.starts_with("cinterrupts: exec: error: staging: "))
