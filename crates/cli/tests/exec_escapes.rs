@@ -121,8 +121,8 @@ fn a_daemons_double_fork_is_waited_for_and_routed() {
     assert!(lines[0].contains("exec waits for them"), "{err}");
 }
 
-/// A program launched through `setpriv` to another user (as the README's
-/// `runuser -u postgres`): the library's trap of inline io_uring calls
+/// A program launched through `setpriv` or `runuser` to another user (as
+/// the README's `runuser -u postgres`): the library's trap of inline io_uring calls
 /// cannot be installed there (seccomp needs CAP_SYS_ADMIN or
 /// no_new_privs), but none of these processes makes a ring. Before: each
 /// was named "inline io_uring calls not trapped" and said so on stderr at
@@ -131,6 +131,7 @@ fn a_daemons_double_fork_is_waited_for_and_routed() {
 fn a_launch_through_setpriv_has_no_false_untrapped_entries() {
     let _one = turn();
     require("setpriv", "util-linux");
+    require("runuser", "util-linux");
     assert_eq!(
         // SAFETY: geteuid cannot fail.
         unsafe { libc::geteuid() },
@@ -143,29 +144,33 @@ fn a_launch_through_setpriv_has_no_false_untrapped_entries() {
         "dd if={} of=/dev/null bs=4096 count=8 iflag=direct 2>/dev/null",
         file.display()
     );
-    let (o, v) = exec(
-        dir.path(),
-        &[],
+    for launch in [
         &[
             "setpriv",
             "--reuid=65534",
             "--regid=65534",
             "--clear-groups",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(reads(&v), 8, "{v}");
+        ][..],
+        &["runuser", "-u", "nobody", "--"][..],
+    ] {
+        let mut program = launch.to_vec();
+        program.extend(["sh", "-c", &script]);
+        let (o, v) = exec(dir.path(), &[], &program);
+        untrapped_but_unused(&o, &v);
+    }
+}
+
+fn untrapped_but_unused(o: &Output, v: &Value) {
+    assert!(o.status.success(), "{}", stderr(o));
+    assert_eq!(reads(v), 8, "{v}");
     assert!(
-        not_routed(&v, "inline io_uring calls not trapped").is_empty(),
+        not_routed(v, "inline io_uring calls not trapped").is_empty(),
         "{v}"
     );
-    let err = stderr(&o);
+    let err = stderr(o);
     assert!(!err.contains("are not routed"), "{err}");
     assert!(
-        limits(&v)
+        limits(v)
             .iter()
             .any(|l| l.contains("none of which set up an io_uring ring")),
         "{v}"
@@ -457,6 +462,48 @@ fn every_signal_sent_to_exec_reaches_the_program() {
         ["USR1", "QUIT", "WINCH", "ALRM", "35"],
         "{got}"
     );
+}
+
+/// The state letter of /proc/PID/stat (`T`: stopped).
+fn state(pid: i32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// SIGTSTP sent to exec stops the program and then exec (a shell waiting
+/// for exec sees its job stop); SIGCONT continues both. Before: exec
+/// stopped alone, the program ran on.
+#[test]
+fn sigtstp_stops_the_program_and_exec_and_sigcont_continues_both() {
+    let _one = turn();
+    let dir = open_dir();
+    let script = "echo $$ > \"$D/pid\"; touch \"$D/ready\"; trap 'exit 0' USR2; \
+                  while :; do sleep 0.05; done";
+    let mut c = spawn_traps(dir.path(), &[], script);
+    let ready = dir.path().join("ready");
+    wait_for("ready", || ready.exists());
+    let program = read_pid(&dir.path().join("pid"));
+    let _program = Killed(program);
+    let exec = c.id() as i32;
+    let _exec = Killed(exec);
+    // SAFETY: our child.
+    unsafe { libc::kill(exec, libc::SIGTSTP) };
+    wait_for("both stopped", || {
+        state(exec) == "T" && state(program) == "T"
+    });
+    // SAFETY: our child.
+    unsafe { libc::kill(exec, libc::SIGCONT) };
+    wait_for("both running", || {
+        state(exec) != "T" && state(program) != "T"
+    });
+    // SAFETY: our child.
+    unsafe { libc::kill(exec, libc::SIGUSR2) };
+    let st = wait_exit(&mut c);
+    assert_eq!(st.code(), Some(0));
 }
 
 /// `timeout` sends its SIGTERM to exec and then to its whole group, exec
