@@ -343,12 +343,11 @@ fn run_program(
             "not root: no_new_privs is set for the seccomp filter that watches inline aio and io_uring calls, so a setuid program started by this one runs without its privileges".into(),
         );
     }
-    let filter = sockets.as_ref().map(|(_, child)| {
-        (
-            crate::watch::program(opts.io_uring),
-            child.as_raw_fd(),
-            !root,
-        )
+    let filter = sockets.as_ref().map(|(_, child)| crate::watch::Install {
+        prog: crate::watch::program(opts.io_uring),
+        sock: child.as_raw_fd(),
+        no_new_privs: !root,
+        helper: helper.as_ref().map(crate::watch::Helper::sock),
     });
     if statically_linked {
         not_routed.push(NotRouted {
@@ -405,7 +404,9 @@ fn run_program(
         drop(theirs);
         crate::watch::receive(&ours)
     }) {
-        Some(Ok(listener)) => match &helper {
+        // Handed to the helper by the program's process itself.
+        Some(Ok(None)) => None,
+        Some(Ok(Some(listener))) => match &helper {
             Some(h) if h.give(&listener) => None,
             _ => {
                 helper = None;

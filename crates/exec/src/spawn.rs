@@ -93,9 +93,8 @@ pub struct Child {
     pub envp: Vec<(OsString, OsString)>,
     /// Descriptors of ours (close-on-exec here) the program inherits.
     pub inherit: Vec<RawFd>,
-    /// The seccomp filter and the socket its listener goes back on; with
-    /// no_new_privs first when set.
-    pub filter: Option<(Vec<libc::sock_filter>, RawFd, bool)>,
+    /// The seccomp filter and where its listener goes.
+    pub filter: Option<crate::watch::Install>,
 }
 
 struct Ready {
@@ -104,7 +103,7 @@ struct Ready {
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
     inherit: Vec<RawFd>,
-    filter: Option<(Vec<libc::sock_filter>, RawFd, bool)>,
+    filter: Option<crate::watch::Install>,
 }
 
 // SAFETY: the pointers point into `_strings`, owned alongside and never
@@ -153,12 +152,12 @@ impl Child {
                 for &fd in &ready.inherit {
                     libc::fcntl(fd, libc::F_SETFD, 0);
                 }
-                if let Some((prog, sock, nnp)) = &ready.filter {
+                if let Some(f) = &ready.filter {
                     let fprog = libc::sock_fprog {
-                        len: prog.len() as u16,
-                        filter: prog.as_ptr() as *mut libc::sock_filter,
+                        len: f.prog.len() as u16,
+                        filter: f.prog.as_ptr() as *mut libc::sock_filter,
                     };
-                    crate::watch::install_in_child(&fprog, *sock, *nnp);
+                    crate::watch::install_in_child(&fprog, f.sock, f.no_new_privs, f.helper);
                 }
                 libc::execve(
                     ready.path.as_ptr(),

@@ -151,15 +151,39 @@ pub fn program(io_uring: IoUring) -> Vec<libc::sock_filter> {
     p
 }
 
+/// What the child installs before it runs the program, and where its
+/// listener goes.
+pub struct Install {
+    pub prog: Vec<libc::sock_filter>,
+    /// exec's socket: the listener, or why there is none.
+    pub sock: RawFd,
+    /// Set no_new_privs first (not root).
+    pub no_new_privs: bool,
+    /// exec's end of the [`Helper`]'s socket, when there is a helper: the
+    /// listener goes straight to it from the child, before the program
+    /// runs, so that an exec killed at once (SIGKILL, before it could pass
+    /// the listener on) leaves the program's watched calls answered.
+    pub helper: Option<RawFd>,
+}
+
+/// The byte that tells exec the listener went to the helper.
+const HANDED: u8 = 0;
+
 /// What the child does before it runs the program: set (when asked)
 /// no_new_privs, install the filter with a new listener and send the
-/// listener to `exec` through `sock` (SCM_RIGHTS). On failure, one byte
-/// with the errno's low bits goes instead, so that exec says why. Only
-/// async-signal-safe calls: it runs between fork and execve.
+/// listener to the helper (then [`HANDED`] to `exec`) or to `exec` through
+/// `sock` (SCM_RIGHTS). On failure, one byte with the errno's low bits
+/// goes instead, so that exec says why. Only async-signal-safe calls: it
+/// runs between fork and execve.
 ///
 /// # Safety
 /// Call only in a forked child; `prog` must stay valid for the call.
-pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_privs: bool) {
+pub unsafe fn install_in_child(
+    prog: &libc::sock_fprog,
+    sock: RawFd,
+    no_new_privs: bool,
+    helper: Option<RawFd>,
+) {
     let mut err = 0;
     if no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         err = *libc::__errno_location();
@@ -177,7 +201,12 @@ pub unsafe fn install_in_child(prog: &libc::sock_fprog, sock: RawFd, no_new_priv
     if fd < 0 && err == 0 {
         err = *libc::__errno_location();
     }
-    send(sock, (fd >= 0).then_some(fd), err.clamp(0, 255) as u8);
+    let handed = fd >= 0 && helper.is_some_and(|h| send(h, Some(fd), b'L'));
+    if handed {
+        send(sock, None, HANDED);
+    } else {
+        send(sock, (fd >= 0).then_some(fd), err.clamp(0, 255) as u8);
+    }
     if fd >= 0 {
         libc::close(fd);
     }
@@ -230,9 +259,9 @@ unsafe fn send(sock: RawFd, fd: Option<RawFd>, byte: u8) -> bool {
     libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) == 1
 }
 
-/// `exec`'s side of the socket: the listener the child sent, or why it
-/// could not install the filter.
-pub fn receive(sock: &OwnedFd) -> Result<OwnedFd, String> {
+/// `exec`'s side of the socket: the listener the child sent (`None`: it
+/// went to the helper), or why it could not install the filter.
+pub fn receive(sock: &OwnedFd) -> Result<Option<OwnedFd>, String> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr() as *mut libc::c_void,
@@ -267,10 +296,13 @@ pub fn receive(sock: &OwnedFd) -> Result<OwnedFd, String> {
     };
     if fd >= 0 {
         // SAFETY: the descriptor SCM_RIGHTS gave us.
-        return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }));
     }
     if r != 1 {
         return Err("the program's process did not say whether the filter was installed".into());
+    }
+    if byte[0] == HANDED {
+        return Ok(None);
     }
     Err(format!(
         "the seccomp filter could not be installed: {}",
@@ -531,6 +563,12 @@ impl Helper {
             }
             pid => Some(Helper { sock: ours, pid }),
         }
+    }
+
+    /// exec's end of its socket (close-on-exec): the program's process
+    /// sends the listener on it before its execve.
+    pub fn sock(&self) -> RawFd {
+        self.sock.as_raw_fd()
     }
 
     /// Its process id (a child of exec's, not the program's).
