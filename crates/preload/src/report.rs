@@ -109,6 +109,17 @@ pub(crate) fn before_exec(path: *const libc::c_char, envp: *const *const libc::c
             *u = Some(p.to_string_lossy().into_owned());
         }
     }
+    // An image with nothing to say (bash's fork child before it runs the
+    // command) writes nothing: the next image's record is the process's.
+    let quiet = LIVE.snapshot() == exec::Counts::default()
+        && MMAP_WRITE_BACK.load(SeqCst) == 0
+        && UNLOADED.lock().map_or(true, |u| u.is_none())
+        && !crate::route::saw_io_uring()
+        && crate::route::io_uring_refused() == 0
+        && crate::uring::refusals().is_empty();
+    if quiet {
+        return;
+    }
     // SAFETY: clock_gettime fills the struct.
     let mut t: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
