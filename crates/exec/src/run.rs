@@ -152,10 +152,11 @@ pub fn find_preload() -> Result<PathBuf, ExecError> {
 }
 
 /// Runs `program` with `args` under the library, its stdin, stdout and
-/// stderr the caller's, and waits for it. SIGINT, SIGTERM and SIGHUP
-/// received meanwhile are passed on to it (`signals`); a second one, or
-/// `kill_after` past the first, kills what is left of it; the temporary
-/// directory goes on every return.
+/// stderr the caller's, and waits for it and for what it started that
+/// outlives it. Signals received meanwhile are passed on to it
+/// (`signals`); a second SIGINT or SIGTERM, or `kill_after` past the
+/// first, kills what is left of it; the temporary directory goes on every
+/// return.
 pub fn run(opts: &Options, program: &OsStr, args: &[OsString]) -> Result<Outcome, ExecError> {
     let spawn_error = |why| ExecError::Spawn {
         program: program.to_string_lossy().into_owned(),
