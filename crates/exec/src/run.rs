@@ -517,10 +517,15 @@ fn run_program(
         }
     }
     if !untrapped_unused.is_empty() {
+        // The first few by name: a server's twenty processes are one line.
+        const NAMED: usize = 4;
+        let mut who = untrapped_unused[..untrapped_unused.len().min(NAMED)].join(", ");
+        if untrapped_unused.len() > NAMED {
+            who += &format!(" and {} more", untrapped_unused.len() - NAMED);
+        }
         limits.push(format!(
-            "the io_uring trap could not be installed in {} process(es) ({}: a process that became another user has neither CAP_SYS_ADMIN nor no_new_privs for seccomp), none of which set up an io_uring ring: no io_uring call escaped",
+            "the io_uring trap could not be installed in {} process(es) ({who}: a process that became another user has neither CAP_SYS_ADMIN nor no_new_privs for seccomp), none of which set up an io_uring ring: no io_uring call escaped",
             untrapped_unused.len(),
-            untrapped_unused.join(", ")
         ));
     }
     // Its direct requests (reads and writes; flushes are not I/Os here).
