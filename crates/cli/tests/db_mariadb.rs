@@ -268,7 +268,15 @@ fn mariadb_io_uring_mode_under_exec_is_routed_and_keeps_its_data() {
     );
     let e = &r["cinterrupts"]["exec"];
     assert_eq!(e["io_uring"], "route", "{e}");
-    assert_eq!(e["not_routed"], serde_json::json!([]), "{e}");
+    // Every ring routed: nothing named but the files mariadbd maps shared
+    // and writable (its mmap'd logs; named since issue 38).
+    let escaped: Vec<&serde_json::Value> = e["not_routed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["what"] != "mmap write-back")
+        .collect();
+    assert!(escaped.is_empty(), "{e}");
     assert!(
         e["processes"][0]["counts"]["calls"]["io_uring"]
             .as_u64()
