@@ -36,10 +36,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use exec::{Family, Kind};
 use jobs::Call;
 use libc::iovec;
 use shm::{Cmd, Done};
+use wire::{Family, Kind};
 
 use crate::intercept::{config, keep, tag_of, LIVE};
 use crate::kernel::{read_user, spawn, sys, wake, FUTEX_WAIT_PRIVATE};

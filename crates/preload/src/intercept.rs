@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
 
-use exec::marks::{Facts, Op};
-use exec::{Config, Family, Fr, Kind, Live, Target};
+use wire::marks::{Facts, Op};
+use wire::{Config, Family, Fr, Kind, Live, Target};
 
 use crate::aio;
 use crate::facts;
@@ -73,7 +73,7 @@ pub(crate) fn is_direct(fd: c_int) -> bool {
 /// A request's marks: the application's own RWF_URGENT/RWF_BARRIER
 /// flags first (it said what it meant), then `exec`'s marking rules (they
 /// stand for the application patches the paper made, TOS 5.4;
-/// `exec::marks`), then the kernel's defaults. With them, FastResponse's
+/// `wire::marks`), then the kernel's defaults. With them, FastResponse's
 /// critical tag (`--critical-thread`, `--critical-file`), counted; a
 /// thread's first critical request gives it `--critical-boost`. The facts
 /// a rule asks for are learnt on the stack (`facts`), nothing allocated.
@@ -135,7 +135,7 @@ pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind
 
 /// The program's marks in its RWF flags: the authors' RWF_URGENT and
 /// RWF_BARRIER under `--rwf-marks authors`; none under `kernel`, where the
-/// bits are this kernel's own flags (`exec::RwfMarks`).
+/// bits are this kernel's own flags (`wire::RwfMarks`).
 fn rwf(flags: c_int) -> RwfFlags {
     if !authors() {
         return RwfFlags::default();
@@ -147,7 +147,7 @@ fn rwf(flags: c_int) -> RwfFlags {
 }
 
 fn authors() -> bool {
-    config().is_some_and(|c| c.rwf_marks == exec::RwfMarks::Authors)
+    config().is_some_and(|c| c.rwf_marks == wire::RwfMarks::Authors)
 }
 
 /// Counts one blocking call on `fd` if it is direct, and returns its
@@ -456,7 +456,7 @@ pub extern "C" fn syscall(
         libc::SYS_io_uring_register,
     ];
     if io_uring.contains(&n) && route::refuse_io_uring(n) {
-        route::set_errno(exec::IO_URING_REFUSED_ERRNO);
+        route::set_errno(wire::IO_URING_REFUSED_ERRNO);
         return -1;
     }
     if io_uring.contains(&n) && a6 != shm::OWN_CALL as c_long {

@@ -4,7 +4,7 @@
 //! each request the marks the kernel would: the default marks of Table 1 or
 //! the authors' basis kernel, the application's RWF_URGENT / RWF_BARRIER
 //! flags, then `exec`'s marking rules (by operation, thread name, file
-//! path and process title: `exec::marks`, the facts learnt in `facts`).
+//! path and process title: `wire::marks`, the facts learnt in `facts`).
 //!
 //! This first step observes: every call still goes to the kernel untouched,
 //! and each process writes what it saw (calls and requests by kind and

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
-use exec::Record;
+use wire::Record;
 
 use crate::intercept::{config, LIVE};
 

@@ -148,7 +148,7 @@ pub(crate) fn io_uring_refused() -> u64 {
 /// with ENOSYS here, as on a kernel without io_uring (exec's
 /// `IO_URING_REFUSED_ERRNO` says why ENOSYS), a setup counted.
 pub(crate) fn refuse_io_uring(n: libc::c_long) -> bool {
-    let on = config().is_some_and(|c| c.io_uring == exec::IoUring::Refuse);
+    let on = config().is_some_and(|c| c.io_uring == wire::IoUring::Refuse);
     if on && n == libc::SYS_io_uring_setup {
         IO_URING_REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -157,7 +157,7 @@ pub(crate) fn refuse_io_uring(n: libc::c_long) -> bool {
 
 /// Whether io_uring rings are routed (`--io-uring route`, the default).
 pub(crate) fn route_io_uring() -> bool {
-    config().is_some_and(|c| c.io_uring == exec::IoUring::Route)
+    config().is_some_and(|c| c.io_uring == wire::IoUring::Route)
 }
 
 /// Said once per process: no slot was free.
@@ -225,7 +225,7 @@ fn next_cookie(r: &Region) -> Option<(usize, u32)> {
 }
 
 pub(crate) fn bits(m: Marks) -> u8 {
-    exec::marks_bits(m)
+    wire::marks_bits(m)
 }
 
 /// What the library decided of one request: its marks, FastResponse's
@@ -241,7 +241,7 @@ pub(crate) struct Tag {
 /// (`--completion poll|select-isr`) and the mode (or RWF_HIPRI) says so.
 fn polls(t: Tag) -> bool {
     config().is_some_and(|c| {
-        c.polling != exec::Polling::Interrupt && exec::polls(c.polling, t.critical, t.hipri)
+        c.polling != wire::Polling::Interrupt && wire::polls(c.polling, t.critical, t.hipri)
     })
 }
 
@@ -259,7 +259,7 @@ fn wait_one(s: &shm::Slot, polled: bool) -> bool {
 /// as `run`'s job threads do it: Linux's poll statistics per size bucket
 /// (`host::poll::HybridStats`, kept per thread here, not per device) give
 /// the sleep, half the bucket's mean; the thread asks the timer for it less
-/// the overshoot it measured (`emu::HybridTimer`), then spins.
+/// the overshoot it measured (`wire::HybridTimer`), then spins.
 /// CLOCK_MONOTONIC in nanoseconds, through the vDSO (no system call).
 fn now() -> u64 {
     let mut t = libc::timespec {
@@ -274,13 +274,13 @@ fn now() -> u64 {
 mod hybrid {
     use std::cell::RefCell;
 
-    use exec::Fr;
     use host::poll::{bucket, HybridStats};
+    use wire::Fr;
 
     use crate::intercept::LIVE;
 
     thread_local! {
-        static STATE: RefCell<Option<(HybridStats, emu::HybridTimer)>> =
+        static STATE: RefCell<Option<(HybridStats, wire::HybridTimer)>> =
             const { RefCell::new(None) };
     }
 
@@ -300,7 +300,7 @@ mod hybrid {
         let _ = STATE.try_with(|st| {
             let mut st = st.borrow_mut();
             let (stats, timer) = st.get_or_insert_with(|| {
-                (HybridStats::default(), emu::HybridTimer::for_this_thread())
+                (HybridStats::default(), wire::HybridTimer::for_this_thread())
             });
             let want = stats.sleep(at, bucket(len, write));
             if want == 0 {
@@ -309,8 +309,8 @@ mod hybrid {
             }
             let until = at + want;
             match timer.sleep(until.saturating_sub(now())) {
-                emu::HybridSleep::Spun => LIVE.fr(Fr::HybridSpun),
-                emu::HybridSleep::Slept { asked, slept } => {
+                wire::HybridSleep::Spun => LIVE.fr(Fr::HybridSpun),
+                wire::HybridSleep::Slept { asked, slept } => {
                     LIVE.fr(Fr::HybridSleeps);
                     LIVE.fr_add(Fr::HybridAskedNs, asked);
                     LIVE.fr_add(Fr::HybridSleptNs, slept);
@@ -332,7 +332,7 @@ mod hybrid {
 
 /// Whether polled requests sleep first (`--completion hybrid`).
 fn hybrid_on() -> bool {
-    config().is_some_and(|c| c.polling == exec::Polling::Hybrid)
+    config().is_some_and(|c| c.polling == wire::Polling::Hybrid)
 }
 
 thread_local! {
@@ -342,14 +342,14 @@ thread_local! {
 
 /// The threads of this process given the boost (a forked child starts
 /// with none: its parent reports them).
-pub(crate) static BOOSTS: Mutex<Vec<exec::Boosted>> = Mutex::new(Vec::new());
+pub(crate) static BOOSTS: Mutex<Vec<wire::Boosted>> = Mutex::new(Vec::new());
 
 /// A thread's first critical request: it gets `--critical-boost` (FR 3.5
 /// through this kernel's own mechanisms, as `run` gives a critical job's
 /// thread), once.
 pub(crate) fn boost_me() {
     let Some(c) = config() else { return };
-    if c.boost == emu::Boost::None || BOOSTED.try_with(|b| b.replace(true)).unwrap_or(true) {
+    if c.boost == wire::Boost::None || BOOSTED.try_with(|b| b.replace(true)).unwrap_or(true) {
         return;
     }
     let error = c.boost.apply().err().map(|e| e.to_string());
@@ -359,7 +359,7 @@ pub(crate) fn boost_me() {
         .map(|n| n.trim_end().to_string())
         .unwrap_or_default();
     if let Ok(mut b) = BOOSTS.lock() {
-        b.push(exec::Boosted {
+        b.push(wire::Boosted {
             tid,
             name,
             how: c.boost.as_str().to_string(),
@@ -460,7 +460,7 @@ fn routed(
         return Some(res);
     }
     if polled {
-        LIVE.fr(exec::Fr::Polled);
+        LIVE.fr(wire::Fr::Polled);
     }
     t.mark(timing::POST);
     let hyb = (polled && hybrid_on()).then(|| hybrid::posted(res as u64, write));
@@ -524,7 +524,7 @@ pub(crate) fn blocking_at(
         return Some(io());
     }
     if polled {
-        LIVE.fr(exec::Fr::Polled);
+        LIVE.fr(wire::Fr::Polled);
     }
     t.mark(timing::POST);
     let posted_at = (polled && hybrid_on()).then(now);

@@ -7,10 +7,10 @@
 use std::ffi::c_int;
 use std::sync::atomic::Ordering::*;
 
-use exec::{Family, Kind};
 use jobs::{Call, Sqe as Row};
 use libc::iovec;
 use shm::Cmd;
+use wire::{Family, Kind};
 
 use super::abi::{self, op, Sqe};
 use super::ring::{Pend, Ring};
