@@ -117,16 +117,23 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     // `exec::run` spawns and watches the program; `watch` uses
     // `run::socket_pair`, `spawn` and `record` use `watch`'s parts.
     ("exec", &["record", "run", "spawn", "watch"]),
-    // The preload library's interposed calls, its libaio and io_uring
-    // answers, routing and the record at exit call each other: `aio` and
-    // `uring` take the classification (`intercept::tag_of`, `config`,
-    // `LIVE`) and routing from the entry points that call them (issue 25
-    // added `uring` beside `aio`; a classification module below both is
-    // the way out).
-    ("preload", &["aio", "intercept", "report", "route", "uring"]),
     // `repro::app` runs `xval` as one of its experiments, `xval` uses
     // `app`'s runs and claims.
     ("repro", &["app", "xval"]),
+];
+
+/// The preload library's layers, bottom first (issue 38 item 1; its
+/// `lib.rs` says what each holds): a module uses only modules of lower
+/// layers, so the global state and the classification never reach up
+/// into an interface, nor an interface into the interposed symbols.
+const PRELOAD_LAYERS: &[&[&str]] = &[
+    &["kernel", "state", "facts"],
+    &["classify"],
+    &["fd"],
+    &["route"],
+    &["blocking", "aio", "uring"],
+    &["report"],
+    &["intercept"],
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
@@ -596,6 +603,44 @@ fn no_crate_has_a_module_cycle_but_the_known_ones() {
     }
     let wrong = cycle_faults(&graphs, KNOWN_CYCLES);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// What is wrong with a crate's module graph `g` against `layers` (bottom
+/// first): a use of a module of the same or a higher layer, or a top
+/// module not in any layer.
+fn layer_faults(g: &Graph, layers: &[&[&str]]) -> Vec<String> {
+    let layer_of = |m: &str| layers.iter().position(|l| l.contains(&m));
+    let mut wrong = Vec::new();
+    for (m, uses) in g {
+        if m == "crate" || m.contains("::") {
+            continue;
+        }
+        let Some(lm) = layer_of(m) else {
+            wrong.push(format!("module {m} is in no layer: place it"));
+            continue;
+        };
+        for u in uses {
+            match layer_of(u) {
+                Some(lu) if lu < lm => {}
+                _ => wrong.push(format!("{m} uses {u}, which is not in a lower layer")),
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn the_preload_library_is_in_layers() {
+    let g = module_graph(&workspace().join("crates/preload/src"));
+    let wrong = layer_faults(&g, PRELOAD_LAYERS);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The check sees a use pointing up, and a module left out.
+    let mut bad = g.clone();
+    bad.entry("state".into())
+        .or_default()
+        .insert("route".into());
+    bad.entry("new".into()).or_default();
+    assert_eq!(layer_faults(&bad, PRELOAD_LAYERS).len(), 2);
 }
 
 /// The shared object `cargo` built beside the binary (the newer of its two

@@ -41,9 +41,11 @@ use libc::iovec;
 use shm::{Cmd, Done};
 use wire::{Family, Kind};
 
-use crate::intercept::{config, keep, tag_of, LIVE};
+use crate::classify::{keep, tag_of, Tag};
+use crate::fd;
 use crate::kernel::{read_user, spawn, sys, wake, FUTEX_WAIT_PRIVATE};
-use crate::route::{self, Tag};
+use crate::route;
+use crate::state::{config, LIVE};
 
 /// io_pgetevents' number on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl:
 /// 333; the libc crate does not name it).
@@ -683,15 +685,15 @@ fn iocb_twin(cb: &Iocb) -> Option<c_int> {
     let (write, bufs) = match cb.aio_lio_opcode {
         IOCB_CMD_PREAD | IOCB_CMD_PWRITE => (
             cb.aio_lio_opcode == IOCB_CMD_PWRITE,
-            route::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
+            fd::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
         ),
         IOCB_CMD_PREADV | IOCB_CMD_PWRITEV => (
             cb.aio_lio_opcode == IOCB_CMD_PWRITEV,
-            route::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
+            fd::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
         ),
         _ => return None,
     };
-    route::twin_for(
+    fd::twin_for(
         cb.aio_fildes as c_int,
         write,
         cb.aio_offset,
@@ -796,7 +798,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
         };
         let direct = cfg.is_some()
             && iocb_kind(cb.aio_lio_opcode).is_some()
-            && crate::intercept::is_direct(cb.aio_fildes as c_int);
+            && fd::is_direct(cb.aio_fildes as c_int);
         let twin = if direct && c.slot.is_some() {
             iocb_twin(&cb)
         } else {

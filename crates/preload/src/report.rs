@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use wire::Record;
 
-use crate::intercept::{config, LIVE};
+use crate::state::{config, BOOSTS, LIVE};
 
 static WRITTEN: AtomicBool = AtomicBool::new(false);
 
@@ -47,10 +47,7 @@ pub(crate) fn write_once() {
             .unwrap_or_default()
             .to_string(),
         counts: LIVE.snapshot(),
-        boosted: crate::route::BOOSTS
-            .lock()
-            .map(|b| b.clone())
-            .unwrap_or_default(),
+        boosted: BOOSTS.lock().map(|b| b.clone()).unwrap_or_default(),
         comm: std::fs::read_to_string("/proc/self/comm")
             .map(|c| c.trim_end().to_string())
             .unwrap_or_default(),
@@ -134,7 +131,14 @@ extern "C" fn in_child() {
     LIVE.reset();
     crate::facts::forked();
     WRITTEN.store(false, SeqCst);
+    crate::uring::forget_in_child();
     crate::route::forget_in_child();
+    // Its parent's libaio contexts are not the child's (the kernel does
+    // not share them across fork); the twin descriptors are inherited.
+    crate::aio::forget_in_child();
+    if let Ok(mut b) = BOOSTS.lock() {
+        b.clear();
+    }
 }
 
 extern "C" fn init() {
