@@ -7,7 +7,7 @@
 //! (issue 24): the program's own call on its own descriptor, or with a
 //! `--device` profile, for a positioned call the kernel's O_DIRECT would
 //! accept as it is, a second descriptor of the same file without O_DIRECT
-//! (the page cache; the profile times the command; [`twin_for`]). A call
+//! (the page cache; the profile times the command; [`crate::fd::twin_for`]). A call
 //! that fails in the kernel returns at once with its errno: no command is
 //! posted for it. A command the device fails returns EIO.
 //!
