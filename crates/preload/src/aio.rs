@@ -10,7 +10,7 @@
 //!   kernel's `struct aio_ring` (fs/aio.c), so libaio's and fio's user-space
 //!   reaping (`userspace_reap=1`: head and tail read in memory) work.
 //! - `io_submit` submits a copy of each iocb (our cookie as `aio_data`, the
-//!   page-cache twin as the descriptor where `route::twin_for` allows it,
+//!   page-cache twin as the descriptor where `fd::twin_for` allows it,
 //!   no `IOCB_FLAG_RESFD`, RWF_URGENT/RWF_BARRIER taken out) to the shadow
 //!   in one kernel call: its return is the program's, and the data moves
 //!   asynchronously with the program's own concurrency. Each accepted
@@ -678,7 +678,7 @@ fn iocb_kind(op: u16) -> Option<Kind> {
     }
 }
 
-/// The twin an iocb's data may move through (`route::twin_for`: only
+/// The twin an iocb's data may move through (`fd::twin_for`: only
 /// where that cannot change its result); `None`: the program's own
 /// descriptor (a flush always).
 fn iocb_twin(cb: &Iocb) -> Option<c_int> {
@@ -898,7 +898,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
 /// them, as a device's DMA moves O_DIRECT data during its command (posted
 /// after the copies, a batch of 16 held the device idle for ~30 us).
 /// Their iocbs are ones the kernel's O_DIRECT would accept as they are
-/// (`route::twin_for`), so the kernel refuses none of them short of
+/// (`fd::twin_for`), so the kernel refuses none of them short of
 /// running out of requests; a command posted for one it did refuse
 /// completes unseen.
 fn early_post(c: &Ctx, st: &mut State, cookies: &[u32], extras: &mut [Meta]) {

@@ -373,8 +373,9 @@ pub(crate) fn flags_changed(fd: c_int) {
 
 /// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
 /// goes, with its twin (a routed ring's descriptor is `uring::closing`'s,
-/// which the interposed calls call first: `intercept::closing`). If `fd` is a twin of ours the program closes (a
-/// program closing every descriptor), the entry it belongs to goes.
+/// which the interposed calls call first: `intercept::closing`). If `fd`
+/// is a twin of ours the program closes (a program closing every
+/// descriptor), the entry it belongs to goes.
 pub(crate) fn closing(fd: c_int) {
     let Some(e) = entry(fd) else { return };
     let old = e.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
