@@ -16,9 +16,11 @@
 //! Nothing here points: rings hold indices and the region is mapped at a
 //! different address in every process.
 
+#[cfg(not(loom))]
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
+mod sync;
+use sync::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
 
 /// Where the program finds the region: `/proc/PID/fd/N`.
 pub const ENV_SHM: &str = "CINTERRUPTS_EXEC_SHM";
@@ -32,11 +34,20 @@ pub const ENV_SHM_FD: &str = "CINTERRUPTS_EXEC_SHM_FD";
 /// Waiters at once, over every process of the program. A thread that finds
 /// none free is not routed (its I/O goes to the kernel, counted, and one
 /// line on stderr says so).
+#[cfg(not(loom))]
 pub const SLOTS: usize = 256;
+/// Under loom: two, enough for a claim to race a take-over and fall back
+/// to the other slot (tests/loom.rs).
+#[cfg(loom)]
+pub const SLOTS: usize = 2;
 /// Entries per ring: the most requests one waiter may have in flight (a
 /// libaio context with more gets EAGAIN for the rest, as from a full
 /// kernel context).
+#[cfg(not(loom))]
 pub const RING: u32 = 1024;
+/// Under loom: two, so that three commands wrap both rings (tests/loom.rs).
+#[cfg(loom)]
+pub const RING: u32 = 2;
 
 const MAGIC: u64 = 0x6369_6e74_6578_6563; // "cintexec"
 /// The value the preload library passes as the sixth argument of its own
@@ -78,6 +89,7 @@ pub struct Done {
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct Entry {
     cookie: AtomicU32,
     /// write | critical << 1 | polled << 2 | marks << 8.
@@ -88,6 +100,7 @@ struct Entry {
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct DoneEntry {
     cookie: AtomicU32,
     result: AtomicI32,
@@ -96,6 +109,7 @@ struct DoneEntry {
 
 /// One waiter's queues and futex word.
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 pub struct Slot {
     state: AtomicU32,
     pid: AtomicU32,
@@ -117,9 +131,13 @@ pub struct Slot {
     _pad: u32,
     sq: [Entry; RING as usize],
     cq: [DoneEntry; RING as usize],
+    /// Under loom, the kernel's futex queue for `futex`.
+    #[cfg(loom)]
+    futex_queue: sync::FutexQueue,
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct Header {
     magic: AtomicU64,
     /// One past the highest slot ever claimed: the device scans no further.
@@ -146,6 +164,7 @@ fn region_len() -> usize {
     header_len() + SLOTS * std::mem::size_of::<Slot>()
 }
 
+#[cfg(not(loom))]
 fn map(fd: libc::c_int, len: usize) -> io::Result<*mut u8> {
     // SAFETY: a fresh shared mapping of a file we hold open.
     let p = unsafe {
@@ -164,6 +183,7 @@ fn map(fd: libc::c_int, len: usize) -> io::Result<*mut u8> {
     Ok(p as *mut u8)
 }
 
+#[cfg(not(loom))]
 impl Region {
     /// The exec side: a new zeroed region in a memfd (close-on-exec: the
     /// program opens it by path), and the descriptor.
@@ -250,7 +270,41 @@ impl Region {
         }
         Ok(r)
     }
+}
 
+/// Under loom: a region of loom's atomics on the heap (zeroed memory is no
+/// loom atomic), for the models in tests/loom.rs; one process, each of its
+/// loom threads standing for a process or thread of the real protocol.
+#[cfg(loom)]
+impl Region {
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len, 64).expect("a region's layout")
+    }
+
+    /// A new region: every slot free, every ring empty.
+    pub fn model() -> Region {
+        assert!(std::mem::align_of::<Slot>() <= 64 && std::mem::align_of::<Header>() <= 64);
+        // SAFETY: a fresh allocation of the region's size, then each header
+        // and slot written in place at the offsets `header` and `slot` read.
+        unsafe {
+            let base = std::alloc::alloc(Region::layout(region_len()));
+            assert!(!base.is_null(), "out of memory");
+            (base as *mut Header).write(Header::default());
+            for i in 0..SLOTS {
+                let at = base.add(header_len() + i * std::mem::size_of::<Slot>());
+                (at as *mut Slot).write(Slot::default());
+            }
+            let r = Region {
+                base,
+                len: region_len(),
+            };
+            r.header().magic.store(MAGIC, SeqCst);
+            r
+        }
+    }
+}
+
+impl Region {
     fn header(&self) -> &Header {
         // SAFETY: the region starts with a header, and zeroed atomics are valid.
         unsafe { &*(self.base as *const Header) }
@@ -292,6 +346,7 @@ impl Region {
     }
 }
 
+#[cfg(not(loom))]
 impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: our own mapping.
@@ -299,10 +354,42 @@ impl Drop for Region {
     }
 }
 
+#[cfg(loom)]
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: the header and slots `Region::model` wrote, dropped once.
+        unsafe {
+            std::ptr::drop_in_place(self.base as *mut Header);
+            for i in 0..SLOTS {
+                std::ptr::drop_in_place(self.slot(i) as *const Slot as *mut Slot);
+            }
+            std::alloc::dealloc(self.base, Region::layout(self.len));
+        }
+    }
+}
+
+#[cfg(not(loom))]
 fn futex(word: &AtomicU32, op: libc::c_int, val: u32, timeout: *const libc::timespec) -> i64 {
     // SAFETY: a futex call on a word of shared memory we map; the kernel
     // validates the rest.
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, timeout, 0, 0) }
+}
+
+/// Under loom: the futex call on the model of the kernel's queue
+/// ([`sync::FutexQueue`]); the timeout is not modelled.
+#[cfg(loom)]
+fn futex(word: &AtomicU32, op: libc::c_int, val: u32, _timeout: *const libc::timespec) -> i64 {
+    // SAFETY: every futex word is a slot's `futex` field (wait and wake
+    // pass `&self.futex`), so the slot starts that many bytes before it.
+    let slot = unsafe {
+        &*((word as *const AtomicU32 as *const u8).sub(std::mem::offset_of!(Slot, futex))
+            as *const Slot)
+    };
+    match op & libc::FUTEX_CMD_MASK {
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => slot.futex_queue.wait(word, val),
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => slot.futex_queue.wake(),
+        other => panic!("futex op {other} is not modelled under loom"),
+    }
 }
 
 impl Slot {
@@ -489,7 +576,7 @@ impl Slot {
     /// [`Slot::fetched`] with how many it took.
     pub fn peek(&self, max: usize, out: &mut Vec<Cmd>) {
         let head = self.sq_head.load(Relaxed);
-        let tail = self.sq_tail.load(Acquire);
+        let tail = self.sq_tail.load(sync::DOORBELL_READ);
         let n = (tail.wrapping_sub(head) as usize).min(max);
         for k in 0..n as u32 {
             let e = &self.sq[(head.wrapping_add(k) % RING) as usize];
@@ -543,7 +630,7 @@ impl Slot {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
