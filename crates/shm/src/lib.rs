@@ -335,7 +335,7 @@ impl Region {
                 .state
                 .compare_exchange(FREE, CLAIMED, AcqRel, Relaxed)
                 .is_ok()
-                || (s.reclaimable() && s.take_over());
+                || s.reclaimable().is_some_and(|dead| s.take_over(dead));
             if taken {
                 s.reset(pid);
                 self.header().high.fetch_max(i as u32 + 1, AcqRel);
@@ -406,23 +406,27 @@ impl Slot {
         self.cq_head.store(cq, Release);
     }
 
-    /// Claimed by a process that no longer exists, with nothing in flight.
-    fn reclaimable(&self) -> bool {
+    /// The pid of the process that no longer exists and claimed the slot,
+    /// if nothing of it is in flight.
+    fn reclaimable(&self) -> Option<u32> {
         if self.state.load(Acquire) != CLAIMED {
-            return false;
+            return None;
         }
         let pid = self.pid.load(Acquire);
         // SAFETY: signal 0 only checks the process exists.
         let dead = pid != 0
             && unsafe { libc::kill(pid as libc::pid_t, 0) } != 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        dead && self.posted.load(Acquire) == self.delivered.load(Acquire)
+        (dead && self.posted.load(Acquire) == self.delivered.load(Acquire)).then_some(pid)
     }
 
-    fn take_over(&self) -> bool {
-        let pid = self.pid.load(Acquire);
-        // The one that swaps the dead pid for 0 takes it.
-        self.pid.compare_exchange(pid, 0, AcqRel, Relaxed).is_ok()
+    /// Takes the slot of `dead` (as [`Slot::reclaimable`] found it): the
+    /// one claim that swaps that pid for 0 takes it. Not the pid read again
+    /// here: by then another claim may have swapped it for 0 or its own,
+    /// and both would take the slot (the loom model
+    /// `two_claims_race_to_take_over_a_dead_process_slot`).
+    fn take_over(&self, dead: u32) -> bool {
+        self.pid.compare_exchange(dead, 0, AcqRel, Relaxed).is_ok()
     }
 
     /// Gives the slot back if nothing is in flight; otherwise it stays with
@@ -430,6 +434,12 @@ impl Slot {
     /// delivered everything).
     pub fn release(&self) {
         if self.posted.load(Acquire) == self.delivered.load(Acquire) {
+            // A free slot names no process: else a claim that finds it
+            // claimed again (by another claim, before that claim's reset)
+            // under the pid of this process, dead by then, would take it
+            // too (the loom model
+            // `a_claim_of_a_released_slot_races_a_take_over`).
+            self.pid.store(0, Relaxed);
             self.state.store(FREE, Release);
         }
     }

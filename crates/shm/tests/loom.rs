@@ -15,9 +15,9 @@
 //!   RUSTFLAGS="--cfg loom --cfg loom_seeded_bug" ... --test loom
 #![cfg(loom)]
 
-use loom::sync::Arc;
 use loom::thread;
 use shm::{Cmd, Done, Region, Slot, RING};
+use std::sync::Arc;
 
 /// Preemptions per execution unless `LOOM_MAX_PREEMPTIONS` says otherwise:
 /// loom's advice for models this size (its README: 2-3 finds most bugs and
