@@ -20,6 +20,8 @@
 use std::ffi::CString;
 use std::io;
 mod sync;
+#[cfg(loom)]
+pub use sync::with_seeded_bug;
 use sync::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
 
 /// Where the program finds the region: `/proc/PID/fd/N`.
@@ -458,9 +460,19 @@ impl Slot {
     // ---- the program's side ----
 
     /// Posts `cmd`; `false` if the waiter already has [`RING`] commands in
-    /// flight.
+    /// flight or completed and not taken.
     pub fn post(&self, cmd: Cmd) -> bool {
-        if self.in_flight() >= u64::from(RING) {
+        // Completions not taken hold room too: `deliver` writes the
+        // completion ring without looking at its head, and would overwrite
+        // them (the loom model a_round_trip_wraps_both_rings_and_loses_nothing).
+        // The kernel's aio counts its completion ring so (fs/aio.c,
+        // refill_reqs_available: a slot is free once the program reaped it).
+        if self
+            .sq_tail
+            .load(Relaxed)
+            .wrapping_sub(self.cq_head.load(Acquire))
+            >= RING
+        {
             return false;
         }
         let tail = self.sq_tail.load(Relaxed);
@@ -586,7 +598,7 @@ impl Slot {
     /// [`Slot::fetched`] with how many it took.
     pub fn peek(&self, max: usize, out: &mut Vec<Cmd>) {
         let head = self.sq_head.load(Relaxed);
-        let tail = self.sq_tail.load(sync::DOORBELL_READ);
+        let tail = self.sq_tail.load(sync::doorbell_read());
         let n = (tail.wrapping_sub(head) as usize).min(max);
         for k in 0..n as u32 {
             let e = &self.sq[(head.wrapping_add(k) % RING) as usize];
@@ -726,6 +738,32 @@ mod tests {
             assert!(s.post(cmd(c)));
         }
         assert!(!s.post(cmd(RING)));
+    }
+
+    #[test]
+    fn a_completion_not_taken_holds_its_room_in_the_ring() {
+        let (r, _fd) = Region::create().unwrap();
+        let s = r.slot(r.claim(1).unwrap());
+        for c in 0..RING {
+            assert!(s.post(cmd(c)));
+        }
+        let mut cmds = vec![];
+        s.peek(RING as usize, &mut cmds);
+        s.fetched(cmds.len());
+        let done: Vec<Done> = cmds
+            .iter()
+            .map(|c| Done {
+                cookie: c.cookie,
+                result: 0,
+                error: false,
+            })
+            .collect();
+        s.deliver(&done);
+        assert_eq!(s.in_flight(), 0);
+        assert!(!s.post(cmd(RING)), "its completion would overwrite one");
+        assert_eq!(s.take_one().map(|d| d.cookie), Some(0));
+        assert!(s.post(cmd(RING)), "room once one is taken");
+        assert!(!s.post(cmd(RING + 1)));
     }
 
     #[test]

@@ -13,17 +13,48 @@ pub(crate) use seqcst::{AtomicI32, AtomicU32, AtomicU64};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
-/// How the device reads the submission ring's tail (the doorbell
-/// [`crate::Slot::post`] stores with Release after the entry): Acquire, so
-/// the entry's fields are read after they were written. A build with
-/// `--cfg loom_seeded_bug` reads it Relaxed, the seeded ordering bug the
-/// loom model `a_post_races_the_devices_peek_and_fetch` must catch (a
-/// command seen with the ring's old contents).
-pub(crate) const DOORBELL_READ: Ordering = if cfg!(all(loom, loom_seeded_bug)) {
-    Ordering::Relaxed
-} else {
+/// How the device reads the submission ring's tail, the doorbell
+/// [`crate::Slot::post`] stores with Release after the entry: Acquire, so
+/// the entry's fields are read after they were written.
+#[cfg(not(loom))]
+#[inline(always)]
+pub(crate) fn doorbell_read() -> Ordering {
     Ordering::Acquire
-};
+}
+
+/// Under loom: Acquire, or Relaxed inside [`with_seeded_bug`].
+#[cfg(loom)]
+pub(crate) fn doorbell_read() -> Ordering {
+    if SEEDED.with(std::cell::Cell::get) {
+        Ordering::Relaxed
+    } else {
+        Ordering::Acquire
+    }
+}
+
+#[cfg(loom)]
+std::thread_local! {
+    static SEEDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Under loom: runs `model` with the seeded ordering bug, the device
+/// reading the doorbell Relaxed, which the model
+/// `a_post_races_the_devices_peek_and_fetch` must catch (a command seen
+/// with the ring's old contents). A thread-local of the test's thread:
+/// loom runs every thread of a model on it, and tests that run beside it
+/// keep the right ordering.
+#[cfg(loom)]
+pub fn with_seeded_bug<R>(model: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SEEDED.with(|s| s.set(false));
+        }
+    }
+    SEEDED.with(|s| s.set(true));
+    let _reset = Reset;
+    model()
+}
 
 /// The kernel's futex for one word, as the models see it. FUTEX_WAIT
 /// blocks only if the word still holds the value the caller saw, checked
