@@ -246,6 +246,56 @@ fn a_waiter_for_two_is_woken_once_both_are_delivered() {
     waiter_model(2);
 }
 
+/// As exec runs it: the device's thread fetches and hands each command to
+/// the interrupt handler's thread (exec's queue pair, here a channel),
+/// which delivers and wakes; the program posts all three, then waits and
+/// takes, sleeping whenever nothing is ready.
+#[test]
+fn the_device_and_the_handler_on_two_threads_lose_nothing() {
+    check(|| {
+        let r = Arc::new(Region::model());
+        let i = r.claim(me()).expect("a free slot");
+        let (to_handler, handler_in) = loom::sync::mpsc::channel::<Cmd>();
+        let device = {
+            let r = r.clone();
+            thread::spawn(move || {
+                let s = r.slot(i);
+                let mut batch = vec![];
+                let mut fetched = 0;
+                while fetched < RING {
+                    if let Some(c) = fetch_one(s, &mut batch) {
+                        fetched += 1;
+                        assert_eq!(c, cmd(fetched), "command {fetched} seen once, in order");
+                        to_handler.send(c).unwrap();
+                    }
+                }
+            })
+        };
+        let handler = {
+            let r = r.clone();
+            thread::spawn(move || {
+                for _ in 0..RING {
+                    complete(r.slot(i), &handler_in.recv().unwrap());
+                }
+            })
+        };
+        let s = r.slot(i);
+        for c in 1..=RING {
+            assert!(s.post(cmd(c)));
+        }
+        let mut got = vec![];
+        while got.len() < RING as usize {
+            assert!(s.wait(1, None));
+            s.take(RING as usize, &mut got);
+        }
+        let want: Vec<Done> = (1..=RING).map(|c| done(&cmd(c))).collect();
+        assert_eq!(got, want, "each completion taken once, in order");
+        device.join().unwrap();
+        handler.join().unwrap();
+        assert_eq!((s.in_flight(), s.ready()), (0, 0));
+    });
+}
+
 /// Two claims at once while slot 0 is `setup`'s: each must get its own.
 fn two_claims(setup: fn(&Region)) {
     check(move || {
