@@ -133,9 +133,6 @@ pub struct Slot {
     _pad: u32,
     sq: [Entry; RING as usize],
     cq: [DoneEntry; RING as usize],
-    /// Under loom, the kernel's futex queue for `futex`.
-    #[cfg(loom)]
-    futex_queue: sync::FutexQueue,
 }
 
 #[repr(C)]
@@ -377,19 +374,13 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32, timeout: *const libc::time
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, timeout, 0, 0) }
 }
 
-/// Under loom: the futex call on the model of the kernel's queue
-/// ([`sync::FutexQueue`]); the timeout is not modelled.
+/// Under loom: the futex call on loom's model of the kernel's
+/// (`sync::futex_wait`); the timeout is not modelled.
 #[cfg(loom)]
 fn futex(word: &AtomicU32, op: libc::c_int, val: u32, _timeout: *const libc::timespec) -> i64 {
-    // SAFETY: every futex word is a slot's `futex` field (wait and wake
-    // pass `&self.futex`), so the slot starts that many bytes before it.
-    let slot = unsafe {
-        &*((word as *const AtomicU32 as *const u8).sub(std::mem::offset_of!(Slot, futex))
-            as *const Slot)
-    };
     match op & libc::FUTEX_CMD_MASK {
-        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => slot.futex_queue.wait(word, val),
-        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => slot.futex_queue.wake(),
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => sync::futex_wait(word, val),
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => sync::futex_wake(),
         other => panic!("futex op {other} is not modelled under loom"),
     }
 }

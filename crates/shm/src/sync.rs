@@ -3,7 +3,7 @@
 //! interleaving (and every value a relaxed load may return) of the models
 //! in `tests/loom.rs` (the crate's README, "Model checking").
 //!
-//! Under loom the futex is modelled too ([`FutexQueue`]): a system call
+//! Under loom the futex is modelled too ([`futex_wait`]): a system call
 //! cannot block a loom thread.
 
 #[cfg(loom)]
@@ -56,54 +56,55 @@ pub fn with_seeded_bug<R>(model: impl FnOnce() -> R) -> R {
     model()
 }
 
-/// The kernel's futex for one word, as the models see it. FUTEX_WAIT
-/// blocks only if the word still holds the value the caller saw, checked
-/// atomically with respect to FUTEX_WAKE: the kernel reads the word under
-/// the word's hash-bucket lock, which the waker takes too (Linux
+/// The kernel's futex, as the models see it. FUTEX_WAIT blocks only if
+/// the word still holds the value the caller saw, checked atomically with
+/// respect to FUTEX_WAKE: the kernel reads the word under the word's
+/// hash-bucket lock, which the waker takes too (Linux
 /// kernel/futex/waitwake.c, v6.x, the comment in `futex_wait_setup`: "the
 /// basic logical guarantee of a futex is that it blocks ONLY if cond(var)
 /// is known to be true at the time of blocking"). Here that lock is a loom
 /// mutex, the sleep a loom condition variable. A lost wake-up leaves the
 /// waiter blocked for ever, which loom reports as a deadlock.
 ///
-/// Not modelled (README, "Model checking"): the timeout (a timed wait
-/// never times out here), EINTR, and waking N rather than all.
+/// One bucket for every word (a hash table of one bucket), so a wake of
+/// one word wakes the sleepers on every word: a spurious wake-up for the
+/// others, which the futex(2) man page says callers must expect anyway;
+/// the models so check a superset of what the kernel does. Waking N
+/// rather than all, the timeout (a timed wait never times out here) and
+/// EINTR are not modelled (README, "Model checking").
 #[cfg(loom)]
-pub(crate) struct FutexQueue {
-    bucket: loom::sync::Mutex<()>,
+struct FutexBucket {
+    lock: loom::sync::Mutex<()>,
     sleepers: loom::sync::Condvar,
 }
 
 #[cfg(loom)]
-impl Default for FutexQueue {
-    fn default() -> Self {
-        FutexQueue {
-            bucket: loom::sync::Mutex::new(()),
-            sleepers: loom::sync::Condvar::new(),
-        }
-    }
+loom::lazy_static! {
+    static ref BUCKET: FutexBucket = FutexBucket {
+        lock: loom::sync::Mutex::new(()),
+        sleepers: loom::sync::Condvar::new(),
+    };
 }
 
+/// FUTEX_WAIT: -1 (EAGAIN) if `word` no longer holds `val`, else sleeps
+/// until a [`futex_wake`]; 0.
 #[cfg(loom)]
-impl FutexQueue {
-    /// FUTEX_WAIT: -1 (EAGAIN) if `word` no longer holds `val`, else sleeps
-    /// until a [`FutexQueue::wake`]; 0.
-    pub(crate) fn wait(&self, word: &AtomicU32, val: u32) -> i64 {
-        let held = self.bucket.lock().expect("futex bucket");
-        // Under the bucket's lock, as futex_wait_setup reads it.
-        if word.load(Ordering::SeqCst) != val {
-            return -1;
-        }
-        drop(self.sleepers.wait(held).expect("futex bucket"));
-        0
+pub(crate) fn futex_wait(word: &AtomicU32, val: u32) -> i64 {
+    let held = BUCKET.lock.lock().expect("futex bucket");
+    // Under the bucket's lock, as futex_wait_setup reads it.
+    if word.load(Ordering::SeqCst) != val {
+        return -1;
     }
+    drop(BUCKET.sleepers.wait(held).expect("futex bucket"));
+    0
+}
 
-    /// FUTEX_WAKE of every sleeper.
-    pub(crate) fn wake(&self) -> i64 {
-        let _held = self.bucket.lock().expect("futex bucket");
-        self.sleepers.notify_all();
-        0
-    }
+/// FUTEX_WAKE of every sleeper.
+#[cfg(loom)]
+pub(crate) fn futex_wake() -> i64 {
+    let _held = BUCKET.lock.lock().expect("futex bucket");
+    BUCKET.sleepers.notify_all();
+    0
 }
 
 /// loom's atomics with SeqCst kept. loom takes a SeqCst access as AcqRel
