@@ -9,7 +9,8 @@
 //!   `super::` path and path into a child module, outside `#[cfg(test)]`
 //!   code and comments, a root's re-export counting as its defining module;
 //! - the preload library, loaded into every program `exec` runs, carries
-//!   none of the emulator's device, driver or run code.
+//!   none of the emulator's or exec's code, and its build (`cargo tree`)
+//!   none of io-uring, plotters, toml or tempfile (issue 38 item 1).
 //!
 //! It lives in the binary's crate because the binary is the one crate that
 //! sees every other. `cargo test -p cinterrupts --test layers -- --nocapture`
@@ -30,6 +31,10 @@ const CRATES: &[(&str, &[&str])] = &[
     ("traces", &[]),
     ("jobs", &["policy"]),
     ("host", &["policy"]),
+    // What exec and the preload library share (issue 38 item 1): the
+    // configuration, marking rules, counters and record, the scheduling
+    // and timer calls of the program's threads (emu's job threads too).
+    ("wire", &["host", "jobs", "policy", "shm"]),
     ("report", &["policy"]),
     // Results kept by key for the experiments (issue 28): canonical keys,
     // a directory of result files, shards.
@@ -43,16 +48,20 @@ const CRATES: &[(&str, &[&str])] = &[
             "apps", "host", "jobs", "policy", "report", "service", "traces",
         ],
     ),
-    ("emu", &["host", "jobs", "policy", "report", "service"]),
-    ("exec", &["emu", "host", "jobs", "policy", "report", "shm"]),
+    (
+        "emu",
+        &["host", "jobs", "policy", "report", "service", "wire"],
+    ),
+    (
+        "exec",
+        &["emu", "host", "jobs", "policy", "report", "shm", "wire"],
+    ),
     // Records a live kernel's block events (tracefs), depends on none of ours.
     ("capture", &[]),
     // The preload library: a cdylib loaded into the program under `exec`.
-    // It uses emu for the hybrid-polling timer and scheduling calls
-    // (`emu::sys`) and `emu::Boost` (`emu::config`), and exec uses emu:
-    // issue 26 item 5 wants it free of emu; `the_preload_library_carries_no_emulator`
-    // holds the line at what it takes today.
-    ("preload", &["emu", "exec", "host", "jobs", "policy", "shm"]),
+    // It takes what it shares with exec from `wire`, never emu or exec
+    // (issue 38 item 1; `the_preload_library_carries_no_emulator`).
+    ("preload", &["host", "jobs", "policy", "shm", "wire"]),
     // Experiments over the front ends.
     (
         "repro",
@@ -105,25 +114,24 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     // anyone's work. Each is two or a few modules sharing types both ways.
     // `jobs::marks` takes `Job`, `Job` holds `marks::DefaultMarks`.
     ("jobs", &["job", "marks"]),
-    // `exec::config` holds `marks::Rule`s, `marks` uses `config::Mark`.
-    ("exec", &["config", "marks"]),
-    // The preload library's interposed calls, its libaio and io_uring
-    // answers, routing and the record at exit call each other: `aio` and
-    // `uring` take the classification (`intercept::tag_of`, `config`,
-    // `LIVE`) and routing from the entry points that call them (issue 25
-    // added `uring` beside `aio`; a classification module below both is
-    // the way out).
-    ("preload", &["aio", "intercept", "report", "route", "uring"]),
     // `repro::app` runs `xval` as one of its experiments, `xval` uses
     // `app`'s runs and claims.
     ("repro", &["app", "xval"]),
 ];
 
-/// The emulator's modules the preload library may carry (all leaves of
-/// `emu/tests/layers.rs`' bottom layers): today `sys` (`HybridTimer`, the
-/// scheduling calls) and `config` (`Boost`). Never the device, the driver,
-/// the queue pair, the workers, the run or a backend.
-const EMU_IN_PRELOAD: &[&str] = &["config", "sys"];
+/// The preload library's layers, bottom first (issue 38 item 1; its
+/// `lib.rs` says what each holds): a module uses only modules of lower
+/// layers, so the global state and the classification never reach up
+/// into an interface, nor an interface into the interposed symbols.
+const PRELOAD_LAYERS: &[&[&str]] = &[
+    &["kernel", "state", "facts"],
+    &["classify"],
+    &["fd"],
+    &["route"],
+    &["blocking", "aio", "uring"],
+    &["report"],
+    &["intercept"],
+];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
@@ -594,6 +602,44 @@ fn no_crate_has_a_module_cycle_but_the_known_ones() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// What is wrong with a crate's module graph `g` against `layers` (bottom
+/// first): a use of a module of the same or a higher layer, or a top
+/// module not in any layer.
+fn layer_faults(g: &Graph, layers: &[&[&str]]) -> Vec<String> {
+    let layer_of = |m: &str| layers.iter().position(|l| l.contains(&m));
+    let mut wrong = Vec::new();
+    for (m, uses) in g {
+        if m == "crate" || m.contains("::") {
+            continue;
+        }
+        let Some(lm) = layer_of(m) else {
+            wrong.push(format!("module {m} is in no layer: place it"));
+            continue;
+        };
+        for u in uses {
+            match layer_of(u) {
+                Some(lu) if lu < lm => {}
+                _ => wrong.push(format!("{m} uses {u}, which is not in a lower layer")),
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn the_preload_library_is_in_layers() {
+    let g = module_graph(&workspace().join("crates/preload/src"));
+    let wrong = layer_faults(&g, PRELOAD_LAYERS);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The check sees a use pointing up, and a module left out.
+    let mut bad = g.clone();
+    bad.entry("state".into())
+        .or_default()
+        .insert("route".into());
+    bad.entry("new".into()).or_default();
+    assert_eq!(layer_faults(&bad, PRELOAD_LAYERS).len(), 2);
+}
+
 /// The shared object `cargo` built beside the binary (the newer of its two
 /// places, as `exec::find_preload` takes it).
 fn preload_library() -> PathBuf {
@@ -682,17 +728,16 @@ fn modules_in(symbols: &[String], krate: &str) -> BTreeSet<String> {
 fn the_preload_library_carries_no_emulator() {
     let lib = preload_library();
     let symbols = defined_symbols(&std::fs::read(&lib).unwrap());
-    let emu = modules_in(&symbols, "emu");
-    eprintln!("emu's modules in {}: {emu:?}", lib.display());
-    let extra: Vec<&String> = emu
-        .iter()
-        .filter(|m| !EMU_IN_PRELOAD.contains(&m.as_str()))
-        .collect();
-    assert!(
-        extra.is_empty(),
-        "{} carries emu's {extra:?}: the preload library must not link the emulator",
-        lib.display()
-    );
+    // None of emu's modules (issue 38 item 1: what the library shared with
+    // emu, the boost and the hybrid timer, is `wire`'s), nor exec's.
+    for krate in ["emu", "exec"] {
+        let found = modules_in(&symbols, krate);
+        assert!(
+            found.is_empty(),
+            "{} carries {krate}'s {found:?}: the preload library must link neither the emulator nor exec",
+            lib.display()
+        );
+    }
     // Nor the io_uring crate the emulator's file backend runs on.
     assert!(
         modules_in(&symbols, "io_uring").is_empty(),
@@ -705,6 +750,54 @@ fn the_preload_library_carries_no_emulator() {
         "no symbol of shm::Slot in {}: is it stripped?",
         lib.display()
     );
+}
+
+/// The package names `cargo tree` prints for `package` (its default
+/// edges: normal, build, and the package's own dev-dependencies).
+fn tree_names(package: &str) -> BTreeSet<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--prefix", "none", "-p", package])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect()
+}
+
+/// Issue 38 item 1: `cargo tree -p cinterrupts-preload` lists neither emu
+/// nor exec, nor what they build (the emulator's io-uring, the reports'
+/// plotters, the configuration files' toml, exec's tempfile).
+#[test]
+fn the_preload_library_builds_neither_the_emulator_nor_exec() {
+    let needs = tree_names("cinterrupts-preload");
+    assert!(
+        needs.contains("cinterrupts-wire") && needs.contains("libc"),
+        "cargo tree -p cinterrupts-preload misread: {needs:?}"
+    );
+    let heavy = [
+        "cinterrupts-emu",
+        "cinterrupts-exec",
+        "cinterrupts-report",
+        "io-uring",
+        "plotters",
+        "toml",
+        "tempfile",
+    ];
+    let found: Vec<&str> = heavy.into_iter().filter(|h| needs.contains(*h)).collect();
+    assert!(
+        found.is_empty(),
+        "cinterrupts-preload builds {found:?} (cargo tree); it must take what it shares with exec from wire"
+    );
+    // The check reads names: exec's own tree has what preload's must not.
+    assert!(tree_names("cinterrupts-exec").contains("tempfile"));
 }
 
 #[test]

@@ -94,53 +94,9 @@ impl Default for EmuConfig {
     }
 }
 
-/// FastResponse's critical wake-up boost (FR 3.5, Algorithm 1: a critical
-/// task's wake-up preempts the running task) on this machine's own kernel,
-/// for the threads of jobs with `critical=1`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Boost {
-    /// Every job thread is a plain SCHED_OTHER task.
-    #[default]
-    None,
-    /// EEVDF's custom slice (`sched_setattr`, `sched_runtime` =
-    /// `sys::SLICE_MIN`, 0.1 ms): still a fair-class task, so it
-    /// cannot starve the others, as FR's guard intends; it preempts at
-    /// wake-up through its earlier deadline.
-    Slice,
-    /// SCHED_FIFO priority 1: preempts every normal task at once, and
-    /// could starve them (the handler threads run at priority 50, above).
-    Fifo,
-}
-
-impl Boost {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Boost::None => "none",
-            Boost::Slice => "slice",
-            Boost::Fifo => "fifo",
-        }
-    }
-
-    /// Gives the calling thread this boost (`none` does nothing): the one
-    /// way `run`'s job threads and `exec`'s program threads get it.
-    pub fn apply(self) -> std::io::Result<()> {
-        match self {
-            Boost::None => Ok(()),
-            Boost::Slice => crate::sys::set_slice(crate::sys::SLICE_MIN),
-            Boost::Fifo => crate::sys::set_fifo(1),
-        }
-    }
-
-    /// `none`, `slice` or `fifo`.
-    pub fn parse(s: &str) -> Option<Boost> {
-        match s {
-            "none" => Some(Boost::None),
-            "slice" => Some(Boost::Slice),
-            "fifo" => Some(Boost::Fifo),
-            _ => None,
-        }
-    }
-}
+/// FastResponse's critical wake-up boost: `wire`'s (issue 38 item 1), which
+/// the preload library's threads take too.
+pub use wire::sys::Boost;
 
 /// How an interrupt reaches the target core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,9 +26,10 @@ use emu::{
     Clock, Delivered, Delivery, DeviceConfig, DeviceHandle, Driver, DriverConfig, Inboxes, Ingress,
     QueuePair, Recording, Request,
 };
-use policy::{Marks, Nanos, PolicySpec};
+use policy::{Nanos, PolicySpec};
 use serde::Serialize;
 use shm::{Cmd, Done, Region, SLOTS};
+use wire::marks_from_bits;
 
 /// At most this many commands of one waiter are fetched per pass, so one
 /// deep libaio context does not hold the others back for a whole pass.
@@ -173,19 +174,6 @@ pub struct BlockNote {
     /// Mean block-layer wait (submit to first dispatch, FR's T_Blk) over
     /// every request, ns.
     pub t_blk_mean_ns: u64,
-}
-
-/// Marks as a command in the shared rings carries them: bit 0 Urgent,
-/// bit 1 Barrier (the CID's bits, TOS 4.2.1).
-pub fn marks_bits(m: Marks) -> u8 {
-    u8::from(m.urgent) | u8::from(m.barrier) << 1
-}
-
-pub fn marks_from_bits(b: u8) -> Marks {
-    Marks {
-        urgent: b & 1 != 0,
-        barrier: b & 2 != 0,
-    }
 }
 
 struct SlotIngress {

@@ -17,7 +17,7 @@ use crate::config::{
 };
 use crate::counts::Counts;
 use crate::marks::Rule;
-use crate::record::Record;
+use crate::record::{NotRoutedOf, Record};
 use crate::route::{RouteOptions, Routed, Router};
 use crate::stage::{StageOptions, StageReport};
 use crate::watch::NotRouted;

@@ -63,7 +63,7 @@ pub mod virtio;
 
 pub use burst::DeltaRule;
 pub use catalogue::{build, describe, Settings, SpecError};
-pub use marks::Marks;
+pub use marks::{ByMark, Marks};
 pub use options::{PolicySpec, Value};
 pub use time::{format_nanos, Nanos, MS, SEC, US};
 

@@ -84,6 +84,37 @@ impl fmt::Display for Marks {
     }
 }
 
+/// Requests by mark: TOS 4.1.1, both bits count as Urgent on the device.
+/// The reports' type (`report::ByMark` re-exports it) and the preload
+/// library's counters' (`wire::Counts`), here so that neither needs the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ByMark {
+    pub urgent: u64,
+    pub barrier: u64,
+    pub unmarked: u64,
+}
+
+impl ByMark {
+    pub fn total(&self) -> u64 {
+        self.urgent + self.barrier + self.unmarked
+    }
+
+    /// One request with these bits (TOS 4.1.1: both count as Urgent).
+    pub fn count(&mut self, urgent: bool, barrier: bool) {
+        match (urgent, barrier) {
+            (true, _) => self.urgent += 1,
+            (false, true) => self.barrier += 1,
+            (false, false) => self.unmarked += 1,
+        }
+    }
+
+    pub fn add(&mut self, o: &ByMark) {
+        self.urgent += o.urgent;
+        self.barrier += o.barrier;
+        self.unmarked += o.unmarked;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

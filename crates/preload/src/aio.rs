@@ -10,7 +10,7 @@
 //!   kernel's `struct aio_ring` (fs/aio.c), so libaio's and fio's user-space
 //!   reaping (`userspace_reap=1`: head and tail read in memory) work.
 //! - `io_submit` submits a copy of each iocb (our cookie as `aio_data`, the
-//!   page-cache twin as the descriptor where `route::twin_for` allows it,
+//!   page-cache twin as the descriptor where `fd::twin_for` allows it,
 //!   no `IOCB_FLAG_RESFD`, RWF_URGENT/RWF_BARRIER taken out) to the shadow
 //!   in one kernel call: its return is the program's, and the data moves
 //!   asynchronously with the program's own concurrency. Each accepted
@@ -36,14 +36,16 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use exec::{Family, Kind};
 use jobs::Call;
 use libc::iovec;
 use shm::{Cmd, Done};
+use wire::{Family, Kind};
 
-use crate::intercept::{config, keep, tag_of, LIVE};
+use crate::classify::{keep, tag_of, Tag};
+use crate::fd;
 use crate::kernel::{read_user, spawn, sys, wake, FUTEX_WAIT_PRIVATE};
-use crate::route::{self, Tag};
+use crate::route;
+use crate::state::{config, LIVE};
 
 /// io_pgetevents' number on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl:
 /// 333; the libc crate does not name it).
@@ -676,22 +678,22 @@ fn iocb_kind(op: u16) -> Option<Kind> {
     }
 }
 
-/// The twin an iocb's data may move through (`route::twin_for`: only
+/// The twin an iocb's data may move through (`fd::twin_for`: only
 /// where that cannot change its result); `None`: the program's own
 /// descriptor (a flush always).
 fn iocb_twin(cb: &Iocb) -> Option<c_int> {
     let (write, bufs) = match cb.aio_lio_opcode {
         IOCB_CMD_PREAD | IOCB_CMD_PWRITE => (
             cb.aio_lio_opcode == IOCB_CMD_PWRITE,
-            route::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
+            fd::Bufs::One(cb.aio_buf as usize, cb.aio_nbytes as usize),
         ),
         IOCB_CMD_PREADV | IOCB_CMD_PWRITEV => (
             cb.aio_lio_opcode == IOCB_CMD_PWRITEV,
-            route::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
+            fd::Bufs::Vec(cb.aio_buf as *const iovec, cb.aio_nbytes as c_int),
         ),
         _ => return None,
     };
-    route::twin_for(
+    fd::twin_for(
         cb.aio_fildes as c_int,
         write,
         cb.aio_offset,
@@ -796,7 +798,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
         };
         let direct = cfg.is_some()
             && iocb_kind(cb.aio_lio_opcode).is_some()
-            && crate::intercept::is_direct(cb.aio_fildes as c_int);
+            && fd::is_direct(cb.aio_fildes as c_int);
         let twin = if direct && c.slot.is_some() {
             iocb_twin(&cb)
         } else {
@@ -896,7 +898,7 @@ pub(crate) fn submit(id: u64, nr: c_long, iocbpp: *mut *mut Iocb) -> i64 {
 /// them, as a device's DMA moves O_DIRECT data during its command (posted
 /// after the copies, a batch of 16 held the device idle for ~30 us).
 /// Their iocbs are ones the kernel's O_DIRECT would accept as they are
-/// (`route::twin_for`), so the kernel refuses none of them short of
+/// (`fd::twin_for`), so the kernel refuses none of them short of
 /// running out of requests; a command posted for one it did refuse
 /// completes unseen.
 fn early_post(c: &Ctx, st: &mut State, cookies: &[u32], extras: &mut [Meta]) {
@@ -1395,4 +1397,365 @@ pub(crate) fn destroy(id: u64) -> i64 {
     c.kernel_wait.notify_all();
     drop(st);
     sys(libc::SYS_io_destroy, c.shadow as usize, 0, 0, 0, 0)
+}
+
+/// The ring logic on this process's own kernel, without `exec` or a
+/// program: a routed context as `make` builds it on a real shadow kernel
+/// context (no shared region here, so no device slot: an event is
+/// published at the kernel's completion), driven through the same calls
+/// the interposed symbols make. What the device decides is driven by hand
+/// (`delivered`, `kernel_done`) on entries put in the table.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A routed context whose ring holds `nr` events, on a shadow kernel
+    /// context of 256 (so that the kernel never refuses before our ring's
+    /// room does).
+    fn routed(nr: u32) -> (u64, Arc<Ctx>) {
+        let mut shadow: u64 = 0;
+        let r = sys(
+            libc::SYS_io_setup,
+            256,
+            &mut shadow as *mut u64 as usize,
+            0,
+            0,
+            0,
+        );
+        assert_eq!(r, 0, "io_setup (aio-max-nr reached?)");
+        // SAFETY: the kernel context's ring, mapped by io_setup: its id.
+        let kid = unsafe { std::ptr::read_volatile(shadow as *const u32) };
+        let id = make(shadow, kid, nr).expect("a routed context");
+        (id, lookup(id).expect("in the table"))
+    }
+
+    /// A file of `blocks` 4 KiB blocks, block `i` filled with byte `i`.
+    struct File {
+        path: std::path::PathBuf,
+        fd: c_int,
+    }
+
+    impl File {
+        fn new(name: &str, blocks: u8) -> File {
+            let path = std::env::temp_dir().join(format!("cint-aio-{name}-{}", std::process::id()));
+            let data: Vec<u8> = (0..blocks).flat_map(|b| [b; 4096]).collect();
+            std::fs::write(&path, data).unwrap();
+            let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: a NUL-terminated path.
+            let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY) };
+            assert!(fd >= 0);
+            File { path, fd }
+        }
+    }
+
+    impl Drop for File {
+        fn drop(&mut self) {
+            // SAFETY: our descriptor.
+            unsafe { libc::close(self.fd) };
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+
+    fn pread(fd: c_int, buf: &mut [u8], off: i64, data: u64) -> Iocb {
+        Iocb {
+            aio_data: data,
+            aio_lio_opcode: IOCB_CMD_PREAD,
+            aio_fildes: fd as u32,
+            aio_buf: buf.as_mut_ptr() as u64,
+            aio_nbytes: buf.len() as u64,
+            aio_offset: off,
+            ..Iocb::default()
+        }
+    }
+
+    fn submit_all(id: u64, cbs: &mut [Iocb]) -> i64 {
+        let mut ptrs: Vec<*mut Iocb> = cbs.iter_mut().map(|c| c as *mut Iocb).collect();
+        submit(id, ptrs.len() as c_long, ptrs.as_mut_ptr())
+    }
+
+    /// The ring's head and tail as a program reads them (`struct aio_ring`:
+    /// the third and fourth u32).
+    fn head_tail(id: u64) -> (u32, u32) {
+        // SAFETY: the program's view of our ring, mapped while the context
+        // lives.
+        unsafe {
+            let h = id as *const u32;
+            (
+                std::ptr::read_volatile(h.add(2)),
+                std::ptr::read_volatile(h.add(3)),
+            )
+        }
+    }
+
+    /// Waits (at most 5 s) until the ring holds `n` unreaped events.
+    fn until_unreaped(c: &Ctx, n: u32) {
+        let t = Instant::now();
+        while c.unreaped() != n && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(c.unreaped(), n, "events published");
+    }
+
+    /// Reaps as fio's `userspace_reap=1` does (engines/libaio.c
+    /// `user_io_getevents`): head and tail read in memory, each event
+    /// copied, head stored past it.
+    fn user_reap(id: u64, max: usize) -> Vec<IoEvent> {
+        let ring = id as *mut u32;
+        let mut out = Vec::new();
+        // SAFETY: our ring's header and events, as a program reads them.
+        unsafe {
+            let nr = std::ptr::read_volatile(ring.add(1));
+            while out.len() < max {
+                let head = std::ptr::read_volatile(ring.add(2)) % nr;
+                let tail = std::ptr::read_volatile(ring.add(3)) % nr;
+                if head == tail {
+                    break;
+                }
+                let ev = (id as usize + RING_HEADER + head as usize * EVENT) as *const IoEvent;
+                out.push(ev.read_volatile());
+                std::ptr::write_volatile(ring.add(2), (head + 1) % nr);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_ring_is_laid_out_as_the_kernels_struct_aio_ring() {
+        let (id, c) = routed(8);
+        // SAFETY: our ring's header.
+        let h: Vec<u32> = (0..8)
+            .map(|i| unsafe { std::ptr::read_volatile((id as *const u32).add(i)) })
+            .collect();
+        // SAFETY: the shadow's id, its ring's first u32.
+        let kid = unsafe { std::ptr::read_volatile(c.shadow as *const u32) };
+        assert_eq!(h, [kid, 8, 0, 0, AIO_RING_MAGIC, 1, 0, 32]);
+        assert_eq!(c.ring_len, 4096, "the header and 8 events: one page");
+        drop(c);
+        assert_eq!(destroy(id), 0);
+        assert_eq!(destroy(id), -i64::from(libc::EINVAL), "destroyed once");
+    }
+
+    #[test]
+    fn submitted_reads_are_published_in_the_ring_and_reaped_by_io_getevents() {
+        let f = File::new("getevents", 3);
+        let (id, c) = routed(8);
+        let mut bufs = vec![vec![0xffu8; 4096]; 3];
+        let mut cbs: Vec<Iocb> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| pread(f.fd, b, 4096 * i as i64, 100 + i as u64))
+            .collect();
+        assert_eq!(submit_all(id, &mut cbs), 3);
+        until_unreaped(&c, 3);
+        assert_eq!(head_tail(id), (0, 3), "three published, none reaped");
+        let mut ev = [IoEvent::default(); 8];
+        let ts = libc::timespec {
+            tv_sec: 5,
+            tv_nsec: 0,
+        };
+        assert_eq!(get_events(id, 3, 8, ev.as_mut_ptr(), &ts), 3);
+        assert_eq!(head_tail(id), (3, 3), "reaped: head caught up");
+        let mut got: Vec<(u64, u64, i64)> =
+            ev[..3].iter().map(|e| (e.data, e.obj, e.res)).collect();
+        got.sort();
+        let want: Vec<(u64, u64, i64)> = cbs
+            .iter()
+            .map(|cb| (cb.aio_data, cb as *const Iocb as u64, 4096))
+            .collect();
+        assert_eq!(
+            got, want,
+            "the program's aio_data and iocb, the kernel's result"
+        );
+        for (i, b) in bufs.iter().enumerate() {
+            assert!(
+                b.iter().all(|&x| x == i as u8),
+                "block {i} read by the kernel"
+            );
+        }
+        // Nothing left: a wait of none returns at once with none.
+        assert_eq!(get_events(id, 0, 8, ev.as_mut_ptr(), &ts), 0);
+        assert_eq!(
+            get_events(id, 2, 1, ev.as_mut_ptr(), &ts),
+            -i64::from(libc::EINVAL)
+        );
+        drop(c);
+        assert_eq!(destroy(id), 0);
+    }
+
+    #[test]
+    fn a_program_reaps_the_ring_in_user_space_and_its_room_is_nr_minus_one() {
+        let f = File::new("room", 8);
+        let (id, c) = routed(4);
+        let mut bufs = vec![vec![0u8; 4096]; 6];
+        let mut cbs: Vec<Iocb> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| pread(f.fd, b, 4096 * i as i64, i as u64))
+            .collect();
+        // fs/aio.c: nr cut to the context's size, and room for nr - 1
+        // events in flight or unreaped (one slot tells full from empty).
+        assert_eq!(submit_all(id, &mut cbs[..5]), 3, "cut at the ring's room");
+        until_unreaped(&c, 3);
+        assert_eq!(head_tail(id), (0, 3));
+        assert_eq!(
+            submit_all(id, &mut cbs[3..4]),
+            -i64::from(libc::EAGAIN),
+            "a full ring takes nothing"
+        );
+        assert_eq!(head_tail(id), (0, 3), "the refused iocb published nothing");
+        let first = user_reap(id, 1);
+        assert_eq!(first.len(), 1);
+        assert_eq!(head_tail(id), (1, 3));
+        // One slot free: one more, whose event wraps the tail to 0.
+        assert_eq!(submit_all(id, &mut cbs[3..5]), 1);
+        until_unreaped(&c, 3);
+        assert_eq!(head_tail(id), (1, 0), "tail wrapped modulo nr");
+        let rest = user_reap(id, 8);
+        assert_eq!(head_tail(id), (0, 0), "head wrapped too");
+        let mut data: Vec<u64> = first.iter().chain(&rest).map(|e| e.data).collect();
+        data.sort();
+        assert_eq!(data, [0, 1, 2, 3], "each event once");
+        assert!(first.iter().chain(&rest).all(|e| e.res == 4096));
+        assert_eq!(c.unreaped(), 0);
+        drop(c);
+        assert_eq!(destroy(id), 0);
+    }
+
+    #[test]
+    fn a_cancelled_poll_is_published_and_a_completed_read_cannot_be_cancelled() {
+        let mut p = [0 as c_int; 2];
+        // SAFETY: a pipe of ours.
+        assert_eq!(unsafe { libc::pipe(p.as_mut_ptr()) }, 0);
+        let (id, c) = routed(8);
+        let mut poll = Iocb {
+            aio_data: 7,
+            aio_lio_opcode: IOCB_CMD_POLL,
+            aio_fildes: p[0] as u32,
+            aio_buf: libc::POLLIN as u64,
+            ..Iocb::default()
+        };
+        assert_eq!(submit_all(id, std::slice::from_mut(&mut poll)), 1);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(c.unreaped(), 0, "nothing to read: the poll waits");
+        assert_eq!(c.lock().pend.len(), 1);
+        let mut ev = IoEvent::default();
+        // fs/aio.c io_cancel: a cancellable iocb the context holds gives
+        // EINPROGRESS, its event comes through the ring.
+        assert_eq!(
+            cancel(id, &mut poll, &mut ev),
+            -i64::from(libc::EINPROGRESS)
+        );
+        let mut out = [IoEvent::default(); 2];
+        let ts = libc::timespec {
+            tv_sec: 5,
+            tv_nsec: 0,
+        };
+        assert_eq!(get_events(id, 1, 2, out.as_mut_ptr(), &ts), 1);
+        assert_eq!(
+            (out[0].data, out[0].obj),
+            (7, &poll as *const Iocb as u64),
+            "the program's iocb, not our copy"
+        );
+        assert_eq!(out[0].res, 0, "a cancelled poll's mask: none");
+        assert!(c.lock().pend.is_empty());
+        // A read that completed is no longer the kernel's to cancel.
+        let f = File::new("cancel", 1);
+        let mut buf = vec![0u8; 4096];
+        let mut rd = pread(f.fd, &mut buf, 0, 8);
+        assert_eq!(submit_all(id, std::slice::from_mut(&mut rd)), 1);
+        until_unreaped(&c, 1);
+        assert_eq!(cancel(id, &mut rd, &mut ev), -i64::from(libc::EINVAL));
+        assert_eq!(head_tail(id).1, 2, "one event each");
+        drop(c);
+        assert_eq!(destroy(id), 0);
+        // SAFETY: our pipe.
+        unsafe {
+            libc::close(p[0]);
+            libc::close(p[1]);
+        }
+    }
+
+    /// An entry as `io_submit` leaves one whose command went to the device.
+    fn pending(c: &Ctx, cookie: u32, data: u64, posting: bool) {
+        c.lock().pend.insert(
+            cookie,
+            Pend {
+                copy: Box::default(),
+                data,
+                obj: 0x1000 + data,
+                fd: -1,
+                resfd: -1,
+                cmd: true,
+                posting,
+                kernel: None,
+                delivered: false,
+                dev_error: false,
+            },
+        );
+    }
+
+    fn kernel_event(cookie: u32, res: i64) -> IoEvent {
+        IoEvent {
+            data: u64::from(cookie),
+            obj: 0,
+            res,
+            res2: 0,
+        }
+    }
+
+    #[test]
+    fn an_event_waits_for_the_kernels_copy_and_io_submit_and_a_failed_command_is_eio() {
+        let (id, c) = routed(8);
+        pending(&c, 1, 11, false);
+        pending(&c, 2, 22, false);
+        pending(&c, 3, 33, true);
+        // The device first: nothing to publish before the kernel's copy.
+        delivered(
+            &c,
+            &[
+                Done {
+                    cookie: 1,
+                    result: 0,
+                    error: true,
+                },
+                Done {
+                    cookie: 2,
+                    result: 0,
+                    error: false,
+                },
+            ],
+        );
+        assert_eq!(head_tail(id), (0, 0), "the kernel has not completed them");
+        kernel_done(&c, &[kernel_event(1, 4096), kernel_event(2, 512)]);
+        assert_eq!(head_tail(id), (0, 2));
+        // Still being posted by io_submit: not published, whatever else.
+        kernel_done(&c, &[kernel_event(3, 4096)]);
+        assert_eq!(head_tail(id), (0, 2), "io_submit has not decided yet");
+        assert_eq!(c.lock().pend.len(), 1);
+        // A late or unknown delivery changes nothing.
+        delivered(
+            &c,
+            &[Done {
+                cookie: 9,
+                result: 0,
+                error: false,
+            }],
+        );
+        let ev = user_reap(id, 8);
+        let got: Vec<(u64, u64, i64)> = ev.iter().map(|e| (e.data, e.obj, e.res)).collect();
+        assert_eq!(
+            got,
+            [(11, 0x100b, -i64::from(libc::EIO)), (22, 0x1016, 512)],
+            "in publication order; the device's error as EIO"
+        );
+        // io_submit done with it: published (no device here to wait for).
+        let mut st = c.lock();
+        st.pend.get_mut(&3).unwrap().posting = false;
+        assert!(ready(&st.pend[&3]), "no region: the device counts as gone");
+        publish(&c, &mut st, 3);
+        drop(st);
+        assert_eq!(head_tail(id), (2, 3));
+        drop(c);
+        assert_eq!(destroy(id), 0);
+    }
 }

@@ -1,7 +1,7 @@
-//! What the marking rules ask of a request (`exec::marks::Facts`), learnt
+//! What the marking rules ask of a request (`wire::marks::Facts`), learnt
 //! inside the program without allocating: the calling thread's name, the
 //! descriptor's path, the process's title. Each is looked up only when a
-//! rule asks for it (`exec::marks::Needs`).
+//! rule asks for it (`wire::marks::Needs`).
 
 use std::cell::UnsafeCell;
 use std::ffi::c_int;

@@ -9,32 +9,15 @@
 
 use std::ffi::{c_char, c_int, c_long, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::OnceLock;
 
-use jobs::{Call, RwfFlags};
 use libc::{iovec, off_t, size_t, ssize_t};
 
-use exec::marks::{Facts, Op};
-use exec::{Config, Family, Fr, Kind, Live, Target};
+use wire::{Family, Kind};
 
 use crate::aio;
-use crate::facts;
-use crate::route::{self, Tag};
-
-/// RWF_HIPRI and RWF_NOWAIT (Linux uapi fs.h).
-const RWF_HIPRI: c_int = 0x01;
-const RWF_NOWAIT: c_int = 0x08;
-/// The authors' kernel's flags (TOS 4.1.2; their RocksDB patch passes them
-/// to preadv2/pwritev2 through the raw system call).
-const RWF_URGENT: c_int = 0x20;
-const RWF_BARRIER: c_int = 0x40;
-
-pub(crate) static LIVE: Live = Live::new();
-pub(crate) static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
-
-pub(crate) fn config() -> Option<&'static Config> {
-    CONFIG.get_or_init(Config::from_env).as_ref()
-}
+use crate::blocking::{at_offset, blocking, flush, positioned_at};
+use crate::classify::keep;
+use crate::route;
 
 /// The next definition of `name` (NUL-terminated), looked up once.
 fn next(slot: &AtomicUsize, name: &[u8]) -> usize {
@@ -64,208 +47,6 @@ macro_rules! forward {
             unsafe { f($($arg),*) }
         }
     }};
-}
-
-pub(crate) fn is_direct(fd: c_int) -> bool {
-    route::is_direct(fd)
-}
-
-/// A request's marks: the application's own RWF_URGENT/RWF_BARRIER
-/// flags first (it said what it meant), then `exec`'s marking rules (they
-/// stand for the application patches the paper made, TOS 5.4;
-/// `exec::marks`), then the kernel's defaults. With them, FastResponse's
-/// critical tag (`--critical-thread`, `--critical-file`), counted; a
-/// thread's first critical request gives it `--critical-boost`. The facts
-/// a rule asks for are learnt on the stack (`facts`), nothing allocated.
-pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
-    // The program's flags decide alone: no fact is learnt for the rules
-    // then (a file's path is a readlink, ~5-7 us).
-    let explicit = rwf(flags).to_marks();
-    let ruled = explicit.is_none();
-    let thread = (ruled && c.needs.thread || c.critical_on(Target::Thread))
-        .then(facts::thread_name)
-        .flatten();
-    let file = (ruled && c.needs.file || c.critical_on(Target::File))
-        .then(|| facts::file_path(fd))
-        .flatten();
-    let (thread, file) = (
-        thread.as_ref().and_then(|t| t.as_str()),
-        file.as_ref().and_then(|t| t.as_str()),
-    );
-    let rule_for = |title: Option<&str>| {
-        let f = Facts {
-            op: match kind {
-                Kind::Read => Op::Read,
-                Kind::Write => Op::Write,
-                Kind::Flush => Op::Flush,
-            },
-            thread,
-            file,
-            title,
-        };
-        c.rule_for(&f).map(|r| r.mark)
-    };
-    let marks = explicit.unwrap_or_else(|| {
-        let rule = if c.needs.title {
-            facts::with_title(rule_for)
-        } else {
-            rule_for(None)
-        };
-        match rule {
-            Some(Some(m)) => m.marks(),
-            // No rule, or `=> default`.
-            _ => c.default_marks.of(call),
-        }
-    });
-    let critical = c.is_critical(thread, file);
-    if critical {
-        LIVE.fr(Fr::Critical);
-        route::boost_me();
-    }
-    let hipri = flags & RWF_HIPRI != 0;
-    if hipri {
-        LIVE.fr(Fr::Hipri);
-    }
-    Tag {
-        marks,
-        critical,
-        hipri,
-    }
-}
-
-/// The program's marks in its RWF flags: the authors' RWF_URGENT and
-/// RWF_BARRIER under `--rwf-marks authors`; none under `kernel`, where the
-/// bits are this kernel's own flags (`exec::RwfMarks`).
-fn rwf(flags: c_int) -> RwfFlags {
-    if !authors() {
-        return RwfFlags::default();
-    }
-    RwfFlags {
-        urgent: flags & RWF_URGENT != 0,
-        barrier: flags & RWF_BARRIER != 0,
-    }
-}
-
-fn authors() -> bool {
-    config().is_some_and(|c| c.rwf_marks == exec::RwfMarks::Authors)
-}
-
-/// Counts one blocking call on `fd` if it is direct, and returns its
-/// request's tag then.
-fn blocking(fd: c_int, kind: Kind, family: Family, flags: c_int) -> Option<Tag> {
-    let c = config()?;
-    if !is_direct(fd) {
-        return None;
-    }
-    if route::inside() {
-        // A signal handler's call inside a routed call of its thread: to
-        // the kernel as made, counted as not routed (no classification,
-        // which may allocate).
-        LIVE.nested();
-        return None;
-    }
-    let call = Call::Blocking {
-        nowait: flags & RWF_NOWAIT != 0,
-    };
-    LIVE.call(family);
-    let tag = tag_of(c, fd, flags, call, kind);
-    LIVE.request(kind, tag.marks);
-    Some(tag)
-}
-
-fn flush(fd: c_int) -> Option<Tag> {
-    let c = config()?;
-    if !is_direct(fd) {
-        return None;
-    }
-    if route::inside() {
-        LIVE.nested();
-        return None;
-    }
-    LIVE.call(Family::Flush);
-    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
-    LIVE.request(Kind::Flush, tag.marks);
-    Some(tag)
-}
-
-/// The file offset of `fd` (for `read`/`write`, which use it).
-fn offset_of(fd: c_int) -> i64 {
-    // SAFETY: lseek takes no pointer; `lseek` is not interposed.
-    unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }
-}
-
-/// A call at the file offset, routed: the program's own call on its own
-/// descriptor moves the data (issue 24), so the kernel keeps the file
-/// offset (serialised between threads and processes sharing it), O_APPEND,
-/// O_DSYNC, the alignment's EINVAL and the end of the file; the device
-/// times the completion. The command's offset is the file offset before
-/// the call.
-fn at_offset(
-    fd: c_int,
-    tag: Tag,
-    write: bool,
-    rwf: c_int,
-    direct: impl Fn() -> isize,
-) -> Option<isize> {
-    let off = offset_of(fd);
-    let r = route::blocking(tag, write, off.max(0) as u64, direct)?;
-    Some(synced(fd, write, rwf, r))
-}
-
-/// RWF_DSYNC and RWF_SYNC (Linux uapi fs.h).
-const RWF_DSYNC: c_int = 0x02;
-const RWF_SYNC: c_int = 0x04;
-
-/// A routed write that moved data on a descriptor with O_DSYNC/O_SYNC, or
-/// with RWF_DSYNC/RWF_SYNC: the kernel made it durable in the call (the
-/// twin carries the flags); the device sees what Linux sends a drive
-/// without FUA for it, a flush command (a zero-length write, Urgent under
-/// Table 1) after the write, and the call returns once that completes.
-fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
-    if !write || r <= 0 || (rwf & (RWF_DSYNC | RWF_SYNC) == 0 && !route::syncs(fd)) {
-        return r;
-    }
-    let Some(c) = config() else { return r };
-    let tag = tag_of(c, fd, 0, Call::Flush, Kind::Flush);
-    LIVE.request(Kind::Flush, tag.marks);
-    match route::flush_blocking(tag, || 0) {
-        Some(f) if f < 0 => f,
-        _ => r,
-    }
-}
-
-/// A positioned call routed: through the twin where it cannot change the
-/// call's semantics (`route::twin_for`), its command posted as its data
-/// moves; else the program's own call on its own descriptor, whose
-/// command is posted only if the kernel did it.
-fn positioned_at(
-    fd: c_int,
-    tag: Tag,
-    write: bool,
-    off: i64,
-    bufs: route::Bufs,
-    rwf: c_int,
-    call: impl Fn(c_int) -> isize,
-) -> Option<isize> {
-    let len = match bufs {
-        route::Bufs::One(_, n) => n as u64,
-        route::Bufs::Vec(iov, cnt) => iov_len(iov, cnt),
-    };
-    let r = match route::twin_for(fd, write, off, &bufs, rwf) {
-        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || call(twin))?,
-        None => route::blocking(tag, write, off.max(0) as u64, || call(fd))?,
-    };
-    Some(synced(fd, write, rwf, r))
-}
-
-/// The RWF bits the kernel is given: all of the program's, less the
-/// authors' marks under `--rwf-marks authors`.
-pub(crate) fn keep() -> c_int {
-    if authors() {
-        !(RWF_URGENT | RWF_BARRIER)
-    } else {
-        !0
-    }
 }
 
 /// The calls at the file offset: each one the program's own call, routed
@@ -299,7 +80,7 @@ macro_rules! positioned {
             let call = |d| forward!($sym, fn(c_int, $buf, size_t, off_t) -> ssize_t, -1, d, buf, n, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                let bufs = route::Bufs::One(buf as usize, n);
+                let bufs = crate::fd::Bufs::One(buf as usize, n);
                 if let Some(r) = positioned_at(fd, m, write, off, bufs, 0, call) {
                     return r;
                 }
@@ -316,17 +97,6 @@ positioned!(
     pwrite64, "pwrite64", Kind::Write, *const c_void
 );
 
-/// The bytes of `cnt` iovecs (0 for a bad count: routed as before).
-fn iov_len(iov: *const iovec, cnt: c_int) -> u64 {
-    if iov.is_null() || !(1..=1024).contains(&cnt) {
-        return 0;
-    }
-    // SAFETY: the program's array of cnt iovecs (the call's contract).
-    (0..cnt as usize)
-        .map(|k| unsafe { (*iov.add(k)).iov_len as u64 })
-        .sum()
-}
-
 macro_rules! vectored {
     ($($name:ident, $sym:literal, $kind:expr);*) => {$(
         #[no_mangle]
@@ -334,7 +104,7 @@ macro_rules! vectored {
             let call = |d| forward!($sym, fn(c_int, *const iovec, c_int, off_t) -> ssize_t, -1, d, iov, cnt, off);
             if let Some(m) = blocking(fd, $kind, Family::Positioned, 0) {
                 let write = $kind == Kind::Write;
-                let bufs = route::Bufs::Vec(iov, cnt);
+                let bufs = crate::fd::Bufs::Vec(iov, cnt);
                 if let Some(r) = positioned_at(fd, m, write, off, bufs, 0, call) {
                     return r;
                 }
@@ -371,7 +141,7 @@ macro_rules! vectored2 {
                 let r = if off == -1 {
                     at_offset(fd, m, write, flags, || call(fd, -1))
                 } else {
-                    let bufs = route::Bufs::Vec(iov, cnt);
+                    let bufs = crate::fd::Bufs::Vec(iov, cnt);
                     positioned_at(fd, m, write, off, bufs, flags, |d| call(d, off))
                 };
                 if let Some(r) = r {
@@ -456,7 +226,7 @@ pub extern "C" fn syscall(
         libc::SYS_io_uring_register,
     ];
     if io_uring.contains(&n) && route::refuse_io_uring(n) {
-        route::set_errno(exec::IO_URING_REFUSED_ERRNO);
+        route::set_errno(wire::IO_URING_REFUSED_ERRNO);
         return -1;
     }
     if io_uring.contains(&n) && a6 != shm::OWN_CALL as c_long {
@@ -478,9 +248,9 @@ pub extern "C" fn syscall(
     // The raw forms of close, close_range, dup2 and dup3: as the wrappers
     // (the library's knowledge of the descriptors they close goes first).
     match n {
-        libc::SYS_close => route::closing(a1 as c_int),
+        libc::SYS_close => closing(a1 as c_int),
         libc::SYS_close_range => closing_range(a1 as u32, a2 as u32, a3 as c_int),
-        libc::SYS_dup2 | libc::SYS_dup3 if a1 != a2 => route::closing(a2 as c_int),
+        libc::SYS_dup2 | libc::SYS_dup3 if a1 != a2 => closing(a2 as c_int),
         _ => {}
     }
     if n != libc::SYS_preadv2 && n != libc::SYS_pwritev2 {
@@ -498,7 +268,7 @@ pub extern "C" fn syscall(
     // file offset) goes to the kernel, counted.
     if let Some(m) = marks.filter(|_| a4 >= 0) {
         let write = kind == Kind::Write;
-        let bufs = route::Bufs::Vec(a2 as *const iovec, a3 as c_int);
+        let bufs = crate::fd::Bufs::Vec(a2 as *const iovec, a3 as c_int);
         let io = |d: c_int| call(d as c_long, a6) as isize;
         if let Some(r) = positioned_at(a1 as c_int, m, write, a4, bufs, a6 as c_int, io) {
             return r as c_long;
@@ -766,12 +536,20 @@ pub extern "C" fn fexecve(fd: c_int, argv: Argv, envp: Argv) -> c_int {
     )
 }
 
+/// The program closes `fd` (or `dup2`/`dup3` replace it): a routed
+/// ring's descriptor leaves the rings' table, then the descriptor's entry
+/// goes, with its twin.
+fn closing(fd: c_int) {
+    crate::uring::closing(fd);
+    crate::fd::closing(fd);
+}
+
 /// `close`: the library's knowledge of the descriptor goes first (a
 /// number reused for another file is looked up again; its page-cache twin
 /// is closed).
 #[no_mangle]
 pub extern "C" fn close(fd: c_int) -> c_int {
-    route::closing(fd);
+    closing(fd);
     forward!("close", fn(c_int) -> c_int, -1, fd)
 }
 
@@ -784,7 +562,7 @@ pub extern "C" fn fclose(f: *mut libc::FILE) -> c_int {
         // SAFETY: the program's stream, which fclose takes.
         let fd = unsafe { libc::fileno(f) };
         if fd >= 0 {
-            route::closing(fd);
+            closing(fd);
         }
     }
     forward!("fclose", fn(*mut libc::FILE) -> c_int, libc::EOF, f)
@@ -799,7 +577,7 @@ pub extern "C" fn fclose(f: *mut libc::FILE) -> c_int {
 pub extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
     let r = forward!("fcntl", fn(c_int, c_int, c_long) -> c_int, -1, fd, cmd, arg);
     if cmd == libc::F_SETFL && r == 0 {
-        route::flags_changed(fd);
+        crate::fd::flags_changed(fd);
     }
     r
 }
@@ -816,7 +594,7 @@ pub extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
         arg
     );
     if cmd == libc::F_SETFL && r == 0 {
-        route::flags_changed(fd);
+        crate::fd::flags_changed(fd);
     }
     r
 }
@@ -825,7 +603,7 @@ pub extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
 #[no_mangle]
 pub extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
     if old != new {
-        route::closing(new);
+        closing(new);
     }
     forward!("dup2", fn(c_int, c_int) -> c_int, -1, old, new)
 }
@@ -833,7 +611,7 @@ pub extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
     if old != new {
-        route::closing(new);
+        closing(new);
     }
     forward!(
         "dup3",
@@ -865,7 +643,7 @@ fn closing_range(first: u32, last: u32, flags: c_int) {
     const CLOSE_RANGE_CLOEXEC: c_int = 1 << 2;
     if flags & CLOSE_RANGE_CLOEXEC == 0 {
         for fd in first..=last.min(4095) {
-            route::closing(fd as c_int);
+            closing(fd as c_int);
         }
     }
 }

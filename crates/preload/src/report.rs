@@ -5,9 +5,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
-use exec::Record;
+use wire::Record;
 
-use crate::intercept::{config, LIVE};
+use crate::state::{config, BOOSTS, LIVE};
 
 static WRITTEN: AtomicBool = AtomicBool::new(false);
 
@@ -111,7 +111,7 @@ pub(crate) fn before_exec(path: *const libc::c_char, envp: *const *const libc::c
     }
     // An image with nothing to say (bash's fork child before it runs the
     // command) writes nothing: the next image's record is the process's.
-    let quiet = LIVE.snapshot() == exec::Counts::default()
+    let quiet = LIVE.snapshot() == wire::Counts::default()
         && MMAP_WRITE_BACK.load(SeqCst) == 0
         && UNLOADED.lock().map_or(true, |u| u.is_none())
         && !crate::route::saw_io_uring()
@@ -130,7 +130,7 @@ pub(crate) fn before_exec(path: *const libc::c_char, envp: *const *const libc::c
 }
 
 /// This image's record, written as `dst` in the counts directory.
-fn write(c: &exec::Config, dst: &str) {
+fn write(c: &wire::Config, dst: &str) {
     // A ring set up without glibc's `syscall()` (liburing's own system
     // call stubs) is still seen here, once, if it is open at the exit.
     let ring = std::fs::read_dir("/proc/self/fd").is_ok_and(|d| {
@@ -160,10 +160,7 @@ fn write(c: &exec::Config, dst: &str) {
             .unwrap_or_default()
             .to_string(),
         counts: LIVE.snapshot(),
-        boosted: crate::route::BOOSTS
-            .lock()
-            .map(|b| b.clone())
-            .unwrap_or_default(),
+        boosted: BOOSTS.lock().map(|b| b.clone()).unwrap_or_default(),
         comm: std::fs::read_to_string("/proc/self/comm")
             .map(|c| c.trim_end().to_string())
             .unwrap_or_default(),
@@ -251,7 +248,14 @@ extern "C" fn in_child() {
     WRITTEN.store(false, SeqCst);
     // A child's mappings are its parent's (the parent named them).
     MMAP_WRITE_BACK.store(0, SeqCst);
+    crate::uring::forget_in_child();
     crate::route::forget_in_child();
+    // Its parent's libaio contexts are not the child's (the kernel does
+    // not share them across fork); the twin descriptors are inherited.
+    crate::aio::forget_in_child();
+    if let Ok(mut b) = BOOSTS.lock() {
+        b.clear();
+    }
 }
 
 extern "C" fn init() {

@@ -71,34 +71,10 @@ pub struct Cinterrupts<R = Value, E = Value> {
     pub exec: Option<E>,
 }
 
-/// Requests by mark: TOS 4.1.1, both bits count as Urgent on the device.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ByMark {
-    pub urgent: u64,
-    pub barrier: u64,
-    pub unmarked: u64,
-}
-
-impl ByMark {
-    pub fn total(&self) -> u64 {
-        self.urgent + self.barrier + self.unmarked
-    }
-
-    /// One request with these bits (TOS 4.1.1: both count as Urgent).
-    pub fn count(&mut self, urgent: bool, barrier: bool) {
-        match (urgent, barrier) {
-            (true, _) => self.urgent += 1,
-            (false, true) => self.barrier += 1,
-            (false, false) => self.unmarked += 1,
-        }
-    }
-
-    pub fn add(&mut self, o: &ByMark) {
-        self.urgent += o.urgent;
-        self.barrier += o.barrier;
-        self.unmarked += o.unmarked;
-    }
-}
+/// Requests by mark: policy's type (`policy::ByMark`), re-exported so
+/// that `report::ByMark` stays the reports' one set of keys (issue 38: the
+/// preload library counts with it without linking `report`).
+pub use policy::ByMark;
 
 /// A measured latency's summary, ns (`N` samples).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -16,9 +16,13 @@
 //! Nothing here points: rings hold indices and the region is mapped at a
 //! different address in every process.
 
+#[cfg(not(loom))]
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
+mod sync;
+#[cfg(loom)]
+pub use sync::with_seeded_bug;
+use sync::{AtomicI32, AtomicU32, AtomicU64, Ordering::*};
 
 /// Where the program finds the region: `/proc/PID/fd/N`.
 pub const ENV_SHM: &str = "CINTERRUPTS_EXEC_SHM";
@@ -32,11 +36,20 @@ pub const ENV_SHM_FD: &str = "CINTERRUPTS_EXEC_SHM_FD";
 /// Waiters at once, over every process of the program. A thread that finds
 /// none free is not routed (its I/O goes to the kernel, counted, and one
 /// line on stderr says so).
+#[cfg(not(loom))]
 pub const SLOTS: usize = 256;
+/// Under loom: two, enough for a claim to race a take-over and fall back
+/// to the other slot (tests/loom.rs).
+#[cfg(loom)]
+pub const SLOTS: usize = 2;
 /// Entries per ring: the most requests one waiter may have in flight (a
 /// libaio context with more gets EAGAIN for the rest, as from a full
 /// kernel context).
+#[cfg(not(loom))]
 pub const RING: u32 = 1024;
+/// Under loom: two, so that three commands wrap both rings (tests/loom.rs).
+#[cfg(loom)]
+pub const RING: u32 = 2;
 
 const MAGIC: u64 = 0x6369_6e74_6578_6563; // "cintexec"
 /// The value the preload library passes as the sixth argument of its own
@@ -78,6 +91,7 @@ pub struct Done {
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct Entry {
     cookie: AtomicU32,
     /// write | critical << 1 | polled << 2 | marks << 8.
@@ -88,6 +102,7 @@ struct Entry {
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct DoneEntry {
     cookie: AtomicU32,
     result: AtomicI32,
@@ -96,6 +111,7 @@ struct DoneEntry {
 
 /// One waiter's queues and futex word.
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 pub struct Slot {
     state: AtomicU32,
     pid: AtomicU32,
@@ -120,6 +136,7 @@ pub struct Slot {
 }
 
 #[repr(C)]
+#[cfg_attr(loom, derive(Default))]
 struct Header {
     magic: AtomicU64,
     /// One past the highest slot ever claimed: the device scans no further.
@@ -146,6 +163,7 @@ fn region_len() -> usize {
     header_len() + SLOTS * std::mem::size_of::<Slot>()
 }
 
+#[cfg(not(loom))]
 fn map(fd: libc::c_int, len: usize) -> io::Result<*mut u8> {
     // SAFETY: a fresh shared mapping of a file we hold open.
     let p = unsafe {
@@ -164,6 +182,7 @@ fn map(fd: libc::c_int, len: usize) -> io::Result<*mut u8> {
     Ok(p as *mut u8)
 }
 
+#[cfg(not(loom))]
 impl Region {
     /// The exec side: a new zeroed region in a memfd (close-on-exec: the
     /// program opens it by path), and the descriptor.
@@ -250,7 +269,41 @@ impl Region {
         }
         Ok(r)
     }
+}
 
+/// Under loom: a region of loom's atomics on the heap (zeroed memory is no
+/// loom atomic), for the models in tests/loom.rs; one process, each of its
+/// loom threads standing for a process or thread of the real protocol.
+#[cfg(loom)]
+impl Region {
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len, 64).expect("a region's layout")
+    }
+
+    /// A new region: every slot free, every ring empty.
+    pub fn model() -> Region {
+        assert!(std::mem::align_of::<Slot>() <= 64 && std::mem::align_of::<Header>() <= 64);
+        // SAFETY: a fresh allocation of the region's size, then each header
+        // and slot written in place at the offsets `header` and `slot` read.
+        unsafe {
+            let base = std::alloc::alloc(Region::layout(region_len()));
+            assert!(!base.is_null(), "out of memory");
+            (base as *mut Header).write(Header::default());
+            for i in 0..SLOTS {
+                let at = base.add(header_len() + i * std::mem::size_of::<Slot>());
+                (at as *mut Slot).write(Slot::default());
+            }
+            let r = Region {
+                base,
+                len: region_len(),
+            };
+            r.header().magic.store(MAGIC, SeqCst);
+            r
+        }
+    }
+}
+
+impl Region {
     fn header(&self) -> &Header {
         // SAFETY: the region starts with a header, and zeroed atomics are valid.
         unsafe { &*(self.base as *const Header) }
@@ -281,7 +334,7 @@ impl Region {
                 .state
                 .compare_exchange(FREE, CLAIMED, AcqRel, Relaxed)
                 .is_ok()
-                || (s.reclaimable() && s.take_over());
+                || s.reclaimable().is_some_and(|dead| s.take_over(dead));
             if taken {
                 s.reset(pid);
                 self.header().high.fetch_max(i as u32 + 1, AcqRel);
@@ -292,6 +345,7 @@ impl Region {
     }
 }
 
+#[cfg(not(loom))]
 impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: our own mapping.
@@ -299,10 +353,36 @@ impl Drop for Region {
     }
 }
 
+#[cfg(loom)]
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: the header and slots `Region::model` wrote, dropped once.
+        unsafe {
+            std::ptr::drop_in_place(self.base as *mut Header);
+            for i in 0..SLOTS {
+                std::ptr::drop_in_place(self.slot(i) as *const Slot as *mut Slot);
+            }
+            std::alloc::dealloc(self.base, Region::layout(self.len));
+        }
+    }
+}
+
+#[cfg(not(loom))]
 fn futex(word: &AtomicU32, op: libc::c_int, val: u32, timeout: *const libc::timespec) -> i64 {
     // SAFETY: a futex call on a word of shared memory we map; the kernel
     // validates the rest.
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, timeout, 0, 0) }
+}
+
+/// Under loom: the futex call on loom's model of the kernel's
+/// (`sync::futex_wait`); the timeout is not modelled.
+#[cfg(loom)]
+fn futex(word: &AtomicU32, op: libc::c_int, val: u32, _timeout: *const libc::timespec) -> i64 {
+    match op & libc::FUTEX_CMD_MASK {
+        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => sync::futex_wait(word, val),
+        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => sync::futex_wake(),
+        other => panic!("futex op {other} is not modelled under loom"),
+    }
 }
 
 impl Slot {
@@ -319,23 +399,27 @@ impl Slot {
         self.cq_head.store(cq, Release);
     }
 
-    /// Claimed by a process that no longer exists, with nothing in flight.
-    fn reclaimable(&self) -> bool {
+    /// The pid of the process that no longer exists and claimed the slot,
+    /// if nothing of it is in flight.
+    fn reclaimable(&self) -> Option<u32> {
         if self.state.load(Acquire) != CLAIMED {
-            return false;
+            return None;
         }
         let pid = self.pid.load(Acquire);
         // SAFETY: signal 0 only checks the process exists.
         let dead = pid != 0
             && unsafe { libc::kill(pid as libc::pid_t, 0) } != 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        dead && self.posted.load(Acquire) == self.delivered.load(Acquire)
+        (dead && self.posted.load(Acquire) == self.delivered.load(Acquire)).then_some(pid)
     }
 
-    fn take_over(&self) -> bool {
-        let pid = self.pid.load(Acquire);
-        // The one that swaps the dead pid for 0 takes it.
-        self.pid.compare_exchange(pid, 0, AcqRel, Relaxed).is_ok()
+    /// Takes the slot of `dead` (as [`Slot::reclaimable`] found it): the
+    /// one claim that swaps that pid for 0 takes it. Not the pid read again
+    /// here: by then another claim may have swapped it for 0 or its own,
+    /// and both would take the slot (the loom model
+    /// `two_claims_race_to_take_over_a_dead_process_slot`).
+    fn take_over(&self, dead: u32) -> bool {
+        self.pid.compare_exchange(dead, 0, AcqRel, Relaxed).is_ok()
     }
 
     /// Gives the slot back if nothing is in flight; otherwise it stays with
@@ -343,6 +427,12 @@ impl Slot {
     /// delivered everything).
     pub fn release(&self) {
         if self.posted.load(Acquire) == self.delivered.load(Acquire) {
+            // A free slot names no process: else a claim that finds it
+            // claimed again (by another claim, before that claim's reset)
+            // under the pid of this process, dead by then, would take it
+            // too (the loom model
+            // `a_claim_of_a_released_slot_races_a_take_over`).
+            self.pid.store(0, Relaxed);
             self.state.store(FREE, Release);
         }
     }
@@ -361,9 +451,19 @@ impl Slot {
     // ---- the program's side ----
 
     /// Posts `cmd`; `false` if the waiter already has [`RING`] commands in
-    /// flight.
+    /// flight or completed and not taken.
     pub fn post(&self, cmd: Cmd) -> bool {
-        if self.in_flight() >= u64::from(RING) {
+        // Completions not taken hold room too: `deliver` writes the
+        // completion ring without looking at its head, and would overwrite
+        // them (the loom model a_round_trip_wraps_both_rings_and_loses_nothing).
+        // The kernel's aio counts its completion ring so (fs/aio.c,
+        // refill_reqs_available: a slot is free once the program reaped it).
+        if self
+            .sq_tail
+            .load(Relaxed)
+            .wrapping_sub(self.cq_head.load(Acquire))
+            >= RING
+        {
             return false;
         }
         let tail = self.sq_tail.load(Relaxed);
@@ -489,7 +589,7 @@ impl Slot {
     /// [`Slot::fetched`] with how many it took.
     pub fn peek(&self, max: usize, out: &mut Vec<Cmd>) {
         let head = self.sq_head.load(Relaxed);
-        let tail = self.sq_tail.load(Acquire);
+        let tail = self.sq_tail.load(sync::doorbell_read());
         let n = (tail.wrapping_sub(head) as usize).min(max);
         for k in 0..n as u32 {
             let e = &self.sq[(head.wrapping_add(k) % RING) as usize];
@@ -543,7 +643,7 @@ impl Slot {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -629,6 +729,32 @@ mod tests {
             assert!(s.post(cmd(c)));
         }
         assert!(!s.post(cmd(RING)));
+    }
+
+    #[test]
+    fn a_completion_not_taken_holds_its_room_in_the_ring() {
+        let (r, _fd) = Region::create().unwrap();
+        let s = r.slot(r.claim(1).unwrap());
+        for c in 0..RING {
+            assert!(s.post(cmd(c)));
+        }
+        let mut cmds = vec![];
+        s.peek(RING as usize, &mut cmds);
+        s.fetched(cmds.len());
+        let done: Vec<Done> = cmds
+            .iter()
+            .map(|c| Done {
+                cookie: c.cookie,
+                result: 0,
+                error: false,
+            })
+            .collect();
+        s.deliver(&done);
+        assert_eq!(s.in_flight(), 0);
+        assert!(!s.post(cmd(RING)), "its completion would overwrite one");
+        assert_eq!(s.take_one().map(|d| d.cookie), Some(0));
+        assert!(s.post(cmd(RING)), "room once one is taken");
+        assert!(!s.post(cmd(RING + 1)));
     }
 
     #[test]

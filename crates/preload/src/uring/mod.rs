@@ -243,7 +243,7 @@ pub(crate) fn setup(entries: u32, params: *mut c_void) -> i64 {
 /// nothing left behind, when any of it cannot be had.
 fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
     route::region()?;
-    crate::intercept::config()?;
+    crate::state::config()?;
     // The memfd first: it takes the number the kernel's ring would have.
     // SAFETY: a NUL-terminated name.
     let fd = unsafe { libc::memfd_create(c"[io_uring]".as_ptr(), libc::MFD_CLOEXEC) };
@@ -636,5 +636,5 @@ pub(crate) fn dispatch(nr: libc::c_long, a: [u64; 6]) -> Option<i64> {
 /// Whether io_uring rings are routed in this process.
 pub(crate) fn routing() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| crate::intercept::config().is_some() && route::route_io_uring())
+    *ON.get_or_init(|| crate::state::config().is_some() && route::route_io_uring())
 }

@@ -7,16 +7,18 @@
 use std::ffi::c_int;
 use std::sync::atomic::Ordering::*;
 
-use exec::{Family, Kind};
 use jobs::{Call, Sqe as Row};
 use libc::iovec;
 use shm::Cmd;
+use wire::{Family, Kind};
 
 use super::abi::{self, op, Sqe};
 use super::ring::{Pend, Ring};
-use crate::intercept::{config, is_direct, keep, tag_of, LIVE};
+use crate::classify::{keep, tag_of, Tag};
+use crate::fd::{is_direct, Bufs};
 use crate::kernel::{read_user, sys};
-use crate::route::{self, Bufs};
+use crate::route;
+use crate::state::{config, LIVE};
 
 /// How the SQEs of one submission reached the kernel (what our Table 1
 /// row reads).
@@ -116,7 +118,7 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
     let slot = r.slot.zip(route::region()).map(|(i, g)| g.slot(i));
     let polled = r.flags & abi::setup::IOPOLL != 0;
     let stail = r.shadow.sq_tail().load(Relaxed);
-    let mut gated: Vec<Option<(u32, Kind, route::Tag)>> = Vec::with_capacity(n);
+    let mut gated: Vec<Option<(u32, Kind, Tag)>> = Vec::with_capacity(n);
     {
         let mut st = r.lock();
         for (i, prog) in sqes.iter().enumerate() {
@@ -150,7 +152,7 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
                     } else {
                         Bufs::One(prog.addr() as usize, prog.len() as usize)
                     };
-                    if let Some(t) = route::twin_for(fd, write, off, &bufs, rwf & keep()) {
+                    if let Some(t) = crate::fd::twin_for(fd, write, off, &bufs, rwf & keep()) {
                         copy.set_fd(t);
                     }
                 }

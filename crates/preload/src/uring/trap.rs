@@ -204,7 +204,8 @@ fn program(ranges: &[Range]) -> Vec<libc::sock_filter> {
 /// Answers one trapped call: `syscall()`'s answer (a negative errno).
 fn answer(nr: c_long, a: [u64; 6]) -> i64 {
     if nr == libc::SYS_close {
-        route::closing(a[0] as c_int);
+        super::closing(a[0] as c_int);
+        crate::fd::closing(a[0] as c_int);
     } else if let Some(r) = super::dispatch(nr, a) {
         return r;
     }

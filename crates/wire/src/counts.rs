@@ -152,9 +152,10 @@ impl Live {
     }
 }
 
-/// Requests of one kind by mark: the reports' own type (`report::schema`),
-/// so that `exec` and `run` count marks under one set of keys.
-pub use report::ByMark;
+/// Requests of one kind by mark: the reports' own type (`report::ByMark`
+/// is `policy::ByMark`), so that `exec` and `run` count marks under one
+/// set of keys.
+pub use policy::ByMark;
 
 /// System calls on direct descriptors, by family.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,9 +9,9 @@
 use std::path::PathBuf;
 
 use jobs::DefaultMarks;
-use policy::Marks;
 
 use crate::marks::{Facts, Needs, Rule};
+use crate::sys::Boost;
 
 pub const ENV_OUT: &str = "CINTERRUPTS_EXEC_OUT";
 /// The same directory as a descriptor every process inherits (`N:INODE`,
@@ -147,41 +147,6 @@ pub struct RouteEnv {
     pub modelled: bool,
 }
 
-/// A mark a rule gives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mark {
-    Urgent,
-    Barrier,
-    None,
-}
-
-impl Mark {
-    pub fn parse(s: &str) -> Result<Mark, String> {
-        match s {
-            "urgent" => Ok(Mark::Urgent),
-            "barrier" => Ok(Mark::Barrier),
-            "none" => Ok(Mark::None),
-            _ => Err(format!("invalid mark '{s}' (urgent, barrier, none)")),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mark::Urgent => "urgent",
-            Mark::Barrier => "barrier",
-            Mark::None => "none",
-        }
-    }
-
-    pub fn marks(self) -> Marks {
-        match self {
-            Mark::Urgent => Marks::URGENT,
-            Mark::Barrier => Marks::BARRIER,
-            Mark::None => Marks::NONE,
-        }
-    }
-}
-
 /// What a rule matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -250,7 +215,7 @@ impl Critical {
 /// declared in `host::mechanism`). Under `poll` and `hybrid` the thread
 /// spins on its slot's completion ring and its commands go to a poll queue
 /// (interrupts off); hybrid sleeps first, half its size bucket's mean
-/// latency less the timer's measured overshoot (`emu::HybridTimer`,
+/// latency less the timer's measured overshoot (`crate::sys::HybridTimer`,
 /// `host::poll::HybridStats` per thread); `select-isr` polls the critical
 /// requests only.
 pub use host::poll::Mode as Polling;
@@ -279,7 +244,7 @@ pub struct Config {
     /// What RWF 0x20 and 0x40 mean.
     pub rwf_marks: RwfMarks,
     /// Given to a thread at its first critical request.
-    pub boost: emu::Boost,
+    pub boost: Boost,
     /// `None`: the library observes and every call goes to the kernel.
     pub route: Option<RouteEnv>,
     /// What becomes of the program's io_uring ([`ENV_IO_URING`]).
@@ -312,7 +277,7 @@ impl Config {
             .unwrap_or_default();
         let boost = std::env::var(ENV_BOOST)
             .ok()
-            .and_then(|b| emu::Boost::parse(&b))
+            .and_then(|b| Boost::parse(&b))
             .unwrap_or_default();
         let out_fd = std::env::var(ENV_OUT_FD).ok().and_then(|v| {
             let (fd, ino) = v.split_once(':')?;
@@ -378,6 +343,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::Mark;
 
     #[test]
     fn rules_round_trip_through_the_environment_text() {
@@ -442,7 +408,7 @@ mod tests {
             critical: vec![Critical::parse(Target::File, "*.sst").unwrap()],
             polling: Polling::Interrupt,
             rwf_marks: RwfMarks::Authors,
-            boost: emu::Boost::None,
+            boost: Boost::None,
             route: None,
             io_uring: IoUring::Pass,
         };

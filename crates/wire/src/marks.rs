@@ -39,8 +39,44 @@
 //! [`first`] is pure and allocates nothing: it runs per I/O inside the
 //! program.
 
-use crate::config::Mark;
+use policy::Marks;
+
 use crate::glob::matches;
+
+/// A mark a rule gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Urgent,
+    Barrier,
+    None,
+}
+
+impl Mark {
+    pub fn parse(s: &str) -> Result<Mark, String> {
+        match s {
+            "urgent" => Ok(Mark::Urgent),
+            "barrier" => Ok(Mark::Barrier),
+            "none" => Ok(Mark::None),
+            _ => Err(format!("invalid mark '{s}' (urgent, barrier, none)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Urgent => "urgent",
+            Mark::Barrier => "barrier",
+            Mark::None => "none",
+        }
+    }
+
+    pub fn marks(self) -> Marks {
+        match self {
+            Mark::Urgent => Marks::URGENT,
+            Mark::Barrier => Marks::BARRIER,
+            Mark::None => Marks::NONE,
+        }
+    }
+}
 
 /// An operation, as a rule names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -385,11 +421,16 @@ pub fn parse_file(name: &str, text: &str) -> Result<Vec<Rule>, String> {
 }
 
 /// The built-in rule sets (`--marks-for`), each a rules file in
-/// `crates/exec/presets/`, which users can copy and edit.
+/// `crates/exec/presets/`, which users can copy and edit (they stay
+/// beside the `exec` documentation that names them; these rules moved here
+/// from exec, issue 38 item 1).
 pub const PRESETS: [(&str, &str); 3] = [
-    ("mariadb", include_str!("../presets/mariadb.rules")),
-    ("postgres", include_str!("../presets/postgres.rules")),
-    ("rocksdb", include_str!("../presets/rocksdb.rules")),
+    ("mariadb", include_str!("../../exec/presets/mariadb.rules")),
+    (
+        "postgres",
+        include_str!("../../exec/presets/postgres.rules"),
+    ),
+    ("rocksdb", include_str!("../../exec/presets/rocksdb.rules")),
 ];
 
 /// A preset's text by name.

@@ -1,0 +1,396 @@
+//! What the library knows of the program's descriptors (issue 24): which
+//! are O_DIRECT, their page-cache twins with a modelled device, their
+//! O_APPEND/O_DSYNC and access mode, their files' sizes and O_DIRECT
+//! alignment, kept by number until the descriptor is closed.
+
+use std::ffi::c_int;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicI32, AtomicU64};
+
+use crate::state::modelled;
+
+/// The size of each descriptor's file as last seen (0: not seen), so that
+/// a read known to lie within it needs no `fstat`; looked again when a read
+/// reaches past it, cleared at close.
+static SIZES: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+
+/// Whether the file of `fd` holds `end` bytes.
+pub(crate) fn within(fd: c_int, end: u64) -> bool {
+    let Some(size) = usize::try_from(fd).ok().and_then(|i| SIZES.get(i)) else {
+        return false;
+    };
+    if size.load(Relaxed) >= end {
+        return true;
+    }
+    // SAFETY: fstat fills the struct; a bad fd returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return false;
+    }
+    size.store(st.st_size as u64, Relaxed);
+    st.st_size as u64 >= end
+}
+
+/// What this process knows of its O_DIRECT descriptors, by number, so
+/// that a routed call costs no system call of ours (each one ~0.5 us on
+/// this VM, `cinterrupts bench exec`): whether it is direct, and with a
+/// modelled device its page-cache twin. An entry holds from the first call
+/// that looks the descriptor up until the descriptor is closed: `close`,
+/// `dup2`, `dup3`, `close_range`, `closefrom`, `fclose` and their raw
+/// `syscall` forms (interposed) clear it and close the twin, so a number
+/// reused for another file, or for the same file opened another way, is
+/// looked up again; a close none of them sees is found at the next call
+/// ([`same`]). Descriptors found not direct are not
+/// kept (they are looked up at every call, as before), nor are numbers of
+/// [`FDS`] and above.
+///
+/// An entry: bit 63 valid, bit 62 direct, bit 61 twin looked up, bits
+/// 32..61 the generation (bumped at each close, so a look-up that raced a
+/// close is not stored), bits 0..32 the twin (`u32::MAX`: none could be
+/// opened, the data moves through the descriptor itself).
+const FDS: usize = 4096;
+const VALID: u64 = 1 << 63;
+const DIRECT: u64 = 1 << 62;
+const TWINNED: u64 = 1 << 61;
+/// The descriptor's O_APPEND and O_DSYNC (or O_SYNC) as last looked up.
+const APPEND: u64 = 1 << 60;
+const SYNC: u64 = 1 << 59;
+/// Its access mode: read-only, write-only (neither: both).
+const RDONLY: u64 = 1 << 58;
+const WRONLY: u64 = 1 << 57;
+const MODE: u64 = APPEND | SYNC | RDONLY | WRONLY;
+const GEN: u64 = ((1 << 57) - 1) & !0xffff_ffff;
+const NO_TWIN: u32 = u32::MAX;
+
+static FD_CACHE: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+/// For a twin's number: 1 + the descriptor it is the twin of (0: none).
+static TWIN_OF: [AtomicI32; FDS] = [const { AtomicI32::new(0) }; FDS];
+
+fn entry(fd: c_int) -> Option<&'static AtomicU64> {
+    usize::try_from(fd).ok().and_then(|i| FD_CACHE.get(i))
+}
+
+/// What an entry was made for (issue 24): the file (`st_ino`, and
+/// `st_dev` folded to 32 bits) and the open file description's flags the
+/// cache depends on ([`WATCH_FL`]), as `fstat` and `fcntl(F_GETFL)` said
+/// when the entry was made. A descriptor can be closed or replaced without
+/// the library seeing it (`fclose`, whose `close` is glibc's internal one;
+/// a raw `close` system call), and its number reused: each routed call
+/// compares the two with the descriptor as it is now ([`same`]), and a
+/// stale entry goes, with its twin, before the call is looked up again.
+static INO: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+static DEV_FL: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+
+/// The flags an entry and its twin depend on.
+const WATCH_FL: c_int =
+    libc::O_ACCMODE | libc::O_DIRECT | libc::O_APPEND | libc::O_DSYNC | libc::O_SYNC;
+
+/// `fd`'s identity now, as [`INO`] and [`DEV_FL`] keep it (`fl`: its
+/// F_GETFL); `None` for a descriptor not open.
+fn identity(fd: c_int, fl: c_int) -> Option<(u64, u64)> {
+    // SAFETY: fstat fills the struct; a bad fd returns -1. The system
+    // call itself: glibc's `fstat` is `fstatat(fd, "", AT_EMPTY_PATH)`,
+    // ~50 ns more here.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st) } != 0 {
+        return None;
+    }
+    let dev = (st.st_dev ^ (st.st_dev >> 32)) & 0xffff_ffff;
+    Some((st.st_ino, (dev << 32) | u64::from((fl & WATCH_FL) as u32)))
+}
+
+/// Records what `fd`'s entry is made for (before the entry is stored).
+fn remember(fd: c_int, fl: c_int) {
+    let Some(i) = usize::try_from(fd).ok().filter(|&i| i < FDS) else {
+        return;
+    };
+    let (ino, dev_fl) = identity(fd, fl).unwrap_or((0, 0));
+    INO[i].store(ino, Release);
+    DEV_FL[i].store(dev_fl, Release);
+}
+
+/// Whether `fd` is still the file, with the flags, its entry was made for:
+/// two system calls (`fstat`, `fcntl(F_GETFL)`) per routed call.
+fn same(fd: c_int) -> bool {
+    let i = fd as usize;
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl != -1 && identity(fd, fl) == Some((INO[i].load(Acquire), DEV_FL[i].load(Acquire)))
+}
+
+/// Drops `fd`'s entry if it still is `seen` (a stale one: the descriptor
+/// was closed or replaced where the library did not see it), with its
+/// twin, its size and its alignment.
+fn forget(fd: c_int, seen: u64) {
+    let Some(e) = entry(fd) else { return };
+    let gone = ((seen & GEN) + (1 << 32)) & GEN;
+    if e.compare_exchange(seen, gone, AcqRel, Relaxed).is_err() {
+        return;
+    }
+    let twin = seen as u32;
+    if seen & TWINNED != 0 && twin != NO_TWIN {
+        close_twin(twin as c_int);
+    }
+    SIZES[fd as usize].store(0, Relaxed);
+    ALIGN[fd as usize].store(0, Relaxed);
+}
+
+/// Whether `fd` was opened with O_DIRECT (now). A cached entry is checked
+/// first against the descriptor as it is ([`same`]).
+pub(crate) fn is_direct(fd: c_int) -> bool {
+    let e = entry(fd);
+    let mut seen = e.map_or(0, |e| e.load(Acquire));
+    if seen & VALID != 0 {
+        if same(fd) {
+            return seen & DIRECT != 0;
+        }
+        forget(fd, seen);
+        seen = e.map_or(0, |e| e.load(Acquire));
+        if seen & VALID != 0 && same(fd) {
+            // Another thread made it afresh meanwhile.
+            return seen & DIRECT != 0;
+        }
+        forget(fd, seen);
+        seen = e.map_or(0, |e| e.load(Acquire));
+    }
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let direct = fl != -1 && fl & libc::O_DIRECT != 0;
+    if let (true, Some(e)) = (direct, e) {
+        if seen & VALID == 0 {
+            remember(fd, fl);
+            let now = (seen & GEN) | VALID | DIRECT | flag_bits(fl);
+            let _ = e.compare_exchange(seen, now, AcqRel, Relaxed);
+        }
+    }
+    direct
+}
+
+fn flag_bits(fl: c_int) -> u64 {
+    let mut b = 0;
+    if fl & libc::O_APPEND != 0 {
+        b |= APPEND;
+    }
+    if fl & libc::O_DSYNC != 0 {
+        b |= SYNC;
+    }
+    match fl & libc::O_ACCMODE {
+        libc::O_RDONLY => b |= RDONLY,
+        libc::O_WRONLY => b |= WRONLY,
+        _ => {}
+    }
+    b
+}
+
+/// `fd`'s O_APPEND, O_DSYNC/O_SYNC and access mode bits ([`MODE`]), from
+/// the cache when `fd` is a known direct descriptor.
+fn flags_of(fd: c_int) -> u64 {
+    let seen = entry(fd).map_or(0, |e| e.load(Acquire));
+    if seen & (VALID | DIRECT) == VALID | DIRECT {
+        return seen & MODE;
+    }
+    // SAFETY: F_GETFL takes no pointer; a bad fd returns -1.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl == -1 {
+        0
+    } else {
+        flag_bits(fl)
+    }
+}
+
+/// Whether a write on `fd` must be durable when it returns (O_DSYNC or
+/// O_SYNC): the device then sees a flush command after it.
+pub(crate) fn syncs(fd: c_int) -> bool {
+    flags_of(fd) & SYNC != 0
+}
+
+/// The O_DIRECT alignment of each descriptor's file, from
+/// `statx(STATX_DIOALIGN)`: 0 not looked up, [`NO_ALIGN`] unknown (the
+/// file system does not say), else the memory alignment << 32 | the offset
+/// and length alignment. Cleared at close.
+static ALIGN: [AtomicU64; FDS] = [const { AtomicU64::new(0) }; FDS];
+const NO_ALIGN: u64 = u64::MAX;
+
+fn dio_align(fd: c_int) -> Option<(u64, u64)> {
+    let slot = usize::try_from(fd).ok().and_then(|i| ALIGN.get(i))?;
+    let mut a = slot.load(Relaxed);
+    if a == 0 {
+        // SAFETY: statx fills our struct; an empty path with AT_EMPTY_PATH
+        // is `fd` itself.
+        let mut st: libc::statx = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::statx(
+                fd,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_DIOALIGN,
+                &mut st,
+            )
+        };
+        a = if r == 0
+            && st.stx_mask & libc::STATX_DIOALIGN != 0
+            && st.stx_dio_mem_align != 0
+            && st.stx_dio_offset_align != 0
+        {
+            (u64::from(st.stx_dio_mem_align) << 32) | u64::from(st.stx_dio_offset_align)
+        } else {
+            NO_ALIGN
+        };
+        slot.store(a, Relaxed);
+    }
+    (a != NO_ALIGN).then_some((a >> 32, a & 0xffff_ffff))
+}
+
+/// What an O_DIRECT call moves: its buffers (address, length) and offset.
+pub(crate) enum Bufs {
+    One(usize, usize),
+    Vec(*const libc::iovec, c_int),
+}
+
+/// Whether the kernel's O_DIRECT would accept the call's alignment on
+/// `fd`: the offset and every length a multiple of the file's offset
+/// alignment, every buffer's address of its memory alignment (Linux's
+/// `iomap_dio_rw` / `blkdev_dio_invalid`). False when the file system does
+/// not say (`statx` without STATX_DIOALIGN).
+fn aligned(fd: c_int, off: i64, bufs: &Bufs) -> bool {
+    let Some((mem, len)) = dio_align(fd) else {
+        return false;
+    };
+    let ok = |a: usize, n: usize| a as u64 % mem == 0 && n as u64 % len == 0;
+    off >= 0
+        && off as u64 % len == 0
+        && match *bufs {
+            Bufs::One(a, n) => ok(a, n),
+            Bufs::Vec(iov, cnt) => {
+                !iov.is_null()
+                    && (1..=1024).contains(&cnt)
+                    && (0..cnt as usize).all(|k| {
+                        // SAFETY: the program's array of cnt iovecs.
+                        let v = unsafe { *iov.add(k) };
+                        ok(v.iov_base as usize, v.iov_len)
+                    })
+            }
+        }
+}
+
+/// The descriptor a positioned O_DIRECT call on `fd` moves its data
+/// through (issue 24: the kernel's own semantics, the device's timing):
+/// the page-cache twin only where it cannot change what the call does,
+/// i.e. with a modelled device, an alignment the kernel's O_DIRECT accepts
+/// (so its EINVAL is never hidden), no flags beyond HIPRI/DSYNC/SYNC (the
+/// twin carries O_DSYNC/O_SYNC; RWF_NOWAIT, RWF_APPEND go to the kernel
+/// as asked), a descriptor open for the call (its EBADF is the kernel's,
+/// with no command) and, for a write, without O_APPEND (the kernel picks
+/// the end of the file, and checks its alignment). `None`: the program's
+/// own call on its own descriptor.
+pub(crate) fn twin_for(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
+    const TWIN_RWF: c_int = 0x01 | 0x02 | 0x04;
+    if !modelled() || rwf & !TWIN_RWF != 0 || !aligned(fd, off, bufs) {
+        return None;
+    }
+    let refuse = if write { APPEND | RDONLY } else { WRONLY };
+    if flags_of(fd) & refuse != 0 {
+        return None;
+    }
+    let d = data_fd(fd);
+    (d != fd).then_some(d)
+}
+
+/// The descriptor the data moves through: `fd` itself, or with a modelled
+/// device its twin without O_DIRECT (the page cache: this VM's disk takes
+/// ~170 us per 4 KiB, the profile's device ~7 us), opened at the first
+/// call on `fd` with its access mode. `fd` itself when no twin can be
+/// opened.
+fn data_fd(fd: c_int) -> c_int {
+    if !modelled() {
+        return fd;
+    }
+    let Some(e) = entry(fd) else {
+        return fd;
+    };
+    let seen = e.load(Acquire);
+    if seen & (VALID | TWINNED) == VALID | TWINNED {
+        let twin = seen as u32;
+        return if twin == NO_TWIN { fd } else { twin as c_int };
+    }
+    // SAFETY: F_GETFL takes no pointer.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl == -1 || fl & libc::O_DIRECT == 0 {
+        return fd;
+    }
+    if seen & VALID == 0 {
+        remember(fd, fl);
+    }
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
+    // SAFETY: a NUL-terminated path; `open` is not interposed.
+    // O_DSYNC/O_SYNC with it: a write through the twin is as durable at
+    // its return as the program's own would be (issue 24).
+    let mode = fl & (libc::O_ACCMODE | libc::O_SYNC);
+    let twin = unsafe { libc::open(path.as_ptr(), mode | libc::O_CLOEXEC) };
+    let bits = if twin < 0 { NO_TWIN } else { twin as u32 };
+    if let Some(t) = TWIN_OF.get(twin.max(0) as usize).filter(|_| twin >= 0) {
+        t.store(fd + 1, Release);
+    }
+    let now = (seen & GEN) | VALID | DIRECT | TWINNED | flag_bits(fl) | u64::from(bits);
+    if e.compare_exchange(seen, now, AcqRel, Relaxed).is_ok() {
+        return if twin < 0 { fd } else { twin };
+    }
+    // A close raced the look-up (or another thread stored its own twin):
+    // this call moves its data through `fd` itself.
+    if twin >= 0 {
+        close_twin(twin);
+    }
+    fd
+}
+
+fn close_twin(twin: c_int) {
+    if let Some(t) = TWIN_OF.get(twin as usize) {
+        t.store(0, Release);
+    }
+    // SAFETY: our own descriptor; the raw call, not the interposed close.
+    unsafe { libc::syscall(libc::SYS_close, twin) };
+}
+
+/// `fcntl(F_SETFL)` succeeded on `fd`: a descriptor still direct keeps its
+/// entry and twin with its O_APPEND as it is now (O_DSYNC cannot change so);
+/// one no longer direct is forgotten, as at close.
+pub(crate) fn flags_changed(fd: c_int) {
+    let Some(e) = entry(fd) else { return };
+    // SAFETY: F_GETFL takes no pointer.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl != -1 && fl & libc::O_DIRECT != 0 {
+        if let Some((_, dev_fl)) = identity(fd, fl) {
+            DEV_FL[fd as usize].store(dev_fl, Release);
+        }
+        let bit = flag_bits(fl) & APPEND;
+        let _ = e.fetch_update(AcqRel, Acquire, |v| {
+            (v & VALID != 0).then_some((v & !APPEND) | bit)
+        });
+    } else {
+        closing(fd);
+    }
+}
+
+/// `fd` is about to be closed (or replaced by `dup2`/`dup3`): its entry
+/// goes, with its twin (a routed ring's descriptor is `uring::closing`'s,
+/// which the interposed calls call first: `intercept::closing`). If `fd`
+/// is a twin of ours the program closes (a program closing every
+/// descriptor), the entry it belongs to goes.
+pub(crate) fn closing(fd: c_int) {
+    let Some(e) = entry(fd) else { return };
+    let old = e.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+    if let Ok(v) = old {
+        let twin = v as u32;
+        if v & TWINNED != 0 && twin != NO_TWIN {
+            close_twin(twin as c_int);
+        }
+    }
+    SIZES[fd as usize].store(0, Relaxed);
+    ALIGN[fd as usize].store(0, Relaxed);
+    let owner = TWIN_OF[fd as usize].swap(0, AcqRel);
+    if owner > 0 {
+        if let Some(o) = entry(owner - 1) {
+            let _ = o.fetch_update(AcqRel, Acquire, |v| Some(((v & GEN) + (1 << 32)) & GEN));
+        }
+    }
+}
