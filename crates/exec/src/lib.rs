@@ -16,6 +16,7 @@
 
 mod config;
 mod counts;
+pub mod fires;
 mod glob;
 pub mod marks;
 mod record;

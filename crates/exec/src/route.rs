@@ -114,6 +114,7 @@ pub struct Router {
     backend: String,
     policy: String,
     completion: String,
+    fires: crate::fires::FireLog,
 }
 
 /// What the device and the driver did. The keys every report shares
@@ -155,6 +156,9 @@ pub struct Routed {
     pub completions_polled: u64,
     /// What LD did, with `--block-scheduler ld`.
     pub block: Option<BlockNote>,
+    /// Per mark, what the strategy was handed and delivered, and why it
+    /// fired (`crate::fires`, issue 38 item 4).
+    pub fires: Option<crate::fires::Fires>,
 }
 
 /// LD's figures under exec, as `run`'s block note gives them.
@@ -307,7 +311,8 @@ impl Router {
             cmds: Vec::with_capacity(FETCH),
             reqs: Vec::with_capacity(FETCH),
         };
-        let device = emu::Device::start_with_ingress(
+        let fires = crate::fires::FireLog::default();
+        let device = emu::Device::start_with_ingress_wrapped(
             &DeviceConfig {
                 cpu: opts.device_cpu,
                 policy: opts.policy.clone(),
@@ -318,6 +323,7 @@ impl Router {
             opened.backend,
             queues.clone(),
             Box::new(ingress),
+            &|p| fires.watch(p),
         )
         .map_err(|e| e.to_string())?;
         let inboxes = Arc::new(SlotInboxes {
@@ -350,6 +356,7 @@ impl Router {
             fd,
             device: Some(device),
             driver: Some(driver),
+            fires,
         })
     }
 
@@ -419,6 +426,8 @@ impl Router {
             completion: self.completion.clone(),
             completions_polled: h.polled,
             block,
+            // Complete now: the device thread dropped its strategies.
+            fires: Some(self.fires.fires()),
         }
     }
 }
