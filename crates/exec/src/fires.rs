@@ -90,6 +90,11 @@ struct Tally {
     fired_completions: [u64; REASONS],
     /// Handed but not delivered by a fire when the device stopped.
     pending: [u64; MARKS],
+    /// Completions the strategy was never handed: a tag submitted again
+    /// while the strategy still had it in flight, so its completion was
+    /// posted but not walked (the device's poller was a lap behind the CQ,
+    /// `DeviceStats::unwalked_lapped`, as the authors' `irq_poller` skips).
+    not_walked: u64,
 }
 
 impl Tally {
@@ -104,6 +109,7 @@ impl Tally {
                 self.depth[m][b] += o.depth[m][b];
             }
         }
+        self.not_walked += o.not_walked;
         for r in 0..REASONS {
             self.fires[r] += o.fires[r];
             self.fired_completions[r] += o.fired_completions[r];
@@ -122,6 +128,7 @@ impl FireLog {
             inner: policy,
             log: self.clone(),
             tally: Tally::default(),
+            outstanding: Vec::new(),
             in_flight: 0,
         })
     }
@@ -137,7 +144,11 @@ struct Watched {
     inner: Box<dyn Policy>,
     log: FireLog,
     tally: Tally,
-    /// Commands the device fetched on this queue and has not completed.
+    /// Per tag (the command's id), whether the device fetched it and the
+    /// strategy has not been handed its completion; `in_flight` of them.
+    /// By tag rather than by count, so that a completion the strategy
+    /// never sees (`not_walked`) is not counted in flight for ever.
+    outstanding: Vec<bool>,
     in_flight: u64,
 }
 
@@ -178,7 +189,16 @@ impl Policy for Watched {
     }
 
     fn submitted(&mut self, now: Nanos, cmd: Command) {
-        self.in_flight += 1;
+        let tag = cmd.id as usize;
+        if tag >= self.outstanding.len() {
+            self.outstanding.resize(tag + 1, false);
+        }
+        if std::mem::replace(&mut self.outstanding[tag], true) {
+            // The tag's previous command completed unseen.
+            self.tally.not_walked += 1;
+        } else {
+            self.in_flight += 1;
+        }
         self.inner.submitted(now, cmd);
     }
 
@@ -187,7 +207,11 @@ impl Policy for Watched {
         let m = mark_index(marks);
         // The device counts this one in flight until it posts it.
         let depth = self.in_flight.max(1);
-        self.in_flight = self.in_flight.saturating_sub(1);
+        if let Some(o) = self.outstanding.get_mut(cqe.id as usize) {
+            if std::mem::replace(o, false) {
+                self.in_flight -= 1;
+            }
+        }
         let t = &mut self.tally;
         t.completions[m] += 1;
         t.pending[m] += 1;
@@ -231,6 +255,12 @@ pub struct Fires {
     /// Completions no fire had delivered when the device stopped (the
     /// handler reaped them with an earlier interrupt's entries).
     pub undelivered_at_stop: u64,
+    /// Completions posted that the strategy was never handed: the device's
+    /// poller was a lap behind the CQ while a fire waited for the call
+    /// slot (the handler still reaped them). Counted at their tag's next
+    /// submission, so a tag not submitted again is not counted; the depths
+    /// above can then be over by at most the tags left so.
+    pub not_walked: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -323,6 +353,7 @@ impl Fires {
                 timeout: reason(Reason::Timeout),
             },
             undelivered_at_stop: t.pending.iter().sum(),
+            not_walked: t.not_walked,
         }
     }
 
@@ -362,13 +393,14 @@ impl Fires {
             )
         };
         out.push(format!(
-            "fired: {}, {}, {}, {}, {}; {} undelivered at stop",
+            "fired: {}, {}, {}, {}, {}; {} undelivered at stop, {} never handed to the strategy (its poller lapped)",
             part("urgent", &r.urgent),
             part("barrier", &r.barrier),
             part("threshold", &r.threshold),
             part("timeout", &r.timeout),
             part("error", &r.error),
-            self.undelivered_at_stop
+            self.undelivered_at_stop,
+            self.not_walked
         ));
         out
     }
@@ -451,7 +483,33 @@ mod tests {
             }
         );
         assert_eq!(f.undelivered_at_stop, 0);
+        assert_eq!(f.not_walked, 0);
         assert_eq!(f.lines().len(), 3);
+    }
+
+    #[test]
+    fn a_completion_never_walked_is_not_counted_in_flight() {
+        let log = FireLog::default();
+        {
+            let mut p = log.watch(policy::build(&policy::PolicySpec::named("default")).unwrap());
+            let cmd = |id| Command {
+                id,
+                marks: Marks::URGENT,
+            };
+            p.submitted(0, cmd(0));
+            p.submitted(0, cmd(1));
+            // Tag 0's completion skipped (a lapped poller); tag 0 again.
+            p.completed(1_000, Completion::ok(1, Marks::URGENT));
+            p.submitted(2_000, cmd(0));
+            assert!(p
+                .completed(3_000, Completion::ok(0, Marks::URGENT))
+                .is_some());
+        }
+        let f = log.fires();
+        assert_eq!(f.not_walked, 1);
+        // Depths 2, then 1 (not 2: the skipped one is not in flight).
+        assert_eq!(f.by_mark.urgent.depth_mean, 1.5);
+        assert_eq!(f.reasons.urgent.fires, 2);
     }
 
     #[test]
