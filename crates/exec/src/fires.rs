@@ -8,8 +8,9 @@
 //!   TOS 4.1.1): the completions the strategy was handed, the fires that
 //!   delivered at least one of them (a full interrupt delivers every entry
 //!   it holds, an urgent-only one only the Urgent ones, TOS 3.5), and the
-//!   depth the device had in flight when one of them completed (itself
-//!   included): a completion at depth 1 has no neighbour to ride with, so
+//!   depth the device had in flight when one of them finished (itself
+//!   included; the device's own count, `emu::device::DeviceStats::depth`):
+//!   a completion at depth 1 has no neighbour to ride with, so
 //!   no strategy can coalesce it (TOS 3.2: coalescing needs completions
 //!   closer than delta).
 //! - **Why it fired**, from what the strategy was handed when it returned
@@ -28,6 +29,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use emu::device::{depth_bounds, DeviceStats, DEPTH_BUCKETS};
 use policy::{Command, Completion, Interrupt, Marks, Nanos, Policy};
 use serde::Serialize;
 
@@ -40,25 +42,6 @@ fn mark_index(m: Marks) -> usize {
         (true, _) => 0,
         (false, true) => 1,
         (false, false) => 2,
-    }
-}
-
-/// Depth buckets: 1, 2, 3-4, 5-8, ... 65 and more (powers of two: enough
-/// to tell "alone" from "a neighbour" from "a queue").
-const BUCKETS: usize = 8;
-
-fn bucket(depth: u64) -> usize {
-    match depth {
-        0 | 1 => 0,
-        d => ((64 - (d - 1).leading_zeros()) as usize).min(BUCKETS - 1),
-    }
-}
-
-fn bucket_bounds(b: usize) -> (u64, Option<u64>) {
-    match b {
-        0 => (1, Some(1)),
-        b if b == BUCKETS - 1 => ((1 << (b - 1)) + 1, None),
-        b => ((1 << (b - 1)) + 1, Some(1 << b)),
     }
 }
 
@@ -78,23 +61,16 @@ const REASONS: usize = 5;
 /// device drops it (at its stop): nothing is shared while it runs.
 #[derive(Clone, Debug, Default)]
 struct Tally {
-    /// Per mark: completions handed, fires that delivered some, the sum
-    /// of the depths they completed at, and the depths' histogram.
+    /// Per mark: completions handed, fires that delivered some, and the
+    /// completions those delivered.
     completions: [u64; MARKS],
     interrupts: [u64; MARKS],
     delivered: [u64; MARKS],
-    depth_sum: [u64; MARKS],
-    depth: [[u64; BUCKETS]; MARKS],
     /// Per reason: fires, and the completions they delivered.
     fires: [u64; REASONS],
     fired_completions: [u64; REASONS],
     /// Handed but not delivered by a fire when the device stopped.
     pending: [u64; MARKS],
-    /// Completions the strategy was never handed: a tag submitted again
-    /// while the strategy still had it in flight, so its completion was
-    /// posted but not walked (the device's poller was a lap behind the CQ,
-    /// `DeviceStats::unwalked_lapped`, as the authors' `irq_poller` skips).
-    not_walked: u64,
 }
 
 impl Tally {
@@ -103,13 +79,8 @@ impl Tally {
             self.completions[m] += o.completions[m];
             self.interrupts[m] += o.interrupts[m];
             self.delivered[m] += o.delivered[m];
-            self.depth_sum[m] += o.depth_sum[m];
             self.pending[m] += o.pending[m];
-            for b in 0..BUCKETS {
-                self.depth[m][b] += o.depth[m][b];
-            }
         }
-        self.not_walked += o.not_walked;
         for r in 0..REASONS {
             self.fires[r] += o.fires[r];
             self.fired_completions[r] += o.fired_completions[r];
@@ -128,14 +99,14 @@ impl FireLog {
             inner: policy,
             log: self.clone(),
             tally: Tally::default(),
-            outstanding: Vec::new(),
-            in_flight: 0,
         })
     }
 
-    /// What every watched strategy saw (complete once the device stopped).
-    pub fn fires(&self) -> Fires {
-        Fires::of(&self.0.lock().expect("fire log"))
+    /// What every watched strategy saw (complete once the device
+    /// stopped), beside the device's depths from its `stats`; `reaped`
+    /// is what the handler reaped from the interrupt-driven CQ.
+    pub fn fires(&self, stats: &DeviceStats, reaped: u64) -> Fires {
+        Fires::of(&self.0.lock().expect("fire log"), stats, reaped)
     }
 }
 
@@ -144,12 +115,6 @@ struct Watched {
     inner: Box<dyn Policy>,
     log: FireLog,
     tally: Tally,
-    /// Per tag (the command's id), whether the device fetched it and the
-    /// strategy has not been handed its completion; `in_flight` of them.
-    /// By tag rather than by count, so that a completion the strategy
-    /// never sees (`not_walked`) is not counted in flight for ever.
-    outstanding: Vec<bool>,
-    in_flight: u64,
 }
 
 impl Watched {
@@ -189,34 +154,15 @@ impl Policy for Watched {
     }
 
     fn submitted(&mut self, now: Nanos, cmd: Command) {
-        let tag = cmd.id as usize;
-        if tag >= self.outstanding.len() {
-            self.outstanding.resize(tag + 1, false);
-        }
-        if std::mem::replace(&mut self.outstanding[tag], true) {
-            // The tag's previous command completed unseen.
-            self.tally.not_walked += 1;
-        } else {
-            self.in_flight += 1;
-        }
         self.inner.submitted(now, cmd);
     }
 
     fn completed(&mut self, now: Nanos, cqe: Completion) -> Option<Interrupt> {
         let marks = cqe.marks.normalized();
         let m = mark_index(marks);
-        // The device counts this one in flight until it posts it.
-        let depth = self.in_flight.max(1);
-        if let Some(o) = self.outstanding.get_mut(cqe.id as usize) {
-            if std::mem::replace(o, false) {
-                self.in_flight -= 1;
-            }
-        }
         let t = &mut self.tally;
         t.completions[m] += 1;
         t.pending[m] += 1;
-        t.depth_sum[m] += depth;
-        t.depth[m][bucket(depth)] += 1;
         let kind = self.inner.completed(now, cqe);
         let reason = if cqe.error {
             Reason::Error
@@ -255,11 +201,10 @@ pub struct Fires {
     /// Completions no fire had delivered when the device stopped (the
     /// handler reaped them with an earlier interrupt's entries).
     pub undelivered_at_stop: u64,
-    /// Completions posted that the strategy was never handed: the device's
-    /// poller was a lap behind the CQ while a fire waited for the call
-    /// slot (the handler still reaped them). Counted at their tag's next
-    /// submission, so a tag not submitted again is not counted; the depths
-    /// above can then be over by at most the tags left so.
+    /// Completions the handler reaped that the strategy was never handed:
+    /// the device's poller was a lap behind the CQ while a fire waited for
+    /// the call slot (`DeviceStats::unwalked_lapped`; the authors'
+    /// `irq_poller` skips so too).
     pub not_walked: u64,
 }
 
@@ -278,8 +223,10 @@ pub struct MarkFires {
     pub interrupts: u64,
     /// Delivered by those fires, per fire.
     pub completions_per_interrupt: f64,
-    /// The device's commands in flight when one of them completed (itself
-    /// included): mean, and the histogram.
+    /// The device's commands in flight in the pass one of them finished
+    /// (itself and those finishing with it included; the device's count,
+    /// `DeviceStats::depth`, over every completion of the mark): mean,
+    /// and the histogram.
     pub depth_mean: f64,
     pub depth: Vec<DepthBucket>,
 }
@@ -312,7 +259,7 @@ pub struct ReasonCount {
 }
 
 impl Fires {
-    fn of(t: &Tally) -> Fires {
+    fn of(t: &Tally, stats: &DeviceStats, reaped: u64) -> Fires {
         let mark = |m: usize| MarkFires {
             completions: t.completions[m],
             interrupts: t.interrupts[m],
@@ -320,15 +267,15 @@ impl Fires {
                 t.delivered[m],
                 t.interrupts[m],
             ),
-            depth_mean: ratio(t.depth_sum[m], t.completions[m]),
-            depth: (0..BUCKETS)
-                .filter(|&b| t.depth[m][b] > 0)
+            depth_mean: ratio(stats.depth_sum[m], stats.depth_completions[m]),
+            depth: (0..DEPTH_BUCKETS)
+                .filter(|&b| stats.depth[m][b] > 0)
                 .map(|b| {
-                    let (from, to) = bucket_bounds(b);
+                    let (from, to) = depth_bounds(b);
                     DepthBucket {
                         from,
                         to,
-                        completions: t.depth[m][b],
+                        completions: stats.depth[m][b],
                     }
                 })
                 .collect(),
@@ -353,7 +300,7 @@ impl Fires {
                 timeout: reason(Reason::Timeout),
             },
             undelivered_at_stop: t.pending.iter().sum(),
-            not_walked: t.not_walked,
+            not_walked: reaped.saturating_sub(t.completions.iter().sum()),
         }
     }
 
@@ -423,18 +370,19 @@ mod tests {
     }
 
     #[test]
-    fn buckets_are_powers_of_two() {
+    fn depth_buckets_are_powers_of_two() {
         let b: Vec<usize> = [1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 1000]
             .iter()
-            .map(|&d| bucket(d))
+            .map(|&d| emu::device::depth_bucket(d))
             .collect();
         assert_eq!(b, [0, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, 7]);
-        assert_eq!(bucket_bounds(2), (3, Some(4)));
-        assert_eq!(bucket_bounds(7), (65, None));
+        assert_eq!(depth_bounds(2), (3, Some(4)));
+        assert_eq!(depth_bounds(6), (33, Some(64)));
+        assert_eq!(depth_bounds(7), (65, None));
     }
 
     #[test]
-    fn reasons_and_depths_of_a_cint_stream() {
+    fn reasons_of_a_cint_stream() {
         let log = FireLog::default();
         {
             let mut p = log.watch(cint());
@@ -459,15 +407,12 @@ mod tests {
                 Some(Interrupt::UrgentOnly)
             );
         }
-        let f = log.fires();
+        let f = log.fires(&DeviceStats::default(), 3);
         assert_eq!(f.completions, 3);
         assert_eq!(f.fires, 2);
         let u = &f.by_mark.unmarked;
         assert_eq!((u.completions, u.interrupts), (2, 1));
         assert_eq!(u.completions_per_interrupt, 2.0);
-        // In flight when they completed: 3, then 2; the Urgent one alone.
-        assert_eq!(u.depth_mean, 2.5);
-        assert_eq!(f.by_mark.urgent.depth_mean, 1.0);
         assert_eq!(
             f.reasons.timeout,
             ReasonCount {
@@ -488,31 +433,6 @@ mod tests {
     }
 
     #[test]
-    fn a_completion_never_walked_is_not_counted_in_flight() {
-        let log = FireLog::default();
-        {
-            let mut p = log.watch(policy::build(&policy::PolicySpec::named("default")).unwrap());
-            let cmd = |id| Command {
-                id,
-                marks: Marks::URGENT,
-            };
-            p.submitted(0, cmd(0));
-            p.submitted(0, cmd(1));
-            // Tag 0's completion skipped (a lapped poller); tag 0 again.
-            p.completed(1_000, Completion::ok(1, Marks::URGENT));
-            p.submitted(2_000, cmd(0));
-            assert!(p
-                .completed(3_000, Completion::ok(0, Marks::URGENT))
-                .is_some());
-        }
-        let f = log.fires();
-        assert_eq!(f.not_walked, 1);
-        // Depths 2, then 1 (not 2: the skipped one is not in flight).
-        assert_eq!(f.by_mark.urgent.depth_mean, 1.5);
-        assert_eq!(f.reasons.urgent.fires, 2);
-    }
-
-    #[test]
     fn an_urgent_only_interrupt_leaves_unmarked_entries_held() {
         let log = FireLog::default();
         {
@@ -523,9 +443,10 @@ mod tests {
                 Some(Interrupt::UrgentOnly)
             );
         }
-        let f = log.fires();
+        let f = log.fires(&DeviceStats::default(), 2);
         assert_eq!(f.by_mark.urgent.interrupts, 1);
         assert_eq!(f.by_mark.unmarked.interrupts, 0);
         assert_eq!(f.undelivered_at_stop, 1, "the unmarked one still held");
+        assert_eq!(f.not_walked, 0);
     }
 }

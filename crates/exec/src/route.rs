@@ -427,7 +427,7 @@ impl Router {
             completions_polled: h.polled,
             block,
             // Complete now: the device thread dropped its strategies.
-            fires: Some(self.fires.fires()),
+            fires: Some(self.fires.fires(&stats, h.reaped - h.polled.min(h.reaped))),
         }
     }
 }

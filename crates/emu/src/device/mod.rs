@@ -26,7 +26,11 @@ mod controller;
 mod gaps;
 
 use controller::Probe;
-pub use controller::{Device, DeviceStats, Ingress};
+pub use controller::{depth_bounds, depth_bucket, Device, DeviceStats, Ingress, DEPTH_BUCKETS};
+
+/// Wraps a queue pair's strategy once built
+/// ([`Device::start_with_ingress_wrapped`]).
+pub type WrapPolicy<'a> = dyn Fn(Box<dyn Policy>) -> Box<dyn Policy> + 'a;
 
 /// What a stopped device hands back.
 #[derive(Clone, Debug)]
@@ -74,7 +78,7 @@ impl Device {
         backend: Box<dyn Backend>,
         queues: Vec<Arc<QueuePair>>,
         ingress: Box<dyn Ingress>,
-        wrap: &dyn Fn(Box<dyn Policy>) -> Box<dyn Policy>,
+        wrap: &WrapPolicy<'_>,
     ) -> Result<DeviceHandle, EmuError> {
         Device::start_inner(cfg, clock, backend, queues, Some(ingress), Some(wrap))
     }
@@ -85,7 +89,7 @@ impl Device {
         backend: Box<dyn Backend>,
         queues: Vec<Arc<QueuePair>>,
         ingress: Option<Box<dyn Ingress>>,
-        wrap: Option<&dyn Fn(Box<dyn Policy>) -> Box<dyn Policy>>,
+        wrap: Option<&WrapPolicy<'_>>,
     ) -> Result<DeviceHandle, EmuError> {
         let policies = (0..queues.len())
             .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
