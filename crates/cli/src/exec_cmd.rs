@@ -575,6 +575,9 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
                 r.completions_reaped,
                 r.completions_per_interrupt
             );
+            for l in r.fires.iter().flat_map(|f| f.lines()) {
+                s += &format!("  by mark, as the device's strategy saw them: {l}\n");
+            }
             let d = r.delivery.unwrap_or_default();
             s += &format!(
                 "  delivery latency: mean {:.1} us, p50 {:.1} us, p99 {:.1} us; handler CPU {:.1} ms\n",

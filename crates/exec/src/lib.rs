@@ -14,6 +14,7 @@
 //! the program made it (RWF_URGENT/RWF_BARRIER taken out); routing the
 //! requests through the emulator's device and driver comes next.
 
+pub mod fires;
 mod record;
 mod route;
 mod run;

@@ -115,6 +115,7 @@ pub struct Router {
     backend: String,
     policy: String,
     completion: String,
+    fires: crate::fires::FireLog,
 }
 
 /// What the device and the driver did. The keys every report shares
@@ -156,6 +157,9 @@ pub struct Routed {
     pub completions_polled: u64,
     /// What LD did, with `--block-scheduler ld`.
     pub block: Option<BlockNote>,
+    /// Per mark, what the strategy was handed and delivered, and why it
+    /// fired (`crate::fires`, issue 38 item 4).
+    pub fires: Option<crate::fires::Fires>,
 }
 
 /// LD's figures under exec, as `run`'s block note gives them.
@@ -295,7 +299,8 @@ impl Router {
             cmds: Vec::with_capacity(FETCH),
             reqs: Vec::with_capacity(FETCH),
         };
-        let device = emu::Device::start_with_ingress(
+        let fires = crate::fires::FireLog::default();
+        let device = emu::Device::start_with_ingress_wrapped(
             &DeviceConfig {
                 cpu: opts.device_cpu,
                 policy: opts.policy.clone(),
@@ -306,6 +311,7 @@ impl Router {
             opened.backend,
             queues.clone(),
             Box::new(ingress),
+            &|p| fires.watch(p),
         )
         .map_err(|e| e.to_string())?;
         let inboxes = Arc::new(SlotInboxes {
@@ -338,6 +344,7 @@ impl Router {
             fd,
             device: Some(device),
             driver: Some(driver),
+            fires,
         })
     }
 
@@ -407,6 +414,8 @@ impl Router {
             completion: self.completion.clone(),
             completions_polled: h.polled,
             block,
+            // Complete now: the device thread dropped its strategies.
+            fires: Some(self.fires.fires(&stats, h.reaped - h.polled.min(h.reaped))),
         }
     }
 }

@@ -51,6 +51,34 @@ pub struct DeviceStats {
     /// Passes of the loop, and passes that found something to do.
     pub passes: u64,
     pub busy_passes: u64,
+    /// Per mark (Urgent, Barrier, unmarked; both bits Urgent, TOS 4.1.1):
+    /// completions, and the commands the device had in flight when each
+    /// finished (itself included), summed and by [`depth_bucket`]. A
+    /// completion alone on the device has no neighbour to be coalesced
+    /// with (issue 38 item 4).
+    pub depth_completions: [u64; 3],
+    pub depth_sum: [u64; 3],
+    pub depth: [[u64; DEPTH_BUCKETS]; 3],
+}
+
+/// Depth buckets of [`DeviceStats::depth`]: 1, 2, 3-4, 5-8, ... 65 and more.
+pub const DEPTH_BUCKETS: usize = 8;
+
+/// The bucket of a depth: 1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65+.
+pub fn depth_bucket(depth: u64) -> usize {
+    match depth {
+        0 | 1 => 0,
+        d => ((64 - (d - 1).leading_zeros()) as usize).min(DEPTH_BUCKETS - 1),
+    }
+}
+
+/// The depths bucket `b` holds: from, to (`None`: and more).
+pub fn depth_bounds(b: usize) -> (u64, Option<u64>) {
+    match b {
+        0 => (1, Some(1)),
+        b if b >= DEPTH_BUCKETS - 1 => ((1 << (DEPTH_BUCKETS - 2)) + 1, None),
+        b => ((1 << (b - 1)) + 1, Some(1 << b)),
+    }
 }
 
 struct QueueState {
@@ -86,6 +114,8 @@ pub struct Device {
     /// Set by `DeviceHandle::hurry`: the backend is polled as if
     /// every request's time had come.
     hurried: bool,
+    /// Commands in flight at the start of this pass's finishes.
+    pass_depth: u64,
     /// Hosts outside this process, whose submissions the device takes
     /// into the SQs at each pass (`Device::start_with_ingress`).
     pub(crate) ingress: Option<Box<dyn Ingress>>,
@@ -147,6 +177,7 @@ impl Device {
             gaps: GapRecorder::new(recording),
             irq,
             hurried: false,
+            pass_depth: 0,
             ingress: None,
             probe: Arc::default(),
         }
@@ -202,6 +233,7 @@ impl Device {
         let due = if self.hurried { Nanos::MAX } else { now };
         self.backend.poll(due, &mut self.done);
         let mut done = std::mem::take(&mut self.done);
+        self.pass_depth = self.stats.fetched.saturating_sub(self.stats.completed);
         let mut finished = 0;
         while finished < done.len() {
             self.finish(now, done[finished]);
@@ -315,6 +347,17 @@ impl Device {
         let (qi, tag) = ((d.token >> 16) as usize, d.token as u16);
         let (len, marks) = self.state[qi].cmds[tag as usize];
         let error = d.is_error(len);
+        // In flight on the device in the pass this one finished, itself
+        // and those finishing with it included.
+        let depth = self.pass_depth.max(1);
+        let m = match (marks.urgent, marks.barrier) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        self.stats.depth_completions[m] += 1;
+        self.stats.depth_sum[m] += depth;
+        self.stats.depth[m][depth_bucket(depth)] += 1;
         self.stats.completed += 1;
         self.stats.errors += u64::from(error);
         let cqe = Cqe {

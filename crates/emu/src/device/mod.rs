@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use policy::Policy;
 
 use crate::backend::Backend;
 use crate::config::DeviceConfig;
@@ -25,7 +26,11 @@ mod controller;
 mod gaps;
 
 use controller::Probe;
-pub use controller::{Device, DeviceStats, Ingress};
+pub use controller::{depth_bounds, depth_bucket, Device, DeviceStats, Ingress, DEPTH_BUCKETS};
+
+/// Wraps a queue pair's strategy once built
+/// ([`Device::start_with_ingress_wrapped`]).
+pub type WrapPolicy<'a> = dyn Fn(Box<dyn Policy>) -> Box<dyn Policy> + 'a;
 
 /// What a stopped device hands back.
 #[derive(Clone, Debug)]
@@ -48,7 +53,7 @@ impl Device {
         backend: Box<dyn Backend>,
         queues: Vec<Arc<QueuePair>>,
     ) -> Result<DeviceHandle, EmuError> {
-        Device::start_inner(cfg, clock, backend, queues, None)
+        Device::start_inner(cfg, clock, backend, queues, None, None)
     }
 
     /// As [`Device::start`], with `ingress` polled at each pass for
@@ -60,7 +65,22 @@ impl Device {
         queues: Vec<Arc<QueuePair>>,
         ingress: Box<dyn Ingress>,
     ) -> Result<DeviceHandle, EmuError> {
-        Device::start_inner(cfg, clock, backend, queues, Some(ingress))
+        Device::start_inner(cfg, clock, backend, queues, Some(ingress), None)
+    }
+
+    /// As [`Device::start_with_ingress`], each queue pair's policy passed
+    /// through `wrap` once built: a host that wants to watch what the
+    /// strategy is given and when it fires (`exec`'s per-mark fire counts)
+    /// wraps it without the controller knowing.
+    pub fn start_with_ingress_wrapped(
+        cfg: &DeviceConfig,
+        clock: Clock,
+        backend: Box<dyn Backend>,
+        queues: Vec<Arc<QueuePair>>,
+        ingress: Box<dyn Ingress>,
+        wrap: &WrapPolicy<'_>,
+    ) -> Result<DeviceHandle, EmuError> {
+        Device::start_inner(cfg, clock, backend, queues, Some(ingress), Some(wrap))
     }
 
     fn start_inner(
@@ -69,9 +89,16 @@ impl Device {
         backend: Box<dyn Backend>,
         queues: Vec<Arc<QueuePair>>,
         ingress: Option<Box<dyn Ingress>>,
+        wrap: Option<&WrapPolicy<'_>>,
     ) -> Result<DeviceHandle, EmuError> {
         let policies = (0..queues.len())
             .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
+            .map(|p| {
+                p.map(|p| match wrap {
+                    Some(w) => w(p),
+                    None => p,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut device = Device::new(
             queues,
