@@ -150,10 +150,9 @@ pub fn run(a: &BenchExecArgs, file: &Path) -> Result<()> {
                         format!("{:+.2} us", (e.lat_ns - n.lat_ns) / 1e3),
                         format!("<= +{us} us"),
                     ),
-                    Goal::IopsRatio(r) => (
-                        format!("{:.2}x IOPS", e.iops / n.iops),
-                        format!(">= {r}x"),
-                    ),
+                    Goal::IopsRatio(r) => {
+                        (format!("{:.2}x IOPS", e.iops / n.iops), format!(">= {r}x"))
+                    }
                 };
                 let vs = base_of(c.name).map_or(String::new(), |b| {
                     format!(
@@ -185,7 +184,9 @@ pub fn run(a: &BenchExecArgs, file: &Path) -> Result<()> {
                     "MISSED"
                 }
             );
-            println!("  where exec's time goes, mean per completion (exec's report, `routing.cost`):");
+            println!(
+                "  where exec's time goes, mean per completion (exec's report, `routing.cost`):"
+            );
             for (c, n, e, cost) in &rows {
                 let g = |k: &str| cost[k].as_f64().unwrap_or(0.0) / 1e3;
                 let known = g("machine_ns") + g("device_model_ns") + g("strategy_hold_ns");
@@ -268,7 +269,17 @@ struct Idle {
 fn idle_cpu(me: &Path) -> Result<Idle> {
     let start = Instant::now();
     let mut child = Command::new(me)
-        .args(["exec", "--policy", "default", "--quiet", "-o", "/dev/null", "--", "sleep", "4"])
+        .args([
+            "exec",
+            "--policy",
+            "default",
+            "--quiet",
+            "-o",
+            "/dev/null",
+            "--",
+            "sleep",
+            "4",
+        ])
         .stdout(std::process::Stdio::null())
         .spawn()
         .context("cannot start cinterrupts exec -- sleep 4")?;

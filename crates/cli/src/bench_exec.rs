@@ -147,7 +147,9 @@ pub fn run(a: &BenchExecArgs) -> Result<()> {
 }
 
 fn job_file(a: &BenchExecArgs) -> &Path {
-    a.job_file.as_deref().expect("clap: required without --cost")
+    a.job_file
+        .as_deref()
+        .expect("clap: required without --cost")
 }
 
 fn median(v: &[Side]) -> Side {

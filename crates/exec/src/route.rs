@@ -43,19 +43,28 @@ const FETCH: usize = 64;
 /// How long a waiter spins on its slot before it sleeps on its futex, ns.
 /// A sleeping waiter costs a futex wake from the device's core: 33-35 us
 /// until it runs, and 13-14 us of the waker's CPU (PLATFORM.md section 3,
-/// `prim`). Spinning for about as long as blocking costs, then blocking,
+/// `prim`), about 50 us in all. Spinning for about as long as blocking costs, then blocking,
 /// is the 2-competitive rule for spin-then-block waits (Karlin, Li,
 /// Manasse, Owicki, "Empirical studies of competitive spinning for a
 /// shared-memory multiprocessor", SOSP 1991), as Linux's hybrid polling
 /// spins only around the expected completion (block/blk-mq.c,
 /// `blk_mq_poll_hybrid`, before 6.6). The spin is counted and reported as
 /// the waiters' CPU.
-pub const SPIN_NS: u64 = 35_000;
+pub const SPIN_NS: u64 = 50_000;
 
 /// The device thread parks after this long with nothing in flight, ns:
 /// the same spin-then-block rule, on the cost of the wake that a post to a
-/// parked device pays (about 34 us, PLATFORM.md section 3).
-pub const PARK_AFTER_NS: u64 = 35_000;
+/// parked device pays (13 us of the poster's CPU and 34 us until the device
+/// runs, PLATFORM.md section 3).
+pub const PARK_AFTER_NS: u64 = 50_000;
+
+/// The device thread's nice value: -10, a CFS weight of 9548 against 1024
+/// at nice 0 and 110 at nice 10 (kernel/sched/core.c,
+/// `sched_prio_to_weight`), so that a build or test beside it does not
+/// hold back a fetch by a time slice; it parks when idle, so this costs
+/// the others nothing then. Not SCHED_FIFO: a busy program would starve
+/// the device core's other work.
+const DEVICE_NICE: libc::c_int = -10;
 
 /// The longest a parked device sleeps before it looks at its stop flag
 /// and probe: 20 ms (50 looks a second, each a few microseconds).
@@ -338,6 +347,8 @@ struct SlotIngress {
     fetch: Arc<FetchCost>,
     /// When the device was last seen with something to do.
     busy_at: u64,
+    /// Whether the device thread has its nice value yet.
+    niced: bool,
     /// The target core's queue pair, then its poll queue if any.
     queues: Vec<Arc<QueuePair>>,
     /// Set once the driver runs (it is started after the device).
@@ -356,6 +367,19 @@ struct Late {
 
 impl Ingress for SlotIngress {
     fn poll(&mut self, _now: Nanos) {
+        if !self.niced {
+            self.niced = true;
+            // SAFETY: plain system calls on this thread (a thread id is a
+            // PRIO_PROCESS target on Linux); refused without privilege,
+            // which leaves the nice value as it was.
+            unsafe {
+                libc::setpriority(
+                    libc::PRIO_PROCESS,
+                    libc::gettid() as libc::id_t,
+                    DEVICE_NICE,
+                )
+            };
+        }
         let Some(late) = self.late.get() else {
             return;
         };
@@ -487,6 +511,7 @@ impl Router {
             region: region.clone(),
             fetch: fetch.clone(),
             busy_at: 0,
+            niced: false,
             queues: queues.clone(),
             late: late.clone(),
             cmds: Vec::with_capacity(FETCH),

@@ -569,8 +569,7 @@ impl Slot {
         let mut n: u32 = 0;
         loop {
             if self.ready() >= min {
-                c.spun_ns
-                    .fetch_add(now_ns().saturating_sub(start), Relaxed);
+                c.spun_ns.fetch_add(now_ns().saturating_sub(start), Relaxed);
                 c.spin_hits.fetch_add(1, Relaxed);
                 return true;
             }
@@ -678,6 +677,12 @@ impl Slot {
             self.header().costs.sleeps.fetch_add(1, Relaxed);
             futex(&self.futex, libc::FUTEX_WAIT, seen, tp);
             self.sleeping.store(0, SeqCst);
+            self.wake_at.store(0, SeqCst);
+            // Woken by a post of this slot's (`Slot::post`): spin for its
+            // completion as at the start.
+            if self.spin_first(min) {
+                return true;
+            }
         }
     }
 
@@ -913,7 +918,10 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(r.slot(i).post(cmd(2)));
         let slept = device.join().unwrap();
-        assert!(slept < std::time::Duration::from_secs(5), "woken: {slept:?}");
+        assert!(
+            slept < std::time::Duration::from_secs(5),
+            "woken: {slept:?}"
+        );
         assert_eq!(r.costs().rings, 1);
         assert!(r.any_posted());
     }
