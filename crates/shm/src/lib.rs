@@ -557,8 +557,10 @@ impl Slot {
 
     /// Spins until `min` completions are ready, for at most the region's
     /// spin budget and only while commands are in flight; counts the spin.
-    /// After the first 2 us it yields at each look, so that another thread
-    /// of the program runnable on this core runs first.
+    /// It does not yield: under CFS a `sched_yield` hands the core to any
+    /// runnable task for up to its slice (milliseconds), far more than the
+    /// budget; a thread of the program runnable here waits at most the
+    /// budget.
     fn spin_first(&self, min: u32) -> bool {
         let budget = self.spin_budget();
         if budget == 0 || self.in_flight() == 0 {
@@ -579,10 +581,6 @@ impl Slot {
                 if t >= budget || self.in_flight() == 0 {
                     c.spun_ns.fetch_add(t, Relaxed);
                     return self.ready() >= min;
-                }
-                if t > 2_000 {
-                    // SAFETY: plain system call.
-                    unsafe { libc::sched_yield() };
                 }
             }
             std::hint::spin_loop();
