@@ -104,3 +104,20 @@ pub fn claim_first(cpus: &[usize]) -> Option<(usize, File)> {
             .then_some((cpu, file))
     })
 }
+
+#[cfg(test)]
+mod claim_first_tests {
+    use super::claim_first;
+
+    #[test]
+    fn each_claim_takes_a_cpu_no_other_holds_and_gives_it_back_when_dropped() {
+        // CPU numbers no machine has, so no real run or exec holds them.
+        let cpus = [900_001, 900_002];
+        let (a, first) = claim_first(&cpus).expect("a lock directory");
+        let (b, _second) = claim_first(&cpus).expect("the other CPU");
+        assert_ne!(a, b, "two claims, two CPUs");
+        assert!(claim_first(&cpus).is_none(), "every one held");
+        drop(first);
+        assert_eq!(claim_first(&cpus).map(|(c, _)| c), Some(a), "given back");
+    }
+}
