@@ -158,7 +158,7 @@ pub enum Delivery {
     /// wakes a SCHED_FIFO handler thread, as with [`Delivery::Wake`].
     Poll,
     /// No thread on the target core: whoever drives the device runs the
-    /// handler after each of its passes ([`crate::driver::Servicer`]), on
+    /// handler after each of its passes (the driver's `servicer`), on
     /// the device's core. For `cinterrupts exec` (issue 38 item 2), whose
     /// program owns the target core: nothing busy-waits there, and a
     /// delivery costs a cache-line transfer to a waiter that spins.
