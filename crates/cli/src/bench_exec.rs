@@ -17,7 +17,19 @@ use crate::args::OutputFormat;
 #[derive(Args, Debug)]
 pub struct BenchExecArgs {
     /// fio job file (both sides read it; real fio lays out its file)
-    pub job_file: PathBuf,
+    #[arg(required_unless_present = "cost")]
+    pub job_file: Option<PathBuf>,
+    /// Instead: what routing costs (issue 38 item 2). fio natively and under
+    /// `exec` on FILE (put it on a fast device: zram), psync QD1, io_uring
+    /// QD1 and QD16, each with native beside it and its delay split;
+    /// then an idle program's exec CPU. Run it alone, under
+    /// `flock /tmp/cint-measure.lock`
+    #[arg(long, value_name = "FILE", conflicts_with = "job_file")]
+    pub cost: Option<PathBuf>,
+    /// With --cost: a JSON of an earlier `--cost --output-format json`
+    /// run, whose exec figures are set beside these as ratios
+    #[arg(long, value_name = "FILE", requires = "cost")]
+    pub baseline: Option<PathBuf>,
     /// The modelled device, as `run --device` and `exec --device` take it
     #[arg(long, default_value = "optane", value_name = "NAME|FILE.toml")]
     pub device: String,
@@ -57,6 +69,9 @@ const LAT_BOUND: f64 = 0.15;
 const IRQ_BOUND: f64 = 0.10;
 
 pub fn run(a: &BenchExecArgs) -> Result<()> {
+    if let Some(file) = &a.cost {
+        return crate::bench_cost::run(a, file);
+    }
     let me = std::env::current_exe().context("cannot find this program")?;
     let mut runs = Vec::new();
     let mut execs = Vec::new();
@@ -86,7 +101,7 @@ pub fn run(a: &BenchExecArgs) -> Result<()> {
         OutputFormat::Normal => {
             println!(
                 "bench exec: {} --device {} --policy {}, median of {} run(s) each",
-                a.job_file.display(),
+                job_file(a).display(),
                 a.device,
                 a.policy,
                 a.repeat
@@ -131,6 +146,12 @@ pub fn run(a: &BenchExecArgs) -> Result<()> {
     Ok(())
 }
 
+fn job_file(a: &BenchExecArgs) -> &Path {
+    a.job_file
+        .as_deref()
+        .expect("clap: required without --cost")
+}
+
 fn median(v: &[Side]) -> Side {
     let m = |f: fn(&Side) -> f64| {
         let mut x: Vec<f64> = v.iter().map(f).collect();
@@ -145,7 +166,7 @@ fn median(v: &[Side]) -> Side {
     }
 }
 
-fn output(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn output(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
     let o = cmd
         .output()
         .with_context(|| format!("cannot start {what}"))?;
@@ -162,7 +183,7 @@ fn output(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
 fn side_run(me: &Path, a: &BenchExecArgs) -> Result<Side> {
     let mut cmd = Command::new(me);
     cmd.arg("run")
-        .arg(&a.job_file)
+        .arg(job_file(a))
         .args(["--device", &a.device, "--policy", &a.policy])
         .args(["--output-format", "json", "--quiet"]);
     if let Some(t) = &a.runtime {
@@ -194,7 +215,7 @@ fn side_exec(me: &Path, a: &BenchExecArgs) -> Result<Side> {
     if let Some(t) = &a.runtime {
         cmd.arg(format!("--runtime={t}"));
     }
-    cmd.arg(&a.job_file);
+    cmd.arg(job_file(a));
     let out = output(&mut cmd, "cinterrupts exec -- fio");
     let rep = std::fs::read(&report);
     let _ = std::fs::remove_file(&report);
@@ -220,7 +241,7 @@ fn per(n: &Value, d: &Value) -> Result<f64> {
 
 /// Total IOPS, and the mean clat and lat (weighted by requests) of every
 /// job's reads and writes. `lat` is clat where the JSON has none.
-fn fio_jobs(v: &Value) -> Result<(f64, f64, f64)> {
+pub(crate) fn fio_jobs(v: &Value) -> Result<(f64, f64, f64)> {
     let jobs = v["jobs"]
         .as_array()
         .ok_or_else(|| anyhow!("no jobs in the JSON"))?;

@@ -586,6 +586,9 @@ fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) ->
                 d.p99 as f64 / 1e3,
                 r.handler_cpu_ns as f64 / 1e6
             );
+            for l in r.cost.lines() {
+                s += &format!("  {l}\n");
+            }
             s += &format!(
                 "  completion {}: {} completion(s) polled (poll queue, no interrupt); {} request(s) critical, {} polled, {} asked RWF_HIPRI\n",
                 r.completion, r.completions_polled, c.critical, c.polled, c.hipri

@@ -2,6 +2,7 @@
 
 mod args;
 mod bench_cmd;
+mod bench_cost;
 mod bench_exec;
 mod calibrate_cmd;
 mod capture_cmd;

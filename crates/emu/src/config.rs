@@ -113,6 +113,12 @@ pub enum Delivery {
     /// after `POLL_FALLBACK` (50 us: other processes keep the core busy)
     /// wakes a SCHED_FIFO handler thread, as with [`Delivery::Wake`].
     Poll,
+    /// No thread on the target core: whoever drives the device runs the
+    /// handler after each of its passes (the driver's `servicer`), on
+    /// the device's core. For `cinterrupts exec` (issue 38 item 2), whose
+    /// program owns the target core: nothing busy-waits there, and a
+    /// delivery costs a cache-line transfer to a waiter that spins.
+    Inline,
 }
 
 impl Delivery {
@@ -120,6 +126,7 @@ impl Delivery {
         match self {
             Delivery::Wake => "wake",
             Delivery::Poll => "poll",
+            Delivery::Inline => "inline",
         }
     }
 }

@@ -97,5 +97,7 @@ pub use error::EmuError;
 pub use irq::LineCount;
 pub use mailbox::{Delivered, Inboxes};
 pub use queue::{QueuePair, Request};
-pub use run::{choose_target, run, run_audited, uring_emulated, Audit, StandIn, Target, STAND_IN};
+pub use run::{
+    choose_target, claim_first, run, run_audited, uring_emulated, Audit, StandIn, Target, STAND_IN,
+};
 pub use sys::{Clock, HybridSleep, HybridTimer, TIMER_OVERSHOOT};

@@ -11,17 +11,23 @@
 //!   as a `--device` profile says (`emu::backend::ModelBackend`, the device model of crate `service`), or completes it at once
 //!   (`null:0`) when the program's real I/O was the device.
 //! - **Interrupts**: the policy decides when to raise the target core's
-//!   line; the driver's handler (the emulator's default delivery: an idle
-//!   poller on the core, a SCHED_FIFO fallback that preempts whatever runs
-//!   there when the line stays pending) reaps the CQ and leaves each
-//!   completion in its waiter's slot, waking it with one futex call on
-//!   memory the program shares.
+//!   line; the driver's handler runs on the device's own thread right
+//!   after the pass that raised it (`emu::Delivery::Inline`, issue 38 item
+//!   2: nothing busy-waits on the program's cores), reaps the CQ and
+//!   leaves each completion in its waiter's slot. The waiter spins on its
+//!   slot for up to [`SPIN_NS`] before it sleeps on its futex; a sleeping
+//!   one is woken with one futex call on memory the program shares.
+//! - **Idle**: the device thread parks on the region's bell once nothing
+//!   has been in flight for [`PARK_AFTER_NS`]; the next post rings it.
+//! - **Cost**: every completion's delay is split into the device model's
+//!   time, the strategy's hold and this machine's delivery ([`Cost`]).
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
 use emu::backend::BackendSpec;
-use emu::driver::{BlockLayer, Poller};
+use emu::driver::{BlockLayer, Poller, Servicer};
 use emu::{
     Clock, Delivered, Delivery, DeviceConfig, DeviceHandle, Driver, DriverConfig, Inboxes, Ingress,
     QueuePair, Recording, Request,
@@ -34,6 +40,36 @@ use wire::marks_from_bits;
 /// At most this many commands of one waiter are fetched per pass, so one
 /// deep libaio context does not hold the others back for a whole pass.
 const FETCH: usize = 64;
+
+/// How long a waiter spins on its slot before it sleeps on its futex, ns.
+/// A sleeping waiter costs a futex wake from the device's core: 33-35 us
+/// until it runs, and 13-14 us of the waker's CPU (PLATFORM.md section 3,
+/// `prim`), about 50 us in all. Spinning for about as long as blocking costs, then blocking,
+/// is the 2-competitive rule for spin-then-block waits (Karlin, Li,
+/// Manasse, Owicki, "Empirical studies of competitive spinning for a
+/// shared-memory multiprocessor", SOSP 1991), as Linux's hybrid polling
+/// spins only around the expected completion (block/blk-mq.c,
+/// `blk_mq_poll_hybrid`, before 6.6). The spin is counted and reported as
+/// the waiters' CPU.
+pub const SPIN_NS: u64 = 50_000;
+
+/// The device thread parks after this long with nothing in flight, ns:
+/// the same spin-then-block rule, on the cost of the wake that a post to a
+/// parked device pays (13 us of the poster's CPU and 34 us until the device
+/// runs, PLATFORM.md section 3).
+pub const PARK_AFTER_NS: u64 = 50_000;
+
+/// The device thread's nice value: -10, a CFS weight of 9548 against 1024
+/// at nice 0 and 110 at nice 10 (kernel/sched/core.c,
+/// `sched_prio_to_weight`), so that a build or test beside it does not
+/// hold back a fetch by a time slice; it parks when idle, so this costs
+/// the others nothing then. Not SCHED_FIFO: a busy program would starve
+/// the device core's other work.
+const DEVICE_NICE: libc::c_int = -10;
+
+/// The longest a parked device sleeps before it looks at its stop flag
+/// and probe: 20 ms (50 looks a second, each a few microseconds).
+const PARK_SLICE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How the device is run.
 #[derive(Clone, Debug)]
@@ -55,6 +91,11 @@ pub struct RouteOptions {
     /// second queue pair, a poll queue (interrupts off), for the requests
     /// whose waiters spin.
     pub polling: crate::config::Polling,
+    /// The device core's lock (`emu::claim_first`), held while the options
+    /// live; `None` when every CPU's lock was held by another process.
+    pub claim: Option<Arc<std::fs::File>>,
+    /// One line when the device core could not be a core of its own.
+    pub sharing: Option<String>,
 }
 
 /// The CPUs this process may run on.
@@ -80,14 +121,41 @@ impl RouteOptions {
         device_cpu: Option<usize>,
     ) -> Result<RouteOptions, String> {
         let cpus = allowed_cpus();
+        let mut claim = None;
+        let mut sharing = None;
         let device_cpu = match device_cpu {
-            Some(c) if cpus.contains(&c) => c,
+            Some(c) if cpus.contains(&c) => {
+                claim = emu::claim_first(&[c]).map(|(_, f)| Arc::new(f));
+                if claim.is_none() {
+                    sharing = Some(format!(
+                        "device core: CPU {c} (--device-cpu) is claimed by another emulation: their device threads share it"
+                    ));
+                }
+                c
+            }
             Some(c) => {
                 return Err(format!(
                     "--device-cpu {c}: not one of this process's CPUs {cpus:?}"
                 ))
             }
-            None => *cpus.last().unwrap_or(&0),
+            // The highest CPU no other exec or run holds (issue 38 item 3).
+            None => {
+                let order: Vec<usize> = cpus.iter().rev().copied().collect();
+                match emu::claim_first(&order) {
+                    Some((c, f)) => {
+                        claim = Some(Arc::new(f));
+                        c
+                    }
+                    None => {
+                        let c = *cpus.last().unwrap_or(&0);
+                        sharing = Some(format!(
+                            "device core: every CPU ({}) is claimed by another emulation; sharing CPU {c} with it",
+                            report::human::cpu_list(&cpus)
+                        ));
+                        c
+                    }
+                }
+            }
         };
         let target = cpus
             .iter()
@@ -102,6 +170,8 @@ impl RouteOptions {
             tags: 1024,
             block: None,
             polling: crate::config::Polling::Interrupt,
+            claim,
+            sharing,
         })
     }
 }
@@ -116,6 +186,21 @@ pub struct Router {
     policy: String,
     completion: String,
     fires: crate::fires::FireLog,
+    device_cpu: usize,
+    sharing: Option<String>,
+    _claim: Option<Arc<std::fs::File>>,
+    /// The ingress's measurements: fetch latency sum and count, parks.
+    fetch: Arc<FetchCost>,
+}
+
+/// What the device's ingress measured (its thread writes, exec reads).
+#[derive(Debug, Default)]
+struct FetchCost {
+    /// Commands fetched, and the sum of their post to fetch, ns.
+    n: AtomicU64,
+    ns: AtomicU64,
+    /// Times the device thread parked.
+    parks: AtomicU64,
 }
 
 /// What the device and the driver did. The keys every report shares
@@ -160,6 +245,75 @@ pub struct Routed {
     /// Per mark, what the strategy was handed and delivered, and why it
     /// fired (`crate::fires`, issue 38 item 4).
     pub fires: Option<crate::fires::Fires>,
+    /// Where a completion's delay went (issue 38 item 3).
+    pub cost: Cost,
+}
+
+/// A routed completion's delay, split (issue 38 item 3): the device
+/// model's time, the strategy's hold, and this machine's delivery, which
+/// an NVMe drive and a kernel would not pay as such (the fetch of a
+/// command posted in shared memory, the handler run on the device's core,
+/// the waiter's wake-up). Means per completion, ns, unless said.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Cost {
+    /// Who runs the handler, and where.
+    pub delivered_by: String,
+    /// The device core: claimed for this exec alone, or the line saying
+    /// it is shared.
+    pub device_core: String,
+    /// Post (in the program) to the device's fetch: this machine's.
+    pub fetch_ns: f64,
+    /// Fetch to the completion's post in the CQ: the device model's.
+    pub device_model_ns: f64,
+    /// CQ post to the raise of the interrupt that covered it: the
+    /// strategy's hold.
+    pub strategy_hold_ns: f64,
+    /// Raise to the handler's start, per interrupt: this machine's.
+    pub interrupt_ns: f64,
+    /// The handler's time per interrupt: this machine's.
+    pub handler_ns: f64,
+    /// The slot's delivery to the waiter taking it (spin or wake-up): this
+    /// machine's.
+    pub wake_ns: f64,
+    /// This machine's delivery cost: fetch + interrupt + handler + wake.
+    pub machine_ns: f64,
+    /// The waiters' spinning, charged to the program's cores: CPU in all,
+    /// waits a spin ended, waits that slept.
+    pub waiter_spin_cpu_ns: u64,
+    pub spin_hits: u64,
+    pub sleeps: u64,
+    /// Posts that rang a parked device's bell, and times it parked.
+    pub device_rings: u64,
+    pub device_parks: u64,
+}
+
+impl Cost {
+    /// The report's text lines.
+    pub fn lines(&self) -> Vec<String> {
+        let us = |ns: f64| ns / 1e3;
+        vec![
+            format!(
+                "completion delay, mean: device model {:.2} us, strategy's hold {:.2} us, this machine's delivery {:.2} us (fetch {:.2}, interrupt {:.2}, handler {:.2}, waiter wake-up {:.2})",
+                us(self.device_model_ns),
+                us(self.strategy_hold_ns),
+                us(self.machine_ns),
+                us(self.fetch_ns),
+                us(self.interrupt_ns),
+                us(self.handler_ns),
+                us(self.wake_ns),
+            ),
+            format!(
+                "delivery: {}; waiters spun {:.1} ms of CPU ({} ended by a completion, {} slept); device parked {} times, woken by {} posts",
+                self.delivered_by,
+                self.waiter_spin_cpu_ns as f64 / 1e6,
+                self.spin_hits,
+                self.sleeps,
+                self.device_parks,
+                self.device_rings,
+            ),
+            self.device_core.clone(),
+        ]
+    }
 }
 
 /// LD's figures under exec, as `run`'s block note gives them.
@@ -182,6 +336,11 @@ pub struct BlockNote {
 
 struct SlotIngress {
     region: Arc<Region>,
+    fetch: Arc<FetchCost>,
+    /// When the device was last seen with something to do.
+    busy_at: u64,
+    /// Whether the device thread has its nice value yet.
+    niced: bool,
     /// The target core's queue pair, then its poll queue if any.
     queues: Vec<Arc<QueuePair>>,
     /// Set once the driver runs (it is started after the device).
@@ -194,10 +353,25 @@ struct SlotIngress {
 struct Late {
     block: Option<Arc<BlockLayer>>,
     poller: Option<Poller>,
+    /// The target core's handler, run by the device after each pass.
+    servicer: Servicer,
 }
 
 impl Ingress for SlotIngress {
     fn poll(&mut self, _now: Nanos) {
+        if !self.niced {
+            self.niced = true;
+            // SAFETY: plain system calls on this thread (a thread id is a
+            // PRIO_PROCESS target on Linux); refused without privilege,
+            // which leaves the nice value as it was.
+            unsafe {
+                libc::setpriority(
+                    libc::PRIO_PROCESS,
+                    libc::gettid() as libc::id_t,
+                    DEVICE_NICE,
+                )
+            };
+        }
         let Some(late) = self.late.get() else {
             return;
         };
@@ -216,7 +390,9 @@ impl Ingress for SlotIngress {
                 continue;
             }
             let mut taken = 0;
-            for c in &self.cmds {
+            let at = shm::now_ns();
+            for (k, c) in self.cmds.iter().enumerate() {
+                let posted = slot.posted_ns(k);
                 let req = Request {
                     cookie: c.cookie,
                     write: c.write,
@@ -239,9 +415,38 @@ impl Ingress for SlotIngress {
                     }
                 }
                 taken += 1;
+                self.fetch.ns.fetch_add(at.saturating_sub(posted), Relaxed);
             }
+            self.fetch.n.fetch_add(taken as u64, Relaxed);
             slot.fetched(taken);
         }
+    }
+
+    fn after_pass(&mut self, now: Nanos, quiet: bool) {
+        let Some(late) = self.late.get() else {
+            return;
+        };
+        // The interrupt the pass raised, handled now on this core.
+        if late.servicer.pending() {
+            late.servicer.service();
+        }
+        let idle = quiet
+            && !late.servicer.pending()
+            && (0..self.region.high()).all(|i| self.region.slot(i).in_flight() == 0);
+        if !idle {
+            self.busy_at = now;
+            return;
+        }
+        if now.saturating_sub(self.busy_at) < PARK_AFTER_NS {
+            return;
+        }
+        let seen = self.region.parking();
+        if self.region.any_posted() {
+            self.region.unpark();
+            return;
+        }
+        self.fetch.parks.fetch_add(1, Relaxed);
+        self.region.park(seen, PARK_SLICE);
     }
 }
 
@@ -273,7 +478,9 @@ impl Inboxes for SlotInboxes {
 impl Router {
     pub fn start(opts: &RouteOptions) -> Result<Router, String> {
         let (region, fd) = Region::create().map_err(|e| format!("shared memory: {e}"))?;
+        region.set_spin(SPIN_NS);
         let region = Arc::new(region);
+        let fetch = Arc::new(FetchCost::default());
         let mut queues = vec![Arc::new(QueuePair::new(opts.target, opts.tags, opts.tags))];
         if opts.polling != crate::config::Polling::Interrupt {
             queues.push(Arc::new(QueuePair::new_polled(
@@ -294,6 +501,9 @@ impl Router {
         recording.set(true);
         let ingress = SlotIngress {
             region: region.clone(),
+            fetch: fetch.clone(),
+            busy_at: 0,
+            niced: false,
             queues: queues.clone(),
             late: late.clone(),
             cmds: Vec::with_capacity(FETCH),
@@ -320,8 +530,8 @@ impl Router {
         });
         let driver = Driver::start_remote(
             &DriverConfig {
-                delivery: Delivery::Poll,
-                realtime_handler: true,
+                delivery: Delivery::Inline,
+                realtime_handler: false,
                 handler_delay: 0,
                 recording,
                 block: opts.block.clone(),
@@ -335,6 +545,7 @@ impl Router {
         let _ = late.set(Late {
             block: driver.block_handle(),
             poller: (queues.len() > 1).then(|| driver.poller(1)),
+            servicer: driver.servicer(0),
         });
         Ok(Router {
             completion: opts.polling.as_str().to_string(),
@@ -345,6 +556,10 @@ impl Router {
             device: Some(device),
             driver: Some(driver),
             fires,
+            device_cpu: opts.device_cpu,
+            sharing: opts.sharing.clone(),
+            _claim: opts.claim.clone(),
+            fetch,
         })
     }
 
@@ -397,6 +612,33 @@ impl Router {
         });
         let stats = device.stop().map(|r| r.stats).unwrap_or_default();
         driver.stop();
+        let w = self.region.costs();
+        let per = |sum: u64, n: u64| if n == 0 { 0.0 } else { sum as f64 / n as f64 };
+        let fetch_ns = per(self.fetch.ns.load(Relaxed), self.fetch.n.load(Relaxed));
+        let interrupt_ns = if lat.is_empty() { 0.0 } else { lat.mean() };
+        let handler_ns = per(handler_cpu_ns, h.interrupts);
+        let wake_ns = per(w.wake_ns, w.taken);
+        let cost = Cost {
+            delivered_by: format!(
+                "the device thread (CPU {}) runs the target core's handler after each pass; nothing polls on the program's CPUs",
+                self.device_cpu
+            ),
+            device_core: self.sharing.clone().unwrap_or_else(|| {
+                format!("device core: CPU {}, claimed for this exec alone", self.device_cpu)
+            }),
+            fetch_ns,
+            device_model_ns: per(stats.model_ns, stats.posted),
+            strategy_hold_ns: per(stats.hold_ns, stats.covered),
+            interrupt_ns,
+            handler_ns,
+            wake_ns,
+            machine_ns: fetch_ns + interrupt_ns + handler_ns + wake_ns,
+            waiter_spin_cpu_ns: w.spun_ns,
+            spin_hits: w.spin_hits,
+            sleeps: w.sleeps,
+            device_rings: w.rings,
+            device_parks: self.fetch.parks.load(Relaxed),
+        };
         Routed {
             policy: self.policy.clone(),
             backend: self.backend.clone(),
@@ -416,6 +658,7 @@ impl Router {
             block,
             // Complete now: the device thread dropped its strategies.
             fires: Some(self.fires.fires(&stats, h.reaped - h.polled.min(h.reaped))),
+            cost,
         }
     }
 }

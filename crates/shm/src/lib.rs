@@ -99,6 +99,9 @@ struct Entry {
     len: AtomicU32,
     _pad: u32,
     offset: AtomicU64,
+    /// CLOCK_MONOTONIC at the post ([`now_ns`]): the device's fetch
+    /// latency is measured from it (issue 38 item 2's breakdown).
+    posted_ns: AtomicU64,
 }
 
 #[repr(C)]
@@ -107,6 +110,23 @@ struct DoneEntry {
     cookie: AtomicU32,
     result: AtomicI32,
     error: AtomicU32,
+    _pad: u32,
+    /// CLOCK_MONOTONIC at the delivery: the waiter's wake-up is measured
+    /// from it when it takes the completion.
+    delivered_ns: AtomicU64,
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, 33 ns here,
+/// PLATFORM.md section 3), one clock for every process of the program and
+/// for exec.
+pub fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: fills our timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// One waiter's queues and futex word.
@@ -130,7 +150,9 @@ pub struct Slot {
     /// 0 while the waiter is not waiting; else how many completions must be
     /// ready before the handler wakes it.
     wake_at: AtomicU32,
-    _pad: u32,
+    /// The slot's index, so that a post finds the region's header (the
+    /// device's doorbell) from the slot alone.
+    index: AtomicU32,
     sq: [Entry; RING as usize],
     cq: [DoneEntry; RING as usize],
 }
@@ -141,7 +163,51 @@ struct Header {
     magic: AtomicU64,
     /// One past the highest slot ever claimed: the device scans no further.
     high: AtomicU32,
+    /// Nonzero while the device thread is parked (or about to park) on
+    /// `bell`: a post then rings it (issue 38 item 2: an idle program's
+    /// exec does not keep a core busy).
+    parked: AtomicU32,
+    /// The device's futex word, bumped at every ring.
+    bell: AtomicU32,
     _pad: u32,
+    /// How long a waiter spins on its completion ring before it sleeps on
+    /// its futex, ns; exec sets it ([`Region::set_spin`]), 0: no spin.
+    spin_ns: AtomicU64,
+    /// The waiters' side of the cost, over every slot (see [`Costs`]).
+    costs: CostSums,
+}
+
+/// Sums the waiters add as they take their completions, for exec's report.
+#[repr(C)]
+#[derive(Default)]
+struct CostSums {
+    taken: AtomicU64,
+    wake_ns: AtomicU64,
+    spun_ns: AtomicU64,
+    spin_hits: AtomicU64,
+    sleeps: AtomicU64,
+    rings: AtomicU64,
+}
+
+/// What the waiters of every process measured, as exec reads it at the end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Costs {
+    /// Completions taken by waiters that stamp them.
+    pub taken: u64,
+    /// Delivery into the slot to the waiter's taking it (its wake-up),
+    /// summed, ns.
+    pub wake_ns: u64,
+    /// CPU the waiters spent spinning before they slept or took a
+    /// completion, ns (charged to the program's cores).
+    pub spun_ns: u64,
+    /// Waits a spin ended (the completion came while spinning), and waits
+    /// that went to sleep on the futex.
+    pub spin_hits: u64,
+    pub sleeps: u64,
+    /// Posts that found the device parked and rang its bell (each a futex
+    /// wake of another core: about 13 us of the poster's CPU and 34 us
+    /// until the device runs, PLATFORM.md section 3).
+    pub rings: u64,
 }
 
 /// The mapped region, in this process.
@@ -320,6 +386,60 @@ impl Region {
         }
     }
 
+    /// How long waiters spin before they sleep (issue 38 item 2), ns.
+    pub fn set_spin(&self, ns: u64) {
+        self.header().spin_ns.store(ns, Relaxed);
+    }
+
+    /// What the waiters measured so far.
+    pub fn costs(&self) -> Costs {
+        let c = &self.header().costs;
+        let r = |a: &AtomicU64| a.load(Acquire);
+        Costs {
+            taken: r(&c.taken),
+            wake_ns: r(&c.wake_ns),
+            spun_ns: r(&c.spun_ns),
+            spin_hits: r(&c.spin_hits),
+            sleeps: r(&c.sleeps),
+            rings: r(&c.rings),
+        }
+    }
+
+    /// The device's side of parking: the bell's value, to pass to
+    /// [`Region::park`] after this call and a last look at the rings
+    /// ([`Region::any_posted`]).
+    pub fn parking(&self) -> u32 {
+        let h = self.header();
+        let seen = h.bell.load(SeqCst);
+        h.parked.store(1, SeqCst);
+        seen
+    }
+
+    /// Sleeps on the bell unless it rang since `seen`, at most `timeout`;
+    /// then no longer parked.
+    pub fn park(&self, seen: u32, timeout: std::time::Duration) {
+        let h = self.header();
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        futex(&h.bell, libc::FUTEX_WAIT, seen, &ts);
+        h.parked.store(0, SeqCst);
+    }
+
+    /// The device did not park after all (a post came during its last look).
+    pub fn unpark(&self) {
+        self.header().parked.store(0, SeqCst);
+    }
+
+    /// Whether any slot has a posted command the device has not fetched.
+    pub fn any_posted(&self) -> bool {
+        (0..self.high()).any(|i| {
+            let s = self.slot(i);
+            s.sq_tail.load(SeqCst) != s.sq_head.load(Relaxed)
+        })
+    }
+
     /// One past the highest slot ever claimed.
     pub fn high(&self) -> usize {
         (self.header().high.load(Acquire) as usize).min(SLOTS)
@@ -336,6 +456,7 @@ impl Region {
                 .is_ok()
                 || s.reclaimable().is_some_and(|dead| s.take_over(dead));
             if taken {
+                s.index.store(i as u32, Relaxed);
                 s.reset(pid);
                 self.header().high.fetch_max(i as u32 + 1, AcqRel);
                 return Some(i);
@@ -448,6 +569,29 @@ impl Slot {
             .saturating_sub(self.delivered.load(Acquire))
     }
 
+    /// The region's header, found from the slot's index.
+    fn header(&self) -> &Header {
+        let i = self.index.load(Relaxed) as usize;
+        // SAFETY: a slot lives only in a region, at header_len() + i slots
+        // from its base, and `index` is set before the slot is handed out.
+        unsafe {
+            let base = (self as *const Slot as *const u8)
+                .sub(header_len() + i * std::mem::size_of::<Slot>());
+            &*(base as *const Header)
+        }
+    }
+
+    /// Completions taken: their wake-up (delivery to now) counted.
+    fn taken(&self, delivered_ns: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let c = &self.header().costs;
+        c.taken.fetch_add(n, Relaxed);
+        c.wake_ns
+            .fetch_add(now_ns().saturating_sub(delivered_ns) * n, Relaxed);
+    }
+
     // ---- the program's side ----
 
     /// Posts `cmd`; `false` if the waiter already has [`RING`] commands in
@@ -478,10 +622,93 @@ impl Slot {
         );
         e.len.store(cmd.len, Relaxed);
         e.offset.store(cmd.offset, Relaxed);
+        e.posted_ns.store(now_ns(), Relaxed);
         self.posted.fetch_add(1, AcqRel);
         // The doorbell: the device reads entries before the tail.
-        self.sq_tail.store(tail.wrapping_add(1), Release);
+        self.sq_tail.store(tail.wrapping_add(1), SeqCst);
+        let h = self.header();
+        // Read after the tail (both SeqCst): a device that set `parked`
+        // before this load looks at the rings after it, so one of the two
+        // sees the other (`Region::parking`).
+        if h.parked.load(SeqCst) != 0 {
+            h.bell.fetch_add(1, SeqCst);
+            h.costs.rings.fetch_add(1, Relaxed);
+            futex(&h.bell, libc::FUTEX_WAKE, 1, std::ptr::null());
+        }
+        // A waiter of this slot asleep in another thread (a libaio
+        // context's or a ring's) is not woken here: on this core it would
+        // preempt the poster in the middle of its batch (measured: cint's
+        // strict-Barrier batches of 16 split in two). It spins after each
+        // delivery instead (`Slot::spin_idle`).
         true
+    }
+
+    fn spin_budget(&self) -> u64 {
+        self.header().spin_ns.load(Relaxed)
+    }
+
+    /// A waiter thread's spin between requests (a libaio context's or a
+    /// ring's, which posts nothing itself): spins for the region's budget
+    /// whether or not a command is in flight, so that the next request's
+    /// completion, posted by another thread meanwhile, finds it awake.
+    /// Counted as spin. The caller runs it at a low priority, so that it
+    /// spins only on the core's idle time.
+    pub fn spin_idle(&self) -> bool {
+        let budget = self.spin_budget();
+        if budget == 0 || self.ready() > 0 {
+            return self.ready() > 0;
+        }
+        let start = now_ns();
+        let c = &self.header().costs;
+        let mut n: u32 = 0;
+        loop {
+            if self.ready() > 0 {
+                c.spun_ns.fetch_add(now_ns().saturating_sub(start), Relaxed);
+                c.spin_hits.fetch_add(1, Relaxed);
+                return true;
+            }
+            n = n.wrapping_add(1);
+            if n % 64 == 0 {
+                let t = now_ns().saturating_sub(start);
+                if t >= budget {
+                    c.spun_ns.fetch_add(t, Relaxed);
+                    return false;
+                }
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Spins until `min` completions are ready, for at most the region's
+    /// spin budget and only while commands are in flight; counts the spin.
+    /// It does not yield: under CFS a `sched_yield` hands the core to any
+    /// runnable task for up to its slice (milliseconds), far more than the
+    /// budget; a thread of the program runnable here waits at most the
+    /// budget.
+    fn spin_first(&self, min: u32) -> bool {
+        let budget = self.spin_budget();
+        if budget == 0 || self.in_flight() == 0 {
+            return self.ready() >= min;
+        }
+        let start = now_ns();
+        let c = &self.header().costs;
+        let mut n: u32 = 0;
+        loop {
+            if self.ready() >= min {
+                c.spun_ns.fetch_add(now_ns().saturating_sub(start), Relaxed);
+                c.spin_hits.fetch_add(1, Relaxed);
+                return true;
+            }
+            n = n.wrapping_add(1);
+            if n % 64 == 0 {
+                let t = now_ns().saturating_sub(start);
+                if t >= budget || self.in_flight() == 0 {
+                    c.spun_ns.fetch_add(t, Relaxed);
+                    return self.ready() >= min;
+                }
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// Completions ready and not yet taken.
@@ -504,7 +731,9 @@ impl Slot {
             result: e.result.load(Relaxed),
             error: e.error.load(Relaxed) != 0,
         };
+        let at = e.delivered_ns.load(Relaxed);
         self.cq_head.store(head.wrapping_add(1), Release);
+        self.taken(at, 1);
         Some(d)
     }
 
@@ -513,6 +742,7 @@ impl Slot {
     pub fn take(&self, max: usize, out: &mut Vec<Done>) -> usize {
         let head = self.cq_head.load(Relaxed);
         let n = (self.ready() as usize).min(max);
+        let mut at = 0;
         for k in 0..n as u32 {
             let e = &self.cq[(head.wrapping_add(k) % RING) as usize];
             out.push(Done {
@@ -520,8 +750,11 @@ impl Slot {
                 result: e.result.load(Relaxed),
                 error: e.error.load(Relaxed) != 0,
             });
+            at = e.delivered_ns.load(Relaxed);
         }
         self.cq_head.store(head.wrapping_add(n as u32), Release);
+        // A batch is delivered at once: its last entry's stamp stands for it.
+        self.taken(at, n as u64);
         n
     }
 
@@ -529,6 +762,12 @@ impl Slot {
     /// passes (`None`: no limit). Returns whether they are ready.
     pub fn wait(&self, min: u32, timeout: Option<std::time::Duration>) -> bool {
         let min = min.max(1);
+        // Spin first (issue 38 item 2): a completion due within the budget
+        // costs no futex sleep and no wake-up from the device's core.
+        if timeout != Some(std::time::Duration::ZERO) && self.spin_first(min) {
+            self.wake_at.store(0, SeqCst);
+            return true;
+        }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         loop {
             // Read before the ring: a delivery after this read bumps the
@@ -557,8 +796,10 @@ impl Slot {
                 return self.ready() >= min;
             }
             let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+            self.header().costs.sleeps.fetch_add(1, Relaxed);
             futex(&self.futex, libc::FUTEX_WAIT, seen, tp);
             self.sleeping.store(0, SeqCst);
+            self.wake_at.store(0, SeqCst);
         }
     }
 
@@ -606,6 +847,15 @@ impl Slot {
         }
     }
 
+    /// When the `k`-th command [`Slot::peek`] showed was posted
+    /// (CLOCK_MONOTONIC, ns).
+    pub fn posted_ns(&self, k: usize) -> u64 {
+        let head = self.sq_head.load(Relaxed);
+        self.sq[(head.wrapping_add(k as u32) % RING) as usize]
+            .posted_ns
+            .load(Relaxed)
+    }
+
     /// The device took the first `n` commands [`Slot::peek`] showed.
     pub fn fetched(&self, n: usize) {
         let head = self.sq_head.load(Relaxed);
@@ -616,11 +866,13 @@ impl Slot {
     /// waits for, so must be woken ([`Slot::wake`], at the handler's exit).
     pub fn deliver(&self, done: &[Done]) -> bool {
         let tail = self.cq_tail.load(Relaxed);
+        let at = now_ns();
         for (k, d) in done.iter().enumerate() {
             let e = &self.cq[(tail.wrapping_add(k as u32) % RING) as usize];
             e.cookie.store(d.cookie, Relaxed);
             e.result.store(d.result, Relaxed);
             e.error.store(u32::from(d.error), Relaxed);
+            e.delivered_ns.store(at, Relaxed);
         }
         self.cq_tail
             .store(tail.wrapping_add(done.len() as u32), SeqCst);
@@ -719,6 +971,76 @@ mod tests {
             s.wake();
         }
         assert_eq!(w.join().unwrap(), 9);
+    }
+
+    #[test]
+    fn a_waiter_within_its_spin_budget_takes_the_completion_without_sleeping() {
+        let (r, _fd) = Region::create().unwrap();
+        r.set_spin(2_000_000_000);
+        let r = std::sync::Arc::new(r);
+        let i = r.claim(1).unwrap();
+        assert!(r.slot(i).post(cmd(4)));
+        let w = {
+            let r = r.clone();
+            std::thread::spawn(move || r.slot(i).wait(1, None))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let s = r.slot(i);
+        if s.deliver(&[Done {
+            cookie: 4,
+            result: 4096,
+            error: false,
+        }]) {
+            s.wake();
+        }
+        assert!(w.join().unwrap());
+        s.take_one().unwrap();
+        let c = r.costs();
+        assert_eq!((c.spin_hits, c.sleeps, c.taken), (1, 0, 1), "{c:?}");
+        assert!(c.spun_ns >= 10_000_000, "the spin is charged: {c:?}");
+    }
+
+    #[test]
+    fn without_a_budget_or_past_it_the_waiter_sleeps() {
+        let (r, _fd) = Region::create().unwrap();
+        let s = r.slot(r.claim(1).unwrap());
+        assert!(s.post(cmd(1)));
+        assert!(!s.wait(1, Some(std::time::Duration::from_millis(2))));
+        assert_eq!(r.costs().sleeps, 1);
+        assert_eq!(r.costs().spun_ns, 0, "no budget, no spin");
+        r.set_spin(1_000_000);
+        assert!(!s.wait(1, Some(std::time::Duration::from_millis(3))));
+        let c = r.costs();
+        assert!(c.spun_ns >= 1_000_000 && c.sleeps == 2, "{c:?}");
+    }
+
+    #[test]
+    fn a_post_rings_a_parked_device_and_only_then() {
+        let (r, _fd) = Region::create().unwrap();
+        let r = std::sync::Arc::new(r);
+        let i = r.claim(1).unwrap();
+        assert!(r.slot(i).post(cmd(1)));
+        assert_eq!(r.costs().rings, 0, "nobody parked");
+        r.slot(i).fetched(1);
+        let seen = r.parking();
+        assert!(!r.any_posted());
+        let device = {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                let t = std::time::Instant::now();
+                r.park(seen, std::time::Duration::from_secs(10));
+                t.elapsed()
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(r.slot(i).post(cmd(2)));
+        let slept = device.join().unwrap();
+        assert!(
+            slept < std::time::Duration::from_secs(5),
+            "woken: {slept:?}"
+        );
+        assert_eq!(r.costs().rings, 1);
+        assert!(r.any_posted());
     }
 
     #[test]

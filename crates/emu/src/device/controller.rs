@@ -59,6 +59,14 @@ pub struct DeviceStats {
     pub depth_completions: [u64; 3],
     pub depth_sum: [u64; 3],
     pub depth: [[u64; DEPTH_BUCKETS]; 3],
+    /// The device model's time, summed over completions: the fetch of each
+    /// command to the post of its completion in the CQ, ns.
+    pub model_ns: u64,
+    /// The strategy's hold, summed over the completions an interrupt
+    /// covered: each one's CQ post to the raise that covered it, ns (a
+    /// completion is covered by the first raise after its post).
+    pub hold_ns: u64,
+    pub covered: u64,
 }
 
 /// Depth buckets of [`DeviceStats::depth`]: 1, 2, 3-4, 5-8, ... 65 and more.
@@ -98,6 +106,11 @@ struct QueueState {
     unwalked: VecDeque<(u32, Completion)>,
     /// IPI delivery: a fire waiting for the slot, and since when.
     waiting: Option<(Interrupt, Nanos)>,
+    /// Per tag: when its command was fetched.
+    fetched_at: Vec<Nanos>,
+    /// Completions posted and not yet covered by a raise: how many, and
+    /// the sum of their post times.
+    uncovered: (u64, Nanos),
 }
 
 /// The controller's state: its view of every queue pair (SQ head, CQ tail,
@@ -141,6 +154,12 @@ pub(crate) struct Probe {
 pub trait Ingress: Send {
     /// Takes what the remote hosts posted since the last pass at `now`.
     fn poll(&mut self, now: Nanos);
+
+    /// After each pass at `now`; `quiet` when the device holds nothing
+    /// (no command in the backend, no completion held or unwalked, no
+    /// interrupt pending or waiting, no policy timer): the host may run
+    /// the handlers here, or park the device thread until it posts again.
+    fn after_pass(&mut self, _now: Nanos, _quiet: bool) {}
 }
 
 impl Device {
@@ -166,6 +185,8 @@ impl Device {
                 last_post: None,
                 unwalked: VecDeque::new(),
                 waiting: None,
+                fetched_at: vec![0; q.tags()],
+                uncovered: (0, 0),
             })
             .collect();
         Device {
@@ -202,7 +223,14 @@ impl Device {
     ) -> DeviceStats {
         while !stop.load(Ordering::Relaxed) {
             self.hurried = hurry.load(Ordering::Relaxed);
-            self.pass(clock.now());
+            let now = clock.now();
+            self.pass(now);
+            if self.ingress.is_some() {
+                let quiet = self.quiet();
+                if let Some(ingress) = &mut self.ingress {
+                    ingress.after_pass(now, quiet);
+                }
+            }
             if self.probe.wanted.load(Ordering::Relaxed) {
                 let view = self.view();
                 *self.probe.answer.lock().expect("probe lock") = Some(view);
@@ -266,6 +294,20 @@ impl Device {
         }
     }
 
+    /// Nothing in the backend or held, nothing to walk, nothing pending
+    /// or waiting on a line, no policy timer set.
+    fn quiet(&mut self) -> bool {
+        self.backend.in_flight() == 0
+            && self.done.is_empty()
+            && self.queues.iter().zip(&mut self.state).all(|(q, st)| {
+                st.held.is_empty()
+                    && st.unwalked.is_empty()
+                    && st.waiting.is_none()
+                    && !q.irq.is_pending()
+                    && st.policy.deadline().is_none()
+            })
+    }
+
     /// The device's view of itself: its counts, each SQ's head against
     /// its doorbell, and where the backend's commands stand.
     pub(crate) fn view(&mut self) -> String {
@@ -321,6 +363,7 @@ impl Device {
                 let tag = cid::tag(sqe.cid);
                 let marks = cid::marks(sqe.cid);
                 st.cmds[tag as usize] = (sqe.len, marks);
+                st.fetched_at[tag as usize] = now;
                 // A poll queue's policy sees nothing: its CQ raises no
                 // interrupt (IEN clear), so there is nothing to decide.
                 if !q.polled {
@@ -394,11 +437,15 @@ fn drain_held(
         }
         st.held.pop_front();
         stats.posted += 1;
+        let tag = cid::tag(cqe.cid) as usize;
+        stats.model_ns += now.saturating_sub(st.fetched_at[tag]);
         gaps.post(&mut st.last_post, now);
         q.posted.fetch_add(1, Ordering::Relaxed);
         if q.polled {
             continue;
         }
+        st.uncovered.0 += 1;
+        st.uncovered.1 += now;
         let c = Completion {
             id: u64::from(cid::tag(cqe.cid)),
             marks: cqe.marks(),
@@ -422,7 +469,7 @@ fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDel
             stats.slot_waits += 1;
             stats.slot_wait_ns += waited;
             q.irq.waited_for_slot(waited);
-            raise(q, stats, kind, now);
+            raise(q, st, stats, kind, now);
         }
         let Some(&(at, c)) = st.unwalked.front() else {
             return;
@@ -469,11 +516,14 @@ fn fire(
     if irq != IrqDelivery::Apic && q.irq.is_pending() {
         st.waiting = Some((kind, now));
     } else {
-        raise(q, stats, kind, now);
+        raise(q, st, stats, kind, now);
     }
 }
 
-fn raise(q: &QueuePair, stats: &mut DeviceStats, kind: Interrupt, now: Nanos) {
+fn raise(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, kind: Interrupt, now: Nanos) {
+    let (n, sum) = std::mem::take(&mut st.uncovered);
+    stats.hold_ns += (n * now).saturating_sub(sum);
+    stats.covered += n;
     stats.raised += 1;
     if !q.irq.raise(kind, now) {
         stats.merged += 1;

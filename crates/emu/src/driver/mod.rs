@@ -49,6 +49,27 @@ impl Poller {
     }
 }
 
+/// Runs one queue pair's handler for what is pending on its line, in the
+/// caller's thread ([`Delivery::Inline`]: the device's own, after each
+/// pass). Counted as interrupts and as interrupt time, as on the core.
+#[derive(Clone)]
+pub struct Servicer {
+    handler: Arc<Handler>,
+    clock: Clock,
+}
+
+impl Servicer {
+    /// Handles what is pending; the nanoseconds it took.
+    pub fn service(&self) -> Nanos {
+        self.handler.service(&self.clock)
+    }
+
+    /// Whether an interrupt is pending on the line.
+    pub fn pending(&self) -> bool {
+        self.handler.queue.irq.is_pending()
+    }
+}
+
 /// The host side of every queue pair, for a fixed set of waiters (a waiter
 /// is one thread that submits and waits, as a fio job thread or an
 /// application thread; completions for it are delivered to it alone).
@@ -169,6 +190,10 @@ impl Driver {
     /// with polling, a SCHED_FIFO fallback per core.
     fn spawn_handlers(&mut self, want_realtime: bool) -> Result<(), EmuError> {
         let mode = self.delivery;
+        if mode == Delivery::Inline {
+            // The device's driver runs the handlers (`Driver::servicer`).
+            return Ok(());
+        }
         for handler in self.handlers.clone() {
             let (tx, rx) = mpsc::channel();
             let h = handler.clone();
@@ -181,6 +206,7 @@ impl Driver {
                     let class = match mode {
                         Delivery::Wake => want_realtime && sys::set_fifo(50).is_ok(),
                         Delivery::Poll => sys::set_idle().is_ok(),
+                        Delivery::Inline => true,
                     };
                     let _ = tx.send((
                         pinned.map_err(|e| e.to_string()),
@@ -189,7 +215,7 @@ impl Driver {
                     ));
                     match mode {
                         Delivery::Wake => h.run_thread(&clock),
-                        Delivery::Poll => h.run_poller(&clock),
+                        Delivery::Poll | Delivery::Inline => h.run_poller(&clock),
                     }
                 })
                 .map_err(|e| EmuError::Config(format!("cannot start an interrupt handler: {e}")))?;
@@ -257,6 +283,15 @@ impl Driver {
     /// [`Driver::wait`], for a host whose waiters poll in another process.
     pub fn poller(&self, queue: usize) -> Poller {
         Poller {
+            handler: self.handlers[queue].clone(),
+            clock: self.clock,
+        }
+    }
+
+    /// A handle that runs queue pair `queue`'s handler in the caller's
+    /// thread ([`Delivery::Inline`]).
+    pub fn servicer(&self, queue: usize) -> Servicer {
+        Servicer {
             handler: self.handlers[queue].clone(),
             clock: self.clock,
         }
@@ -408,6 +443,14 @@ impl Driver {
     pub(crate) fn handler_usage(&self) -> Vec<Usage> {
         match self.delivery {
             Delivery::Wake => self.probes.iter().map(|p| p.read()).collect(),
+            Delivery::Inline => self
+                .handlers
+                .iter()
+                .map(|h| Usage {
+                    user_ns: h.irq_ns.load(std::sync::atomic::Ordering::Relaxed),
+                    ..Usage::default()
+                })
+                .collect(),
             Delivery::Poll => self
                 .handlers
                 .iter()

@@ -83,3 +83,41 @@ pub(crate) fn claim(cpus: &[usize]) -> Claims {
         dir,
     }
 }
+
+/// The first of `cpus` whose lock (the same per-CPU lock a run takes) this
+/// process gets, with the lock, held until dropped: `cinterrupts exec`'s
+/// device core (issue 38 item 3: two execs at once pinned their device
+/// threads to one CPU without a word). `None` when another process holds
+/// every one, or there is nowhere to put locks.
+pub fn claim_first(cpus: &[usize]) -> Option<(usize, File)> {
+    let dir = lock_dir()?;
+    cpus.iter().find_map(|&cpu| {
+        let path = dir.join(format!("cinterrupts-cpu{cpu}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .or_else(|_| File::open(&path))
+            .ok()?;
+        // SAFETY: a valid descriptor; a non-blocking exclusive lock.
+        (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0)
+            .then_some((cpu, file))
+    })
+}
+
+#[cfg(test)]
+mod claim_first_tests {
+    use super::claim_first;
+
+    #[test]
+    fn each_claim_takes_a_cpu_no_other_holds_and_gives_it_back_when_dropped() {
+        // CPU numbers no machine has, so no real run or exec holds them.
+        let cpus = [900_001, 900_002];
+        let (a, first) = claim_first(&cpus).expect("a lock directory");
+        let (b, _second) = claim_first(&cpus).expect("the other CPU");
+        assert_ne!(a, b, "two claims, two CPUs");
+        assert!(claim_first(&cpus).is_none(), "every one held");
+        drop(first);
+        assert_eq!(claim_first(&cpus).map(|(c, _)| c), Some(a), "given back");
+    }
+}

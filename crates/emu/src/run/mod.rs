@@ -33,6 +33,7 @@ mod target;
 mod window;
 
 pub use audit::Audit;
+pub use claim::claim_first;
 pub use target::{choose as choose_target, uring_emulated, StandIn, Target, STAND_IN};
 
 pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {

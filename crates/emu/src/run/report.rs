@@ -332,6 +332,9 @@ fn notes(
         Delivery::Poll => format!(
             "delivery=poll: the device thread (CPU {device_cpu}, busy-polling) raises a line in shared memory; a SCHED_IDLE thread polls it while the target core is idle, and a running job thread takes it at its next step, in its own context"
         ),
+        Delivery::Inline => format!(
+            "delivery=inline: the device thread (CPU {device_cpu}) runs the handler itself after each pass"
+        ),
     });
     notes.push(match irq {
         IrqDelivery::Ipi => "irq-delivery=ipi: as the authors' emulator, each fire is one interrupt (an IPI sent with smp_call_function_single), never merged; while the target core has not taken the previous one, the device's policy waits for the call slot (Linux's csd lock) and the CQ fills behind it".to_string(),
