@@ -144,7 +144,18 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
             if let (true, Some(cfg), Some(kind)) = (direct, cfg, kind) {
                 let write = kind == Kind::Write;
                 let off = prog.off() as i64;
-                if rw && prog.flags() & abi::SQE_FIXED_FILE == 0 && off >= 0 && slot.is_some() {
+                // Not on an IOPOLL ring: the kernel polls only O_DIRECT
+                // files there, and a page-cache twin's request fails
+                // with -EOPNOTSUPP (io_uring/rw.c `io_rw_init_file`: on
+                // an IOPOLL ring, no IOCB_DIRECT or no `f_op->iopoll` is
+                // -EOPNOTSUPP), so the data moves through the program's
+                // own descriptor.
+                if rw
+                    && !polled
+                    && prog.flags() & abi::SQE_FIXED_FILE == 0
+                    && off >= 0
+                    && slot.is_some()
+                {
                     let bufs = if vectored(prog.opcode()) {
                         Bufs::Vec(prog.addr() as *const iovec, prog.len() as c_int)
                     } else {
