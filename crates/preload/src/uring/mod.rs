@@ -562,6 +562,9 @@ pub(crate) fn register(fd: u32, opcode: u32, arg: u64, nr: u32) -> Option<i64> {
 /// (the kernel too finishes a closed ring's requests:
 /// io_uring/io_uring.c `io_ring_exit_work`).
 pub(crate) fn closing(fd: c_int) {
+    if let Ok(mut i) = INHERITED.try_lock() {
+        i.retain(|&x| x != fd);
+    }
     if COUNT.load(Acquire) == 0 {
         return;
     }
@@ -608,10 +611,38 @@ pub(crate) fn mmap_target(fd: c_int, off: i64) -> Option<(c_int, i64)> {
 pub(crate) fn forget_in_child() {
     if let Ok(mut g) = RINGS.try_lock() {
         if let Some(m) = g.take() {
+            if let Ok(mut i) = INHERITED.try_lock() {
+                *i = m.keys().copied().collect();
+            }
             std::mem::forget(m);
         }
         COUNT.store(0, Release);
     }
+}
+
+/// The routed rings' descriptors a forked child inherited: its calls on
+/// them are refused.
+static INHERITED: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
+
+/// The line a forked child's call on an inherited ring is refused with.
+pub(crate) const FORKED_LINE: &str = "io_uring: a ring used from a forked child is refused with EOPNOTSUPP (the routed ring's threads and state live in the parent)";
+
+/// A forked child's `io_uring_enter`/`io_uring_register` on a ring it
+/// inherited: -EOPNOTSUPP (the kernel's answer to these calls on a memfd,
+/// which the descriptor is), said once in one line so that the refusal is
+/// never silent. `None`: not an inherited ring.
+fn refuse_inherited(fd: u32, registered: bool) -> Option<i64> {
+    if registered || COUNT.load(Acquire) > 0 && lookup(fd as c_int).is_some() {
+        return None;
+    }
+    if !INHERITED.lock().ok()?.contains(&(fd as c_int)) {
+        return None;
+    }
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, SeqCst) {
+        route::say(FORKED_LINE);
+    }
+    Some(-i64::from(libc::EOPNOTSUPP))
 }
 
 /// The io_uring system call `nr` with arguments `a`, made by the program
@@ -627,8 +658,13 @@ pub(crate) fn dispatch(nr: libc::c_long, a: [u64; 6]) -> Option<i64> {
             a[3] as u32,
             a[4],
             a[5] as usize,
-        ),
-        libc::SYS_io_uring_register => register(a[0] as u32, a[1] as u32, a[2], a[3] as u32),
+        )
+        .or_else(|| refuse_inherited(a[0] as u32, a[3] as u32 & enter::REGISTERED_RING != 0)),
+        libc::SYS_io_uring_register => register(a[0] as u32, a[1] as u32, a[2], a[3] as u32)
+            .or_else(|| {
+                let reg = a[1] as u32 & abi::reg::USE_REGISTERED_RING != 0;
+                refuse_inherited(a[0] as u32, reg)
+            }),
         _ => None,
     }
 }

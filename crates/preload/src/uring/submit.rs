@@ -134,6 +134,21 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
                     copy.set_fd(t.shadow_fd);
                 }
             }
+            if prog.opcode() == op::CLOSE
+                && prog.flags() & abi::SQE_FIXED_FILE == 0
+                && (super::lookup(prog.fd()).is_some() || super::is_shadow(prog.fd()))
+            {
+                // A ring's own descriptor is not closed by a request: the
+                // kernel answers -EBADF (io_uring/openclose.c `io_close`:
+                // `if (!file || io_is_uring_fops(file))`). The program's
+                // ring is our memfd, which the kernel would close, so the
+                // shadow gets a descriptor no process has (-1), whose
+                // answer is the same -EBADF.
+                copy.set_fd(-1);
+            }
+            if prog.opcode() == op::TIMEOUT {
+                *st.timeouts.entry(prog.user_data()).or_default() += 1;
+            }
             if prog.opcode() == op::TIMEOUT && prog.off() > 0 {
                 *st.counted.entry(prog.user_data()).or_default() += 1;
             }

@@ -116,8 +116,12 @@ impl Wait {
 /// `io_cqring_wait` sets it.
 pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
     let min = w.min.min(r.prog.cq_entries);
+    // The timeouts fired so far: one more ends the wait
+    // (`State::cq_timeouts`).
+    let seen;
     {
         let mut st = r.lock();
+        seen = st.cq_timeouts;
         r.flush(&mut st);
         if r.prog.cq_ready() >= min.max(1) || min == 0 {
             return 0;
@@ -142,9 +146,10 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
         r.reap_shadow(false);
         {
             let mut st = r.lock();
-            if r.available(&st) >= need {
+            let fired = st.cq_timeouts != seen;
+            if r.available(&st) >= need || fired {
                 r.flush(&mut st);
-                if r.prog.cq_ready() >= need {
+                if r.prog.cq_ready() >= need || fired {
                     break;
                 }
             }
