@@ -92,7 +92,15 @@ fn the_script_refuses_bad_options_in_one_line() {
     for (args, want) in [
         (&["--timeout", "soon"][..], "--timeout 'soon'"),
         (&["--bogus"][..], "unknown option '--bogus'"),
-        (&["--src", "/nonexistent", "--bin", env!("CARGO_BIN_EXE_cinterrupts")][..], "/nonexistent"),
+        (
+            &[
+                "--src",
+                "/nonexistent",
+                "--bin",
+                env!("CARGO_BIN_EXE_cinterrupts"),
+            ][..],
+            "/nonexistent",
+        ),
     ] {
         let o = Command::new(&script).args(args).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}");

@@ -466,7 +466,9 @@ fn iopoll_ring_close_timeout_wake_and_teardown_are_the_kernels() {
             let e = |n: c_int| -i64::from(n);
             // The kernel's own answers, whatever this file system does
             // for IOPOLL (4096 each, or -EOPNOTSUPP each).
-            let w = v["iopoll writes"].as_array().unwrap_or_else(|| panic!("{v}"));
+            let w = v["iopoll writes"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{v}"));
             assert_eq!(w.len(), 4, "{v}");
             assert!(w.iter().all(|x| x == &w[0]), "{v}");
             assert_eq!(cqes(&v, "close ring"), [(1, e(libc::EBADF), 0)], "{v}");

@@ -126,6 +126,9 @@ pub(crate) struct Ring {
     /// SQPOLL: our SQ thread's futex word.
     pub sq_wake: AtomicU32,
     pub stop: AtomicBool,
+    /// Set up IORING_SETUP_R_DISABLED and not yet enabled
+    /// (IORING_REGISTER_ENABLE_RINGS).
+    pub disabled: AtomicBool,
 }
 
 impl Ring {
@@ -175,6 +178,15 @@ impl Ring {
             st.deferred.push_back(c);
             if self.flags & abi::setup::TASKRUN_FLAG != 0 {
                 self.prog.sq_flags().fetch_or(abi::SQ_TASKRUN, SeqCst);
+            }
+            if self.flags & abi::setup::DEFER_TASKRUN != 0 {
+                // The kernel signals the registered eventfd when it queues
+                // a DEFER_TASKRUN completion's task work, before the CQE
+                // is in the CQ (io_uring/io_uring.c
+                // `io_req_local_work_add`: `if (ctx->has_evfd)
+                // io_eventfd_signal`), so that an event loop knows to
+                // enter (liburing 2.3 test/defer-taskrun.c test_eventfd).
+                self.signal_eventfd();
             }
             self.wake_waiters(st);
             return;
