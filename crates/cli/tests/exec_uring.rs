@@ -32,6 +32,7 @@ const BLOCK: usize = 4096;
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// The io_uring_setup flags used (IORING_SETUP_*).
+const SETUP_IOPOLL: u32 = 1 << 0;
 const SETUP_SQPOLL: u32 = 1 << 1;
 const SETUP_CQSIZE: u32 = 1 << 3;
 const SETUP_CLAMP: u32 = 1 << 4;
@@ -60,6 +61,7 @@ const OP_FSYNC: u8 = 3;
 const OP_READ_FIXED: u8 = 4;
 const OP_WRITE_FIXED: u8 = 5;
 const OP_TIMEOUT: u8 = 11;
+const OP_CLOSE: u8 = 19;
 const OP_ASYNC_CANCEL: u8 = 14;
 const OP_READ: u8 = 22;
 const OP_WRITE: u8 = 23;
@@ -446,6 +448,46 @@ fn setup_flags_and_ring_descriptors_are_the_kernels() {
 
 /// Case 10, not differential: IORING_SETUP_SQE128 is the kernel's natively
 /// and refused with EINVAL, and named, under exec.
+/// Case 13 (issue 38 item 6: the classes liburing's own tests found
+/// broken under exec): an IOPOLL ring's O_DIRECT writes and their waits
+/// (hung under exec, -EOPNOTSUPP under --device), IORING_OP_CLOSE of the
+/// ring's own descriptor (-EBADF, the ring still open), a fired timeout
+/// ending a wait for 4 CQEs (hung under exec), and a closed ring's
+/// teardown closing its registered pipe end under a parked read (hung).
+/// Natively, under `exec` and under `exec --device optane`, 5 times each
+/// (the hangs were intermittent), with the same record every time.
+#[test]
+fn iopoll_ring_close_timeout_wake_and_teardown_are_the_kernels() {
+    let _one = turn();
+    let mut native: Option<(Value, Vec<u8>)> = None;
+    for round in 0..5 {
+        for how in [How::Native, How::Exec, How::Device] {
+            let (v, c, _) = run("edges", how, &pattern(8));
+            let e = |n: c_int| -i64::from(n);
+            // The kernel's own answers, whatever this file system does
+            // for IOPOLL (4096 each, or -EOPNOTSUPP each).
+            let w = v["iopoll writes"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{v}"));
+            assert_eq!(w.len(), 4, "{v}");
+            assert!(w.iter().all(|x| x == &w[0]), "{v}");
+            assert_eq!(cqes(&v, "close ring"), [(1, e(libc::EBADF), 0)], "{v}");
+            assert_eq!(cqes(&v, "nop after"), [(2, 0, 0)], "{v}");
+            assert_eq!(v["timeout wait"], 0, "{v}");
+            assert_eq!(v["timeout wait ended early"], true, "{v}");
+            assert_eq!(cqes(&v, "timeout"), [(3, e(libc::ETIME), 0)], "{v}");
+            assert_eq!(v["read after teardown"], 0, "{v}");
+            match &native {
+                None => native = Some((v, c)),
+                Some((nv, nc)) => {
+                    assert_eq!(nv, &v, "round {round} {how:?}: native (left)");
+                    assert!(nc == &c, "round {round} {how:?}: the file differs");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn sqe128_is_refused_under_exec_and_named() {
     let _one = turn();
@@ -915,6 +957,7 @@ fn child_uring() {
             "more" => more(&file, &mut v),
             "setups" => setups(&mut v),
             "skip-timeout" => skip_timeout(&file, &mut v),
+            "edges" => edges(&file, &mut v),
             "sqe128" => {
                 let mut p = Params {
                     flags: SETUP_SQE128,
@@ -926,6 +969,92 @@ fn child_uring() {
         }
     }
     std::fs::write(out, v.to_string()).unwrap();
+}
+
+/// Case 13: see `iopoll_ring_close_timeout_wake_and_teardown_are_the_kernels`.
+unsafe fn edges(file: &Path, v: &mut Value) {
+    // An IOPOLL ring (liburing's test/500f9fbadef8.c): one O_DIRECT write
+    // at a time, each waited for.
+    let fd = open(file, libc::O_RDWR | libc::O_DIRECT);
+    let polled = Uring::new(
+        Sys::Libc,
+        1,
+        Params {
+            flags: SETUP_IOPOLL,
+            ..Params::default()
+        },
+    );
+    let b = aligned(BLOCK, b'p');
+    let mut writes = Vec::new();
+    for i in 0..4 {
+        polled.push(rw(OP_WRITE, fd, b, BLOCK, i * BLOCK, 10 + i as u64));
+        let r = polled.enter(1, 1, ENTER_GETEVENTS);
+        assert_eq!(r, 1, "IOPOLL submit");
+        let c = polled.reap_n(1);
+        writes.push(c[0][1].clone());
+    }
+    v["iopoll writes"] = json!(writes);
+    // IORING_OP_CLOSE of the ring's own descriptor (test/open-close.c).
+    let ring = Uring::new(Sys::Libc, 8, Params::default());
+    ring.push(Sqe {
+        opcode: OP_CLOSE,
+        fd: ring.fd,
+        user_data: 1,
+        ..Sqe::default()
+    });
+    v["submit close"] = json!(ring.enter(1, 1, ENTER_GETEVENTS));
+    v["close ring"] = json!(ring.reap_n(1));
+    ring.push(nop(2));
+    v["submit nop"] = json!(ring.enter(1, 1, ENTER_GETEVENTS));
+    v["nop after"] = json!(ring.reap_n(1));
+    // A 200 ms timeout, then a wait for 4 CQEs: the timeout's firing ends
+    // it (test/timeout.c test_single_timeout_many; one that fired before
+    // the wait began would not, natively either).
+    let ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 200_000_000,
+    };
+    ring.push(Sqe {
+        opcode: OP_TIMEOUT,
+        addr: &ts as *const Timespec as u64,
+        len: 1,
+        user_data: 3,
+        ..Sqe::default()
+    });
+    v["submit timeout"] = json!(ring.enter(1, 0, 0));
+    let start = Instant::now();
+    v["timeout wait"] = json!(ring.enter(0, 4, ENTER_GETEVENTS));
+    v["timeout wait ended early"] = json!(start.elapsed() < Duration::from_secs(10));
+    v["timeout"] = json!(ring.reap());
+    // A ring with a pipe registered, its write end closed by us, a read
+    // parked on the read end; closing the ring (its mappings, then its
+    // descriptor) tears it down: the read is cancelled and the
+    // registered write end goes, so our read of the pipe sees EOF
+    // (test/ring-leak.c test_iowq_request_cancel).
+    let mut pipe = [0 as c_int; 2];
+    assert_eq!(libc::pipe(pipe.as_mut_ptr()), 0);
+    let t = Uring::new(Sys::Libc, 8, Params::default());
+    v["register pipe"] = json!(t.register(REGISTER_FILES, pipe.as_ptr() as u64, 2));
+    libc::close(pipe[1]);
+    let mut buf = [0u8; 16];
+    t.push(Sqe {
+        opcode: OP_READ,
+        flags: SQE_FIXED_FILE,
+        fd: 0,
+        addr: buf.as_mut_ptr() as u64,
+        len: 10,
+        user_data: 4,
+        ..Sqe::default()
+    });
+    v["submit parked"] = json!(t.enter(1, 0, 0));
+    let sq_len = t.p.sq_off.array as usize + t.p.sq_entries as usize * 4;
+    let cq_len = t.p.cq_off.cqes as usize + t.p.cq_entries as usize * 16;
+    libc::munmap(t.sq as *mut c_void, sq_len);
+    libc::munmap(t.cq as *mut c_void, cq_len);
+    libc::munmap(t.sqes as *mut c_void, t.p.sq_entries as usize * 64);
+    libc::close(t.fd);
+    let mut rb = [0u8; 16];
+    v["read after teardown"] = json!(libc::read(pipe[0], rb.as_mut_ptr() as *mut c_void, 10));
 }
 
 /// Cases 1 and 3: 4 writes (WRITE, WRITEV) of blocks 0..4 and 4 reads

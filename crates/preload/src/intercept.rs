@@ -56,6 +56,12 @@ macro_rules! at_file_offset {
         #[no_mangle]
         pub extern "C" fn $name(fd: c_int, buf: $buf, n: $n) -> ssize_t {
             let call = || forward!($sym, fn(c_int, $buf, $n) -> ssize_t, -1, fd, buf, n);
+            if crate::uring::is_ring(fd) {
+                // A routed ring's memfd reads and writes as the ring would
+                // not (`uring::is_ring`).
+                route::set_errno(libc::EINVAL);
+                return -1;
+            }
             if let Some(m) = blocking(fd, $kind, Family::Plain, 0) {
                 if let Some(r) = at_offset(fd, m, $kind == Kind::Write, 0, call) {
                     return r;

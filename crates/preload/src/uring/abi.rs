@@ -65,6 +65,7 @@ pub(crate) mod op {
     pub(crate) const TIMEOUT: u8 = 11;
     pub(crate) const WRITE_FIXED: u8 = 5;
     pub(crate) const FILES_UPDATE: u8 = 20;
+    pub(crate) const CLOSE: u8 = 19;
     pub(crate) const READ: u8 = 22;
     pub(crate) const WRITE: u8 = 23;
     pub(crate) const MSG_RING: u8 = 40;

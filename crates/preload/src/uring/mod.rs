@@ -71,6 +71,19 @@ pub(crate) fn lookup(fd: c_int) -> Option<Arc<Ring>> {
     m.values().find(|r| r.file == f).cloned()
 }
 
+/// Whether `fd` is a routed ring's descriptor as the program got it (a
+/// memfd, whose read and write the kernel would allow: an io_uring file
+/// has neither, and `read`/`write` on it are -EINVAL, fs/read_write.c
+/// `vfs_read`: no `f_op->read` nor `read_iter`). Only the descriptor
+/// itself, not a duplicate: one map look-up, and only while rings exist.
+pub(crate) fn is_ring(fd: c_int) -> bool {
+    COUNT.load(Acquire) > 0
+        && fd >= 0
+        && RINGS
+            .lock()
+            .is_ok_and(|g| g.as_ref().is_some_and(|m| m.contains_key(&fd)))
+}
+
 /// The (st_dev, st_ino) of the file `fd` is open on.
 fn file_of(fd: c_int) -> Option<(u64, u64)> {
     // SAFETY: fstat fills the stat; `fd` is only read.
@@ -187,9 +200,25 @@ pub(crate) fn setup(entries: u32, params: *mut c_void) -> i64 {
     if read_user(params as usize, &mut p as *mut Params as *mut u8, size) != size {
         return -i64::from(libc::EFAULT);
     }
+    let asked = p;
     if p.flags & fl::ATTACH_WQ != 0 {
         if let Some(t) = lookup(p.wq_fd as c_int) {
-            p.wq_fd = t.shadow_fd as u32;
+            if p.flags & fl::SQPOLL != 0 {
+                // Sharing the target's SQ thread: the kernel wants the
+                // target to have one (io_uring/sqpoll.c
+                // `io_attach_sq_data`: no `sq_data`, -EINVAL). Ours are
+                // threads of the library, one per ring, and the shadow has
+                // none to attach to: the attach is answered here and not
+                // passed on (liburing's sq-poll-dup and sq-poll-share got
+                // -EINVAL under exec).
+                if t.flags & fl::SQPOLL == 0 {
+                    return -i64::from(libc::EINVAL);
+                }
+                p.flags &= !fl::ATTACH_WQ;
+                p.wq_fd = 0;
+            } else {
+                p.wq_fd = t.shadow_fd as u32;
+            }
         }
     }
     let mut k = p;
@@ -205,6 +234,9 @@ pub(crate) fn setup(entries: u32, params: *mut c_void) -> i64 {
         return probe;
     }
     close(probe as c_int);
+    // The program's own flags and wq_fd, as the kernel copies them back.
+    k.flags |= asked.flags & fl::ATTACH_WQ;
+    k.wq_fd = asked.wq_fd;
     for (flag, name) in [
         (fl::SQE128, "IORING_SETUP_SQE128"),
         (fl::CQE32, "IORING_SETUP_CQE32"),
@@ -361,6 +393,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         files: Mutex::new(Vec::new()),
         sq_wake: AtomicU32::new(0),
         stop: AtomicBool::new(false),
+        disabled: AtomicBool::new(k.flags & fl::R_DISABLED != 0),
     });
     let idle = k.sq_thread_idle;
     let threads_ok = {
@@ -485,6 +518,12 @@ pub(crate) fn enter(
     argsz: usize,
 ) -> Option<i64> {
     let r = ring_for(fd, flags & enter::REGISTERED_RING != 0)?;
+    if r.disabled.load(SeqCst) {
+        // A ring set up IORING_SETUP_R_DISABLED and not yet enabled
+        // (io_uring/io_uring.c `io_uring_enter`: -EBADFD first; our
+        // GETEVENTS never reaches the shadow, which would say it).
+        return Some(-i64::from(libc::EBADFD));
+    }
     if flags & !enter::KNOWN != 0 {
         if flags & enter::EXT_ARG_REG != 0 {
             refused("IORING_ENTER_EXT_ARG_REG");
@@ -554,7 +593,11 @@ pub(crate) fn register(fd: u32, opcode: u32, arg: u64, nr: u32) -> Option<i64> {
             .owner
             .compare_exchange(0, unsafe { libc::gettid() }, SeqCst, SeqCst);
     }
-    Some(register::register(&r, opcode, arg, nr))
+    let res = register::register(&r, opcode, arg, nr);
+    if opcode == 12 && res >= 0 {
+        r.disabled.store(false, SeqCst);
+    }
+    Some(res)
 }
 
 /// The program closes `fd`: a routed ring leaves the table; its threads
@@ -562,6 +605,9 @@ pub(crate) fn register(fd: u32, opcode: u32, arg: u64, nr: u32) -> Option<i64> {
 /// (the kernel too finishes a closed ring's requests:
 /// io_uring/io_uring.c `io_ring_exit_work`).
 pub(crate) fn closing(fd: c_int) {
+    if let Ok(mut i) = INHERITED.try_lock() {
+        i.retain(|&(x, _)| x != fd);
+    }
     if COUNT.load(Acquire) == 0 {
         return;
     }
@@ -608,10 +654,47 @@ pub(crate) fn mmap_target(fd: c_int, off: i64) -> Option<(c_int, i64)> {
 pub(crate) fn forget_in_child() {
     if let Ok(mut g) = RINGS.try_lock() {
         if let Some(m) = g.take() {
+            if let Ok(mut i) = INHERITED.try_lock() {
+                *i = m.iter().map(|(&fd, r)| (fd, r.flags)).collect();
+            }
             std::mem::forget(m);
         }
         COUNT.store(0, Release);
     }
+}
+
+/// The routed rings' descriptors a forked child inherited: its calls on
+/// them are refused.
+static INHERITED: Mutex<Vec<(c_int, u32)>> = Mutex::new(Vec::new());
+
+/// The line a forked child's call on an inherited ring is refused with.
+pub(crate) const FORKED_LINE: &str = "io_uring: a ring used from a forked child is refused with EOPNOTSUPP (the routed ring's threads and state live in the parent)";
+
+/// A forked child's `io_uring_enter`/`io_uring_register` on a ring it
+/// inherited: -EOPNOTSUPP (the kernel's answer to these calls on a memfd,
+/// which the descriptor is), said once in one line so that the refusal is
+/// never silent. `None`: not an inherited ring.
+fn refuse_inherited(fd: u32, registered: bool, submits: bool) -> Option<i64> {
+    if registered || COUNT.load(Acquire) > 0 && lookup(fd as c_int).is_some() {
+        return None;
+    }
+    let flags = INHERITED
+        .lock()
+        .ok()?
+        .iter()
+        .find(|&&(x, _)| x == fd as c_int)?
+        .1;
+    if submits && flags & fl::SINGLE_ISSUER != 0 && flags & fl::SQPOLL == 0 {
+        // The kernel's own answer to a task that is not a SINGLE_ISSUER
+        // ring's submitter, which a forked child never is
+        // (io_uring/tctx.c `__io_uring_add_tctx_node_from_submit`).
+        return Some(-i64::from(libc::EEXIST));
+    }
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, SeqCst) {
+        route::say(FORKED_LINE);
+    }
+    Some(-i64::from(libc::EOPNOTSUPP))
 }
 
 /// The io_uring system call `nr` with arguments `a`, made by the program
@@ -627,8 +710,16 @@ pub(crate) fn dispatch(nr: libc::c_long, a: [u64; 6]) -> Option<i64> {
             a[3] as u32,
             a[4],
             a[5] as usize,
-        ),
-        libc::SYS_io_uring_register => register(a[0] as u32, a[1] as u32, a[2], a[3] as u32),
+        )
+        .or_else(|| {
+            let reg = a[3] as u32 & enter::REGISTERED_RING != 0;
+            refuse_inherited(a[0] as u32, reg, a[1] > 0)
+        }),
+        libc::SYS_io_uring_register => register(a[0] as u32, a[1] as u32, a[2], a[3] as u32)
+            .or_else(|| {
+                let reg = a[1] as u32 & abi::reg::USE_REGISTERED_RING != 0;
+                refuse_inherited(a[0] as u32, reg, false)
+            }),
         _ => None,
     }
 }

@@ -62,11 +62,41 @@ fn forward(r: &Ring, opcode: u32, arg: u64, nr: u32) -> i64 {
     )
 }
 
+/// The program's descriptors with each routed ring's (our memfd, which
+/// the kernel would take) replaced by its shadow's, an io_uring file the
+/// kernel refuses as it refuses the program's ring (io_uring/rsrc.c
+/// `io_sqe_files_register`, `__io_sqe_files_update`: `io_is_uring_fops`,
+/// -EBADF). `None`: no ring among them, the program's array as it is.
+fn rings_as_shadows(fds: &[c_int]) -> Option<Vec<c_int>> {
+    let mut any = false;
+    let out = fds
+        .iter()
+        .map(|&fd| match super::lookup(fd) {
+            Some(t) => {
+                any = true;
+                t.shadow_fd
+            }
+            None => fd,
+        })
+        .collect();
+    any.then_some(out)
+}
+
 /// `io_uring_register(ring, opcode, arg, nr)` on a routed ring.
 pub(crate) fn register(r: &Ring, opcode: u32, arg: u64, nr: u32) -> i64 {
     match opcode {
         reg::REGISTER_FILES => {
-            let res = forward(r, opcode, arg, nr);
+            // At most the kernel's IORING_MAX_FIXED_FILES (1 << 20); past
+            // it the kernel's own -EMFILE on the program's array.
+            let swapped = (nr <= 1 << 20)
+                .then(|| read_fds(arg, nr as usize))
+                .flatten()
+                .as_deref()
+                .and_then(rings_as_shadows);
+            let res = match &swapped {
+                Some(v) => forward(r, opcode, v.as_ptr() as u64, nr),
+                None => forward(r, opcode, arg, nr),
+            };
             if res >= 0 {
                 let fds = read_fds(arg, nr as usize).unwrap_or_default();
                 *r.files.lock().unwrap_or_else(|e| e.into_inner()) = fds;

@@ -73,6 +73,15 @@ pub(crate) struct State {
     /// counted (io_uring/timeout.c `io_flush_timeouts`, run as they are
     /// committed), and a program finds them in the CQ with it.
     pub held: Vec<(Cqe, Vec<u32>)>,
+    /// IORING_OP_TIMEOUTs not yet ended, by user_data.
+    pub timeouts: HashMap<u64, u32>,
+    /// How many timeouts fired (by their time or their count), as the
+    /// kernel's `ctx->cq_timeouts`: a GETEVENTS waiter returns when it
+    /// changes, however few CQEs it has (io_uring/io_uring.c
+    /// `io_should_wake`: `atomic_read(&ctx->cq_timeouts) !=
+    /// iowq->nr_timeouts`; io_uring/timeout.c `io_timeout_fn` and
+    /// `io_kill_timeout` count it).
+    pub cq_timeouts: u32,
 }
 
 pub(crate) struct Ring {
@@ -117,6 +126,9 @@ pub(crate) struct Ring {
     /// SQPOLL: our SQ thread's futex word.
     pub sq_wake: AtomicU32,
     pub stop: AtomicBool,
+    /// Set up IORING_SETUP_R_DISABLED and not yet enabled
+    /// (IORING_REGISTER_ENABLE_RINGS).
+    pub disabled: AtomicBool,
 }
 
 impl Ring {
@@ -167,6 +179,15 @@ impl Ring {
             if self.flags & abi::setup::TASKRUN_FLAG != 0 {
                 self.prog.sq_flags().fetch_or(abi::SQ_TASKRUN, SeqCst);
             }
+            if self.flags & abi::setup::DEFER_TASKRUN != 0 {
+                // The kernel signals the registered eventfd when it queues
+                // a DEFER_TASKRUN completion's task work, before the CQE
+                // is in the CQ (io_uring/io_uring.c
+                // `io_req_local_work_add`: `if (ctx->has_evfd)
+                // io_eventfd_signal`), so that an event loop knows to
+                // enter (liburing 2.3 test/defer-taskrun.c test_eventfd).
+                self.signal_eventfd();
+            }
             self.wake_waiters(st);
             return;
         }
@@ -195,7 +216,34 @@ impl Ring {
             }
             let (c, _) = st.held.remove(i);
             self.complete(st, c, false);
+            self.timeout_fired(st);
         }
+    }
+
+    /// A timeout fired: its waiters wake (see [`State::cq_timeouts`]).
+    fn timeout_fired(&self, st: &mut State) {
+        st.cq_timeouts = st.cq_timeouts.wrapping_add(1);
+        if self.waiters.load(SeqCst) > 0 {
+            let one: u64 = 1;
+            // SAFETY: our eventfd, 8 bytes.
+            unsafe { libc::syscall(libc::SYS_write, self.wake_efd, &one as *const u64, 8) };
+        }
+    }
+
+    /// Whether `c` ends (or, multishot, fires) one of the program's
+    /// IORING_OP_TIMEOUTs by its time or its count (not a removal's
+    /// -ECANCELED), forgetting it once it ends.
+    fn is_timeout_firing(st: &mut State, c: &Cqe) -> bool {
+        let Some(n) = st.timeouts.get_mut(&c.user_data) else {
+            return false;
+        };
+        if c.flags & 2 == 0 {
+            *n -= 1;
+            if *n == 0 {
+                st.timeouts.remove(&c.user_data);
+            }
+        }
+        c.res != -libc::ECANCELED
     }
 
     /// Moves the deferred CQEs (GETEVENTS: the task runs its work) and
@@ -299,6 +347,7 @@ impl Ring {
                     self.publish_if_ready(&mut st, k, inline && c.res < 0);
                 }
                 None => {
+                    let fired = Ring::is_timeout_firing(&mut st, &c);
                     if let Some(n) = st.counted.get_mut(&c.user_data) {
                         if c.flags & 2 == 0 {
                             *n -= 1;
@@ -321,7 +370,10 @@ impl Ring {
                             }
                         }
                     }
-                    self.complete(&mut st, c, inline)
+                    self.complete(&mut st, c, inline);
+                    if fired {
+                        self.timeout_fired(&mut st);
+                    }
                 }
             }
         }
@@ -437,7 +489,18 @@ pub(super) fn kernel_reaper(r: &Ring) {
                     .unwrap_or_else(|e| e.into_inner());
                 st = g;
             }
-            if r.stop.load(Acquire) && st.in_kernel == 0 {
+            // The program closed the ring's last descriptor: the kernel
+            // tears a ring down then, cancelling what can be cancelled (a
+            // read parked on a pipe, a timeout) and dropping its
+            // registered files (io_uring/io_uring.c `io_ring_exit_work`
+            // -> `io_uring_try_cancel_requests`, then
+            // `io_sqe_files_unregister`). The reaper ends at once, so that
+            // the shadow's last reference goes (the Ring's drop unmaps and
+            // closes it) and the kernel does the same to the shadow; a
+            // reaper waiting for every request first kept a parked read,
+            // and the pipe end registered with it, forever (liburing's
+            // test/ring-leak.c hung under exec).
+            if r.stop.load(Acquire) {
                 break;
             }
         }

@@ -136,6 +136,21 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
                     copy.set_fd(t.shadow_fd);
                 }
             }
+            if prog.opcode() == op::CLOSE
+                && prog.flags() & abi::SQE_FIXED_FILE == 0
+                && (super::lookup(prog.fd()).is_some() || super::is_shadow(prog.fd()))
+            {
+                // A ring's own descriptor is not closed by a request: the
+                // kernel answers -EBADF (io_uring/openclose.c `io_close`:
+                // `if (!file || io_is_uring_fops(file))`). The program's
+                // ring is our memfd, which the kernel would close, so the
+                // shadow gets a descriptor no process has (-1), whose
+                // answer is the same -EBADF.
+                copy.set_fd(-1);
+            }
+            if prog.opcode() == op::TIMEOUT {
+                *st.timeouts.entry(prog.user_data()).or_default() += 1;
+            }
             if prog.opcode() == op::TIMEOUT && prog.off() > 0 {
                 *st.counted.entry(prog.user_data()).or_default() += 1;
             }
@@ -146,7 +161,18 @@ pub(crate) fn submit(r: &Ring, want: u32, how: How) -> i64 {
             if let (true, Some(cfg), Some(kind)) = (direct, cfg, kind) {
                 let write = kind == Kind::Write;
                 let off = prog.off() as i64;
-                if rw && prog.flags() & abi::SQE_FIXED_FILE == 0 && off >= 0 && slot.is_some() {
+                // Not on an IOPOLL ring: the kernel polls only O_DIRECT
+                // files there, and a page-cache twin's request fails
+                // with -EOPNOTSUPP (io_uring/rw.c `io_rw_init_file`: on
+                // an IOPOLL ring, no IOCB_DIRECT or no `f_op->iopoll` is
+                // -EOPNOTSUPP), so the data moves through the program's
+                // own descriptor.
+                if rw
+                    && !polled
+                    && prog.flags() & abi::SQE_FIXED_FILE == 0
+                    && off >= 0
+                    && slot.is_some()
+                {
                     let bufs = if vectored(prog.opcode()) {
                         Bufs::Vec(prog.addr() as *const iovec, prog.len() as c_int)
                     } else {

@@ -19,8 +19,9 @@
 //! position-independent (fixed addresses, the same in every image) is not
 //! trapped, and its inline io_uring calls stay named, not routed.
 //!
-//! `close` is trapped from liburing's code only (`io_uring_queue_exit`
-//! closes the ring inline), so that the library sees its rings close.
+//! `close` is trapped from liburing's code and the program's own image
+//! only (`io_uring_queue_exit` closes the ring inline, and liburing may
+//! be linked statically), so that the library sees its rings close.
 
 use std::ffi::{c_int, c_long, c_void, CStr};
 
@@ -80,7 +81,12 @@ unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_
     if !main && (name.is_empty() || skipped(&name)) {
         return 0;
     }
-    let liburing = name.contains("liburing");
+    // A program linked with liburing statically (liburing's own test
+    // programs link test/../src/liburing.a) has
+    // liburing's inline `close` of the ring in its own image: its closes
+    // are watched too, or the library never sees the ring close (its
+    // teardown then never came: liburing 2.3 test/ring-leak.c hung).
+    let liburing = main || name.contains("liburing");
     for i in 0..info.dlpi_phnum as usize {
         // SAFETY: dlpi_phnum headers at dlpi_phdr.
         let ph = unsafe { &*info.dlpi_phdr.add(i) };

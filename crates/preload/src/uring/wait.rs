@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::abi::{self, GeteventsArg, Timespec};
 use super::ring::Ring;
-use crate::kernel::read_user;
+use crate::kernel::{read_user, sys};
 use crate::route;
 
 /// How long a waiter sleeps before it looks again unwoken (a device that
@@ -116,8 +116,12 @@ impl Wait {
 /// `io_cqring_wait` sets it.
 pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
     let min = w.min.min(r.prog.cq_entries);
+    // The timeouts fired so far: one more ends the wait
+    // (`State::cq_timeouts`).
+    let seen;
     {
         let mut st = r.lock();
+        seen = st.cq_timeouts;
         r.flush(&mut st);
         if r.prog.cq_ready() >= min.max(1) || min == 0 {
             return 0;
@@ -142,9 +146,10 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
         r.reap_shadow(false);
         {
             let mut st = r.lock();
-            if r.available(&st) >= need {
+            let fired = st.cq_timeouts != seen;
+            if r.available(&st) >= need || fired {
                 r.flush(&mut st);
-                if r.prog.cq_ready() >= need {
+                if r.prog.cq_ready() >= need || fired {
                     break;
                 }
             }
@@ -178,6 +183,28 @@ pub(crate) fn wait(r: &Ring, w: &Wait) -> i64 {
                 revents: 0,
             },
         ];
+        if r.flags & abi::setup::IOPOLL != 0 && r.lock().in_kernel > 0 {
+            // An IOPOLL ring's completions are found only by polling: no
+            // eventfd signal comes (io_uring/rw.c `io_complete_rw_iopoll`
+            // only marks the request; `io_iopoll_check` posts it), and
+            // the reaper thread stands aside while a waiter waits. The
+            // waiter polls the shadow as the kernel's GETEVENTS would
+            // (min_complete 1: `io_iopoll_check` spins until one, a
+            // pending signal or need_resched).
+            let rc = sys(
+                libc::SYS_io_uring_enter,
+                r.shadow_fd as usize,
+                0,
+                1,
+                abi::enter::GETEVENTS as usize,
+                0,
+            );
+            if rc == -i64::from(libc::EINTR) {
+                result = rc;
+                break;
+            }
+            continue;
+        }
         let mask = w.mask.as_ref().map_or(std::ptr::null(), |m| m as *const _);
         // SAFETY: two pollfds of ours; the program's mask or none.
         let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, mask) };
