@@ -283,16 +283,15 @@ fn every_error_of_a_direct_call_is_the_kernels() {
     assert_eq!(by("pwrite 0 bytes").0, 0, "{v}");
     assert_eq!(by("open a directory O_DIRECT"), e(libc::EINVAL), "{v}");
     assert!(c.iter().all(|&b| b == b'a'), "nothing landed");
-    // The device saw the one read that moved data, and the write whose
-    // buffer faulted: a positioned write's command is posted before its
-    // data moves through the program's own descriptor, so that the kernel's
-    // write overlaps the device's service (`route::blocking_at`), and a
-    // fault is found only as the data moves. The read whose buffer faulted
-    // is not twinned (issue 38 item 6: `fd::twin_for` checks the buffers
-    // first); the program's own call fails and posts nothing. Their
-    // results are the kernel's all the same. No command for the refused
-    // calls or the zero-length write.
-    assert_eq!(commands(&report), 2, "{report}");
+    // The device saw the one read that moved data, and the two calls whose
+    // buffer faulted: a positioned call's command is posted before its data
+    // moves (through the page-cache twin for a read, the program's own
+    // descriptor for a write), so that the copy overlaps the device's
+    // service (`route::blocking_at`), and a fault is found only as the
+    // data moves (the read is then repeated on the program's own
+    // descriptor: `fd::faulted`). Their results are the kernel's all the
+    // same. No command for the refused calls or the zero-length write.
+    assert_eq!(commands(&report), 3, "{report}");
 }
 
 /// Writing past the end leaves a hole that reads as zeros; a truncation,
@@ -498,7 +497,9 @@ fn a_partly_unreachable_buffer_is_the_kernels_answer_in_every_form() {
 fn o_direct_writes_leave_no_dirty_page_and_allocate_as_natively() {
     common::require_library(c"libaio.so.1", "libaio1");
     let (out, report) = twin_runs("dirty");
-    let d: i64 = line_value(&out, "dirty or writeback pages").parse().unwrap();
+    let d: i64 = line_value(&out, "dirty or writeback pages")
+        .parse()
+        .unwrap();
     assert!(d == 0 || d == -1, "{out}");
     assert!(commands(&report) >= 7, "{report}");
 }

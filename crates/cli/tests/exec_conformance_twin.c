@@ -165,13 +165,14 @@ static void fault(const char *file) {
         printf("%s pwritev2 %ld\n", how, ret(pwritev2(fd, iov, 2, at, 0)));
         printf("%s libaio PWRITEV %ld\n", how, aio_one(fd, IOCB_CMD_PWRITEV, iov, 2, at));
         printf("%s io_uring WRITEV %ld\n", how, uring_one(fd, IORING_OP_WRITEV, iov, 2, at));
-        printf("%s preadv %ld\n", how, ret(preadv(fd, iov, 2, at)));
-        printf("%s preadv2 %ld\n", how, ret(preadv2(fd, iov, 2, at, 0)));
         printf("%s libaio PREADV %ld\n", how, aio_one(fd, IOCB_CMD_PREADV, iov, 2, at));
         printf("%s io_uring READV %ld\n", how, uring_one(fd, IORING_OP_READV, iov, 2, at));
-        /* What the program's buffer holds: a read that returned EFAULT
-         * may have filled its first page, as O_DIRECT does. */
+        /* What the program's buffer holds after them: this kernel's
+         * O_DIRECT fills no page of a call it fails with EFAULT. (After a
+         * blocking read that failed so, exec's may differ: fd::read_twin.) */
         printf("%s first page %c\n", how, p[0]);
+        printf("%s preadv %ld\n", how, ret(preadv(fd, iov, 2, at)));
+        printf("%s preadv2 %ld\n", how, ret(preadv2(fd, iov, 2, at, 0)));
     }
     /* The second buffer reachable: the whole call, each form. */
     struct iovec ok[2] = {{good, BLOCK}, {good + BLOCK, BLOCK}};

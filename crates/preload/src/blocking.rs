@@ -103,8 +103,10 @@ fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
 }
 
 /// A positioned call routed: a read through the twin where it cannot
-/// change the call's semantics (`fd::twin_for`: its buffers checked first,
-/// issue 38 item 6), its command posted as its data moves; a write on the
+/// change the call's result (`fd::read_twin`), its command posted as its
+/// data moves, and repeated on the program's own descriptor where the
+/// twin's copy stopped at a buffer it could not touch (`fd::faulted`,
+/// issue 38 item 6); a write on the
 /// program's own descriptor (`fd::twin_for` never twins one), its command
 /// posted as its data moves where `fd::overlaps` allows; else the
 /// program's own call on its own descriptor, whose command is posted only
@@ -122,8 +124,23 @@ pub(crate) fn positioned_at(
         fd::Bufs::One(_, n) => n as u64,
         fd::Bufs::Vec(iov, cnt) => iov_len(iov, cnt),
     };
-    let r = match fd::twin_for(fd, write, off, &bufs, rwf) {
-        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || call(twin))?,
+    let twin = if write {
+        None
+    } else {
+        fd::read_twin(fd, off, &bufs, rwf)
+    };
+    let r = match twin {
+        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || {
+            let r = call(twin);
+            let err = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            // `faulted` makes no system call for a failed call: the
+            // twin's errno stands.
+            if fd::faulted(fd, off, len, r, err) {
+                call(fd)
+            } else {
+                r
+            }
+        })?,
         None if write && fd::overlaps(fd, write, off, &bufs, rwf) => {
             route::blocking_at(tag, write, fd, off as u64, len, || call(fd))?
         }
