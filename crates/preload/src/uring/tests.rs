@@ -48,11 +48,11 @@ fn kernel_ring(entries: u32, p: &mut Params) -> c_int {
 }
 
 /// The kernel's answer for a ring of `sq` SQEs and `cq` CQEs
-/// (IORING_SETUP_CQSIZE), the ring closed at once: what `setup` gives
-/// the program.
-fn kernel_params(sq: u32, cq: u32) -> Params {
+/// (IORING_SETUP_CQSIZE, and `flags`), the ring closed at once: what
+/// `setup` gives the program.
+fn kernel_params(sq: u32, cq: u32, flags: u32) -> Params {
     let mut p = Params {
-        flags: fl::CQSIZE,
+        flags: fl::CQSIZE | flags,
         cq_entries: cq,
         ..Params::default()
     };
@@ -89,6 +89,23 @@ impl Prog {
     fn word(&self, off: u32) -> &AtomicU32 {
         // SAFETY: an offset the kernel reported, inside the ring memory.
         unsafe { &*((self.base + off as usize) as *const AtomicU32) }
+    }
+
+    /// Puts `s` in SQE slot `idx`, with no array (IORING_SETUP_NO_SQARRAY):
+    /// the slot must be the SQ position's.
+    fn push_at_tail(&self, s: &Sqe) {
+        let tail = self.word(self.p.sq_off.tail).load(Relaxed);
+        let idx = tail & (self.p.sq_entries - 1);
+        // SAFETY: slot `idx` < sq_entries of the SQE memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                s.0.as_ptr(),
+                (self.sqes + idx as usize * SQE) as *mut u8,
+                SQE,
+            )
+        };
+        self.word(self.p.sq_off.tail)
+            .store(tail.wrapping_add(1), Release);
     }
 
     /// Puts `s` in SQE slot `idx` and publishes it at the SQ tail through
@@ -150,7 +167,7 @@ impl Prog {
 /// offsets for `sq`/`cq` entries, a shadow with a CQ twice as large), with
 /// the program's setup `flags`, but no threads, no eventfds, no device.
 fn routed(sq: u32, cq: u32, flags: u32) -> (Ring, Prog) {
-    let k = kernel_params(sq, cq);
+    let k = kernel_params(sq, cq, flags & fl::NO_SQARRAY);
     let rings_len = Rings::rings_len(&k);
     let sqes_len = k.sq_entries as usize * SQE;
     let (base, sqes) = (anon(rings_len), anon(sqes_len));
@@ -232,7 +249,7 @@ fn enter(r: &Ring, n: u32) -> i64 {
 /// kernel answers, and what `abi::Rings` reads.
 #[test]
 fn the_kernels_ring_offsets_are_the_layout_read_here() {
-    let p = kernel_params(4, 8);
+    let p = kernel_params(4, 8, 0);
     let s = p.sq_off;
     let c = p.cq_off;
     assert_eq!(
@@ -248,6 +265,10 @@ fn the_kernels_ring_offsets_are_the_layout_read_here() {
     assert_eq!((p.sq_entries, p.cq_entries), (4, 8));
     assert_ne!(p.features & FEAT_NODROP, 0, "IORING_FEAT_NODROP");
     assert_eq!(Rings::rings_len(&p), 64 + 8 * 16 + 4 * 4);
+    // IORING_SETUP_NO_SQARRAY (Linux 6.6): no array, the mapping ends
+    // with the CQEs.
+    let n = kernel_params(4, 8, fl::NO_SQARRAY);
+    assert_eq!(Rings::rings_len(&n), 64 + 8 * 16);
     // A ring built on these offsets reads its words where the program's
     // side writes them.
     let (r, prog) = routed(4, 8, 0);
@@ -291,6 +312,23 @@ fn sqes_are_fetched_through_the_array_and_cqes_published_across_the_wrap() {
     // 21 CQEs through an 8-entry CQ: it wrapped twice.
     assert_eq!(prog.word(prog.p.cq_off.tail).load(Acquire), 21);
     assert_eq!(prog.word(prog.p.sq_off.dropped).load(Acquire), 0);
+}
+
+/// IORING_SETUP_NO_SQARRAY: the SQ position (masked) is the SQE's index
+/// (io_uring/io_uring.c `io_get_sqe`: the array is read only without the
+/// flag), across wraps.
+#[test]
+fn without_an_sq_array_the_position_names_the_sqe() {
+    let (r, prog) = routed(4, 8, fl::NO_SQARRAY);
+    assert!(r.prog.no_array);
+    for round in 0..3u64 {
+        for k in 0..3 {
+            prog.push_at_tail(&nop(round * 10 + k));
+        }
+        assert_eq!(enter(&r, 3), 3);
+        let want: Vec<u64> = (0..3).map(|k| round * 10 + k).collect();
+        assert_eq!(uds(&prog.reap(u32::MAX)), want, "round {round}");
+    }
 }
 
 /// `to_submit` bounds what is taken: the rest stays in the SQ for the
