@@ -601,3 +601,35 @@ fn shadow_cqes_match_the_oldest_gated_request_and_skip_success() {
     assert!(st.pend.is_empty() && st.by_ud.is_empty());
     assert_eq!(st.in_kernel, 0);
 }
+
+/// The heads and tails are free-running u32 counters (only the slot is
+/// masked: include/uapi/linux/io_uring.h's rings, liburing's
+/// `io_uring_cq_ready` `tail - head`): SQ fetch, publication and the
+/// full-CQ test hold across their wrap past u32::MAX.
+#[test]
+fn indices_wrap_past_u32_max() {
+    let (r, prog) = routed(4, 4, 0);
+    let start = u32::MAX - 1;
+    *r.sub.lock().unwrap() = start;
+    for off in [
+        prog.p.sq_off.head,
+        prog.p.sq_off.tail,
+        prog.p.cq_off.head,
+        prog.p.cq_off.tail,
+    ] {
+        prog.word(off).store(start, Release);
+    }
+    for i in 0..4 {
+        prog.push(i, &nop(u64::from(i)));
+    }
+    assert_eq!(enter(&r, 4), 4);
+    assert_eq!(prog.word(prog.p.sq_off.head).load(Acquire), 2);
+    assert_eq!(prog.ready(), 4, "a full CQ across the wrap");
+    prog.push(0, &nop(4));
+    assert_eq!(enter(&r, 1), 1);
+    assert_ne!(prog.sq_flags() & abi::SQ_CQ_OVERFLOW, 0);
+    assert_eq!(uds(&prog.reap(u32::MAX)), vec![0, 1, 2, 3]);
+    r.flush(&mut r.lock());
+    assert_eq!(uds(&prog.reap(u32::MAX)), vec![4]);
+    assert_eq!(prog.word(prog.p.cq_off.tail).load(Acquire), 3);
+}
