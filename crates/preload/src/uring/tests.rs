@@ -633,3 +633,47 @@ fn indices_wrap_past_u32_max() {
     assert_eq!(uds(&prog.reap(u32::MAX)), vec![4]);
     assert_eq!(prog.word(prog.p.cq_off.tail).load(Acquire), 3);
 }
+
+/// An IORING_OP_TIMEOUT with a completion count that fires by its count
+/// (res 0) while a request it counted still waits for its device command
+/// is held, and posted only after that request's CQE: natively it
+/// follows the CQEs it counted (io_uring/timeout.c `io_flush_timeouts`,
+/// run as they are committed). Only then does it count as fired.
+#[test]
+fn a_counted_timeout_is_posted_after_the_requests_it_counted() {
+    let (r, prog) = routed(4, 8, 0);
+    let done = Cqe {
+        user_data: 5,
+        res: 4096,
+        flags: 0,
+    };
+    {
+        let mut st = r.lock();
+        st.counted.insert(77, 1);
+        st.timeouts.insert(77, 1);
+        // The shadow completed request 1; its device command is not yet
+        // delivered (the state a device with latency leaves).
+        let mut p = pend(5, true, false);
+        p.kernel = Some(done);
+        st.pend.insert(1, p);
+    }
+    let fired = Cqe {
+        user_data: 77,
+        res: 0,
+        flags: 0,
+    };
+    r.kernel_cqes(&[fired], false);
+    assert_eq!(prog.ready(), 0, "held behind request 1");
+    assert_eq!(r.lock().cq_timeouts, 0);
+    {
+        // The device delivers: request 1 is published (as `delivered`
+        // does), and the batch's post releases the timeout behind it.
+        let mut st = r.lock();
+        let p = st.pend.remove(&1).expect("pending");
+        r.complete(&mut st, p.kernel.expect("completed"), false);
+        r.post(&mut st);
+        assert_eq!(st.cq_timeouts, 1);
+        assert!(st.held.is_empty() && st.counted.is_empty());
+    }
+    assert_eq!(uds(&prog.reap(u32::MAX)), vec![5, 77]);
+}
