@@ -32,6 +32,8 @@ mod abi;
 mod register;
 mod ring;
 mod submit;
+#[cfg(test)]
+mod tests;
 pub(crate) mod trap;
 mod wait;
 
