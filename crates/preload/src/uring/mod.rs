@@ -386,6 +386,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         sub: Mutex::new(0),
         st: Mutex::default(),
         reap: Mutex::new(()),
+        consume: Mutex::new(()),
         kernel_wait: Condvar::new(),
         wake_efd,
         waiters: AtomicU32::new(0),
