@@ -206,6 +206,7 @@ fn routed(sq: u32, cq: u32, flags: u32) -> (Ring, Prog) {
         sub: Mutex::new(0),
         st: Mutex::default(),
         reap: Mutex::new(()),
+        consume: Mutex::new(()),
         kernel_wait: Condvar::new(),
         wake_efd: -1,
         waiters: AtomicU32::new(0),
