@@ -159,8 +159,11 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
             PENDING.fetch_or(1 << (sig - 1), SeqCst);
         }
     }
-    if STOPPING.contains(&sig) {
-        // Exec stops too, as its job's shell expects (SIGCONT continues it).
+    // Exec stops too, as its job's shell expects (SIGCONT continues it);
+    // before the program has a pid, `started` passes the stop on and then
+    // stops exec (stopping now would keep the program from starting and
+    // leave it running when it does).
+    if STOPPING.contains(&sig) && (pid > 0 || from_kernel) {
         // SAFETY: async-signal-safe.
         unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
     }
@@ -217,10 +220,29 @@ impl Forwarding {
     /// passed on now.
     pub fn started(&self, pid: u32) {
         CHILD.store(pid as i32, SeqCst);
+        // From here the handler passes signals on itself; those it kept
+        // while the program had no pid go now, each once (the same signal
+        // sent twice before the start was one pending signal for a process,
+        // signal(7)). Under load a program can be ready, and signalled,
+        // before this runs.
+        let pending = PENDING.swap(0, SeqCst);
+        let mut sent = pending;
+        for sig in 1..=64 {
+            if pending & (1 << (sig - 1)) != 0 {
+                // SAFETY: our child, not yet waited for.
+                unsafe { libc::kill(pid as libc::pid_t, sig) };
+            }
+        }
         let sig = RECEIVED.load(SeqCst);
-        if sig != 0 {
+        if sig > 0 && sig <= 64 && sent & (1 << (sig - 1)) == 0 {
             // SAFETY: our child, not yet waited for.
             unsafe { libc::kill(pid as libc::pid_t, sig) };
+            sent |= 1 << (sig - 1);
+        }
+        if STOPPING.iter().any(|s| sent & (1 << (s - 1)) != 0) {
+            // The stop the handler left for the start (job control).
+            // SAFETY: stopping this process; SIGCONT continues it.
+            unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
         }
     }
 
@@ -322,6 +344,11 @@ impl Forwarding {
                         unsafe { libc::kill(p, sig) };
                     }
                 }
+            }
+            if STOPPING.iter().any(|s| pending & (1 << (s - 1)) != 0) {
+                // Job control, as the handler does while the program runs.
+                // SAFETY: stopping this process; SIGCONT continues it.
+                unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
             }
             let n = COUNT.load(SeqCst) - count_before;
             if n > 0 && escalated.is_none() {

@@ -464,6 +464,7 @@ fn device_waiter(c: &Ctx) {
             slot,
             &c.stop,
             DEVICE_SLICE,
+            None,
             |d| delivered(c, d),
             || device_gone(c),
         );

@@ -85,8 +85,8 @@ const RWF_DSYNC: c_int = 0x02;
 const RWF_SYNC: c_int = 0x04;
 
 /// A routed write that moved data on a descriptor with O_DSYNC/O_SYNC, or
-/// with RWF_DSYNC/RWF_SYNC: the kernel made it durable in the call (the
-/// twin carries the flags); the device sees what Linux sends a drive
+/// with RWF_DSYNC/RWF_SYNC: the kernel made it durable in the call (a
+/// write moves through the program's own descriptor); the device sees what Linux sends a drive
 /// without FUA for it, a flush command (a zero-length write, Urgent under
 /// Table 1) after the write, and the call returns once that completes.
 fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
@@ -102,10 +102,15 @@ fn synced(fd: c_int, write: bool, rwf: c_int, r: isize) -> isize {
     }
 }
 
-/// A positioned call routed: through the twin where it cannot change the
-/// call's semantics (`fd::twin_for`), its command posted as its data
-/// moves; else the program's own call on its own descriptor, whose
-/// command is posted only if the kernel did it.
+/// A positioned call routed: a read through the twin where it cannot
+/// change the call's result (`fd::read_twin`), its command posted as its
+/// data moves, and repeated on the program's own descriptor where the
+/// twin's copy stopped at a buffer it could not touch (`fd::faulted`,
+/// issue 38 item 6); a write on the
+/// program's own descriptor (`fd::twin_for` never twins one), its command
+/// posted as its data moves where `fd::overlaps` allows; else the
+/// program's own call on its own descriptor, whose command is posted only
+/// if the kernel did it.
 pub(crate) fn positioned_at(
     fd: c_int,
     tag: Tag,
@@ -119,8 +124,26 @@ pub(crate) fn positioned_at(
         fd::Bufs::One(_, n) => n as u64,
         fd::Bufs::Vec(iov, cnt) => iov_len(iov, cnt),
     };
-    let r = match fd::twin_for(fd, write, off, &bufs, rwf) {
-        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || call(twin))?,
+    let twin = if write {
+        None
+    } else {
+        fd::read_twin(fd, off, &bufs, rwf)
+    };
+    let r = match twin {
+        Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || {
+            let r = call(twin);
+            let err = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            // `faulted` makes no system call for a failed call: the
+            // twin's errno stands.
+            if fd::faulted(fd, off, len, r, err) {
+                call(fd)
+            } else {
+                r
+            }
+        })?,
+        None if write && fd::overlaps(fd, write, off, &bufs, rwf) => {
+            route::blocking_at(tag, write, fd, off as u64, len, || call(fd))?
+        }
         None => route::blocking(tag, write, off.max(0) as u64, || call(fd))?,
     };
     Some(synced(fd, write, rwf, r))

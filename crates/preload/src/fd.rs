@@ -273,34 +273,120 @@ fn aligned(fd: c_int, off: i64, bufs: &Bufs) -> bool {
         }
 }
 
-/// The descriptor a positioned O_DIRECT call on `fd` moves its data
-/// through (issue 24: the kernel's own semantics, the device's timing):
-/// the page-cache twin only where it cannot change what the call does,
-/// i.e. with a modelled device, an alignment the kernel's O_DIRECT accepts
-/// (so its EINVAL is never hidden), no flags beyond HIPRI/DSYNC/SYNC (the
-/// twin carries O_DSYNC/O_SYNC; RWF_NOWAIT, RWF_APPEND go to the kernel
-/// as asked), a descriptor open for the call (its EBADF is the kernel's,
-/// with no command) and, for a write, without O_APPEND (the kernel picks
-/// the end of the file, and checks its alignment). `None`: the program's
-/// own call on its own descriptor.
-pub(crate) fn twin_for(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
+/// Whether a positioned O_DIRECT call on `fd` may have its command posted
+/// before its data moves (issue 24): with a modelled device, an alignment
+/// the kernel's O_DIRECT accepts (so its EINVAL is never hidden), no flags
+/// beyond HIPRI/DSYNC/SYNC (RWF_NOWAIT, RWF_APPEND go to the kernel as
+/// asked), a descriptor open for the call (its EBADF is the kernel's, with
+/// no command) and, for a write, without O_APPEND (the kernel picks the end
+/// of the file, and checks its alignment).
+pub(crate) fn overlaps(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> bool {
     const TWIN_RWF: c_int = 0x01 | 0x02 | 0x04;
     if !modelled() || rwf & !TWIN_RWF != 0 || !aligned(fd, off, bufs) {
-        return None;
+        return false;
     }
     let refuse = if write { APPEND | RDONLY } else { WRONLY };
-    if flags_of(fd) & refuse != 0 {
+    flags_of(fd) & refuse == 0
+}
+
+/// The page-cache twin a positioned O_DIRECT read on `fd` moves its data
+/// through (issue 24: the kernel's own semantics, the device's timing),
+/// only where it cannot change what the call does: where it [`overlaps`],
+/// and every buffer is one the kernel's O_DIRECT could pin for writing
+/// ([`reachable`]; a buffered read copies up to the first page it cannot
+/// touch and returns that short count, where O_DIRECT returns EFAULT:
+/// issue 38 item 6, measured on this VM's 6.18 and ext4 for all eight
+/// vectored forms; one `madvise` per buffer: [`read_twin`] for the
+/// blocking calls). Never for a write (issue 38 item 6): a write through
+/// the page cache leaves dirty pages, and writeback I/O, memory and fsync
+/// cost, that the program's O_DIRECT write does not, and a write's fault
+/// part-way would already have changed the file; the program's own write
+/// on its own descriptor moves its data. `None`: the program's own call
+/// on its own descriptor.
+pub(crate) fn twin_for(fd: c_int, write: bool, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
+    if write || !overlaps(fd, false, off, bufs, rwf) || !reachable(bufs) {
         return None;
     }
     let d = data_fd(fd);
     (d != fd).then_some(d)
 }
 
+/// As [`twin_for`] for a blocking read, whose caller checks the twin's
+/// result instead of the buffers (`madvise` costs ~1 us per 4 KiB buffer
+/// and ~9 us per 128 KiB here, against the profile's ~7 us read): where
+/// the twin's copy stopped short ([`faulted`]), the caller repeats the read
+/// on the program's own descriptor, whose result is the kernel's. Only
+/// the buffer's contents may then differ from a native call's: the twin
+/// filled the pages before the fault, where this kernel's O_DIRECT fills
+/// none (POSIX leaves a buffer unspecified after EFAULT).
+pub(crate) fn read_twin(fd: c_int, off: i64, bufs: &Bufs, rwf: c_int) -> Option<c_int> {
+    if !overlaps(fd, false, off, bufs, rwf) {
+        return None;
+    }
+    let d = data_fd(fd);
+    (d != fd).then_some(d)
+}
+
+/// Whether the twin's read of `len` bytes at `off` of `fd`, which returned
+/// `r` (errno `err`), may have stopped at a buffer the program cannot
+/// touch, where O_DIRECT's answer may differ: an EFAULT, or a short count
+/// within the file (a short count at its end is the end's, as O_DIRECT's
+/// is). No system call for a failed or a whole read.
+pub(crate) fn faulted(fd: c_int, off: i64, len: u64, r: isize, err: c_int) -> bool {
+    if r < 0 {
+        return err == libc::EFAULT;
+    }
+    (r as u64) < len && within(fd, off as u64 + r as u64 + 1)
+}
+
+/// Whether the kernel could pin every page of the call's buffers for its
+/// O_DIRECT read (writable: `iov_iter_extract_pages` with FOLL_WRITE,
+/// block/bio.c): `madvise(MADV_POPULATE_WRITE)` (Linux 5.14) faults them in
+/// writable, and fails (ENOMEM, EFAULT) for an unmapped or read-only page
+/// as the pinning does. The read overwrites these pages anyway. One system
+/// call per buffer; any failure (also EINVAL from a kernel without it):
+/// not reachable, the program's own call decides.
+fn reachable(bufs: &Bufs) -> bool {
+    // SAFETY: sysconf takes no pointer.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+    let one = |a: usize, n: usize| {
+        if n == 0 {
+            return true;
+        }
+        let start = a & !(page - 1);
+        let Some(end) = a.checked_add(n).and_then(|e| e.checked_add(page - 1)) else {
+            return false;
+        };
+        let end = end & !(page - 1);
+        // SAFETY: madvise only populates page tables of the range; it
+        // moves no data and fails for pages not mapped.
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end - start,
+                libc::MADV_POPULATE_WRITE,
+            ) == 0
+        }
+    };
+    match *bufs {
+        Bufs::One(a, n) => one(a, n),
+        Bufs::Vec(iov, cnt) => {
+            !iov.is_null()
+                && (0..cnt.max(0) as usize).all(|k| {
+                    // SAFETY: the program's array of cnt iovecs (`aligned`
+                    // checked the count).
+                    let v = unsafe { *iov.add(k) };
+                    one(v.iov_base as usize, v.iov_len)
+                })
+        }
+    }
+}
+
 /// The descriptor the data moves through: `fd` itself, or with a modelled
 /// device its twin without O_DIRECT (the page cache: this VM's disk takes
-/// ~170 us per 4 KiB, the profile's device ~7 us), opened at the first
-/// call on `fd` with its access mode. `fd` itself when no twin can be
-/// opened.
+/// ~170 us per 4 KiB, the profile's device ~7 us), opened read-only at the
+/// first read on `fd` and placed high ([`high`]). `fd` itself when no twin
+/// can be opened.
 fn data_fd(fd: c_int) -> c_int {
     if !modelled() {
         return fd;
@@ -322,11 +408,10 @@ fn data_fd(fd: c_int) -> c_int {
         remember(fd, fl);
     }
     let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
-    // SAFETY: a NUL-terminated path; `open` is not interposed.
-    // O_DSYNC/O_SYNC with it: a write through the twin is as durable at
-    // its return as the program's own would be (issue 24).
-    let mode = fl & (libc::O_ACCMODE | libc::O_SYNC);
-    let twin = unsafe { libc::open(path.as_ptr(), mode | libc::O_CLOEXEC) };
+    // SAFETY: a NUL-terminated path; `open` is not interposed. Read-only:
+    // only reads move through a twin (`twin_for`).
+    let low = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let twin = if low < 0 { low } else { high(low) };
     let bits = if twin < 0 { NO_TWIN } else { twin as u32 };
     if let Some(t) = TWIN_OF.get(twin.max(0) as usize).filter(|_| twin >= 0) {
         t.store(fd + 1, Release);
@@ -341,6 +426,85 @@ fn data_fd(fd: c_int) -> c_int {
         close_twin(twin);
     }
     fd
+}
+
+/// How many numbers [`high`] tries for a twin, above the program's
+/// RLIMIT_NOFILE or below the top.
+const HIGH_TRIES: u64 = 64;
+
+/// `low` moved out of the program's way (issue 38 item 6): the kernel
+/// gives an `open` the lowest free number (fs/file.c, `alloc_fd`), so a
+/// twin left at `low` would shift every number the program opens after
+/// it, and take one of the numbers its RLIMIT_NOFILE allows.
+///
+/// First choice, at or just above the soft RLIMIT_NOFILE: `alloc_fd`
+/// refuses only numbers at or above the limit, so a descriptor there takes
+/// neither a number the program could get nor any of its headroom. The
+/// limit is raised for the one F_DUPFD_CLOEXEC (within the hard limit)
+/// and set back at once; a program's own `setrlimit` or `open` racing that
+/// instant would see the raised limit. Only where the number stays under
+/// [`FDS`] (closing a twin's number must find its owner, `TWIN_OF`).
+///
+/// Else the highest free number under `min(soft limit, FDS)` (a limit of
+/// [`FDS`] or more, or soft = hard): it shifts no number of the program's
+/// until the program holds nearly that many, but it takes one number of
+/// its headroom (a program that opens up to its limit gets EMFILE one
+/// open earlier per twin). F_DUPFD_CLOEXEC gives the lowest free number at
+/// or above its argument, so trying `top - 1`, `top - 2`, ... finds the
+/// highest free one. Else (none of the top [`HIGH_TRIES`] free) `low`.
+///
+/// A twin above a limit the program lowers later stays open and usable
+/// (Linux checks RLIMIT_NOFILE only when it hands out a number); twins
+/// made after that go above or under the new limit.
+fn high(low: c_int) -> c_int {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return low;
+    }
+    let moved = |hi: c_int| {
+        // SAFETY: our own descriptor, the raw call (not interposed).
+        unsafe { libc::syscall(libc::SYS_close, low) };
+        hi
+    };
+    let cur = lim.rlim_cur;
+    let above = cur
+        .saturating_add(HIGH_TRIES)
+        .min(lim.rlim_max)
+        .min(FDS as u64);
+    if above > cur {
+        let raised = libc::rlimit {
+            rlim_cur: above,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct; F_DUPFD_CLOEXEC takes a
+        // number; the limit goes back as it was.
+        unsafe {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                let hi = libc::fcntl(low, libc::F_DUPFD_CLOEXEC, cur as c_int);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                if hi >= 0 {
+                    return moved(hi);
+                }
+            }
+        }
+    }
+    let top = cur.min(FDS as u64) as c_int;
+    for k in 1..=(HIGH_TRIES as c_int).min(top) {
+        let at = top - k;
+        if at <= low {
+            break;
+        }
+        // SAFETY: our own descriptor; F_DUPFD_CLOEXEC takes a number.
+        let hi = unsafe { libc::fcntl(low, libc::F_DUPFD_CLOEXEC, at) };
+        if hi >= 0 {
+            return moved(hi);
+        }
+    }
+    low
 }
 
 fn close_twin(twin: c_int) {

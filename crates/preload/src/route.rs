@@ -520,10 +520,14 @@ pub(crate) fn cache_is_the_device(fd: c_int) -> bool {
 /// vanished with commands in flight, and ends once `stop` is set and
 /// nothing of the slot's is in flight (or the device is gone), giving the
 /// slot back. `slice` is how long it sleeps between looks at `stop`.
+/// `consume`: held while a batch is taken and handed on, when another
+/// thread of the program also consumes the slot (a ring's GETEVENTS
+/// caller, `uring::wait`): the slot's CQ has one consumer at a time.
 pub(crate) fn device_waiter(
     slot: usize,
     stop: &std::sync::atomic::AtomicBool,
     slice: std::time::Duration,
+    consume: Option<&std::sync::Mutex<()>>,
     mut delivered: impl FnMut(&[shm::Done]),
     mut gone: impl FnMut(),
 ) {
@@ -552,6 +556,7 @@ pub(crate) fn device_waiter(
             nice_self(was);
             if got {
                 quiet = std::time::Duration::ZERO;
+                let _one = consume.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
                 done.clear();
                 s.take(usize::MAX, &mut done);
                 delivered(&done);
@@ -560,6 +565,7 @@ pub(crate) fn device_waiter(
         }
         if s.wait(1, Some(slice)) {
             quiet = std::time::Duration::ZERO;
+            let _one = consume.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
             done.clear();
             s.take(usize::MAX, &mut done);
             delivered(&done);

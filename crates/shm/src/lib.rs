@@ -684,8 +684,11 @@ impl Slot {
     /// It does not yield: under CFS a `sched_yield` hands the core to any
     /// runnable task for up to its slice (milliseconds), far more than the
     /// budget; a thread of the program runnable here waits at most the
-    /// budget.
-    fn spin_first(&self, min: u32) -> bool {
+    /// budget. It reads the rings only (neither `sleeping` nor `wake_at`),
+    /// so a second consumer may spin so beside a waiter asleep in
+    /// [`Slot::wait`] (a ring's GETEVENTS caller beside its waiter thread),
+    /// the two taking under one lock of theirs.
+    pub fn spin_first(&self, min: u32) -> bool {
         let budget = self.spin_budget();
         if budget == 0 || self.in_flight() == 0 {
             return self.ready() >= min;
@@ -998,6 +1001,41 @@ mod tests {
         let c = r.costs();
         assert_eq!((c.spin_hits, c.sleeps, c.taken), (1, 0, 1), "{c:?}");
         assert!(c.spun_ns >= 10_000_000, "the spin is charged: {c:?}");
+    }
+
+    #[test]
+    fn a_second_consumers_spin_leaves_a_sleeping_waiter_wakeable() {
+        // A ring's GETEVENTS caller spins beside the ring's waiter thread
+        // asleep in `wait` (preload's uring::wait): the spin must not
+        // clear what the handler reads to wake the sleeper.
+        let (r, _fd) = Region::create().unwrap();
+        r.set_spin(1_000_000);
+        let r = std::sync::Arc::new(r);
+        let i = r.claim(1).unwrap();
+        assert!(r.slot(i).post(cmd(7)));
+        let w = {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                let t = std::time::Instant::now();
+                let got = r.slot(i).wait(1, Some(std::time::Duration::from_secs(10)));
+                (got, t.elapsed())
+            })
+        };
+        let s = r.slot(i);
+        let t = std::time::Instant::now();
+        while s.sleeping.load(SeqCst) == 0 && t.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!s.spin_first(1), "nothing delivered: the spin ends empty");
+        let woke = s.deliver(&[Done {
+            cookie: 7,
+            result: 4096,
+            error: false,
+        }]);
+        assert!(woke, "the sleeper's wake_at survived the spin");
+        s.wake();
+        let (got, took) = w.join().unwrap();
+        assert!(got && took < std::time::Duration::from_secs(5), "{took:?}");
     }
 
     #[test]

@@ -32,6 +32,8 @@ mod abi;
 mod register;
 mod ring;
 mod submit;
+#[cfg(test)]
+mod tests;
 pub(crate) mod trap;
 mod wait;
 
@@ -384,6 +386,7 @@ fn make(entries: u32, p: &Params, k: &Params) -> Option<c_int> {
         sub: Mutex::new(0),
         st: Mutex::default(),
         reap: Mutex::new(()),
+        consume: Mutex::new(()),
         kernel_wait: Condvar::new(),
         wake_efd,
         waiters: AtomicU32::new(0),

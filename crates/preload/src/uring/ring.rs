@@ -109,6 +109,11 @@ pub(crate) struct Ring {
     pub st: Mutex<State>,
     /// One reader of the shadow's CQ at a time.
     pub reap: Mutex<()>,
+    /// One consumer of the device slot's completions at a time (the slot's
+    /// CQ is single-consumer, crates/shm): the waiter thread, or a
+    /// GETEVENTS caller taking its own ([`Ring::take_slot`]). Held while a
+    /// batch is taken and published, so each is published exactly once.
+    pub consume: Mutex<()>,
     pub kernel_wait: Condvar,
     /// Written when a publication gives a GETEVENTS waiter what it needs;
     /// waiters poll it beside the shadow's eventfd.
@@ -380,6 +385,19 @@ impl Ring {
         self.post(&mut st);
     }
 
+    /// The device slot's completions ready now, taken and published by
+    /// the caller (a GETEVENTS caller's own, issue 38 item 2: no hop
+    /// through the waiter thread); how many.
+    pub fn take_slot(&self, s: &shm::Slot) -> usize {
+        let _one = self.consume.lock().unwrap_or_else(|e| e.into_inner());
+        let mut done = Vec::new();
+        let n = s.take(usize::MAX, &mut done);
+        if n > 0 {
+            self.delivered(&done);
+        }
+        n
+    }
+
     fn delivered(&self, done: &[Done]) {
         let mut st = self.lock();
         for d in done {
@@ -538,7 +556,14 @@ pub(super) fn kernel_reaper(r: &Ring) {
 /// flight, giving the slot back.
 pub(super) fn device_waiter(r: &Ring) {
     if let Some(slot) = r.slot {
-        route::device_waiter(slot, &r.stop, SLICE, |d| r.delivered(d), || r.device_gone());
+        route::device_waiter(
+            slot,
+            &r.stop,
+            SLICE,
+            Some(&r.consume),
+            |d| r.delivered(d),
+            || r.device_gone(),
+        );
     }
 }
 
