@@ -142,10 +142,16 @@ pub(crate) fn positioned_at(
             let r = call(twin);
             if r >= 0 && r as u64 == len {
                 fd::written(fd, twin, off, len);
-                r
-            } else {
-                call(fd)
+                return r;
             }
+            // EFBIG at RLIMIT_FSIZE: the same check in both paths
+            // (mm/filemap.c `generic_write_check_limits`), which sent the
+            // program SIGXFSZ already; a repeat would send a second one.
+            let err = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            if r < 0 && err == libc::EFBIG {
+                return r;
+            }
+            call(fd)
         })?,
         Some(twin) => route::blocking_at(tag, write, fd, off as u64, len, || {
             let r = call(twin);
