@@ -490,17 +490,31 @@ fn a_partly_unreachable_buffer_is_the_kernels_answer_in_every_form() {
     assert!(commands(&report) > 0, "{report}");
 }
 
-/// O_DIRECT writes of every form leave no page of the file dirty or under
-/// writeback at their return (cachestat), and the file's st_blocks and
-/// st_size are the kernel's, under exec --device as natively.
+/// O_DIRECT writes of every form leave no page of the file dirty at their
+/// return, and none dirty or under write-back after fsync (cachestat), and
+/// the file's st_blocks and st_size are the kernel's, under exec --device
+/// as natively.
+///
+/// What differs from native (issue 38 item 6), not compared: a blocking
+/// write under --device moves through the page-cache twin (so that it
+/// completes at the profile's time, not this disk's), which starts the
+/// write-back of its pages before it returns (`fd::written`:
+/// sync_file_range WAIT_BEFORE|WRITE) but does not wait for it; so pages
+/// may still be under write-back at the check (native: none, O_DIRECT
+/// wrote the blocks before returning), and clean pages stay cached until a
+/// later write on the descriptor finds them written, or its close (native:
+/// invalidated at once). The C program prints the write-back count on
+/// stderr.
 #[test]
 fn o_direct_writes_leave_no_dirty_page_and_allocate_as_natively() {
     common::require_library(c"libaio.so.1", "libaio1");
     let (out, report) = twin_runs("dirty");
-    let d: i64 = line_value(&out, "dirty or writeback pages")
+    let d: i64 = line_value(&out, "dirty pages").parse().unwrap();
+    assert!(d == 0 || d == -1, "{out}");
+    let w: i64 = line_value(&out, "dirty or writeback pages after fsync")
         .parse()
         .unwrap();
-    assert!(d == 0 || d == -1, "{out}");
+    assert!(w == 0 || w == -1, "{out}");
     assert!(commands(&report) >= 7, "{report}");
 }
 
