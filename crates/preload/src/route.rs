@@ -6,10 +6,18 @@
 //! The data moves here, in the program, by the kernel's own semantics
 //! (issue 24): the program's own call on its own descriptor, or with a
 //! `--device` profile, for a positioned call the kernel's O_DIRECT would
-//! accept as it is, a second descriptor of the same file without O_DIRECT
-//! (the page cache; the profile times the command; [`crate::fd::twin_for`]). A call
-//! that fails in the kernel returns at once with its errno: no command is
-//! posted for it. A command the device fails returns EIO.
+//! accept as it is, a second descriptor of the same file without O_DIRECT,
+//! its "twin" (the page cache moves the data in microseconds; the profile
+//! times the command). The twin carries reads (blocking ones checked by
+//! their result, `fd::read_twin`; libaio and io_uring ones only into
+//! buffers checked first, `fd::twin_for`) and blocking writes not asked to
+//! be durable (`fd::write_twin`: repeated on the program's own descriptor
+//! unless the twin took all of it; the write-back of its pages started
+//! before the call returns and the pages dropped once written,
+//! `fd::written`; issue 38 item 6). libaio and io_uring writes move on the
+//! program's own descriptor. A call that fails in the kernel returns at
+//! once with its errno: no command is posted for it. A command the device
+//! fails returns EIO.
 //!
 //! Waiters: a thread for the blocking calls (its slot claimed at its first
 //! routed call; a forked child's thread claims its own), a libaio context
