@@ -250,7 +250,13 @@ fn the_programs_exit_status_and_signal_pass_through() {
     );
     assert_eq!(v["cinterrupts"]["exec"]["status"]["signal"], 9);
     let err = stderr(&o);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // One line, besides the one a launcher that ignores SIGINT gets (CI's:
+    // the signal stays ignored and exec says so, issue 38 item 5).
+    let said = err
+        .lines()
+        .filter(|l| !l.contains("was ignored when exec started"))
+        .count();
+    assert_eq!(said, 1, "{err}");
     assert!(err.contains("killed by SIGKILL (9)"), "{err}");
     // A program with no direct I/O runs as if exec were not there.
     let (o, v) = exec(dir.path(), &[], &["true"]);
