@@ -93,7 +93,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.target {
         BenchTarget::Sim(a) => bench_sim(a),
         BenchTarget::Emu(a) => bench_emu(a),
-        BenchTarget::Exec(a) => crate::bench_exec::run(a),
+        BenchTarget::Exec(a) => match &a.cost {
+            Some(file) => crate::bench_cost::run(a, file),
+            None => crate::bench_exec::run(a),
+        },
     }
 }
 

@@ -68,10 +68,9 @@ const IOPS_BOUND: f64 = 0.15;
 const LAT_BOUND: f64 = 0.15;
 const IRQ_BOUND: f64 = 0.10;
 
+/// `bench exec` without `--cost` (`bench_cmd` sends `--cost` to
+/// `bench_cost`, which uses this module's jobs: no module cycle).
 pub fn run(a: &BenchExecArgs) -> Result<()> {
-    if let Some(file) = &a.cost {
-        return crate::bench_cost::run(a, file);
-    }
     let me = std::env::current_exe().context("cannot find this program")?;
     let mut runs = Vec::new();
     let mut execs = Vec::new();

@@ -58,8 +58,19 @@ impl Scratch {
     /// started, its stderr in the file `stderr`.
     fn spawn(&self, extra: &[&str], program: &[&str]) -> Child {
         let err = std::fs::File::create(self.path("stderr")).unwrap();
-        bin()
-            .env("TMPDIR", self.tmp())
+        let mut c = bin();
+        // SIGINT as a shell leaves it for a foreground job: a launcher
+        // that ignores it (CI's) would have exec keep it ignored for the
+        // program (issue 38 item 5), and these tests send it.
+        // SAFETY: in the forked child before exec: async-signal-safe calls.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            })
+        };
+        c.env("TMPDIR", self.tmp())
             .current_dir(self.dir.path())
             .arg("exec")
             .args(["--output-format", "json", "-o"])
