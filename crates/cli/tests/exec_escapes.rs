@@ -365,8 +365,8 @@ fn spawn_traps(dir: &Path, extra: &[&str], script: &str) -> std::process::Child 
         .current_dir(dir)
         // A process group of its own, as a job-control shell gives a job:
         // the kernel discards SIGTSTP sent to a process of an orphaned
-        // group (kernel/signal.c, `is_current_pgrp_orphaned` in
-        // do_signal_stop's callers; POSIX), and a suite run from a
+        // group (kernel/signal.c, get_signal: `is_current_pgrp_orphaned`
+        // for a stop signal other than SIGSTOP; POSIX), and a suite run from a
         // background launcher can be one. Exec's parent, the test, is then
         // in another group of the same session.
         .process_group(0)
