@@ -1,5 +1,5 @@
 //! What the emulated device held, per mark, and why its strategy fired
-//! (issue 38 item 4): the device's policy wrapped ([`Watched`]) so that
+//! (issue 38 item 4): the device's policy wrapped (`Watched`) so that
 //! every command it is told of and every completion it is handed is
 //! counted beside the interrupt it fires, without the strategy or the
 //! controller knowing.
