@@ -91,7 +91,9 @@ const CRATES: &[(&str, &[&str])] = &[
     // fronts sweep's (issue 36 item 7).
     (
         "tune",
-        &["emu", "jobs", "point", "policy", "report", "sim", "store", "sweep"],
+        &[
+            "emu", "jobs", "point", "policy", "report", "sim", "store", "sweep",
+        ],
     ),
     // `calibrate --host` (issue 37 item 4): the running machine's host
     // costs measured and written as a profile the simulator loads.

@@ -191,7 +191,9 @@ impl Point {
         if let Some(config) = self.sim_config() {
             return simulate(workload, &config, self.seed);
         }
-        let config = self.emu_config().expect("a point is on the simulator or the emulator");
+        let config = self
+            .emu_config()
+            .expect("a point is on the simulator or the emulator");
         let Workload::Jobs(jobs) = workload else {
             return Err(PointError::EmuJobsOnly);
         };

@@ -458,7 +458,10 @@ fn check(cfg: &TuneConfig) -> Result<(), TuneError> {
 }
 
 fn run_one(jobs: &[Job], cfg: &TuneConfig, policy: PolicySpec) -> Result<RunReport, TuneError> {
-    Ok(cfg.target.point(policy, cfg.runtime).run(point::Workload::Jobs(jobs))?)
+    Ok(cfg
+        .target
+        .point(policy, cfg.runtime)
+        .run(point::Workload::Jobs(jobs))?)
 }
 
 impl Tuning {
