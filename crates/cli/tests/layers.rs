@@ -66,7 +66,7 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "repro",
         &[
-            "apps", "emu", "host", "jobs", "policy", "report", "sim", "store",
+            "apps", "emu", "exec", "host", "jobs", "policy", "report", "sim", "store",
         ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
@@ -114,9 +114,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     // anyone's work. Each is two or a few modules sharing types both ways.
     // `jobs::marks` takes `Job`, `Job` holds `marks::DefaultMarks`.
     ("jobs", &["job", "marks"]),
-    // `repro::app` runs `xval` as one of its experiments, `xval` uses
-    // `app`'s runs and claims.
-    ("repro", &["app", "xval"]),
 ];
 
 /// The preload library's layers, bottom first (issue 38 item 1; its
