@@ -406,7 +406,10 @@ impl Drop for Forwarding {
 
 /// When `deadline` (a start and the time allowed from it) has passed:
 /// `kill` run, and what it killed as a `timeout`.
-fn timed_out(deadline: Option<(Instant, Duration)>, kill: impl FnOnce() -> u32) -> Option<Escalated> {
+fn timed_out(
+    deadline: Option<(Instant, Duration)>,
+    kill: impl FnOnce() -> u32,
+) -> Option<Escalated> {
     let (start, allowed) = deadline?;
     let ran = start.elapsed();
     (ran >= allowed).then(|| Escalated {

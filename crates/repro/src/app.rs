@@ -511,10 +511,7 @@ fn table6(ctx: &Ctx, scale: &Scale, results: &mut Results) -> Result<(), ReproEr
             // The authors' 2-line dump-tool patch: its I/O non-Urgent
             // (TOS 4.1.2, 5.5.1): every request on the dumped database,
             // as `--mark-file 'DB/*=none'`.
-            System::AppCint => vec![rule(
-                false,
-                &format!("{}/*=none", dump_db.display()),
-            )?],
+            System::AppCint => vec![rule(false, &format!("{}/*=none", dump_db.display()))?],
             _ => vec![],
         };
         let mut reps = Vec::new();
@@ -727,7 +724,11 @@ fn markdown(s: &Summary) -> String {
         let _ = writeln!(t, "| {} | {} | {} |", c.claim, c.formula, c.source);
     }
     if s.runs.keys().any(|k| k.starts_with(crate::xval::ID)) {
-        t.push_str(&crate::xval::markdown(&s.scale.xval, &s.runs, s.load_average));
+        t.push_str(&crate::xval::markdown(
+            &s.scale.xval,
+            &s.runs,
+            s.load_average,
+        ));
     }
     let _ = writeln!(
         t,

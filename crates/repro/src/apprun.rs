@@ -193,8 +193,8 @@ pub(crate) fn exec(
     let errfile = ctx.runs.join(format!("{name}.err"));
     let profile = sim::DeviceProfile::load(DEVICE).map_err(|e| failed(&e))?;
     let device = emu::backend::BackendSpec::device(profile, DEVICE_SEED);
-    let route = exec::RouteOptions::placed(system.policy(), Some(device), None)
-        .map_err(|e| failed(&e))?;
+    let route =
+        exec::RouteOptions::placed(system.policy(), Some(device), None).map_err(|e| failed(&e))?;
     // `cinterrupts exec`'s defaults for every option the runs do not set.
     let opts = exec::Options {
         preload: exec::find_preload().map_err(|e| failed(&e))?,
@@ -218,8 +218,7 @@ pub(crate) fn exec(
     let outcome = exec::run(&opts, std::ffi::OsStr::new(first), &args).map_err(|e| failed(&e))?;
     let warnings = exec::summary::warnings(first, &outcome);
     let doc = exec::summary::document(first, &opts, &outcome, &warnings, &[]);
-    report::file::write_atomically(&report, doc.to_text().as_bytes())
-        .map_err(|e| failed(&e))?;
+    report::file::write_atomically(&report, doc.to_text().as_bytes()).map_err(|e| failed(&e))?;
     let notices: String = exec::text::notices(&outcome, &warnings)
         .iter()
         .map(|l| format!("cinterrupts: exec: {l}\n"))
@@ -232,7 +231,11 @@ pub(crate) fn exec(
             .and_then(|mut f| f.write_all(notices.as_bytes()))
             .map_err(|e| failed(&e))?;
     }
-    if outcome.escalated.as_ref().is_some_and(|e| e.why == "timeout") {
+    if outcome
+        .escalated
+        .as_ref()
+        .is_some_and(|e| e.why == "timeout")
+    {
         return Err(failed(&format!(
             "timed out after {RUN_TIMEOUT_S} s (killed)"
         )));

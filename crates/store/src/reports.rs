@@ -66,7 +66,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = report::json::document(&run_report(Mode::Sim));
         for (name, bad) in [
-            ("mode.json", text.replace("\"mode\": \"sim\"", "\"mode\": \"fio\"")),
+            (
+                "mode.json",
+                text.replace("\"mode\": \"sim\"", "\"mode\": \"fio\""),
+            ),
             ("part.json", text.replace("\"run\": {", "\"exec\": {")),
             ("cut.json", text[..text.len() / 2].to_string()),
         ] {
