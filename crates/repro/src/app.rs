@@ -1,9 +1,11 @@
 //! `cinterrupts reproduce --mode app`: the paper's application experiments
 //! on real RocksDB (Debian's `db_bench` and `ldb`, 7.8.3), each run under
-//! `cinterrupts exec --device optane`, so that RocksDB's direct I/O goes
-//! through the emulated device with the policy under test: TOS Table 3
-//! (`fillbatch`), Fig 22 (`readrandom`, `readwhilewriting`, threads varied)
-//! and Table 6 (`readrandom` beside `ldb dump` on a second database).
+//! exec as `cinterrupts exec --device optane` runs a program (the exec
+//! crate called as a library, in `apprun`), so that RocksDB's direct
+//! I/O goes through the emulated device with the policy under test: TOS
+//! Table 3 (`fillbatch`), Fig 22 (`readrandom`, `readwhilewriting`,
+//! threads varied) and Table 6 (`readrandom` beside `ldb dump` on a second
+//! database).
 //!
 //! The authors' command lines are in `shared/papers/artifact-configs.md`
 //! ("Macrobenchmarks", lines 57-73, cited below as `ac:LINE`); what we
