@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use exec::{Critical, Outcome, Rule, Status, Target};
+use exec::{Critical, Rule, Status, Target};
 
 #[derive(Args, Debug)]
 pub struct ExecArgs {
@@ -342,7 +342,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     let opts = exec::Options {
         preload: exec::find_preload()?,
         default_marks: a.default_marks,
-        rwf_marks: a.rwf_marks.unwrap_or_else(running_kernel_rwf),
+        rwf_marks: a.rwf_marks.unwrap_or_else(exec::running_kernel_rwf),
         rules,
         critical,
         boost: a.critical_boost.into(),
@@ -353,6 +353,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         }),
         kill_after: a.kill_after.map(std::time::Duration::from_nanos),
         io_uring: observed_io_uring(a),
+        harness: exec::Harness::default(),
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
     // The report's destination is checked before the program runs: found
@@ -371,12 +372,12 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     if a.observe && a.io_uring == IoUringArg::Route {
         out.limits.push(OBSERVE_IO_URING.into());
     }
-    let warnings = warnings(&name, &out);
+    let warnings = exec::summary::warnings(&name, &out);
     let report = match a.output_format {
-        Format::Normal => text(&name, &opts, &out, &warnings),
+        Format::Normal => exec::text::text(&name, &opts, &out, &warnings),
         Format::Json => {
             let presets: Vec<String> = a.marks_for.iter().map(|f| f.name.clone()).collect();
-            json(&name, &opts, &out, &warnings, &presets)
+            exec::summary::document(&name, &opts, &out, &warnings, &presets).to_text()
         }
     };
     // Our lines on stderr: a failed write there (a closed terminal after
@@ -408,15 +409,8 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     }
     // The text report on stderr holds them already.
     if !(on_stderr && a.output_format == Format::Normal) {
-        for w in &warnings {
-            say(&format!("cinterrupts: exec: warning: {w}\n"));
-        }
-        for l in &out.limits {
-            say(&format!("cinterrupts: exec: limit: {l}\n"));
-        }
-        // The statically linked program was said before it ran.
-        for l in not_routed_lines(&out.not_routed, false) {
-            say(&format!("cinterrupts: exec: not routed: {l}\n"));
+        for l in exec::text::notices(&out, &warnings) {
+            say(&format!("cinterrupts: exec: {l}\n"));
         }
     }
     if let Some(s) = out.interrupted {
@@ -456,230 +450,4 @@ fn check_output(path: &std::path::Path) -> Result<()> {
     report::file::AtomicFile::create(path)
         .map(drop)
         .with_context(|| format!("{}: cannot write the report", path.display()))
-}
-
-/// One line per kind of what did not pass through the library (the
-/// statically linked program only with `with_static`: on stderr it is said
-/// before it runs), each naming the processes and their calls.
-fn not_routed_lines(all: &[exec::NotRouted], with_static: bool) -> Vec<String> {
-    let mut kinds: Vec<&str> = Vec::new();
-    for n in all {
-        if !kinds.contains(&n.what.as_str())
-            && (with_static || n.what != "statically linked program")
-        {
-            kinds.push(&n.what);
-        }
-    }
-    kinds
-        .into_iter()
-        .map(|k| {
-            let who: Vec<String> = all
-                .iter()
-                .filter(|n| n.what == k)
-                .map(|n| {
-                    let mut w = format!("{}[{}]", n.comm, n.pid);
-                    if let Some(c) = n.calls {
-                        w += &format!(" {c} call(s)");
-                    }
-                    if let Some(u) = n.uid {
-                        w += &format!(" uid {u}");
-                    }
-                    if let Some(why) = &n.why {
-                        w += &format!(" ({why})");
-                    }
-                    w
-                })
-                .collect();
-            format!("{k}: {}", who.join(", "))
-        })
-        .collect()
-}
-
-/// What the report cannot be trusted for: no process of the program
-/// reported although it ended by itself (issue 24 item 4: a run that
-/// reported nothing said "0 processes" and nothing else). A program
-/// killed by a signal leaves no record, and its line says so already.
-fn warnings(name: &str, out: &Outcome) -> Vec<String> {
-    let mut w = Vec::new();
-    if out.processes.is_empty() && matches!(out.status, Status::Exited(_)) {
-        w.push(format!(
-            "no process of {name} reported: the preload library was not loaded in any of them (a statically linked program, or one that ran another with LD_PRELOAD cleared); nothing was seen or routed"
-        ));
-    }
-    for p in &out.processes {
-        if let Some(path) = &p.ran_unseen {
-            w.push(format!(
-                "{}[{}] ran {path} with LD_PRELOAD no longer naming the preload library: none of its I/O (nor its children's) was seen or routed",
-                p.comm, p.pid
-            ));
-        }
-    }
-    w
-}
-
-fn text(name: &str, opts: &exec::Options, out: &Outcome, warnings: &[String]) -> String {
-    let c = &out.counts;
-    let status = match out.status {
-        Status::Exited(code) => format!("exited with status {code}"),
-        Status::Signalled(s) => format!("was killed by {} ({s})", exec::signal_name(s)),
-    };
-    let mut s = format!(
-        "\ncinterrupts (exec): {name} {status}; {} process(es) reported; default_marks={}\n",
-        out.processes.len(),
-        opts.default_marks
-    );
-    if let Some(sig) = out.interrupted {
-        s += &format!(
-            "  partial: exec received {} and passed it on to {name}\n",
-            exec::signal_name(sig)
-        );
-    }
-    if let Some(e) = &out.escalated {
-        s += &format!(
-            "  killed: {name} had not ended {} ms after the signal ({}): SIGKILL to {} process(es)\n",
-            e.after_ms, e.why, e.killed
-        );
-    }
-    for l in &out.limits {
-        s += &format!("  limit: {l}\n");
-    }
-    for l in not_routed_lines(&out.not_routed, true) {
-        s += &format!("  not routed: {l}\n");
-    }
-    for w in warnings {
-        s += &format!("  warning: {w}\n");
-    }
-    for r in &opts.rules {
-        s += &format!("  rule: {}\n", r.to_line());
-    }
-    for r in &opts.critical {
-        s += &format!("  critical: {}\n", r.to_line());
-    }
-    report::cpu::write_counters(&mut s, &out.counters);
-    match &out.routed {
-        None => s += "  direct I/O seen (observed only: every call reached the kernel as made)\n",
-        Some(r) => {
-            s += &format!("  routed: policy {}, device {}\n", r.policy, r.backend);
-            s += &format!(
-                "  interrupts: {} raised, {} merged, {} taken ({} urgent-only); {} completions, {:.2} per interrupt\n",
-                r.interrupts_raised,
-                r.interrupts_merged,
-                r.interrupts,
-                r.urgent_only,
-                r.completions_reaped,
-                r.completions_per_interrupt
-            );
-            for l in r.fires.iter().flat_map(|f| f.lines()) {
-                s += &format!("  by mark, as the device's strategy saw them: {l}\n");
-            }
-            let d = r.delivery.unwrap_or_default();
-            s += &format!(
-                "  delivery latency: mean {:.1} us, p50 {:.1} us, p99 {:.1} us; handler CPU {:.1} ms\n",
-                d.mean / 1e3,
-                d.p50 as f64 / 1e3,
-                d.p99 as f64 / 1e3,
-                r.handler_cpu_ns as f64 / 1e6
-            );
-            for l in r.cost.lines() {
-                s += &format!("  {l}\n");
-            }
-            s += &format!(
-                "  completion {}: {} completion(s) polled (poll queue, no interrupt); {} request(s) critical, {} polled, {} asked RWF_HIPRI\n",
-                r.completion, r.completions_polled, c.critical, c.polled, c.hipri
-            );
-            let h = &c.hybrid;
-            if h.sleeps + h.spun > 0 {
-                s += &format!(
-                    "  hybrid polling: {} timer sleep(s) (asked {} on average, slept {}), {} spun from the start (sleep not longer than the timer's overshoot)\n",
-                    h.sleeps,
-                    policy::format_nanos(h.asked_ns.checked_div(h.sleeps).unwrap_or(0)),
-                    policy::format_nanos(h.slept_ns.checked_div(h.sleeps).unwrap_or(0)),
-                    h.spun
-                );
-            }
-            if let Some(b) = &r.block {
-                s += &format!(
-                    "  block scheduler {}: {} request(s) ({} critical) went to the device as {} piece(s), at most {} non-critical piece(s) in flight ({} with critical ones; the host's count, from dispatch to reap, which bounds the device's); mean block-layer wait (submit to first dispatch, FastResponse's T_Blk) {}\n",
-                    b.scheduler,
-                    b.requests,
-                    b.critical,
-                    b.pieces,
-                    b.max_noncritical_in_flight,
-                    b.max_in_flight,
-                    policy::format_nanos(b.t_blk_mean_ns)
-                );
-            }
-        }
-    }
-    if let Some(st) = &out.staging {
-        s += &format!(
-            "  staged: {} on {} ({}, {} MiB, mounted at {}); O_DIRECT 4 KiB read p50 {:.1} us there; {}\n",
-            st.dir,
-            st.device,
-            st.fs,
-            st.size_bytes >> 20,
-            st.mount,
-            st.read_4k_ns_p50 as f64 / 1e3,
-            if st.restored {
-                "copied back, device removed"
-            } else {
-                "NOT copied back (see the error line)"
-            }
-        );
-    }
-    if opts.boost != emu::Boost::None {
-        let boosted: Vec<&exec::Boosted> = out.processes.iter().flat_map(|p| &p.boosted).collect();
-        s += &format!(
-            "  critical boost {}: {} thread(s) boosted at their first critical request{}\n",
-            opts.boost.as_str(),
-            boosted.iter().filter(|b| b.error.is_none()).count(),
-            boosted
-                .iter()
-                .map(|b| match &b.error {
-                    None => format!(" {}[{}]", b.name, b.tid),
-                    Some(e) => format!(" {}[{}] refused: {e}", b.name, b.tid),
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-    }
-    s += &format!(
-        "  {:<9} {:>10} {:>10} {:>10}\n",
-        "requests", "urgent", "barrier", "unmarked"
-    );
-    for (k, m) in [
-        ("reads", &c.reads),
-        ("writes", &c.writes),
-        ("flushes", &c.flushes),
-    ] {
-        s += &format!(
-            "  {k:<9} {:>10} {:>10} {:>10}\n",
-            m.urgent, m.barrier, m.unmarked
-        );
-    }
-    s += &format!(
-        "  calls: pread family {}, read/write {}, io_submit {}, fsync/fdatasync {}, io_uring submissions {}\n",
-        c.calls.positioned, c.calls.plain, c.calls.io_submit, c.calls.flush, c.calls.io_uring
-    );
-    s
-}
-
-/// The shared report schema (`report::Cinterrupts`) with `exec`'s own
-/// part: one script reads this and `run`'s alike.
-fn json(
-    name: &str,
-    opts: &exec::Options,
-    out: &Outcome,
-    warnings: &[String],
-    marks_for: &[String],
-) -> String {
-    let c = exec::summary::cinterrupts(name, opts, out, warnings, marks_for);
-    let v = serde_json::json!({ "cinterrupts": c });
-    serde_json::to_string_pretty(&v).expect("json") + "\n"
-}
-
-/// `--rwf-marks`' default for the running kernel (`uname -r`).
-fn running_kernel_rwf() -> exec::RwfMarks {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    exec::RwfMarks::for_kernel(release.trim())
 }

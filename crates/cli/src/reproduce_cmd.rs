@@ -94,7 +94,6 @@ fn command_line() -> String {
 /// `--mode app`: RocksDB under `exec`, one run at a time.
 fn run_app(a: &ReproduceArgs) -> Result<()> {
     let opts = repro::app::Options {
-        cinterrupts: std::env::current_exe()?,
         only: a.only.clone(),
         scale: if a.quick {
             repro::app::Scale::quick()

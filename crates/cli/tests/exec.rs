@@ -79,6 +79,41 @@ fn blocking_direct_reads_are_urgent_and_counted_once_each() {
     assert!(stderr(&o).contains("16+0 records in"), "{}", stderr(&o));
 }
 
+/// The JSON report reads back as the typed union it was written from
+/// (issue 39 item 3): exec's kind, exec's own part typed, and the same
+/// bytes when written again.
+#[test]
+fn the_json_report_reads_back_typed_and_writes_the_same_bytes() {
+    let _one = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let f = data(dir.path());
+    let (o, _) = exec(
+        dir.path(),
+        &["--policy", "cint"],
+        &[
+            "dd",
+            &format!("if={f}"),
+            "of=/dev/null",
+            "bs=4096",
+            "count=8",
+            "iflag=direct",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = dir.path().join("exec.json");
+    let doc = store::reports::read::<exec::summary::ExecPart>(&path).unwrap();
+    let c = &doc.cinterrupts;
+    assert!(doc.jobs.is_none());
+    let part = match &c.kind {
+        report::Kind::Exec(e) => e,
+        other => panic!("not exec's report: {}", other.mode()),
+    };
+    assert_eq!(part.requests.reads.urgent, 8);
+    assert_eq!(part.routing.as_ref().map(|r| r.commands), Some(8));
+    assert_eq!(c.completions, 8);
+    assert_eq!(doc.to_text(), std::fs::read_to_string(&path).unwrap());
+}
+
 #[test]
 fn observed_only_nothing_is_routed() {
     let _one = turn();

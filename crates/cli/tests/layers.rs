@@ -75,7 +75,8 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "repro",
         &[
-            "apps", "emu", "host", "jobs", "point", "policy", "report", "service", "sim", "store",
+            "apps", "emu", "exec", "host", "jobs", "point", "policy", "report", "service", "sim",
+            "store",
         ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
@@ -127,9 +128,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     // anyone's work. Each is two or a few modules sharing types both ways.
     // `jobs::marks` takes `Job`, `Job` holds `marks::DefaultMarks`.
     ("jobs", &["job", "marks"]),
-    // `repro::app` runs `xval` as one of its experiments, `xval` uses
-    // `app`'s runs and claims.
-    ("repro", &["app", "xval"]),
 ];
 
 /// The preload library's layers, bottom first (issue 38 item 1; its

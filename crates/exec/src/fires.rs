@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use emu::device::{depth_bounds, DeviceStats, DEPTH_BUCKETS};
 use policy::{Command, Completion, Interrupt, Marks, Nanos, Policy};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Urgent, Barrier, unmarked, as `counts` orders them.
 const MARKS: usize = 3;
@@ -191,7 +191,7 @@ impl Policy for Watched {
 }
 
 /// The report's `exec.routing.fires`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fires {
     /// Completions the strategy was handed, and the interrupts it fired.
     pub completions: u64,
@@ -208,7 +208,7 @@ pub struct Fires {
     pub not_walked: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FiresByMark {
     pub urgent: MarkFires,
     pub barrier: MarkFires,
@@ -216,7 +216,7 @@ pub struct FiresByMark {
 }
 
 /// One mark's completions and the interrupts that delivered them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MarkFires {
     pub completions: u64,
     /// Fires that delivered at least one of them.
@@ -231,7 +231,7 @@ pub struct MarkFires {
     pub depth: Vec<DepthBucket>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DepthBucket {
     pub from: u64,
     /// `None`: and more.
@@ -240,7 +240,7 @@ pub struct DepthBucket {
 }
 
 /// Fires by reason, and the completions each delivered.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reasons {
     pub urgent: ReasonCount,
     pub barrier: ReasonCount,
@@ -252,7 +252,7 @@ pub struct Reasons {
     pub timeout: ReasonCount,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReasonCount {
     pub fires: u64,
     pub completions: u64,

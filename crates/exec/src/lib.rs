@@ -22,6 +22,7 @@ mod signals;
 mod spawn;
 pub mod stage;
 pub mod summary;
+pub mod text;
 mod tree;
 mod watch;
 
@@ -30,7 +31,10 @@ mod watch;
 // exec's `config`, `counts` and `marks` as before.
 pub use record::{Boosted, NotRoutedOf, Record};
 pub use route::{allowed_cpus, BlockNote, RouteOptions, Routed, Router};
-pub use run::{find_preload, run, ExecError, Options, Outcome, Status, PRELOAD_NAME};
+pub use run::{
+    find_preload, run, running_kernel_rwf, ExecError, Harness, Options, Outcome, Status,
+    PRELOAD_NAME,
+};
 pub use signals::{name as signal_name, reraise, Escalated};
 pub use stage::{StageError, StageOptions, StageReport};
 pub use watch::NotRouted;

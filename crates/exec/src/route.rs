@@ -33,7 +33,7 @@ use emu::{
     QueuePair, Recording, Request,
 };
 use policy::{Nanos, PolicySpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shm::{Cmd, Done, Region, SLOTS};
 use wire::marks_from_bits;
 
@@ -219,7 +219,7 @@ struct FetchCost {
 /// (policy, device, interrupts, completions, delivery) are the report's
 /// top-level ones (`report::Cinterrupts`), skipped here; the rest is
 /// `exec.routing` in the JSON.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Routed {
     #[serde(skip)]
     pub policy: String,
@@ -266,7 +266,7 @@ pub struct Routed {
 /// an NVMe drive and a kernel would not pay as such (the fetch of a
 /// command posted in shared memory, the handler run on the device's core,
 /// the waiter's wake-up). Means per completion, ns, unless said.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     /// Who runs the handler, and where.
     pub delivered_by: String,
@@ -329,7 +329,7 @@ impl Cost {
 }
 
 /// LD's figures under exec, as `run`'s block note gives them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlockNote {
     /// `ld,tokens=N,split=SIZE[,opportunistic]`.
     pub scheduler: String,

@@ -66,6 +66,27 @@ pub struct Options {
     /// `--io-uring`: the program's rings the kernel's (pass), or every
     /// `io_uring_setup` failing with ENOSYS (refuse).
     pub io_uring: IoUring,
+    /// What a caller of the library sets that `cinterrupts exec` leaves
+    /// at its defaults.
+    pub harness: Harness,
+}
+
+/// What a caller of the library (`reproduce --mode app`, issue 39 item
+/// 3) sets beyond `cinterrupts exec`'s options: where the program's output
+/// goes, and how long it may run. The defaults are the binary's: the
+/// caller's stdout and stderr, no limit.
+#[derive(Clone, Debug, Default)]
+pub struct Harness {
+    /// The program's stdout, written to this file (created or truncated).
+    pub stdout: Option<PathBuf>,
+    /// The program's stderr, written to this file (created or truncated).
+    pub stderr: Option<PathBuf>,
+    /// The longest the program (and what outlives it) may run: past it,
+    /// they are killed as `kill_after` kills ([`Escalated::why`]
+    /// `timeout`), and the report says so.
+    ///
+    /// [`Escalated::why`]: crate::Escalated::why
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// How the program ended.
@@ -133,6 +154,12 @@ pub struct Outcome {
     /// The program's perf counters (cycles, instructions, task clock) over
     /// its run, over its direct requests (issue 37 item 3).
     pub counters: report::Counters,
+}
+
+/// `--rwf-marks`' default for the running kernel (`uname -r`).
+pub fn running_kernel_rwf() -> crate::RwfMarks {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    crate::RwfMarks::for_kernel(release.trim())
 }
 
 /// The preload library beside the running binary (cargo puts a workspace's
@@ -369,6 +396,12 @@ fn run_program(
     }
     let mut cmd = Command::new(&path);
     cmd.args(args);
+    if let Some(p) = &opts.harness.stdout {
+        cmd.stdout(std::fs::File::create(p)?);
+    }
+    if let Some(p) = &opts.harness.stderr {
+        cmd.stderr(std::fs::File::create(p)?);
+    }
     let mut argv = vec![program.to_os_string()];
     argv.extend(args.iter().cloned());
     crate::spawn::Child {
@@ -436,7 +469,8 @@ fn run_program(
     if let Some(pid) = not_routed.first_mut().filter(|_| statically_linked) {
         pid.pid = child.id();
     }
-    let mut escalated = forwarding.wait_ended(child.id(), opts.kill_after);
+    let deadline = opts.harness.timeout.map(|t| (started, t));
+    let mut escalated = forwarding.wait_ended(child.id(), opts.kill_after, deadline);
     let status = child.wait().map_err(spawn_error)?;
     // What it started and left running: waited for, its I/O still routed
     // and its records still written here (issue 38 item 5).
@@ -444,6 +478,7 @@ fn run_program(
     let rest = forwarding.wait_rest(
         helper.as_ref().map(crate::watch::Helper::pid),
         opts.kill_after,
+        deadline,
         &mut |all| {
             outlived = all.to_vec();
             let names: Vec<String> = all.iter().map(|(p, c)| format!("{c}[{p}]")).collect();

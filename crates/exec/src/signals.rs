@@ -102,11 +102,13 @@ static PASSED_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 pub type Outlived = (i32, String);
 
 /// What was killed when the program did not end after a signal.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Escalated {
-    /// `second signal` or `kill-after`.
+    /// `a second signal`, `kill-after`, or `timeout` (the library
+    /// caller's `Harness::timeout`: no signal, the program ran too long).
     pub why: String,
-    /// Time from the first signal to the kill, ms.
+    /// Time from the first signal to the kill, ms (`timeout`: from the
+    /// program's start).
     pub after_ms: u64,
     /// Processes sent SIGKILL.
     pub killed: u32,
@@ -249,8 +251,14 @@ impl Forwarding {
     /// Waits until the program `pid` has ended without reaping it, then
     /// stops passing signals to it, so that none can reach another process
     /// given its pid once it is reaped. A second signal, or `kill_after`
-    /// past the first, kills it and what descends from it.
-    pub fn wait_ended(&self, pid: u32, kill_after: Option<Duration>) -> Option<Escalated> {
+    /// past the first, or `deadline` (a start and the time allowed from
+    /// it) past, kills it and what descends from it.
+    pub fn wait_ended(
+        &self,
+        pid: u32,
+        kill_after: Option<Duration>,
+        deadline: Option<(Instant, Duration)>,
+    ) -> Option<Escalated> {
         let mut first: Option<Instant> = None;
         let mut escalated = None;
         loop {
@@ -289,6 +297,9 @@ impl Forwarding {
                     });
                 }
             }
+            if escalated.is_none() {
+                escalated = timed_out(deadline, || kill_tree(pid as i32));
+            }
             // The program's end is seen within 5 ms (exec's report and
             // exit wait no longer); a wake-up costs ~nothing beside it.
             std::thread::sleep(Duration::from_millis(5));
@@ -304,12 +315,13 @@ impl Forwarding {
     /// every one descended from exec, after the program), before the
     /// wait. Signals exec receives meanwhile are passed on to each
     /// process exec is the parent of; a second SIGINT or SIGTERM, or
-    /// `kill_after` past the first passed on, kills them and all they
-    /// started.
+    /// `kill_after` past the first passed on, or `deadline` past (as
+    /// [`Forwarding::wait_ended`]), kills them and all they started.
     pub fn wait_rest(
         &self,
         skip: Option<i32>,
         kill_after: Option<Duration>,
+        deadline: Option<(Instant, Duration)>,
         told: &mut dyn FnMut(&[Outlived]),
     ) -> Option<Escalated> {
         let mut first: Option<Instant> = None;
@@ -368,6 +380,9 @@ impl Forwarding {
                     });
                 }
             }
+            if escalated.is_none() {
+                escalated = timed_out(deadline, || roots.iter().map(|&p| kill_tree(p)).sum());
+            }
             // Their end is seen within 20 ms; a /proc read per wake-up.
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -387,6 +402,21 @@ impl Drop for Forwarding {
             unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
         }
     }
+}
+
+/// When `deadline` (a start and the time allowed from it) has passed:
+/// `kill` run, and what it killed as a `timeout`.
+fn timed_out(
+    deadline: Option<(Instant, Duration)>,
+    kill: impl FnOnce() -> u32,
+) -> Option<Escalated> {
+    let (start, allowed) = deadline?;
+    let ran = start.elapsed();
+    (ran >= allowed).then(|| Escalated {
+        why: "timeout".into(),
+        after_ms: ran.as_millis() as u64,
+        killed: kill(),
+    })
 }
 
 /// SIGKILL to `pid`, to every process descended from it (gathered before

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const ZRAM_CONTROL: &str = "/sys/class/zram-control";
 /// Where the staged file systems are mounted, one directory per device.
@@ -72,7 +72,7 @@ pub struct StageOptions {
 
 /// Where the data lived, and what an O_DIRECT 4 KiB read cost there
 /// (`cinterrupts.exec.staging` in the JSON report).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageReport {
     pub dir: String,
     pub device: String,

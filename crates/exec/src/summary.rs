@@ -4,9 +4,9 @@
 //! `exec` (the program, its processes, what was routed and how, the
 //! calls by family, where the data lived).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use report::{Cinterrupts, SCHEMA_VERSION};
+use report::{Cinterrupts, Kind, SCHEMA_VERSION};
 
 use crate::counts::{ByMark, Calls, Hybrid};
 use crate::record::{Boosted, Record};
@@ -14,14 +14,14 @@ use crate::route::Routed;
 use crate::run::{Options, Outcome, Status};
 
 /// A process that outlived the program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outlived {
     pub pid: i32,
     pub comm: String,
 }
 
 /// What only `exec` has (`cinterrupts.exec`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExecPart {
     pub program: String,
     pub status: ExitReport,
@@ -77,21 +77,21 @@ pub struct ExecPart {
 }
 
 /// How the program ended: `{"exit_code": N}` or `{"signal": N}`.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitReport {
     ExitCode(i32),
     Signal(i32),
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interrupted {
     pub signal: i32,
     pub name: String,
 }
 
 /// FastResponse's counters (critical tags, polling).
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FastResponse {
     pub critical: u64,
     pub polled: u64,
@@ -99,7 +99,7 @@ pub struct FastResponse {
     pub hybrid: Hybrid,
 }
 
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Requests {
     pub reads: ByMark,
     pub writes: ByMark,
@@ -113,7 +113,7 @@ pub fn cinterrupts(
     out: &Outcome,
     warnings: &[String],
     marks_for: &[String],
-) -> Cinterrupts<(), ExecPart> {
+) -> Cinterrupts<ExecPart> {
     let c = &out.counts;
     let r = out.routed.as_ref();
     let policy = opts
@@ -124,7 +124,6 @@ pub fn cinterrupts(
     let interrupts = r.map_or(0, |r| r.interrupts);
     Cinterrupts {
         schema_version: SCHEMA_VERSION,
-        mode: "exec".into(),
         policy,
         device: r.map_or_else(|| "observed".to_string(), |r| r.backend.clone()),
         default_marks: Some(opts.default_marks.name().to_string()),
@@ -138,8 +137,7 @@ pub fn cinterrupts(
         completions_by_mark: Some(c.by_mark()),
         counters: Some(report::cpu::counters_json(&out.counters)),
         notes: Vec::new(),
-        run: None,
-        exec: Some(ExecPart {
+        kind: Kind::Exec(ExecPart {
             program: program.to_string(),
             status: match out.status {
                 Status::Exited(code) => ExitReport::ExitCode(code),
@@ -215,4 +213,42 @@ fn by_title(out: &Outcome) -> std::collections::BTreeMap<String, Requests> {
             (t, r)
         })
         .collect()
+}
+
+/// What the report cannot be trusted for: no process of the program
+/// reported although it ended by itself (issue 24 item 4: a run that
+/// reported nothing said "0 processes" and nothing else). A program
+/// killed by a signal leaves no record, and its line says so already.
+pub fn warnings(name: &str, out: &Outcome) -> Vec<String> {
+    let mut w = Vec::new();
+    if out.processes.is_empty() && matches!(out.status, Status::Exited(_)) {
+        w.push(format!(
+            "no process of {name} reported: the preload library was not loaded in any of them (a statically linked program, or one that ran another with LD_PRELOAD cleared); nothing was seen or routed"
+        ));
+    }
+    for p in &out.processes {
+        if let Some(path) = &p.ran_unseen {
+            w.push(format!(
+                "{}[{}] ran {path} with LD_PRELOAD no longer naming the preload library: none of its I/O (nor its children's) was seen or routed",
+                p.comm, p.pid
+            ));
+        }
+    }
+    w
+}
+
+/// The JSON report (`--output-format json`): the shared schema's
+/// document (`report::Document`) with `exec`'s part, one script reading
+/// it and `run`'s alike.
+pub fn document(
+    program: &str,
+    opts: &Options,
+    out: &Outcome,
+    warnings: &[String],
+    marks_for: &[String],
+) -> report::Document<ExecPart> {
+    report::Document {
+        jobs: None,
+        cinterrupts: cinterrupts(program, opts, out, warnings, marks_for),
+    }
 }

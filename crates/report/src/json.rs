@@ -14,25 +14,27 @@ use policy::MS;
 use serde_json::{json, Map, Value};
 
 use crate::human::{finite, percent};
-use crate::schema::{policy_object, Cinterrupts, RunPart, SCHEMA_VERSION};
+use crate::schema::{policy_object, Cinterrupts, Document, Kind, RunPart, SCHEMA_VERSION};
 use crate::{DirReport, Gaps, IoPath, JobReport, LatencyStats, PathParts, RunReport};
 
 /// The report as a JSON value shaped like fio's, plus a top-level
 /// `cinterrupts` object.
 pub fn render(report: &RunReport) -> Value {
-    json!({
-        "jobs": report.jobs.iter().map(|j| job(report, j)).collect::<Vec<_>>(),
-        "cinterrupts": summary(report),
-    })
+    serde_json::to_value(typed(report)).expect("a report always serializes")
+}
+
+/// The report as the typed document (`schema::Document`) the JSON is.
+pub fn typed(report: &RunReport) -> Document {
+    Document {
+        jobs: Some(report.jobs.iter().map(|j| job(report, j)).collect()),
+        cinterrupts: cinterrupts(report),
+    }
 }
 
 /// The whole document as `--output-format json` prints it: pretty, ending a
 /// line.
 pub fn document(report: &RunReport) -> String {
-    let mut s =
-        serde_json::to_string_pretty(&render(report)).expect("a JSON value always serializes");
-    s.push('\n');
-    s
+    typed(report).to_text()
 }
 
 fn job(report: &RunReport, job: &JobReport) -> Value {
@@ -153,17 +155,13 @@ pub fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
 
-/// The `cinterrupts` object (`schema::Cinterrupts`): the keys every mode
-/// shares, and the fio-job run's own part under `run`.
-pub fn summary(report: &RunReport) -> Value {
-    serde_json::to_value(cinterrupts(report)).expect("a report always serializes")
-}
-
-/// The typed `cinterrupts` object of a fio-job run.
-pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
+/// The typed `cinterrupts` object of a fio-job run: [`Kind::Emu`] for
+/// the emulator's, else [`Kind::Sim`] (a report without a mode is
+/// `RunReport::default()`'s, the simulator's shape).
+pub fn cinterrupts<E>(report: &RunReport) -> Cinterrupts<E> {
+    let run = run_part(report);
     Cinterrupts {
         schema_version: SCHEMA_VERSION,
-        mode: report.mode.map_or("", |m| m.as_str()).to_string(),
         policy: policy_object(&report.policy),
         device: report.device.clone(),
         default_marks: report.default_marks.clone(),
@@ -177,8 +175,10 @@ pub fn cinterrupts(report: &RunReport) -> Cinterrupts<RunPart> {
         completions_by_mark: report.completions_by_mark,
         counters: report.counters.as_ref().map(crate::cpu::counters_json),
         notes: report.notes.clone(),
-        run: Some(run_part(report)),
-        exec: None,
+        kind: match report.mode {
+            Some(crate::Mode::Emu) => Kind::Emu(run),
+            Some(crate::Mode::Sim) | None => Kind::Sim(run),
+        },
     }
 }
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use cpu::{Counters, CpuParts};
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
-pub use schema::{ByMark, Cinterrupts, Delivery, RunPart, SCHEMA_VERSION};
+pub use schema::{ByMark, Cinterrupts, Delivery, Document, Kind, RunPart, SCHEMA_VERSION};
 
 /// Where the numbers came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,9 +1,11 @@
 //! `cinterrupts reproduce --mode app`: the paper's application experiments
 //! on real RocksDB (Debian's `db_bench` and `ldb`, 7.8.3), each run under
-//! `cinterrupts exec --device optane`, so that RocksDB's direct I/O goes
-//! through the emulated device with the policy under test: TOS Table 3
-//! (`fillbatch`), Fig 22 (`readrandom`, `readwhilewriting`, threads varied)
-//! and Table 6 (`readrandom` beside `ldb dump` on a second database).
+//! exec as `cinterrupts exec --device optane` runs a program (the exec
+//! crate called as a library, in `apprun`), so that RocksDB's direct
+//! I/O goes through the emulated device with the policy under test: TOS
+//! Table 3 (`fillbatch`), Fig 22 (`readrandom`, `readwhilewriting`,
+//! threads varied) and Table 6 (`readrandom` beside `ldb dump` on a second
+//! database).
 //!
 //! The authors' command lines are in `shared/papers/artifact-configs.md`
 //! ("Macrobenchmarks", lines 57-73, cited below as `ac:LINE`); what we
@@ -15,13 +17,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::apprun::{exec, fail, opt, with_device, Ctx, System};
+pub use crate::apprun::{parse_db_bench, Measured};
 use crate::claims::Verdict;
 use crate::staging::Staged;
 use crate::ReproError;
@@ -93,48 +96,10 @@ impl Scale {
 /// What `reproduce --mode app` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The `cinterrupts` binary whose `exec` runs the programs.
-    pub cinterrupts: PathBuf,
     pub only: Vec<String>,
     pub scale: Scale,
     pub out: PathBuf,
     pub command: String,
-}
-
-/// The systems the paper compares, as `exec` options (ac:66-67: default
-/// `irq_poller_delay=0`; adaptive `delay=6 thr=32 empathetic=N`; cint
-/// `delay=15 thr=32 empathetic=Y`). app-cint is cint with the authors'
-/// RocksDB patch: flush and compaction threads non-Urgent (TOS 4.1.2;
-/// `--mark-thread`) or, in Table 6, the dump tool's I/O (`--mark-file` on
-/// the second database).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum System {
-    Default,
-    Adaptive,
-    Cint,
-    AppCint,
-}
-
-impl System {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            System::Default => "default",
-            System::Adaptive => "adaptive",
-            System::Cint => "cint",
-            System::AppCint => "app-cint",
-        }
-    }
-
-    fn policy_args(self) -> Vec<String> {
-        let v: &[&str] = match self {
-            System::Default => &["--policy", "default"],
-            System::Adaptive => &["--policy", "adaptive", "--delta", "6us", "--thr", "32"],
-            System::Cint | System::AppCint => {
-                &["--policy", "cint", "--delta", "15us", "--thr", "32"]
-            }
-        };
-        v.iter().map(|s| s.to_string()).collect()
-    }
 }
 
 const TABLE_SYSTEMS: [System; 4] = [
@@ -146,36 +111,6 @@ const TABLE_SYSTEMS: [System; 4] = [
 /// Fig 22 draws cint, default and adaptive (TOS 5.4.1: modified RocksDB
 /// "had similar performance to unmodified", so app-cint is not drawn).
 const FIG22_SYSTEMS: [System; 3] = [System::Cint, System::Default, System::Adaptive];
-
-/// One run's figures: db_bench's line and histogram, and exec's device.
-/// A figure a run does not have is left out of the JSON (never `null`).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Measured {
-    pub ops_per_sec: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub avg_us: Option<f64>,
-    /// The median get (xval-rocksdb).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub p50_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub p99_us: Option<f64>,
-    /// Table 6: the dump tool's keys per second.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dump_keys_per_sec: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupts: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub completions_per_interrupt: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commands: Option<f64>,
-    /// CPU per get, us (xval-rocksdb: the program's user and system time
-    /// net of its open; the model's cores' busy time).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_us_per_get: Option<f64>,
-    /// exec's mean interrupt delivery latency, us (xval-rocksdb).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delivery_us: Option<f64>,
-}
 
 /// Every run's figures (averaged over reps), by experiment and run key.
 type Results = BTreeMap<(String, String), Measured>;
@@ -385,30 +320,6 @@ pub fn check_tools() -> Result<(), ReproError> {
     Ok(())
 }
 
-pub(crate) struct Ctx<'a> {
-    pub(crate) opts: &'a Options,
-    pub(crate) scratch: PathBuf,
-    pub(crate) runs: PathBuf,
-    pub(crate) progress: &'a dyn Fn(&str),
-    /// Runs that failed or timed out: reported, their claims not run.
-    failed: std::cell::RefCell<Vec<String>>,
-}
-
-impl Ctx<'_> {
-    /// A run's figures, or `None` with the failure noted (the other runs
-    /// go on; the claims that need this one are "not run").
-    pub(crate) fn keep(&self, r: Result<Measured, ReproError>) -> Option<Measured> {
-        match r {
-            Ok(m) => Some(m),
-            Err(e) => {
-                (self.progress)(&format!("FAILED {e}"));
-                self.failed.borrow_mut().push(e.to_string());
-                None
-            }
-        }
-    }
-}
-
 /// A fresh copy of the loaded database `pristine` (every steady-state run
 /// starts from the same database: readwhilewriting's writes would
 /// otherwise grow it from run to run).
@@ -424,15 +335,6 @@ fn fresh(experiment: &str, pristine: &Path, copy: &Path) -> Result<(), ReproErro
         return Err(fail(experiment, "copy", String::from_utf8_lossy(&o.stderr)));
     }
     Ok(())
-}
-
-pub(crate) fn fail(experiment: &str, run: &str, reason: impl std::fmt::Display) -> ReproError {
-    ReproError::Run {
-        experiment: experiment.to_string(),
-        run: run.to_string(),
-        mode: "app",
-        reason: reason.to_string(),
-    }
 }
 
 /// db_bench's flags common to every run: the authors' (ac:59-60, 63-64)
@@ -485,170 +387,10 @@ fn steady_flags(scale: &Scale, db: &Path, bench: &str, threads: u32) -> Vec<Stri
     f
 }
 
-/// The longest a run may take before it is killed and counted as failed
-/// (ours: the longest run here took about 20 s).
-const RUN_TIMEOUT_S: u64 = 90;
-
-/// Runs `program args` under `cinterrupts exec --device optane` with the
-/// system's policy and marks; db_bench's stdout saved as `runs/NAME.out`,
-/// exec's report as `runs/NAME.json`. Returns the stdout and the report.
-pub(crate) fn exec(
-    ctx: &Ctx,
-    experiment: &str,
-    run: &str,
-    system: System,
-    marks: &[String],
-    program: &[String],
-) -> Result<(String, serde_json::Value), ReproError> {
-    let name = format!("{experiment}-{}", run.replace('/', "-"));
-    (ctx.progress)(&name);
-    let report = ctx.runs.join(format!("{name}.json"));
-    let out = ctx.runs.join(format!("{name}.out"));
-    let stdout = std::fs::File::create(&out).map_err(|e| fail(experiment, run, e))?;
-    let errfile = ctx.runs.join(format!("{name}.err"));
-    let stderr = std::fs::File::create(&errfile).map_err(|e| fail(experiment, run, e))?;
-    let mut child = Command::new(&ctx.opts.cinterrupts)
-        .arg("exec")
-        .args(system.policy_args())
-        // The Optane profile: the paper's device (TOS 5.2).
-        .args(["--device", "optane"])
-        .args(marks)
-        .args(["--output-format", "json", "--quiet", "-o"])
-        .arg(&report)
-        .arg("--")
-        .args(program)
-        .stdout(stdout)
-        .stderr(stderr)
-        // Its own process group: a run that hangs is ended whole.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| fail(experiment, run, e))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| fail(experiment, run, e))? {
-            break st;
-        }
-        if started.elapsed().as_secs() >= RUN_TIMEOUT_S {
-            // SAFETY: kill(2) on the process group we made for this run.
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-            let _ = child.wait();
-            return Err(fail(
-                experiment,
-                run,
-                format!("timed out after {RUN_TIMEOUT_S} s (killed)"),
-            ));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let text = std::fs::read_to_string(&out).map_err(|e| fail(experiment, run, e))?;
-    if !status.success() {
-        let err = std::fs::read_to_string(&errfile).unwrap_or_default();
-        let last = text
-            .lines()
-            .chain(err.lines())
-            .rfind(|l| l.contains("rror"))
-            .unwrap_or("(no error line)")
-            .trim()
-            .to_string();
-        return Err(fail(
-            experiment,
-            run,
-            format!("{} failed ({status}): {last}", program[0]),
-        ));
-    }
-    let v = std::fs::read(&report)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| fail(experiment, run, "no exec report"))?;
-    Ok((text, v))
-}
-
-/// `NAME : X micros/op Y ops/sec`, then the histogram after it
-/// (`Average: A` and `P99: B`, in microseconds).
-pub fn parse_db_bench(out: &str, bench: &str) -> Option<Measured> {
-    let mut lines = out
-        .lines()
-        .skip_while(|l| !(l.starts_with(bench) && l[bench.len()..].trim_start().starts_with(':')));
-    let head = lines.next()?;
-    let words: Vec<&str> = head.split_whitespace().collect();
-    let ops = words
-        .iter()
-        .position(|w| *w == "ops/sec")
-        .and_then(|i| words.get(i.checked_sub(1)?))
-        .and_then(|w| w.parse::<f64>().ok())?;
-    let mut m = Measured {
-        ops_per_sec: ops,
-        ..Measured::default()
-    };
-    let number_after = |line: &str, key: &str| {
-        let rest = &line[line.find(key)? + key.len()..];
-        rest.split_whitespace().next()?.parse::<f64>().ok()
-    };
-    for l in lines {
-        // The next benchmark's line ends this one's histogram.
-        if l.contains("micros/op") {
-            break;
-        }
-        if m.avg_us.is_none() && l.starts_with("Count:") {
-            m.avg_us = number_after(l, "Average:");
-        }
-        if m.p99_us.is_none() && l.starts_with("Percentiles:") {
-            m.p50_us = number_after(l, "P50:");
-            m.p99_us = number_after(l, "P99:");
-        }
-    }
-    Some(m)
-}
-
-pub(crate) fn with_device(mut m: Measured, v: &serde_json::Value) -> Measured {
-    // The shared report schema (report::Cinterrupts), exec's own part
-    // under `exec`.
-    let c = &v["cinterrupts"];
-    m.interrupts = c["interrupts"].as_f64();
-    m.completions_per_interrupt = c["completions_per_interrupt"].as_f64();
-    m.commands = c["exec"]["routing"]["commands"].as_f64();
-    m.delivery_us = c["delivery_ns"]["mean"].as_f64().map(|ns| ns / 1e3);
-    m
-}
-
-impl Measured {
-    /// Each figure of `ms` reduced by `r` over the runs that have it
-    /// (`None` when none has; throughput 0).
-    fn reduce(ms: &[Measured], r: &dyn Fn(Vec<f64>) -> Option<f64>) -> Measured {
-        let each = |f: &dyn Fn(&Measured) -> Option<f64>| r(ms.iter().filter_map(f).collect());
-        Measured {
-            ops_per_sec: each(&|m| Some(m.ops_per_sec)).unwrap_or(0.0),
-            avg_us: each(&|m| m.avg_us),
-            p50_us: each(&|m| m.p50_us),
-            p99_us: each(&|m| m.p99_us),
-            dump_keys_per_sec: each(&|m| m.dump_keys_per_sec),
-            interrupts: each(&|m| m.interrupts),
-            completions_per_interrupt: each(&|m| m.completions_per_interrupt),
-            commands: each(&|m| m.commands),
-            cpu_us_per_get: each(&|m| m.cpu_us_per_get),
-            delivery_us: each(&|m| m.delivery_us),
-        }
-    }
-
-    /// The mean of each figure over the runs (the model's seeds, the real
-    /// side's repetitions).
-    pub(crate) fn mean_of(ms: &[Measured]) -> Measured {
-        Measured::reduce(ms, &|v| {
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-        })
-    }
-
-    /// The median of each figure over the runs.
-    pub(crate) fn median_of(ms: &[Measured]) -> Measured {
-        Measured::reduce(ms, &|mut v| {
-            v.sort_by(f64::total_cmp);
-            match v.len() {
-                0 => None,
-                n if n % 2 == 1 => Some(v[n / 2]),
-                n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-            }
-        })
-    }
+/// A marking rule as `--mark-thread` (`thread`) or `--mark-file` spell
+/// it, `GLOB=MARK`.
+fn rule(thread: bool, s: &str) -> Result<exec::Rule, ReproError> {
+    exec::Rule::legacy(thread, s).map_err(ReproError::Claims)
 }
 
 pub(crate) fn arg_strings(program: &str, flags: Vec<String>) -> Vec<String> {
@@ -656,10 +398,10 @@ pub(crate) fn arg_strings(program: &str, flags: Vec<String>) -> Vec<String> {
 }
 
 /// A database loaded with fillbatch outside exec (setup, not measured).
-fn load_plain(ctx: &Ctx, experiment: &str, db: &Path) -> Result<(), ReproError> {
+fn load_plain(scale: &Scale, experiment: &str, db: &Path) -> Result<(), ReproError> {
     let _ = std::fs::remove_dir_all(db);
     let o = Command::new("db_bench")
-        .args(load_flags(&ctx.opts.scale, db))
+        .args(load_flags(scale, db))
         .output()
         .map_err(|e| fail(experiment, "load", e))?;
     if !o.status.success() {
@@ -672,17 +414,17 @@ fn load_plain(ctx: &Ctx, experiment: &str, db: &Path) -> Result<(), ReproError> 
     Ok(())
 }
 
-fn table3(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
-    let scale = &ctx.opts.scale;
+fn table3(ctx: &Ctx, scale: &Scale, results: &mut Results) -> Result<(), ReproError> {
     for system in TABLE_SYSTEMS {
         let mut reps = Vec::new();
         for rep in 1..=scale.reps {
             let db = ctx.scratch.join("t3db");
             let _ = std::fs::remove_dir_all(&db);
-            let marks: Vec<String> = match system {
+            let marks: Vec<exec::Rule> = match system {
                 // The authors' patch: flush and compaction non-Urgent
-                // (TOS 4.1.2; RocksDB names those threads rocksdb:*).
-                System::AppCint => vec!["--mark-thread".into(), "rocksdb:*=none".into()],
+                // (TOS 4.1.2; RocksDB names those threads rocksdb:*), as
+                // `--mark-thread 'rocksdb:*=none'`.
+                System::AppCint => vec![rule(true, "rocksdb:*=none")?],
                 _ => vec![],
             };
             let run = format!("{}/r{rep}", system.name());
@@ -705,11 +447,10 @@ fn table3(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
     Ok(())
 }
 
-fn fig22(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
-    let scale = &ctx.opts.scale;
+fn fig22(ctx: &Ctx, scale: &Scale, results: &mut Results) -> Result<(), ReproError> {
     let pristine = ctx.scratch.join("f22loaded");
     let db = ctx.scratch.join("f22db");
-    load_plain(ctx, "fig22", &pristine)?;
+    load_plain(scale, "fig22", &pristine)?;
     for bench in ["readrandom", "readwhilewriting"] {
         for &threads in &scale.threads {
             for system in FIG22_SYSTEMS {
@@ -743,12 +484,11 @@ fn fig22(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
 /// readrandom on one database while `ldb dump` runs over and over on a
 /// second (TOS 5.5.1: "we run the dump tool on the second database"), both
 /// under one exec (one device for every process, as the paper's one SSD).
-fn table6(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
-    let scale = &ctx.opts.scale;
+fn table6(ctx: &Ctx, scale: &Scale, results: &mut Results) -> Result<(), ReproError> {
     let db = ctx.scratch.join("t6db");
     let dump_db = ctx.scratch.join("t6dump");
-    load_plain(ctx, "table6", &db)?;
-    load_plain(ctx, "table6", &dump_db)?;
+    load_plain(scale, "table6", &db)?;
+    load_plain(scale, "table6", &dump_db)?;
     let bench = arg_strings(
         "db_bench",
         steady_flags(scale, &db, "readrandom", scale.table6_threads),
@@ -769,13 +509,11 @@ fn table6(ctx: &Ctx, results: &mut Results) -> Result<(), ReproError> {
         out = dump_out.display(),
     );
     for system in TABLE_SYSTEMS {
-        let marks: Vec<String> = match system {
+        let marks: Vec<exec::Rule> = match system {
             // The authors' 2-line dump-tool patch: its I/O non-Urgent
-            // (TOS 4.1.2, 5.5.1): every request on the dumped database.
-            System::AppCint => vec![
-                "--mark-file".into(),
-                format!("{}/*=none", dump_db.display()),
-            ],
+            // (TOS 4.1.2, 5.5.1): every request on the dumped database,
+            // as `--mark-file 'DB/*=none'`.
+            System::AppCint => vec![rule(false, &format!("{}/*=none", dump_db.display()))?],
             _ => vec![],
         };
         let mut reps = Vec::new();
@@ -838,7 +576,6 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
         std::fs::create_dir_all(d).map_err(|e| wfail(d, e))?;
     }
     let ctx = Ctx {
-        opts,
         scratch: scratch.clone(),
         runs,
         progress,
@@ -848,16 +585,16 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
     let mut skipped = Vec::new();
     let mut run_all = |results: &mut Results| -> Result<(), ReproError> {
         if selected("table3") {
-            table3(&ctx, results)?;
+            table3(&ctx, &opts.scale, results)?;
         }
         if selected("fig22") {
-            fig22(&ctx, results)?;
+            fig22(&ctx, &opts.scale, results)?;
         }
         if selected("table6") {
-            table6(&ctx, results)?;
+            table6(&ctx, &opts.scale, results)?;
         }
         if selected(crate::xval::ID) {
-            skipped.extend(crate::xval::run(&ctx, results)?);
+            skipped.extend(crate::xval::run(&ctx, &opts.scale.xval, results)?);
         }
         Ok(())
     };
@@ -911,11 +648,6 @@ pub fn reproduce(opts: &Options, progress: &dyn Fn(&str)) -> Result<Summary, Rep
     std::fs::write(&js, text).map_err(|e| wfail(&js, e))?;
     staged.commit()?;
     Ok(summary)
-}
-
-/// A figure for a report table, `-` when absent.
-pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
 /// The verdict table alone (printed by the command).
@@ -994,7 +726,11 @@ fn markdown(s: &Summary) -> String {
         let _ = writeln!(t, "| {} | {} | {} |", c.claim, c.formula, c.source);
     }
     if s.runs.keys().any(|k| k.starts_with(crate::xval::ID)) {
-        t.push_str(&crate::xval::markdown(s));
+        t.push_str(&crate::xval::markdown(
+            &s.scale.xval,
+            &s.runs,
+            s.load_average,
+        ));
     }
     let _ = writeln!(
         t,

@@ -17,10 +17,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use policy::{PolicySpec, SEC, US};
+use policy::SEC;
 use serde::Serialize;
 
-use crate::app::{self, Ctx, Measured, Summary, System};
+use crate::apprun::{self as app, Ctx, Measured, System};
 use crate::ReproError;
 
 pub const ID: &str = "xval-rocksdb";
@@ -164,23 +164,6 @@ fn system(name: &str) -> Option<System> {
     }
 }
 
-/// The system's policy in the simulator: exec's (artifact-configs.md:66-67).
-fn policy(system: System) -> PolicySpec {
-    match system {
-        System::Default => PolicySpec::named("default"),
-        System::Adaptive => PolicySpec {
-            delta: Some(6 * US),
-            thr: Some(32),
-            ..PolicySpec::named("adaptive")
-        },
-        System::Cint | System::AppCint => PolicySpec {
-            delta: Some(15 * US),
-            thr: Some(32),
-            ..PolicySpec::named("cint")
-        },
-    }
-}
-
 /// db_bench's flags for every xval run: the artifact's (16 B keys, 1 KiB
 /// values, direct reads and flush/compaction I/O, no compression;
 /// artifact-configs.md:59-60, 63-64), db_bench's default 8 MiB block cache
@@ -281,7 +264,8 @@ pub fn model(scale: &XvalScale, system_name: &str, threads: u32) -> Result<Measu
         let config = sim::SimConfig {
             device: device.clone(),
             host: host.clone(),
-            policy: policy(sys),
+            // exec's policy, in the simulator.
+            policy: sys.policy(),
             seed,
             runtime: Some(MODEL_RUNTIME),
         };
@@ -340,10 +324,10 @@ fn real_run(
         "sh".into(),
     ];
     program.extend(readrandom(keys, db, threads, reads));
-    let (out, v) = app::exec(ctx, ID, run, sys, &[], &program)?;
+    let (out, report) = app::exec(ctx, ID, run, sys, &[], &program)?;
     let mut m = app::parse_db_bench(&out, "readrandom")
         .ok_or_else(|| app::fail(ID, run, "no readrandom line in db_bench's output"))?;
-    m = app::with_device(m, &v);
+    m = app::with_device(m, &report);
     let err = ctx.runs.join(format!("{ID}-{}.err", run.replace('/', "-")));
     let err = std::fs::read_to_string(err).unwrap_or_default();
     m.cpu_us_per_get = err.lines().rev().find_map(children_cpu).map(|s| s * 1e6);
@@ -374,9 +358,9 @@ fn have_db_bench() -> bool {
 /// `model/SYSTEM/tN`) and checks the claims.
 pub(crate) fn run(
     ctx: &Ctx,
+    scale: &XvalScale,
     results: &mut BTreeMap<(String, String), Measured>,
 ) -> Result<Vec<String>, ReproError> {
-    let scale = &ctx.opts.scale.xval;
     let mut skipped = Vec::new();
     let put = |results: &mut BTreeMap<(String, String), Measured>, k: String, m: Measured| {
         results.insert((ID.to_string(), k), m);
@@ -447,8 +431,11 @@ pub(crate) fn run(
 }
 
 /// The side-by-side table and what the comparison assumes.
-pub fn markdown(s: &Summary) -> String {
-    let x = &s.scale.xval;
+pub fn markdown(
+    x: &XvalScale,
+    runs: &BTreeMap<String, Measured>,
+    load_average: [Option<f64>; 2],
+) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -472,9 +459,9 @@ pub fn markdown(s: &Summary) -> String {
         x.reads,
         x.reps,
         T_FLOOR * 100.0,
-        app::opt(s.load_average[0], 2),
-        app::opt(s.load_average[1], 2),
-        if s.load_average.iter().flatten().any(|&l| l > LOAD_FAIR) {
+        app::opt(load_average[0], 2),
+        app::opt(load_average[1], 2),
+        if load_average.iter().flatten().any(|&l| l > LOAD_FAIR) {
             format!(
                 " (above {LOAD_FAIR}: the bounds were set at 1.3-1.7, so the real side's \
                  figures here are other work's as much as the program's; no fair verdict)"
@@ -510,7 +497,7 @@ pub fn markdown(s: &Summary) -> String {
     for &th in &x.threads {
         for sys in &x.systems {
             for side in ["real", "model"] {
-                if let Some(m) = s.runs.get(&format!("{ID}/{}", key(side, sys, th))) {
+                if let Some(m) = runs.get(&format!("{ID}/{}", key(side, sys, th))) {
                     let _ = writeln!(
                         t,
                         "| {sys} | {th} | {side} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
@@ -804,19 +791,10 @@ mod tests {
 
     #[test]
     fn the_report_says_when_the_machine_was_too_loaded_for_a_verdict() {
-        let summary = |load: f64| Summary {
-            mode: "app",
-            skipped: vec![],
-            command: "c".into(),
-            scale: crate::app::Scale::quick(),
-            wall_secs: 1.0,
-            runs: BTreeMap::new(),
-            failed: vec![],
-            claims: vec![],
-            load_average: [Some(load), Some(load)],
-        };
-        assert!(markdown(&summary(5.3)).contains("no fair verdict"));
-        let quiet = markdown(&summary(1.4));
+        let scale = crate::app::Scale::quick().xval;
+        let summary = |load: f64| markdown(&scale, &BTreeMap::new(), [Some(load), Some(load)]);
+        assert!(summary(5.3).contains("no fair verdict"));
+        let quiet = summary(1.4);
         assert!(
             quiet.contains("Load average here: 1.40 at the start"),
             "{quiet}"

@@ -22,7 +22,7 @@ pub enum StoreError {
     Io { path: String, reason: String },
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
+pub(crate) fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),

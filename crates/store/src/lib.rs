@@ -6,12 +6,14 @@
 //! its hash and key), [`resolved`] (the parts every experiment's
 //! configuration spells alike: a strategy with its parameters in force, a
 //! loaded profile), [`shard`] (which runs a task takes), [`dir`] (the
-//! directory of result files), [`tally`] (what a task found and did).
+//! directory of result files), [`tally`] (what a task found and did),
+//! [`reports`] (a run's JSON report read back as its typed kind).
 //! What an experiment stores of a run, and what a configuration holds
 //! besides, is the experiment's.
 
 pub mod canon;
 pub mod dir;
+pub mod reports;
 pub mod resolved;
 pub mod shard;
 pub mod tally;
