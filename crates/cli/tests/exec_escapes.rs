@@ -376,8 +376,7 @@ fn spawn_traps(dir: &Path, extra: &[&str], script: &str) -> std::process::Child 
             Ok(())
         })
     };
-    c
-        .current_dir(dir)
+    c.current_dir(dir)
         // A process group of its own, as a job-control shell gives a job:
         // the kernel discards SIGTSTP sent to a process of an orphaned
         // group (kernel/signal.c, get_signal: `is_current_pgrp_orphaned`
