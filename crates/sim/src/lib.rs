@@ -44,6 +44,7 @@ mod state;
 mod step;
 mod thread;
 mod uring;
+mod wakeup;
 mod workload;
 mod world;
 
