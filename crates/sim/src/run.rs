@@ -421,6 +421,7 @@ fn assemble(
             let mut th = Thread::new(t, queue, rng);
             th.state = crate::world::TState::Blocked;
             th.next = crate::world::Step::Journal;
+            th.program = &crate::world::program::Jbd2;
             world_threads.push(th);
             continue;
         }

@@ -5,7 +5,7 @@
 //! [`device`] (the NVMe controller and the policies), [`block`] (the block
 //! layer), [`completion`] (completion modes), [`journal`] (the fsync path),
 //! [`app`] (application models' threads), [`uring`] (io_uring's waits) and
-//! [`idling`] (idle states). `World`'s fields are private to this module
+//! [`idling`] (idle states); [`program`] names the thread kinds. `World`'s fields are private to this module
 //! and those children; the rest of the crate (the run's set-up and its
 //! report, `crate::run`) reaches it through [`World::new`] and the
 //! accessors at the end of this file.
@@ -17,6 +17,7 @@ mod device;
 mod host;
 mod idling;
 pub(crate) mod journal;
+pub(crate) mod program;
 mod thread;
 mod uring;
 
@@ -119,6 +120,8 @@ pub(crate) struct Thread {
     /// The application model driving it instead of fio's loop
     /// ([`crate::world::app`]); `None` for a job's thread.
     pub app: Option<Box<crate::state::app::Driver>>,
+    /// What kind of thread it is: what decides its next step.
+    pub program: &'static dyn program::Program,
 }
 
 impl Thread {
@@ -146,6 +149,7 @@ impl Thread {
             read: DirStats::new(),
             write: DirStats::new(),
             app: None,
+            program: &program::JobLoop,
         }
     }
 }
@@ -387,6 +391,7 @@ impl World {
     ) {
         for (th, d) in self.threads.iter_mut().zip(drivers) {
             th.app = Some(Box::new(d));
+            th.program = &program::AppModel;
         }
         self.apps = Some(Box::new(apps));
     }

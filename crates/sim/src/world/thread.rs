@@ -247,8 +247,8 @@ impl World {
         let th = &mut self.threads[tid as usize];
         let got = std::mem::take(&mut th.got);
         // An application model is told which of its I/Os the call returned.
-        let mut tags = match (&th.app, self.apps.as_mut()) {
-            (Some(_), Some(apps)) => Some(std::mem::take(&mut apps.tags_buf)),
+        let mut tags = match (th.program.takes_tags(), self.apps.as_mut()) {
+            (true, Some(apps)) => Some(std::mem::take(&mut apps.tags_buf)),
             _ => None,
         };
         for &req in &got {
@@ -294,13 +294,17 @@ impl World {
         self.plan(tid, core);
     }
 
-    /// Applies the issuer's next decision: issue a batch, wait for
-    /// completions, sleep to honour a rate or think time, or finish.
+    /// The thread's program decides what it does next
+    /// ([`crate::world::program`]).
     fn plan(&mut self, tid: u32, core: u32) {
-        if self.threads[tid as usize].app.is_some() {
-            self.app_plan(tid, core);
-            return;
-        }
+        let program = self.threads[tid as usize].program;
+        program.plan(self, tid, core);
+    }
+
+    /// Applies the issuer's next decision: issue a batch, wait for
+    /// completions, sleep to honour a rate or think time, or finish (a
+    /// job's thread, [`crate::world::program::JobLoop`]).
+    pub(super) fn job_plan(&mut self, tid: u32, core: u32) {
         if self.fsync_plan(tid, core) {
             return;
         }
