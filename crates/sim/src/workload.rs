@@ -82,7 +82,7 @@ pub(crate) fn threads(
         };
         if job.end_fsync {
             return Err(fail(
-                "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/journal.rs)".into(),
+                "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/world/journal.rs)".into(),
             ));
         }
         if (job.fsync > 0 || job.fdatasync > 0) && job.direct {

@@ -487,9 +487,7 @@ impl World {
     pub(crate) fn fell_behind(&self) -> bool {
         self.fell_behind
     }
-}
 
-impl World {
     /// The cores that run at least one thread, in order.
     pub(crate) fn used_cores(&self) -> Vec<usize> {
         let mut used: Vec<usize> = self.threads.iter().map(|t| t.spec.core).collect();
