@@ -17,29 +17,11 @@
 
 use policy::Nanos;
 
+// The rule's inputs are the rule's types (crate::wakeup); the queue hands
+// them on.
 use crate::wakeup::{rule_for, Plain, WakeupRule};
-use crate::{HostProfile, Wakeup};
-
-/// A thread as the wake-up rule sees it: (thread, vruntime, critical).
-pub(crate) type View = (u32, Nanos, bool);
-
-/// CFS's tunables, ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Tunables {
-    pub latency: Nanos,
-    pub min_granularity: Nanos,
-    pub wakeup_granularity: Nanos,
-}
-
-impl Tunables {
-    pub(crate) fn of(host: &HostProfile) -> Tunables {
-        Tunables {
-            latency: host.sched_latency,
-            min_granularity: host.sched_min_granularity,
-            wakeup_granularity: host.sched_wakeup_granularity,
-        }
-    }
-}
+pub(crate) use crate::wakeup::{Tunables, View};
+use crate::Wakeup;
 
 /// One core's runnable threads (the running one is not among them).
 #[derive(Debug)]

@@ -12,6 +12,9 @@
 //!   buddy.
 //! - [`EevdfRule`]: Linux 6.6+'s EEVDF ([`host::eevdf`]).
 //!
+//! The trait's defaults are CFS's placement and tick check; a rule
+//! overrides where it departs from them.
+//!
 //! Adding a rule: a type implementing [`WakeupRule`] and one arm in
 //! [`rule_for`], the registration; its name for the command line and the
 //! host profiles is a variant of [`host::mechanism::Wakeup`].
@@ -22,8 +25,28 @@ use host::cfs::{Cfs, CfsConfig, TaskView};
 use host::eevdf::{base_slice, Eevdf};
 use policy::Nanos;
 
-use crate::sched::{Tunables, View};
-use crate::Wakeup;
+use crate::{HostProfile, Wakeup};
+
+/// A thread as the wake-up rule sees it: (thread, vruntime, critical).
+pub(crate) type View = (u32, Nanos, bool);
+
+/// CFS's tunables, ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tunables {
+    pub latency: Nanos,
+    pub min_granularity: Nanos,
+    pub wakeup_granularity: Nanos,
+}
+
+impl Tunables {
+    pub(crate) fn of(host: &HostProfile) -> Tunables {
+        Tunables {
+            latency: host.sched_latency,
+            min_granularity: host.sched_min_granularity,
+            wakeup_granularity: host.sched_wakeup_granularity,
+        }
+    }
+}
 
 /// The queued threads as the run queue holds them: (vruntime, thread), in
 /// queue order (the running thread is not among them).
@@ -47,16 +70,21 @@ pub(crate) trait WakeupRule: Debug {
     }
 
     /// Where a thread waking at `vruntime` is placed, before it is queued
-    /// (`queued` does not hold it yet; `min_vruntime` is up to date).
+    /// (`queued` does not hold it yet; `min_vruntime` is up to date). By
+    /// default CFS's `place_entity` with GENTLE_FAIR_SLEEPERS: at most half
+    /// a latency period behind min_vruntime, so a long sleep earns a
+    /// bounded head start.
     fn place(
         &mut self,
-        queued: &Queued,
+        _queued: &Queued,
         min_vruntime: Nanos,
-        tid: u32,
+        _tid: u32,
         vruntime: Nanos,
-        current: Option<View>,
+        _current: Option<View>,
         t: &Tunables,
-    ) -> Nanos;
+    ) -> Nanos {
+        vruntime.max(min_vruntime.saturating_sub(t.latency / 2))
+    }
 
     /// Whether the wakee `tid`, queued at `placed` (now in `queued`),
     /// preempts the running thread `current`.
@@ -77,16 +105,28 @@ pub(crate) trait WakeupRule: Debug {
 
     /// At the tick: whether the running thread `tid`, at `current`
     /// vruntime after `ran` since it was switched in, used its slice;
-    /// `queued` is not empty and `leftmost` is its least vruntime.
+    /// `queued` is not empty and `leftmost` is its least vruntime. By
+    /// default CFS's `check_preempt_tick`: preempt if it ran past its
+    /// ideal slice, or past the minimum granularity while ahead of the
+    /// leftmost by more than that slice.
     fn slice_used(
         &mut self,
         queued: &Queued,
         leftmost: Nanos,
-        tid: u32,
+        _tid: u32,
         ran: Nanos,
         current: Nanos,
         t: &Tunables,
-    ) -> bool;
+    ) -> bool {
+        let nr = queued.len() as u64 + 1;
+        let period = if nr > t.latency / t.min_granularity {
+            nr * t.min_granularity
+        } else {
+            t.latency
+        };
+        let ideal = period / nr;
+        ran > ideal || (ran >= t.min_granularity && current.saturating_sub(leftmost) > ideal)
+    }
 
     /// The `next` buddy, if the rule keeps one and it is set.
     #[cfg(test)]
@@ -109,33 +149,6 @@ pub(crate) fn rule_for(rule: Wakeup, ncpus: u32, tick: Nanos) -> Box<dyn WakeupR
     }
 }
 
-/// CFS's placement of a wakee (`place_entity` with GENTLE_FAIR_SLEEPERS):
-/// at most half a latency period behind min_vruntime, so a long sleep
-/// earns a bounded head start.
-fn cfs_place(min_vruntime: Nanos, vruntime: Nanos, t: &Tunables) -> Nanos {
-    vruntime.max(min_vruntime.saturating_sub(t.latency / 2))
-}
-
-/// CFS's tick check (`check_preempt_tick`): preempt if the running thread
-/// ran past its ideal slice, or past the minimum granularity while ahead
-/// of the leftmost by more than that slice.
-fn cfs_slice_used(
-    queued: &Queued,
-    leftmost: Nanos,
-    ran: Nanos,
-    current: Nanos,
-    t: &Tunables,
-) -> bool {
-    let nr = queued.len() as u64 + 1;
-    let period = if nr > t.latency / t.min_granularity {
-        nr * t.min_granularity
-    } else {
-        t.latency
-    };
-    let ideal = period / nr;
-    ran > ideal || (ran >= t.min_granularity && current.saturating_sub(leftmost) > ideal)
-}
-
 /// The simulator's own rule ([`Wakeup::Plain`]): a wakee preempts when the
 /// running thread is ahead of it by more than the profile's
 /// `sched_wakeup_granularity` (`check_preempt_wakeup`).
@@ -143,18 +156,6 @@ fn cfs_slice_used(
 pub(crate) struct Plain;
 
 impl WakeupRule for Plain {
-    fn place(
-        &mut self,
-        _queued: &Queued,
-        min_vruntime: Nanos,
-        _tid: u32,
-        vruntime: Nanos,
-        _current: Option<View>,
-        t: &Tunables,
-    ) -> Nanos {
-        cfs_place(min_vruntime, vruntime, t)
-    }
-
     fn preempts(
         &mut self,
         _queued: &Queued,
@@ -169,18 +170,6 @@ impl WakeupRule for Plain {
 
     fn better_waiting(&self, queued: &Queued, leftmost: usize, current: (u32, Nanos)) -> bool {
         queued[leftmost].0 < current.1
-    }
-
-    fn slice_used(
-        &mut self,
-        queued: &Queued,
-        leftmost: Nanos,
-        _tid: u32,
-        ran: Nanos,
-        current: Nanos,
-        t: &Tunables,
-    ) -> bool {
-        cfs_slice_used(queued, leftmost, ran, current, t)
     }
 }
 
@@ -199,18 +188,6 @@ impl WakeupRule for CfsRule {
             .iter()
             .position(|&(_, t)| t == id)
             .unwrap_or(leftmost)
-    }
-
-    fn place(
-        &mut self,
-        _queued: &Queued,
-        min_vruntime: Nanos,
-        _tid: u32,
-        vruntime: Nanos,
-        _current: Option<View>,
-        t: &Tunables,
-    ) -> Nanos {
-        cfs_place(min_vruntime, vruntime, t)
     }
 
     fn preempts(
@@ -245,18 +222,6 @@ impl WakeupRule for CfsRule {
             TaskView::new(cur_tid, cur, false)
         };
         self.0.clone().pick_next(0, left) != cur_tid
-    }
-
-    fn slice_used(
-        &mut self,
-        queued: &Queued,
-        leftmost: Nanos,
-        _tid: u32,
-        ran: Nanos,
-        current: Nanos,
-        t: &Tunables,
-    ) -> bool {
-        cfs_slice_used(queued, leftmost, ran, current, t)
     }
 
     #[cfg(test)]
@@ -359,5 +324,25 @@ impl WakeupRule for EevdfRule {
         _t: &Tunables,
     ) -> bool {
         self.0.ran_to(tid, current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_name_is_registered_to_its_rule() {
+        let cases = [
+            (Wakeup::Plain, "Plain"),
+            (Wakeup::Vanilla, "CfsRule"),
+            (Wakeup::Boost, "CfsRule"),
+            (Wakeup::BoostCode, "CfsRule"),
+            (Wakeup::Eevdf, "EevdfRule"),
+        ];
+        for (name, rule) in cases {
+            let got = format!("{:?}", rule_for(name, 8, 4_000_000));
+            assert!(got.starts_with(rule), "{name}: {got}");
+        }
     }
 }
