@@ -123,7 +123,7 @@ fn the_simulator_runs_readrandom_at_its_rate_and_fillsync_with_its_fsyncs() {
         .unwrap_or_else(|| panic!("no read IOPS in: {out}"));
     assert!((1800..=2200).contains(&iops), "{iops}: {out}");
     // fillsync's fsync per put runs through the ext4 fsync path
-    // (crates/sim/src/journal.rs): fio's `sync` latency is printed.
+    // (crates/sim/src/world/journal.rs): fio's `sync` latency is printed.
     let o = run(&["sim", &example("ls-fillsync.fio"), "--runtime", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);

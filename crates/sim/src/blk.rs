@@ -3,7 +3,7 @@
 //! the pieces in flight by their request slots, and the waits FastResponse
 //! breaks down (FR's T_Blk). Its state is its own; the host hands it
 //! requests and reaped pieces and gets back what LD dispatches to send the
-//! device ([`crate::block`] wires it to the requests and the device).
+//! device ([`crate::world::block`] wires it to the requests and the device).
 
 use std::collections::{HashMap, VecDeque};
 

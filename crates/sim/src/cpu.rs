@@ -10,7 +10,7 @@
 //! leave the CPU, and the scheduler's questions (preempt now?). What a
 //! thread does when its segment ends, and what the handler reaps, are not
 //! the CPU's: it hands back the thread's [`Step`], or asks the host
-//! ([`crate::host`] wires the two).
+//! ([`crate::world::host`] wires the two).
 //!
 //! Interrupt time is charged to the core, not to the interrupted thread's
 //! vruntime (CONFIG_IRQ_TIME_ACCOUNTING). A thread stays on the core it
@@ -185,7 +185,7 @@ struct Costs {
 pub(crate) enum Next {
     /// Nothing to change.
     Stay,
-    /// Switch to the best runnable thread, if any ([`crate::host`]'s
+    /// Switch to the best runnable thread, if any ([`crate::world::host`]'s
     /// `schedule`).
     Schedule,
     /// Put the current thread back on the run queue and switch.

@@ -4,7 +4,7 @@
 //! breakdown of each fsync (FR Fig. 5b). Its state is its own (issue 26
 //! item 3); the host hands it writes, fsync calls, wake-ups and reaped
 //! requests and gets back the model's steps to apply: the I/Os to issue,
-//! the threads to wake, the fsyncs that returned ([`crate::journal`] wires
+//! the threads to wake, the fsyncs that returned ([`crate::world::journal`] wires
 //! it to the threads, the device and the scheduler).
 
 use std::collections::{HashMap, VecDeque};

@@ -16,23 +16,16 @@
 //! assert_eq!(host.irq_cycles, 1_500); // TOS 2, Fig 3: the calibration's target
 //! ```
 
-mod app;
 pub mod bench;
 mod blk;
-mod block;
 pub mod calibrate;
 mod cause;
-mod completion;
 mod cpu;
-mod device;
 mod error;
 mod events;
 mod fs;
-mod host;
 mod idle;
-mod idling;
 mod iopath;
-mod journal;
 pub mod limits;
 mod nvme;
 mod polling;
@@ -42,8 +35,7 @@ mod run;
 mod sched;
 mod state;
 mod step;
-mod thread;
-mod uring;
+mod wakeup;
 mod workload;
 mod world;
 

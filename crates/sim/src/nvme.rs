@@ -10,7 +10,7 @@
 //! held, an interrupt to raise); the one thing it does on its own is
 //! schedule its events (a started command's service end, a policy's
 //! deadline). Which request is which, and what an interrupt does to a core,
-//! stay the host's ([`crate::device`] wires the two).
+//! stay the host's ([`crate::world::device`] wires the two).
 
 use std::collections::VecDeque;
 

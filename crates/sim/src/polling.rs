@@ -1,9 +1,9 @@
-//! The completion mode as one mechanism ([`crate::completion`] has the
+//! The completion mode as one mechanism ([`crate::world::completion`] has the
 //! model and its choices): which threads poll rather than sleep for their
 //! completions, and hybrid polling's sleeps, from the statistics
 //! [`host::poll::Completions`] keeps (Linux's `blk_mq_poll_hybrid`). Its
 //! state is its own; the threads' spinning and reaping are the host's
-//! ([`crate::completion`] wires them).
+//! ([`crate::world::completion`] wires them).
 
 use host::poll::{bucket, Completions, HybridSleep, Io};
 use jobs::Job;

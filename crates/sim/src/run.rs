@@ -12,7 +12,7 @@ use crate::events::{Ev, Events};
 use crate::iopath::Keep;
 use crate::nvme::{Controller, Device};
 use crate::workload;
-use crate::world::{Audit, DirStats, Thread, World};
+use crate::world::{Audit, DirStats, Parts, Thread, World};
 use crate::{DeviceProfile, HostProfile, SimError};
 
 /// What one simulation runs on.
@@ -52,20 +52,20 @@ pub fn simulate_audited(
     let spec = service::with_device_defaults(config.policy.clone(), &config.device);
     let keep = keep_records();
     let mut world = run_jobs(jobs, config, &spec, keep, None, progress)?;
-    if let Some(cuts) = world.path.tail_cuts() {
+    if let Some(cuts) = world.path().tail_cuts() {
         // The records kept on a guess miss one the slowest 1% needs: the
         // same run again (it is deterministic), keeping from the cuts the
         // first one found (the first world gone before the second is made).
         drop(world);
         world = run_jobs(jobs, config, &spec, keep, Some(&cuts), progress)?;
-        world.audit.tail_reruns += 1;
+        world.count_tail_rerun();
     }
     let mut report = report(&world, config, &spec);
-    let audit = world.audit.clone();
+    let audit = world.audit().clone();
     if report.completed_ios() == 0 {
         return Err(SimError::NothingMeasured {
             window: human(report.duration_ns),
-            in_flight: world.in_flight_at_end,
+            in_flight: world.in_flight_at_end(),
         });
     }
     if let Some(null) = jobs.iter().find(|j| j.ioengine == jobs::Engine::Null) {
@@ -93,27 +93,27 @@ fn run_jobs(
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<World, SimError> {
     let mut world = build(jobs, config, spec)?;
-    world.path.keep(keep, cuts);
+    world.keep_records(keep, cuts);
     // Serial groups (stonewall, wait_for) end on their own bounds: a later
     // group's end is not known until it starts.
-    let serial = world.threads.iter().any(|t| t.spec.serial);
+    let serial = world.threads().iter().any(|t| t.spec.serial);
     let planned_end = world
-        .threads
+        .threads()
         .iter()
         .map(|t| t.spec.stop_at)
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().max())
         .filter(|_| !serial);
     if let Some(end) = planned_end {
-        world.events.push(end, Ev::End);
+        world.end_at(end);
     }
     world.run(planned_end.unwrap_or(0), progress);
-    if world.fell_behind {
+    if world.fell_behind() {
         return Err(SimError::TooSlow {
-            at: human(world.now),
+            at: human(world.now()),
         });
     }
-    (world.audit.records_measured, world.audit.records_kept) = world.path.records();
+    world.count_records();
     Ok(world)
 }
 
@@ -129,24 +129,21 @@ fn run_threads(
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<World, SimError> {
     let (specs, drivers, apps) =
-        crate::app::place(threads, &config.host, config.device.queue_depth, runtime)?;
+        crate::world::app::place(threads, &config.host, config.device.queue_depth, runtime)?;
     let mut world = assemble(specs, config, spec)?;
-    world.path.keep(keep, cuts);
-    for (th, d) in world.threads.iter_mut().zip(drivers) {
-        th.app = Some(Box::new(d));
-    }
-    world.apps = Some(Box::new(apps));
-    world.events.push(runtime, Ev::End);
+    world.keep_records(keep, cuts);
+    world.attach_apps(drivers, apps);
+    world.end_at(runtime);
     world.run(runtime, progress);
-    if world.fell_behind {
+    if world.fell_behind() {
         return Err(SimError::TooSlow {
-            at: human(world.now),
+            at: human(world.now()),
         });
     }
-    if let Some(why) = world.broken.take() {
+    if let Some(why) = world.take_broken() {
         return Err(SimError::Config(why));
     }
-    (world.audit.records_measured, world.audit.records_kept) = world.path.records();
+    world.count_records();
     Ok(world)
 }
 
@@ -205,23 +202,23 @@ fn app_run(
     };
     let spec = service::with_device_defaults(config.policy.clone(), &config.device);
     let mut world = run_threads(threads, config, &spec, runtime, keep, None, progress)?;
-    if let (Some(cuts), Some(again)) = (world.path.tail_cuts(), again) {
+    if let (Some(cuts), Some(again)) = (world.path().tail_cuts(), again) {
         // As for a job file's run (simulate_audited).
         drop(world);
         let threads = again().map_err(SimError::Config)?;
         world = run_threads(threads, config, &spec, runtime, keep, Some(&cuts), progress)?;
-        world.audit.tail_reruns += 1;
+        world.count_tail_rerun();
     }
     let mut report = report(&world, config, &spec);
     // The models mark their own I/Os: no kernel's defaults apply.
     report.default_marks = None;
     report.apps = world.apps_report();
-    let audit = world.audit.clone();
+    let audit = world.audit().clone();
     let ops: u64 = report.apps.iter().flat_map(|a| &a.ops).map(|o| o.ops).sum();
     if ops == 0 && report.completed_ios() == 0 {
         return Err(SimError::NothingMeasured {
             window: human(report.duration_ns),
-            in_flight: world.in_flight_at_end,
+            in_flight: world.in_flight_at_end(),
         });
     }
     if audit.unfinished_threads > 0 {
@@ -251,7 +248,7 @@ fn write_records(w: &World, report: &mut RunReport) {
     let Some(path) = std::env::var_os(RECORDS_ENV) else {
         return;
     };
-    if let Err(e) = std::fs::write(&path, w.path.records_csv()) {
+    if let Err(e) = std::fs::write(&path, w.path().records_csv()) {
         report.notes.push(format!(
             "{RECORDS_ENV}: could not write {}: {e}",
             std::path::Path::new(&path).display()
@@ -263,11 +260,11 @@ fn write_records(w: &World, report: &mut RunReport) {
 /// the journal, the wake-up rule, latencies off the histograms, requests
 /// dropped at the end.
 fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunReport) {
-    if world.block.is_some() {
+    if world.has_block_layer() {
         report.notes.push(block_note(world, config, audit));
     }
-    if world.polling.mode() != crate::Completion::Interrupt
-        || world.threads.iter().any(|t| t.spec.job.hipri)
+    if world.completion_mode() != crate::Completion::Interrupt
+        || world.threads().iter().any(|t| t.spec.job.hipri)
     {
         report.notes.push(completion_note(world));
     }
@@ -326,7 +323,7 @@ fn assemble(
     let dev = &config.device;
     let job_threads = threads.len();
     // The file system, when a job fsyncs: JBD2 joins the threads, on the
-    // core of the first job that fsyncs (crate::journal).
+    // core of the first job that fsyncs (crate::world::journal).
     let every = |t: &workload::ThreadSpec| {
         if t.job.fsync > 0 {
             t.job.fsync
@@ -384,7 +381,10 @@ fn assemble(
         *buffered.last_mut().expect("jbd2") = false;
         *marks.last_mut().expect("jbd2") = fsync_marks(&threads[first]);
         let jbd2 = (threads.len() - 1) as u32;
-        events.push(crate::journal::COMMIT_INTERVAL, Ev::Commit { tid: jbd2 });
+        events.push(
+            crate::world::journal::COMMIT_INTERVAL,
+            Ev::Commit { tid: jbd2 },
+        );
         let critical: Vec<bool> = threads.iter().map(|t| t.job.critical).collect();
         crate::fs::FileSystem::new(host.journal, jbd2, every_of, buffered, marks, &critical)
     });
@@ -396,6 +396,7 @@ fn assemble(
             let mut th = Thread::new(t, queue, rng);
             th.state = crate::world::TState::Blocked;
             th.next = crate::world::Step::Journal;
+            th.program = &crate::world::program::Jbd2;
             world_threads.push(th);
             continue;
         }
@@ -418,24 +419,13 @@ fn assemble(
         .unwrap_or(0);
     let block = crate::blk::Block::new(&host.block_scheduler, nq as usize, world_threads.len());
     let world_threads_len = world_threads.len();
-    Ok(World {
-        now: 0,
+    Ok(World::new(Parts {
         events,
         host: host.clone(),
         cpu,
         threads: world_threads,
-        requests: Vec::new(),
-        free: Vec::new(),
         nvme,
         window_from,
-        window_to: Nanos::MAX,
-        threads_done: 0,
-        drain_until: Nanos::MAX,
-        in_flight_at_end: 0,
-        fell_behind: false,
-        counts: crate::world::Counts::default(),
-        audit: Audit::default(),
-        scratch: Vec::new(),
         block,
         polling: crate::polling::Polling::new(
             host.completion,
@@ -446,10 +436,8 @@ fn assemble(
         path: crate::iopath::Tracker::new(world_threads_len),
         journal,
         job_threads,
-        apps: None,
-        broken: None,
         idle: crate::idle::Idle::new(host),
-    })
+    }))
 }
 
 /// What the completion mode did: requests polled (no interrupt raised for
@@ -457,27 +445,30 @@ fn assemble(
 /// completions and time spinning (part of its sys time), and the jobs left
 /// on interrupts.
 fn completion_note(world: &World) -> String {
-    let mode = world.polling.mode();
-    let hipri = world.threads.iter().any(|t| t.spec.job.hipri);
+    let mode = world.completion_mode();
+    let hipri = world.threads().iter().any(|t| t.spec.job.hipri);
     let mut note = format!("completion {}", mode.as_str());
     if hipri {
         note += &format!(" (hipri jobs: {})", mode.hipri().as_str());
     }
     note += &format!(
         ": {} request(s) completed by polling (no interrupt)",
-        world.counts.polled
+        world.counts().polled
     );
     if mode == crate::Completion::Hybrid {
         note += &format!(
             ", {} hybrid sleep(s) before spinning",
-            world.counts.hybrid_sleeps
+            world.counts().hybrid_sleeps
         );
     }
     // Per job (its clones together): polled completions and CPU spinning.
-    let window = world.window_to.saturating_sub(world.window_from);
+    let window = {
+        let (from, to) = world.window();
+        to.saturating_sub(from)
+    };
     let mut polled: Vec<(&str, u64, Nanos, u32)> = Vec::new();
     let mut interrupted: Vec<&str> = Vec::new();
-    for (tid, th) in world.threads[..world.job_threads].iter().enumerate() {
+    for (tid, th) in world.jobs().iter().enumerate() {
         let name = th.spec.job.name.as_str();
         if !world.polling(tid as u32) {
             if !interrupted.contains(&name) {
@@ -485,7 +476,7 @@ fn completion_note(world: &World) -> String {
             }
             continue;
         }
-        let spun = world.cpu.account(tid as u32).spun;
+        let spun = world.cpu().account(tid as u32).spun;
         match polled.iter_mut().find(|p| p.0 == name) {
             Some(p) => {
                 p.1 += th.polled;
@@ -556,20 +547,20 @@ fn own_run(w: &World, t: &Thread) -> Option<Nanos> {
     if t.spec.serial {
         // Serial groups (stonewall, wait_for): each thread's own measured
         // part, from its own start to its end.
-        let from = w.window_from.max(t.spec.measure_from);
+        let from = w.window().0.max(t.spec.measure_from);
         // To its last completion, its drain included, as for a thread that
         // ends inside a shared window (and as fio's run time includes the
         // I/O it reaps after its runtime).
-        let to = t.done_at.unwrap_or(w.window_to).min(w.window_to);
+        let to = t.done_at.unwrap_or(w.window().1).min(w.window().1);
         return Some(to.saturating_sub(from));
     }
     t.done_at
-        .filter(|&done| done < w.window_to)
-        .map(|done| done.saturating_sub(w.window_from))
+        .filter(|&done| done < w.window().1)
+        .map(|done| done.saturating_sub(w.window().0))
 }
 
 fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
-    let duration = w.window_to.saturating_sub(w.window_from);
+    let duration = w.window().1.saturating_sub(w.window().0);
     let used = w.used_cores();
     let frac = |ns: Nanos| {
         if duration == 0 {
@@ -585,10 +576,11 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         host: config.host.name.clone(),
         seed: Some(config.seed),
         default_marks: Some(jobs::default_marks_of(
-            w.threads.iter().map(|t| &t.spec.job),
+            w.threads().iter().map(|t| &t.spec.job),
         )),
         duration_ns: duration,
-        jobs: w.threads[..w.job_threads]
+        jobs: w
+            .jobs()
             .iter()
             .enumerate()
             .map(|(tid, t)| JobReport {
@@ -598,30 +590,30 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
                 cpus: vec![t.spec.core],
                 read: dir_report(&t.read, own_run(w, t)),
                 write: dir_report(&t.write, own_run(w, t)),
-                usr_ns: w.cpu.account(tid as u32).usr,
-                sys_ns: w.cpu.account(tid as u32).sys,
-                ctx: w.cpu.account(tid as u32).ctx,
+                usr_ns: w.cpu().account(tid as u32).usr,
+                sys_ns: w.cpu().account(tid as u32).sys,
+                ctx: w.cpu().account(tid as u32).ctx,
                 ctx_voluntary: None,
                 ctx_involuntary: None,
                 verify: None,
                 sync: sync_report(w, tid),
             })
             .collect(),
-        interrupts: w.cpu.interrupts(),
-        urgent_only_interrupts: w.counts.urgent_only,
-        completions: w.counts.completions,
+        interrupts: w.cpu().interrupts(),
+        urgent_only_interrupts: w.counts().urgent_only,
+        completions: w.counts().completions,
         irq_line: None,
         // Not measured: the simulator models delivery, and its marks are
         // the jobs' (`jobs describe`).
         delivery: None,
-        completions_by_mark: Some(w.counts.by_mark),
-        context_switches: w.cpu.context_switches(),
-        completion_gaps: report::Gaps::from_histogram(w.nvme.gaps()),
-        io_path: Some(w.path.report(w.window())),
+        completions_by_mark: Some(w.counts().by_mark),
+        context_switches: w.cpu().context_switches(),
+        completion_gaps: report::Gaps::from_histogram(w.nvme().gaps()),
+        io_path: Some(w.path().report(w.window())),
         cores: used
             .iter()
             .map(|&c| {
-                let t = w.cpu.time(c);
+                let t = w.cpu().time(c);
                 CoreUtil {
                     core: c,
                     user: frac(t.user),
@@ -636,7 +628,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         cpu_parts: Some(cpu_parts(w, &used)),
         counters: None,
         notes: Vec::new(),
-        idle: w.idle.as_ref().map(|i| i.report()),
+        idle: w.idle().map(|i| i.report()),
     }
 }
 
@@ -647,7 +639,7 @@ pub(crate) fn cpu_parts(w: &World, used: &[usize]) -> report::CpuParts {
     let mut by = [0; CAUSES];
     let mut busy = 0;
     for &c in used {
-        let t = w.cpu.time(c);
+        let t = w.cpu().time(c);
         busy += t.user + t.kernel + t.irq;
         for (sum, ns) in by.iter_mut().zip(t.by_cause) {
             *sum += ns;
@@ -655,7 +647,7 @@ pub(crate) fn cpu_parts(w: &World, used: &[usize]) -> report::CpuParts {
     }
     let of = |c: Cause| by[c as usize];
     report::CpuParts {
-        ghz: w.host.ghz,
+        ghz: w.host().ghz,
         busy_ns: busy,
         user_ns: of(Cause::User),
         syscall_ns: of(Cause::Syscall),
@@ -668,14 +660,14 @@ pub(crate) fn cpu_parts(w: &World, used: &[usize]) -> report::CpuParts {
         copy_ns: of(Cause::Copy),
         // Only with idle states on (crate::idle): off, nothing can charge
         // one, and the part is left out rather than shown as 0.
-        idle_exit_ns: w.idle.as_ref().map(|_| of(Cause::IdleExit)),
+        idle_exit_ns: w.idle().map(|_| of(Cause::IdleExit)),
     }
 }
 
 /// A thread's fsyncs, if it makes any: fio's `sync` latency and FR's
 /// breakdown, averaged over those that returned in the window.
 fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
-    let (n, t, lat) = w.journal.as_ref()?.fsyncs(tid)?;
+    let (n, t, lat) = w.journal()?.fsyncs(tid)?;
     let us = |ns: Nanos| {
         if n == 0 {
             0.0
@@ -687,7 +679,7 @@ fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
     Some(report::SyncReport {
         lat: LatencyStats::from_histogram(lat),
         breakdown: report::FsyncBreakdown {
-            journal: w.host.journal.to_string(),
+            journal: w.host().journal.to_string(),
             fsyncs: n,
             d1_us: us(t.d1),
             d2_us: us(t.d2),
@@ -703,14 +695,14 @@ fn sync_report(w: &World, tid: usize) -> Option<report::SyncReport> {
 /// The file system's part of a run where a job fsyncs: the journal mode,
 /// JBD2's core and criticality, the page cache's buffered writes.
 fn journal_note(w: &World) -> Option<String> {
-    let j = w.journal.as_ref()?;
-    let jbd2 = &w.threads[j.jbd2() as usize];
+    let j = w.journal()?;
+    let jbd2 = &w.threads()[j.jbd2() as usize];
     Some(format!(
         "ext4 journal {}: JBD2 on core {} ({}critical), {} context switch(es) of JBD2 in the window; {} buffered write(s) served by the page cache (direct=0 jobs), their data written back as D2 by the commits; commits committed {}",
-        w.host.journal,
+        w.host().journal,
         jbd2.spec.core,
-        if w.host.jbd2_critical { "" } else { "not " },
-        w.cpu.account(j.jbd2()).ctx,
+        if w.host().jbd2_critical { "" } else { "not " },
+        w.cpu().account(j.jbd2()).ctx,
         j.buffered_writes(),
         j.committed()
     ))
@@ -719,7 +711,8 @@ fn journal_note(w: &World) -> Option<String> {
 /// What the block-layer scheduler did: its setting, the requests and
 /// pieces, and each job's mean wait in it (FR's T_Blk) in the window.
 fn block_note(w: &World, config: &SimConfig, audit: &Audit) -> String {
-    let waits: Vec<String> = w.threads[..w.job_threads]
+    let waits: Vec<String> = w
+        .jobs()
         .iter()
         .zip(&audit.block_wait)
         .map(|(t, &(sum, n))| {

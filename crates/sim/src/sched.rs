@@ -6,46 +6,25 @@
 //! `sched_latency / 2` behind the queue's min_vruntime (place_entity with
 //! GENTLE_FAIR_SLEEPERS) and preempts the running one if that is ahead by
 //! more than `sched_wakeup_granularity` (check_preempt_wakeup); the tick
-//! preempts a thread that has used its slice (check_preempt_tick).
+//! preempts a thread that has used its slice (check_preempt_tick). Where
+//! the wake-up rules differ (placement, wake-up preemption, the pick, the
+//! tick's check) the queue asks its rule ([`crate::wakeup`]: plain CFS,
+//! [`host::cfs`]'s rules, EEVDF).
 //!
 //! Pure decisions, no clock: the caller passes the running thread's
 //! vruntime (including the part of its segment not yet charged) and applies
 //! the answers (switching, cutting segments short, charging time).
 
-use host::cfs::{Cfs, CfsConfig, TaskView};
-use host::eevdf::{base_slice, Eevdf};
 use policy::Nanos;
 
-use crate::{HostProfile, Wakeup};
-
-/// A thread as the wake-up rule sees it: (thread, vruntime, critical).
-pub(crate) type View = (u32, Nanos, bool);
-
-/// The queued threads as EEVDF's pick sees them: (thread, vruntime).
-fn entities(queued: &[(Nanos, u32)]) -> Vec<(u32, Nanos)> {
-    queued.iter().map(|&(v, tid)| (tid, v)).collect()
-}
-
-/// CFS's tunables, ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Tunables {
-    pub latency: Nanos,
-    pub min_granularity: Nanos,
-    pub wakeup_granularity: Nanos,
-}
-
-impl Tunables {
-    pub(crate) fn of(host: &HostProfile) -> Tunables {
-        Tunables {
-            latency: host.sched_latency,
-            min_granularity: host.sched_min_granularity,
-            wakeup_granularity: host.sched_wakeup_granularity,
-        }
-    }
-}
+// The rule's inputs are the rule's types (crate::wakeup); the queue hands
+// them on.
+use crate::wakeup::{rule_for, Plain, WakeupRule};
+pub(crate) use crate::wakeup::{Tunables, View};
+use crate::Wakeup;
 
 /// One core's runnable threads (the running one is not among them).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct RunQueue {
     /// (vruntime, thread): a queued thread's vruntime does not change until
     /// it runs again.
@@ -53,11 +32,20 @@ pub(crate) struct RunQueue {
     min_vruntime: Nanos,
     /// A woken thread should take the CPU at the next chance.
     need_resched: bool,
-    /// [`host::cfs`]'s wake-up rule and `next` buddy; None for
-    /// [`Wakeup::Plain`].
-    cfs: Option<Cfs>,
-    /// Linux 6.6+'s EEVDF instead ([`host::eevdf`], `--wakeup eevdf`).
-    eevdf: Option<Eevdf>,
+    /// What the wake-up rule decides ([`crate::wakeup`]).
+    rule: Box<dyn WakeupRule>,
+}
+
+impl Default for RunQueue {
+    /// An empty queue under the simulator's plain rule.
+    fn default() -> RunQueue {
+        RunQueue {
+            queued: Vec::new(),
+            min_vruntime: 0,
+            need_resched: false,
+            rule: Box::new(Plain),
+        }
+    }
 }
 
 impl RunQueue {
@@ -66,35 +54,27 @@ impl RunQueue {
     /// lag.
     pub(crate) fn with_rule(rule: Wakeup, ncpus: u32, tick: Nanos) -> RunQueue {
         RunQueue {
-            cfs: rule.rule().map(|r| Cfs::new(CfsConfig::new(r, ncpus))),
-            eevdf: (rule == Wakeup::Eevdf).then(|| Eevdf::new(base_slice(ncpus), tick)),
+            rule: rule_for(rule, ncpus, tick),
             ..RunQueue::default()
         }
     }
 
     /// A thread runs for the first time, at `vruntime`.
     pub(crate) fn start(&mut self, tid: u32, vruntime: Nanos) {
-        if let Some(e) = self.eevdf.as_mut() {
-            e.start(tid, vruntime);
-        }
+        self.rule.start(tid, vruntime);
         self.enqueue(tid, vruntime);
     }
 
     /// The running thread `tid` left the CPU to sleep (or ended) at
     /// `vruntime`: EEVDF keeps its lag (CFS keeps nothing).
     pub(crate) fn sleep(&mut self, tid: u32, vruntime: Nanos) {
-        let Some(e) = self.eevdf.as_mut() else {
-            return;
-        };
-        let all = self.queued.iter().map(|&(v, _)| v).chain([vruntime]);
-        let average = Eevdf::average(all).unwrap_or(vruntime);
-        e.sleep(tid, vruntime, average);
+        self.rule.sleep(&self.queued, tid, vruntime);
     }
 
     /// The `next` buddy, if the rule keeps one and it is set.
     #[cfg(test)]
     pub(crate) fn next_buddy(&self) -> Option<u32> {
-        self.cfs.as_ref().and_then(Cfs::next)
+        self.rule.next_buddy()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -124,8 +104,7 @@ impl RunQueue {
         self.queued.push((vruntime, tid));
     }
 
-    /// The thread that should run next: the least vruntime, ties to the
-    /// lower thread number.
+    /// The least vruntime's index, ties to the lower thread number.
     fn next(&self) -> Option<usize> {
         (0..self.queued.len()).min_by_key(|&i| self.queued[i])
     }
@@ -135,29 +114,11 @@ impl RunQueue {
         self.next().map(|i| self.queued[i].0)
     }
 
-    /// Takes the next thread off the queue to run it: (thread, vruntime).
-    /// A switch clears a pending resched.
+    /// Takes the next thread off the queue to run it: (thread, vruntime),
+    /// as the rule picks. A switch clears a pending resched.
     pub(crate) fn pick(&mut self) -> Option<(u32, Nanos)> {
-        let mut i = self.next()?;
-        if let Some(e) = self.eevdf.as_mut() {
-            let id = e
-                .pick(&entities(&self.queued), None, true)
-                .expect("a queued thread");
-            e.picked(id);
-            i = self
-                .queued
-                .iter()
-                .position(|&(_, t)| t == id)
-                .expect("picked from the queue");
-        }
-        if let Some(cfs) = self.cfs.as_mut() {
-            let (vruntime, tid) = self.queued[i];
-            // The buddy, if queued, unless picking it is unfair.
-            let id = cfs.pick_next(0, TaskView::new(tid, vruntime, false));
-            if let Some(j) = self.queued.iter().position(|&(_, t)| t == id) {
-                i = j;
-            }
-        }
+        let leftmost = self.next()?;
+        let i = self.rule.pick(&self.queued, leftmost);
         let (vruntime, tid) = self.queued.swap_remove(i);
         self.need_resched = false;
         Some((tid, vruntime))
@@ -174,14 +135,11 @@ impl RunQueue {
         self.min_vruntime = self.min_vruntime.max(m);
     }
 
-    /// A thread wakes: placed no further than half a latency period behind
-    /// min_vruntime (so a long sleep earns a bounded head start), queued,
-    /// and it asks to preempt the running thread if that is ahead by more
-    /// than the wake-up granularity. Returns the woken thread's vruntime.
-    ///
-    /// With a [`host::cfs`] rule (not [`Wakeup::Plain`]) that rule decides
-    /// instead, from the wakee's and the running thread's criticality
-    /// (`critical`, `current`'s third field), and may set the `next` buddy.
+    /// A thread wakes: the rule places it, it is queued, and it asks to
+    /// preempt the running thread if the rule says so (from the wakee's
+    /// and the running thread's criticality with a [`host::cfs`] rule:
+    /// `critical`, `current`'s third field). Returns the woken thread's
+    /// vruntime.
     pub(crate) fn wake(
         &mut self,
         tid: u32,
@@ -191,95 +149,34 @@ impl RunQueue {
         t: &Tunables,
     ) -> Nanos {
         self.update_min_vruntime(current.map(|c| c.1));
-        if self.eevdf.is_some() {
-            return self.wake_eevdf(tid, vruntime, current);
-        }
-        let floor = self.min_vruntime.saturating_sub(t.latency / 2);
-        let vruntime = vruntime.max(floor);
-        self.enqueue(tid, vruntime);
-        let Some(cur) = current else {
-            return vruntime;
-        };
-        match self.cfs.as_mut() {
-            None => {
-                if cur.1 > vruntime + t.wakeup_granularity {
-                    self.need_resched = true;
-                }
-            }
-            Some(cfs) => {
-                let d = cfs.on_wakeup(
-                    0,
-                    Some(TaskView::new(cur.0, cur.1, cur.2)),
-                    TaskView::new(tid, vruntime, critical),
-                );
-                if d.preempt_now {
-                    self.need_resched = true;
-                }
-            }
-        }
-        vruntime
-    }
-
-    /// Whether a queued thread should take the CPU from the running one
-    /// (`current`: its thread and vruntime; None when no thread owns the
-    /// CPU). With a `next` buddy, whether the pick would take another
-    /// thread than the running one (`pick_next_entity` with the running
-    /// thread among the candidates).
-    /// EEVDF's wake-up (`place_entity`, then `check_preempt_wakeup_fair`):
-    /// the wakee keeps its lag; it preempts when the pick, made now with
-    /// the running thread's slice protection, is the wakee.
-    fn wake_eevdf(&mut self, tid: u32, vruntime: Nanos, current: Option<View>) -> Nanos {
-        let running = current.map(|c| (c.0, c.1));
-        let mut entities = entities(&self.queued);
-        let load = entities.len() as u64 + u64::from(running.is_some());
-        let average = Eevdf::average(entities.iter().chain(&running).map(|&(_, v)| v));
-        let e = self.eevdf.as_mut().expect("EEVDF");
-        // Alone, the wakee starts at the queue's clock.
-        let from = if average.is_some() {
-            vruntime
-        } else {
-            self.min_vruntime.max(vruntime)
-        };
-        let placed = e.wake(tid, from, average, load);
-        self.queued.push((placed, tid));
-        entities.push((tid, placed));
-        if let Some((cur, v)) = running {
-            // update_curr first: a used slice gets its next deadline.
-            if e.ran_to(cur, v) || e.pick(&entities, running, true) == Some(tid) {
+        let placed = self
+            .rule
+            .place(&self.queued, self.min_vruntime, tid, vruntime, current, t);
+        self.enqueue(tid, placed);
+        if let Some(cur) = current {
+            if self
+                .rule
+                .preempts(&self.queued, tid, placed, critical, cur, t)
+            {
                 self.need_resched = true;
             }
         }
         placed
     }
 
+    /// Whether a queued thread should take the CPU from the running one
+    /// (`current`: its thread and vruntime; None when no thread owns the
+    /// CPU).
     pub(crate) fn better_waiting(&self, current: Option<(u32, Nanos)>) -> bool {
-        let Some((cur_tid, cur)) = current else {
+        let Some(current) = current else {
             return !self.queued.is_empty();
         };
         let Some(i) = self.next() else {
             return false;
         };
-        if let Some(e) = self.eevdf.as_ref() {
-            return e.pick(&entities(&self.queued), Some((cur_tid, cur)), true) != Some(cur_tid);
-        }
-        let (next, tid) = self.queued[i];
-        match self.cfs.as_ref() {
-            Some(cfs) if cfs.next().is_some() => {
-                let left = if next < cur {
-                    TaskView::new(tid, next, false)
-                } else {
-                    TaskView::new(cur_tid, cur, false)
-                };
-                cfs.clone().pick_next(0, left) != cur_tid
-            }
-            _ => next < cur,
-        }
+        self.rule.better_waiting(&self.queued, i, current)
     }
 
-    /// The tick's slice check for the running thread (check_preempt_tick):
-    /// it has run `ran` since it was switched in and has vruntime `current`.
-    /// Preempt if it ran past its ideal slice, or past the minimum
-    /// granularity while ahead of the leftmost by more than that slice.
     /// At the tick (`check_preempt_tick`; EEVDF's `update_deadline`):
     /// whether the running thread `tid`, at `current` vruntime after `ran`
     /// since it was switched in, used its slice.
@@ -293,17 +190,8 @@ impl RunQueue {
         let Some(leftmost) = self.leftmost() else {
             return false;
         };
-        if let Some(e) = self.eevdf.as_mut() {
-            return e.ran_to(tid, current);
-        }
-        let nr = self.queued.len() as u64 + 1;
-        let period = if nr > t.latency / t.min_granularity {
-            nr * t.min_granularity
-        } else {
-            t.latency
-        };
-        let ideal = period / nr;
-        ran > ideal || (ran >= t.min_granularity && current.saturating_sub(leftmost) > ideal)
+        self.rule
+            .slice_used(&self.queued, leftmost, tid, ran, current, t)
     }
 }
 

@@ -1,6 +1,6 @@
 //! What a thread does when its current CPU segment ends: the thread's
 //! program counter, which the CPU ([`crate::cpu`]) carries with each segment
-//! and hands back when the segment ends ([`crate::thread`] acts on it).
+//! and hands back when the segment ends ([`crate::world::thread`] acts on it).
 
 /// What a thread does when its current CPU segment ends (or when it is
 /// switched in with no preempted segment to finish).
@@ -17,8 +17,8 @@ pub(crate) enum Step {
     /// buffered writes (preemptible at every page, [`crate::cpu::Kind`]).
     SubmitCopy,
     /// One request of a multi-request submit call is built: a voluntary
-    /// preemption point, and every [`crate::thread::PLUG_MAX_REQUESTS`] a
-    /// plug flush ([`crate::thread`]).
+    /// preemption point, and every [`crate::world::thread::PLUG_MAX_REQUESTS`] a
+    /// plug flush ([`crate::world::thread`]).
     SubmitNext,
     /// The submit call has handed the batch to the device.
     Submitted,
@@ -33,7 +33,7 @@ pub(crate) enum Step {
     /// lasts until the device posts the entry, which cuts it to the reap.
     Poll,
     /// The fsync call's entry is done: enter the fsync path
-    /// ([`crate::journal`]).
+    /// ([`crate::world::journal`]).
     Fsync,
     /// Woken by the fsync path (a caller, or JBD2): go on in it.
     Journal,
@@ -42,6 +42,6 @@ pub(crate) enum Step {
     JournalSleep,
     /// Spinning for the fsync path's polled I/Os: the segment lasts until
     /// the device posts one (or the thread is woken), then the thread
-    /// takes what it found ([`crate::journal`]).
+    /// takes what it found ([`crate::world::journal`]).
     JournalPoll,
 }

@@ -40,10 +40,10 @@ pub(crate) struct ThreadSpec {
     /// measured part `[measure_from, stop_at]` bounds what it counts, as
     /// the groups do not share one window.
     pub serial: bool,
-    /// A kernel thread (JBD2, [`crate::journal`]): a switch to it keeps
+    /// A kernel thread (JBD2, [`crate::world::journal`]): a switch to it keeps
     /// the address space.
     pub kthread: bool,
-    /// An io_uring job's completion strategy ([`crate::uring`]); `None`
+    /// An io_uring job's completion strategy ([`crate::world::uring`]); `None`
     /// for every other thread.
     pub uring: Option<host::uring::Strategy>,
 }
@@ -82,7 +82,7 @@ pub(crate) fn threads(
         };
         if job.end_fsync {
             return Err(fail(
-                "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/journal.rs)".into(),
+                "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/world/journal.rs)".into(),
             ));
         }
         if (job.fsync > 0 || job.fdatasync > 0) && job.direct {
@@ -110,7 +110,7 @@ pub(crate) fn threads(
             )));
         }
         // fio's sqthread_poll_cpu pins the SQ thread (IORING_SETUP_SQ_AFF).
-        // Its core is not a modelled host core ([`crate::uring`]): on a CPU
+        // Its core is not a modelled host core ([`crate::world::uring`]): on a CPU
         // the job's own threads may use it would take their time.
         if let (true, Some(sq)) = (job.uring.sqthread_poll, job.uring.sqthread_poll_cpu) {
             if sq as usize >= host.cores as usize {
@@ -135,7 +135,7 @@ pub(crate) fn threads(
 
         let waiter = Waiter::of(job.ioengine);
         // The job parser refuses `hipri` with other engines, as fio does; a
-        // `Job` built in code is held to the same rule ([`crate::completion`]:
+        // `Job` built in code is held to the same rule ([`crate::world::completion`]:
         // Linux polls a pvsync2 call's or an IOPOLL ring's requests only).
         if job.hipri && !matches!(job.ioengine, jobs::Engine::Pvsync2 | jobs::Engine::IoUring) {
             return Err(fail(format!(

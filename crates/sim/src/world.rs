@@ -1,7 +1,25 @@
 //! The simulated machine's state and the event loop that drives it. The
-//! behaviour lives beside it: [`crate::host`] (cores, scheduler, interrupt
-//! handler), [`crate::thread`] (what a job's thread does) and
-//! [`crate::device`] (the NVMe controller and the policies).
+//! behaviour lives in its child modules, one concern each, `impl World`
+//! blocks that apply what a mechanism's call answered: [`host`] (cores,
+//! scheduler, interrupt handler), [`thread`] (what a job's thread does),
+//! [`device`] (the NVMe controller and the policies), [`block`] (the block
+//! layer), [`completion`] (completion modes), [`journal`] (the fsync path),
+//! [`app`] (application models' threads), [`uring`] (io_uring's waits) and
+//! [`idling`] (idle states); [`program`] names the thread kinds. `World`'s fields are private to this module
+//! and those children; the rest of the crate (the run's set-up and its
+//! report, `crate::run`) reaches it through [`World::new`] and the
+//! accessors at the end of this file.
+
+pub(crate) mod app;
+mod block;
+mod completion;
+mod device;
+mod host;
+mod idling;
+pub(crate) mod journal;
+pub(crate) mod program;
+mod thread;
+mod uring;
 
 use std::collections::VecDeque;
 
@@ -28,7 +46,7 @@ pub(crate) enum TState {
     /// A handler has decided to wake it; runnable when the handler ends.
     Waking,
     /// An application thread waiting for a thread of its instance to wake
-    /// it ([`apps::Action::Park`], a futex wait; [`crate::app`]).
+    /// it ([`apps::Action::Park`], a futex wait; [`crate::world::app`]).
     Parked,
     Done,
 }
@@ -72,7 +90,7 @@ pub(crate) struct Thread {
     pub batch: Vec<u32>,
     /// Of `batch`, in a multi-request submit call: the requests built so
     /// far, and of them those already flushed to the device
-    /// ([`crate::thread::PLUG_MAX_REQUESTS`]).
+    /// ([`crate::world::thread::PLUG_MAX_REQUESTS`]).
     pub built: u32,
     pub flushed: u32,
     /// Completions delivered by interrupts and not yet taken by the thread.
@@ -87,10 +105,10 @@ pub(crate) struct Thread {
     /// Spinning on its polled queue ([`Step::Poll`]).
     pub spinning: bool,
     /// DEFER_TASKRUN: completions on the ring's local list, run into
-    /// `ready` when the thread enters the kernel ([`crate::uring`]).
+    /// `ready` when the thread enters the kernel ([`crate::world::uring`]).
     pub deferred: VecDeque<u32>,
-    /// The io_uring waiting call in progress ([`host::uring::Wait`]).
-    pub uring_wait: Option<host::uring::Wait>,
+    /// The io_uring waiting call in progress ([`::host::uring::Wait`]).
+    pub uring_wait: Option<::host::uring::Wait>,
 
     // Measurements.
     /// Its requests completed by polling in the window (its CPU time is
@@ -100,8 +118,10 @@ pub(crate) struct Thread {
     pub write: DirStats,
 
     /// The application model driving it instead of fio's loop
-    /// ([`crate::app`]); `None` for a job's thread.
+    /// ([`crate::world::app`]); `None` for a job's thread.
     pub app: Option<Box<crate::state::app::Driver>>,
+    /// What kind of thread it is: what decides its next step.
+    pub program: &'static dyn program::Program,
 }
 
 impl Thread {
@@ -129,6 +149,7 @@ impl Thread {
             read: DirStats::new(),
             write: DirStats::new(),
             app: None,
+            program: &program::JobLoop,
         }
     }
 }
@@ -211,7 +232,7 @@ pub struct Audit {
     /// dispatch). Empty without a block-layer scheduler.
     pub block_wait: Vec<(Nanos, u64)>,
     /// Writes the page cache served in their submit call (in runs where a
-    /// job fsyncs, `crate::journal`), counted in `submitted` to
+    /// job fsyncs, `crate::world::journal`), counted in `submitted` to
     /// `consumed` too; the rest of those went to the device.
     pub buffered: u64,
     /// Application runs ([`crate::simulate_app`]): operations the models
@@ -239,65 +260,234 @@ pub(crate) struct Counts {
 }
 
 pub(crate) struct World {
-    pub now: Nanos,
-    pub events: Events,
-    pub host: HostProfile,
+    now: Nanos,
+    events: Events,
+    host: HostProfile,
     /// The cores, their run queues and the threads' scheduling entities.
-    pub cpu: crate::cpu::Cpu,
-    pub threads: Vec<Thread>,
-    pub requests: Vec<Request>,
-    pub free: Vec<u32>,
+    cpu: crate::cpu::Cpu,
+    threads: Vec<Thread>,
+    requests: Vec<Request>,
+    free: Vec<u32>,
     /// The NVMe controller: the device, the CQs and their policies.
-    pub nvme: crate::nvme::Controller,
+    nvme: crate::nvme::Controller,
     /// The measured window [from, to): from the last thread's
     /// `startdelay + ramp_time` to the planned end of a time-bounded run or,
     /// earlier, the moment the last thread finished (fio's run time is a
     /// job's, from its start to its last completion; HOWTO `runtime`:
     /// "until it completes the configured I/O workload or until it has run
     /// for this specified amount of time, whichever occurs first").
-    pub window_from: Nanos,
-    pub window_to: Nanos,
+    window_from: Nanos,
+    window_to: Nanos,
     /// Threads that have finished.
-    pub threads_done: usize,
+    threads_done: usize,
     /// After a time-bounded run's end, requests in flight are drained (not
     /// measured) until this time at most: [`crate::limits::MAX_SERVICE`]
     /// after the end, then the run stops and reports them as stranded.
-    pub drain_until: Nanos,
+    drain_until: Nanos,
     /// Requests issued and not yet taken by their thread when the planned
     /// end came.
-    pub in_flight_at_end: u64,
+    in_flight_at_end: u64,
     /// The run stopped because it fell [`BEHIND_REAL_TIME`] behind real
     /// time.
-    pub fell_behind: bool,
+    fell_behind: bool,
     /// What the run counted in the measured window.
-    pub counts: Counts,
-    pub audit: Audit,
-    pub scratch: Vec<policy::cq::Reaped>,
+    counts: Counts,
+    audit: Audit,
+    scratch: Vec<policy::cq::Reaped>,
     /// The block-layer scheduler, if any (`None`: requests go to the
     /// device whole, at once).
-    pub block: Option<crate::blk::Block>,
+    block: Option<crate::blk::Block>,
     /// The completion mode, and hybrid polling's sleeps and statistics.
-    pub polling: crate::polling::Polling,
+    polling: crate::polling::Polling,
     /// FastResponse's read-path breakdown and the device's queue depth
     /// (measurement only).
-    pub path: crate::iopath::Tracker,
-    /// The file system, in runs where a job fsyncs ([`crate::journal`]).
-    pub journal: Option<crate::fs::FileSystem>,
+    path: crate::iopath::Tracker,
+    /// The file system, in runs where a job fsyncs ([`crate::world::journal`]).
+    journal: Option<crate::fs::FileSystem>,
     /// The jobs' threads: `threads[..job_threads]`; JBD2 follows them when
     /// a job fsyncs.
-    pub job_threads: usize,
+    job_threads: usize,
     /// Application runs: the operations' books and the models' buffers
-    /// ([`crate::app`]); `None` for a job file's run.
-    pub apps: Option<Box<crate::state::app::Apps>>,
+    /// ([`crate::world::app`]); `None` for a job file's run.
+    apps: Option<Box<crate::state::app::Apps>>,
     /// The cores' idle states and governors ([`crate::idle`]); `None` with
     /// idle states off.
-    pub idle: Option<crate::idle::Idle>,
+    idle: Option<crate::idle::Idle>,
     /// A model broke its contract (more I/Os in flight than it declared):
     /// the run stops and says this.
-    pub broken: Option<String>,
+    broken: Option<String>,
+}
+
+/// What a run's world is assembled from (`crate::run` decides each part;
+/// [`World::new`] starts the clock, the books and the request table empty).
+pub(crate) struct Parts {
+    pub events: Events,
+    pub host: HostProfile,
+    pub cpu: crate::cpu::Cpu,
+    pub threads: Vec<Thread>,
+    pub nvme: crate::nvme::Controller,
+    pub window_from: Nanos,
+    pub block: Option<crate::blk::Block>,
+    pub polling: crate::polling::Polling,
+    pub path: crate::iopath::Tracker,
+    pub journal: Option<crate::fs::FileSystem>,
+    pub job_threads: usize,
+    pub idle: Option<crate::idle::Idle>,
 }
 
 impl World {
+    /// The world of `parts` at time 0, its window open until the planned
+    /// end or the last thread's.
+    pub(crate) fn new(parts: Parts) -> World {
+        let Parts {
+            events,
+            host,
+            cpu,
+            threads,
+            nvme,
+            window_from,
+            block,
+            polling,
+            path,
+            journal,
+            job_threads,
+            idle,
+        } = parts;
+        World {
+            now: 0,
+            events,
+            host,
+            cpu,
+            threads,
+            requests: Vec::new(),
+            free: Vec::new(),
+            nvme,
+            window_from,
+            window_to: Nanos::MAX,
+            threads_done: 0,
+            drain_until: Nanos::MAX,
+            in_flight_at_end: 0,
+            fell_behind: false,
+            counts: Counts::default(),
+            audit: Audit::default(),
+            scratch: Vec::new(),
+            block,
+            polling,
+            path,
+            journal,
+            job_threads,
+            apps: None,
+            idle,
+            broken: None,
+        }
+    }
+
+    /// Hands the application threads their drivers (by thread number) and
+    /// the run its books ([`app`]).
+    pub(crate) fn attach_apps(
+        &mut self,
+        drivers: impl IntoIterator<Item = crate::state::app::Driver>,
+        apps: crate::state::app::Apps,
+    ) {
+        for (th, d) in self.threads.iter_mut().zip(drivers) {
+            th.app = Some(Box::new(d));
+            th.program = &program::AppModel;
+        }
+        self.apps = Some(Box::new(apps));
+    }
+
+    /// The planned end of the run at `t`: the window closes then.
+    pub(crate) fn end_at(&mut self, t: Nanos) {
+        self.events.push(t, Ev::End);
+    }
+
+    /// Keeps the request records as `keep` says, or from a first run's
+    /// `cuts` ([`crate::iopath::Tracker::keep`]).
+    pub(crate) fn keep_records(&mut self, keep: crate::iopath::Keep, cuts: Option<&[usize]>) {
+        self.path.keep(keep, cuts);
+    }
+
+    /// Counts the records measured and kept into the audit (after the run).
+    pub(crate) fn count_records(&mut self) {
+        (self.audit.records_measured, self.audit.records_kept) = self.path.records();
+    }
+
+    /// This run is the second of a run whose first kept too few records.
+    pub(crate) fn count_tail_rerun(&mut self) {
+        self.audit.tail_reruns += 1;
+    }
+
+    /// Why a model broke its contract, if one did (taken once).
+    pub(crate) fn take_broken(&mut self) -> Option<String> {
+        self.broken.take()
+    }
+
+    pub(crate) fn now(&self) -> Nanos {
+        self.now
+    }
+
+    pub(crate) fn host(&self) -> &HostProfile {
+        &self.host
+    }
+
+    /// Every thread, by thread number (the jobs' first, [`Self::jobs`]).
+    pub(crate) fn threads(&self) -> &[Thread] {
+        &self.threads
+    }
+
+    /// The jobs' threads (JBD2, if any, follows them).
+    pub(crate) fn jobs(&self) -> &[Thread] {
+        &self.threads[..self.job_threads]
+    }
+
+    pub(crate) fn cpu(&self) -> &crate::cpu::Cpu {
+        &self.cpu
+    }
+
+    pub(crate) fn nvme(&self) -> &crate::nvme::Controller {
+        &self.nvme
+    }
+
+    pub(crate) fn path(&self) -> &crate::iopath::Tracker {
+        &self.path
+    }
+
+    pub(crate) fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    pub(crate) fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    pub(crate) fn idle(&self) -> Option<&crate::idle::Idle> {
+        self.idle.as_ref()
+    }
+
+    pub(crate) fn journal(&self) -> Option<&crate::fs::FileSystem> {
+        self.journal.as_ref()
+    }
+
+    /// Whether a block-layer scheduler sits between threads and device.
+    pub(crate) fn has_block_layer(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// The host's completion mode ([`crate::polling`]).
+    pub(crate) fn completion_mode(&self) -> crate::Completion {
+        self.polling.mode()
+    }
+
+    /// Requests in flight when the planned end came.
+    pub(crate) fn in_flight_at_end(&self) -> u64 {
+        self.in_flight_at_end
+    }
+
+    /// Whether the run stopped for falling behind real time.
+    pub(crate) fn fell_behind(&self) -> bool {
+        self.fell_behind
+    }
+
     /// The cores that run at least one thread, in order.
     pub(crate) fn used_cores(&self) -> Vec<usize> {
         let mut used: Vec<usize> = self.threads.iter().map(|t| t.spec.core).collect();

@@ -1,6 +1,6 @@
 //! The ext4 fsync path in the simulator (issue 15): fio's `fsync=N` runs
 //! `host::fsync` with its I/Os on the simulated device and JBD2 as a kernel
-//! thread (crates/sim/src/journal.rs). FR 2.1 (Fig. 3): "one fsync leads to
+//! thread (crates/sim/src/world/journal.rs). FR 2.1 (Fig. 3): "one fsync leads to
 //! four device I/O operations and six context switches" under ext4
 //! `data=ordered` when another file is dirty; FR 3.4: fjournaling leaves
 //! out D2 and JBD2. Virtual time, deterministic.

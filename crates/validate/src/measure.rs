@@ -5,7 +5,7 @@
 //!   completion reaped; `--lat_percentiles=1` for its percentiles), not
 //!   `clat_ns`: the simulator's latency runs "from the start of the submit
 //!   call to the return of the call that hands the completion to the
-//!   thread" (crates/sim/src/thread.rs), and fio's clat for libaio and
+//!   thread" (crates/sim/src/world/thread.rs), and fio's clat for libaio and
 //!   io_uring starts only when the submit call has returned (`issue_time`
 //!   is taken after `io_submit`, engines/libaio.c `fio_libaio_queued`), so
 //!   an I/O served inside the call (zram's, synchronous) has a clat below

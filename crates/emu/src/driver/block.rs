@@ -1,7 +1,7 @@
 //! The block layer between the job threads' submissions and the queue
 //! pairs: FastResponse's Limited Depth scheduler ([`host::ld`], FR 3.3,
 //! Fig. 9) applied to real commands, as the simulator applies it
-//! (`crates/sim/src/block.rs`).
+//! (`crates/sim/src/world/block.rs`).
 //!
 //! - A non-critical request is split into pieces (32 KiB by default), each
 //!   its own command; pieces go to the SQ only while a token is free. A

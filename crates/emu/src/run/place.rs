@@ -58,7 +58,7 @@ impl Placement {
 }
 
 /// How job `job` learns of its completions under `mode` (`None`:
-/// interrupts). As the simulator (`crates/sim/src/completion.rs`), the
+/// interrupts). As the simulator (`crates/sim/src/world/completion.rs`), the
 /// run's mode applies to blocking engines only; `hipri=1` (fio's polled
 /// I/O, pvsync2 and io_uring) polls on any engine that takes it: hybrid
 /// when the run is hybrid, else classic.

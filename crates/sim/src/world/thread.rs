@@ -63,7 +63,7 @@ impl World {
                 th.flushed = 0;
                 let th = &self.threads[tid as usize];
                 // SQPOLL: the SQ thread takes the SQEs; the thread makes
-                // no system call ([`crate::uring`]).
+                // no system call ([`crate::world::uring`]).
                 let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
                 let per_request = self.per_request_call(tid);
                 let syscall = if sq_thread { 0 } else { self.host.syscall };
@@ -106,7 +106,7 @@ impl World {
                 }
                 // The segment's end is the preemption point (the request's
                 // allocation, might_sleep): a pending resched is taken
-                // there ([`crate::host`]'s `core_done`).
+                // there ([`crate::world::host`]'s `core_done`).
                 let cost = self.host.submit_per_request;
                 let mix = Mix::of(Cause::Submit);
                 self.start_seg(core, Kind::Kernel, mix, cost, Step::SubmitNext);
@@ -136,13 +136,13 @@ impl World {
             Step::GetEvents => {
                 let th = &self.threads[tid as usize];
                 // A polled ring (IORING_SETUP_IOPOLL) gets its completions
-                // only by polling in io_uring_enter ([`crate::completion`]).
+                // only by polling in io_uring_enter ([`crate::world::completion`]).
                 let ring = th.spec.waiter == Waiter::IoUring && !self.polling(tid);
                 let sq_thread = th.spec.uring.is_some_and(|s| s.sq_thread());
                 if ring && (sq_thread || th.ready.len() >= th.needed as usize) {
                     // Enough in the CQ ring: reaped without a system call;
                     // with an SQ thread fio never enters to wait, it spins
-                    // on the ring ([`crate::uring`]).
+                    // on the ring ([`crate::world::uring`]).
                     self.step(tid, Step::Reap);
                 } else {
                     // Entering the kernel runs the deferred completions.
@@ -247,8 +247,8 @@ impl World {
         let th = &mut self.threads[tid as usize];
         let got = std::mem::take(&mut th.got);
         // An application model is told which of its I/Os the call returned.
-        let mut tags = match (&th.app, self.apps.as_mut()) {
-            (Some(_), Some(apps)) => Some(std::mem::take(&mut apps.tags_buf)),
+        let mut tags = match (th.program.takes_tags(), self.apps.as_mut()) {
+            (true, Some(apps)) => Some(std::mem::take(&mut apps.tags_buf)),
             _ => None,
         };
         for &req in &got {
@@ -294,13 +294,17 @@ impl World {
         self.plan(tid, core);
     }
 
-    /// Applies the issuer's next decision: issue a batch, wait for
-    /// completions, sleep to honour a rate or think time, or finish.
+    /// The thread's program decides what it does next
+    /// ([`crate::world::program`]).
     fn plan(&mut self, tid: u32, core: u32) {
-        if self.threads[tid as usize].app.is_some() {
-            self.app_plan(tid, core);
-            return;
-        }
+        let program = self.threads[tid as usize].program;
+        program.plan(self, tid, core);
+    }
+
+    /// Applies the issuer's next decision: issue a batch, wait for
+    /// completions, sleep to honour a rate or think time, or finish (a
+    /// job's thread, [`crate::world::program::JobLoop`]).
+    pub(super) fn job_plan(&mut self, tid: u32, core: u32) {
         if self.fsync_plan(tid, core) {
             return;
         }
@@ -310,7 +314,7 @@ impl World {
             Decision::Done => self.finished(tid, core),
             Decision::Reap(Reap { min, max }) => {
                 // min-wait holds out for more than fio's minimum: its
-                // wait_nr, at most what is in flight ([`crate::uring`]).
+                // wait_nr, at most what is in flight ([`crate::world::uring`]).
                 th.needed = match th.spec.uring {
                     Some(s) => s.wait_nr(min, max).min(th.in_flight).max(min),
                     None => min,

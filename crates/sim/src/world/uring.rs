@@ -35,7 +35,7 @@
 //!   a wake-up, as hybrid polling's does. A wait that returns with fewer than
 //!   fio's `iodepth_batch_complete_min` hands them to fio's loop, which asks
 //!   again ([`jobs::Issuer`]).
-//! - `iopoll`: the job polls, exactly as `hipri` ([`crate::completion`]).
+//! - `iopoll`: the job polls, exactly as `hipri` ([`crate::world::completion`]).
 //! - Whatever the strategy (min-wait aside), a job with
 //!   `iodepth_batch_complete_min=0` never sleeps in its wait: fio's
 //!   getevents passes `actual_min` 0 and calls `io_uring_enter` again until

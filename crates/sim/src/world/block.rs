@@ -31,7 +31,7 @@
 use host::ld::Dispatch;
 
 use crate::blk::Piece;
-use crate::thread::alloc;
+use crate::world::thread::alloc;
 use crate::world::{RState, Request, World};
 
 impl World {

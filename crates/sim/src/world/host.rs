@@ -1,7 +1,7 @@
 //! The host's cores wired to the rest of the simulated host: the CPU
 //! ([`crate::cpu`]) decides what each core runs; this module applies its
 //! answers to the threads (their state, the I/O path's records), runs what
-//! a thread does when its segment ends ([`crate::thread`]), and runs the
+//! a thread does when its segment ends ([`crate::world::thread`]), and runs the
 //! interrupt handler's work: reaping a CQ ([`crate::nvme`]) and handing
 //! each completion to its thread.
 
@@ -254,7 +254,7 @@ impl World {
         let th = &mut self.threads[tid as usize];
         if defers {
             // DEFER_TASKRUN: on the ring's local list until the thread
-            // enters the kernel ([`crate::uring`]).
+            // enters the kernel ([`crate::world::uring`]).
             th.deferred.push_back(req);
         } else {
             th.ready.push_back(req);
