@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use jobs::Call;
+use marks::Call;
 use libc::iovec;
 use shm::{Cmd, Done};
 use wire::{Family, Kind};

@@ -6,7 +6,7 @@
 
 use std::ffi::c_int;
 
-use jobs::Call;
+use marks::Call;
 use libc::iovec;
 use wire::{Family, Kind};
 
