@@ -40,11 +40,12 @@ pub struct CoalesceArgs {
     #[arg(long, value_name = "NAME", requires = "trace", value_parser = trace_format)]
     pub format: Option<traces::Format>,
     /// How a trace's requests are marked, the first rule that matches
-    /// winning: WHAT=urgent|barrier|none, WHAT one of *, read, write, sync,
-    /// flush, comm=NAME, pid=N, size<=BYTES (default: reads, sync writes
-    /// and flushes Urgent, TOS Table 1's logic; other writes unmarked)
-    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = crate::coalesce_trace::MarkRule::parse)]
-    pub marks: Vec<crate::coalesce_trace::MarkRule>,
+    /// winning, in the marking rules' one syntax (as exec --mark):
+    /// '[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default',
+    /// OPS read, write, flush (default: reads, sync writes and flushes
+    /// Urgent, TOS Table 1's logic; other writes unmarked)
+    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = mark_rule)]
+    pub marks: Vec<marks::Rule>,
     /// The delay budget of an unmarked or Barrier completion (Urgent: none),
     /// for the oracle floor and the "budget" column
     #[arg(long, value_name = "TIME", default_value = "50us", requires = "trace", value_parser = crate::args::duration)]
@@ -56,6 +57,17 @@ pub struct CoalesceArgs {
     /// and an HTML page into this directory
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub report: Option<PathBuf>,
+}
+
+/// `--mark`: one rule, on the facts a block trace has.
+fn mark_rule(s: &str) -> Result<marks::Rule, String> {
+    let rule = marks::Rule::parse(s)?;
+    marks::Needs::check(
+        sim::coalesce::KNOWN,
+        "a block trace",
+        std::slice::from_ref(&rule),
+    )?;
+    Ok(rule)
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -124,7 +136,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
         } else {
             vec![args.policy.spec()]
         };
-        return crate::coalesce_trace::run(&crate::coalesce_trace::Job {
+        let table = sim::coalesce::run(&sim::coalesce::Job {
             trace,
             format: args.format,
             rules: args.marks.clone(),
@@ -132,7 +144,13 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             service: args.service,
             policies,
             report: args.report.clone(),
-        });
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        print!("{table}");
+        if let Some(dir) = &args.report {
+            println!("report: {}", dir.join("index.html").display());
+        }
+        return Ok(());
     }
     if args.policy.policy == "all" {
         if args.policy.has_parameters() || args.output.is_some() {

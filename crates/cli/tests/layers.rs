@@ -48,7 +48,7 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "sim",
         &[
-            "apps", "host", "jobs", "policy", "report", "service", "traces",
+            "apps", "host", "jobs", "marks", "policy", "report", "service", "traces",
         ],
     ),
     (
@@ -101,8 +101,9 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "policy", "preload",
-            "repro", "report", "service", "sim", "store", "sweep", "traces", "tune", "validate",
+            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "marks", "policy",
+            "preload", "repro", "report", "service", "sim", "store", "sweep", "traces", "tune",
+            "validate",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

@@ -21,6 +21,7 @@ pub mod bench;
 mod blk;
 mod block;
 pub mod calibrate;
+pub mod coalesce;
 mod cause;
 mod completion;
 mod cpu;
