@@ -190,7 +190,12 @@ fn bad_trace_input_is_one_line() {
             "--mark",
         ),
         (
-            vec!["--trace", bad.to_str().unwrap(), "--mark", "file=*.ibd => none"],
+            vec![
+                "--trace",
+                bad.to_str().unwrap(),
+                "--mark",
+                "file=*.ibd => none",
+            ],
             2,
             "a block trace has no 'file='",
         ),

@@ -145,7 +145,11 @@ fn mark_rules_come_after_the_flags_and_before_the_defaults() {
     // Table 1 would make both Urgent (a blocking pread/pwrite).
     assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::NONE);
     assert_eq!(j.marks(IoKind::Write, 0, 1), Marks::BARRIER);
-    assert_eq!(j.marks(IoKind::Fsync, 0, 1), Marks::URGENT, "no rule: Table 1");
+    assert_eq!(
+        j.marks(IoKind::Fsync, 0, 1),
+        Marks::URGENT,
+        "no rule: Table 1"
+    );
     // The application's flags win over every rule.
     let urgent = parse_str(&format!("{text}cint_flags=urgent\n"), "m.fio", &|_| None).unwrap();
     assert_eq!(urgent.jobs[0].marks(IoKind::Read, 0, 1), Marks::URGENT);
@@ -164,6 +168,9 @@ fn mark_rules_come_after_the_flags_and_before_the_defaults() {
     ] {
         let e = parse_str(&format!("[a]\n{bad}\n"), "m.fio", &|_| None).unwrap_err();
         let e = e.to_string();
-        assert!(e.starts_with("m.fio:2: option 'mark'") && e.contains(want), "{e}");
+        assert!(
+            e.starts_with("m.fio:2: option 'mark'") && e.contains(want),
+            "{e}"
+        );
     }
 }

@@ -8,7 +8,6 @@ use std::str::FromStr;
 
 use policy::Marks;
 
-
 /// Which kernel gives a request its marks when the application passes no
 /// flag: the paper's design or the kernel the authors measured with.
 ///

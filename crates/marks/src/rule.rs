@@ -414,25 +414,6 @@ fn shown(text: &str) -> String {
     out
 }
 
-/// The most bytes of rules `exec` hands the library: they travel in one
-/// environment variable, which Linux caps at MAX_ARG_STRLEN, 32 pages =
-/// 128 KiB (include/uapi/linux/binfmts.h); `execve` fails with E2BIG
-/// above it. Half of it, so that a program that passes its environment on
-/// with more in it is not refused either.
-pub const MAX_RULES_BYTES: usize = 64 * 1024;
-
-/// Refuses rules that would not fit in the environment (above).
-pub fn check_size(rules: &[Rule]) -> Result<(), String> {
-    let n: usize = rules.iter().map(|r| r.to_line().len() + 1).sum();
-    if n > MAX_RULES_BYTES {
-        return Err(format!(
-            "the marking rules take {n} bytes ({} rules); at most {MAX_RULES_BYTES} reach the program (its environment's limit)",
-            rules.len()
-        ));
-    }
-    Ok(())
-}
-
 /// A rules file's text (`--rules FILE`, a preset): one rule a line; blank
 /// lines and lines starting with `#` are skipped. An error names `name`,
 /// the line and what is wrong.
@@ -643,14 +624,6 @@ mod tests {
     }
 
     #[test]
-    fn rules_that_would_not_fit_the_environment_are_refused() {
-        let one = Rule::parse("write file=*.ibd => none").unwrap();
-        assert!(check_size(&vec![one.clone(); 100]).is_ok());
-        let e = check_size(&vec![one; 10_000]).unwrap_err();
-        assert!(e.contains("10000 rules"), "{e}");
-    }
-
-    #[test]
     fn a_long_bad_rule_is_shown_cut() {
         let long = "x".repeat(10_000);
         let e = Rule::parse(&long).unwrap_err();
@@ -683,7 +656,15 @@ mod tests {
             volume: true,
         };
         assert!(Needs::check(all, "x", &rules).is_ok());
-        let e = Needs::check(Needs { volume: false, ..all }, "exec", &rules).unwrap_err();
+        let e = Needs::check(
+            Needs {
+                volume: false,
+                ..all
+            },
+            "exec",
+            &rules,
+        )
+        .unwrap_err();
         assert!(e.contains("exec has no 'volume='"), "{e}");
     }
 }

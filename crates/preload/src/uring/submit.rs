@@ -7,8 +7,8 @@
 use std::ffi::c_int;
 use std::sync::atomic::Ordering::*;
 
-use marks::{Call, Sqe as Row};
 use libc::iovec;
+use marks::{Call, Sqe as Row};
 use shm::Cmd;
 use wire::{Family, Kind};
 

@@ -300,8 +300,14 @@ mod tests {
         assert_eq!(marks_of(&by_volume, &other), Marks::NONE, "Table 1");
         let mut flush = req(true, false);
         flush.flush = true;
-        assert_eq!(marks_of(&rules(&["flush => barrier"]), &flush), Marks::BARRIER);
-        assert_eq!(marks_of(&rules(&["write => default"]), &flush), Marks::URGENT);
+        assert_eq!(
+            marks_of(&rules(&["flush => barrier"]), &flush),
+            Marks::BARRIER
+        );
+        assert_eq!(
+            marks_of(&rules(&["write => default"]), &flush),
+            Marks::URGENT
+        );
     }
 
     #[test]
