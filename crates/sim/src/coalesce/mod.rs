@@ -30,6 +30,7 @@
 
 mod page;
 mod stream;
+mod stream_replay;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -43,6 +44,7 @@ use traces::Request;
 
 use page::{table, write_report};
 pub use stream::{Stream, BUFFERED, REORDER};
+pub use stream_replay::{compare_all, every_strategy, replay};
 
 /// The bucket of the interrupts-per-second series.
 const BUCKET: Nanos = 100 * MS;
