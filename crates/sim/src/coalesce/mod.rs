@@ -267,17 +267,8 @@ mod tests {
 
     fn req(write: bool, sync: bool) -> Request {
         Request {
-            issue_ns: 0,
-            complete_ns: None,
-            offset: 0,
-            bytes: 4096,
-            write,
-            discard: false,
-            sync,
-            flush: false,
-            pid: Some(7),
-            comm: Some("db".into()),
             device: Some("nvme0n1".into()),
+            ..stream::tests::req(0, None, write, sync)
         }
     }
 

@@ -121,11 +121,12 @@ impl Stream {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use policy::US;
 
-    fn req(issue: u64, done: Option<u64>, write: bool, sync: bool) -> Request {
+    /// A 4 KiB request of process 7, `db`, on no named volume.
+    pub(in crate::coalesce) fn req(issue: u64, done: Option<u64>, write: bool, sync: bool) -> Request {
         Request {
             issue_ns: issue,
             complete_ns: done,
