@@ -325,8 +325,6 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     for n in kernel_notes {
         eprintln!("note: {n}");
     }
-    let host = &a.host_settings.settings;
-    let polling = host.completion.unwrap_or_default();
     let route = if a.observe {
         None
     } else {
@@ -338,11 +336,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             Ok(r) => r,
             Err(e) => return usage("", &e),
         };
-        r.block = host
-            .block_scheduler
-            .as_ref()
-            .and_then(crate::run_cmd::ld_config);
-        r.polling = polling;
+        r.apply_host(&a.host_settings.settings);
         Some(r)
     };
     let opts = exec::Options {

@@ -114,24 +114,6 @@ impl From<DeliveryArg> for Delivery {
     }
 }
 
-/// The emulator's LD from `--block-scheduler`, parsed by the simulator's
-/// parser so that both front ends spell it alike.
-pub fn ld_config(s: &sim::BlockScheduler) -> Option<host::ld::LdConfig> {
-    match *s {
-        sim::BlockScheduler::None => None,
-        sim::BlockScheduler::Ld {
-            tokens,
-            split,
-            opportunistic,
-        } => Some(host::ld::LdConfig {
-            tokens,
-            split,
-            opportunistic,
-            ..host::ld::LdConfig::default()
-        }),
-    }
-}
-
 /// Boxed: a profile is large, and `Verb`'s variants should stay alike in
 /// size (clippy's large_enum_variant).
 pub fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
@@ -191,7 +173,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Some(p) => Some(BackendSpec::device((**p).clone(), args.seed)),
         None => args.backend.clone(),
     };
-    let config = EmuConfig {
+    let mut config = EmuConfig {
         backend,
         policy: spec,
         runtime: args.runtime,
@@ -201,18 +183,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         delivery: args.delivery.into(),
         irq_delivery: emu::IrqDelivery::parse(&args.irq_delivery).unwrap_or_default(),
         allow_device_write: args.allow_device_write,
-        block: args
-            .host_settings
-            .settings
-            .block_scheduler
-            .as_ref()
-            .and_then(ld_config),
-        completion: args.host_settings.settings.completion.unwrap_or_default(),
         boost: args.critical_boost.into(),
-        uring: args.host_settings.settings.uring,
         say: (!args.out.quiet).then_some(say as fn(&str)),
         ..EmuConfig::default()
     };
+    config.apply_host(&args.host_settings.settings);
     if !args.out.quiet {
         say_stand_in(&args.job_file, &file.jobs, &config);
     }

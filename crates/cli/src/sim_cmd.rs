@@ -7,7 +7,8 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use policy::PolicySpec;
 use report::RunReport;
-use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError};
+use service::with_device_defaults;
+use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
 
 use host::era::Kernel;
 

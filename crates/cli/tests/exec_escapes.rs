@@ -361,7 +361,22 @@ fn usage_errors_exit_2_in_one_line_with_a_hint_for_a_missing_dash_dash() {
 /// writes `$D/ready` once its traps are set.
 fn spawn_traps(dir: &Path, extra: &[&str], script: &str) -> std::process::Child {
     let err = std::fs::File::create(dir.join("stderr")).unwrap();
-    bin()
+    let mut c = bin();
+    // The signals a launcher may leave ignored (nohup, a script's `cmd &`,
+    // a CI runner): exec keeps an inherited ignore for the program, and a
+    // non-interactive shell cannot trap a signal ignored on entry (POSIX,
+    // "trap"), so the test gives exec the defaults a job-control shell
+    // gives a foreground job.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    };
+    c
         .current_dir(dir)
         // A process group of its own, as a job-control shell gives a job:
         // the kernel discards SIGTSTP sent to a process of an orphaned

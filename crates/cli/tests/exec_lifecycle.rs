@@ -59,14 +59,16 @@ impl Scratch {
     fn spawn(&self, extra: &[&str], program: &[&str]) -> Child {
         let err = std::fs::File::create(self.path("stderr")).unwrap();
         let mut c = bin();
-        // SIGINT as a shell leaves it for a foreground job: a launcher
-        // that ignores it (CI's) would have exec keep it ignored for the
-        // program (issue 38 item 5), and these tests send it.
+        // The terminating signals as a shell leaves them for a foreground
+        // job: a launcher that ignores one (CI's SIGINT, `nohup`'s SIGHUP)
+        // would have exec keep it ignored for the program (issue 38 item
+        // 5), and these tests send them.
         // SAFETY: in the forked child before exec: async-signal-safe calls.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(&mut c, || {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
                 Ok(())
             })
         };

@@ -66,10 +66,19 @@ const CRATES: &[(&str, &[&str])] = &[
     // (issue 38 item 1; `the_preload_library_carries_no_emulator`).
     ("preload", &["host", "marks", "policy", "shm", "wire"]),
     // Experiments over the front ends.
+    // One point (a front end, a device, a host, settings, a seed) run on
+    // the simulator or the emulator: the runner that repro, sweep and
+    // tune share (issue 39 item 2).
+    (
+        "point",
+        &[
+            "apps", "emu", "host", "jobs", "policy", "report", "service", "sim",
+        ],
+    ),
     (
         "repro",
         &[
-            "apps", "emu", "host", "jobs", "policy", "report", "sim", "store",
+            "apps", "emu", "host", "jobs", "point", "policy", "report", "service", "sim", "store",
         ],
     ),
     // Sweeps (issue 28): specs expanded into points, a resumable store,
@@ -77,13 +86,17 @@ const CRATES: &[(&str, &[&str])] = &[
     // traces as workloads; simulator and emulator points.
     (
         "sweep",
-        &["apps", "emu", "jobs", "policy", "report", "sim", "store"],
+        &[
+            "apps", "emu", "jobs", "point", "policy", "report", "service", "sim", "store",
+        ],
     ),
     // TOS 5.2's tuning; its candidates are a sweep's settings, their
     // fronts sweep's (issue 36 item 7).
     (
         "tune",
-        &["emu", "jobs", "policy", "report", "sim", "store", "sweep"],
+        &[
+            "emu", "jobs", "point", "policy", "report", "sim", "store", "sweep",
+        ],
     ),
     // `calibrate --host` (issue 37 item 4): the running machine's host
     // costs measured and written as a profile the simulator loads.

@@ -94,6 +94,24 @@ impl Default for EmuConfig {
     }
 }
 
+impl EmuConfig {
+    /// The host mechanisms a run sets (`host::mechanism`, the rows whose
+    /// front ends include `run`) over this configuration's: the one place
+    /// the emulator reads them, for `run`, `tune`, `sweep` and
+    /// `reproduce` alike (issue 39 item 2).
+    pub fn apply_host(&mut self, s: &host::mechanism::Settings) {
+        if let Some(b) = &s.block_scheduler {
+            self.block = b.ld();
+        }
+        if let Some(c) = s.completion {
+            self.completion = c;
+        }
+        if let Some(u) = s.uring {
+            self.uring = Some(u);
+        }
+    }
+}
+
 /// FastResponse's critical wake-up boost: `wire`'s (issue 38 item 1), which
 /// the preload library's threads take too.
 pub use wire::sys::Boost;

@@ -112,6 +112,18 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 impl RouteOptions {
+    /// The host mechanisms `exec` applies (`host::mechanism`'s rows for
+    /// `exec`: the block-layer scheduler and the completion mode) over
+    /// these options: the one place `exec` reads them.
+    pub fn apply_host(&mut self, s: &host::mechanism::Settings) {
+        if let Some(b) = &s.block_scheduler {
+            self.block = b.ld();
+        }
+        if let Some(c) = s.completion {
+            self.polling = c;
+        }
+    }
+
     /// The device on the highest allowed CPU (or `device_cpu`), the target
     /// core the lowest other one (the program runs on all the others; on
     /// this 2-vCPU VM, the device on CPU 1 and the program on CPU 0).

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 use crate::cfs::{BoostRule, Rule};
 use crate::era::{self, Era, Kernel};
 use crate::fsync::FsyncConfig;
-use crate::ld::{DEFAULT_SPLIT, DEFAULT_TOKENS};
+use crate::ld::{LdConfig, DEFAULT_SPLIT, DEFAULT_TOKENS};
 use crate::poll::{HybridSleep, Mode};
 use crate::uring;
 
@@ -47,6 +47,25 @@ impl BlockScheduler {
         split: DEFAULT_SPLIT,
         opportunistic: false,
     };
+
+    /// The LD the emulator's driver runs (`run`, `exec`), on one hardware
+    /// queue as [`LdConfig::default`]; `None` for no scheduler. One
+    /// reading, so that every front end spells `--block-scheduler` alike.
+    pub fn ld(&self) -> Option<LdConfig> {
+        match *self {
+            BlockScheduler::None => None,
+            BlockScheduler::Ld {
+                tokens,
+                split,
+                opportunistic,
+            } => Some(LdConfig {
+                tokens,
+                split,
+                opportunistic,
+                ..LdConfig::default()
+            }),
+        }
+    }
 }
 
 impl fmt::Display for BlockScheduler {

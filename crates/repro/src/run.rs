@@ -354,25 +354,47 @@ impl Task<'_> {
         }
     }
 
-    /// The simulator's configuration of this run: its host profile with
-    /// the run's host settings, its policy and seed, the plan's runtime or
-    /// the run's own least.
-    fn sim_config(
+    /// This run as a point of the one runner (`point`): on the simulator,
+    /// its host profile with the run's host settings and idle states, the
+    /// plan's runtime or the run's own least; on the emulator, the
+    /// device's model behind the controller for the plan's runtime, with
+    /// the run's host settings (an emulated run has none but io_uring's
+    /// wait: `RunSpec::emulated`).
+    fn point(
         &self,
         plan: &Plan,
         device: sim::DeviceProfile,
-    ) -> Result<sim::SimConfig, String> {
-        let mut host = sim::HostProfile::load(self.run.host).map_err(|err| err.to_string())?;
-        host.apply(&self.run.host_settings);
-        if let Some(idle) = &self.run.idle {
-            host.apply_idle(idle);
-        }
-        Ok(sim::SimConfig {
-            device,
-            host,
+        jobs: &[jobs::Job],
+    ) -> Result<point::Point, String> {
+        let mut settings = point::Settings {
             policy: self.run.policy.clone(),
+            host: self.run.host_settings.clone(),
+            idle: self.run.idle.clone(),
+        };
+        let (front, runtime) = match self.mode {
+            Mode::Sim => {
+                let host = sim::HostProfile::load(self.run.host).map_err(|err| err.to_string())?;
+                let runtime = plan.sim_runtime.max(self.run.min_runtime.unwrap_or(0));
+                (point::Front::Sim { device, host }, runtime)
+            }
+            Mode::Emu => {
+                // io_uring jobs wait as the run says, min-complete (the
+                // emulator's own) unless a host strategy is set: named, so
+                // that their wake-ups are reported (`run --uring`).
+                if jobs.iter().any(|j| j.ioengine == jobs::Engine::IoUring) {
+                    settings.host.uring = settings
+                        .host
+                        .uring
+                        .or(Some(host::uring::Strategy::MinComplete));
+                }
+                (point::Front::emu_on(device), plan.emu_runtime)
+            }
+        };
+        Ok(point::Point {
+            front,
+            settings,
             seed: self.seed,
-            runtime: Some(plan.sim_runtime.max(self.run.min_runtime.unwrap_or(0))),
+            runtime: Some(runtime),
         })
     }
 }
@@ -424,39 +446,17 @@ fn one(
         }
     }
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
-    let report = match t.mode {
-        Mode::Sim => {
-            let config = t.sim_config(plan, device).map_err(fail)?;
+    let at = t.point(plan, device, &jobs).map_err(fail)?;
+    let run = || at.run(point::Workload::Jobs(&jobs));
+    let report = match at.sim_config() {
+        Some(config) => {
             let inputs = store::fingerprint(&(&jobs, &config));
-            let run = || sim::simulate(&jobs, &config, &mut |_, _| {});
             let Some(report) = kept(t, &config, inputs, keep, run)? else {
                 return Ok(None);
             };
             report
         }
-        Mode::Emu => {
-            // The profile's own device, as the simulator's (issue 26 item
-            // 1: no stand-in), its draws seeded by the run's seed.
-            let backend = emu::backend::BackendSpec::device(device.clone(), t.seed);
-            let config = emu::EmuConfig {
-                backend: Some(backend),
-                // The emulator has no profile; the device's tuned delta and
-                // thr come from the same place as the simulator's.
-                policy: sim::with_device_defaults(t.run.policy.clone(), &device),
-                runtime: Some(plan.emu_runtime),
-                seed: t.seed,
-                // io_uring jobs wait as the run says, min-complete (the
-                // emulator's own) unless a host strategy is set: named, so
-                // that their wake-ups are reported (`run --uring`).
-                uring: t.run.host_settings.uring.or_else(|| {
-                    jobs.iter()
-                        .any(|j| j.ioengine == jobs::Engine::IoUring)
-                        .then_some(host::uring::Strategy::MinComplete)
-                }),
-                ..emu::EmuConfig::default()
-            };
-            emu::run(&jobs, &config).map_err(|err| fail(err.to_string()))?
-        }
+        None => run().map_err(|err| fail(err.to_string()))?,
     };
     Ok(Some(Outcome {
         experiment: e.id,
@@ -494,7 +494,7 @@ fn kept<E: std::fmt::Display>(
     };
     // The policy the simulator ran (`sim` fills in the device's tuned
     // delta and thr): a report read back takes its policy from it.
-    let policy = sim::with_device_defaults(config.policy.clone(), &config.device);
+    let policy = service::with_device_defaults(config.policy.clone(), &config.device);
     let resolved = serde_json::json!({
         "experiment": "reproduce",
         "inputs": inputs,
@@ -560,14 +560,14 @@ fn one_app(
     let origin = format!("{}/{}.toml", e.id, workload.name);
     let text = crate::appwork::with_overrides(workload.text, &t.run.fio_args).map_err(fail)?;
     let file = apps::file::AppFile::parse(&text, &origin).map_err(|err| fail(err.to_string()))?;
-    let threads = file.threads(t.seed).map_err(|err| fail(err.to_string()))?;
-    let mut again = || file.threads(t.seed).map_err(|err| err.to_string());
     let device = sim::DeviceProfile::load(t.run.device).map_err(|err| fail(err.to_string()))?;
-    let config = t.sim_config(plan, device).map_err(fail)?;
+    let at = t.point(plan, device, &[]).map_err(fail)?;
+    let config = at
+        .sim_config()
+        .ok_or_else(|| fail("an application model runs in the simulator only".into()))?;
     // The file with its overrides and the seed make the threads.
     let inputs = store::fingerprint(&(&text, &origin, &config));
-    let run =
-        || sim::simulate_app_with(threads, &mut again, &config, &mut |_, _| {}).map(|(r, _)| r);
+    let run = || at.run(point::Workload::App(&file));
     let Some(report) = kept(t, &config, inputs, keep, run)? else {
         return Ok(None);
     };

@@ -11,6 +11,8 @@
 //! the device's completions as events, the emulator reports them when its
 //! real clock passes them. Times are `u64` nanoseconds.
 
+/// A device's tuned delta and thr as strategy defaults (TOS 5.2).
+pub mod defaults;
 pub mod device;
 pub mod draw;
 /// A device's timing fitted from a block trace (issue 27 item 6).
@@ -20,6 +22,7 @@ pub mod limits;
 pub mod profile;
 pub mod toml_file;
 
+pub use defaults::with_device_defaults;
 pub use device::{Command, Device, Started};
 pub use draw::{duration, Distribution, Sampler, ServiceTime};
 pub use gate::{ceil, per_byte, round, spacing, Gate, BUCKET_BYTES};

@@ -9,9 +9,10 @@ use std::time::Instant;
 use policy::{Nanos, PolicySpec};
 use report::human::count;
 use serde_json::json;
+use service::with_device_defaults;
 
 use crate::SimError;
-use crate::{simulate_audited, with_device_defaults, DeviceProfile, HostProfile, SimConfig};
+use crate::{simulate_audited, DeviceProfile, HostProfile, SimConfig};
 
 /// The paper's mixed workload (TOS Fig. 10): a blocking reader beside a
 /// libaio batch reader on one core, so the run exercises Urgent, Barrier and

@@ -60,7 +60,6 @@ pub use profile::{
     ServiceTime,
 };
 pub use run::{
-    simulate, simulate_app, simulate_app_with, simulate_audited, with_device_defaults, SimConfig,
-    RECORDS_ENV,
+    simulate, simulate_app, simulate_app_with, simulate_audited, SimConfig, RECORDS_ENV,
 };
 pub use world::Audit;

@@ -49,7 +49,7 @@ pub fn simulate_audited(
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
-    let spec = with_device_defaults(config.policy.clone(), &config.device);
+    let spec = service::with_device_defaults(config.policy.clone(), &config.device);
     let keep = keep_records();
     let mut world = run_jobs(jobs, config, &spec, keep, None, progress)?;
     if let Some(cuts) = world.path.tail_cuts() {
@@ -203,7 +203,7 @@ fn app_run(
             "an application run needs a runtime (a model need not end on its own)".into(),
         ));
     };
-    let spec = with_device_defaults(config.policy.clone(), &config.device);
+    let spec = service::with_device_defaults(config.policy.clone(), &config.device);
     let mut world = run_threads(threads, config, &spec, runtime, keep, None, progress)?;
     if let (Some(cuts), Some(again)) = (world.path.tail_cuts(), again) {
         // As for a job file's run (simulate_audited).
@@ -303,31 +303,6 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
             human(crate::limits::MAX_SERVICE)
         ));
     }
-}
-
-/// The strategies built on adaptive coalescing, whose delta and thr TOS 5.2
-/// tunes per device. The NVMe strategies' threshold is a different setting
-/// (the paper keeps it at 32 for both devices), so it is left alone.
-const DEVICE_TUNED: &[&str] = &["adaptive", "cint", "dynamic"];
-
-/// `spec` with the device's tuned delta and thr wherever the user gave none
-/// and the strategy takes them (dynamic computes its own delta, so it gets
-/// only thr).
-pub fn with_device_defaults(mut spec: PolicySpec, device: &DeviceProfile) -> PolicySpec {
-    if !DEVICE_TUNED.contains(&spec.name.as_str()) {
-        return spec;
-    }
-    let Some(strategy) = catalogue::strategy(&spec.name) else {
-        return spec;
-    };
-    let takes = |option: &str| strategy.takes(option);
-    if spec.delta.is_none() && takes("delta") {
-        spec.delta = Some(device.default_delta);
-    }
-    if spec.thr.is_none() && takes("thr") {
-        spec.thr = Some(device.default_thr);
-    }
-    spec
 }
 
 fn build(jobs: &[Job], config: &SimConfig, spec: &PolicySpec) -> Result<World, SimError> {

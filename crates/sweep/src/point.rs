@@ -62,7 +62,7 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
                     for &seed in &spec.seeds {
                         for s in &spec.strategies {
                             for variant in s.variants() {
-                                let policy = sim::with_device_defaults(variant, d);
+                                let policy = service::with_device_defaults(variant, d);
                                 let at = Coordinates {
                                     workload: wi,
                                     device: di,

@@ -117,57 +117,43 @@ pub fn run(
     Ok(counts)
 }
 
-/// One point's run; `Err` is why it failed, one line.
+/// One point's run on the one runner (`point`); `Err` is why it failed,
+/// one line, naming the workload.
 fn run_point(spec: &Spec, p: &Point) -> Result<Results, String> {
-    match p.mode {
-        Mode::Sim => {
-            let w = &spec.workloads[p.workload];
-            let config = sim::SimConfig {
-                device: spec.devices[p.device].clone(),
-                host: spec.hosts[p.host].clone(),
-                policy: p.policy.clone(),
-                seed: p.seed,
-                runtime: Some(spec.runtime),
-            };
-            let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", w.shown);
-            let report = match &w.kind {
-                WorkloadKind::Jobs(jobs) => {
-                    sim::simulate(jobs, &config, &mut |_, _| {}).map_err(|e| failed(&e))?
-                }
-                WorkloadKind::App(app) => {
-                    let threads = app.threads(p.seed).map_err(|e| failed(&e))?;
-                    let mut again = || app.threads(p.seed).map_err(|e| e.to_string());
-                    sim::simulate_app_with(threads, &mut again, &config, &mut |_, _| {})
-                        .map_err(|e| failed(&e))?
-                        .0
-                }
-                WorkloadKind::Trace { ios, replay } => {
-                    sim::replay::simulate_trace(ios.clone(), *replay, &config, &mut |_, _| {})
-                        .map_err(|e| failed(&e))?
-                        .0
-                }
-            };
-            Ok(Results::of(&report))
-        }
-        Mode::Emu => {
-            let w = &spec.workloads[p.workload];
-            let WorkloadKind::Jobs(jobs) = &w.kind else {
-                return Err(format!("{}: emu runs fio job files only", w.shown));
-            };
-            let config = emu::EmuConfig {
-                backend: Some(match &spec.emu_backend {
-                    Some((_, backend)) => backend.clone(),
-                    None => {
-                        emu::backend::BackendSpec::device(spec.devices[p.device].clone(), p.seed)
-                    }
-                }),
-                policy: p.policy.clone(),
-                runtime: Some(spec.runtime),
-                seed: p.seed,
-                ..emu::EmuConfig::default()
-            };
-            let report = emu::run(jobs, &config).map_err(|e| format!("{}: {e}", w.shown))?;
-            Ok(Results::of(&report))
-        }
-    }
+    let w = &spec.workloads[p.workload];
+    let device = spec.devices[p.device].clone();
+    let front = match p.mode {
+        Mode::Sim => ::point::Front::Sim {
+            device,
+            host: spec.hosts[p.host].clone(),
+        },
+        // On the spec's backend, or the device's model behind the
+        // emulated controller.
+        Mode::Emu => match &spec.emu_backend {
+            Some((_, backend)) => ::point::Front::Emu {
+                device: None,
+                base: emu::EmuConfig {
+                    backend: Some(backend.clone()),
+                    ..emu::EmuConfig::default()
+                },
+            },
+            None => ::point::Front::emu_on(device),
+        },
+    };
+    let at = ::point::Point {
+        front,
+        settings: ::point::Settings::policy(p.policy.clone()),
+        seed: p.seed,
+        runtime: Some(spec.runtime),
+    };
+    let workload = match &w.kind {
+        WorkloadKind::Jobs(jobs) => ::point::Workload::Jobs(jobs),
+        WorkloadKind::App(app) => ::point::Workload::App(app),
+        WorkloadKind::Trace { ios, replay } => ::point::Workload::Trace {
+            ios,
+            replay: *replay,
+        },
+    };
+    let report = at.run(workload).map_err(|e| format!("{}: {e}", w.shown))?;
+    Ok(Results::of(&report))
 }

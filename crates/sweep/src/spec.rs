@@ -64,28 +64,15 @@ pub enum SpecError {
     },
 }
 
-/// Where the points run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Mode {
-    /// The simulator, on the host profiles (points in parallel).
-    Sim,
-    /// The emulator on this machine (`cinterrupts run --device`): the
-    /// device profile's model behind the emulated controller, this
-    /// machine's cores, scheduler and interrupts. Its device thread spins
-    /// on a CPU of its own, so emulator points run one at a time, one task
-    /// a node (`sweep slurm`'s `--exclusive`), and the host profiles do not
-    /// apply: the machine is the host.
-    Emu,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Sim => "sim",
-            Mode::Emu => "emu",
-        }
-    }
-}
+/// Where the points run: `sim`, the simulator on the host profiles
+/// (points in parallel), or `emu`, the emulator on this machine (`cinterrupts
+/// run --device`): the device profile's model behind the emulated
+/// controller, this machine's cores, scheduler and interrupts. Its device
+/// thread spins on a CPU of its own, so emulator points run one at a time,
+/// one task a node (`sweep slurm`'s `--exclusive`), and the host profiles
+/// do not apply: the machine is the host. The one runner's front end name
+/// (`point::Mode`, the reports' own).
+pub use ::point::Mode;
 
 /// One workload of the spec, loaded: a fio job file, an application file
 /// or a block trace.
@@ -470,7 +457,7 @@ impl Spec {
         for (i, (strategy, s)) in strategies.iter().zip(raw.strategies.get_ref()).enumerate() {
             for variant in strategy.variants() {
                 for d in &devices {
-                    let resolved = sim::with_device_defaults(variant.clone(), d);
+                    let resolved = service::with_device_defaults(variant.clone(), d);
                     policy::catalogue::build(&resolved)
                         .map_err(|e| bad(s.span(), &format!("strategies[{i}]"), e.to_string()))?;
                 }

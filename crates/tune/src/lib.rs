@@ -36,7 +36,7 @@ use policy::{Nanos, PolicySpec};
 use rayon::prelude::*;
 use report::{Gaps, RunReport};
 use serde::{Deserialize, Serialize};
-use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
+use sim::{DeviceProfile, HostProfile, SimError};
 use sweep::front::{Front, Setting};
 
 pub use recommend::{Budget, Objective};
@@ -89,6 +89,34 @@ impl Target {
         match self {
             Target::Sim { .. } => "sim",
             Target::Emu(_) => "emu",
+        }
+    }
+
+    /// A run of the tuning as a point of the one runner (`point`): this
+    /// target under `policy`, every job `runtime` long (`None`: the job
+    /// file's, or the emulator configuration's).
+    pub fn point(&self, policy: PolicySpec, runtime: Option<Nanos>) -> point::Point {
+        let (front, seed) = match self {
+            Target::Sim { device, host, seed } => (
+                point::Front::Sim {
+                    device: device.clone(),
+                    host: host.clone(),
+                },
+                *seed,
+            ),
+            Target::Emu(base) => (
+                point::Front::Emu {
+                    device: None,
+                    base: base.clone(),
+                },
+                base.seed,
+            ),
+        };
+        point::Point {
+            front,
+            settings: point::Settings::policy(policy),
+            seed,
+            runtime,
         }
     }
 }
@@ -378,6 +406,18 @@ fn assemble(cfg: &TuneConfig, gaps: Gaps, baseline: Point, candidates: Vec<Point
     }
 }
 
+/// A run's failure as the front end said it, so that the caller can name
+/// the job file's line (a job's error) as `sim` and `run` do.
+impl From<point::PointError> for TuneError {
+    fn from(e: point::PointError) -> TuneError {
+        match e {
+            point::PointError::Sim(e) => TuneError::Sim(e),
+            point::PointError::Emu(e) => TuneError::Emu(e),
+            other => TuneError::Config(other.to_string()),
+        }
+    }
+}
+
 fn check(cfg: &TuneConfig) -> Result<(), TuneError> {
     if !(cfg.percentile > 0.0 && cfg.percentile <= 100.0) {
         return Err(TuneError::Config(format!(
@@ -418,26 +458,10 @@ fn check(cfg: &TuneConfig) -> Result<(), TuneError> {
 }
 
 fn run_one(jobs: &[Job], cfg: &TuneConfig, policy: PolicySpec) -> Result<RunReport, TuneError> {
-    match &cfg.target {
-        Target::Sim { device, host, seed } => {
-            let config = SimConfig {
-                device: device.clone(),
-                host: host.clone(),
-                policy,
-                seed: *seed,
-                runtime: cfg.runtime,
-            };
-            Ok(sim::simulate(jobs, &config, &mut |_, _| {})?)
-        }
-        Target::Emu(base) => {
-            let config = EmuConfig {
-                policy,
-                runtime: cfg.runtime.or(base.runtime),
-                ..base.clone()
-            };
-            Ok(emu::run(jobs, &config)?)
-        }
-    }
+    Ok(cfg
+        .target
+        .point(policy, cfg.runtime)
+        .run(point::Workload::Jobs(jobs))?)
 }
 
 impl Tuning {

@@ -2,7 +2,7 @@
 //! strategies that take them, and only for those.
 
 use policy::PolicySpec;
-use sim::{with_device_defaults, DeviceProfile};
+use service::{with_device_defaults, DeviceProfile};
 
 fn device(name: &str) -> DeviceProfile {
     DeviceProfile::load(name).unwrap()
