@@ -126,7 +126,12 @@ pub(super) mod tests {
     use policy::US;
 
     /// A 4 KiB request of process 7, `db`, on no named volume.
-    pub(in crate::coalesce) fn req(issue: u64, done: Option<u64>, write: bool, sync: bool) -> Request {
+    pub(in crate::coalesce) fn req(
+        issue: u64,
+        done: Option<u64>,
+        write: bool,
+        sync: bool,
+    ) -> Request {
         Request {
             issue_ns: issue,
             complete_ns: done,
