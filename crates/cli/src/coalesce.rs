@@ -1,9 +1,7 @@
-//! `cinterrupts coalesce`: replays a recorded completion stream through a
-//! strategy and prints the interrupts it would raise (`policy::stream`).
-//!
-//! The stream is read and replayed row by row, never held: a stream of any
-//! length takes the same memory, and from a live pipe the interrupts come
-//! out as the rows come in. An `--output` file is still whole or nothing.
+//! `cinterrupts coalesce`: its options wired to `sim::coalesce` (a
+//! completion stream replayed through a strategy, or a block trace through
+//! every strategy beside the oracle floor). An `--output` file is whole or
+//! nothing.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -11,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use policy::stream::{comparison_table, Reader, Replayer, StreamError};
-use policy::PolicySpec;
+use policy::stream::StreamError;
 use report::file::AtomicFile;
 
 use crate::args::PolicyArgs;
@@ -40,11 +37,12 @@ pub struct CoalesceArgs {
     #[arg(long, value_name = "NAME", requires = "trace", value_parser = trace_format)]
     pub format: Option<traces::Format>,
     /// How a trace's requests are marked, the first rule that matches
-    /// winning: WHAT=urgent|barrier|none, WHAT one of *, read, write, sync,
-    /// flush, comm=NAME, pid=N, size<=BYTES (default: reads, sync writes
-    /// and flushes Urgent, TOS Table 1's logic; other writes unmarked)
-    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = crate::coalesce_trace::MarkRule::parse)]
-    pub marks: Vec<crate::coalesce_trace::MarkRule>,
+    /// winning, in the marking rules' one syntax (as exec --mark):
+    /// '[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default',
+    /// OPS read, write, flush (default: reads, sync writes and flushes
+    /// Urgent, TOS Table 1's logic; other writes unmarked)
+    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = mark_rule)]
+    pub marks: Vec<marks::Rule>,
     /// The delay budget of an unmarked or Barrier completion (Urgent: none),
     /// for the oracle floor and the "budget" column
     #[arg(long, value_name = "TIME", default_value = "50us", requires = "trace", value_parser = crate::args::duration)]
@@ -56,6 +54,17 @@ pub struct CoalesceArgs {
     /// and an HTML page into this directory
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub report: Option<PathBuf>,
+}
+
+/// `--mark`: one rule, on the facts a block trace has.
+fn mark_rule(s: &str) -> Result<marks::Rule, String> {
+    let rule = marks::Rule::parse(s)?;
+    marks::Needs::check(
+        sim::coalesce::KNOWN,
+        "a block trace",
+        std::slice::from_ref(&rule),
+    )?;
+    Ok(rule)
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -117,14 +126,11 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             if args.policy.has_parameters() {
                 bail!("--policy all compares every strategy on its defaults; it takes no strategy options");
             }
-            policy::catalogue::STRATEGIES
-                .iter()
-                .map(|s| PolicySpec::named(s.name))
-                .collect()
+            sim::coalesce::every_strategy()
         } else {
             vec![args.policy.spec()]
         };
-        return crate::coalesce_trace::run(&crate::coalesce_trace::Job {
+        let table = sim::coalesce::run(&sim::coalesce::Job {
             trace,
             format: args.format,
             rules: args.marks.clone(),
@@ -132,7 +138,13 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             service: args.service,
             policies,
             report: args.report.clone(),
-        });
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        print!("{table}");
+        if let Some(dir) = &args.report {
+            println!("report: {}", dir.join("index.html").display());
+        }
+        return Ok(());
     }
     if args.policy.policy == "all" {
         if args.policy.has_parameters() || args.output.is_some() {
@@ -153,19 +165,8 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
         None => None,
     };
     let (input, origin) = open_input(args.input.as_ref())?;
-    let mut replayer = Replayer::new(&args.policy.spec(), &origin, sink)?;
-    let mut reader = Reader::new(input, &origin);
-    loop {
-        // On a live pipe, what is known is shown before waiting for more.
-        if reader.get_ref().buffer().is_empty() {
-            replayer.flush_csv().map_err(|e| stream_error(e, output))?;
-        }
-        let Some(row) = reader.next_row()? else {
-            break;
-        };
-        replayer.feed(&row).map_err(|e| stream_error(e, output))?;
-    }
-    let (outcome, sink) = replayer.finish().map_err(|e| stream_error(e, output))?;
+    let (outcome, sink) = sim::coalesce::replay(input, &origin, &args.policy.spec(), sink)
+        .map_err(|e| stream_error(e, output))?;
     if let (Some(Sink::File(f)), Some(path)) = (sink, output) {
         f.commit()
             .with_context(|| format!("{}: cannot write", path.display()))?;
@@ -179,20 +180,6 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
 /// Every strategy on its defaults over the one stream, read once.
 fn compare_all(args: &CoalesceArgs) -> Result<()> {
     let (input, origin) = open_input(args.input.as_ref())?;
-    let mut replayers = policy::catalogue::STRATEGIES
-        .iter()
-        .map(|s| Replayer::<io::Sink>::new(&PolicySpec::named(s.name), &origin, None))
-        .collect::<Result<Vec<_>, _>>()?;
-    for row in Reader::new(input, &origin) {
-        let row = row?;
-        for r in &mut replayers {
-            r.feed(&row)?;
-        }
-    }
-    let mut outcomes = Vec::new();
-    for r in replayers {
-        outcomes.push(r.finish()?.0);
-    }
-    print!("{}", comparison_table(&outcomes));
+    print!("{}", sim::coalesce::compare_all(input, &origin)?);
     Ok(())
 }

@@ -308,7 +308,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         Ok(2)
     };
     let rules = a.marking_rules();
-    if let Err(e) = exec::marks::check_size(&rules) {
+    if let Err(e) = exec::marks::check(&rules) {
         return usage("marking rules", &e);
     }
     let mut critical = a.critical_thread.clone();

@@ -7,7 +7,6 @@ mod bench_exec;
 mod calibrate_cmd;
 mod capture_cmd;
 mod coalesce;
-mod coalesce_trace;
 mod exec_cmd;
 mod host_args;
 mod jobs_cmd;

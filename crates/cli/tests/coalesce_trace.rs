@@ -137,7 +137,7 @@ fn a_capture_goes_through_with_rules_and_a_report() {
     let out = bin()
         .args(["coalesce", "--policy", "all", "--trace"])
         .arg(&cap)
-        .args(["--mark", "comm=fio=none", "--budget", "30us", "--report"])
+        .args(["--mark", "comm=fio => none", "--budget", "30us", "--report"])
         .arg(&report)
         .output()
         .unwrap();
@@ -179,9 +179,25 @@ fn bad_trace_input_is_one_line() {
             "'nope' is not one of",
         ),
         (
-            vec!["--trace", bad.to_str().unwrap(), "--mark", "read=soon"],
+            vec!["--trace", bad.to_str().unwrap(), "--mark", "read => soon"],
             2,
-            "'soon' is not urgent",
+            "invalid mark 'soon'",
+        ),
+        // The old `WHAT=MARK` spelling (issue 39: one rule syntax).
+        (
+            vec!["--trace", bad.to_str().unwrap(), "--mark", "read=none"],
+            2,
+            "--mark",
+        ),
+        (
+            vec![
+                "--trace",
+                bad.to_str().unwrap(),
+                "--mark",
+                "file=*.ibd => none",
+            ],
+            2,
+            "a block trace has no 'file='",
         ),
         (
             vec!["--trace", "/nonexistent.trace"],

@@ -26,15 +26,18 @@ use std::path::{Path, PathBuf};
 const CRATES: &[(&str, &[&str])] = &[
     // Foundations: pure models, no I/O of their own.
     ("policy", &[]),
+    // The one marking engine (issue 39 item 1): Table 1's defaults, fio's
+    // job-level marks, the rules and presets, for jobs, exec and traces.
+    ("marks", &["policy"]),
     ("shm", &[]),
     // Trace readers: parsing only (issue 27).
     ("traces", &[]),
-    ("jobs", &["policy"]),
+    ("jobs", &["marks", "policy"]),
     ("host", &["policy"]),
     // What exec and the preload library share (issue 38 item 1): the
     // configuration, marking rules, counters and record, the scheduling
     // and timer calls of the program's threads (emu's job threads too).
-    ("wire", &["host", "jobs", "policy", "shm"]),
+    ("wire", &["host", "marks", "policy", "shm"]),
     ("report", &["policy"]),
     // Results kept by key for the experiments (issue 28): canonical keys,
     // a directory of result files, shards.
@@ -45,7 +48,7 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "sim",
         &[
-            "apps", "host", "jobs", "policy", "report", "service", "traces",
+            "apps", "host", "jobs", "marks", "policy", "report", "service", "traces",
         ],
     ),
     (
@@ -61,7 +64,7 @@ const CRATES: &[(&str, &[&str])] = &[
     // The preload library: a cdylib loaded into the program under `exec`.
     // It takes what it shares with exec from `wire`, never emu or exec
     // (issue 38 item 1; `the_preload_library_carries_no_emulator`).
-    ("preload", &["host", "jobs", "policy", "shm", "wire"]),
+    ("preload", &["host", "marks", "policy", "shm", "wire"]),
     // Experiments over the front ends.
     // One point (a front end, a device, a host, settings, a seed) run on
     // the simulator or the emulator: the runner that repro, sweep and
@@ -112,8 +115,9 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "policy", "preload",
-            "repro", "report", "service", "sim", "store", "sweep", "traces", "tune", "validate",
+            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "marks", "policy",
+            "preload", "repro", "report", "service", "sim", "store", "sweep", "traces", "tune",
+            "validate",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),
@@ -123,12 +127,10 @@ const CRATES: &[(&str, &[&str])] = &[
 /// crate's set of modules that may still import each other in a circle.
 /// A new cycle, or a module joining one of these, fails; so does an entry
 /// that no longer matches (shrink it when the circle shrinks).
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    // Found by this test when it was written (issue 26 item 5); not yet
-    // anyone's work. Each is two or a few modules sharing types both ways.
-    // `jobs::marks` takes `Job`, `Job` holds `marks::DefaultMarks`.
-    ("jobs", &["job", "marks"]),
-];
+/// Empty since issue 39 item 6 (the last two, jobs' `job` <-> `marks`
+/// and repro's `app` <-> `xval`, were broken there); a cycle found later
+/// is listed here with why it is not yet anyone's work.
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[];
 
 /// The preload library's layers, bottom first (issue 38 item 1; its
 /// `lib.rs` says what each holds): a module uses only modules of lower

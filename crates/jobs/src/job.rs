@@ -294,31 +294,9 @@ impl fmt::Display for RateProcess {
     }
 }
 
-/// Our per-job override of the marks the application controls (TOS 4.1.2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum CintFlags {
-    /// Kernel defaults (TOS Table 1), plus fio's `barrier` option.
-    #[default]
-    Default,
-    /// Every request carries RWF_URGENT.
-    Urgent,
-    /// Every request carries RWF_BARRIER.
-    Barrier,
-    /// Every request carries RWF_URGENT|RWF_BARRIER: explicitly unmarked.
-    None,
-}
-
-impl CintFlags {
-    pub fn parse(s: &str) -> Option<CintFlags> {
-        Some(match s {
-            "default" => CintFlags::Default,
-            "urgent" => CintFlags::Urgent,
-            "barrier" => CintFlags::Barrier,
-            "none" => CintFlags::None,
-            _ => return None,
-        })
-    }
-}
+/// Our per-job override of the marks the application controls (TOS
+/// 4.1.2), defined with the marks it gives (`marks::fio`).
+pub use marks::CintFlags;
 
 /// One job (one clone after `numjobs`), with every option merged from the
 /// `[global]` sections before it and its own section.
@@ -446,7 +424,12 @@ pub struct Job {
     pub barrier: bool,
     pub cint_flags: CintFlags,
     /// Ours: which kernel's default marks apply (`default_marks=`).
-    pub default_marks: crate::marks::DefaultMarks,
+    pub default_marks: marks::DefaultMarks,
+    /// Ours: marking rules (`mark=RULE`, one a line, in order; the syntax
+    /// is the `marks` crate's, as `exec --mark` and `coalesce --mark`
+    /// take it). They stand for the application's own patches, after its
+    /// flags (`cint_flags`, `barrier`) and before the kernel's defaults.
+    pub mark: Vec<marks::Rule>,
     /// Ours, not fio's (`critical=1`, or bare `critical`): the job is
     /// latency-sensitive, FastResponse's criticality tag (Gyawali et al.,
     /// Sec. 3.2: a per-thread flag, `REQ_CRITICAL` on each request it
@@ -566,7 +549,8 @@ impl Default for Job {
             do_verify: true,
             barrier: false,
             cint_flags: CintFlags::Default,
-            default_marks: crate::marks::DefaultMarks::Table1,
+            default_marks: marks::DefaultMarks::Table1,
+            mark: Vec::new(),
             critical: false,
             hipri: false,
             cpuload: None,

@@ -44,7 +44,7 @@ mod error;
 mod ini;
 mod issue;
 mod job;
-mod marks;
+mod marking;
 mod offsets;
 mod options;
 mod parse;
@@ -62,7 +62,8 @@ pub use job::{
     BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess,
     RwMode, Uring, Verify,
 };
-pub use marks::{default_marks_of, Call, DefaultMarks, IoKind, RwfFlags, Sqe};
+pub use marking::default_marks_of;
+pub use marks::{Call, DefaultMarks, IoKind, JobMarks, RwfFlags, Sqe, Submission};
 pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{

@@ -745,9 +745,23 @@ static TABLE: &[OptionSpec] = &[
             .ok_or_else(|| format!("invalid cint_flags '{v}' (urgent, barrier, none, default)"))?;
         Ok(())
     }),
-    // Ours: the kernel whose default marks apply (crate::marks::DefaultMarks).
+    // Ours: the kernel whose default marks apply (marks::DefaultMarks).
     modelled("default_marks", &[], |d, v| {
         d.job.default_marks = v.parse()?;
+        Ok(())
+    }),
+    // Ours: one marking rule in the `marks` crate's syntax, as `exec --mark`
+    // and `coalesce --trace --mark` take it; each `mark=` adds one, in
+    // order ([global]'s first). A rule on a fact a fio job has not (a
+    // process title, a volume) is refused (crate::marking::KNOWN).
+    modelled("mark", &[], |d, v| {
+        let rule = marks::Rule::parse(v)?;
+        marks::Needs::check(
+            crate::marking::KNOWN,
+            "a fio job",
+            std::slice::from_ref(&rule),
+        )?;
+        d.job.mark.push(rule);
         Ok(())
     }),
     // Ours, not fio's (fio: "Bad option <critical=1>"): FastResponse's

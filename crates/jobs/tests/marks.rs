@@ -133,3 +133,44 @@ fn splits_inherit_and_merges_take_the_union() {
     let b = job("ioengine=libaio").marks(IoKind::Write, 0, 1);
     assert_eq!(b.split().merge(b.split()), Marks::BARRIER);
 }
+
+/// `mark=` (ours): the marking engine's rules in a job file, after the
+/// application's flags and before the kernel's defaults, [global]'s first.
+#[test]
+fn mark_rules_come_after_the_flags_and_before_the_defaults() {
+    let text = "[global]\nmark=write => barrier\n[a]\nioengine=psync\nfilename=/d/x.dat\nmark=read file=*.dat => none\nmark=read => barrier\n";
+    let f = parse_str(text, "m.fio", &|_| None).unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.mark.len(), 3);
+    // Table 1 would make both Urgent (a blocking pread/pwrite).
+    assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::NONE);
+    assert_eq!(j.marks(IoKind::Write, 0, 1), Marks::BARRIER);
+    assert_eq!(
+        j.marks(IoKind::Fsync, 0, 1),
+        Marks::URGENT,
+        "no rule: Table 1"
+    );
+    // The application's flags win over every rule.
+    let urgent = parse_str(&format!("{text}cint_flags=urgent\n"), "m.fio", &|_| None).unwrap();
+    assert_eq!(urgent.jobs[0].marks(IoKind::Read, 0, 1), Marks::URGENT);
+    // `=> default` stops the search at the kernel's defaults.
+    let d = parse_str(
+        "[a]\nmark=read => default\nmark=read => none\n",
+        "m.fio",
+        &|_| None,
+    )
+    .unwrap();
+    assert_eq!(d.jobs[0].marks(IoKind::Read, 0, 1), Marks::URGENT);
+    for (bad, want) in [
+        ("mark=read => soon", "invalid mark 'soon'"),
+        ("mark=title=*pg* => none", "a fio job has no 'title='"),
+        ("mark=volume=sda => none", "a fio job has no 'volume='"),
+    ] {
+        let e = parse_str(&format!("[a]\n{bad}\n"), "m.fio", &|_| None).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.starts_with("m.fio:2: option 'mark'") && e.contains(want),
+            "{e}"
+        );
+    }
+}

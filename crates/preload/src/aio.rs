@@ -36,8 +36,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use jobs::Call;
 use libc::iovec;
+use marks::Call;
 use shm::{Cmd, Done};
 use wire::{Family, Kind};
 

@@ -6,8 +6,8 @@
 
 use std::ffi::c_int;
 
-use jobs::Call;
 use libc::iovec;
+use marks::Call;
 use wire::{Family, Kind};
 
 use crate::classify::{tag_of, Tag};

@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::ffi::c_int;
 
-use jobs::{Call, RwfFlags};
+use marks::{Call, RwfFlags};
 use policy::Marks;
 use wire::marks::{Facts, Op};
 use wire::{Config, Fr, Kind, Target};
@@ -42,8 +42,8 @@ pub(crate) struct Tag {
 pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind) -> Tag {
     // The program's flags decide alone: no fact is learnt for the rules
     // then (a file's path is a readlink, ~5-7 us).
-    let explicit = rwf(flags).to_marks();
-    let ruled = explicit.is_none();
+    let rwf_flags = rwf(flags);
+    let ruled = rwf_flags.to_marks().is_none();
     let thread = (ruled && c.needs.thread || c.critical_on(Target::Thread))
         .then(facts::thread_name)
         .flatten();
@@ -56,29 +56,29 @@ pub(crate) fn tag_of(c: &Config, fd: c_int, flags: c_int, call: Call, kind: Kind
     );
     let rule_for = |title: Option<&str>| {
         let f = Facts {
-            op: match kind {
-                Kind::Read => Op::Read,
-                Kind::Write => Op::Write,
-                Kind::Flush => Op::Flush,
-            },
             thread,
             file,
             title,
+            ..Facts::op(match kind {
+                Kind::Read => Op::Read,
+                Kind::Write => Op::Write,
+                Kind::Flush => Op::Flush,
+            })
         };
         c.rule_for(&f).map(|r| r.mark)
     };
-    let marks = explicit.unwrap_or_else(|| {
-        let rule = if c.needs.title {
-            facts::with_title(rule_for)
-        } else {
-            rule_for(None)
-        };
-        match rule {
-            Some(Some(m)) => m.marks(),
-            // No rule, or `=> default`.
-            _ => c.default_marks.of(call),
-        }
-    });
+    // The marking engine's one order (`marks::resolve`).
+    let marks = marks::resolve(
+        rwf_flags,
+        || {
+            if c.needs.title {
+                facts::with_title(rule_for)
+            } else {
+                rule_for(None)
+            }
+        },
+        || c.default_marks.of(call),
+    );
     let critical = c.is_critical(thread, file);
     if critical {
         LIVE.fr(Fr::Critical);

@@ -20,6 +20,7 @@ pub mod bench;
 mod blk;
 pub mod calibrate;
 mod cause;
+pub mod coalesce;
 mod cpu;
 mod error;
 mod events;

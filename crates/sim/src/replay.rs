@@ -81,14 +81,11 @@ pub struct TraceIo {
 }
 
 /// TOS Table 1's marks for a traced request, from what a block trace
-/// records: a read, a synchronous write or a flush has a thread waiting
-/// for it (Urgent); an asynchronous write does not (no mark).
+/// records (the marking engine's `marks::kernel::block`): a read, a
+/// synchronous write or a flush has a thread waiting for it (Urgent); an
+/// asynchronous write does not (no mark).
 pub fn table1_marks(r: &traces::Request) -> Marks {
-    if r.flush || !r.write || r.sync {
-        Marks::URGENT
-    } else {
-        Marks::NONE
-    }
+    marks::kernel::block(r.write, r.sync, r.flush)
 }
 
 /// A trace file's requests as the replay takes them, marked by

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use jobs::DefaultMarks;
+use ::marks::DefaultMarks;
 
 use crate::marks::{Facts, Needs, Rule};
 use crate::sys::Boost;
@@ -416,10 +416,9 @@ mod tests {
         assert!(!c.is_critical(Some("db_bench"), Some("/db/LOG")));
         let mark = |thread, file| {
             let f = Facts {
-                op: crate::marks::Op::Read,
                 thread,
                 file,
-                title: None,
+                ..Facts::op(crate::marks::Op::Read)
             };
             c.rule_for(&f).map(|r| r.mark)
         };

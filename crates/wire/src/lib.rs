@@ -1,7 +1,7 @@
 //! What `cinterrupts exec` and its preload library (`crates/preload`)
 //! share (issue 38 item 1): the configuration exec passes the library in
-//! the environment (`config`), the marking rules and their matching
-//! (`marks`, `glob`), the counters each process keeps and the record it
+//! the environment (`config`), the marking rules, from the one marking engine
+//! (`marks`, `glob`: the `marks` crate's), the counters each process keeps and the record it
 //! writes at exit (`counts`, `record`), the marks' bits in a shared-region
 //! command (`cmd`), and the scheduling and timer calls the program's
 //! threads make, as the emulator's job threads do (`sys`).
@@ -14,8 +14,9 @@
 pub mod cmd;
 pub mod config;
 pub mod counts;
-pub mod glob;
 pub mod marks;
+/// The rules' globs, the marking engine's.
+pub use ::marks::glob;
 pub mod record;
 pub mod sys;
 

@@ -2,13 +2,13 @@
 //! them (io_uring/io_uring.c `io_get_sqe`), are copied into the shadow's
 //! SQ and submitted in one `io_uring_enter`, whose count the program gets.
 //! A storage SQE on a direct file gets its device command first, with the
-//! marks of our io_uring row for TOS Table 1 (`jobs::Sqe`).
+//! marks of our io_uring row for TOS Table 1 (`marks::Sqe`).
 
 use std::ffi::c_int;
 use std::sync::atomic::Ordering::*;
 
-use jobs::{Call, Sqe as Row};
 use libc::iovec;
+use marks::{Call, Sqe as Row};
 use shm::Cmd;
 use wire::{Family, Kind};
 
@@ -74,7 +74,7 @@ fn file_of(r: &Ring, s: &Sqe) -> c_int {
     files.get(s.fd() as usize).copied().unwrap_or(-1)
 }
 
-/// The row of our Table 1 (`jobs::Sqe`) for the `i`th of `n` SQEs.
+/// The row of our Table 1 (`marks::Sqe`) for the `i`th of `n` SQEs.
 fn row(r: &Ring, how: How, i: usize, n: usize) -> Row {
     let last = i + 1 == n;
     if r.flags & abi::setup::IOPOLL != 0 {

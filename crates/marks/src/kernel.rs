@@ -1,13 +1,12 @@
-//! Default marks (TOS 4.1.1, Table 1, or the authors' microbenchmark
-//! kernel), application overrides (TOS 4.1.2), and what splits and merges
-//! do to marks (TOS 4.1.1).
+//! The kernel's default marks (TOS 4.1.1, Table 1, or the authors'
+//! microbenchmark kernel), by the system call that carries a request, and
+//! the application's RWF flags that override them (TOS 4.1.2); Table 1's
+//! logic applied to what a block trace records ([`block`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use policy::Marks;
-
-use crate::job::{CintFlags, Engine, Job};
 
 /// Which kernel gives a request its marks when the application passes no
 /// flag: the paper's design or the kernel the authors measured with.
@@ -193,26 +192,18 @@ impl DefaultMarks {
     }
 }
 
-/// The default marks the jobs of a run use, for its report: `table1`,
-/// `basis`, or both in job order (`table1, basis`) when they differ.
-pub fn default_marks_of<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> String {
-    let mut seen: Vec<DefaultMarks> = Vec::new();
-    for j in jobs {
-        if !seen.contains(&j.default_marks) {
-            seen.push(j.default_marks);
-        }
+/// TOS Table 1's logic on what a block trace records, which cannot see
+/// the system call: a read blocks its caller (Table 1's reads are Urgent
+/// unless asynchronous, which a block trace cannot tell), a write with the
+/// RWBS sync flag is an O_DIRECT or O_SYNC write whose caller waits (Table
+/// 1: Urgent), a flush or FUA is an fsync's (Urgent); other writes
+/// (writeback) have no thread waiting: unmarked.
+pub fn block(write: bool, sync: bool, flush: bool) -> Marks {
+    if flush || !write || sync {
+        Marks::URGENT
+    } else {
+        Marks::NONE
     }
-    let names: Vec<&str> = seen.iter().map(|m| m.name()).collect();
-    names.join(", ")
-}
-
-/// The kind of request a job issues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IoKind {
-    Read,
-    Write,
-    Fsync,
-    Fdatasync,
 }
 
 /// The two RWF flags an application passes per request (`preadv2`/
@@ -260,94 +251,6 @@ impl RwfFlags {
     }
 }
 
-impl Job {
-    /// The flags this job's application passes with a request, if any:
-    /// `cint_flags` first, then the patched-fio `barrier` option.
-    pub fn rwf_flags(&self, kind: IoKind, index_in_batch: usize, batch_len: usize) -> RwfFlags {
-        match self.cint_flags {
-            CintFlags::Urgent => RwfFlags::URGENT,
-            CintFlags::Barrier => RwfFlags::BARRIER,
-            CintFlags::None => RwfFlags::UNMARKED,
-            CintFlags::Default => {
-                let data = matches!(kind, IoKind::Read | IoKind::Write);
-                if self.barrier && self.ioengine.is_async() && data {
-                    // Authors' patched fio: RWF_BARRIER on the last iocb of
-                    // each io_submit, both flags (not urgent) on the others.
-                    if is_last(index_in_batch, batch_len) {
-                        RwfFlags::BARRIER
-                    } else {
-                        RwfFlags::UNMARKED
-                    }
-                } else {
-                    RwfFlags::NONE
-                }
-            }
-        }
-    }
-
-    /// The marks the kernel defaults give a request when the application
-    /// passes no flag: TOS 4.1.1, Table 1, or the authors' basis kernel
-    /// ([`DefaultMarks`], the job's `default_marks`).
-    pub fn default_marks(&self, kind: IoKind, index_in_batch: usize, batch_len: usize) -> Marks {
-        let call = match kind {
-            IoKind::Fsync | IoKind::Fdatasync => Call::Flush,
-            IoKind::Read | IoKind::Write => match self.ioengine {
-                // cpuio issues nothing; its "I/Os" never reach a device.
-                Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync | Engine::Cpuio => {
-                    Call::Blocking { nowait: false }
-                }
-                Engine::Pvsync2 => Call::Blocking {
-                    nowait: self.nowait,
-                },
-                // fio's io_uring engine: our io_uring row ([`Sqe`]) for
-                // how fio 3.33 submits (engines/io_uring.c).
-                Engine::IoUring => Call::Ring(self.sqe(index_in_batch, batch_len)),
-                Engine::Libaio | Engine::Null => Call::Submit {
-                    last: is_last(index_in_batch, batch_len),
-                },
-            },
-        };
-        self.default_marks.of(call)
-    }
-    /// The marks the device sees on request `index_in_batch` (0-based) of a
-    /// submission of `batch_len` requests (1 for blocking engines): the
-    /// application's flags if it passes any, else the kernel defaults.
-    ///
-    /// `cint_flags` overrides everything the application controls; `none`
-    /// leaves every request unmarked, fsync included (TOS 4.1.2). An index
-    /// at or past the end of the batch, or an empty batch, counts as last.
-    pub fn marks(&self, kind: IoKind, index_in_batch: usize, batch_len: usize) -> Marks {
-        self.rwf_flags(kind, index_in_batch, batch_len)
-            .to_marks()
-            .unwrap_or_else(|| self.default_marks(kind, index_in_batch, batch_len))
-    }
-}
-
-impl Job {
-    /// How fio 3.33's io_uring engine hands SQE `index_in_batch` of a
-    /// batch of `batch_len` to the kernel: an IOPOLL ring with `hipri`
-    /// (`fio_ioring_queue_init`: IORING_SETUP_IOPOLL), the SQPOLL thread
-    /// with `sqthread_poll` (its commit never submits), else an
-    /// `io_uring_enter(nr, 0, GETEVENTS)` that does not wait
-    /// (`fio_ioring_commit`: `min_complete` 0; fio waits in a later call,
-    /// `fio_ioring_getevents`).
-    pub fn sqe(&self, index_in_batch: usize, batch_len: usize) -> Sqe {
-        if self.hipri {
-            Sqe::IoPoll
-        } else if self.uring.sqthread_poll {
-            Sqe::SqPoll
-        } else {
-            Sqe::Submit {
-                last: is_last(index_in_batch, batch_len),
-            }
-        }
-    }
-}
-
-fn is_last(index_in_batch: usize, batch_len: usize) -> bool {
-    index_in_batch.saturating_add(1) >= batch_len
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,36 +288,11 @@ mod tests {
     }
 
     #[test]
-    fn fio_io_uring_jobs_take_the_row_and_explicit_flags_win() {
-        let mut j = Job {
-            ioengine: Engine::IoUring,
-            ..Job::default()
-        };
-        // fio commits without waiting: Barrier on the batch's last SQE, as
-        // for libaio's io_submit.
-        assert_eq!(j.marks(IoKind::Read, 3, 4), Marks::BARRIER);
-        assert_eq!(j.marks(IoKind::Read, 0, 4), Marks::NONE);
-        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::BARRIER);
-        j.uring.sqthread_poll = true;
-        assert_eq!(j.sqe(0, 1), Sqe::SqPoll);
-        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::NONE);
-        // An explicit RWF_URGENT (cint_flags=urgent) wins over the row.
-        j.cint_flags = CintFlags::Urgent;
-        assert_eq!(j.marks(IoKind::Read, 0, 1), Marks::URGENT);
-        j.cint_flags = CintFlags::Default;
-        j.uring.sqthread_poll = false;
-        j.hipri = true;
-        assert_eq!(j.sqe(3, 4), Sqe::IoPoll);
-        assert_eq!(j.marks(IoKind::Read, 3, 4), Marks::NONE);
-        // fsync stays Table 1's Urgent whatever the engine.
-        assert_eq!(j.marks(IoKind::Fsync, 0, 1), Marks::URGENT);
-    }
-
-    #[test]
-    fn last_of_batch() {
-        assert!(!is_last(0, 4));
-        assert!(is_last(3, 4));
-        assert!(is_last(0, 0));
-        assert!(is_last(usize::MAX, 4));
+    fn a_block_trace_is_marked_by_who_waits() {
+        assert_eq!(block(false, false, false), Marks::URGENT, "a read");
+        assert_eq!(block(true, true, false), Marks::URGENT, "a sync write");
+        assert_eq!(block(true, false, true), Marks::URGENT, "a FUA write");
+        assert_eq!(block(false, false, true), Marks::URGENT, "a flush");
+        assert_eq!(block(true, false, false), Marks::NONE, "writeback");
     }
 }
