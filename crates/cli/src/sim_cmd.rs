@@ -93,7 +93,7 @@ pub struct SimArgs {
 /// every other error about a file does.
 pub fn sim_error(job_file: &Path, e: SimError) -> anyhow::Error {
     match e {
-        SimError::Job { .. } | SimError::NothingMeasured { .. } => {
+        SimError::Job(_) | SimError::NothingMeasured { .. } => {
             anyhow!("{}: {e}", job_file.display())
         }
         SimError::Config(_) | SimError::TooSlow { .. } => anyhow!(e),
@@ -324,11 +324,11 @@ mod tests {
 
     #[test]
     fn job_errors_name_the_job_file() {
-        let e = SimError::Job {
+        let e = SimError::Job(jobs::Refused {
             job: "x".into(),
             line: 12,
             reason: "too deep".into(),
-        };
+        });
         assert_eq!(
             sim_error(Path::new("examples/x.fio"), e).to_string(),
             "examples/x.fio: job 'x' (line 12): too deep"

@@ -56,7 +56,7 @@ pub mod units;
 pub mod ycsb;
 
 pub use cmdline::CommandLine;
-pub use error::JobError;
+pub use error::{JobError, Refused};
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{
     BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess,

@@ -14,6 +14,7 @@
 //!   from a run's `summary.json`.
 
 pub mod app;
+pub mod bench;
 pub mod appwork;
 pub mod claims;
 pub mod conclusions;

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
-use policy::quote::{one_line, quoted};
+use policy::quote::{line_of, one_line, quoted};
 use policy::{Nanos, SEC};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -131,16 +131,6 @@ pub fn human(ns: Nanos) -> String {
     } else {
         format!("{ns}ns")
     }
-}
-
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 /// `table.key` or `key`.

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use jobs::Job;
 use policy::options::{Kind, Value, OPTIONS};
+use policy::quote::line_of;
 use policy::{Nanos, PolicySpec};
 use serde::Deserialize;
 use sim::{DeviceProfile, HostProfile};
@@ -669,15 +670,6 @@ fn value(kind: Kind, v: &toml::Value) -> Result<Value, String> {
                 format!("'{text}' is not one of {}", all.join(", "))
             }),
     }
-}
-
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    1 + text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
 }
 
 /// toml's error as one line: its message, its line, and the key assigned
