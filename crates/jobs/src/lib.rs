@@ -38,6 +38,7 @@
 //! assert_eq!(job.marks(jobs::IoKind::Read, 0, 4), policy::Marks::NONE);
 //! ```
 
+pub mod check;
 mod cmdline;
 mod describe;
 mod error;
