@@ -39,7 +39,7 @@
 //! ```
 
 pub mod check;
-mod cmdline;
+pub mod cmdline;
 mod describe;
 mod error;
 mod ini;
