@@ -9,8 +9,6 @@ use policy::PolicySpec;
 use report::RunReport;
 use sim::{with_device_defaults, DeviceProfile, HostProfile, SimConfig, SimError};
 
-use host::era::Kernel;
-
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
 use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
@@ -154,7 +152,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     let (config, mut era) = configured(args, args.runtime)?;
     if let Some(k) = era.kernel {
-        if let Err(e) = sync_hipri_existed(job_file, &file.jobs, k) {
+        if let Err(e) = sim::era::sync_hipri_polls(&file.jobs, k) {
+            let e = anyhow!("{}: {e}", job_file.display());
             if era.strict {
                 return Err(e);
             }
@@ -173,7 +172,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
     });
     progress.finish();
     let mut report = result.map_err(|e| sim_error(job_file, e))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
@@ -199,7 +198,7 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     });
     progress.finish();
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
         OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
         OutputFormat::Json => {
@@ -234,7 +233,7 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     });
     progress.finish();
     let (mut report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
@@ -271,40 +270,11 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Kernel
     Ok((config, era))
 }
 
-/// A pvsync2 job with `hipri` polls in the simulator (`host::mechanism`'s
-/// completion row): on a kernel that ignores RWF_HIPRI for synchronous
-/// I/O (5.19 on) it would not, so the run is refused naming the job.
-fn sync_hipri_existed(job_file: &Path, jobs: &[jobs::Job], k: Kernel) -> Result<()> {
-    let Some(job) = jobs
-        .iter()
-        .find(|j| j.hipri && j.ioengine == jobs::Engine::Pvsync2)
-    else {
-        return Ok(());
-    };
-    match host::era::SYNC_HIPRI.admits(k) {
-        Ok(()) => Ok(()),
-        Err(why) => bail!(
-            "{}: job '{}' (line {}): ioengine=pvsync2 hipri: {why}; kernel {k} is outside it",
-            job_file.display(),
-            job.name,
-            job.section_line
-        ),
-    }
-}
-
 /// The kernel era's notes (patches run as ports, a profile taken to
 /// another kernel), after every check that could refuse the run.
 fn say(notes: &[String]) {
     for n in notes {
         eprintln!("note: {n}");
-    }
-}
-
-/// The report's host names the kernel the run modelled, when one was
-/// given or pinned: `xeon-e5-2660v4 (Linux 5.0)`.
-fn name_the_era(report: &mut RunReport, kernel: Option<Kernel>) {
-    if let Some(k) = kernel {
-        report.host = format!("{} (Linux {k})", report.host);
     }
 }
 

@@ -25,6 +25,7 @@ mod cause;
 mod completion;
 mod cpu;
 mod device;
+pub mod era;
 mod error;
 mod events;
 mod fs;
