@@ -674,7 +674,11 @@ mod summary_tests {
         assert!(lines[0].starts_with("device 8,0: 3 queued, 3 issued, 2 completed;"));
         assert!(lines[0].ends_with("4 I/Os completed by the kernel (/sys/dev/block/8:0/stat)"));
         assert!(lines[1].starts_with("irq 24: while the program ran 5 recorded, 6 counted"));
-        assert!(lines[2].ends_with("wrote t.blkparse and t.irq"), "{}", lines[2]);
+        assert!(
+            lines[2].ends_with("wrote t.blkparse and t.irq"),
+            "{}",
+            lines[2]
+        );
         s.lost = 2;
         assert!(s.lines()[3].starts_with("warning: the trace buffer lost 2 events"));
         assert_eq!(s.exit_code(), 0, "no program");

@@ -149,16 +149,37 @@ mod tests {
             _ => None,
         };
         let args = [
-            "--iodepth=16", "--device", "--x", "--section", "b", "--quiet", "--bs", "4k",
-            "--nosuch", "file.fio", "--", "--iodepth=1",
+            "--iodepth=16",
+            "--device",
+            "--x",
+            "--section",
+            "b",
+            "--quiet",
+            "--bs",
+            "4k",
+            "--nosuch",
+            "file.fio",
+            "--",
+            "--iodepth=1",
         ];
         let out = fio_argv(args.iter().map(|a| (*a).into()).collect(), &own);
         let out: Vec<&str> = out.iter().map(|a| a.to_str().unwrap()).collect();
         assert_eq!(
             out,
             [
-                "--fio", "iodepth=16", "--device", "--x", "--fio", "section=b", "--quiet",
-                "--fio", "bs=4k", "--nosuch", "file.fio", "--", "--iodepth=1",
+                "--fio",
+                "iodepth=16",
+                "--device",
+                "--x",
+                "--fio",
+                "section=b",
+                "--quiet",
+                "--fio",
+                "bs=4k",
+                "--nosuch",
+                "file.fio",
+                "--",
+                "--iodepth=1",
             ]
         );
         // A bare switch takes no value: the next argument stays.

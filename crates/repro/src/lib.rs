@@ -14,8 +14,8 @@
 //!   from a run's `summary.json`.
 
 pub mod app;
-pub mod bench;
 pub mod appwork;
+pub mod bench;
 pub mod claims;
 pub mod conclusions;
 pub mod experiment;

@@ -68,7 +68,8 @@ pub(crate) fn threads(
 ) -> Result<Vec<ThreadSpec>, SimError> {
     let mut per_core = vec![0usize; host.cores as usize];
     let mut out = Vec::with_capacity(jobs.len());
-    let order = jobs::serial_order(jobs).map_err(|(i, reason)| SimError::Job(jobs::Refused::new(&jobs[i], reason)))?;
+    let order = jobs::serial_order(jobs)
+        .map_err(|(i, reason)| SimError::Job(jobs::Refused::new(&jobs[i], reason)))?;
     let serial = order.iter().any(|a| !a.is_empty());
     for (i, (job, after)) in jobs.iter().zip(order).enumerate() {
         let fail = |reason: String| SimError::Job(jobs::Refused::new(job, reason));

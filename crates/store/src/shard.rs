@@ -105,9 +105,9 @@ impl Shard {
         }
         match given {
             Some(s) => match shards {
-                Some(n) if n != s.count => Err(format!(
-                    "--shard {s} and --shards {n}: they disagree"
-                )),
+                Some(n) if n != s.count => {
+                    Err(format!("--shard {s} and --shards {n}: they disagree"))
+                }
                 _ => Ok(s),
             },
             None => Ok(Shard::from_env(env, shards)?.unwrap_or(Shard::ALL)),

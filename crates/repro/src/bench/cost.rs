@@ -109,8 +109,8 @@ pub fn measure(c: &CostConfig) -> Result<Cost, BenchError> {
     };
     let baseline: Option<Value> = match &c.baseline {
         Some(p) => {
-            let bytes =
-                std::fs::read(p).map_err(|e| fail(format_args!("--baseline {}", p.display()), e))?;
+            let bytes = std::fs::read(p)
+                .map_err(|e| fail(format_args!("--baseline {}", p.display()), e))?;
             Some(json_of(&bytes, &format!("--baseline {}", p.display()))?)
         }
         None => None,
@@ -133,10 +133,7 @@ pub fn measure(c: &CostConfig) -> Result<Cost, BenchError> {
         let rep = std::fs::read(&report);
         let _ = std::fs::remove_file(&report);
         let exec = exec?;
-        let rep = json_of(
-            &rep.map_err(|e| fail("exec's report", e))?,
-            "exec's report",
-        )?;
+        let rep = json_of(&rep.map_err(|e| fail("exec's report", e))?, "exec's report")?;
         let cost = rep["cinterrupts"]["exec"]["routing"]["cost"].clone();
         rows.push((case, native, exec, cost));
     }

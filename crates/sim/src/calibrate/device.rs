@@ -185,7 +185,10 @@ mod tests {
             }
             t += lat + 5_000;
         }
-        let p = std::env::temp_dir().join(format!("sim-calibrate-{}-{name}.blkparse", std::process::id()));
+        let p = std::env::temp_dir().join(format!(
+            "sim-calibrate-{}-{name}.blkparse",
+            std::process::id()
+        ));
         std::fs::write(&p, s).unwrap();
         p
     }
@@ -203,14 +206,22 @@ mod tests {
         assert_eq!((fio.samples.len(), fio.skipped), (15, 15));
         let e = refused.unwrap_err().to_string();
         assert!(
-            e.ends_with(": 8 requests with an issue and a completion time; a fit needs at least 10"),
+            e.ends_with(
+                ": 8 requests with an issue and a completion time; a fit needs at least 10"
+            ),
             "{e}"
         );
         let f = fitted.unwrap();
         assert_eq!((f.fitted, f.skipped), (15, 15));
         let text = f.text();
-        assert!(text.starts_with(&format!("{}: 15 requests fitted", p.display())), "{text}");
+        assert!(
+            text.starts_with(&format!("{}: 15 requests fitted", p.display())),
+            "{text}"
+        );
         assert!(text.contains("\nread: "), "{text}");
-        assert!(!text.contains("\nwrite: "), "no writes in the trace: {text}");
+        assert!(
+            !text.contains("\nwrite: "),
+            "no writes in the trace: {text}"
+        );
     }
 }
