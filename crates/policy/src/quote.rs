@@ -36,6 +36,18 @@ pub fn line_of(text: &str, offset: usize) -> usize {
         .count()
 }
 
+/// A parser's message of several lines (toml's, with its caret drawing
+/// removed by the caller or not) on one: each non-empty line trimmed,
+/// joined by `; `.
+pub fn joined_lines(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Control characters escaped, nothing cut: for text whose quoted parts are
 /// already bounded.
 pub fn escape_controls(s: &str) -> String {
@@ -69,6 +81,16 @@ fn cut(s: &str, max: usize, unprintable: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_lines_trims_and_drops_the_empty_ones() {
+        assert_eq!(
+            joined_lines("  expected `=`\n\n  at x \n"),
+            "expected `=`; at x"
+        );
+        assert_eq!(joined_lines("one"), "one");
+        assert_eq!(joined_lines("\n \n"), "");
+    }
 
     #[test]
     fn line_of_counts_the_newlines_before_an_offset() {

@@ -237,13 +237,7 @@ pub fn bad_value(text: &str, origin: &str, key: &str, reason: &str) -> ProfileEr
 /// in (the innermost); for a span covering a whole table (a key missing
 /// from it), that table.
 fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
-    let message = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let message = policy::quote::joined_lines(e.message());
     // toml 0.8 has no message for a key without a value at the end of the
     // text (`x = `): say that much rather than end the line at the colon.
     let message = if message.is_empty() {

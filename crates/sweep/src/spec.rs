@@ -675,13 +675,7 @@ fn value(kind: Kind, v: &toml::Value) -> Result<Value, String> {
 /// toml's error as one line: its message, its line, and the key assigned
 /// on that line (or the one toml names, for an unknown field).
 fn toml_error(e: &toml::de::Error, text: &str, origin: &str) -> SpecError {
-    let message = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let message = policy::quote::joined_lines(e.message());
     let line = e.span().map_or(1, |s| line_of(text, s.start));
     let named = message
         .split('`')
