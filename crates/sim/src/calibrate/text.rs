@@ -161,3 +161,33 @@ pub fn kvell_fitted(fit: &kvell::Fit, runtime: Nanos) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_marks_what_is_not_fitted_and_residuals_what_validates() {
+        let targets = [
+            Target::new("fitted one", "TOS 2", "us", 10.0, 12.5, true),
+            Target::new("held one", "TOS Table 2", "us", 80.0, 80.0, false),
+        ];
+        let t = table("title", &targets);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(lines[0].starts_with("title ") && lines[0].ends_with("  source"));
+        assert!(
+            lines[1].contains("10 us") && lines[1].contains("12.5 us"),
+            "{t}"
+        );
+        assert!(lines[1].contains("1.25x  TOS 2") && !lines[1].contains("[not fitted]"));
+        assert!(lines[2].ends_with("TOS Table 2 [not fitted]"), "{t}");
+        assert!(lines[3].starts_with("objective (sum of squared log ratios"));
+        let r = residuals(&targets);
+        assert!(
+            r.contains(&format!("{:>+7.3}  fitted one\n", 1.25f64.ln())),
+            "{r}"
+        );
+        assert!(r.contains("held one [validation]"), "{r}");
+    }
+}
