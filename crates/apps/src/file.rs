@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
+use policy::quote::line_of;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -145,14 +146,6 @@ type RawTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 struct RawFile {
     #[serde(default)]
     instance: Vec<Spanned<RawTable>>,
-}
-
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    1 + text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
 }
 
 /// serde's "unknown field `x`, expected one of ..." as ours.

@@ -153,6 +153,50 @@ pub struct Summary {
     pub irq_out: PathBuf,
 }
 
+impl Summary {
+    /// What was recorded beside what the kernel counted, one line each
+    /// (per device, per interrupt line, the total and the files written,
+    /// and a warning when the trace buffer lost events), as `cinterrupts
+    /// capture` says them on stderr.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for ((major, minor), c) in &self.per_device {
+            v.push(format!(
+                "device {major},{minor}: {} queued, {} issued, {} completed; while the program ran {} completions recorded, {} I/Os completed by the kernel (/sys/dev/block/{major}:{minor}/stat)",
+                c.queued, c.issued, c.completed, c.completed_while_running, c.counted
+            ));
+        }
+        for (irq, (recorded, counted)) in &self.per_irq {
+            v.push(format!(
+                "irq {irq}: while the program ran {recorded} recorded, {counted} counted by the kernel (/proc/interrupts)"
+            ));
+        }
+        v.push(format!(
+            "{} interrupts recorded ({} counted by the kernel on its numbered lines while the program ran, /proc/interrupts); wrote {} and {}",
+            self.interrupts,
+            self.interrupts_counted,
+            self.out.display(),
+            self.irq_out.display()
+        ));
+        if self.lost > 0 {
+            v.push(format!(
+                "warning: the trace buffer lost {} events (per_cpu/cpuN/stats): the recording is not whole",
+                self.lost
+            ));
+        }
+        v
+    }
+
+    /// The program's exit code as a shell gives it (128 + the signal that
+    /// ended it); 0 without a program.
+    pub fn exit_code(&self) -> i32 {
+        self.status.map_or(0, |st| {
+            use std::os::unix::process::ExitStatusExt;
+            st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
+        })
+    }
+}
+
 /// The kernel's interrupt counts of its numbered lines, all CPUs
 /// (`/proc/interrupts`). Only these pass `irq_handler_entry` (the
 /// tracepoint is in `__handle_irq_event_percpu`, kernel/irq/handle.c);
@@ -599,4 +643,49 @@ fn convert(
     std::fs::rename(&tmp, &o.out).map_err(|e| io(&o.out, e))?;
     std::fs::rename(&irq_tmp, &irq_out).map_err(|e| io(&irq_out, e))?;
     Ok(s)
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_each_device_and_line_and_warns_of_a_loss() {
+        let mut s = Summary {
+            interrupts: 7,
+            interrupts_counted: 9,
+            out: "t.blkparse".into(),
+            irq_out: "t.irq".into(),
+            ..Summary::default()
+        };
+        s.per_device.insert(
+            (8, 0),
+            Counts {
+                queued: 3,
+                issued: 3,
+                completed: 2,
+                completed_while_running: 2,
+                counted: 4,
+            },
+        );
+        s.per_irq.insert(24, (5, 6));
+        let lines = s.lines();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].starts_with("device 8,0: 3 queued, 3 issued, 2 completed;"));
+        assert!(lines[0].ends_with("4 I/Os completed by the kernel (/sys/dev/block/8:0/stat)"));
+        assert!(lines[1].starts_with("irq 24: while the program ran 5 recorded, 6 counted"));
+        assert!(
+            lines[2].ends_with("wrote t.blkparse and t.irq"),
+            "{}",
+            lines[2]
+        );
+        s.lost = 2;
+        assert!(s.lines()[3].starts_with("warning: the trace buffer lost 2 events"));
+        assert_eq!(s.exit_code(), 0, "no program");
+        use std::os::unix::process::ExitStatusExt;
+        s.status = Some(std::process::ExitStatus::from_raw(9));
+        assert_eq!(s.exit_code(), 137, "killed by signal 9");
+        s.status = Some(std::process::ExitStatus::from_raw(3 << 8));
+        assert_eq!(s.exit_code(), 3);
+    }
 }

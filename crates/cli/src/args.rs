@@ -103,49 +103,7 @@ pub fn fio_argv(cmd: &Command, argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::O
             .map(|a| matches!(a.get_action(), ArgAction::Set | ArgAction::Append))
     };
     let mut out: Vec<OsString> = argv[..2].to_vec();
-    let mut rest = argv.into_iter().skip(2).peekable();
-    while let Some(arg) = rest.next() {
-        let Some(body) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
-            out.push(arg);
-            continue;
-        };
-        if body.is_empty() {
-            // `--`: the rest is positional.
-            out.push(arg);
-            out.extend(rest);
-            break;
-        }
-        let (name, has_value) = match body.split_once('=') {
-            Some((n, _)) => (n, true),
-            None => (body, false),
-        };
-        if let Some(takes_value) = own(name) {
-            out.push(arg.clone());
-            // `--device --x`: the next argument is the option's value.
-            if takes_value && !has_value {
-                out.extend(rest.next());
-            }
-            continue;
-        }
-        let needs_value = match name {
-            "section" => true,
-            _ => match jobs::lookup(name) {
-                Some(spec) => spec.takes_value(),
-                None => {
-                    out.push(arg);
-                    continue;
-                }
-            },
-        };
-        let mut given = body.to_string();
-        if needs_value && !has_value {
-            if let Some(v) = rest.next_if(|v| v.to_str().is_some()) {
-                given = format!("{name}={}", v.to_str().unwrap_or_default());
-            }
-        }
-        out.push("--fio".into());
-        out.push(given.into());
-    }
+    out.extend(jobs::cmdline::fio_argv(argv[2..].to_vec(), &own));
     out
 }
 
@@ -216,25 +174,8 @@ pub struct ShardArgs {
 impl ShardArgs {
     /// The shard given, else the one the environment names, else all.
     pub fn resolve(&self) -> anyhow::Result<store::Shard> {
-        if self.shards == Some(0) {
-            anyhow::bail!("--shards 0: there must be at least 1");
-        }
-        match self.shard {
-            Some(s) => {
-                if self.shards.is_some_and(|n| n != s.count) {
-                    anyhow::bail!(
-                        "--shard {s} and --shards {}: they disagree",
-                        self.shards.unwrap_or(0)
-                    );
-                }
-                Ok(s)
-            }
-            None => Ok(
-                store::Shard::from_env(&|v| std::env::var(v).ok(), self.shards)
-                    .map_err(|e| anyhow::anyhow!(e))?
-                    .unwrap_or(store::Shard::ALL),
-            ),
-        }
+        store::Shard::resolve(self.shard, self.shards, &|v| std::env::var(v).ok())
+            .map_err(|e| anyhow::anyhow!(e))
     }
 }
 

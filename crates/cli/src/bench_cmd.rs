@@ -41,7 +41,43 @@ pub enum BenchTarget {
     /// Prints IOPS, mean latency and interrupts per completion of each
     /// side, the ratio exec/run and whether it is within the issue's bounds
     /// (15%, 15%, 10%). Jobs: examples/crossval/*.fio. Build with --release.
-    Exec(crate::bench_exec::BenchExecArgs),
+    Exec(BenchExecArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchExecArgs {
+    /// fio job file (both sides read it; real fio lays out its file)
+    #[arg(required_unless_present = "cost")]
+    pub job_file: Option<PathBuf>,
+    /// Instead: what routing costs (issue 38 item 2). fio natively and under
+    /// `exec` on FILE (put it on a fast device: zram), psync QD1, io_uring
+    /// QD1 and QD16, each with native beside it and its delay split;
+    /// then an idle program's exec CPU. Run it alone, under
+    /// `flock /tmp/cint-measure.lock`
+    #[arg(long, value_name = "FILE", conflicts_with = "job_file")]
+    pub cost: Option<PathBuf>,
+    /// With --cost: a JSON of an earlier `--cost --output-format json`
+    /// run, whose exec figures are set beside these as ratios
+    #[arg(long, value_name = "FILE", requires = "cost")]
+    pub baseline: Option<PathBuf>,
+    /// The modelled device, as `run --device` and `exec --device` take it
+    #[arg(long, default_value = "optane", value_name = "NAME|FILE.toml")]
+    pub device: String,
+    /// The policy, as `run --policy` and `exec --policy` take it (the
+    /// authors' system names carry parameters: cint-6-32)
+    #[arg(long, default_value = "cint", value_name = "POLICY")]
+    pub policy: String,
+    /// Every job's runtime on both sides (e.g. 2s), instead of the job
+    /// file's runtime=
+    #[arg(long, value_name = "TIME")]
+    pub runtime: Option<String>,
+    /// Runs of each side, alternated (run, exec, run, ...); the median of
+    /// each figure is compared
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
+    pub repeat: u32,
+    /// Results as text or JSON
+    #[arg(long, value_enum, default_value = "normal", value_name = "FORMAT")]
+    pub output_format: OutputFormat,
 }
 
 #[derive(Args, Debug)]
@@ -93,11 +129,45 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.target {
         BenchTarget::Sim(a) => bench_sim(a),
         BenchTarget::Emu(a) => bench_emu(a),
-        BenchTarget::Exec(a) => match &a.cost {
-            Some(file) => crate::bench_cost::run(a, file),
-            None => crate::bench_exec::run(a),
-        },
+        BenchTarget::Exec(a) => bench_exec(a),
     }
+}
+
+/// `bench exec`: the cross-validation, or with `--cost` what routing
+/// costs (`repro::bench`), each running this binary.
+fn bench_exec(a: &BenchExecArgs) -> Result<()> {
+    use repro::bench::{cost, crossval};
+    let binary = std::env::current_exe().context("cannot find this program")?;
+    let (text, json) = match &a.cost {
+        Some(file) => {
+            let c = cost::measure(&cost::CostConfig {
+                binary,
+                file: file.clone(),
+                runtime: a.runtime.clone(),
+                baseline: a.baseline.clone(),
+            })?;
+            (c.text(), c.json())
+        }
+        None => {
+            let c = crossval::measure(&crossval::Crossval {
+                binary,
+                job_file: a.job_file.clone().expect("clap: required without --cost"),
+                device: a.device.clone(),
+                policy: a.policy.clone(),
+                runtime: a.runtime.clone(),
+                repeat: a.repeat,
+            })?;
+            (c.text(), c.json())
+        }
+    };
+    print!(
+        "{}",
+        match a.output_format {
+            OutputFormat::Normal => text,
+            OutputFormat::Json => json,
+        }
+    );
+    Ok(())
 }
 
 fn bench_sim(args: &BenchSimArgs) -> Result<()> {

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::args;
-use sim::calibrate::{self, Target};
+use sim::calibrate::{self, text};
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -77,144 +77,25 @@ fn hold_out(s: &str) -> Result<f64, String> {
 /// `calibrate --device-from TRACE`: the fit, its errors, the profile.
 fn run_device(a: &CalibrateArgs, trace: &std::path::Path) -> Result<()> {
     use anyhow::Context;
-    let mut samples = Vec::new();
-    let mut skipped = 0u64;
-    for r in traces::open(trace, a.format)? {
-        let r = r?;
-        if a.comm.as_ref().is_some_and(|c| r.comm.as_ref() != Some(c)) {
-            skipped += 1;
-            continue;
-        }
-        match r.complete_ns {
-            Some(done) if !r.flush && !r.discard && r.bytes > 0 => {
-                samples.push(service::fit::Sample {
-                    write: r.write,
-                    bytes: u64::from(r.bytes),
-                    issue: r.issue_ns,
-                    complete: done,
-                })
-            }
-            _ => skipped += 1,
-        }
-    }
-    if samples.len() < 10 {
-        anyhow::bail!(
-            "{}: {} requests with an issue and a completion time; a fit needs at least 10",
-            trace.display(),
-            samples.len()
-        );
-    }
-    let f = service::fit::fit(&samples, a.hold_out, 1);
-    println!(
-        "{}: {} requests fitted and held out ({} skipped: another command's, without a completion time, flushes, discards)",
-        trace.display(),
-        samples.len(),
-        skipped
-    );
-    println!(
-        "parallelism {} (most in flight); busiest 100 ms: {} read, {} write IOPS; delta {} (TOS 5.2: p90 completion gap)",
-        f.parallelism,
-        f.max_read_iops,
-        f.max_write_iops,
-        policy::time::readable(f.delta)
-    );
-    for (name, d) in [("read", &f.read), ("write", &f.write)] {
-        let Some(d) = d else { continue };
-        let t = &d.time;
-        println!(
-            "{name}: {:?} mean {} sd {} floor {} per KiB {} ({} fitted, {} held out)",
-            t.distribution,
-            policy::time::readable(t.mean),
-            policy::time::readable(t.stddev),
-            policy::time::readable(t.floor),
-            policy::time::readable(t.per_kib),
-            d.fitted,
-            d.held_out
-        );
-        for (q, seen, model, err) in &d.errors {
-            println!(
-                "  p{:<7} held out {:>10}  fitted model {:>10}  error {:+.1}%",
-                q * 100.0,
-                policy::time::readable(*seen),
-                policy::time::readable(*model),
-                err * 100.0
-            );
-        }
-    }
-    let name = trace
-        .file_stem()
-        .map_or("fitted".to_string(), |s| s.to_string_lossy().into_owned());
-    let text = f
-        .profile(&name, &trace.display().to_string())
-        .context("no direction to fit")?;
-    // The profile is one the simulator reads: checked before it is kept.
-    sim::DeviceProfile::parse(&text, "the fitted profile")?;
+    let f = calibrate::device::fit_trace(trace, a.format, a.comm.as_deref(), a.hold_out)?;
+    print!("{}", f.text());
     match &a.output {
         Some(p) => {
-            report::file::write_atomically(p, text.as_bytes())
+            report::file::write_atomically(p, f.profile.as_bytes())
                 .with_context(|| format!("{}: cannot write", p.display()))?;
             println!("profile: {}", p.display());
         }
-        None => print!("\n{text}"),
+        None => print!("\n{}", f.profile),
     }
     Ok(())
 }
 
-fn table(title: &str, targets: &[Target]) {
-    println!(
-        "{:<62} {:>11} {:>11} {:>7}  source",
-        title, "paper", "model", "ratio"
-    );
-    for t in targets {
-        println!(
-            "{:<62} {:>11} {:>11} {:>6.2}x  {}{}",
-            t.what,
-            format!("{} {}", t.paper, t.unit),
-            format!("{:.1} {}", t.model, t.unit),
-            t.ratio(),
-            t.source,
-            if t.fitted { "" } else { " [not fitted]" }
-        );
-    }
-    println!(
-        "objective (sum of squared log ratios, fitted targets): {:.4}",
-        calibrate::objective(targets)
-    );
-}
-
-/// Each target's residual, ln(model / paper), fitted targets first.
-fn residuals(targets: &[Target]) {
-    println!("residuals ln(model/paper):");
-    for t in targets {
-        println!(
-            "  {:>+7.3}  {}{}",
-            t.ratio().max(1e-9).ln(),
-            t.what,
-            if t.fitted { "" } else { " [validation]" }
-        );
-    }
-}
-
 fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
     use calibrate::kvell;
-    let shipped_value = kvell::WORKER_REQUEST_NS;
-    let at = a.worker_request_ns.unwrap_or(shipped_value);
-    let fmt = policy::time::format_nanos;
+    let at = a.worker_request_ns.unwrap_or(kvell::WORKER_REQUEST_NS);
     if !a.fit {
         let targets = kvell::targets(shipped, at, a.runtime, kvell::Which::All)?;
-        table(
-            &format!(
-                "target (kvell worker_request_ns {}, xeon-e5-2660v4, optane)",
-                fmt(at)
-            ),
-            &targets,
-        );
-        residuals(&targets);
-        println!(
-            "\nworker_request_ns is the fit's (`cinterrupts calibrate --app kvell --fit`; \
-             shipped {}, apps::kvell::WORKER_REQUEST_NS).",
-            fmt(shipped_value)
-        );
+        print!("{}", text::kvell_targets(&targets, at));
         return Ok(());
     }
     let fit = kvell::fit(
@@ -222,46 +103,9 @@ fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
         at,
         a.runtime,
         a.max_evals as usize,
-        &mut |n, w, t| {
-            eprintln!(
-                "evaluation {n}: worker_request_ns {}: objective {:.4} ({})",
-                fmt(w),
-                calibrate::objective(t),
-                t.iter()
-                    .map(|t| format!("{:.2}", t.model))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        },
+        &mut |n, w, t| eprintln!("{}", text::kvell_evaluation(n, w, t)),
     )?;
-    table(
-        &format!("before: worker_request_ns {}", fmt(fit.from)),
-        &fit.before,
-    );
-    println!();
-    table(
-        &format!("after: worker_request_ns {}", fmt(fit.fitted)),
-        &fit.after,
-    );
-    residuals(&fit.after);
-    println!(
-        "\nfitted in {} evaluations (runs of {} each, seed 1): worker_request_ns {} -> {} \
-         (search bounds {} .. {})",
-        fit.evaluations,
-        fmt(a.runtime),
-        fmt(fit.from),
-        fmt(fit.fitted),
-        fmt(kvell::LO),
-        fmt(kvell::HI),
-    );
-    let c = kvell::WorkerCosts::scaled(fit.fitted);
-    println!(
-        "  split per request: index lookup {}, dequeue (scan item) {}, iocb {}, callback {}",
-        fmt(c.index_lookup),
-        fmt(c.dequeue),
-        fmt(c.iocb),
-        fmt(c.callback)
-    );
+    print!("{}", text::kvell_fitted(&fit, a.runtime));
     Ok(())
 }
 
@@ -300,54 +144,15 @@ pub fn run(a: &CalibrateArgs) -> Result<()> {
         return run_kvell(a, &shipped);
     }
     if !a.fit {
-        table(
-            "target (shipped profiles xeon-e5-2660v4, optane, p3700)",
-            &calibrate::targets(&shipped, a.runtime)?,
-        );
-        println!(
-            "\nThe free constants ({}) are the fit's (`cinterrupts calibrate --fit`); \
-             profiles/hosts/xeon-e5-2660v4.toml gives every constant's source.",
-            calibrate::FREE
-                .iter()
-                .map(|f| f.key)
-                .collect::<Vec<_>>()
-                .join(", ")
+        print!(
+            "{}",
+            text::shipped(&calibrate::targets(&shipped, a.runtime)?)
         );
         return Ok(());
     }
     let fit = calibrate::fit(&shipped, a.runtime, a.max_evals as usize, &mut |n, h, o| {
-        eprintln!(
-            "evaluation {n}: objective {o:.4} ({})",
-            calibrate::FREE
-                .iter()
-                .map(|f| format!("{} {}", f.key, policy::time::format_nanos(f.get(h))))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        eprintln!("{}", text::evaluation(n, h, o))
     })?;
-    table("before: the shipped profiles", &fit.before);
-    println!();
-    table("after: the fitted host", &fit.after);
-    println!(
-        "\nfitted in {} evaluations (runs of {} each):",
-        fit.evaluations,
-        policy::time::format_nanos(a.runtime)
-    );
-    for ((key, from, to), free) in fit.constants.iter().zip(calibrate::FREE) {
-        println!(
-            "  {key:<20} {:>9} -> {:>9}   {}",
-            policy::time::format_nanos(*from),
-            policy::time::format_nanos(*to),
-            free.why
-        );
-    }
-    let qd1 = calibrate::qd1_host_ns(&fit.setup.host);
-    println!(
-        "  QD1 host path {} (was {}): device read means optane {}, p3700 {} (Table 2 held)",
-        policy::time::format_nanos(qd1),
-        policy::time::format_nanos(calibrate::qd1_host_ns(&shipped.host)),
-        policy::time::format_nanos(fit.setup.optane.read.mean),
-        policy::time::format_nanos(fit.setup.p3700.read.mean),
-    );
+    print!("{}", text::fitted(&fit, &shipped, a.runtime));
     Ok(())
 }

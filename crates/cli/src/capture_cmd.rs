@@ -30,32 +30,8 @@ pub fn run(a: &CaptureArgs) -> anyhow::Result<i32> {
         duration: a.duration.map(std::time::Duration::from_nanos),
         program: a.program.clone(),
     })?;
-    for ((major, minor), c) in &s.per_device {
-        eprintln!(
-            "cinterrupts capture: device {major},{minor}: {} queued, {} issued, {} completed; while the program ran {} completions recorded, {} I/Os completed by the kernel (/sys/dev/block/{major}:{minor}/stat)",
-            c.queued, c.issued, c.completed, c.completed_while_running, c.counted
-        );
+    for line in s.lines() {
+        eprintln!("cinterrupts capture: {line}");
     }
-    for (irq, (recorded, counted)) in &s.per_irq {
-        eprintln!(
-            "cinterrupts capture: irq {irq}: while the program ran {recorded} recorded, {counted} counted by the kernel (/proc/interrupts)"
-        );
-    }
-    eprintln!(
-        "cinterrupts capture: {} interrupts recorded ({} counted by the kernel on its numbered lines while the program ran, /proc/interrupts); wrote {} and {}",
-        s.interrupts,
-        s.interrupts_counted,
-        s.out.display(),
-        s.irq_out.display()
-    );
-    if s.lost > 0 {
-        eprintln!(
-            "cinterrupts capture: warning: the trace buffer lost {} events (per_cpu/cpuN/stats): the recording is not whole",
-            s.lost
-        );
-    }
-    Ok(s.status.map_or(0, |st| {
-        use std::os::unix::process::ExitStatusExt;
-        st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
-    }))
+    Ok(s.exit_code())
 }

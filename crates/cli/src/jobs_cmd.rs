@@ -74,13 +74,7 @@ pub fn run(args: &JobsArgs) -> Result<()> {
         // and run check it: an unknown waitee is refused before anything
         // is shown.
         if let Err((i, why)) = jobs::serial_order(&file.jobs) {
-            let j = &file.jobs[i];
-            anyhow::bail!(
-                "{}:{}: job '{}': {why}",
-                path.display(),
-                j.section_line,
-                policy::quote::quoted(&j.name)
-            );
+            anyhow::bail!(jobs::check::unordered(path, &file.jobs[i], &why));
         }
         print_notes(&file);
         for job in &file.jobs {
@@ -90,72 +84,13 @@ pub fn run(args: &JobsArgs) -> Result<()> {
     Ok(())
 }
 
-/// `jobs --check`: one line per file (`ok FILE: N jobs` or
-/// `refused FILE:LINE: ...`, the parser's own one-line error), then the
-/// count. Every file is read, whatever the others do.
 fn check(files: &[PathBuf]) -> Result<()> {
+    let c = jobs::check::check_files(files);
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut ok = 0usize;
-    for f in files {
-        match jobs::parse_file(f) {
-            Ok(file) if jobs::serial_order(&file.jobs).is_err() => {
-                let (i, why) = jobs::serial_order(&file.jobs).unwrap_err();
-                let j = &file.jobs[i];
-                writeln!(
-                    out,
-                    "refused  {}:{}: job '{}': {why}",
-                    f.display(),
-                    j.section_line,
-                    policy::quote::quoted(&j.name)
-                )?;
-            }
-            Err(e) => match engine_refusal(f) {
-                Some(why) => writeln!(out, "refused  {why}")?,
-                None => writeln!(out, "refused  {e}")?,
-            },
-            Ok(file) => {
-                ok += 1;
-                let n = file.jobs.len();
-                writeln!(
-                    out,
-                    "ok       {}: {n} job{}",
-                    f.display(),
-                    if n == 1 { "" } else { "s" }
-                )?;
-            }
-        }
-    }
-    writeln!(out, "{ok} of {} files parse", files.len())?;
+    out.write_all(c.text().as_bytes())?;
     out.flush()?;
-    if ok < files.len() {
-        anyhow::bail!("{} of {} files refused", files.len() - ok, files.len());
+    if c.ok < files.len() {
+        anyhow::bail!("{} of {} files refused", files.len() - c.ok, files.len());
     }
     Ok(())
-}
-
-/// The first `ioengine=` line of a refused file that names an engine not
-/// modelled, as the refusal's reason: fio parses its known options (the
-/// engine among them) before the engine's own ones (options.c
-/// `fio_options_parse` loads the engine, then parses what was unknown), so
-/// an engine's options, or the environment variables they name, are not the
-/// reason a file on another engine cannot run here.
-fn engine_refusal(path: &std::path::Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.lines().enumerate().find_map(|(i, line)| {
-        let (key, value) = line.split_once('=')?;
-        if key.trim() != "ioengine" {
-            return None;
-        }
-        let value = value.split([';', '#']).next()?.trim();
-        if value.is_empty() || value.contains('$') || jobs::Engine::parse(value).is_some() {
-            return None;
-        }
-        Some(format!(
-            "{}:{}: option 'ioengine': ioengine '{}' is not supported ({})",
-            path.display(),
-            i + 1,
-            policy::quote::quoted(value),
-            jobs::Engine::NAMES
-        ))
-    })
 }

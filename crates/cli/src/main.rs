@@ -2,8 +2,6 @@
 
 mod args;
 mod bench_cmd;
-mod bench_cost;
-mod bench_exec;
 mod calibrate_cmd;
 mod capture_cmd;
 mod coalesce;

@@ -126,7 +126,7 @@ pub fn device_profile(s: &str) -> Result<Box<DeviceProfile>, String> {
 /// file's own errors are.
 pub fn emu_error(job_file: &std::path::Path, e: EmuError) -> anyhow::Error {
     match e {
-        EmuError::Job { job, line, reason } => {
+        EmuError::Job(jobs::Refused { job, line, reason }) => {
             anyhow!("{}:{line}: job '{job}': {reason}", job_file.display())
         }
         other => anyhow!(other),

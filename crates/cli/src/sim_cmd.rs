@@ -10,8 +10,6 @@ use report::RunReport;
 use service::with_device_defaults;
 use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
 
-use host::era::Kernel;
-
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
 use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
@@ -94,7 +92,7 @@ pub struct SimArgs {
 /// every other error about a file does.
 pub fn sim_error(job_file: &Path, e: SimError) -> anyhow::Error {
     match e {
-        SimError::Job { .. } | SimError::NothingMeasured { .. } => {
+        SimError::Job(_) | SimError::NothingMeasured { .. } => {
             anyhow!("{}: {e}", job_file.display())
         }
         SimError::Config(_) | SimError::TooSlow { .. } => anyhow!(e),
@@ -155,7 +153,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     let (config, mut era) = configured(args, args.runtime)?;
     if let Some(k) = era.kernel {
-        if let Err(e) = sync_hipri_existed(job_file, &file.jobs, k) {
+        if let Err(e) = sim::era::sync_hipri_polls(&file.jobs, k) {
+            let e = anyhow!("{}: {e}", job_file.display());
             if era.strict {
                 return Err(e);
             }
@@ -174,7 +173,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
     });
     progress.finish();
     let mut report = result.map_err(|e| sim_error(job_file, e))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
@@ -200,7 +199,7 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     });
     progress.finish();
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
         OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
         OutputFormat::Json => {
@@ -235,7 +234,7 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     });
     progress.finish();
     let (mut report, _) = result.map_err(|e| anyhow!("{}: {e}", job_file.display()))?;
-    name_the_era(&mut report, kernel);
+    sim::era::name_the_kernel(&mut report, kernel);
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
@@ -272,40 +271,11 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Kernel
     Ok((config, era))
 }
 
-/// A pvsync2 job with `hipri` polls in the simulator (`host::mechanism`'s
-/// completion row): on a kernel that ignores RWF_HIPRI for synchronous
-/// I/O (5.19 on) it would not, so the run is refused naming the job.
-fn sync_hipri_existed(job_file: &Path, jobs: &[jobs::Job], k: Kernel) -> Result<()> {
-    let Some(job) = jobs
-        .iter()
-        .find(|j| j.hipri && j.ioengine == jobs::Engine::Pvsync2)
-    else {
-        return Ok(());
-    };
-    match host::era::SYNC_HIPRI.admits(k) {
-        Ok(()) => Ok(()),
-        Err(why) => bail!(
-            "{}: job '{}' (line {}): ioengine=pvsync2 hipri: {why}; kernel {k} is outside it",
-            job_file.display(),
-            job.name,
-            job.section_line
-        ),
-    }
-}
-
 /// The kernel era's notes (patches run as ports, a profile taken to
 /// another kernel), after every check that could refuse the run.
 fn say(notes: &[String]) {
     for n in notes {
         eprintln!("note: {n}");
-    }
-}
-
-/// The report's host names the kernel the run modelled, when one was
-/// given or pinned: `xeon-e5-2660v4 (Linux 5.0)`.
-fn name_the_era(report: &mut RunReport, kernel: Option<Kernel>) {
-    if let Some(k) = kernel {
-        report.host = format!("{} (Linux {k})", report.host);
     }
 }
 
@@ -325,11 +295,11 @@ mod tests {
 
     #[test]
     fn job_errors_name_the_job_file() {
-        let e = SimError::Job {
+        let e = SimError::Job(jobs::Refused {
             job: "x".into(),
             line: 12,
             reason: "too deep".into(),
-        };
+        });
         assert_eq!(
             sim_error(Path::new("examples/x.fio"), e).to_string(),
             "examples/x.fio: job 'x' (line 12): too deep"

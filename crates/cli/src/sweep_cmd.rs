@@ -196,23 +196,9 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
     if let Some(dir) = &a.out {
         report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        write_file(&dir.join("table.csv"), table.csv().as_bytes())?;
-        write_file(&dir.join("table.json"), table.json().as_bytes())?;
-        write_file(&dir.join("fronts.csv"), front::csv(&fronts).as_bytes())?;
-        write_file(&dir.join("fronts.json"), front::json(&fronts).as_bytes())?;
-        let marks = picks::marks(&judged, &fronts);
-        let figure = front::svg_marked(&fronts, &marks).map_err(|e| anyhow!(e))?;
-        write_file(&dir.join("fronts.svg"), figure.as_bytes())?;
-        if !judged.is_empty() {
-            write_file(&dir.join("picks.json"), picks::json(&judged).as_bytes())?;
+        for (name, text) in sweep::page::files(&table, &fronts, &judged).map_err(|e| anyhow!(e))? {
+            write_file(&dir.join(name), text.as_bytes())?;
         }
-        let page = sweep::page::blocks(&table, &fronts, &judged, &figure);
-        write_file(
-            &dir.join("report.md"),
-            report::doc::markdown(&page).as_bytes(),
-        )?;
-        let html = report::doc::html("cinterrupts sweep", &page);
-        write_file(&dir.join("report.html"), html.as_bytes())?;
     }
     Ok(())
 }
@@ -266,40 +252,11 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     submit(&script, a.wait, &said)
 }
 
-/// Hands the script to `sbatch` on its stdin (sbatch reads the script from
-/// stdin when given no file: sbatch(1)); its job-id line goes to stdout.
-/// With `wait`, sbatch's `--wait` returns when the array has ended, with
-/// the highest exit code of its tasks (sbatch(1), --wait).
+/// Submits the script (`Script::submit`), saying `said` once sbatch runs.
 fn submit(script: &Script, wait: bool, said: &str) -> Result<()> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new("sbatch");
-    cmd.arg("--parsable");
-    if wait {
-        cmd.arg("--wait");
-    }
-    let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(|e| {
-        anyhow!("sbatch: {e} (sbatch is Slurm's; on Debian, apt-get install slurm-client)")
-    })?;
-    // Said once sbatch runs, so that a missing sbatch is the one line.
-    eprintln!("{said}");
-    let text = script.text();
-    let fed = child
-        .stdin
-        .take()
-        .map(|mut stdin| stdin.write_all(text.as_bytes()))
-        .unwrap_or(Ok(()));
-    let status = child.wait().map_err(|e| anyhow!("sbatch: {e}"))?;
-    if !status.success() {
-        if wait {
-            bail!(
-                "sbatch --wait: {status}: the job was refused or one of its tasks failed (see {}-JOB_TASK.out); submitting again runs only the missing points",
-                script.job_name
-            );
-        }
-        bail!("sbatch: {status}: the job was not submitted");
-    }
-    fed.map_err(|e| anyhow!("sbatch's stdin: {e}"))?;
+    script
+        .submit(wait, &mut || eprintln!("{said}"))
+        .map_err(|e| anyhow!(e))?;
     if wait {
         eprintln!(
             "sweep: every task ended; merge with: cinterrupts sweep merge {}",

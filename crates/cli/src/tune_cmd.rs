@@ -23,7 +23,6 @@ use tune::{Budget, Objective, Target, TuneConfig, TuneError, Tuning};
 
 use crate::args;
 use crate::jobs_cmd::print_notes;
-use crate::output::write_file;
 use crate::run_cmd::emu_error;
 use crate::sim_cmd::sim_error;
 
@@ -187,7 +186,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         bail!(tune::kept::EMULATOR_REFUSED);
     }
     if let Some(dir) = &args.out {
-        check_out(dir)?;
+        tune::out::prepare(dir).map_err(|e| anyhow!(e))?;
     }
     if !args.quiet {
         print_notes(&file);
@@ -290,37 +289,15 @@ fn kept(
     Ok(o.tuning)
 }
 
-/// Makes `--out` and checks a file can be written in it, before any run:
-/// an unwritable place used to fail only after the whole sweep.
-fn check_out(dir: &Path) -> Result<()> {
-    report::file::refuse_dev(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    if !dir.is_dir() {
-        bail!(
-            "{}: not a directory (--out names where the files go)",
-            dir.display()
-        );
-    }
-    // A file made and dropped unfinished: its temporary file is removed.
-    let probe = dir.join("tune.json");
-    report::file::AtomicFile::create(&probe)
-        .with_context(|| format!("{}: cannot write", probe.display()))?;
-    Ok(())
-}
-
-/// The two figures and the numbers, each file whole or not at all.
+/// The two figures and the numbers (`tune::out`), and where they went.
 fn write_out(dir: &Path, t: &Tuning, setup: &Setup, quiet: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let files = tune::render::files(t, setup).map_err(|e| anyhow!(e))?;
-    for (name, text) in &files {
-        write_file(&dir.join(name), text.as_bytes())?;
-    }
+    let written = tune::out::write(dir, t, setup).map_err(|e| anyhow!(e))?;
     if !quiet {
         eprintln!(
             "tune: wrote {}, {} and {}",
-            dir.join(files[0].0).display(),
-            dir.join(files[1].0).display(),
-            dir.join(files[2].0).display()
+            written[0].display(),
+            written[1].display(),
+            written[2].display()
         );
     }
     Ok(())

@@ -38,13 +38,7 @@ pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
         let host = sim::HostProfile::load(&name)
             .map_err(|e| anyhow::anyhow!("validate: --host {name}: {e}"))?;
         let v = validate::again::again(file, &host, &name, &command)?;
-        validate::write::all(&v, &a.out)?;
-        print!("{}", validate::write::summary_text(&v));
-        println!(
-            "wrote {}/validation.md, validation.json, validation.html",
-            a.out.display()
-        );
-        return Ok(());
+        return write(&v, a);
     }
     let v = validate::run(
         &validate::Options {
@@ -56,8 +50,13 @@ pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
         &command,
         &mut |line| eprintln!("validate: {line}"),
     )?;
-    validate::write::all(&v, &a.out)?;
-    print!("{}", validate::write::summary_text(&v));
+    write(&v, a)
+}
+
+/// The validation's files, and its summary on stdout.
+fn write(v: &validate::Validation, a: &ValidateArgs) -> anyhow::Result<()> {
+    validate::write::all(v, &a.out)?;
+    print!("{}", validate::write::summary_text(v));
     println!(
         "wrote {}/validation.md, validation.json, validation.html",
         a.out.display()

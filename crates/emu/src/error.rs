@@ -4,12 +4,8 @@
 #[derive(Debug, thiserror::Error)]
 pub enum EmuError {
     /// A job the emulator cannot run as written.
-    #[error("job '{job}' (line {line}): {reason}")]
-    Job {
-        job: String,
-        line: usize,
-        reason: String,
-    },
+    #[error(transparent)]
+    Job(#[from] jobs::Refused),
     #[error("{0}")]
     Config(String),
     #[error("{0}")]

@@ -77,9 +77,115 @@ impl fmt::Display for Given<'_> {
     }
 }
 
+/// A command line's arguments after its verb, with fio's job options
+/// rewritten for an argument parser that takes them as one repeatable
+/// `--fio NAME[=VALUE]`: each `--NAME[=VALUE]` (or `--NAME VALUE` for an
+/// option that needs a value, as fio's getopt reads it) that is not one of
+/// the verb's own options and names a job option or `section` becomes
+/// `--fio NAME[=VALUE]`. `own(name)` says whether `--name` is the verb's
+/// own option, and if so whether it takes a value (the next argument, when
+/// not given with `=`). Anything else, and everything after `--`, is left
+/// as it is.
+pub fn fio_argv(
+    args: Vec<std::ffi::OsString>,
+    own: &dyn Fn(&str) -> Option<bool>,
+) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut rest = args.into_iter().peekable();
+    while let Some(arg) = rest.next() {
+        let Some(body) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            out.push(arg);
+            continue;
+        };
+        if body.is_empty() {
+            // `--`: the rest is positional.
+            out.push(arg);
+            out.extend(rest);
+            break;
+        }
+        let (name, has_value) = match body.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (body, false),
+        };
+        if let Some(takes_value) = own(name) {
+            out.push(arg.clone());
+            // `--device --x`: the next argument is the option's value.
+            if takes_value && !has_value {
+                out.extend(rest.next());
+            }
+            continue;
+        }
+        let needs_value = match name {
+            "section" => true,
+            _ => match crate::lookup(name) {
+                Some(spec) => spec.takes_value(),
+                None => {
+                    out.push(arg);
+                    continue;
+                }
+            },
+        };
+        let mut given = body.to_string();
+        if needs_value && !has_value {
+            if let Some(v) = rest.next_if(|v| v.to_str().is_some()) {
+                given = format!("{name}={}", v.to_str().unwrap_or_default());
+            }
+        }
+        out.push("--fio".into());
+        out.push(given.into());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_argv_rewrites_job_options_and_leaves_the_verbs_own() {
+        let own = |n: &str| match n {
+            "device" => Some(true),
+            "quiet" => Some(false),
+            _ => None,
+        };
+        let args = [
+            "--iodepth=16",
+            "--device",
+            "--x",
+            "--section",
+            "b",
+            "--quiet",
+            "--bs",
+            "4k",
+            "--nosuch",
+            "file.fio",
+            "--",
+            "--iodepth=1",
+        ];
+        let out = fio_argv(args.iter().map(|a| (*a).into()).collect(), &own);
+        let out: Vec<&str> = out.iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            out,
+            [
+                "--fio",
+                "iodepth=16",
+                "--device",
+                "--x",
+                "--fio",
+                "section=b",
+                "--quiet",
+                "--fio",
+                "bs=4k",
+                "--nosuch",
+                "file.fio",
+                "--",
+                "--iodepth=1",
+            ]
+        );
+        // A bare switch takes no value: the next argument stays.
+        let out = fio_argv(vec!["--time_based".into(), "x.fio".into()], &own);
+        assert_eq!(out, ["--fio", "time_based", "x.fio"]);
+    }
 
     #[test]
     fn push_arg_splits_at_the_first_equals_sign_and_collects_sections() {

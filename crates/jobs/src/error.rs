@@ -142,10 +142,42 @@ pub(crate) fn with_quoted_value(message: &str, value: &str) -> String {
     escape_controls(&message)
 }
 
+/// A job a front end (the simulator, the emulator) cannot run as written,
+/// found after the file was read: one line naming the job and its
+/// section's line. Said here once; `sim::SimError::Job` and
+/// `emu::EmuError::Job` each carry one.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("job '{job}' (line {line}): {reason}")]
+pub struct Refused {
+    pub job: String,
+    pub line: usize,
+    pub reason: String,
+}
+
+impl Refused {
+    /// `job` refused for `reason`.
+    pub fn new(job: &crate::Job, reason: impl Into<String>) -> Refused {
+        Refused {
+            job: job.name.clone(),
+            line: job.section_line,
+            reason: reason.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use policy::quote::MAX_QUOTED_CHARS;
+
+    #[test]
+    fn a_refused_job_names_itself_and_its_line() {
+        let text = "[global]\nsize=1m\n\n[aio]\nrw=read\n";
+        let file = crate::parse_str(text, "t.fio", &|_| None).unwrap();
+        let r = Refused::new(&file.jobs[0], "too deep");
+        assert_eq!((r.job.as_str(), r.line), ("aio", 4));
+        assert_eq!(r.to_string(), "job 'aio' (line 4): too deep");
+    }
 
     #[test]
     fn a_setters_message_quotes_the_value_as_written() {

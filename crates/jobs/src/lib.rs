@@ -38,7 +38,8 @@
 //! assert_eq!(job.marks(jobs::IoKind::Read, 0, 4), policy::Marks::NONE);
 //! ```
 
-mod cmdline;
+pub mod check;
+pub mod cmdline;
 mod describe;
 mod error;
 mod ini;
@@ -56,7 +57,7 @@ pub mod units;
 pub mod ycsb;
 
 pub use cmdline::CommandLine;
-pub use error::JobError;
+pub use error::{JobError, Refused};
 pub use issue::{Batch, Decision, Io, Issued, Issuer, Reap, Waiter};
 pub use job::{
     BlockSizes, BsSplit, CintFlags, CpusAllowedPolicy, Distribution, Engine, Job, RateProcess,

@@ -25,6 +25,29 @@ pub fn one_line(s: &str) -> String {
     cut(s, MAX_MESSAGE_CHARS, false)
 }
 
+/// The 1-based line of a byte offset in a file's text (an offset past the
+/// end is on the last line): where a parser's span points, for an error
+/// that names its file and line (TOML profiles, sweep specs, application
+/// files).
+pub fn line_of(text: &str, offset: usize) -> usize {
+    1 + text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// A parser's message of several lines (toml's, with its caret drawing
+/// removed by the caller or not) on one: each non-empty line trimmed,
+/// joined by `; `.
+pub fn joined_lines(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Control characters escaped, nothing cut: for text whose quoted parts are
 /// already bounded.
 pub fn escape_controls(s: &str) -> String {
@@ -58,6 +81,26 @@ fn cut(s: &str, max: usize, unprintable: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_lines_trims_and_drops_the_empty_ones() {
+        assert_eq!(
+            joined_lines("  expected `=`\n\n  at x \n"),
+            "expected `=`; at x"
+        );
+        assert_eq!(joined_lines("one"), "one");
+        assert_eq!(joined_lines("\n \n"), "");
+    }
+
+    #[test]
+    fn line_of_counts_the_newlines_before_an_offset() {
+        let text = "a = 1\nb = 2\n\nc = 3";
+        assert_eq!(line_of(text, 0), 1);
+        assert_eq!(line_of(text, 5), 1, "the newline itself ends line 1");
+        assert_eq!(line_of(text, 6), 2);
+        assert_eq!(line_of(text, 13), 4);
+        assert_eq!(line_of(text, 1000), 4, "past the end: the last line");
+    }
 
     #[test]
     fn quoting_escapes_and_cuts() {

@@ -16,6 +16,7 @@
 pub mod app;
 mod apprun;
 pub mod appwork;
+pub mod bench;
 pub mod claims;
 pub mod conclusions;
 pub mod experiment;

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
-use policy::quote::{one_line, quoted};
+use policy::quote::{line_of, one_line, quoted};
 use policy::{Nanos, SEC};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -133,16 +133,6 @@ pub fn human(ns: Nanos) -> String {
     }
 }
 
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 /// `table.key` or `key`.
 pub fn dotted(table: Option<&str>, key: &str) -> String {
     match table {
@@ -247,13 +237,7 @@ pub fn bad_value(text: &str, origin: &str, key: &str, reason: &str) -> ProfileEr
 /// in (the innermost); for a span covering a whole table (a key missing
 /// from it), that table.
 fn convert(e: &toml::de::Error, text: &str, origin: &str) -> ProfileError {
-    let message = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let message = policy::quote::joined_lines(e.message());
     // toml 0.8 has no message for a key without a value at the end of the
     // text (`x = `): say that much rather than end the line at the colon.
     let message = if message.is_empty() {

@@ -10,7 +10,9 @@
 //! in the host's QD1 path ([`qd1_host_ns`]), as the shipped device profiles
 //! were derived (Table 2's end-to-end latency minus the host's part).
 
+pub mod device;
 pub mod kvell;
+pub mod text;
 
 use policy::{Nanos, PolicySpec, MS};
 use report::RunReport;

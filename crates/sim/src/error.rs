@@ -6,12 +6,8 @@
 /// naming the job and its section's line.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SimError {
-    #[error("job '{job}' (line {line}): {reason}")]
-    Job {
-        job: String,
-        line: usize,
-        reason: String,
-    },
+    #[error(transparent)]
+    Job(#[from] jobs::Refused),
     #[error("{0}")]
     Config(String),
     /// Nothing completed in the measured window: a run too short (or a

@@ -22,6 +22,7 @@ pub mod calibrate;
 mod cause;
 pub mod coalesce;
 mod cpu;
+pub mod era;
 mod error;
 mod events;
 mod fs;

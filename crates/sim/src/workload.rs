@@ -68,18 +68,11 @@ pub(crate) fn threads(
 ) -> Result<Vec<ThreadSpec>, SimError> {
     let mut per_core = vec![0usize; host.cores as usize];
     let mut out = Vec::with_capacity(jobs.len());
-    let order = jobs::serial_order(jobs).map_err(|(i, reason)| SimError::Job {
-        job: jobs[i].name.clone(),
-        line: jobs[i].section_line,
-        reason,
-    })?;
+    let order = jobs::serial_order(jobs)
+        .map_err(|(i, reason)| SimError::Job(jobs::Refused::new(&jobs[i], reason)))?;
     let serial = order.iter().any(|a| !a.is_empty());
     for (i, (job, after)) in jobs.iter().zip(order).enumerate() {
-        let fail = |reason: String| SimError::Job {
-            job: job.name.clone(),
-            line: job.section_line,
-            reason,
-        };
+        let fail = |reason: String| SimError::Job(jobs::Refused::new(job, reason));
         if job.end_fsync {
             return Err(fail(
                 "end_fsync is not simulated (fsync=N and fdatasync=N are: the ext4 fsync path, crates/sim/src/world/journal.rs)".into(),
@@ -195,11 +188,7 @@ pub(crate) fn threads(
 fn check_size(threads: &[ThreadSpec]) -> Result<(), SimError> {
     let mut in_flight = 0u64;
     for (i, t) in threads.iter().enumerate() {
-        let fail = |reason: String| SimError::Job {
-            job: t.job.name.clone(),
-            line: t.job.section_line,
-            reason,
-        };
+        let fail = |reason: String| SimError::Job(jobs::Refused::new(&t.job, reason));
         if i == MAX_THREADS {
             return Err(fail(format!(
                 "more than {MAX_THREADS} threads (jobs times numjobs): the simulator's bound, each holding 0.5 MB of latency histograms"

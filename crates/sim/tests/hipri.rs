@@ -260,7 +260,7 @@ fn hipri_is_refused_with_an_engine_that_cannot_poll() {
     jobs[0].hipri = true;
     let cfg = config("optane", PolicySpec::named("default"), 10 * MS, 1);
     let e = sim::simulate(&jobs, &cfg, &mut |_, _| {}).unwrap_err();
-    assert!(matches!(e, SimError::Job { .. }), "{e}");
+    assert!(matches!(e, SimError::Job(_)), "{e}");
     let msg = e.to_string();
     assert!(
         msg.contains("job 'aio'")

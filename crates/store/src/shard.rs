@@ -92,6 +92,28 @@ impl Shard {
         Ok(None)
     }
 
+    /// The shard a task runs, from `--shard` (`given`) and `--shards`:
+    /// the one given (which `shards` must not contradict), else the one
+    /// the environment names ([`Shard::from_env`]), else all.
+    pub fn resolve(
+        given: Option<Shard>,
+        shards: Option<usize>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Shard, String> {
+        if shards == Some(0) {
+            return Err("--shards 0: there must be at least 1".into());
+        }
+        match given {
+            Some(s) => match shards {
+                Some(n) if n != s.count => {
+                    Err(format!("--shard {s} and --shards {n}: they disagree"))
+                }
+                _ => Ok(s),
+            },
+            None => Ok(Shard::from_env(env, shards)?.unwrap_or(Shard::ALL)),
+        }
+    }
+
     /// Whether the point at `position` in key order is this shard's.
     pub fn owns(&self, position: usize) -> bool {
         position % self.count == self.index
@@ -118,6 +140,29 @@ impl std::fmt::Display for Shard {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn resolve_takes_the_given_shard_else_the_environments_else_all() {
+        let none = |_: &str| None;
+        let slurm = |v: &str| match v {
+            "SLURM_ARRAY_TASK_ID" => Some("2".to_string()),
+            "SLURM_ARRAY_TASK_COUNT" => Some("4".to_string()),
+            _ => None,
+        };
+        let one = Shard::new(1, 4).unwrap();
+        assert_eq!(Shard::resolve(Some(one), None, &slurm), Ok(one));
+        assert_eq!(Shard::resolve(Some(one), Some(4), &none), Ok(one));
+        assert_eq!(
+            Shard::resolve(Some(one), Some(3), &none).unwrap_err(),
+            "--shard 1/4 and --shards 3: they disagree"
+        );
+        assert_eq!(Shard::resolve(None, None, &slurm), Shard::new(2, 4));
+        assert_eq!(Shard::resolve(None, None, &none), Ok(Shard::ALL));
+        assert_eq!(
+            Shard::resolve(None, Some(0), &none).unwrap_err(),
+            "--shards 0: there must be at least 1"
+        );
+    }
 
     proptest! {
         #[test]

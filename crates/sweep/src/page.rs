@@ -9,6 +9,32 @@ use crate::front::{Front, Setting};
 use crate::merge::Table;
 use crate::picks::{Pick, Standing};
 
+/// Every file `sweep merge --out` writes, named, in the order written:
+/// the table (CSV, JSON), the fronts (CSV, JSON, SVG with the picks
+/// marked), the picks when tune's were given, and the report (Markdown,
+/// HTML).
+pub fn files(
+    table: &Table,
+    fronts: &[Front],
+    judged: &[(Pick, Standing)],
+) -> Result<Vec<(&'static str, String)>, String> {
+    let figure = crate::front::svg_marked(fronts, &crate::picks::marks(judged, fronts))?;
+    let mut files = vec![
+        ("table.csv", table.csv()),
+        ("table.json", table.json()),
+        ("fronts.csv", crate::front::csv(fronts)),
+        ("fronts.json", crate::front::json(fronts)),
+    ];
+    let page = blocks(table, fronts, judged, &figure);
+    files.push(("fronts.svg", figure));
+    if !judged.is_empty() {
+        files.push(("picks.json", crate::picks::json(judged)));
+    }
+    files.push(("report.md", report::doc::markdown(&page)));
+    files.push(("report.html", report::doc::html("cinterrupts sweep", &page)));
+    Ok(files)
+}
+
 /// The report's blocks. `figure` is the fronts' SVG (`fronts.svg`).
 pub fn blocks(
     table: &Table,

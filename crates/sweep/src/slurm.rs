@@ -82,6 +82,45 @@ export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
     }
 }
 
+impl Script {
+    /// Hands the script to `sbatch` on its stdin (sbatch reads the script
+    /// from stdin when given no file: sbatch(1)); its job-id line goes to
+    /// stdout. With `wait`, sbatch's `--wait` returns when the array has
+    /// ended, with the highest exit code of its tasks (sbatch(1), --wait).
+    /// `started` is called once sbatch runs, so that a missing sbatch is
+    /// the one line said.
+    pub fn submit(&self, wait: bool, started: &mut dyn FnMut()) -> Result<(), String> {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let mut cmd = Command::new("sbatch");
+        cmd.arg("--parsable");
+        if wait {
+            cmd.arg("--wait");
+        }
+        let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(|e| {
+            format!("sbatch: {e} (sbatch is Slurm's; on Debian, apt-get install slurm-client)")
+        })?;
+        started();
+        let text = self.text();
+        let fed = child
+            .stdin
+            .take()
+            .map(|mut stdin| stdin.write_all(text.as_bytes()))
+            .unwrap_or(Ok(()));
+        let status = child.wait().map_err(|e| format!("sbatch: {e}"))?;
+        if !status.success() {
+            if wait {
+                return Err(format!(
+                    "sbatch --wait: {status}: the job was refused or one of its tasks failed (see {}-JOB_TASK.out); submitting again runs only the missing points",
+                    self.job_name
+                ));
+            }
+            return Err(format!("sbatch: {status}: the job was not submitted"));
+        }
+        fed.map_err(|e| format!("sbatch's stdin: {e}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use jobs::Job;
 use policy::options::{Kind, Value, OPTIONS};
+use policy::quote::line_of;
 use policy::{Nanos, PolicySpec};
 use serde::Deserialize;
 use sim::{DeviceProfile, HostProfile};
@@ -658,25 +659,10 @@ fn value(kind: Kind, v: &toml::Value) -> Result<Value, String> {
     }
 }
 
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    1 + text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-}
-
 /// toml's error as one line: its message, its line, and the key assigned
 /// on that line (or the one toml names, for an unknown field).
 fn toml_error(e: &toml::de::Error, text: &str, origin: &str) -> SpecError {
-    let message = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let message = policy::quote::joined_lines(e.message());
     let line = e.span().map_or(1, |s| line_of(text, s.start));
     let named = message
         .split('`')

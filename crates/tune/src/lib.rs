@@ -25,6 +25,7 @@
 //! resumes and its thr points split into shards.
 
 pub mod kept;
+pub mod out;
 pub mod pick;
 pub mod plot;
 pub mod recommend;

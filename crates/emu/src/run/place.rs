@@ -75,11 +75,7 @@ pub(crate) fn polls(job: &Job, mode: host::poll::Mode) -> Option<host::poll::Mod
 }
 
 fn job_error(job: &Job, reason: impl Into<String>) -> EmuError {
-    EmuError::Job {
-        job: job.name.clone(),
-        line: job.section_line,
-        reason: reason.into(),
-    }
+    EmuError::Job(jobs::Refused::new(job, reason))
 }
 
 /// The shortest run the emulator measures: the thread that cuts the

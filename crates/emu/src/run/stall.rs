@@ -143,11 +143,7 @@ impl<'a> StallWatch<'a> {
                 r.device.probe(PROBE_WAIT)
             );
             return Err(match waiting {
-                Some(s) => EmuError::Job {
-                    job: s.job.name.clone(),
-                    line: s.job.section_line,
-                    reason,
-                },
+                Some(s) => EmuError::Job(jobs::Refused::new(&s.job, reason)),
                 None => EmuError::Stalled(reason),
             });
         }

@@ -59,11 +59,7 @@ impl std::fmt::Display for StandIn {
 }
 
 fn job_error(job: &Job, reason: String) -> EmuError {
-    EmuError::Job {
-        job: job.name.clone(),
-        line: job.section_line,
-        reason,
-    }
+    EmuError::Job(jobs::Refused::new(job, reason))
 }
 
 /// `--backend`, else the one file every job names, under the rules above.
