@@ -430,12 +430,12 @@ mod tests {
         // of the eligible.
         let mut e = queue();
         e.wake(1, 2 * MS, None, 0); // deadline 5 ms
-        e.wake(2, 1 * MS, None, 0); // deadline 4 ms
+        e.wake(2, MS, None, 0); // deadline 4 ms
         assert_eq!(e.pick(&[(1, 5 * MS)], Some((2, 5 * MS)), false), Some(2));
         assert_eq!(e.pick(&[(2, 5 * MS)], Some((1, 5 * MS)), false), Some(2));
         // The running task eligible, every queued one ahead of V: the
         // running one.
-        assert_eq!(e.pick(&[(1, 9 * MS)], Some((2, 1 * MS)), false), Some(2));
+        assert_eq!(e.pick(&[(1, 9 * MS)], Some((2, MS)), false), Some(2));
     }
 
     #[test]
