@@ -1100,11 +1100,16 @@ mod tests {
         t.reflect(s, 3, 200 * US);
         assert_eq!(t.recent_idx[2], Some(2));
         assert_eq!(t.bins[2].recent, 2);
+        // Out of C6 (170 us exit) after 3 us, less than its exit latency:
+        // half of it, 1.5 us, C1's bin (C1E needs 4 us).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 3 * US);
+        assert_eq!(t.recent_idx[3], Some(1));
         // Exactly C1E's 4 us measured (4.5 us after C1, less half its 1
         // us exit): C1E's bin (`target_residency_ns <= measured_ns`).
         t.select(s, &entry(3 * MS, NO_LIMIT, 0));
         t.reflect(s, 1, 4_500);
-        assert_eq!(t.recent_idx[3], Some(2));
+        assert_eq!(t.recent_idx[4], Some(2));
     }
 
     #[test]
