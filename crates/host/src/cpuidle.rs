@@ -1162,6 +1162,8 @@ mod tests {
         assert_eq!(h.poll_limit, 200_000);
         h.reflect(1, 199_000, false); // inside the window: stays
         assert_eq!(h.poll_limit, 200_000);
+        h.reflect(1, 200_000, false); // not beyond guest_halt_poll_ns
+        assert_eq!(h.poll_limit, 200_000);
         // Polling (state 0) changes nothing.
         h.reflect(0, 10 * MS, false);
         assert_eq!(h.poll_limit, 200_000);
@@ -1183,6 +1185,141 @@ mod tests {
         assert_eq!(g.poll_limit, 150_000);
         g.reflect(1, 160_000, false);
         assert_eq!(g.poll_limit, 200_000);
+    }
+
+    #[test]
+    fn menu_typical_interval_wants_more_than_six_stddev_and_six_samples() {
+        // `avg_sq > variance * 36`, strictly: 4 x 105 and 4 x 147 have mean
+        // 126 and variance 441, 126^2 = 36 x 441, so the set is not typical;
+        // the 147s go and the 105s are.
+        let m = menu_with([105, 105, 105, 105, 147, 147, 147, 147]);
+        assert_eq!(m.typical_interval(1_000), 105);
+        // Three equal outliers go at once, leaving 5 of 8 (mean 1032,
+        // variance 536): within 6 stddev, but `divisor * 4 >= INTERVALS * 3`
+        // fails and `divisor * 4 <= INTERVALS * 3` gives no prediction.
+        let m = menu_with([1_000, 1_010, 1_040, 1_050, 1_060, 5_000, 5_000, 5_000]);
+        assert_eq!(m.typical_interval(10_000), u64::MAX);
+    }
+
+    /// A menu governor whose history predicts nothing (every interval
+    /// longer than any timer here): the prediction is the timer's.
+    fn menu_by_the_timer() -> Menu {
+        menu_with([100_000; 8])
+    }
+
+    #[test]
+    fn menu_allows_a_state_whose_exit_latency_equals_the_limit() {
+        // menu_select: `if (s->exit_latency_ns > latency_req) break;`
+        let s = Table::Skx.states(); // C1 2/2, C1E 10/20, C6 133/600 us
+        let mut m = menu_by_the_timer();
+        assert_eq!(m.select(s, &entry(3 * MS, 10 * US, 0)), 2);
+        assert_eq!(m.select(s, &entry(3 * MS, 10 * US - 1, 0)), 1);
+        assert_eq!(m.select(s, &entry(3 * MS, NO_LIMIT, 0)), 3);
+    }
+
+    #[test]
+    fn menu_keeps_the_tick_from_cutting_a_state_short() {
+        // menu_select: with the tick kept (a polling state, or a
+        // prediction under a tick), a state whose residency is past the
+        // next tick (`delta_tick`) gives way to the deepest shallower one
+        // that fits (`target_residency_ns <= delta_tick`).
+        let s = Table::Icx.states(); // C1 1/1, C1E 4/4, C6 170/600 us
+        let mut m = menu_by_the_timer();
+        let e = |sleep, till_tick| Entry {
+            sleep_length: sleep,
+            till_tick,
+            latency_req: NO_LIMIT,
+            iowaiters: 0,
+        };
+        assert_eq!(m.select(s, &e(3 * MS, 4 * MS)), 3);
+        assert_eq!(m.select(s, &e(3 * MS, 500 * US)), 2);
+        assert_eq!(m.select(s, &e(3 * MS, 3 * US)), 1);
+        assert_eq!(m.select(s, &e(3 * MS, 0)), 0);
+        // A prediction of a tick or more stops the tick: C6 stays.
+        assert_eq!(m.select(s, &e(10 * MS, 500 * US)), 3);
+    }
+
+    #[test]
+    fn menu_rounds_the_corrected_timer_to_the_closest_us() {
+        // `predicted_us = DIV_ROUND_CLOSEST_ULL(next_timer_us *
+        // correction_factor, RESOLUTION * DECAY)`: 640 x 7678 / 8192 =
+        // 599.9, read as 600, C6's residency (a table without POLL, so
+        // that no polling fallback picks C6 regardless).
+        let s = &Table::Icx.states()[1..]; // C1, C1E, C6
+        let mut m = menu_by_the_timer();
+        m.correction[2] = 7_678;
+        assert_eq!(m.select(s, &entry(640 * US, NO_LIMIT, 0)), 2);
+        // 639 x 7678 / 8192 = 598.9: 599, under C6's 600.
+        assert_eq!(m.select(s, &entry(639 * US, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
+    fn teo_takes_state_1_at_exactly_its_residency() {
+        // A state pays from its target residency on: a 1 us timer allows
+        // C1 (1 us).
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        assert_eq!(t.select(s, &entry(US, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
+    fn teo_polls_after_wake_ups_shorter_than_any_state() {
+        // Ten wake-ups 0.5 us into POLL: intercepts in POLL's bin, the
+        // shallower bins of every candidate (teo_select sums the bins
+        // below the candidate).
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        for _ in 0..10 {
+            let i = t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, i, 500);
+        }
+        assert!(t.bins[0].intercepts > 0 && t.bins[1].intercepts == 0);
+        assert_eq!(t.select(s, &entry(3 * MS, NO_LIMIT, 0)), 0);
+    }
+
+    #[test]
+    fn teo_goes_shallower_only_where_both_majorities_agree() {
+        // teo_select, step 2: from the candidate down, the first state
+        // where `(!alt_recent || 2 * recent_sum > idx_recent_sum) &&
+        // (!alt_intercepts || 2 * intercept_sum > idx_intercept_sum)`.
+        let s = Table::Icx.states();
+        let t0 = |c1: u64, c1e: u64, recent_c1e: u64| {
+            let mut t = Teo::new(s.len(), 4 * MS);
+            t.bins[1].intercepts = c1;
+            t.bins[2].intercepts = c1e;
+            t.bins[2].recent = recent_c1e;
+            t.total = c1 + c1e;
+            t
+        };
+        // Equal intercepts in C1's and C1E's bins: C1E's alone are half,
+        // not more than half; with C1's, more: C1.
+        assert_eq!(
+            t0(PULSE, PULSE, 0).select(s, &entry(3 * MS, NO_LIMIT, 0)),
+            1
+        );
+        // Most recent wake-ups in C1E's bin, most intercepts in C1's: the
+        // recent majority is met at C1E, the intercepts' only at C1.
+        assert_eq!(
+            t0(2 * PULSE, 100, 5).select(s, &entry(3 * MS, NO_LIMIT, 0)),
+            1
+        );
+        // Both met at C1E.
+        assert_eq!(
+            t0(100, 2 * PULSE, 5).select(s, &entry(3 * MS, NO_LIMIT, 0)),
+            2
+        );
+    }
+
+    #[test]
+    fn teo_hits_decay_by_an_eighth() {
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        for _ in 0..2 {
+            t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, 3, 3 * MS);
+        }
+        assert_eq!(t.bins[3].hits, PULSE - PULSE / 8 + PULSE);
+        assert_eq!(t.total, t.bins[3].hits);
     }
 
     #[test]
