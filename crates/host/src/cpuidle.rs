@@ -1218,6 +1218,18 @@ mod tests {
     }
 
     #[test]
+    fn menu_takes_state_1_at_exactly_its_residency_and_exit_latency() {
+        // menu_select's early exit returns POLL only for a timer sooner
+        // than state 1's residency or a limit below its exit latency
+        // (`<`): at exactly them, C1 (2/2 us on Skylake-SP).
+        let s = Table::Skx.states();
+        let mut m = menu_by_the_timer();
+        assert_eq!(m.select(s, &entry(2 * US, NO_LIMIT, 0)), 1);
+        assert_eq!(m.select(s, &entry(3 * MS, 2 * US, 0)), 1);
+        assert_eq!(m.select(s, &entry(2 * US - 1, NO_LIMIT, 0)), 0);
+    }
+
+    #[test]
     fn menu_keeps_the_tick_from_cutting_a_state_short() {
         // menu_select: with the tick kept (a polling state, or a
         // prediction under a tick), a state whose residency is past the
