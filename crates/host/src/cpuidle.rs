@@ -1105,11 +1105,16 @@ mod tests {
         t.select(s, &entry(3 * MS, NO_LIMIT, 0));
         t.reflect(s, 3, 3 * US);
         assert_eq!(t.recent_idx[3], Some(1));
+        // From C6 after 650 us: 650 - 85 = 565 us, short of C6's 600: an
+        // intercept, not a hit.
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 650 * US);
+        assert_eq!(t.recent_idx[4], Some(2));
         // Exactly C1E's 4 us measured (4.5 us after C1, less half its 1
         // us exit): C1E's bin (`target_residency_ns <= measured_ns`).
         t.select(s, &entry(3 * MS, NO_LIMIT, 0));
         t.reflect(s, 1, 4_500);
-        assert_eq!(t.recent_idx[4], Some(2));
+        assert_eq!(t.recent_idx[5], Some(2));
     }
 
     #[test]
@@ -1295,31 +1300,33 @@ mod tests {
         // where `(!alt_recent || 2 * recent_sum > idx_recent_sum) &&
         // (!alt_intercepts || 2 * intercept_sum > idx_intercept_sum)`.
         let s = Table::Icx.states();
-        let t0 = |c1: u64, c1e: u64, recent_c1e: u64| {
+        // Intercepts and recent (early) wake-ups in C1's and C1E's bins;
+        // the timer (3 ms) makes C6 the candidate.
+        let pick = |intercepts: [u64; 2], recent: [u64; 2]| {
             let mut t = Teo::new(s.len(), 4 * MS);
-            t.bins[1].intercepts = c1;
-            t.bins[2].intercepts = c1e;
-            t.bins[2].recent = recent_c1e;
-            t.total = c1 + c1e;
-            t
+            for b in 0..2 {
+                t.bins[b + 1].intercepts = intercepts[b];
+                t.bins[b + 1].recent = recent[b];
+            }
+            t.total = intercepts[0] + intercepts[1];
+            t.select(s, &entry(3 * MS, NO_LIMIT, 0))
         };
         // Equal intercepts in C1's and C1E's bins: C1E's alone are half,
         // not more than half; with C1's, more: C1.
-        assert_eq!(
-            t0(PULSE, PULSE, 0).select(s, &entry(3 * MS, NO_LIMIT, 0)),
-            1
-        );
+        assert_eq!(pick([PULSE, PULSE], [0, 0]), 1);
         // Most recent wake-ups in C1E's bin, most intercepts in C1's: the
         // recent majority is met at C1E, the intercepts' only at C1.
-        assert_eq!(
-            t0(2 * PULSE, 100, 5).select(s, &entry(3 * MS, NO_LIMIT, 0)),
-            1
-        );
+        assert_eq!(pick([2 * PULSE, 100], [0, 5]), 1);
         // Both met at C1E.
-        assert_eq!(
-            t0(100, 2 * PULSE, 5).select(s, &entry(3 * MS, NO_LIMIT, 0)),
-            2
-        );
+        assert_eq!(pick([100, 2 * PULSE], [0, 5]), 2);
+        // Recent wake-ups alone decide when intercepts do not dominate:
+        // `alt_recent = idx_recent_sum > NR_RECENT / 2`, so 5 of the last
+        // 9 go shallower and 4 do not.
+        assert_eq!(pick([0, 0], [0, 5]), 2);
+        assert_eq!(pick([0, 0], [0, 4]), 3);
+        // 3 of 5 recent in C1E's bin are more than half: C1E.
+        assert_eq!(pick([0, 0], [2, 3]), 2);
+        assert_eq!(pick([0, 0], [3, 2]), 1);
     }
 
     #[test]
