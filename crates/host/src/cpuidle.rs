@@ -1235,6 +1235,20 @@ mod tests {
     }
 
     #[test]
+    fn menu_leaves_polling_for_a_state_the_timer_leaves_room_for() {
+        // menu_select: "Use a physical idle state, not busy polling, unless
+        // a timer is going to trigger soon enough": a prediction under
+        // state 1's residency still takes it when its exit latency is
+        // allowed and the timer is past its residency. Every shipped table
+        // has state 1's exit latency equal to its residency, so a table
+        // without C1 shows it: POLL, C1E 10/20 us, C6 133/600 us.
+        let skx = Table::Skx.states();
+        let s = [skx[0], skx[2], skx[3]];
+        let mut m = menu_with([15; 8]); // a typical 15 us
+        assert_eq!(m.select(&s, &entry(3 * MS, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
     fn menu_keeps_the_tick_from_cutting_a_state_short() {
         // menu_select: with the tick kept (a polling state, or a
         // prediction under a tick), a state whose residency is past the
