@@ -1034,6 +1034,12 @@ mod tests {
         m.select(s, &entry(100 * MS, NO_LIMIT, 0));
         m.reflect(s, 1, 50 * MS, false); // 49999 us after C1's 1 us
         assert_eq!(m.correction[5], 8_192 - 1_024 + 1_024 * 49_999 / 100_000);
+        // At exactly MAX_INTERESTING (50000 us): unity, as beyond it.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(100 * MS, NO_LIMIT, 0));
+        m.reflect(s, 1, 50_001 * US, false);
+        assert_eq!(m.intervals[0], 50_000);
+        assert_eq!(m.correction[5], 8_192);
         // No timer known (under 1 us): unity.
         let mut m = Menu::new(4 * MS);
         m.select(s, &entry(500, NO_LIMIT, 0));
