@@ -1255,6 +1255,41 @@ mod tests {
     }
 
     #[test]
+    fn menu_keeps_the_tick_for_a_shallow_state_when_a_deeper_one_is_past_the_prediction() {
+        // menu_select, a prediction of a tick or more with the next state
+        // deeper than it: "If the state selected so far is shallow, waking
+        // up early won't hurt, so retain the tick": the prediction becomes
+        // that state's residency (under a tick), and the kept tick steps it
+        // down if it would cut it short. The shipped tables have no state
+        // deeper than a tick; a hypothetical 5 ms one (300 us exit) after
+        // Ice Lake-SP's shows it.
+        let icx = Table::Icx.states();
+        let deep = cstate("deep", 300, 5_000);
+        let s = [icx[0], icx[1], icx[2], icx[3], deep];
+        let mut m = menu_by_the_timer();
+        let e = |till_tick| Entry {
+            sleep_length: 4_500 * US,
+            till_tick,
+            latency_req: NO_LIMIT,
+            iowaiters: 0,
+        };
+        assert_eq!(m.select(&s, &e(4 * MS)), 3);
+        assert_eq!(m.select(&s, &e(500 * US)), 2);
+        // A prediction past the deep state's residency takes it, tick or
+        // not.
+        assert_eq!(
+            m.select(
+                &s,
+                &Entry {
+                    sleep_length: 6 * MS,
+                    ..e(500 * US)
+                }
+            ),
+            4
+        );
+    }
+
+    #[test]
     fn menu_keeps_the_tick_from_cutting_a_state_short() {
         // menu_select: with the tick kept (a polling state, or a
         // prediction under a tick), a state whose residency is past the
@@ -1274,6 +1309,11 @@ mod tests {
         assert_eq!(m.select(s, &e(3 * MS, 0)), 0);
         // A prediction of a tick or more stops the tick: C6 stays.
         assert_eq!(m.select(s, &e(10 * MS, 500 * US)), 3);
+        // A residency equal to the time till the tick fits (`>`).
+        assert_eq!(m.select(s, &e(3 * MS, 600 * US)), 3);
+        // Without POLL the walk ends at the shallowest state, whatever its
+        // residency (`for (i = idx - 1; i >= 0; i--)`).
+        assert_eq!(m.select(&s[1..], &e(3 * MS, 0)), 0);
     }
 
     #[test]
@@ -1322,15 +1362,21 @@ mod tests {
         let s = Table::Icx.states();
         // Intercepts and recent (early) wake-ups in C1's and C1E's bins;
         // the timer (3 ms) makes C6 the candidate.
-        let pick = |intercepts: [u64; 2], recent: [u64; 2]| {
+        let pick_with = |hits_c1: u64, intercepts: [u64; 2], recent: [u64; 2]| {
             let mut t = Teo::new(s.len(), 4 * MS);
             for b in 0..2 {
                 t.bins[b + 1].intercepts = intercepts[b];
                 t.bins[b + 1].recent = recent[b];
             }
-            t.total = intercepts[0] + intercepts[1];
+            t.bins[1].hits = hits_c1;
+            t.total = hits_c1 + intercepts[0] + intercepts[1];
             t.select(s, &entry(3 * MS, NO_LIMIT, 0))
         };
+        let pick = |intercepts, recent| pick_with(0, intercepts, recent);
+        // Hits in the shallower bins do not count against their intercepts
+        // (`2 * idx_intercept_sum > total - idx_hit_sum`): 1 intercept
+        // against 4 hits of C1 and nothing deeper is a majority.
+        assert_eq!(pick_with(4 * PULSE, [0, PULSE], [0, 0]), 2);
         // Equal intercepts in C1's and C1E's bins: C1E's alone are half,
         // not more than half; with C1's, more: C1.
         assert_eq!(pick([PULSE, PULSE], [0, 0]), 1);
