@@ -1003,6 +1003,13 @@ mod tests {
         assert_eq!(m.intervals[1], 4);
         m.reflect(s, 2, 9 * US, false);
         assert_eq!(m.intervals[2], 5);
+        // Skylake-SP's C1E (10 us exit): 15 us is under twice it, so 7 us
+        // (not 15 - 10).
+        let skx = Table::Skx.states();
+        let mut m = Menu::new(4 * MS);
+        m.select(skx, &entry(MS, NO_LIMIT, 0));
+        m.reflect(skx, 2, 15 * US, false);
+        assert_eq!(m.intervals[0], 7);
         // Longer than the timer: the timer (the factor stays at most unity).
         let mut m = Menu::new(4 * MS);
         m.select(s, &entry(MS, NO_LIMIT, 0));
@@ -1309,6 +1316,9 @@ mod tests {
         assert_eq!(m.select(s, &e(3 * MS, 0)), 0);
         // A prediction of a tick or more stops the tick: C6 stays.
         assert_eq!(m.select(s, &e(10 * MS, 500 * US)), 3);
+        // A prediction of exactly a tick stops it too (`predicted_ns <
+        // TICK_NSEC` keeps it).
+        assert_eq!(m.select(s, &e(4 * MS, 500 * US)), 3);
         // A residency equal to the time till the tick fits (`>`).
         assert_eq!(m.select(s, &e(3 * MS, 600 * US)), 3);
         // Without POLL the walk ends at the shallowest state, whatever its
@@ -1373,6 +1383,13 @@ mod tests {
             t.select(s, &entry(3 * MS, NO_LIMIT, 0))
         };
         let pick = |intercepts, recent| pick_with(0, intercepts, recent);
+        // Intercepts exactly half of all (C6's hits the other half): not
+        // more than half, C6 stays.
+        let mut t = Teo::new(s.len(), 4 * MS);
+        t.bins[2].intercepts = PULSE;
+        t.bins[3].hits = PULSE;
+        t.total = 2 * PULSE;
+        assert_eq!(t.select(s, &entry(3 * MS, NO_LIMIT, 0)), 3);
         // Hits in the shallower bins do not count against their intercepts
         // (`2 * idx_intercept_sum > total - idx_hit_sum`): 1 intercept
         // against 4 hits of C1 and nothing deeper is a majority.
