@@ -1282,6 +1282,27 @@ mod tests {
         };
         assert_eq!(m.select(&s, &e(4 * MS)), 3);
         assert_eq!(m.select(&s, &e(500 * US)), 2);
+        // A prediction of exactly a tick is not under it: the same.
+        assert_eq!(
+            m.select(
+                &s,
+                &Entry {
+                    sleep_length: 4 * MS,
+                    ..e(500 * US)
+                }
+            ),
+            2
+        );
+        // The state selected so far itself deeper than a tick (5 ms, then a
+        // hypothetical 20 ms): with its residency as the prediction the
+        // tick stops, and it stays.
+        let deeper = cstate("deeper", 400, 20_000);
+        let s2 = [icx[0], icx[1], deep, deeper];
+        let tenms = Entry {
+            sleep_length: 10 * MS,
+            ..e(500 * US)
+        };
+        assert_eq!(m.select(&s2, &tenms), 2);
         // A prediction past the deep state's residency takes it, tick or
         // not.
         assert_eq!(
