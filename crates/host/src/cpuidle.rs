@@ -1368,6 +1368,11 @@ mod tests {
         let s = Table::Icx.states();
         let mut t = Teo::new(s.len(), 4 * MS);
         assert_eq!(t.select(s, &entry(US, NO_LIMIT, 0)), 1);
+        // Two states are enough to choose (`drv->state_count < 2` alone
+        // forces state 0): this VM's haltpoll table.
+        let h = Table::Haltpoll.states();
+        let mut t = Teo::new(h.len(), 4 * MS);
+        assert_eq!(t.select(h, &entry(3 * MS, NO_LIMIT, 0)), 1);
     }
 
     #[test]
@@ -1428,6 +1433,8 @@ mod tests {
         // 9 go shallower and 4 do not.
         assert_eq!(pick([0, 0], [0, 5]), 2);
         assert_eq!(pick([0, 0], [0, 4]), 3);
+        // 3 of 6 is half, not more: on to C1.
+        assert_eq!(pick([0, 0], [3, 3]), 1);
         // 3 of 5 recent in C1E's bin are more than half: C1E.
         assert_eq!(pick([0, 0], [2, 3]), 2);
         assert_eq!(pick([0, 0], [3, 2]), 1);
