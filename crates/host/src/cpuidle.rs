@@ -892,8 +892,637 @@ mod tests {
         assert_eq!((vm.poll_limit, vm.select(s, &e)), (0, 1));
     }
 
+    // The cases below hold the governors' arithmetic to the sources the
+    // module cites (menu.c at 010e85f9e47c, teo.c at 04bae4e2267d,
+    // haltpoll.c at 2cc2c3cb54de); each names the kernel function.
+
+    #[test]
+    fn tables_and_governors_read_back_by_name() {
+        for (name, t) in Table::ALL {
+            assert_eq!(t.name(), name);
+            assert_eq!(Table::parse(name), Ok(t));
+        }
+        for (name, g) in GovernorKind::ALL {
+            assert_eq!(g.name(), name);
+            assert_eq!(GovernorKind::parse(name), Ok(g));
+        }
+        assert_eq!(GovernorKind::default(), GovernorKind::Menu);
+        let e = GovernorKind::parse("ladder").unwrap_err();
+        assert!(e.contains("`ladder`") && e.contains("teo"), "{e}");
+        assert_eq!(names(Table::Haltpoll), ["POLL", "haltpoll idle"]);
+        assert_eq!(names(Table::Poll), ["POLL"]);
+        assert_eq!(names(Table::Skx), ["POLL", "C1", "C1E", "C6"]);
+        assert_eq!(names(Table::Spr), ["POLL", "C1", "C1E", "C6"]);
+        // Only POLL polls; the tables' times are in us.
+        let c1e = Table::Skx.states()[2];
+        assert_eq!(
+            (c1e.exit_latency, c1e.target_residency, c1e.polling),
+            (10 * US, 20 * US, false)
+        );
+        assert!(Table::Skx.states()[0].polling);
+    }
+
+    #[test]
+    fn menu_buckets_are_decades_split_by_pending_io() {
+        // which_bucket: `if (nr_iowaiters) bucket = BUCKETS/2;` then one
+        // bucket per decade of us: < 10, < 100, < 1000, < 10000, < 100000,
+        // the rest.
+        for (us, b) in [
+            (0, 0),
+            (9, 0),
+            (10, 1),
+            (99, 1),
+            (100, 2),
+            (999, 2),
+            (1_000, 3),
+            (9_999, 3),
+            (10_000, 4),
+            (99_999, 4),
+            (100_000, 5),
+            (u64::MAX, 5),
+        ] {
+            assert_eq!(which_bucket(us, 0), b, "{us} us");
+            assert_eq!(which_bucket(us, 1), b + 6, "{us} us, I/O pending");
+            assert_eq!(which_bucket(us, 7), b + 6, "{us} us, 7 waiters");
+        }
+    }
+
+    fn menu_with(intervals: [u64; INTERVALS]) -> Menu {
+        let mut m = Menu::new(4 * MS);
+        m.intervals = intervals;
+        m
+    }
+
+    #[test]
+    fn menu_typical_interval_is_the_mean_of_a_tight_set() {
+        // get_typical_interval: a variance of at most 400 us^2 (stddev 20
+        // us) gives the mean.
+        assert_eq!(menu_with([30; 8]).typical_interval(100), 30);
+        // 6 x 100 and 2 x 130: mean 107 (rounded down), variance
+        // (6 x 49 + 2 x 529) / 8 = 169.
+        let m = menu_with([100, 100, 100, 100, 100, 100, 130, 130]);
+        assert_eq!(m.typical_interval(1_000), 107);
+        // Wider, but the mean beyond 6 stddev with all 8: 4 x 1000 and
+        // 4 x 1100, variance 2500, 1050^2 > 36 x 2500.
+        let m = menu_with([1_000, 1_000, 1_000, 1_000, 1_100, 1_100, 1_100, 1_100]);
+        assert_eq!(m.typical_interval(10_000), 1_050);
+        // Not worth computing when even the least is not below the
+        // prediction.
+        assert_eq!(menu_with([30; 8]).typical_interval(30), u64::MAX);
+        assert_eq!(menu_with([30; 8]).typical_interval(31), 30);
+    }
+
+    #[test]
+    fn menu_typical_interval_drops_the_largest_outliers() {
+        // One long period among seven of 100 us: dropped (thresh = max - 1),
+        // the rest agree.
+        let m = menu_with([100, 100, 1_000, 100, 100, 100, 100, 100]);
+        assert_eq!(m.typical_interval(2_000), 100);
+        // Doubling periods never agree: with 6 of 8 left (divisor * 4 <=
+        // INTERVALS * 3) there is no typical interval.
+        let m = menu_with([10, 20, 40, 80, 160, 320, 640, 1_280]);
+        assert_eq!(m.typical_interval(5_000), u64::MAX);
+    }
+
+    #[test]
+    fn menu_update_deducts_the_exit_latency_and_moves_the_correction() {
+        // menu_update: `if (measured_us > 2 * exit_latency) measured_us -=
+        // exit_latency; else measured_us /= 2;`, at most next_timer_us;
+        // `new_factor -= new_factor / DECAY; new_factor += RESOLUTION *
+        // measured_us / next_timer_us`.
+        let s = Table::Icx.states(); // C1 1/1, C1E 4/4, C6 170/600 us
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(MS, NO_LIMIT, 0)); // next timer 1000 us
+        assert_eq!((m.next_timer_us, m.bucket), (1_000, 3));
+        m.reflect(s, 1, 500 * US, false);
+        assert_eq!(m.intervals[0], 499);
+        assert_eq!(m.correction[3], 8_192 - 1_024 + 1_024 * 499 / 1_000);
+        assert_eq!(m.ptr, 1);
+        // At most twice the exit latency: half of it.
+        m.reflect(s, 2, 8 * US, false);
+        assert_eq!(m.intervals[1], 4);
+        m.reflect(s, 2, 9 * US, false);
+        assert_eq!(m.intervals[2], 5);
+        // Skylake-SP's C1E (10 us exit): 15 us is under twice it, so 7 us
+        // (not 15 - 10).
+        let skx = Table::Skx.states();
+        let mut m = Menu::new(4 * MS);
+        m.select(skx, &entry(MS, NO_LIMIT, 0));
+        m.reflect(skx, 2, 15 * US, false);
+        assert_eq!(m.intervals[0], 7);
+        // Longer than the timer: the timer (the factor stays at most unity).
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(MS, NO_LIMIT, 0));
+        m.reflect(s, 3, 5 * MS, false);
+        assert_eq!(m.intervals[0], 1_000);
+        assert_eq!(m.correction[3], 8_192);
+        // A POLL cut off by its time limit counts as the whole timer; a
+        // state that is not POLL does not.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(MS, NO_LIMIT, 0));
+        m.reflect(s, 0, 20 * US, true);
+        assert_eq!(m.intervals[0], 1_000);
+        m.select(s, &entry(MS, NO_LIMIT, 0));
+        m.reflect(s, 1, 20 * US, true);
+        assert_eq!(m.intervals[1], 19);
+    }
+
+    #[test]
+    fn menu_update_counts_long_idles_as_perfect_predictions() {
+        // `if (next_timer_us > 0 && measured_us < MAX_INTERESTING)` ...
+        // `else new_factor += RESOLUTION;`
+        let s = Table::Icx.states();
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(100 * MS, NO_LIMIT, 0)); // bucket 5
+        m.reflect(s, 3, 60 * MS, false);
+        assert_eq!(m.correction[5], 8_192 - 1_024 + 1_024);
+        // Just under MAX_INTERESTING: by the ratio.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(100 * MS, NO_LIMIT, 0));
+        m.reflect(s, 1, 50 * MS, false); // 49999 us after C1's 1 us
+        assert_eq!(m.correction[5], 8_192 - 1_024 + 1_024 * 49_999 / 100_000);
+        // At exactly MAX_INTERESTING (50000 us): unity, as beyond it.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(100 * MS, NO_LIMIT, 0));
+        m.reflect(s, 1, 50_001 * US, false);
+        assert_eq!(m.intervals[0], 50_000);
+        assert_eq!(m.correction[5], 8_192);
+        // No timer known (under 1 us): unity.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(500, NO_LIMIT, 0));
+        m.reflect(s, 0, 0, false);
+        assert_eq!(m.correction[0], 8_192);
+        // An I/O waiter moves the I/O group's factor, not the other's.
+        let mut m = Menu::new(4 * MS);
+        m.select(s, &entry(MS, NO_LIMIT, 2));
+        m.reflect(s, 1, 101 * US, false);
+        assert_eq!(m.correction[9], 8_192 - 1_024 + 102);
+        assert_eq!(m.correction[3], 8_192);
+    }
+
+    #[test]
+    fn menu_keeps_the_last_eight_periods() {
+        let s = Table::Icx.states();
+        let mut m = Menu::new(4 * MS);
+        for i in 1..=9u64 {
+            m.select(s, &entry(MS, NO_LIMIT, 0));
+            m.reflect(s, 1, (100 + i) * US, false);
+        }
+        // The ninth (108 us after 1 us of exit) overwrote the first.
+        assert_eq!(m.intervals[0], 108);
+        assert_eq!(m.intervals[1], 101);
+        assert_eq!(m.ptr, 1);
+    }
+
+    #[test]
+    fn menu_polls_when_the_first_state_does_not_fit_the_timer() {
+        // menu_select's early exit: one state, no latency allowed, a timer
+        // sooner than state 1's residency, or state 1 too slow to leave.
+        let s = Table::Skx.states(); // C1 2/2 us
+        let mut m = Menu::new(4 * MS);
+        assert_eq!(m.select(&s[..1], &entry(3 * MS, NO_LIMIT, 0)), 0);
+        assert_eq!(m.select(s, &entry(US, NO_LIMIT, 0)), 0);
+        assert_eq!(m.select(s, &entry(3 * MS, US, 0)), 0);
+    }
+
+    #[test]
+    fn teo_counts_a_wake_up_before_the_timer_as_an_intercept() {
+        // teo_update: `measured_ns = last_residency; if (measured_ns >=
+        // lat_ns) measured_ns -= lat_ns / 2; else measured_ns /= 2;` then
+        // the deepest state whose residency fits the measured time gets an
+        // intercept unless it is the timer's own (a hit).
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        // From C6 (170 us exit) after 20 us: 10 us measured, C1E's bin.
+        t.reflect(s, 3, 20 * US);
+        assert_eq!((t.bins[2].intercepts, t.bins[2].recent), (PULSE, 1));
+        assert_eq!(t.recent_idx[0], Some(2));
+        assert_eq!(t.total, PULSE);
+        // Woken by the timer: a hit in C6's bin, after every bin decays by
+        // 1/8 (DECAY_SHIFT 3).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 3 * MS);
+        assert_eq!(t.bins[3].hits, PULSE);
+        assert_eq!(t.bins[2].intercepts, PULSE - PULSE / 8);
+        assert_eq!(t.total, PULSE - PULSE / 8 + PULSE);
+        assert_eq!(t.recent_idx[1], None);
+        // From C6 after 200 us: 200 - 85 = 115 us, still C1E's bin (C6
+        // needs 600 us).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 200 * US);
+        assert_eq!(t.recent_idx[2], Some(2));
+        assert_eq!(t.bins[2].recent, 2);
+        // Out of C6 (170 us exit) after 3 us, less than its exit latency:
+        // half of it, 1.5 us, C1's bin (C1E needs 4 us).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 3 * US);
+        assert_eq!(t.recent_idx[3], Some(1));
+        // From C6 after 650 us: 650 - 85 = 565 us, short of C6's 600: an
+        // intercept, not a hit.
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 650 * US);
+        assert_eq!(t.recent_idx[4], Some(2));
+        // Exactly C1E's 4 us measured (4.5 us after C1, less half its 1
+        // us exit): C1E's bin (`target_residency_ns <= measured_ns`).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 1, 4_500);
+        assert_eq!(t.recent_idx[5], Some(2));
+    }
+
+    #[test]
+    fn teo_forgets_recent_intercepts_after_nine_wake_ups() {
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 20 * US); // an intercept in C1E's bin
+        for _ in 0..8 {
+            t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, 3, 3 * MS); // hits
+        }
+        assert_eq!(t.bins[2].recent, 1);
+        // The tenth wake-up reuses the first slot (NR_RECENT 9).
+        t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+        t.reflect(s, 3, 3 * MS);
+        assert_eq!(t.bins[2].recent, 0);
+        assert_eq!(t.next_recent, 1);
+    }
+
+    #[test]
+    fn teo_takes_the_deepest_state_the_timer_allows_and_polls_short_of_the_first() {
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        // Nothing learnt: by the timer alone. 600 us fits C6 exactly.
+        assert_eq!(t.select(s, &entry(600 * US, NO_LIMIT, 0)), 3);
+        assert_eq!(t.select(s, &entry(599 * US, NO_LIMIT, 0)), 2);
+        // Under C1's 1 us residency: POLL.
+        assert_eq!(t.select(s, &entry(999, NO_LIMIT, 0)), 0);
+        assert_eq!(t.select(&s[..1], &entry(3 * MS, NO_LIMIT, 0)), 0);
+        // The latency limit: the deepest state whose exit fits (C1E's 4 us).
+        assert_eq!(t.select(s, &entry(3 * MS, 4 * US, 0)), 2);
+        assert_eq!(t.select(s, &entry(3 * MS, 4 * US - 1, 0)), 1);
+    }
+
+    #[test]
+    fn haltpoll_window_bounds() {
+        // adjust_poll_limit: grow when `block_ns > poll_limit_ns && block_ns
+        // <= guest_halt_poll_ns`, to at least grow_start and at most
+        // guest_halt_poll_ns; shrink when `block_ns > guest_halt_poll_ns &&
+        // guest_halt_poll_allow_shrink`.
+        let p = HaltpollParams::default();
+        let mut h = Haltpoll::new(p);
+        h.reflect(1, 200_000, false); // exactly the most: grows
+        assert_eq!(h.poll_limit, 50_000);
+        h.reflect(1, 50_000, false); // not beyond the window: stays
+        assert_eq!(h.poll_limit, 50_000);
+        h.reflect(1, 60_000, false);
+        h.reflect(1, 120_000, false);
+        assert_eq!(h.poll_limit, 200_000);
+        h.reflect(1, 199_000, false); // inside the window: stays
+        assert_eq!(h.poll_limit, 200_000);
+        h.reflect(1, 200_000, false); // not beyond guest_halt_poll_ns
+        assert_eq!(h.poll_limit, 200_000);
+        // Polling (state 0) changes nothing.
+        h.reflect(0, 10 * MS, false);
+        assert_eq!(h.poll_limit, 200_000);
+        let mut keep = Haltpoll::new(HaltpollParams {
+            allow_shrink: false,
+            ..p
+        });
+        keep.reflect(1, 100_000, false);
+        keep.reflect(1, MS, false);
+        assert_eq!(keep.poll_limit, 50_000);
+        let mut zero = Haltpoll::new(HaltpollParams { shrink: 0, ..p });
+        zero.reflect(1, 100_000, false);
+        zero.reflect(1, MS, false);
+        assert_eq!(zero.poll_limit, 0);
+        // grow 3 from 50 us: 150 us, then capped at 200 us.
+        let mut g = Haltpoll::new(HaltpollParams { grow: 3, ..p });
+        g.reflect(1, 100_000, false);
+        g.reflect(1, 100_000, false);
+        assert_eq!(g.poll_limit, 150_000);
+        g.reflect(1, 160_000, false);
+        assert_eq!(g.poll_limit, 200_000);
+    }
+
+    #[test]
+    fn menu_typical_interval_wants_more_than_six_stddev_and_six_samples() {
+        // `avg_sq > variance * 36`, strictly: 4 x 105 and 4 x 147 have mean
+        // 126 and variance 441, 126^2 = 36 x 441, so the set is not typical;
+        // the 147s go and the 105s are.
+        let m = menu_with([105, 105, 105, 105, 147, 147, 147, 147]);
+        assert_eq!(m.typical_interval(1_000), 105);
+        // Three equal outliers go at once, leaving 5 of 8 (mean 1032,
+        // variance 536): within 6 stddev, but `divisor * 4 >= INTERVALS * 3`
+        // fails and `divisor * 4 <= INTERVALS * 3` gives no prediction.
+        let m = menu_with([1_000, 1_010, 1_040, 1_050, 1_060, 5_000, 5_000, 5_000]);
+        assert_eq!(m.typical_interval(10_000), u64::MAX);
+    }
+
+    /// A menu governor whose history predicts nothing (every interval
+    /// longer than any timer here): the prediction is the timer's.
+    fn menu_by_the_timer() -> Menu {
+        menu_with([100_000; 8])
+    }
+
+    #[test]
+    fn menu_allows_a_state_whose_exit_latency_equals_the_limit() {
+        // menu_select: `if (s->exit_latency_ns > latency_req) break;`
+        let s = Table::Skx.states(); // C1 2/2, C1E 10/20, C6 133/600 us
+        let mut m = menu_by_the_timer();
+        assert_eq!(m.select(s, &entry(3 * MS, 10 * US, 0)), 2);
+        assert_eq!(m.select(s, &entry(3 * MS, 10 * US - 1, 0)), 1);
+        assert_eq!(m.select(s, &entry(3 * MS, NO_LIMIT, 0)), 3);
+    }
+
+    #[test]
+    fn menu_takes_state_1_at_exactly_its_residency_and_exit_latency() {
+        // menu_select's early exit returns POLL only for a timer sooner
+        // than state 1's residency or a limit below its exit latency
+        // (`<`): at exactly them, C1 (2/2 us on Skylake-SP).
+        let s = Table::Skx.states();
+        let mut m = menu_by_the_timer();
+        assert_eq!(m.select(s, &entry(2 * US, NO_LIMIT, 0)), 1);
+        assert_eq!(m.select(s, &entry(3 * MS, 2 * US, 0)), 1);
+        assert_eq!(m.select(s, &entry(2 * US - 1, NO_LIMIT, 0)), 0);
+    }
+
+    #[test]
+    fn menu_leaves_polling_for_a_state_the_timer_leaves_room_for() {
+        // menu_select: "Use a physical idle state, not busy polling, unless
+        // a timer is going to trigger soon enough": a prediction under
+        // state 1's residency still takes it when its exit latency is
+        // allowed and the timer is past its residency. Every shipped table
+        // has state 1's exit latency equal to its residency, so a table
+        // without C1 shows it: POLL, C1E 10/20 us, C6 133/600 us.
+        let skx = Table::Skx.states();
+        let s = [skx[0], skx[2], skx[3]];
+        let mut m = menu_with([15; 8]); // a typical 15 us
+        assert_eq!(m.select(&s, &entry(3 * MS, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
+    fn menu_keeps_the_tick_for_a_shallow_state_when_a_deeper_one_is_past_the_prediction() {
+        // menu_select, a prediction of a tick or more with the next state
+        // deeper than it: "If the state selected so far is shallow, waking
+        // up early won't hurt, so retain the tick": the prediction becomes
+        // that state's residency (under a tick), and the kept tick steps it
+        // down if it would cut it short. The shipped tables have no state
+        // deeper than a tick; a hypothetical 5 ms one (300 us exit) after
+        // Ice Lake-SP's shows it.
+        let icx = Table::Icx.states();
+        let deep = cstate("deep", 300, 5_000);
+        let s = [icx[0], icx[1], icx[2], icx[3], deep];
+        let mut m = menu_by_the_timer();
+        let e = |till_tick| Entry {
+            sleep_length: 4_500 * US,
+            till_tick,
+            latency_req: NO_LIMIT,
+            iowaiters: 0,
+        };
+        assert_eq!(m.select(&s, &e(4 * MS)), 3);
+        assert_eq!(m.select(&s, &e(500 * US)), 2);
+        // A prediction of exactly a tick is not under it: the same.
+        assert_eq!(
+            m.select(
+                &s,
+                &Entry {
+                    sleep_length: 4 * MS,
+                    ..e(500 * US)
+                }
+            ),
+            2
+        );
+        // The state selected so far itself deeper than a tick (5 ms, then a
+        // hypothetical 20 ms): with its residency as the prediction the
+        // tick stops, and it stays.
+        let deeper = cstate("deeper", 400, 20_000);
+        let s2 = [icx[0], icx[1], deep, deeper];
+        let tenms = Entry {
+            sleep_length: 10 * MS,
+            ..e(500 * US)
+        };
+        assert_eq!(m.select(&s2, &tenms), 2);
+        // A prediction past the deep state's residency takes it, tick or
+        // not.
+        assert_eq!(
+            m.select(
+                &s,
+                &Entry {
+                    sleep_length: 6 * MS,
+                    ..e(500 * US)
+                }
+            ),
+            4
+        );
+    }
+
+    #[test]
+    fn menu_keeps_the_tick_from_cutting_a_state_short() {
+        // menu_select: with the tick kept (a polling state, or a
+        // prediction under a tick), a state whose residency is past the
+        // next tick (`delta_tick`) gives way to the deepest shallower one
+        // that fits (`target_residency_ns <= delta_tick`).
+        let s = Table::Icx.states(); // C1 1/1, C1E 4/4, C6 170/600 us
+        let mut m = menu_by_the_timer();
+        let e = |sleep, till_tick| Entry {
+            sleep_length: sleep,
+            till_tick,
+            latency_req: NO_LIMIT,
+            iowaiters: 0,
+        };
+        assert_eq!(m.select(s, &e(3 * MS, 4 * MS)), 3);
+        assert_eq!(m.select(s, &e(3 * MS, 500 * US)), 2);
+        assert_eq!(m.select(s, &e(3 * MS, 3 * US)), 1);
+        assert_eq!(m.select(s, &e(3 * MS, 0)), 0);
+        // A prediction of a tick or more stops the tick: C6 stays.
+        assert_eq!(m.select(s, &e(10 * MS, 500 * US)), 3);
+        // A prediction of exactly a tick stops it too (`predicted_ns <
+        // TICK_NSEC` keeps it).
+        assert_eq!(m.select(s, &e(4 * MS, 500 * US)), 3);
+        // A residency equal to the time till the tick fits (`>`).
+        assert_eq!(m.select(s, &e(3 * MS, 600 * US)), 3);
+        // Without POLL the walk ends at the shallowest state, whatever its
+        // residency (`for (i = idx - 1; i >= 0; i--)`).
+        assert_eq!(m.select(&s[1..], &e(3 * MS, 0)), 0);
+    }
+
+    #[test]
+    fn menu_rounds_the_corrected_timer_to_the_closest_us() {
+        // `predicted_us = DIV_ROUND_CLOSEST_ULL(next_timer_us *
+        // correction_factor, RESOLUTION * DECAY)`: 640 x 7678 / 8192 =
+        // 599.9, read as 600, C6's residency (a table without POLL, so
+        // that no polling fallback picks C6 regardless).
+        let s = &Table::Icx.states()[1..]; // C1, C1E, C6
+        let mut m = menu_by_the_timer();
+        m.correction[2] = 7_678;
+        assert_eq!(m.select(s, &entry(640 * US, NO_LIMIT, 0)), 2);
+        // 639 x 7678 / 8192 = 598.9: 599, under C6's 600.
+        assert_eq!(m.select(s, &entry(639 * US, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
+    fn teo_takes_state_1_at_exactly_its_residency() {
+        // A state pays from its target residency on: a 1 us timer allows
+        // C1 (1 us).
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        assert_eq!(t.select(s, &entry(US, NO_LIMIT, 0)), 1);
+        // Two states are enough to choose (`drv->state_count < 2` alone
+        // forces state 0): this VM's haltpoll table.
+        let h = Table::Haltpoll.states();
+        let mut t = Teo::new(h.len(), 4 * MS);
+        assert_eq!(t.select(h, &entry(3 * MS, NO_LIMIT, 0)), 1);
+    }
+
+    #[test]
+    fn teo_polls_after_wake_ups_shorter_than_any_state() {
+        // Ten wake-ups 0.5 us into POLL: intercepts in POLL's bin, the
+        // shallower bins of every candidate (teo_select sums the bins
+        // below the candidate).
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        for _ in 0..10 {
+            let i = t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, i, 500);
+        }
+        assert!(t.bins[0].intercepts > 0 && t.bins[1].intercepts == 0);
+        assert_eq!(t.select(s, &entry(3 * MS, NO_LIMIT, 0)), 0);
+    }
+
+    #[test]
+    fn teo_goes_shallower_only_where_both_majorities_agree() {
+        // teo_select, step 2: from the candidate down, the first state
+        // where `(!alt_recent || 2 * recent_sum > idx_recent_sum) &&
+        // (!alt_intercepts || 2 * intercept_sum > idx_intercept_sum)`.
+        let s = Table::Icx.states();
+        // Intercepts and recent (early) wake-ups in C1's and C1E's bins;
+        // the timer (3 ms) makes C6 the candidate.
+        let pick_with = |hits_c1: u64, intercepts: [u64; 2], recent: [u64; 2]| {
+            let mut t = Teo::new(s.len(), 4 * MS);
+            for b in 0..2 {
+                t.bins[b + 1].intercepts = intercepts[b];
+                t.bins[b + 1].recent = recent[b];
+            }
+            t.bins[1].hits = hits_c1;
+            t.total = hits_c1 + intercepts[0] + intercepts[1];
+            t.select(s, &entry(3 * MS, NO_LIMIT, 0))
+        };
+        let pick = |intercepts, recent| pick_with(0, intercepts, recent);
+        // Intercepts exactly half of all (C6's hits the other half): not
+        // more than half, C6 stays.
+        let mut t = Teo::new(s.len(), 4 * MS);
+        t.bins[2].intercepts = PULSE;
+        t.bins[3].hits = PULSE;
+        t.total = 2 * PULSE;
+        assert_eq!(t.select(s, &entry(3 * MS, NO_LIMIT, 0)), 3);
+        // Hits in the shallower bins do not count against their intercepts
+        // (`2 * idx_intercept_sum > total - idx_hit_sum`): 1 intercept
+        // against 4 hits of C1 and nothing deeper is a majority.
+        assert_eq!(pick_with(4 * PULSE, [0, PULSE], [0, 0]), 2);
+        // Equal intercepts in C1's and C1E's bins: C1E's alone are half,
+        // not more than half; with C1's, more: C1.
+        assert_eq!(pick([PULSE, PULSE], [0, 0]), 1);
+        // Most recent wake-ups in C1E's bin, most intercepts in C1's: the
+        // recent majority is met at C1E, the intercepts' only at C1.
+        assert_eq!(pick([2 * PULSE, 100], [0, 5]), 1);
+        // Both met at C1E.
+        assert_eq!(pick([100, 2 * PULSE], [0, 5]), 2);
+        // Recent wake-ups alone decide when intercepts do not dominate:
+        // `alt_recent = idx_recent_sum > NR_RECENT / 2`, so 5 of the last
+        // 9 go shallower and 4 do not.
+        assert_eq!(pick([0, 0], [0, 5]), 2);
+        assert_eq!(pick([0, 0], [0, 4]), 3);
+        // 3 of 6 is half, not more: on to C1.
+        assert_eq!(pick([0, 0], [3, 3]), 1);
+        // 3 of 5 recent in C1E's bin are more than half: C1E.
+        assert_eq!(pick([0, 0], [2, 3]), 2);
+        assert_eq!(pick([0, 0], [3, 2]), 1);
+    }
+
+    #[test]
+    fn teo_hits_decay_by_an_eighth() {
+        let s = Table::Icx.states();
+        let mut t = Teo::new(s.len(), 4 * MS);
+        for _ in 0..2 {
+            t.select(s, &entry(3 * MS, NO_LIMIT, 0));
+            t.reflect(s, 3, 3 * MS);
+        }
+        assert_eq!(t.bins[3].hits, PULSE - PULSE / 8 + PULSE);
+        assert_eq!(t.total, t.bins[3].hits);
+    }
+
+    #[test]
+    fn haltpoll_halts_after_a_poll_ran_out_and_polls_after_a_halt() {
+        // haltpoll_select: `if (!drv->state_count || latency_req == 0)
+        // return 0;` `if (dev->poll_limit_ns == 0) return 1;` then halt
+        // only after a POLL that hit its limit.
+        let s = Table::Haltpoll.states();
+        let e = entry(3 * MS, NO_LIMIT, 0);
+        let mut h = Haltpoll::new(HaltpollParams::default());
+        assert_eq!(h.select(s, &entry(3 * MS, 0, 0)), 0);
+        assert_eq!(h.select(&s[..1], &e), 0);
+        h.reflect(1, 30 * US, false);
+        h.reflect(0, 10 * US, true);
+        assert_eq!(h.select(s, &e), 1);
+        h.reflect(0, 10 * US, false);
+        assert_eq!(h.select(s, &e), 0);
+    }
+
+    #[test]
+    fn qos_device_limit_ends_at_its_timeout() {
+        let d = DeviceLimit {
+            limit: 10 * US,
+            timeout: 3 * MS,
+        };
+        let q = Qos {
+            global: None,
+            device: Some(d),
+        };
+        assert_eq!(q.latency_req(3 * MS - 1, Some(0)), 10 * US);
+        assert_eq!(q.latency_req(3 * MS, Some(0)), NO_LIMIT);
+        // The device limit alone, and the least of the two.
+        let q = Qos {
+            global: Some(5 * US),
+            device: Some(d),
+        };
+        assert_eq!(q.latency_req(MS, Some(0)), 5 * US);
+        assert_eq!(NO_LIMIT, 2_000 * policy::SEC);
+    }
+
+    #[test]
+    fn the_governor_dispatches_to_its_kind() {
+        let s = Table::Icx.states();
+        let e = entry(3 * MS, NO_LIMIT, 0);
+        let hp = HaltpollParams::default();
+        let mut g = Governor::new(GovernorKind::Teo, s, 4 * MS, hp);
+        assert_eq!(g.select(s, &e), 3, "teo by the timer");
+        g.reflect(s, 3, 20 * US, false);
+        assert!(matches!(&g, Governor::Teo(t) if t.bins[2].intercepts == PULSE));
+        let mut g = Governor::new(GovernorKind::Menu, s, 4 * MS, hp);
+        assert_eq!(g.select(s, &e), 0, "menu without history polls");
+        g.reflect(s, 1, 500 * US, false);
+        assert!(matches!(&g, Governor::Menu(m) if m.intervals[0] == 499));
+        let h = Table::Haltpoll.states();
+        let mut g = Governor::new(GovernorKind::Haltpoll, h, 4 * MS, hp);
+        assert_eq!(g.select(h, &e), 1);
+        // POLL's window: haltpoll's own once it has one, else the table's.
+        assert_eq!(g.poll_window(s, NO_LIMIT, 4 * MS), US);
+        g.reflect(h, 1, 30 * US, false);
+        assert_eq!(g.poll_window(s, NO_LIMIT, 4 * MS), 50_000);
+        let m = Governor::new(GovernorKind::Menu, s, 4 * MS, hp);
+        assert_eq!(m.poll_window(s, NO_LIMIT, 4 * MS), US);
+    }
+
     #[test]
     fn poll_time_is_the_first_allowed_states_residency() {
+        // cpuidle_poll_time: the first state after POLL whose exit latency
+        // is within the limit (`<=`), else a tick.
+        let s = Table::Skx.states();
+        assert_eq!(poll_time(s, 2 * US, 4 * MS), 2 * US);
+        assert_eq!(poll_time(s, 2 * US - 1, 4 * MS), 4 * MS);
+        assert_eq!(poll_time(s, 10 * US, 4 * MS), 2 * US);
+        assert_eq!(poll_time(Table::Poll.states(), NO_LIMIT, 4 * MS), 4 * MS);
         let s = Table::Skx.states();
         assert_eq!(poll_time(s, NO_LIMIT, 4 * MS), 2 * US);
         assert_eq!(poll_time(s, 0, 4 * MS), 4 * MS);

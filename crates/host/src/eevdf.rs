@@ -336,6 +336,165 @@ mod tests {
         assert_eq!(e.deadline(1), 12 * MS);
     }
 
+    // The cases below hold the arithmetic to kernel/sched/fair.c as of
+    // 147f3efaa241 ("sched/fair: Implement an EEVDF-like scheduling
+    // policy", v6.6) and the later commits this module cites; each names
+    // the function whose rule it checks.
+
+    #[test]
+    fn a_new_task_starts_with_half_a_slice() {
+        // place_entity: PLACE_DEADLINE_INITIAL with ENQUEUE_INITIAL,
+        // `vslice /= 2`, then `se->deadline = se->vruntime + vslice`.
+        let mut e = queue();
+        e.start(1, 10 * MS);
+        assert_eq!(e.deadline(1), 10 * MS + 1_500 * US);
+        e.start(2, 0);
+        assert_eq!(e.deadline(2), 1_500 * US);
+        assert_eq!(e.slice(), 3 * MS);
+        // No slice is empty (a zero would make every deadline now).
+        assert_eq!(Eevdf::new(0, 4 * MS).slice(), 1);
+    }
+
+    #[test]
+    fn a_used_slice_is_renewed_from_where_the_task_is() {
+        // update_deadline: `if ((s64)(se->vruntime - se->deadline) < 0)
+        // return false;` then `se->deadline = se->vruntime +
+        // calc_delta_fair(se->slice, se)`: from the vruntime reached (a
+        // tick late, past the old deadline), not from the old deadline.
+        let mut e = queue();
+        e.wake(1, 0, None, 0);
+        assert!(e.ran_to(1, 3_400 * US));
+        assert_eq!(e.deadline(1), 6_400 * US);
+        assert!(!e.ran_to(1, 6_399 * US));
+        assert_eq!(e.deadline(1), 6_400 * US);
+    }
+
+    #[test]
+    fn the_average_is_rounded_down_and_never_overflows() {
+        // avg_vruntime divides the weighted sum by the load (div_s64).
+        assert_eq!(Eevdf::average([1, 2]), Some(1));
+        assert_eq!(Eevdf::average([3, 4, 6]), Some(4));
+        assert_eq!(Eevdf::average([u64::MAX, u64::MAX]), Some(u64::MAX));
+        assert_eq!(Eevdf::average([]), None);
+    }
+
+    #[test]
+    fn a_task_exactly_at_the_average_is_eligible() {
+        // entity_eligible: "Entity is eligible once it received less
+        // service than it ought to have, eg. lag >= 0", lag = V - v: at
+        // v == V it is eligible. V = (4 + 6 + 8) / 3 = 6 ms: the running
+        // task (6 ms, deadline 7 ms) and the queued one at 4 ms are
+        // eligible, the one at 8 ms (deadline 5 ms) is not.
+        let mut e = queue();
+        e.wake(1, 17 * MS, None, 0); // deadline 20 ms
+        e.wake(2, 4 * MS, None, 0); // deadline 7 ms
+        e.wake(3, 2 * MS, None, 0); // deadline 5 ms
+        let q = [(1, 4 * MS), (3, 8 * MS)];
+        assert_eq!(e.pick(&q, Some((2, 6 * MS)), true), Some(2));
+        // Not running but queued at V, it is picked the same.
+        assert_eq!(
+            e.pick(&[(1, 4 * MS), (2, 6 * MS), (3, 8 * MS)], None, true),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn the_protection_ends_at_the_deadline_it_was_set_to() {
+        // protect_slice: `(s64)(se->vprot - se->vruntime) > 0`, so the
+        // running task at exactly vprot is no longer protected;
+        // set_protect_slice leaves vprot at the deadline when every slice
+        // is the same.
+        let mut e = queue();
+        e.wake(9, 10 * MS, None, 0); // deadline 13 ms
+        e.picked(9);
+        e.wake(1, 9_500 * US, None, 0); // deadline 12.5 ms
+        e.wake(2, 14 * MS, None, 0); // deadline 17 ms
+                                     // V = 13 ms: 9 (at its vprot) and 1 are eligible; 1's deadline is
+                                     // earlier.
+        let q = [(1, 12 * MS), (2, 14 * MS)];
+        assert_eq!(e.pick(&q, Some((9, 13 * MS)), true), Some(1));
+        // Just short of vprot it keeps the CPU (V = 13 ms - 1/3 ns: 9
+        // still eligible).
+        let q = [(1, 12 * MS), (2, 14 * MS)];
+        assert_eq!(e.pick(&q, Some((9, 13 * MS - 1)), true), Some(9));
+        // A task never picked has no protection.
+        let e = queue();
+        assert_eq!(e.pick(&[(1, 5 * MS)], Some((7, 5 * MS)), true), Some(1));
+    }
+
+    #[test]
+    fn the_running_task_with_the_earliest_deadline_keeps_the_cpu() {
+        // pick_eevdf (147f3efaa241): `if (!best || (curr &&
+        // deadline_gt(deadline, best, curr))) best = curr;`: unprotected,
+        // the running task still wins when its deadline is the earliest
+        // of the eligible.
+        let mut e = queue();
+        e.wake(1, 2 * MS, None, 0); // deadline 5 ms
+        e.wake(2, MS, None, 0); // deadline 4 ms
+        assert_eq!(e.pick(&[(1, 5 * MS)], Some((2, 5 * MS)), false), Some(2));
+        assert_eq!(e.pick(&[(2, 5 * MS)], Some((1, 5 * MS)), false), Some(2));
+        // The running task eligible, every queued one ahead of V: the
+        // running one.
+        assert_eq!(e.pick(&[(1, 9 * MS)], Some((2, MS)), false), Some(2));
+    }
+
+    #[test]
+    fn a_sleeper_without_lag_returns_at_the_average() {
+        // place_entity: `se->vruntime = vruntime - lag` with V and the lag
+        // scaled; a lag of 0 (it slept at V) places it at the new V,
+        // behind where it slept if V is now behind that.
+        let mut e = queue();
+        e.sleep(1, 5 * MS, 5 * MS);
+        assert_eq!(e.wake(1, 5 * MS, Some(3 * MS), 1), 3 * MS);
+        assert_eq!(e.deadline(1), 6 * MS);
+        // A lag is spent by its placement: waking again without a sleep
+        // between keeps none.
+        e.sleep(2, 4 * MS, 5 * MS);
+        assert_eq!(e.wake(2, 4 * MS, Some(10 * MS), 1), 8 * MS);
+        assert_eq!(e.wake(2, 8 * MS, Some(10 * MS), 1), 10 * MS);
+        // With nothing else runnable the lag is not applied (the kernel's
+        // `cfs_rq->nr_queued` is 0): the task stays where it is.
+        e.sleep(3, 4 * MS, 5 * MS);
+        assert_eq!(e.wake(3, 4 * MS, None, 0), 4 * MS);
+        assert_eq!(e.deadline(3), 7 * MS);
+    }
+
+    #[test]
+    fn a_lag_scales_by_the_load_and_truncates_as_div_s64() {
+        // place_entity: `lag *= load + w; lag = div_s64(lag, load)`, nice 0
+        // weights: lag x (n + 1) / n for n runnable, truncated. 1 ms of lag
+        // over 3 tasks: 1.333333 ms.
+        let mut e = queue();
+        e.sleep(1, 9 * MS, 10 * MS);
+        assert_eq!(e.wake(1, 9 * MS, Some(10 * MS), 3), 10 * MS - 1_333_333);
+        // `if (WARN_ON_ONCE(!load)) load = 1;`
+        e.sleep(1, 9 * MS, 10 * MS);
+        assert_eq!(e.wake(1, 9 * MS, Some(10 * MS), 0), 9 * MS);
+        // A lag larger than the clock: placed at 0, not wrapped.
+        let mut e = Eevdf::new(50 * MS, 4 * MS);
+        e.sleep(1, 0, 40 * MS);
+        assert_eq!(e.wake(1, 0, Some(10 * MS), 1), 0);
+    }
+
+    #[test]
+    fn an_ineligible_sleeper_placed_once_the_average_reaches_it() {
+        // At V == v the delayed task is eligible (entity_eligible, lag
+        // >= 0), so the kernel's next pick_next_entity dequeues it
+        // (DEQUEUE_DELAYED, its lag clipped to 0 by DELAY_ZERO). This model
+        // does not time that pick: it takes a delayed sleeper as dequeued
+        // once V has reached it, placed at V with a fresh deadline, as for
+        // any V past it.
+        let mut e = queue();
+        e.wake(1, 0, None, 0);
+        e.sleep(1, 8 * MS, 5 * MS);
+        assert_eq!(e.wake(1, 8 * MS, Some(8 * MS), 1), 8 * MS);
+        assert_eq!(e.deadline(1), 11 * MS);
+        // Short of it, it stays in place with the deadline it had.
+        e.sleep(1, 12 * MS, 10 * MS);
+        assert_eq!(e.wake(1, 12 * MS, Some(11 * MS), 1), 12 * MS);
+        assert_eq!(e.deadline(1), 11 * MS);
+    }
+
     #[test]
     fn a_lone_task_is_picked_whatever_its_deadline() {
         let e = queue();

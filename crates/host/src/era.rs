@@ -715,6 +715,102 @@ mod tests {
     }
 
     #[test]
+    fn x_dot_y_is_digits_on_both_sides() {
+        // u16's parser takes a leading `+`; a release number does not.
+        for bad in ["+6.12", "6.+1", "-6.1"] {
+            assert!(bad.parse::<Kernel>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn gone_by_is_removed_at_or_before_not_merely_newer() {
+        // Hybrid polling: added in 4.10, removed in 6.4 (54bdd67d0f88).
+        assert!(HYBRID.gone_by(k("6.4")) && HYBRID.gone_by(k("6.18")));
+        assert!(!HYBRID.gone_by(k("6.3")));
+        assert!(!HYBRID.gone_by(k("4.9")), "older than it is not gone");
+        assert!(!EEVDF.gone_by(k("5.3")) && !PLAIN_WAKEUP.gone_by(k("6.18")));
+        // A patch is gone where what it changes is, except on its own
+        // release: FastResponse's boost of CFS, gone from 6.6 (EEVDF).
+        assert!(BOOST.gone_by(k("6.6")));
+        assert!(!BOOST.gone_by(k("5.3")) && !BOOST.gone_by(k("5.0")));
+    }
+
+    #[test]
+    fn a_patch_is_there_on_its_own_release_whatever_it_changes() {
+        // The rule above `impl Era`: "on the release it patches, a patch is
+        // there". No FastResponse mechanism changes what 5.3 lacks, so a
+        // patch of EEVDF (6.6+) to 5.3.7 shows the rule alone.
+        let odd = patch("a change to EEVDF", FASTRESPONSE, &EEVDF);
+        assert!(odd.admits(k("5.3")).is_ok());
+        assert!(!odd.gone_by(k("5.3")));
+        let e = odd.admits(k("5.10")).unwrap_err();
+        assert!(
+            e.starts_with("a change to EEVDF is FastResponse's patch"),
+            "{e}"
+        );
+        assert_eq!(
+            odd.port(k("6.6"))
+                .map(|n| n.ends_with("on 6.6 this models a port")),
+            Some(true)
+        );
+        // A patch of what was removed: gone by then, except on its release.
+        let late = patch("a change to hybrid polling", FASTRESPONSE, &HYBRID);
+        assert!(late.gone_by(k("6.4")));
+        assert!(!late.gone_by(k("5.0")));
+    }
+
+    #[test]
+    fn the_release_before_an_x_dot_0_is_not_arithmetic() {
+        // 5.19 came before 6.0, 3.19 before 4.0: named by Linus.
+        assert_eq!(previous(Kernel::new(6, 4)), Some(Kernel::new(6, 3)));
+        assert_eq!(previous(Kernel::new(6, 1)), Some(Kernel::new(6, 0)));
+        assert_eq!(previous(Kernel::new(6, 0)), None);
+        assert_eq!(previous(Kernel::new(4, 0)), None);
+    }
+
+    #[test]
+    fn an_era_names_its_range_and_cites_only_what_it_has() {
+        // Every release: no range, no citation, no note.
+        assert_eq!(
+            INTERRUPT.to_string(),
+            "completion by interrupt exists in every Linux release"
+        );
+        assert_eq!(brief(&INTERRUPT), "every Linux release");
+        // Since a release, cited.
+        assert_eq!(
+            EEVDF.to_string(),
+            "EEVDF exists in Linux 6.6 and later (added in 6.6 by 147f3efaa241 \"sched/fair: Implement an EEVDF-like scheduling policy\")"
+        );
+        assert_eq!(brief(&EEVDF), "Linux 6.6+, since 147f3efaa241");
+        // A bound whose commit was not found is named by title, marked
+        // unverified, and left out of the brief's citations.
+        let s = SYNC_HIPRI.to_string();
+        assert!(
+            s.contains("added in 4.6 by \"preadv2/pwritev2 RWF_HIPRI\" (its commit not found here), not verified; removed in 5.19 by 9650b453a3d4 \"block: ignore RWF_HIPRI hint for sync dio\")"),
+            "{s}"
+        );
+        assert!(
+            s.ends_with("; stable kernels and RHEL 9 carry backports"),
+            "{s}"
+        );
+        assert_eq!(
+            brief(&SYNC_HIPRI),
+            "Linux 4.6 to 5.18, removed by 9650b453a3d4"
+        );
+        // Only an unverified bound says so.
+        assert!(!HYBRID.to_string().contains("not verified"));
+        assert!(CLASSIC_POLL
+            .to_string()
+            .contains("\"block: add block polling support\", not verified"));
+        // The simulator's own.
+        assert_eq!(
+            PLAIN_WAKEUP.to_string(),
+            "the plain wake-up rule is the simulator's own, on any kernel"
+        );
+        assert_eq!(brief(&PLAIN_WAKEUP), "any kernel (the simulator's own)");
+    }
+
+    #[test]
     fn every_bound_cites_a_short_hash_and_a_title() {
         for era in ALL {
             if let Span::Linux { since, until } = era.span {

@@ -552,6 +552,15 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_reports_the_mode_it_was_given() {
+        // The front ends read the queue's mode back (whether its waiters
+        // poll); each of the four is kept, not the default (interrupts).
+        for m in Mode::ALL {
+            assert_eq!(Completions::new(m, COSTS).mode(), m);
+        }
+    }
+
+    #[test]
     fn completions_fixed_delay_and_other_modes_do_not_sleep_by_statistics() {
         let mut c =
             Completions::new(Mode::Hybrid, COSTS).with_hybrid_sleep(HybridSleep::Fixed(7 * US));

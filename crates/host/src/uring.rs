@@ -1035,6 +1035,17 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_reaps_each_completion_it_takes() {
+        // One wait for 2 (min_complete): one system call, one wake-up at
+        // the second completion, and a reap per CQE taken.
+        let r = replay(Strategy::MinComplete, COSTS, 2, 2, 0, &[10_000, 20_000]);
+        assert_eq!(r.waits.len(), 1);
+        assert_eq!(r.waits[0].taken, 2);
+        assert_eq!(r.cpu, 500 + 2_000 + 2 * 100);
+        assert_eq!(r.taken_at, [22_000, 22_000]);
+    }
+
+    #[test]
     fn a_polling_replay_spins_from_its_entry_to_the_completion() {
         // IOPOLL: the task is on the CPU in io_iopoll_check from the end
         // of its system call until the completion is found.
