@@ -524,7 +524,14 @@ fn sigtstp_stops_the_program_and_exec_and_sigcont_continues_both() {
     // SAFETY: our child.
     unsafe { libc::kill(exec, libc::SIGUSR2) };
     let st = wait_exit(&mut c);
-    assert_eq!(st.code(), Some(0));
+    // Once (1 in about 10 runs, a loaded machine, 2026-12-07) exec ended
+    // by a signal here: the status and exec's stderr say which next time.
+    assert_eq!(
+        st.code(),
+        Some(0),
+        "{st:?}; exec's stderr: {}",
+        std::fs::read_to_string(dir.path().join("stderr")).unwrap_or_default()
+    );
 }
 
 /// `timeout` sends its SIGTERM to exec and then to its whole group, exec
