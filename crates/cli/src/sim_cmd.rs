@@ -129,16 +129,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         bail!("{}: no jobs to run", job_file.display());
     }
     let (config, mut era) = configured(args, args.runtime)?;
-    if let Some(k) = era.kernel {
-        if let Err(e) = sim::era::sync_hipri_polls(&file.jobs, k) {
-            let e = anyhow!("{}: {e}", job_file.display());
-            if era.strict {
-                return Err(e);
-            }
-            era.notes
-                .push(format!("{e}: run as asked (--kernel {k} refuses it)"));
-        }
-    }
+    point::command::check_jobs(&mut era, &file.jobs, job_file).map_err(anyhow::Error::msg)?;
     let kernel = era.kernel;
     if !args.out.quiet {
         print_notes(&file);

@@ -86,3 +86,26 @@ impl SimRequest<'_> {
         Ok((config, era))
     }
 }
+
+/// fio jobs against the kernel the run models: a synchronous `hipri`
+/// job's polling (`sim::era::sync_hipri_polls`) that kernel never had is
+/// refused under `--kernel` (`era.strict`), else run as asked with a note;
+/// the line names `job_file`.
+pub fn check_jobs(
+    era: &mut KernelEra,
+    jobs: &[jobs::Job],
+    job_file: &std::path::Path,
+) -> Result<(), String> {
+    let Some(k) = era.kernel else {
+        return Ok(());
+    };
+    if let Err(e) = sim::era::sync_hipri_polls(jobs, k) {
+        let e = format!("{}: {e}", job_file.display());
+        if era.strict {
+            return Err(e);
+        }
+        era.notes
+            .push(format!("{e}: run as asked (--kernel {k} refuses it)"));
+    }
+    Ok(())
+}
