@@ -5,10 +5,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use exec::{Critical, Rule, Status, Target};
+use exec::rules::{RulesFile, Sources, OBSERVE_IO_URING};
+use exec::{Critical, Rule, Target};
 
 #[derive(Args, Debug)]
 pub struct ExecArgs {
@@ -62,14 +63,14 @@ pub struct ExecArgs {
     pub mark: Vec<Rule>,
     /// A file of marking rules, one a line as --mark's ('#' comments);
     /// repeatable
-    #[arg(long, value_name = "FILE", value_parser = rules_file)]
+    #[arg(long, value_name = "FILE", value_parser = RulesFile::load)]
     pub rules: Vec<RulesFile>,
     /// Built-in rules for a database, in the part of the authors' app-cint
     /// patch (log writes and reads Urgent; page cleaner, checkpointer,
     /// background writer, flush and compaction unmarked): mariadb,
     /// postgres or rocksdb (crates/exec/presets/NAME.rules; see them with
     /// --print-rules). After every other rule
-    #[arg(long, value_name = "DB", value_parser = preset)]
+    #[arg(long, value_name = "DB", value_parser = RulesFile::preset)]
     pub marks_for: Vec<RulesFile>,
     /// Print the marking rules in the order they apply (a rules file, the
     /// presets with their sources) and exit
@@ -143,98 +144,16 @@ pub struct ExecArgs {
     pub program: Vec<OsString>,
 }
 
-/// A rules file (`--rules`) or a preset (`--marks-for`): its name, text
-/// and rules, parsed once here.
-#[derive(Clone, Debug)]
-pub struct RulesFile {
-    pub name: String,
-    pub text: String,
-    pub rules: Vec<Rule>,
-}
-
-fn rules_file(path: &str) -> Result<RulesFile, String> {
-    // Bounded before it is read: no more can reach the program anyway.
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{path}: {e}"))?
-        .len();
-    if len > 4 * exec::marks::MAX_RULES_BYTES as u64 {
-        return Err(format!(
-            "{path}: {len} bytes is not a rules file (at most {} bytes of rules reach the program)",
-            exec::marks::MAX_RULES_BYTES
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let rules = exec::marks::parse_file(path, &text)?;
-    Ok(RulesFile {
-        name: path.to_string(),
-        text,
-        rules,
-    })
-}
-
-fn preset(name: &str) -> Result<RulesFile, String> {
-    let text = exec::marks::preset(name)?;
-    let rules = exec::marks::parse_file(&format!("preset {name}"), text)?;
-    Ok(RulesFile {
-        name: name.to_string(),
-        text: text.to_string(),
-        rules,
-    })
-}
-
 impl ExecArgs {
-    /// Every marking rule in the order they apply.
-    fn marking_rules(&self) -> Vec<Rule> {
-        let mut rules = self.mark.clone();
-        rules.extend(self.rules.iter().flat_map(|f| f.rules.iter().cloned()));
-        rules.extend(self.mark_thread.iter().cloned());
-        rules.extend(self.mark_file.iter().cloned());
-        rules.extend(self.marks_for.iter().flat_map(|f| f.rules.iter().cloned()));
-        rules
-    }
-
-    /// `--print-rules`: a rules file whose rules are [`Self::marking_rules`].
-    fn print_rules(&self) -> String {
-        let mut s = String::new();
-        let lines = |s: &mut String, head: &str, rules: &[Rule]| {
-            if !rules.is_empty() {
-                *s += &format!("# {head}\n");
-                for r in rules {
-                    *s += &format!("{}\n", r.to_line());
-                }
-                *s += "\n";
-            }
-        };
-        lines(&mut s, "--mark", &self.mark);
-        for f in &self.rules {
-            s += &format!("# --rules {}\n{}\n", f.name, f.text.trim_end());
-            s += "\n";
+    /// Where the marking rules come from, in the order they apply.
+    fn rule_sources(&self) -> Sources<'_> {
+        Sources {
+            mark: &self.mark,
+            rules: &self.rules,
+            mark_thread: &self.mark_thread,
+            mark_file: &self.mark_file,
+            marks_for: &self.marks_for,
         }
-        lines(&mut s, "--mark-thread", &self.mark_thread);
-        lines(&mut s, "--mark-file", &self.mark_file);
-        for f in &self.marks_for {
-            s += &format!("# --marks-for {}\n{}\n", f.name, f.text.trim_end());
-        }
-        if s.is_empty() {
-            s = "# no marking rules: the program's flags, then the kernel's defaults\n".into();
-        }
-        s
-    }
-}
-
-/// Under `--observe` the library has no device to route a ring through,
-/// and its rings were the kernel's, uncounted, while the report said
-/// `io_uring: "route"` (issue 38 item 5: 6.5K of MariaDB's ~54K io_uring
-/// writes counted, those by pwrite alone): the mode used is `pass`, and
-/// the report says so.
-const OBSERVE_IO_URING: &str = "--observe: the program's io_uring rings are the kernel's (--io-uring pass), their requests neither counted nor marked (each ring named in not_routed); without --observe they are routed and counted";
-
-/// The io_uring mode the run uses: `route` needs the device, so
-/// `--observe` passes rings to the kernel (refuse stays refuse).
-fn observed_io_uring(a: &ExecArgs) -> exec::IoUring {
-    match (a.observe, a.io_uring) {
-        (true, IoUringArg::Route) => exec::IoUring::Pass,
-        (_, m) => m.into(),
     }
 }
 
@@ -294,7 +213,7 @@ pub fn missing_dashes(e: &clap::Error, argv: &[OsString]) -> Option<String> {
 /// Runs the program; the exit code is the program's (128 + signal).
 pub fn run(a: &ExecArgs) -> Result<i32> {
     if a.print_rules {
-        print!("{}", a.print_rules());
+        print!("{}", a.rule_sources().listing());
         return Ok(0);
     }
     // Every bad option value is a usage error, exit 2 as clap's (README),
@@ -307,7 +226,7 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
         }
         Ok(2)
     };
-    let rules = a.marking_rules();
+    let rules = a.rule_sources().all();
     if let Err(e) = exec::marks::check(&rules) {
         return usage("marking rules", &e);
     }
@@ -352,14 +271,14 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
             size: a.stage_size,
         }),
         kill_after: a.kill_after.map(std::time::Duration::from_nanos),
-        io_uring: observed_io_uring(a),
+        io_uring: exec::rules::observed_io_uring(a.observe, a.io_uring.into()),
         harness: exec::Harness::default(),
     };
     let (program, args) = a.program.split_first().expect("clap requires PROGRAM");
     // The report's destination is checked before the program runs: found
     // unwritable only after, it hid the program's exit status.
     if let Some(path) = &a.output {
-        check_output(path)?;
+        exec::ending::check_destination(path).map_err(anyhow::Error::msg)?;
     }
     let mut out = match exec::run(&opts, program, args) {
         Ok(out) => out,
@@ -372,82 +291,12 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     if a.observe && a.io_uring == IoUringArg::Route {
         out.limits.push(OBSERVE_IO_URING.into());
     }
-    let warnings = exec::summary::warnings(&name, &out);
-    let report = match a.output_format {
-        Format::Normal => exec::text::text(&name, &opts, &out, &warnings),
-        Format::Json => {
-            let presets: Vec<String> = a.marks_for.iter().map(|f| f.name.clone()).collect();
-            exec::summary::document(&name, &opts, &out, &warnings, &presets).to_text()
-        }
+    let presets: Vec<String> = a.marks_for.iter().map(|f| f.name.clone()).collect();
+    let to = exec::ending::Destination {
+        json: a.output_format == Format::Json,
+        file: a.output.as_deref(),
+        quiet: a.quiet,
+        presets: &presets,
     };
-    // Our lines on stderr: a failed write there (a closed terminal after
-    // SIGHUP) must not hide the program's status.
-    let say = |line: &str| {
-        use std::io::Write;
-        let _ = std::io::stderr().write_all(line.as_bytes());
-    };
-    let mut code = out.status.code();
-    // Where the data is when it could not be put back: said whatever the
-    // report's destination, and the command fails.
-    if let Some(err) = out.staging.as_ref().and_then(|s| s.error.as_ref()) {
-        say(&format!("cinterrupts: exec: error: staging: {err}\n"));
-        if code == 0 {
-            code = 1;
-        }
-    }
-    let on_stderr = a.output.is_none() && !a.quiet;
-    if let Some(path) = &a.output {
-        if let Err(e) = crate::output::write_file(path, report.as_bytes()) {
-            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-            say(&format!("cinterrupts: error: {}\n", chain.join(": ")));
-            if code == 0 {
-                code = 1;
-            }
-        }
-    } else if on_stderr {
-        say(&report);
-    }
-    // The text report on stderr holds them already.
-    if !(on_stderr && a.output_format == Format::Normal) {
-        for l in exec::text::notices(&out, &warnings) {
-            say(&format!("cinterrupts: exec: {l}\n"));
-        }
-    }
-    if let Some(s) = out.interrupted {
-        say(&format!(
-            "cinterrupts: exec: received {}, passed on to {name}; the report is partial\n",
-            exec::signal_name(s)
-        ));
-    }
-    if let Some(e) = &out.escalated {
-        say(&format!(
-            "cinterrupts: exec: {name} had not ended {} ms after the signal ({}): SIGKILL to {} process(es)\n",
-            e.after_ms, e.why, e.killed
-        ));
-    }
-    if let Status::Signalled(s) = out.status {
-        say(&format!(
-            "cinterrupts: exec: {name} was killed by {} ({s}); exec ends by the same signal\n",
-            exec::signal_name(s)
-        ));
-        // The wait status the kernel gave the program, for our parent
-        // (issue 38 item 6); unless our own report failed.
-        if code == out.status.code() {
-            exec::reraise(s);
-        }
-    }
-    Ok(code)
-}
-
-/// Fails, in one line naming it, when `-o FILE` could not be written: a
-/// missing directory, a directory, no permission. A file made for the
-/// check is removed again. A FIFO or a device is only opened at the end
-/// (now it could block, or its reader would see an end of file).
-fn check_output(path: &std::path::Path) -> Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return Ok(());
-    }
-    report::file::AtomicFile::create(path)
-        .map(drop)
-        .with_context(|| format!("{}: cannot write the report", path.display()))
+    Ok(exec::ending::finish(&name, &opts, &out, &to))
 }

@@ -5,16 +5,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use policy::PolicySpec;
 use report::RunReport;
-use service::with_device_defaults;
-use sim::{DeviceProfile, HostProfile, SimConfig, SimError};
+use sim::{SimConfig, SimError};
 
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
-use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
 use crate::progress::Progress;
+use host::mechanism::KernelEra;
+use point::command::SimRequest;
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
@@ -106,28 +105,6 @@ pub fn render(report: &RunReport, format: OutputFormat) -> String {
     }
 }
 
-/// Everything `simulate` needs, checked before the run so a mistake costs
-/// no simulation time.
-pub fn config(
-    policy: PolicySpec,
-    device: &str,
-    host: &str,
-    seed: u64,
-    runtime: Option<u64>,
-) -> Result<SimConfig> {
-    let device = DeviceProfile::load(device)?;
-    let host = HostProfile::load(host)?;
-    let policy = with_device_defaults(policy, &device);
-    policy::build(&policy)?;
-    Ok(SimConfig {
-        device,
-        host,
-        policy,
-        seed,
-        runtime,
-    })
-}
-
 /// An application file's virtual time when `--runtime` is not given: its
 /// models need not end on their own (a KVell client's 20 M operations).
 /// Ours: long enough for a p99 of a few thousand operations per second.
@@ -152,16 +129,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         bail!("{}: no jobs to run", job_file.display());
     }
     let (config, mut era) = configured(args, args.runtime)?;
-    if let Some(k) = era.kernel {
-        if let Err(e) = sim::era::sync_hipri_polls(&file.jobs, k) {
-            let e = anyhow!("{}: {e}", job_file.display());
-            if era.strict {
-                return Err(e);
-            }
-            era.notes
-                .push(format!("{e}: run as asked (--kernel {k} refuses it)"));
-        }
-    }
+    point::command::check_jobs(&mut era, &file.jobs, job_file).map_err(anyhow::Error::msg)?;
     let kernel = era.kernel;
     if !args.out.quiet {
         print_notes(&file);
@@ -238,37 +206,22 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
     emit(&render(&report, args.out.format), args.out.file.as_deref())
 }
 
-/// The run's configuration from the command line, `runtime` for it, with
-/// the host-side flags over the host profile's own settings, and the
-/// kernel it models (`--kernel`, else the profile's): a mechanism that
-/// kernel never had is refused before the run (issue 37 item 1).
+/// The run's configuration from the command line, `runtime` for it, and
+/// the kernel it models (`point::command`).
 fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, KernelEra)> {
-    let mut config = config(
-        args.policy.spec(),
-        &args.device,
-        &args.host,
-        args.seed,
+    Ok(SimRequest {
+        policy: args.policy.spec(),
+        device: &args.device,
+        host: &args.host,
+        seed: args.seed,
         runtime,
-    )?;
-    let era = args
-        .host_settings
-        .era(Some(Pinned {
-            name: &config.host.name,
-            kernel: config.host.kernel,
-            explicit: &config.host.explicit,
-        }))
-        .map_err(|e| anyhow!(e))?;
-    config.host.apply(&args.host_settings.settings);
-    if let Some(t) = args.idle_states {
-        config.host.idle_states = t;
+        host_settings: &args.host_settings.settings,
+        kernel: args.host_settings.kernel,
+        idle_states: args.idle_states,
+        idle_governor: args.idle_governor,
+        cpu_latency_limit: args.cpu_latency_limit,
     }
-    if let Some(g) = args.idle_governor {
-        config.host.idle_governor = g;
-    }
-    if let Some(l) = args.cpu_latency_limit {
-        config.host.cpu_latency_limit = Some(l);
-    }
-    Ok((config, era))
+    .configure()?)
 }
 
 /// The kernel era's notes (patches run as ports, a profile taken to

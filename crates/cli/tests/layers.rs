@@ -115,9 +115,9 @@ const CRATES: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "marks", "policy",
-            "preload", "repro", "report", "service", "sim", "store", "sweep", "traces", "tune",
-            "validate",
+            "apps", "capture", "emu", "exec", "host", "hostcal", "jobs", "marks", "point",
+            "policy", "preload", "repro", "report", "service", "sim", "store", "sweep", "traces",
+            "tune", "validate",
         ],
     ),
     ("fuzz", &["jobs", "policy", "sim", "traces"]),

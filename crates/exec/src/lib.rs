@@ -14,9 +14,11 @@
 //! the program made it (RWF_URGENT/RWF_BARRIER taken out); routing the
 //! requests through the emulator's device and driver comes next.
 
+pub mod ending;
 pub mod fires;
 mod record;
 mod route;
+pub mod rules;
 mod run;
 mod signals;
 mod spawn;

@@ -841,6 +841,100 @@ impl Settings {
     }
 }
 
+/// The host profile a run takes, for the era check: its name, its pinned
+/// kernel and the mechanisms it sets itself.
+pub struct Pinned<'a> {
+    pub name: &'a str,
+    pub kernel: Option<Kernel>,
+    pub explicit: &'a Settings,
+}
+
+impl Settings {
+    /// The kernel the run models (`given`, the command line's `--kernel`,
+    /// else the host profile's) and
+    /// the notes to print (patches run as ports; a profile taken to
+    /// another kernel). With `--kernel`, refused in one line naming the
+    /// mechanism, where it exists and the commit: a mechanism of the
+    /// command line's or of the profile's own that this kernel never had
+    /// (`host::era`). Without it, the host profile's pinned kernel refuses
+    /// a command-line mechanism that was gone by it (`--host
+    /// xeon-e5-2660v4-linux-6.12 --completion hybrid`: removed in 6.4) and
+    /// notes one that is only newer than it: the papers' profiles (5.0.8)
+    /// are the hardware model that io_uring strategies of 6.x are studied
+    /// on (`reproduce`'s ours-uring), so a newer mechanism on an older
+    /// profile runs, said once. The profile's own keys were checked as it
+    /// loaded.
+    pub fn kernel_era(
+        &self,
+        given: Option<Kernel>,
+        host: Option<Pinned<'_>>,
+    ) -> Result<KernelEra, String> {
+        let pinned = host.as_ref().and_then(|h| h.kernel);
+        let Some(k) = given.or(pinned) else {
+            return Ok(KernelEra::default());
+        };
+        let whose = match (given, &host) {
+            (Some(k), _) => format!("--kernel {k}"),
+            (None, Some(h)) => format!("host profile {}'s kernel = \"{k}\"", h.name),
+            (None, None) => unreachable!("a kernel came from one of them"),
+        };
+        let mut notes = Vec::new();
+        if let Some(a) = self.gone(k) {
+            return Err(format!("{}: {}; {whose} is outside it", a.option(), a.era));
+        }
+        if let Some(a) = self.anachronism(k) {
+            let line = format!("{}: {}; {whose} is outside it", a.option(), a.era);
+            if given.is_some() {
+                return Err(line);
+            }
+            notes.push(format!(
+                "{line}: run as asked (--kernel {k} refuses such a combination)"
+            ));
+        }
+        notes.extend(self.ports(k));
+        if let (Some(h), Some(given)) = (&host, given) {
+            if let Some(a) = h.explicit.anachronism(given) {
+                return Err(format!(
+                    "host profile {}: {} = \"{}\": {}; --kernel {given} is outside it",
+                    h.name,
+                    a.row.key,
+                    if a.value.is_empty() { "on" } else { &a.value },
+                    a.era
+                ));
+            }
+            if pinned != Some(given) {
+                notes.extend(
+                    h.explicit
+                        .ports(given)
+                        .into_iter()
+                        .map(|n| format!("host profile {}: {n}", h.name)),
+                );
+                notes.push(format!(
+                    "host profile {} models {}; run on Linux {given} with its costs as they are (keys it leaves unset keep the simulator's defaults, no kernel's)",
+                    h.name,
+                    pinned.map_or("no kernel in particular".to_string(), |p| format!("Linux {p}"))
+                ));
+            }
+        }
+        Ok(KernelEra {
+            kernel: Some(k),
+            strict: given.is_some(),
+            notes,
+        })
+    }
+}
+
+/// What [`Settings::kernel_era`] found.
+#[derive(Debug, Default)]
+pub struct KernelEra {
+    /// The kernel the run models, if any was given or pinned.
+    pub kernel: Option<Kernel>,
+    /// Given by `--kernel`: the run refuses what it never had (else notes).
+    pub strict: bool,
+    /// Notes to print once nothing refused the run.
+    pub notes: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,8 @@
 //! parallel and emulator points one at a time, since each spins a device
 //! thread on a CPU), nor a store (the callers key their results).
 
+pub mod command;
+
 use emu::backend::BackendSpec;
 use emu::{EmuConfig, EmuError};
 use jobs::Job;
