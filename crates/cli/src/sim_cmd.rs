@@ -14,7 +14,7 @@ use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
 use crate::host_args::{KernelEra, Pinned};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
-use crate::progress::Progress;
+use report::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct SimArgs {

@@ -14,12 +14,6 @@ use sweep::picks::{self, Pick};
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
 
-use crate::output::write_file;
-
-/// The store when `--store` is not given: beside the spec, so the same
-/// spec finds its results again from any working directory.
-const DEFAULT_STORE: &str = "sweep-store";
-
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     #[command(subcommand)]
@@ -115,16 +109,10 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
 }
 
-fn store_of(spec: &Path, store: Option<&PathBuf>) -> PathBuf {
-    store
-        .cloned()
-        .unwrap_or_else(|| spec.parent().unwrap_or(Path::new(".")).join(DEFAULT_STORE))
-}
-
 fn run_cmd(a: &RunArgs) -> Result<()> {
     let shard = a.shard.resolve()?;
     let spec = Spec::load(&a.spec)?;
-    let store = Store::open(&store_of(&a.spec, a.store.as_ref()))?;
+    let store = Store::open(&sweep::store::store_dir(&a.spec, a.store.as_deref()))?;
     if !a.quiet {
         let part = if shard == Shard::ALL {
             "all points".to_string()
@@ -163,10 +151,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
     let picks = a
         .tunes
         .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
-            Pick::from_json(&p.display().to_string(), &text).map_err(|e| anyhow!(e))
-        })
+        .map(|p| Pick::load(p).map_err(|e| anyhow!(e)))
         .collect::<Result<Vec<_>>>()?;
     let table = merge(&stores)?;
     let fronts = front::fronts(&table);
@@ -177,28 +162,14 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
             (p, s)
         })
         .collect();
-    println!(
-        "{} points from {} stores ({} found in more than one, {} failed and left out)",
-        table.rows.len(),
-        stores.len(),
-        table.duplicates,
-        table.failed
-    );
-    if table.versions.len() > 1 {
-        eprintln!(
-            "sweep: the stores hold results of {} versions ({}): their points differ in key, not only in version",
-            table.versions.len(),
-            table.versions.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
+    println!("{}", table.summary_line(stores.len()));
+    if let Some(warning) = table.versions_warning() {
+        eprintln!("sweep: {warning}");
     }
     print!("{}", front::text(&fronts));
     print!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
-        report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        for (name, text) in sweep::page::files(&table, &fronts, &judged).map_err(|e| anyhow!(e))? {
-            write_file(&dir.join(name), text.as_bytes())?;
-        }
+        sweep::page::write(dir, &table, &fronts, &judged).map_err(|e| anyhow!(e))?;
     }
     Ok(())
 }
@@ -228,7 +199,7 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     };
     let script = Script {
         spec: absolute(&a.spec),
-        store: absolute(&store_of(&a.spec, a.store.as_ref())),
+        store: absolute(&sweep::store::store_dir(&a.spec, a.store.as_deref())),
         tasks: a.tasks,
         cpus_per_task: a.cpus_per_task,
         job_name: a.job_name.clone(),

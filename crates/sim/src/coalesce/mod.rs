@@ -44,7 +44,7 @@ use traces::Request;
 
 use page::{table, write_report};
 pub use stream::{Stream, BUFFERED, REORDER};
-pub use stream_replay::{compare_all, every_strategy, replay};
+pub use stream_replay::{compare_all, compare_path, every_strategy, replay, replay_path};
 
 /// The bucket of the interrupts-per-second series.
 const BUCKET: Nanos = 100 * MS;
