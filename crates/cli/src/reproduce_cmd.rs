@@ -203,18 +203,9 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         );
     }
     if a.update_docs {
-        let path = a.out.join("summary.json");
-        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let changed = repro::tables::update_docs(&root, &summary).map_err(anyhow::Error::msg)?;
         println!(
-            "update-docs: {} of {} files changed{}",
-            changed.len(),
-            repro::tables::DOCS.len(),
-            changed
-                .iter()
-                .map(|p| format!(" {}", p.strip_prefix(&root).unwrap_or(p).display()))
-                .collect::<String>()
+            "{}",
+            repro::tables::update_docs_from(&root, &a.out).map_err(anyhow::Error::msg)?
         );
     }
     Ok(())
@@ -236,22 +227,8 @@ fn kept(
     };
     let (tally, counts) = repro::reproduce_kept(opts, keep, progress)?;
     if !a.quiet {
-        let part = if shard == store::Shard::ALL {
-            "every run".to_string()
-        } else {
-            format!("shard {shard} of the runs, 0-based")
-        };
-        eprintln!(
-            "reproduce: {} ({part}, in {})",
-            counts.line(),
-            store.dir.display()
-        );
-        if counts.missing > 0 {
-            eprintln!(
-                "reproduce: {} runs are not in {} yet (other shards'); when every shard is done, `reproduce --store` without --shard writes the report",
-                counts.missing,
-                store.dir.display()
-            );
+        for line in counts.lines(shard, &store.dir) {
+            eprintln!("reproduce: {line}");
         }
     }
     Ok(tally)

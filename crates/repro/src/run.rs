@@ -43,6 +43,26 @@ impl KeptCounts {
     pub fn line(&self) -> String {
         self.tally.line("runs", "stored before")
     }
+
+    /// What the task says after its runs (`reproduce: ` before each): the
+    /// counts, which runs they were and in which store `dir`; and, while
+    /// other shards' runs are missing, how to finish.
+    pub fn lines(&self, shard: store::Shard, dir: &std::path::Path) -> Vec<String> {
+        let part = if shard == store::Shard::ALL {
+            "every run".to_string()
+        } else {
+            format!("shard {shard} of the runs, 0-based")
+        };
+        let mut lines = vec![format!("{} ({part}, in {})", self.line(), dir.display())];
+        if self.missing > 0 {
+            lines.push(format!(
+                "{} runs are not in {} yet (other shards'); when every shard is done, `reproduce --store` without --shard writes the report",
+                self.missing,
+                dir.display()
+            ));
+        }
+        lines
+    }
 }
 
 /// The shortest simulated run `reproduce` takes: below it some jobs of the
