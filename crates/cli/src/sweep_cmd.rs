@@ -4,7 +4,7 @@
 //! fronts; `slurm` prints an `sbatch` array script that runs the shards.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
@@ -181,45 +181,23 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     if a.cpus_per_task == 0 {
         bail!("--cpus-per-task 0: a task needs at least 1 CPU");
     }
-    // A script for a spec that does not load would fail in every task.
-    let spec = Spec::load(&a.spec)?;
-    let points = sweep::expand(&spec).len();
-    let binary = a.binary.clone().unwrap_or_else(|| {
-        std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "cinterrupts".into())
-    });
-    // Absolute paths: a task starts in the directory sbatch was run from,
-    // which need not be this one.
-    let absolute = |p: &Path| {
-        std::path::absolute(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .display()
-            .to_string()
-    };
-    let script = Script {
-        spec: absolute(&a.spec),
-        store: absolute(&sweep::store::store_dir(&a.spec, a.store.as_deref())),
-        tasks: a.tasks,
-        cpus_per_task: a.cpus_per_task,
-        job_name: a.job_name.clone(),
-        binary,
-        partition: a.partition.clone(),
-        exclusive: spec.modes.contains(&sweep::spec::Mode::Emu),
-    };
-    let per_task = points.div_ceil(a.tasks);
+    let (script, points) = Script::for_spec(
+        &a.spec,
+        sweep::slurm::Request {
+            store: a.store.clone(),
+            tasks: a.tasks,
+            cpus_per_task: a.cpus_per_task,
+            job_name: a.job_name.clone(),
+            binary: a.binary.clone(),
+            partition: a.partition.clone(),
+        },
+    )?;
     if !a.submit {
         print!("{}", script.text());
-        eprintln!(
-            "sweep: {points} points in {} tasks of about {per_task}; submit with sbatch",
-            a.tasks
-        );
+        eprintln!("sweep: {}; submit with sbatch", script.share(points));
         return Ok(());
     }
-    let said = format!(
-        "sweep: submitting {points} points in {} tasks of about {per_task}",
-        a.tasks
-    );
+    let said = format!("sweep: submitting {}", script.share(points));
     submit(&script, a.wait, &said)
 }
 
