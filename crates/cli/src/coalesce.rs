@@ -37,7 +37,7 @@ pub struct CoalesceArgs {
     /// '[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default',
     /// OPS read, write, flush (default: reads, sync writes and flushes
     /// Urgent, TOS Table 1's logic; other writes unmarked)
-    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = mark_rule)]
+    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = sim::coalesce::parse_mark_rule)]
     pub marks: Vec<marks::Rule>,
     /// The delay budget of an unmarked or Barrier completion (Urgent: none),
     /// for the oracle floor and the "budget" column
@@ -50,17 +50,6 @@ pub struct CoalesceArgs {
     /// and an HTML page into this directory
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub report: Option<PathBuf>,
-}
-
-/// `--mark`: one rule, on the facts a block trace has.
-fn mark_rule(s: &str) -> Result<marks::Rule, String> {
-    let rule = marks::Rule::parse(s)?;
-    marks::Needs::check(
-        sim::coalesce::KNOWN,
-        "a block trace",
-        std::slice::from_ref(&rule),
-    )?;
-    Ok(rule)
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {

@@ -43,7 +43,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Virtual time per simulated run, at least 30ms [quick: 200ms, full: 1s]
-    #[arg(long, value_parser = sim_runtime, value_name = "TIME")]
+    #[arg(long, value_parser = repro::run::parse_sim_runtime, value_name = "TIME")]
     sim_runtime: Option<u64>,
     /// Seeds per simulated run, averaged [quick: 3, full: 10, as the paper's 10 runs]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
@@ -69,19 +69,6 @@ pub struct ReproduceArgs {
     /// tables from this run (crates/repro/src/tables.rs)
     #[arg(long)]
     update_docs: bool,
-}
-
-/// A simulated run's length: long enough for every job of every experiment
-/// to complete I/O ([`repro::run::MIN_SIM_RUNTIME`]).
-fn sim_runtime(s: &str) -> Result<u64, String> {
-    let least = repro::run::MIN_SIM_RUNTIME;
-    match args::runtime(s)? {
-        ns if ns < least => Err(format!(
-            "shorter than {}, the least in which every experiment's jobs all complete I/O (shorter runs report 0 IOPS)",
-            policy::format_nanos(least)
-        )),
-        ns => Ok(ns),
-    }
 }
 
 fn command_line() -> String {
@@ -115,11 +102,7 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
     for line in &summary.skipped {
         eprintln!("{line}");
     }
-    println!(
-        "{}; report: {}",
-        summary.tally(),
-        a.out.join("report.md").display()
-    );
+    println!("{}", summary.last_line(&a.out));
     Ok(())
 }
 

@@ -73,6 +73,19 @@ impl KeptCounts {
 /// sync jobs beside a batch job in fig11, fig15 and fig21 come last).
 pub const MIN_SIM_RUNTIME: Nanos = 30 * MS;
 
+/// `reproduce --sim-runtime`: a run length (as `jobs::units` reads one,
+/// a bare number in seconds) of at least [`MIN_SIM_RUNTIME`].
+pub fn parse_sim_runtime(s: &str) -> Result<Nanos, String> {
+    match jobs::units::parse_duration(s, Some(policy::SEC))? {
+        0 => Err("must be more than 0".to_string()),
+        ns if ns < MIN_SIM_RUNTIME => Err(format!(
+            "shorter than {}, the least in which every experiment's jobs all complete I/O (shorter runs report 0 IOPS)",
+            policy::format_nanos(MIN_SIM_RUNTIME)
+        )),
+        ns => Ok(ns),
+    }
+}
+
 /// How much to run.
 #[derive(Clone, Debug)]
 pub struct Plan {

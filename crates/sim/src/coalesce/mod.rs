@@ -59,6 +59,14 @@ pub const KNOWN: Needs = Needs {
     volume: true,
 };
 
+/// `coalesce --mark`: one marking rule, refused when it needs a fact a
+/// block trace lacks ([`KNOWN`]).
+pub fn parse_mark_rule(s: &str) -> Result<Rule, String> {
+    let rule = Rule::parse(s)?;
+    Needs::check(KNOWN, "a block trace", std::slice::from_ref(&rule))?;
+    Ok(rule)
+}
+
 /// A request's marks: the first rule that matches, else Table 1's logic
 /// on what a block trace records (`marks::kernel::block`). A trace
 /// carries no application flag: what it shows is what the device saw.
