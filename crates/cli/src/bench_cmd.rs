@@ -187,47 +187,19 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
     }
     let out = match args.cores {
         None => {
-            // Read before the runs: a bad file fails at once.
             let baseline = match &args.baseline {
-                Some(path) => {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("reading the baseline {}", path.display()))?;
-                    let base = sim::bench::Baseline::parse(&text).map_err(|e| {
-                        anyhow::anyhow!("{}: {}", path.display(), policy::quote::one_line(&e))
-                    })?;
-                    Some(base)
-                }
+                Some(path) => Some(sim::bench::Baseline::load(path).map_err(anyhow::Error::msg)?),
                 None => None,
             };
             let bench = sim::bench::run(args.runtime)?;
             if let Some(path) = &args.save_baseline {
-                let base = bench.baseline(
-                    sim::bench::utc_now(),
-                    sim::bench::machine(),
-                    bench.load_before.clone(),
-                );
-                crate::output::write_file(path, json(base.json()).as_bytes())?;
+                crate::output::write_file(path, json(bench.baseline_now().json()).as_bytes())?;
             }
             match args.output_format {
                 OutputFormat::Normal => {
-                    let mut s = bench.text();
-                    if let Some(base) = &baseline {
-                        s.push_str(&bench.compare_text(base));
-                    }
-                    if let Some(path) = &args.save_baseline {
-                        s.push_str(&format!("  baseline saved to {}\n", path.display()));
-                    }
-                    s
+                    bench.report_text(baseline.as_ref(), args.save_baseline.as_deref())
                 }
-                OutputFormat::Json => {
-                    let mut v = bench.json();
-                    if let (Some(base), Some(o)) = (&baseline, v.as_object_mut()) {
-                        if let serde_json::Value::Object(more) = bench.compare_json(base) {
-                            o.extend(more);
-                        }
-                    }
-                    json(v)
-                }
+                OutputFormat::Json => json(bench.report_json(baseline.as_ref())),
             }
         }
         Some(n) => {

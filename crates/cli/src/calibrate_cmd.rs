@@ -41,7 +41,7 @@ pub struct CalibrateArgs {
     pub format: Option<traces::Format>,
     /// The fraction of the trace (its end) held out to measure the fit
     #[arg(long, value_name = "FRACTION", default_value_t = 0.3, requires = "device_from",
-          value_parser = hold_out)]
+          value_parser = calibrate::device::parse_hold_out)]
     pub hold_out: f64,
     /// Only the requests this command name issued (the trace's `comm`:
     /// a capture of one program on a shared disk holds others' I/O too)
@@ -63,15 +63,6 @@ pub struct CalibrateArgs {
     /// iterations), for tests
     #[arg(long, requires = "host")]
     pub quick: bool,
-}
-
-fn hold_out(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a fraction"))?;
-    if (0.0..=0.9).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("'{s}': between 0 and 0.9"))
-    }
 }
 
 /// `calibrate --device-from TRACE`: the fit, its errors, the profile.

@@ -3,14 +3,10 @@
 //! every strategy beside the oracle floor). An `--output` file is whole or
 //! nothing.
 
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use policy::stream::StreamError;
-use report::file::AtomicFile;
 
 use crate::args::PolicyArgs;
 
@@ -41,7 +37,7 @@ pub struct CoalesceArgs {
     /// '[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default',
     /// OPS read, write, flush (default: reads, sync writes and flushes
     /// Urgent, TOS Table 1's logic; other writes unmarked)
-    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = mark_rule)]
+    #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = sim::coalesce::parse_mark_rule)]
     pub marks: Vec<marks::Rule>,
     /// The delay budget of an unmarked or Barrier completion (Urgent: none),
     /// for the oracle floor and the "budget" column
@@ -56,68 +52,11 @@ pub struct CoalesceArgs {
     pub report: Option<PathBuf>,
 }
 
-/// `--mark`: one rule, on the facts a block trace has.
-fn mark_rule(s: &str) -> Result<marks::Rule, String> {
-    let rule = marks::Rule::parse(s)?;
-    marks::Needs::check(
-        sim::coalesce::KNOWN,
-        "a block trace",
-        std::slice::from_ref(&rule),
-    )?;
-    Ok(rule)
-}
-
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
     traces::Format::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = traces::Format::ALL.iter().map(|f| f.name()).collect();
         format!("'{s}' is not one of {}", names.join(", "))
     })
-}
-
-/// The stream, buffered, and its name for errors.
-fn open_input(input: Option<&PathBuf>) -> Result<(BufReader<Box<dyn Read>>, String)> {
-    match input {
-        Some(p) if p.as_os_str() != "-" => {
-            let f = File::open(p).with_context(|| format!("{}: cannot read", p.display()))?;
-            Ok((BufReader::new(Box::new(f)), p.display().to_string()))
-        }
-        _ => Ok((BufReader::new(Box::new(io::stdin())), "<stdin>".to_string())),
-    }
-}
-
-/// Where the interrupts' CSV goes.
-enum Sink {
-    /// Written as it comes, flushed whenever the input would wait.
-    Stdout(BufWriter<io::Stdout>),
-    /// Whole or not at all, opened before the first row is read.
-    File(AtomicFile),
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Sink::Stdout(w) => w.write(buf),
-            Sink::File(w) => w.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Sink::Stdout(w) => w.flush(),
-            Sink::File(w) => w.flush(),
-        }
-    }
-}
-
-/// A stream error on one line; a failed write names where it was going.
-fn stream_error(e: StreamError, output: Option<&Path>) -> anyhow::Error {
-    match (e, output) {
-        (StreamError::Write(reason), Some(p)) => {
-            anyhow::anyhow!("{}: cannot write: {reason}", p.display())
-        }
-        (StreamError::Write(reason), None) => anyhow::anyhow!("<stdout>: cannot write: {reason}"),
-        (e, _) => e.into(),
-    }
 }
 
 pub fn run(args: &CoalesceArgs) -> Result<()> {
@@ -152,25 +91,13 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
         }
         return compare_all(args);
     }
-    let output = args.output.as_deref();
-    let sink = match output {
-        // The destination is checked (and its temporary file made) before
-        // a row is read, so a bad --output fails at once.
-        Some(path) => {
-            Some(Sink::File(AtomicFile::create(path).with_context(|| {
-                format!("{}: cannot write", path.display())
-            })?))
-        }
-        None if !args.summary => Some(Sink::Stdout(BufWriter::new(io::stdout()))),
-        None => None,
-    };
-    let (input, origin) = open_input(args.input.as_ref())?;
-    let (outcome, sink) = sim::coalesce::replay(input, &origin, &args.policy.spec(), sink)
-        .map_err(|e| stream_error(e, output))?;
-    if let (Some(Sink::File(f)), Some(path)) = (sink, output) {
-        f.commit()
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
+    let outcome = sim::coalesce::replay_path(
+        args.input.as_deref(),
+        &args.policy.spec(),
+        args.output.as_deref(),
+        !args.summary,
+    )
+    .map_err(anyhow::Error::msg)?;
     if args.summary {
         print!("{}", outcome.summary());
     }
@@ -179,7 +106,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
 
 /// Every strategy on its defaults over the one stream, read once.
 fn compare_all(args: &CoalesceArgs) -> Result<()> {
-    let (input, origin) = open_input(args.input.as_ref())?;
-    print!("{}", sim::coalesce::compare_all(input, &origin)?);
+    let table = sim::coalesce::compare_path(args.input.as_deref()).map_err(anyhow::Error::msg)?;
+    print!("{table}");
     Ok(())
 }

@@ -27,46 +27,17 @@ pub struct JobsArgs {
     pub fio: FioArgs,
 }
 
-/// Parses each file with the command line's fio options; `runtime`
-/// replaces every job's `runtime=`.
-pub fn parse_all(
-    files: &[PathBuf],
-    cmd: &jobs::CommandLine,
-    runtime: Option<u64>,
-) -> Result<Vec<JobFile>> {
-    let mut parsed = Vec::new();
-    for f in files {
-        let mut file = jobs::parse_file_with(f, cmd)?;
-        if runtime.is_some() {
-            for j in &mut file.jobs {
-                j.runtime = runtime;
-            }
-        }
-        parsed.push(file);
-    }
-    Ok(parsed)
-}
-
-/// Prints accepted-but-ignored options and fio-style adjustments, buffered:
-/// a hostile file can hold a quarter of a million ignored options, and one
-/// unbuffered write each took seconds.
+/// Prints the file's notes (`JobFile::write_notes`) on stderr, buffered;
+/// a closed stderr loses the notes, not the run.
 pub fn print_notes(file: &JobFile) {
-    let mut err = BufWriter::new(std::io::stderr().lock());
-    // A closed stderr loses the notes, not the run.
-    for i in &file.ignored {
-        let _ = writeln!(err, "note: {i}");
-    }
-    for n in &file.notes {
-        let _ = writeln!(err, "note: {n}");
-    }
-    let _ = err.flush();
+    let _ = file.write_notes(&mut BufWriter::new(std::io::stderr().lock()));
 }
 
 pub fn run(args: &JobsArgs) -> Result<()> {
     if args.check {
         return check(&args.files);
     }
-    for (file, path) in parse_all(&args.files, &args.fio.command_line(), args.runtime)?
+    for (file, path) in jobs::parse_files_with(&args.files, &args.fio.command_line(), args.runtime)?
         .into_iter()
         .zip(&args.files)
     {

@@ -9,7 +9,6 @@ mod exec_cmd;
 mod host_args;
 mod jobs_cmd;
 mod output;
-mod progress;
 mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;

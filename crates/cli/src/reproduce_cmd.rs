@@ -43,7 +43,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Virtual time per simulated run, at least 30ms [quick: 200ms, full: 1s]
-    #[arg(long, value_parser = sim_runtime, value_name = "TIME")]
+    #[arg(long, value_parser = repro::run::parse_sim_runtime, value_name = "TIME")]
     sim_runtime: Option<u64>,
     /// Seeds per simulated run, averaged [quick: 3, full: 10, as the paper's 10 runs]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
@@ -69,19 +69,6 @@ pub struct ReproduceArgs {
     /// tables from this run (crates/repro/src/tables.rs)
     #[arg(long)]
     update_docs: bool,
-}
-
-/// A simulated run's length: long enough for every job of every experiment
-/// to complete I/O ([`repro::run::MIN_SIM_RUNTIME`]).
-fn sim_runtime(s: &str) -> Result<u64, String> {
-    let least = repro::run::MIN_SIM_RUNTIME;
-    match args::runtime(s)? {
-        ns if ns < least => Err(format!(
-            "shorter than {}, the least in which every experiment's jobs all complete I/O (shorter runs report 0 IOPS)",
-            policy::format_nanos(least)
-        )),
-        ns => Ok(ns),
-    }
 }
 
 fn command_line() -> String {
@@ -115,11 +102,7 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
     for line in &summary.skipped {
         eprintln!("{line}");
     }
-    println!(
-        "{}; report: {}",
-        summary.tally(),
-        a.out.join("report.md").display()
-    );
+    println!("{}", summary.last_line(&a.out));
     Ok(())
 }
 
@@ -203,18 +186,9 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         );
     }
     if a.update_docs {
-        let path = a.out.join("summary.json");
-        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let changed = repro::tables::update_docs(&root, &summary).map_err(anyhow::Error::msg)?;
         println!(
-            "update-docs: {} of {} files changed{}",
-            changed.len(),
-            repro::tables::DOCS.len(),
-            changed
-                .iter()
-                .map(|p| format!(" {}", p.strip_prefix(&root).unwrap_or(p).display()))
-                .collect::<String>()
+            "{}",
+            repro::tables::update_docs_from(&root, &a.out).map_err(anyhow::Error::msg)?
         );
     }
     Ok(())
@@ -236,22 +210,8 @@ fn kept(
     };
     let (tally, counts) = repro::reproduce_kept(opts, keep, progress)?;
     if !a.quiet {
-        let part = if shard == store::Shard::ALL {
-            "every run".to_string()
-        } else {
-            format!("shard {shard} of the runs, 0-based")
-        };
-        eprintln!(
-            "reproduce: {} ({part}, in {})",
-            counts.line(),
-            store.dir.display()
-        );
-        if counts.missing > 0 {
-            eprintln!(
-                "reproduce: {} runs are not in {} yet (other shards'); when every shard is done, `reproduce --store` without --shard writes the report",
-                counts.missing,
-                store.dir.display()
-            );
+        for line in counts.lines(shard, &store.dir) {
+            eprintln!("reproduce: {line}");
         }
     }
     Ok(tally)

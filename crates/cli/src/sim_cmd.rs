@@ -11,9 +11,9 @@ use sim::{SimConfig, SimError};
 use crate::args::{self, OutputFormat, PolicyArgs, RunOutput};
 use crate::jobs_cmd::print_notes;
 use crate::output::emit;
-use crate::progress::Progress;
 use host::mechanism::KernelEra;
 use point::command::SimRequest;
+use report::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct SimArgs {

@@ -4,7 +4,7 @@
 //! fronts; `slurm` prints an `sbatch` array script that runs the shards.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
@@ -13,12 +13,6 @@ use sweep::merge::merge;
 use sweep::picks::{self, Pick};
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
-
-use crate::output::write_file;
-
-/// The store when `--store` is not given: beside the spec, so the same
-/// spec finds its results again from any working directory.
-const DEFAULT_STORE: &str = "sweep-store";
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
@@ -115,16 +109,10 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
 }
 
-fn store_of(spec: &Path, store: Option<&PathBuf>) -> PathBuf {
-    store
-        .cloned()
-        .unwrap_or_else(|| spec.parent().unwrap_or(Path::new(".")).join(DEFAULT_STORE))
-}
-
 fn run_cmd(a: &RunArgs) -> Result<()> {
     let shard = a.shard.resolve()?;
     let spec = Spec::load(&a.spec)?;
-    let store = Store::open(&store_of(&a.spec, a.store.as_ref()))?;
+    let store = Store::open(&sweep::store::store_dir(&a.spec, a.store.as_deref()))?;
     if !a.quiet {
         let part = if shard == Shard::ALL {
             "all points".to_string()
@@ -163,10 +151,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
     let picks = a
         .tunes
         .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
-            Pick::from_json(&p.display().to_string(), &text).map_err(|e| anyhow!(e))
-        })
+        .map(|p| Pick::load(p).map_err(|e| anyhow!(e)))
         .collect::<Result<Vec<_>>>()?;
     let table = merge(&stores)?;
     let fronts = front::fronts(&table);
@@ -177,28 +162,14 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
             (p, s)
         })
         .collect();
-    println!(
-        "{} points from {} stores ({} found in more than one, {} failed and left out)",
-        table.rows.len(),
-        stores.len(),
-        table.duplicates,
-        table.failed
-    );
-    if table.versions.len() > 1 {
-        eprintln!(
-            "sweep: the stores hold results of {} versions ({}): their points differ in key, not only in version",
-            table.versions.len(),
-            table.versions.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
+    println!("{}", table.summary_line(stores.len()));
+    if let Some(warning) = table.versions_warning() {
+        eprintln!("sweep: {warning}");
     }
     print!("{}", front::text(&fronts));
     print!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
-        report::file::refuse_dev(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        for (name, text) in sweep::page::files(&table, &fronts, &judged).map_err(|e| anyhow!(e))? {
-            write_file(&dir.join(name), text.as_bytes())?;
-        }
+        sweep::page::write(dir, &table, &fronts, &judged).map_err(|e| anyhow!(e))?;
     }
     Ok(())
 }
@@ -210,45 +181,23 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     if a.cpus_per_task == 0 {
         bail!("--cpus-per-task 0: a task needs at least 1 CPU");
     }
-    // A script for a spec that does not load would fail in every task.
-    let spec = Spec::load(&a.spec)?;
-    let points = sweep::expand(&spec).len();
-    let binary = a.binary.clone().unwrap_or_else(|| {
-        std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "cinterrupts".into())
-    });
-    // Absolute paths: a task starts in the directory sbatch was run from,
-    // which need not be this one.
-    let absolute = |p: &Path| {
-        std::path::absolute(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .display()
-            .to_string()
-    };
-    let script = Script {
-        spec: absolute(&a.spec),
-        store: absolute(&store_of(&a.spec, a.store.as_ref())),
-        tasks: a.tasks,
-        cpus_per_task: a.cpus_per_task,
-        job_name: a.job_name.clone(),
-        binary,
-        partition: a.partition.clone(),
-        exclusive: spec.modes.contains(&sweep::spec::Mode::Emu),
-    };
-    let per_task = points.div_ceil(a.tasks);
+    let (script, points) = Script::for_spec(
+        &a.spec,
+        sweep::slurm::Request {
+            store: a.store.clone(),
+            tasks: a.tasks,
+            cpus_per_task: a.cpus_per_task,
+            job_name: a.job_name.clone(),
+            binary: a.binary.clone(),
+            partition: a.partition.clone(),
+        },
+    )?;
     if !a.submit {
         print!("{}", script.text());
-        eprintln!(
-            "sweep: {points} points in {} tasks of about {per_task}; submit with sbatch",
-            a.tasks
-        );
+        eprintln!("sweep: {}; submit with sbatch", script.share(points));
         return Ok(());
     }
-    let said = format!(
-        "sweep: submitting {points} points in {} tasks of about {per_task}",
-        a.tasks
-    );
+    let said = format!("sweep: submitting {}", script.share(points));
     submit(&script, a.wait, &said)
 }
 

@@ -14,9 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use emu::backend::BackendSpec;
-use emu::EmuConfig;
-use sim::{DeviceProfile, HostProfile};
-use store::{Shard, Store};
+use store::Store;
 use tune::kept::Keep;
 use tune::render::Setup;
 use tune::{Budget, Objective, Target, TuneConfig, TuneError, Tuning};
@@ -25,9 +23,6 @@ use crate::args;
 use crate::jobs_cmd::print_notes;
 use crate::run_cmd::emu_error;
 use crate::sim_cmd::sim_error;
-
-const DEFAULT_DEVICE: &str = "optane";
-const DEFAULT_HOST: &str = "xeon-e5-2660v4";
 
 #[derive(Args, Debug)]
 pub struct TuneArgs {
@@ -129,56 +124,22 @@ pub enum ModeArg {
     Emu,
 }
 
-/// The target and what it is, for the header, titles and JSON.
-fn target(args: &TuneArgs) -> Result<(Target, Setup)> {
-    match args.mode {
-        ModeArg::Sim => {
-            if args.backend.is_some() {
-                bail!("--backend is for --mode emu; the simulator runs on --device and --host");
-            }
-            let device = DeviceProfile::load(args.device.as_deref().unwrap_or(DEFAULT_DEVICE))?;
-            let host = HostProfile::load(args.host.as_deref().unwrap_or(DEFAULT_HOST))?;
-            let setup = Setup::sim(
-                args.job_file.display().to_string(),
-                &device.name,
-                &host.name,
-                args.seed,
-                args.runtime,
-            );
-            let seed = args.seed;
-            Ok((Target::Sim { device, host, seed }, setup))
-        }
-        ModeArg::Emu => {
-            if args.device.is_some() || args.host.is_some() {
-                bail!("--device and --host are for --mode sim; the emulator runs on --backend");
-            }
-            let backend = args
-                .backend
-                .as_ref()
-                .map_or("the job file's filename=".to_string(), |b| b.to_string());
-            let setup = Setup::emu(
-                args.job_file.display().to_string(),
-                &backend,
-                args.seed,
-                args.runtime,
-            );
-            let config = EmuConfig {
-                backend: args.backend.clone(),
-                seed: args.seed,
-                say: (!args.quiet).then_some(crate::run_cmd::say as fn(&str)),
-                ..EmuConfig::default()
-            };
-            Ok((Target::Emu(config), setup))
-        }
-    }
-}
-
 pub fn run(args: &TuneArgs) -> Result<()> {
     let file = jobs::parse_file_with(&args.job_file, &args.fio.command_line())?;
     if file.jobs.is_empty() {
         bail!("{}: no jobs to run", args.job_file.display());
     }
-    let (target, setup) = target(args)?;
+    let (target, setup) = tune::target::target(&tune::target::Where {
+        job_file: &args.job_file,
+        emu: args.mode == ModeArg::Emu,
+        device: args.device.as_deref(),
+        host: args.host.as_deref(),
+        backend: args.backend.as_ref(),
+        seed: args.seed,
+        runtime: args.runtime,
+        say: (!args.quiet).then_some(crate::run_cmd::say as fn(&str)),
+    })
+    .map_err(|e| anyhow!(e))?;
     if args.store.is_none() && (args.shard.shard.is_some() || args.shard.shards.is_some()) {
         bail!("--shard and --shards split the runs of a --store: give --store DIR");
     }
@@ -266,25 +227,9 @@ fn kept(
     let o = tune::kept::tune_kept(jobs, cfg, keep, progress).map_err(|e| tune_error(args, e))?;
     if !args.quiet {
         // After the runs, not before: an error stays the one line on stderr.
-        let part = if shard == Shard::ALL {
-            "every run".to_string()
-        } else {
-            format!("the baseline and shard {shard} of the candidates, 0-based")
-        };
-        eprintln!(
-            "tune: {} ({part}, in {})",
-            o.counts_line(),
-            store.dir.display()
-        );
-    }
-    if o.tuning.is_none() && !args.quiet {
-        eprintln!(
-            "tune: {} of {} candidates are not in {} yet (other shards'); when every shard is done, `tune --store` without --shard prints the tuning{}",
-            o.missing,
-            o.candidates,
-            store.dir.display(),
-            if args.out.is_some() { " and writes --out" } else { "" }
-        );
+        for line in o.lines(shard, &store.dir, args.out.is_some()) {
+            eprintln!("tune: {line}");
+        }
     }
     Ok(o.tuning)
 }

@@ -68,7 +68,8 @@ pub use marks::{Call, DefaultMarks, IoKind, JobMarks, RwfFlags, Sqe, Submission}
 pub use offsets::Offsets;
 pub use options::{known_options, lookup, Disposition, OptionSpec, MAX_BLOCK_SIZE, MAX_JOBS};
 pub use parse::{
-    parse_file, parse_file_with, parse_str, parse_str_with, Ignored, JobFile, Note, COMMAND_LINE,
+    parse_file, parse_file_with, parse_files_with, parse_str, parse_str_with, Ignored, JobFile,
+    Note, COMMAND_LINE,
 };
 pub use plan::{serial_order, Bounds, IoLoop};
 pub use policy::Marks;

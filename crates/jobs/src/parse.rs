@@ -95,6 +95,43 @@ pub fn parse_file_with(path: &Path, cmd: &CommandLine) -> Result<JobFile, JobErr
     from_sections(&sections, &shown, cmd)
 }
 
+/// [`parse_file_with`] of each file in turn (`cinterrupts jobs`); a
+/// `runtime` replaces every job's `runtime=`. The first file refused ends
+/// the reading.
+pub fn parse_files_with(
+    files: &[PathBuf],
+    cmd: &CommandLine,
+    runtime: Option<u64>,
+) -> Result<Vec<JobFile>, JobError> {
+    let mut parsed = Vec::new();
+    for f in files {
+        let mut file = parse_file_with(f, cmd)?;
+        if runtime.is_some() {
+            for j in &mut file.jobs {
+                j.runtime = runtime;
+            }
+        }
+        parsed.push(file);
+    }
+    Ok(parsed)
+}
+
+impl JobFile {
+    /// Writes the accepted-but-ignored options and fio-style adjustments,
+    /// a `note: ` line each. `w` should be buffered: a hostile file can
+    /// hold a quarter of a million ignored options, and one unbuffered
+    /// write each took seconds.
+    pub fn write_notes(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        for i in &self.ignored {
+            writeln!(w, "note: {i}")?;
+        }
+        for n in &self.notes {
+            writeln!(w, "note: {n}")?;
+        }
+        w.flush()
+    }
+}
+
 /// Parses job-file text. `origin` names it in messages; `env` resolves
 /// `${VAR}`. Reads nothing: an `include` directive is an error here (use
 /// [`parse_file`]).

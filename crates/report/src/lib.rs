@@ -12,6 +12,7 @@ pub mod gaps;
 pub mod human;
 pub mod json;
 pub mod latency;
+pub mod progress;
 pub mod readback;
 pub mod schema;
 pub mod svg;

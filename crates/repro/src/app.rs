@@ -283,6 +283,16 @@ fn load_average() -> Option<f64> {
 }
 
 impl Summary {
+    /// `reproduce --mode app`'s last line: the tally and where the report
+    /// in `out` is.
+    pub fn last_line(&self, out: &std::path::Path) -> String {
+        format!(
+            "{}; report: {}",
+            self.tally(),
+            out.join("report.md").display()
+        )
+    }
+
     /// `N claims: H hold, Q qualitatively, D do not`.
     pub fn tally(&self) -> String {
         let n = |v: Verdict| {

@@ -43,6 +43,26 @@ impl KeptCounts {
     pub fn line(&self) -> String {
         self.tally.line("runs", "stored before")
     }
+
+    /// What the task says after its runs (`reproduce: ` before each): the
+    /// counts, which runs they were and in which store `dir`; and, while
+    /// other shards' runs are missing, how to finish.
+    pub fn lines(&self, shard: store::Shard, dir: &std::path::Path) -> Vec<String> {
+        let part = if shard == store::Shard::ALL {
+            "every run".to_string()
+        } else {
+            format!("shard {shard} of the runs, 0-based")
+        };
+        let mut lines = vec![format!("{} ({part}, in {})", self.line(), dir.display())];
+        if self.missing > 0 {
+            lines.push(format!(
+                "{} runs are not in {} yet (other shards'); when every shard is done, `reproduce --store` without --shard writes the report",
+                self.missing,
+                dir.display()
+            ));
+        }
+        lines
+    }
 }
 
 /// The shortest simulated run `reproduce` takes: below it some jobs of the
@@ -52,6 +72,19 @@ impl KeptCounts {
 /// jobs with no I/O in `runs/`: 17 at 10ms, 2 at 25ms, none at 30ms (the
 /// sync jobs beside a batch job in fig11, fig15 and fig21 come last).
 pub const MIN_SIM_RUNTIME: Nanos = 30 * MS;
+
+/// `reproduce --sim-runtime`: a run length (as `jobs::units` reads one,
+/// a bare number in seconds) of at least [`MIN_SIM_RUNTIME`].
+pub fn parse_sim_runtime(s: &str) -> Result<Nanos, String> {
+    match jobs::units::parse_duration(s, Some(policy::SEC))? {
+        0 => Err("must be more than 0".to_string()),
+        ns if ns < MIN_SIM_RUNTIME => Err(format!(
+            "shorter than {}, the least in which every experiment's jobs all complete I/O (shorter runs report 0 IOPS)",
+            policy::format_nanos(MIN_SIM_RUNTIME)
+        )),
+        ns => Ok(ns),
+    }
+}
 
 /// How much to run.
 #[derive(Clone, Debug)]

@@ -383,6 +383,25 @@ fn read_docs(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         .collect()
 }
 
+/// `reproduce --update-docs`: rewrites [`DOCS`] under `root` from the
+/// `summary.json` in `out`; the line saying which files changed.
+pub fn update_docs_from(root: &Path, out: &Path) -> Result<String, String> {
+    let path = out.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    let summary: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let changed = update_docs(root, &summary)?;
+    Ok(format!(
+        "update-docs: {} of {} files changed{}",
+        changed.len(),
+        DOCS.len(),
+        changed
+            .iter()
+            .map(|p| format!(" {}", p.strip_prefix(root).unwrap_or(p).display()))
+            .collect::<String>()
+    ))
+}
+
 /// Rewrites every block of [`DOCS`] under `root` from `summary`; the files
 /// whose text changed.
 pub fn update_docs(root: &Path, summary: &Value) -> Result<Vec<PathBuf>, String> {

@@ -487,6 +487,37 @@ impl Ratio {
 }
 
 impl SimBench {
+    /// `bench sim`'s text: the figures, each one's ratio to `base` when
+    /// given, and where this run was saved as a baseline (`saved`).
+    pub fn report_text(&self, base: Option<&Baseline>, saved: Option<&std::path::Path>) -> String {
+        let mut s = self.text();
+        if let Some(base) = base {
+            s.push_str(&self.compare_text(base));
+        }
+        if let Some(path) = saved {
+            s.push_str(&format!("  baseline saved to {}\n", path.display()));
+        }
+        s
+    }
+
+    /// `bench sim --output-format json`: the figures and, when `base` is
+    /// given, each one's ratio to it.
+    pub fn report_json(&self, base: Option<&Baseline>) -> serde_json::Value {
+        let mut v = self.json();
+        if let (Some(base), Some(o)) = (base, v.as_object_mut()) {
+            if let serde_json::Value::Object(more) = self.compare_json(base) {
+                o.extend(more);
+            }
+        }
+        v
+    }
+
+    /// This run as the baseline saved by `--save-baseline`: now, on this
+    /// machine, under the load measured before it.
+    pub fn baseline_now(&self) -> Baseline {
+        self.baseline(utc_now(), machine(), self.load_before.clone())
+    }
+
     /// This bench as a baseline, run at `date` on `machine` under `load`.
     pub fn baseline(&self, date: String, machine: String, load: Option<String>) -> Baseline {
         let (best, median) = best_and_median(&self.runs).expect("a bench has runs");
@@ -599,6 +630,15 @@ impl SimBench {
 }
 
 impl Baseline {
+    /// The baseline saved at `path` (`bench sim --save-baseline`), read
+    /// before the runs so that a bad file fails at once; errors name it.
+    pub fn load(path: &std::path::Path) -> Result<Baseline, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading the baseline {}: {e}", path.display()))?;
+        Baseline::parse(&text)
+            .map_err(|e| format!("{}: {}", path.display(), policy::quote::one_line(&e)))
+    }
+
     pub fn json(&self) -> serde_json::Value {
         json!({
             "format": BASELINE_FORMAT,

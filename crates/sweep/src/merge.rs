@@ -114,6 +114,29 @@ pub struct Table {
     pub versions: BTreeSet<String>,
 }
 
+impl Table {
+    /// What `sweep merge` says first: the points and where they came from.
+    pub fn summary_line(&self, stores: usize) -> String {
+        format!(
+            "{} points from {stores} stores ({} found in more than one, {} failed and left out)",
+            self.rows.len(),
+            self.duplicates,
+            self.failed
+        )
+    }
+
+    /// A warning when the points were run by more than one version.
+    pub fn versions_warning(&self) -> Option<String> {
+        (self.versions.len() > 1).then(|| {
+            format!(
+                "the stores hold results of {} versions ({}): their points differ in key, not only in version",
+                self.versions.len(),
+                self.versions.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+}
+
 /// The finished points of `stores`, one row per key.
 pub fn merge(stores: &[Store]) -> Result<Table, StoreError> {
     let mut by_key: BTreeMap<String, Row> = BTreeMap::new();

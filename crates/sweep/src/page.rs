@@ -35,6 +35,24 @@ pub fn files(
     Ok(files)
 }
 
+/// Writes [`files`] into `dir` (created if missing; a device refused),
+/// each whole or not at all; errors name the path.
+pub fn write(
+    dir: &std::path::Path,
+    table: &Table,
+    fronts: &[Front],
+    judged: &[(Pick, Standing)],
+) -> Result<(), String> {
+    report::file::refuse_dev(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (name, text) in files(table, fronts, judged)? {
+        let path = dir.join(name);
+        report::file::write_atomically(&path, text.as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// The report's blocks. `figure` is the fronts' SVG (`fronts.svg`).
 pub fn blocks(
     table: &Table,

@@ -28,6 +28,12 @@ pub struct Pick {
 }
 
 impl Pick {
+    /// A pick from the `tune.json` at `path`, errors naming it.
+    pub fn load(path: &Path) -> Result<Pick, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Pick::from_json(&path.display().to_string(), &text)
+    }
+
     /// A pick from a `tune.json`'s text (`tune::render::files`).
     pub fn from_json(source: &str, text: &str) -> Result<Pick, String> {
         let v: Value =

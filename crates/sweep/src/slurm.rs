@@ -39,7 +39,63 @@ fn word(s: &str) -> String {
     }
 }
 
+/// What a script is made from besides the spec (`sweep slurm`'s options).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The store [default: `sweep-store` beside the spec].
+    pub store: Option<std::path::PathBuf>,
+    pub tasks: usize,
+    pub cpus_per_task: usize,
+    pub job_name: String,
+    /// [default: the running program's path]
+    pub binary: Option<String>,
+    pub partition: Option<String>,
+}
+
 impl Script {
+    /// The script for the spec at `spec`, loaded first (a script for a
+    /// spec that does not load would fail in every task), and its points.
+    /// Paths are made absolute: a task starts in the directory sbatch was
+    /// run from, which need not be this one.
+    pub fn for_spec(
+        spec: &std::path::Path,
+        r: Request,
+    ) -> Result<(Script, usize), crate::SpecError> {
+        let loaded = crate::Spec::load(spec)?;
+        let points = crate::expand(&loaded).len();
+        let binary = r.binary.unwrap_or_else(|| {
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "cinterrupts".into())
+        });
+        let absolute = |p: &std::path::Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        let script = Script {
+            spec: absolute(spec),
+            store: absolute(&crate::store::store_dir(spec, r.store.as_deref())),
+            tasks: r.tasks,
+            cpus_per_task: r.cpus_per_task,
+            job_name: r.job_name,
+            binary,
+            partition: r.partition,
+            exclusive: loaded.modes.contains(&crate::spec::Mode::Emu),
+        };
+        Ok((script, points))
+    }
+
+    /// `N points in T tasks of about P`, `points` shared among the tasks.
+    pub fn share(&self, points: usize) -> String {
+        format!(
+            "{points} points in {} tasks of about {}",
+            self.tasks,
+            points.div_ceil(self.tasks)
+        )
+    }
+
     /// The script's text. `tasks` must be at least 1 (the binary checks).
     pub fn text(&self) -> String {
         let last = self.tasks.saturating_sub(1);

@@ -7,6 +7,19 @@ use serde::{Deserialize, Serialize};
 
 pub use ::store::{Failed, State, Store, StoreError};
 
+/// The store when none is given: beside the spec, so the same spec finds
+/// its results again from any working directory.
+pub const DEFAULT_STORE: &str = "sweep-store";
+
+/// `store`, else [`DEFAULT_STORE`] beside `spec`.
+pub fn store_dir(spec: &std::path::Path, store: Option<&std::path::Path>) -> std::path::PathBuf {
+    store.map(std::path::Path::to_path_buf).unwrap_or_else(|| {
+        spec.parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(DEFAULT_STORE)
+    })
+}
+
 /// A finished point as stored: its key, version, configuration and
 /// [`Results`].
 pub type Finished = ::store::Finished<Results>;

@@ -75,6 +75,33 @@ impl Outcome {
     pub fn counts_line(&self) -> String {
         self.counts.line("runs", "stored before")
     }
+
+    /// What the task says after its runs (`tune: ` before each): the
+    /// counts, which runs they were and in which store `dir`; and, while
+    /// other shards' candidates are missing, how to finish (`out`: the
+    /// tuning also writes --out).
+    pub fn lines(&self, shard: Shard, dir: &std::path::Path, out: bool) -> Vec<String> {
+        let part = if shard == Shard::ALL {
+            "every run".to_string()
+        } else {
+            format!("the baseline and shard {shard} of the candidates, 0-based")
+        };
+        let mut lines = vec![format!(
+            "{} ({part}, in {})",
+            self.counts_line(),
+            dir.display()
+        )];
+        if self.tuning.is_none() {
+            lines.push(format!(
+                "{} of {} candidates are not in {} yet (other shards'); when every shard is done, `tune --store` without --shard prints the tuning{}",
+                self.missing,
+                self.candidates,
+                dir.display(),
+                if out { " and writes --out" } else { "" }
+            ));
+        }
+        lines
+    }
 }
 
 /// One run: its key, the configuration the key is the hash of, the policy.

@@ -30,6 +30,7 @@ pub mod pick;
 pub mod plot;
 pub mod recommend;
 pub mod render;
+pub mod target;
 
 use emu::{EmuConfig, EmuError};
 use jobs::Job;

@@ -78,6 +78,17 @@ pub struct DeviceFit {
     pub profile: String,
 }
 
+/// `--hold-out`: the fraction of the trace (its end) held out to measure
+/// the fit, from 0 to 0.9 (at least a tenth is fitted).
+pub fn parse_hold_out(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a fraction"))?;
+    if (0.0..=0.9).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("'{s}': between 0 and 0.9"))
+    }
+}
+
 /// Fits the trace's requests (`samples`), holding out its last
 /// `hold_out` share; the profile is named after the trace's file stem.
 pub fn fit_trace(

@@ -44,7 +44,7 @@ use traces::Request;
 
 use page::{table, write_report};
 pub use stream::{Stream, BUFFERED, REORDER};
-pub use stream_replay::{compare_all, every_strategy, replay};
+pub use stream_replay::{compare_all, compare_path, every_strategy, replay, replay_path};
 
 /// The bucket of the interrupts-per-second series.
 const BUCKET: Nanos = 100 * MS;
@@ -58,6 +58,14 @@ pub const KNOWN: Needs = Needs {
     comm: true,
     volume: true,
 };
+
+/// `coalesce --mark`: one marking rule, refused when it needs a fact a
+/// block trace lacks ([`KNOWN`]).
+pub fn parse_mark_rule(s: &str) -> Result<Rule, String> {
+    let rule = Rule::parse(s)?;
+    Needs::check(KNOWN, "a block trace", std::slice::from_ref(&rule))?;
+    Ok(rule)
+}
 
 /// A request's marks: the first rule that matches, else Table 1's logic
 /// on what a block trace records (`marks::kernel::block`). A trace

@@ -1,4 +1,5 @@
-//! A progress bar on stderr for runs long enough to wonder about.
+//! A progress bar on stderr for runs long enough to wonder about (a
+//! simulated run's virtual time; `cinterrupts sim`).
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ const SHOW_AFTER: Duration = Duration::from_secs(2);
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
 /// Progress of a run in virtual time, shown only on a terminal, only when
-/// not quiet, and only once the run has taken [`SHOW_AFTER`].
+/// not quiet, and only once the run has taken `SHOW_AFTER`.
 pub struct Progress {
     enabled: bool,
     started: Instant,
