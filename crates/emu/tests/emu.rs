@@ -185,26 +185,31 @@ fn injected_errors_reach_the_job_and_are_counted() {
 
 #[test]
 fn an_error_is_not_held_for_the_coalescing_timer() {
-    // Unmarked requests under a 1 ms NVMe aggregation time with a high
+    // Unmarked requests under a 5 ms NVMe aggregation time with a high
     // threshold: an ok one waits for the timer, one in error must not
-    // (NVMe: completions in error are not coalesced).
+    // (NVMe: completions in error are not coalesced). 5 ms (Feature 08h's
+    // time is in 100 us units up to 25.5 ms) keeps what 20 held errors
+    // would add (100 ms) far above the scheduling noise of 40 QD1 requests
+    // beside two spinning processes (21.8 ms measured with a 1 ms timer,
+    // 2026-12-07, `notes/suite-run.sh`): the test asks about the mechanism,
+    // not the machine.
     let text =
         "[a]\nioengine=io_uring\niodepth=1\nrw=randread\ncint_flags=none\nnumber_ios=40\nsize=1m\n";
     let mut cfg = config("null:2us,error_every=2", "nvme");
-    cfg.policy.aggr_time = Some(MS);
+    cfg.policy.aggr_time = Some(5 * MS);
     cfg.policy.thr = Some(64);
     let (r, _) = run(text, &cfg);
     assert_eq!(r.jobs[0].read.errors, 20);
     assert_eq!(r.jobs[0].read.io_ops, 20);
-    // 20 ok requests each waited ~1 ms for the timer, and 20 errors did
+    // 20 ok requests each waited ~5 ms for the timer, and 20 errors did
     // not: what the ok requests' own latencies leave of the run is far
-    // less than the 20 ms that 20 held errors would add. Measured against
+    // less than the 100 ms that 20 held errors would add. Measured against
     // the ok latencies rather than the wall clock alone, so that a loaded
     // machine (which slows the ok requests too) does not fail it.
     let ok = &r.jobs[0].read.clat;
-    assert!(ok.mean > 900_000.0, "{}", ok.mean);
+    assert!(ok.mean > 4.5 * MS as f64, "{}", ok.mean);
     let rest = r.duration_ns as f64 - 20.0 * ok.mean;
-    assert!(rest < 15.0 * MS as f64, "{rest} ns beside the ok requests");
+    assert!(rest < 50.0 * MS as f64, "{rest} ns beside the ok requests");
 }
 
 #[test]
