@@ -34,7 +34,7 @@ pub struct CoalesceArgs {
     pub format: Option<traces::Format>,
     /// How a trace's requests are marked, the first rule that matches
     /// winning, in the marking rules' one syntax (as exec --mark):
-    /// '[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default',
+    /// `[OPS] [comm=GLOB] [volume=GLOB] => urgent|barrier|none|default`,
     /// OPS read, write, flush (default: reads, sync writes and flushes
     /// Urgent, TOS Table 1's logic; other writes unmarked)
     #[arg(long = "mark", value_name = "RULE", requires = "trace", value_parser = sim::coalesce::parse_mark_rule)]
