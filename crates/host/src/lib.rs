@@ -65,6 +65,13 @@
 //! the commit that added or removed it, and the out-of-tree patches some
 //! exist only as (issue 37 item 1): what `--kernel` and a host profile's
 //! `kernel` check a run against.
+//!
+//! [`sleep`]: the "sleep, then poll" strategies after Linux's hybrid
+//! polling (issue 40), one interface ([`sleep::SleepPoll`]) for the
+//! simulator and the emulator: [`pas`] and `dpas` (DPAS, FAST'26, from
+//! its artifact's kernel), `ehp` (EHP, JSA 2022, as that artifact's
+//! baseline) and `iopoll` (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux
+//! 6.13).
 
 pub mod cfs;
 pub mod cpuidle;
@@ -75,3 +82,6 @@ pub mod ld;
 pub mod mechanism;
 pub mod poll;
 pub mod uring;
+
+pub mod pas;
+pub mod sleep;
