@@ -55,7 +55,11 @@
 //!   `for-6.12/io_uring`.
 //! - `01ee194d1aba` "io_uring: add support for hybrid IOPOLL": 6.13 (its
 //!   6.12.y backports resolve conflicts "due to missing commit
-//!   01ee194d1aba"). Not modelled: noted on `iopoll`.
+//!   01ee194d1aba"; the "[GIT PULL] io_uring changes for 6.13-rc1" thread
+//!   of 2024-11-18 names it): [`HYBRID_IOPOLL`].
+//! - The DPAS artifact (`DongDongJu/DPAS_FAST26`): its `kernel/Makefile`
+//!   reads `5.18.0-rc6-dpas-fast26`; PAS, DPAS and its EHP baseline are
+//!   patches to that release ([`DPAS_ARTIFACT`]).
 //!
 //! Pure data and two checks; the command line and the host profiles call
 //! them.
@@ -191,6 +195,16 @@ pub const CINTERRUPTS: Provenance = Provenance {
     on: Kernel::new(5, 0),
     release: "5.0.8",
     source: "TOS 4, TOS 5.1",
+};
+
+/// The DPAS artifact's kernel (`DongDongJu/DPAS_FAST26`, `kernel/Makefile`:
+/// VERSION 5, PATCHLEVEL 18, EXTRAVERSION `-rc6-dpas-fast26`): PAS, DPAS
+/// and the EHP it compares with (EHP's own kernel was not read here).
+pub const DPAS_ARTIFACT: Provenance = Provenance {
+    patch: "the DPAS artifact (DongDongJu/DPAS_FAST26, FAST'26)",
+    on: Kernel::new(5, 18),
+    release: "5.18-rc6",
+    source: "the artifact's kernel/Makefile",
 };
 
 /// What a mechanism is, and where it exists.
@@ -475,6 +489,14 @@ const DEFER_TASKRUN_ADDED: Option<Bound> = bound(
     "io_uring: add IORING_SETUP_DEFER_TASKRUN",
     true,
 );
+const HYBRID_IOPOLL_ADDED: Option<Bound> = bound(
+    6,
+    13,
+    "6.13",
+    "01ee194d1aba",
+    "io_uring: add support for hybrid IOPOLL",
+    true,
+);
 const MIN_WAIT_ADDED: Option<Bound> = bound(
     6,
     12,
@@ -577,11 +599,46 @@ pub const URING_IOPOLL: Era = linux(
     "IORING_SETUP_IOPOLL",
     IOPOLL_ADDED,
     None,
-    "IORING_SETUP_HYBRID_IOPOLL (6.13, 01ee194d1aba) is not modelled",
+    "IORING_SETUP_HYBRID_IOPOLL (6.13, 01ee194d1aba) is `completion = hybrid-iopoll`",
 );
 pub const URING_SQPOLL: Era = linux("IORING_SETUP_SQPOLL", SQPOLL_ADDED, None, "");
 /// io_uring itself, for anything an io_uring job does.
 pub const IO_URING: Era = linux("io_uring", IO_URING_ADDED, None, "");
+// The sleep-then-poll strategies (issue 40, `crate::sleep`). PAS, DPAS and
+// EHP change blk-mq's hybrid polling (`blk_mq_poll_hybrid`) and act on
+// synchronous RWF_HIPRI I/O (block/fops.c, fs/iomap/direct-io.c), which
+// mainline ignores from 5.19 (9650b453a3d4).
+pub const PAS: Era = Era {
+    what: "PAS (per-I/O adaptive sleep)",
+    span: Span::Patch {
+        by: DPAS_ARTIFACT,
+        base: &HYBRID,
+    },
+    note: "acts on synchronous RWF_HIPRI I/O, which mainline ignores from 5.19 (9650b453a3d4)",
+};
+pub const DPAS: Era = Era {
+    what: "DPAS (PAS, classic polling, overload and interrupts by queue depth)",
+    span: Span::Patch {
+        by: DPAS_ARTIFACT,
+        base: &HYBRID,
+    },
+    note: "acts on synchronous RWF_HIPRI I/O, which mainline ignores from 5.19 (9650b453a3d4)",
+};
+pub const EHP: Era = Era {
+    what: "EHP (efficient hybrid polling, as the DPAS artifact's baseline)",
+    span: Span::Patch {
+        by: DPAS_ARTIFACT,
+        base: &HYBRID,
+    },
+    note: "acts on synchronous RWF_HIPRI I/O, which mainline ignores from 5.19 (9650b453a3d4)",
+};
+/// `completion = hybrid-iopoll`: an IOPOLL ring's flag.
+pub const HYBRID_IOPOLL: Era = linux(
+    "IORING_SETUP_HYBRID_IOPOLL",
+    HYBRID_IOPOLL_ADDED,
+    None,
+    "io_uring IOPOLL rings only",
+);
 
 /// Every era this module declares, for the tests that hold each to its
 /// form.
@@ -610,6 +667,10 @@ pub const ALL: &[Era] = &[
     URING_IOPOLL,
     URING_SQPOLL,
     IO_URING,
+    PAS,
+    DPAS,
+    EHP,
+    HYBRID_IOPOLL,
 ];
 
 #[cfg(test)]

@@ -68,9 +68,9 @@
 //!
 //! [`sleep`]: the "sleep, then poll" strategies after Linux's hybrid
 //! polling (issue 40), one interface ([`sleep::SleepPoll`]) for the
-//! simulator and the emulator: [`pas`] and `dpas` (DPAS, FAST'26, from
-//! its artifact's kernel), `ehp` (EHP, JSA 2022, as that artifact's
-//! baseline) and `iopoll` (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux
+//! simulator and the emulator: [`pas`] and [`dpas`] (DPAS, FAST'26, from
+//! its artifact's kernel), [`ehp`] (EHP, JSA 2022, as that artifact's
+//! baseline) and [`iopoll`] (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux
 //! 6.13).
 
 pub mod cfs;
@@ -83,5 +83,8 @@ pub mod mechanism;
 pub mod poll;
 pub mod uring;
 
+pub mod dpas;
+pub mod ehp;
+pub mod iopoll;
 pub mod pas;
 pub mod sleep;

@@ -304,15 +304,26 @@ impl Mode {
             Mode::Interrupt => false,
             Mode::Poll | Mode::Hybrid => true,
             Mode::SelectIsr => critical,
+            // DPAS and EHP may still send a request to interrupts: their
+            // decision, per request (`crate::sleep::Decision`).
+            Mode::Pas | Mode::Dpas | Mode::Ehp => true,
+            // An io_uring ring's flag: a blocking call takes interrupts, as
+            // on the 6.13+ kernels that have it (no synchronous polling
+            // since 5.19, 9650b453a3d4).
+            Mode::HybridIopoll => false,
         }
     }
 
     /// How a `hipri` job polls under this host setting: hybrid if the host
     /// polls hybrid (Linux's `io_poll_delay` is the queue's, whoever
-    /// polls: block/blk-mq.c `blk_mq_poll_hybrid`), else classic.
+    /// polls: block/blk-mq.c `blk_mq_poll_hybrid`), else classic. PAS,
+    /// DPAS and EHP are the queue's too (the DPAS artifact's sysfs knobs);
+    /// HYBRID_IOPOLL is an io_uring ring's (a front end applies it to
+    /// io_uring jobs only).
     pub fn hipri(self) -> Mode {
         match self {
             Mode::Hybrid => Mode::Hybrid,
+            Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll => self,
             _ => Mode::Poll,
         }
     }
@@ -340,8 +351,12 @@ impl FromStr for Mode {
             "poll" | "classic" => Ok(Mode::Poll),
             "hybrid" => Ok(Mode::Hybrid),
             "select-isr" | "selectisr" => Ok(Mode::SelectIsr),
+            "pas" => Ok(Mode::Pas),
+            "dpas" => Ok(Mode::Dpas),
+            "ehp" => Ok(Mode::Ehp),
+            "hybrid-iopoll" => Ok(Mode::HybridIopoll),
             other => Err(format!(
-                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr)"
+                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr, pas, dpas, ehp, hybrid-iopoll)"
             )),
         }
     }
@@ -555,12 +570,12 @@ pub const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         key: "completion",
         flag: "completion",
-        value_name: "interrupt|poll|hybrid|select-isr",
+        value_name: "interrupt|poll|hybrid|select-isr|pas|dpas|ehp|hybrid-iopoll",
         kind: Kind::Word,
         example: "select-isr",
-        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0) or `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR).",
+        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0), `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR), `pas` (DPAS FAST'26's per-I/O adaptive sleep: each size bucket's sleep moved up after a wake-up that had to spin, down after one that found its entry there), `dpas` (DPAS: classic polling, PAS, an overloaded mode or interrupts, chosen every 100 I/Os from the CPU's queue depth and PAS's floor hits), `ehp` (EHP, JSA 2022, as the DPAS artifact's baseline: sleep the last 10 ms window's minimum latency less two context switches and an interrupt; a size whose minimum is above ten times that takes interrupts) or `hybrid-iopoll` (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux 6.13: an IOPOLL ring sleeps half the least poll time it has seen, then polls; for io_uring jobs with hipri, blocking engines take interrupts).",
         front_ends: &[
-            (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`, else classic."),
+            (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`; a pvsync2 job by `pas`, `dpas` or `ehp` under them (an io_uring job classic there: io_uring has not slept in its polling since 5.16, d729cf9acb93); an io_uring job by `hybrid-iopoll` under it; else classic. PAS, DPAS and EHP keep their state per core, HYBRID_IOPOLL per thread (its ring)."),
             (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says."),
             (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts."),
         ],
@@ -574,6 +589,10 @@ pub const MECHANISMS: &[Mechanism] = &[
             ("poll", era::CLASSIC_POLL),
             ("hybrid", era::HYBRID),
             ("select-isr", era::SELECT_ISR),
+            ("pas", era::PAS),
+            ("dpas", era::DPAS),
+            ("ehp", era::EHP),
+            ("hybrid-iopoll", era::HYBRID_IOPOLL),
         ],
     },
     Mechanism {

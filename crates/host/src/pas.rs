@@ -22,9 +22,9 @@
 //! - **Sleep** (`blk_mq_poll_pas_nsecs`): with no verdict pending, the
 //!   current length. With one, the length moves first, by the pair
 //!   (previous, last) of verdicts: OVER, OVER `adj -= dn` (compounding:
-//!   `adj` is not reset); OVER, UNDER `adj = 1 + up`; UNDER, OVER `adj = 1
-//!   - dn`; UNDER, UNDER `adj += up`; `adj <= 0` resets to 1; then `dur =
-//!   dur * adj`, floored at `d_init` (100 ns; the floor is what DPAS's
+//!   `adj` is not reset); OVER, UNDER `adj = 1 + up`; UNDER, OVER
+//!   `adj = 1 - dn`; UNDER, UNDER `adj += up`; `adj <= 0` resets to 1;
+//!   then `dur = dur * adj`, floored at `d_init` (100 ns; the floor is what DPAS's
 //!   `tf` counts). Then the steps adapt (`pas_adaptive_enabled == 1`, what
 //!   the artifact's `scripts/micro_4krr/run.sh` sets for PAS and DPAS):
 //!   two equal verdicts heat `dn` up by 5% (at most 0.1) with `up = dn /

@@ -7,11 +7,11 @@
 //! - [`crate::pas`]: PAS, a per-I/O adaptive sleep moved by UNDER/OVER
 //!   feedback (DPAS, USENIX FAST'26; its artifact's kernel,
 //!   `DongDongJu/DPAS_FAST26` `kernel/block/blk-mq.c`).
-//! - `dpas`: DPAS, a state machine over classic polling, PAS, an
+//! - [`crate::dpas`]: DPAS, a state machine over classic polling, PAS, an
 //!   overload mode and interrupts, re-evaluated every 100 I/Os.
-//! - `ehp`: EHP (Lee, Shin, Jeong, J. Systems Architecture 122,
+//! - [`crate::ehp`]: EHP (Lee, Shin, Jeong, J. Systems Architecture 122,
 //!   2022) as the DPAS artifact's baseline.
-//! - `iopoll`: io_uring's `IORING_SETUP_HYBRID_IOPOLL` (Linux
+//! - [`crate::iopoll`]: io_uring's `IORING_SETUP_HYBRID_IOPOLL` (Linux
 //!   6.13, 01ee194d1aba).
 //!
 //! **The interface** (stable: the emulator's `run` builds on it). One
