@@ -193,6 +193,17 @@ pub const CINTERRUPTS: Provenance = Provenance {
     source: "TOS 4, TOS 5.1",
 };
 
+/// UnICom's kernel: the authors' artifact patches Linux 6.5.1
+/// (`RiweiPan/UnICom`, `kernel/linux-6.5.1/`: the NVMe driver's exports
+/// and CFS's `pick_next_entity`, plus the `nap` module); the paper
+/// (Pan et al., FAST'26) could be read only as its abstract.
+pub const UNICOM: Provenance = Provenance {
+    patch: "UnICom's patch (Pan et al., FAST'26)",
+    on: Kernel::new(6, 5),
+    release: "6.5.1",
+    source: "artifact RiweiPan/UnICom kernel/linux-6.5.1",
+};
+
 /// What a mechanism is, and where it exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Era {
@@ -580,6 +591,11 @@ pub const URING_IOPOLL: Era = linux(
     "IORING_SETUP_HYBRID_IOPOLL (6.13, 01ee194d1aba) is not modelled",
 );
 pub const URING_SQPOLL: Era = linux("IORING_SETUP_SQPOLL", SQPOLL_ADDED, None, "");
+/// UnICom's central poller (`completion = central`): its TagSched edits
+/// CFS's `pick_next_entity` (`kernel/sched/fair.c` of the artifact's
+/// 6.5.1), which EEVDF replaced in 6.6: a port while CFS's wake-up path
+/// exists.
+pub const CENTRAL: Era = patch("UnICom's central poller (TagPoll, TagSched)", UNICOM, &CFS_WAKEUP);
 /// io_uring itself, for anything an io_uring job does.
 pub const IO_URING: Era = linux("io_uring", IO_URING_ADDED, None, "");
 
@@ -610,6 +626,7 @@ pub const ALL: &[Era] = &[
     URING_IOPOLL,
     URING_SQPOLL,
     IO_URING,
+    CENTRAL,
 ];
 
 #[cfg(test)]

@@ -304,6 +304,8 @@ impl Mode {
             Mode::Interrupt => false,
             Mode::Poll | Mode::Hybrid => true,
             Mode::SelectIsr => critical,
+            // Its queues raise no interrupt: the central poller reaps them.
+            Mode::Central => true,
         }
     }
 
@@ -340,8 +342,9 @@ impl FromStr for Mode {
             "poll" | "classic" => Ok(Mode::Poll),
             "hybrid" => Ok(Mode::Hybrid),
             "select-isr" | "selectisr" => Ok(Mode::SelectIsr),
+            "central" => Ok(Mode::Central),
             other => Err(format!(
-                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr)"
+                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr, central)"
             )),
         }
     }
@@ -555,10 +558,10 @@ pub const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         key: "completion",
         flag: "completion",
-        value_name: "interrupt|poll|hybrid|select-isr",
+        value_name: "interrupt|poll|hybrid|select-isr|central",
         kind: Kind::Word,
         example: "select-isr",
-        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0) or `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR).",
+        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0) `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR) or `central` (UnICom, FAST'26: one kernel thread on a core of its own polls every blocking thread's queue, which raises no interrupt; a thread alone on its core spins on its request's status, one sharing its core is skipped by the scheduler until the poller completes it).",
         front_ends: &[
             (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`, else classic."),
             (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says."),
@@ -574,6 +577,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             ("poll", era::CLASSIC_POLL),
             ("hybrid", era::HYBRID),
             ("select-isr", era::SELECT_ISR),
+            ("central", era::CENTRAL),
         ],
     },
     Mechanism {

@@ -40,10 +40,22 @@ pub enum Mode {
     Poll,
     Hybrid,
     SelectIsr,
+    /// UnICom's central poller (FAST'26; [`crate::central`]): one kernel
+    /// thread polls every blocking thread's queue, which raises no
+    /// interrupt; a waiter alone on its core spins on its request's status,
+    /// one with company is skipped by the scheduler until the poller
+    /// completes its tag.
+    Central,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Interrupt, Mode::Poll, Mode::Hybrid, Mode::SelectIsr];
+    pub const ALL: [Mode; 5] = [
+        Mode::Interrupt,
+        Mode::Poll,
+        Mode::Hybrid,
+        Mode::SelectIsr,
+        Mode::Central,
+    ];
 
     /// How the command line and the profiles write it
     /// ([`crate::mechanism`]).
@@ -53,6 +65,7 @@ impl Mode {
             Mode::Poll => "poll",
             Mode::Hybrid => "hybrid",
             Mode::SelectIsr => "select-isr",
+            Mode::Central => "central",
         }
     }
 }
@@ -365,6 +378,7 @@ impl Completions {
             Mode::Poll => classic(self.costs, t),
             Mode::Hybrid => hybrid(self.costs, t, sleep),
             Mode::SelectIsr => select_isr(self.costs, t, io.critical),
+            Mode::Central => crate::central::wait(self.costs, t),
         }
     }
 
@@ -417,7 +431,10 @@ mod tests {
         // One spelling (issue 26 item 2): `--completion`'s words, which the
         // emulator's report prints and matches ("hybrid").
         let names: Vec<_> = Mode::ALL.iter().map(|m| m.as_str()).collect();
-        assert_eq!(names, ["interrupt", "poll", "hybrid", "select-isr"]);
+        assert_eq!(
+            names,
+            ["interrupt", "poll", "hybrid", "select-isr", "central"]
+        );
         for m in Mode::ALL {
             assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
         }
