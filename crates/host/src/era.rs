@@ -708,6 +708,17 @@ mod tests {
     }
 
     #[test]
+    fn unicoms_poller_is_its_6_5_patch_a_port_before_and_refused_under_eevdf() {
+        // TagSched edits CFS's pick_next_entity (the artifact's 6.5.1).
+        assert!(CENTRAL.admits(k("6.5.1")).is_ok());
+        assert_eq!(CENTRAL.port(k("6.5.1")), None);
+        let note = CENTRAL.port(k("5.0.8")).unwrap();
+        assert!(note.contains("UnICom") && note.contains("6.5.1"), "{note}");
+        let e = CENTRAL.admits(k("6.12")).unwrap_err();
+        assert!(e.contains("UnICom") && e.contains("6.5.1"), "{e}");
+    }
+
+    #[test]
     fn a_patch_is_itself_on_its_release_and_a_port_while_what_it_changes_exists() {
         assert!(BOOST.admits(k("5.3.7")).is_ok());
         assert_eq!(BOOST.port(k("5.3.7")), None);

@@ -561,11 +561,11 @@ pub const MECHANISMS: &[Mechanism] = &[
         value_name: "interrupt|poll|hybrid|select-isr|central",
         kind: Kind::Word,
         example: "select-isr",
-        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0) `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR) or `central` (UnICom, FAST'26: one kernel thread on a core of its own polls every blocking thread's queue, which raises no interrupt; a thread alone on its core spins on its request's status, one sharing its core is skipped by the scheduler until the poller completes it).",
+        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0), `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR) or `central` (UnICom, FAST'26: one kernel thread on a core of its own polls every blocking thread's queue, which raises no interrupt; a thread alone on its core spins on its request's status, one sharing its core is skipped by the scheduler until the poller completes it).",
         front_ends: &[
             (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`, else classic."),
-            (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says."),
-            (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts."),
+            (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says. `central` is simulated only: refused here."),
+            (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts. `central` is simulated only: refused here."),
         ],
         set: |s, v| {
             s.completion = Some(v.parse()?);
