@@ -141,7 +141,8 @@ impl<F: Front> FromArgMatches for HostArgs<F> {
                     .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
             }
         }
-        if F::FRONT != FrontEnd::Sim && self.settings.completion == Some(host::poll::Mode::Central) {
+        if F::FRONT != FrontEnd::Sim && self.settings.completion == Some(host::poll::Mode::Central)
+        {
             // UnICom's poller is a kernel thread the simulator models; the
             // emulator's driver has none (issue 40).
             return Err(clap::Error::raw(

@@ -595,7 +595,11 @@ pub const URING_SQPOLL: Era = linux("IORING_SETUP_SQPOLL", SQPOLL_ADDED, None, "
 /// CFS's `pick_next_entity` (`kernel/sched/fair.c` of the artifact's
 /// 6.5.1), which EEVDF replaced in 6.6: a port while CFS's wake-up path
 /// exists.
-pub const CENTRAL: Era = patch("UnICom's central poller (TagPoll, TagSched)", UNICOM, &CFS_WAKEUP);
+pub const CENTRAL: Era = patch(
+    "UnICom's central poller (TagPoll, TagSched)",
+    UNICOM,
+    &CFS_WAKEUP,
+);
 /// io_uring itself, for anything an io_uring job does.
 pub const IO_URING: Era = linux("io_uring", IO_URING_ADDED, None, "");
 

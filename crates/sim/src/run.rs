@@ -502,7 +502,9 @@ fn central_poller(
             "completion central with fsync_io_polls: the fsync path's polled I/O is classic polling's, not the central poller's".into(),
         );
     }
-    let interrupts = jobs.iter().any(|t| !owned(t) || t.job.fsync > 0 || t.job.fdatasync > 0);
+    let interrupts = jobs
+        .iter()
+        .any(|t| !owned(t) || t.job.fsync > 0 || t.job.fdatasync > 0);
     if spec.name != "default" && !interrupts {
         return refuse(format!(
             "completion central with policy {}: the central poller's queues raise no interrupt (UnICom's alloc_cq leaves NVME_CQ_IRQ_ENABLED off) and every I/O of this run goes to them, so the device policy has nothing to act on; use policy default",

@@ -51,7 +51,8 @@ fn note(r: &RunReport) -> String {
 }
 
 #[test]
-fn the_poller_spins_a_core_of_its_own_no_interrupt_and_its_latency_sits_between_poll_and_interrupt() {
+fn the_poller_spins_a_core_of_its_own_no_interrupt_and_its_latency_sits_between_poll_and_interrupt()
+{
     let jobs = four();
     let irq = run(&jobs, Completion::Interrupt, "default").unwrap();
     let poll = run(&jobs, Completion::Poll, "default").unwrap();
@@ -75,7 +76,10 @@ fn the_poller_spins_a_core_of_its_own_no_interrupt_and_its_latency_sits_between_
     // poller reaps what polling's thread would), well under interrupts.
     let (p, c, i) = (mean_lat(&poll), mean_lat(&central), mean_lat(&irq));
     assert!(p <= c && c < i, "poll {p} central {c} interrupt {i} us");
-    assert!(c - p < 0.25 * (i - p), "poll {p} central {c} interrupt {i} us");
+    assert!(
+        c - p < 0.25 * (i - p),
+        "poll {p} central {c} interrupt {i} us"
+    );
 }
 
 #[test]
@@ -114,7 +118,9 @@ fn a_waiter_sharing_its_core_leaves_it_to_the_other_and_the_poller_makes_it_runn
 #[test]
 fn a_device_policy_with_nothing_to_act_on_is_refused_naming_both() {
     let jobs = four();
-    let e = run(&jobs, Completion::Central, "cint").unwrap_err().to_string();
+    let e = run(&jobs, Completion::Central, "cint")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("completion central") && e.contains("policy cint"),
         "{e}"

@@ -134,7 +134,10 @@ impl World {
         let others = !self.cpu.runqueue_empty(core);
         let kind = host::central::wait_kind(1 + u32::from(others));
         let measuring = self.measuring(self.now);
-        let c = self.central.as_mut().expect("a central waiter has a poller");
+        let c = self
+            .central
+            .as_mut()
+            .expect("a central waiter has a poller");
         match kind {
             WaitKind::Spin => {
                 if measuring {
@@ -215,11 +218,7 @@ impl World {
                 c.counts.woken += woken;
             }
             let cost = c.costs.pass(reaped, woken);
-            let mix = Mix::two(
-                Cause::Completion,
-                c.costs.reap * reaped,
-                Cause::Wakeup,
-            );
+            let mix = Mix::two(Cause::Completion, c.costs.reap * reaped, Cause::Wakeup);
             c.reaping = pass;
             self.start_seg(core, Kind::Kernel, mix, cost, Step::Plan);
             return;
