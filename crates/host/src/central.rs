@@ -237,25 +237,6 @@ impl Poller {
     }
 }
 
-/// A spinning waiter's wait ([`WaitKind::Spin`]) on a poller that spins
-/// on a core of its own: the poller's next pass finds the entry as it is
-/// posted and reaps it (`costs.reap` on the poller's core); the waiter
-/// sees its status word change then, having spun from its submission. No
-/// interrupt, no wake-up. The waiter's own core pays the spin; the reap is
-/// the poller's, counted in `irq` here as the CPU the completion path
-/// spent off the waiter's core.
-pub fn wait(costs: crate::poll::Costs, t: crate::poll::Times) -> crate::poll::Wait {
-    let noticed = t.posted.max(t.submitted) + costs.reap;
-    crate::poll::Wait {
-        noticed,
-        ended: noticed,
-        spun: noticed - t.submitted,
-        slept: 0,
-        irq: costs.reap,
-        wakeups: 0,
-    }
-}
-
 /// The poller's core among `cores`, `used` being the cores the threads
 /// run on: the highest-numbered free one (the artifact's `ct_cpu_id`, the
 /// last core of its range, kept from the threads), dedicated; else the
@@ -349,22 +330,6 @@ mod tests {
         };
         assert_eq!(c.pass(0, 0), 0);
         assert_eq!(c.pass(4, 1), 4 * 300 + 1_000);
-    }
-
-    #[test]
-    fn a_spinning_waiter_notices_at_the_pollers_reap_with_no_wake_up() {
-        let costs = crate::poll::Costs {
-            irq: 1_500,
-            wakeup: 2_000,
-            timer: 1_000,
-            reap: 100,
-        };
-        let t = crate::poll::Times::new(1_000, 11_000);
-        let w = wait(costs, t);
-        assert_eq!(w.noticed, 11_100);
-        assert_eq!((w.spun, w.wakeups, w.slept), (10_100, 0, 0));
-        let irq = crate::poll::interrupt(costs, t);
-        assert!(w.noticed < irq.noticed, "no handler, no switch");
     }
 
     #[test]
