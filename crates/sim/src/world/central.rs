@@ -145,13 +145,7 @@ impl World {
                 }
                 self.threads[tid as usize].spinning = true;
                 // Ends when the poller delivers ([`World::central_deliver`]).
-                self.start_seg(
-                    core,
-                    Kind::Spin,
-                    Mix::of(Cause::Poll),
-                    MAX_SERVICE,
-                    Step::Poll,
-                );
+                self.central_spin(core, Step::Poll);
             }
             WaitKind::Skip => {
                 if measuring {
@@ -226,13 +220,15 @@ impl World {
         // Nothing posted: spin (cond_resched: on a shared core the CPU
         // scheduler's tick divides it).
         c.spinning = true;
-        self.start_seg(
-            core,
-            Kind::Spin,
-            Mix::of(Cause::Poll),
-            MAX_SERVICE,
-            Step::Plan,
-        );
+        self.central_spin(core, Step::Plan);
+    }
+
+    /// A spin on `core` (the poller's loop, or a waiter on its status
+    /// word), busy and counted as poll time, until a post or a delivery
+    /// cuts it short; one this long ending on its own only spins on.
+    fn central_spin(&mut self, core: u32, then: Step) {
+        let mix = Mix::of(Cause::Poll);
+        self.start_seg(core, Kind::Spin, mix, MAX_SERVICE, then);
     }
 
     /// A pass's segment ended: each completion reaches its thread; a
