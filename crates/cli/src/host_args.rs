@@ -141,6 +141,18 @@ impl<F: Front> FromArgMatches for HostArgs<F> {
                     .map_err(|e| clap::Error::raw(ErrorKind::ValueValidation, e))?;
             }
         }
+        if F::FRONT != FrontEnd::Sim && self.settings.completion == Some(host::poll::Mode::Central)
+        {
+            // UnICom's poller is a kernel thread the simulator models; the
+            // emulator's driver has none (issue 40).
+            return Err(clap::Error::raw(
+                ErrorKind::ValueValidation,
+                format!(
+                    "--completion central: UnICom's central poller is simulated only (sim), not applied by {}\n",
+                    F::FRONT.as_str()
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -172,6 +184,13 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::UnknownArgument);
         assert!(parse::<Exec>(&["--uring", "iopoll"]).is_err());
         assert!(parse::<Sim>(&["--io-poll-delay", "8us"]).is_ok());
+        assert!(parse::<Sim>(&["--completion", "central"]).is_ok());
+        for e in [
+            parse::<Run>(&["--completion", "central"]).unwrap_err(),
+            parse::<Exec>(&["--completion", "central"]).unwrap_err(),
+        ] {
+            assert!(e.to_string().contains("simulated only"), "{e}");
+        }
         assert!(parse::<Run>(&["--io-poll-delay", "8us"]).is_err());
     }
 

@@ -207,6 +207,17 @@ pub const DPAS_ARTIFACT: Provenance = Provenance {
     source: "the artifact's kernel/Makefile",
 };
 
+/// UnICom's kernel: the authors' artifact patches Linux 6.5.1
+/// (`RiweiPan/UnICom`, `kernel/linux-6.5.1/`: the NVMe driver's exports
+/// and CFS's `pick_next_entity`, plus the `nap` module); the paper
+/// (Pan et al., FAST'26) could be read only as its abstract.
+pub const UNICOM: Provenance = Provenance {
+    patch: "UnICom's patch (Pan et al., FAST'26)",
+    on: Kernel::new(6, 5),
+    release: "6.5.1",
+    source: "artifact RiweiPan/UnICom kernel/linux-6.5.1",
+};
+
 /// What a mechanism is, and where it exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Era {
@@ -602,6 +613,15 @@ pub const URING_IOPOLL: Era = linux(
     "IORING_SETUP_HYBRID_IOPOLL (6.13, 01ee194d1aba) is `completion = hybrid-iopoll`",
 );
 pub const URING_SQPOLL: Era = linux("IORING_SETUP_SQPOLL", SQPOLL_ADDED, None, "");
+/// UnICom's central poller (`completion = central`): its TagSched edits
+/// CFS's `pick_next_entity` (`kernel/sched/fair.c` of the artifact's
+/// 6.5.1), which EEVDF replaced in 6.6: a port while CFS's wake-up path
+/// exists.
+pub const CENTRAL: Era = patch(
+    "UnICom's central poller (TagPoll, TagSched)",
+    UNICOM,
+    &CFS_WAKEUP,
+);
 /// io_uring itself, for anything an io_uring job does.
 pub const IO_URING: Era = linux("io_uring", IO_URING_ADDED, None, "");
 // The sleep-then-poll strategies (issue 40, `crate::sleep`). PAS, DPAS and
@@ -671,6 +691,7 @@ pub const ALL: &[Era] = &[
     DPAS,
     EHP,
     HYBRID_IOPOLL,
+    CENTRAL,
 ];
 
 #[cfg(test)]
@@ -749,6 +770,17 @@ mod tests {
         assert!(URING_MIN_WAIT.admits(k("6.11")).is_err());
         assert!(URING_MIN_WAIT.admits(k("6.12")).is_ok());
         assert!(URING_IOPOLL.admits(k("5.0")).is_err());
+    }
+
+    #[test]
+    fn unicoms_poller_is_its_6_5_patch_a_port_before_and_refused_under_eevdf() {
+        // TagSched edits CFS's pick_next_entity (the artifact's 6.5.1).
+        assert!(CENTRAL.admits(k("6.5.1")).is_ok());
+        assert_eq!(CENTRAL.port(k("6.5.1")), None);
+        let note = CENTRAL.port(k("5.0.8")).unwrap();
+        assert!(note.contains("UnICom") && note.contains("6.5.1"), "{note}");
+        let e = CENTRAL.admits(k("6.12")).unwrap_err();
+        assert!(e.contains("UnICom") && e.contains("6.5.1"), "{e}");
     }
 
     #[test]

@@ -57,6 +57,13 @@
 //! the `menu`, `teo` and `haltpoll` governors, and the PM QoS latency
 //! limits (global, and the per-device limit of Kristo's blk-mq proposal).
 //!
+//! [`central`]: UnICom's central completion poller (FAST'26, issue 40):
+//! one kernel thread polls every queue (TagPoll), which raises no
+//! interrupt; a waiter spins on its status word when alone on its core and
+//! is skipped by the scheduler while its tag is in flight otherwise
+//! (TagSched); the poller never sleeps. From the authors' artifact; the
+//! paper's text could not be read.
+//!
 //! [`mechanism`]: every choice above declared once, as `policy` declares
 //! its strategies: the table the command line, the profiles, `reproduce`
 //! and the reports read (issue 26 item 2).
@@ -73,6 +80,7 @@
 //! baseline) and [`iopoll`] (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux
 //! 6.13).
 
+pub mod central;
 pub mod cfs;
 pub mod cpuidle;
 pub mod eevdf;

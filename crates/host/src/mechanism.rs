@@ -311,6 +311,8 @@ impl Mode {
             // on the 6.13+ kernels that have it (no synchronous polling
             // since 5.19, 9650b453a3d4).
             Mode::HybridIopoll => false,
+            // Its queues raise no interrupt: the central poller reaps them.
+            Mode::Central => true,
         }
     }
 
@@ -355,8 +357,9 @@ impl FromStr for Mode {
             "dpas" => Ok(Mode::Dpas),
             "ehp" => Ok(Mode::Ehp),
             "hybrid-iopoll" => Ok(Mode::HybridIopoll),
+            "central" => Ok(Mode::Central),
             other => Err(format!(
-                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr, pas, dpas, ehp, hybrid-iopoll)"
+                "unknown completion mode '{other}' (interrupt, poll, hybrid, select-isr, pas, dpas, ehp, hybrid-iopoll, central)"
             )),
         }
     }
@@ -570,14 +573,14 @@ pub const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         key: "completion",
         flag: "completion",
-        value_name: "interrupt|poll|hybrid|select-isr|pas|dpas|ehp|hybrid-iopoll",
+        value_name: "interrupt|poll|hybrid|select-isr|pas|dpas|ehp|hybrid-iopoll|central",
         kind: Kind::Word,
         example: "select-isr",
-        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0), `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR), `pas` (DPAS FAST'26's per-I/O adaptive sleep: each size bucket's sleep moved up after a wake-up that had to spin, down after one that found its entry there), `dpas` (DPAS: classic polling, PAS, an overloaded mode or interrupts, chosen every 100 I/Os from the CPU's queue depth and PAS's floor hits), `ehp` (EHP, JSA 2022, as the DPAS artifact's baseline: sleep the last 10 ms window's minimum latency less two context switches and an interrupt; a size whose minimum is above ten times that takes interrupts) or `hybrid-iopoll` (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux 6.13: an IOPOLL ring sleeps half the least poll time it has seen, then polls; for io_uring jobs with hipri, blocking engines take interrupts).",
+        help: "How a blocked thread learns of its completion: `interrupt` (default), `poll` (spins on a poll queue, whose CQ raises no interrupt, its CPU busy), `hybrid` (sleeps half its size bucket's mean latency, then spins: Linux's io_poll_delay=0), `select-isr` (critical requests poll, the rest take interrupts: FastResponse 4.1's SelectISR), `pas` (DPAS FAST'26's per-I/O adaptive sleep: each size bucket's sleep moved up after a wake-up that had to spin, down after one that found its entry there), `dpas` (DPAS: classic polling, PAS, an overloaded mode or interrupts, chosen every 100 I/Os from the CPU's queue depth and PAS's floor hits), `ehp` (EHP, JSA 2022, as the DPAS artifact's baseline: sleep the last 10 ms window's minimum latency less two context switches and an interrupt; a size whose minimum is above ten times that takes interrupts), `hybrid-iopoll` (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux 6.13: an IOPOLL ring sleeps half the least poll time it has seen, then polls; for io_uring jobs with hipri, blocking engines take interrupts) or `central` (UnICom, FAST'26: one kernel thread on a core of its own polls every blocking thread's queue, which raises no interrupt; a thread alone on its core spins on its request's status, one sharing its core is skipped by the scheduler until the poller completes it).",
         front_ends: &[
             (FrontEnd::Sim, "Instead of the host profile's `completion`. A job with fio's hipri (pvsync2, io_uring) polls whatever the mode: hybrid under `hybrid`; a pvsync2 job by `pas`, `dpas` or `ehp` under them (an io_uring job classic there: io_uring has not slept in its polling since 5.16, d729cf9acb93); an io_uring job by `hybrid-iopoll` under it; else classic. PAS, DPAS and EHP keep their state per core, HYBRID_IOPOLL per thread (its ring)."),
-            (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says."),
-            (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts."),
+            (FrontEnd::Run, "Hybrid's sleep is less the timer's measured overshoot. A job with hipri=1 polls whatever this says. `central` is simulated only: refused here."),
+            (FrontEnd::Exec, "The thread spins on its slot's completion ring; with a poll queue, a preadv2 with RWF_HIPRI (fio's pvsync2 hipri=1) polls too. libaio contexts always take interrupts. `central` is simulated only: refused here."),
         ],
         set: |s, v| {
             s.completion = Some(v.parse()?);
@@ -593,6 +596,7 @@ pub const MECHANISMS: &[Mechanism] = &[
             ("dpas", era::DPAS),
             ("ehp", era::EHP),
             ("hybrid-iopoll", era::HYBRID_IOPOLL),
+            ("central", era::CENTRAL),
         ],
     },
     Mechanism {

@@ -54,10 +54,16 @@ pub enum Mode {
     Ehp,
     /// io_uring's IORING_SETUP_HYBRID_IOPOLL (Linux 6.13): [`crate::iopoll`].
     HybridIopoll,
+    /// UnICom's central poller (FAST'26; [`crate::central`]): one kernel
+    /// thread polls every blocking thread's queue, which raises no
+    /// interrupt; a waiter alone on its core spins on its request's status,
+    /// one with company is skipped by the scheduler until the poller
+    /// completes its tag.
+    Central,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 8] = [
+    pub const ALL: [Mode; 9] = [
         Mode::Interrupt,
         Mode::Poll,
         Mode::Hybrid,
@@ -66,6 +72,7 @@ impl Mode {
         Mode::Dpas,
         Mode::Ehp,
         Mode::HybridIopoll,
+        Mode::Central,
     ];
 
     /// How the command line and the profiles write it
@@ -80,6 +87,7 @@ impl Mode {
             Mode::Dpas => "dpas",
             Mode::Ehp => "ehp",
             Mode::HybridIopoll => "hybrid-iopoll",
+            Mode::Central => "central",
         }
     }
 }
@@ -394,6 +402,11 @@ impl Completions {
             Mode::SelectIsr => select_isr(self.costs, t, io.critical),
             // The sleep is the strategy's (`crate::sleep`), passed in.
             Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll => hybrid(self.costs, t, sleep),
+            // A waiter alone on its core spins on its status word until the
+            // central poller, spinning on a core of its own, reaps the entry
+            // as it is posted (`crate::central`): classic polling's times,
+            // the reap paid on the poller's core instead.
+            Mode::Central => classic(self.costs, t),
         }
     }
 
@@ -456,7 +469,8 @@ mod tests {
                 "pas",
                 "dpas",
                 "ehp",
-                "hybrid-iopoll"
+                "hybrid-iopoll",
+                "central"
             ]
         );
         for m in Mode::ALL {

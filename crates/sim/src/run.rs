@@ -341,6 +341,13 @@ fn assemble(
         jbd2.after.clear();
         threads.push(jbd2);
     }
+    // UnICom's central poller (crate::world::central): a kernel thread
+    // after the jobs (JBD2, if any, stays last), on a core of its own when
+    // one is free.
+    let central = central_poller(&threads[..job_threads], config, spec)?;
+    if let Some((poller, _)) = &central {
+        threads.insert(job_threads, poller.clone());
+    }
     // One SQ/CQ pair per core while the device has enough (blk-mq's map);
     // beyond that, cores share queues round-robin and the queue interrupts
     // its first core.
@@ -389,6 +396,21 @@ fn assemble(
         crate::fs::FileSystem::new(host.journal, jbd2, every_of, buffered, marks, &critical)
     });
     for (i, t) in threads.into_iter().enumerate() {
+        if i == job_threads && central.is_some() {
+            // The poller starts with the first job and spins from then on.
+            let start = world_threads
+                .iter()
+                .map(|t: &Thread| t.spec.start)
+                .min()
+                .unwrap_or(0);
+            events.push(start, Ev::Start { tid: i as u32 });
+            let rng = Pcg64Mcg::seed_from_u64(config.seed);
+            let queue = t.core as u32 % nq;
+            let mut th = Thread::new(t, queue, rng);
+            th.program = &crate::world::central::Central;
+            world_threads.push(th);
+            continue;
+        }
         if i >= job_threads {
             // JBD2 sleeps until the fsync path wakes it.
             let rng = Pcg64Mcg::seed_from_u64(config.seed);
@@ -437,7 +459,70 @@ fn assemble(
         journal,
         job_threads,
         idle: crate::idle::Idle::new(host),
+        central: central.map(|(poller, dedicated)| {
+            crate::world::central::CentralState::new(
+                job_threads as u32,
+                poller.core as u32,
+                dedicated,
+                nq as usize,
+                world_threads_len,
+                host::central::Costs {
+                    reap: host.per_completion,
+                    wake: host.wakeup,
+                },
+            )
+        }),
     }))
+}
+
+/// Under `completion = central`, the poller's thread and whether its core
+/// is its own ([`host::central::place`]); `None` when no job waits for it.
+/// Refuses what the poller does not model, and a device policy with
+/// nothing to act on, each in one line naming both.
+fn central_poller(
+    jobs: &[workload::ThreadSpec],
+    config: &SimConfig,
+    spec: &PolicySpec,
+) -> Result<Option<(workload::ThreadSpec, bool)>, SimError> {
+    let host = &config.host;
+    let mode = host.completion;
+    let owned = |t: &workload::ThreadSpec| crate::world::central::waits_centrally(mode, t.waiter);
+    let Some(first) = jobs.iter().find(|t| owned(t)) else {
+        return Ok(None);
+    };
+    let refuse = |why: String| Err(SimError::Config(why));
+    if host.block_scheduler != crate::BlockScheduler::None {
+        return refuse(format!(
+            "completion central with block scheduler {}: UnICom's poller reaps whole requests on its own queues, a block-layer scheduler's pieces are not modelled with it",
+            host.block_scheduler
+        ));
+    }
+    if host.fsync_io_polls {
+        return refuse(
+            "completion central with fsync_io_polls: the fsync path's polled I/O is classic polling's, not the central poller's".into(),
+        );
+    }
+    let interrupts = jobs
+        .iter()
+        .any(|t| !owned(t) || t.job.fsync > 0 || t.job.fdatasync > 0);
+    if spec.name != "default" && !interrupts {
+        return refuse(format!(
+            "completion central with policy {}: the central poller's queues raise no interrupt (UnICom's alloc_cq leaves NVME_CQ_IRQ_ENABLED off) and every I/O of this run goes to them, so the device policy has nothing to act on; use policy default",
+            spec.name
+        ));
+    }
+    let used: Vec<usize> = jobs.iter().map(|t| t.core).collect();
+    let (core, dedicated) = host::central::place(host.cores as usize, &used);
+    let mut poller = first.clone();
+    poller.job.name = "central".into();
+    poller.job.fsync = 0;
+    poller.job.fdatasync = 0;
+    poller.job.critical = false;
+    poller.core = core;
+    poller.kthread = true;
+    poller.uring = None;
+    poller.after.clear();
+    Ok(Some((poller, dedicated)))
 }
 
 /// What the completion mode did: requests polled (no interrupt raised for
@@ -472,6 +557,21 @@ fn completion_note(world: &World) -> String {
             c.spins,
             c.interrupts,
             mode.as_str()
+        );
+    }
+    if let Some(c) = world.central() {
+        let n = c.counts;
+        let spun = world.cpu().account(c.tid).spun;
+        note += &format!(
+            "; central poller (UnICom) on core {} ({}), spinning {}: {} pass(es) reaped {}, {} skipped waiter(s) made runnable; waits spun on the status word {}, skipped {}",
+            c.core,
+            if c.dedicated { "its own" } else { "shared with a job" },
+            human(spun),
+            n.passes,
+            n.reaped,
+            n.woken,
+            n.spun,
+            n.skipped
         );
     }
     // Per job (its clones together): polled completions and CPU spinning.

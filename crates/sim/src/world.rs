@@ -5,13 +5,14 @@
 //! [`device`] (the NVMe controller and the policies), [`block`] (the block
 //! layer), [`completion`] (completion modes), [`journal`] (the fsync path),
 //! [`app`] (application models' threads), [`uring`] (io_uring's waits) and
-//! [`idling`] (idle states); [`program`] names the thread kinds. `World`'s fields are private to this module
+//! [`idling`] (idle states), [`central`] (UnICom's central poller); [`program`] names the thread kinds. `World`'s fields are private to this module
 //! and those children; the rest of the crate (the run's set-up and its
 //! report, `crate::run`) reaches it through [`World::new`] and the
 //! accessors at the end of this file.
 
 pub(crate) mod app;
 mod block;
+pub(crate) mod central;
 mod completion;
 mod device;
 mod host;
@@ -316,6 +317,9 @@ pub(crate) struct World {
     /// A model broke its contract (more I/Os in flight than it declared):
     /// the run stops and says this.
     broken: Option<String>,
+    /// UnICom's central poller, under `completion = central`
+    /// ([`central`]).
+    central: Option<central::CentralState>,
 }
 
 /// What a run's world is assembled from (`crate::run` decides each part;
@@ -333,6 +337,7 @@ pub(crate) struct Parts {
     pub journal: Option<crate::fs::FileSystem>,
     pub job_threads: usize,
     pub idle: Option<crate::idle::Idle>,
+    pub central: Option<central::CentralState>,
 }
 
 impl World {
@@ -352,6 +357,7 @@ impl World {
             journal,
             job_threads,
             idle,
+            central,
         } = parts;
         World {
             now: 0,
@@ -379,6 +385,7 @@ impl World {
             apps: None,
             idle,
             broken: None,
+            central,
         }
     }
 
@@ -476,6 +483,11 @@ impl World {
     /// The host's completion mode ([`crate::polling`]).
     pub(crate) fn completion_mode(&self) -> crate::Completion {
         self.polling.mode()
+    }
+
+    /// The central poller's state, under `completion = central`.
+    pub(crate) fn central(&self) -> Option<&central::CentralState> {
+        self.central.as_ref()
     }
 
     /// Requests in flight when the planned end came.
@@ -651,6 +663,7 @@ impl World {
         }
         if self.threads_done == self.job_threads {
             self.window_to = self.window_to.min(self.now);
+            self.central_stop();
         }
     }
 

@@ -125,6 +125,9 @@ impl World {
     /// entry (`per_completion`, as the handler would); one sleeping (hybrid)
     /// or off its CPU finds it when it runs.
     pub(crate) fn poll_post(&mut self, req: u32) {
+        if self.central_post(req) {
+            return;
+        }
         if let Some(piece) = self.piece(req) {
             self.poll_post_piece(req, piece);
             return;

@@ -22,6 +22,9 @@ impl World {
         let r = &mut self.requests[req as usize];
         r.state = RState::InDevice;
         let r = *r;
+        if r.polled && self.central_owns(r.tid) {
+            self.central_submitted(r.tid);
+        }
         let th = &self.threads[r.tid as usize];
         // A polled queue: no interrupt, nothing for the policy.
         let queue = (!r.polled).then_some(th.queue);

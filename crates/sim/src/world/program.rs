@@ -17,6 +17,9 @@
 //!   [`crate::replay`]), charged in [`crate::world::app`]; the waiting
 //!   call hands it the tags of the I/Os it took.
 //!
+//! - [`crate::world::central::Central`]: UnICom's central poller, a
+//!   kernel thread of its own under `completion = central`.
+//!
 //! Adding a kind: a type implementing [`Program`], and the thread set up
 //! with it where the run assembles its threads (`crate::run`).
 

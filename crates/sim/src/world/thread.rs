@@ -213,6 +213,10 @@ impl World {
         }
         let th = &mut self.threads[tid as usize];
         if th.got.len() < th.needed as usize {
+            if self.central_owns(tid) {
+                self.central_wait(tid, core);
+                return;
+            }
             if self.spins(tid) {
                 self.poll_wait(tid, core);
                 return;
