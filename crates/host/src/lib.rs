@@ -65,12 +65,18 @@
 //! the commit that added or removed it, and the out-of-tree patches some
 //! exist only as (issue 37 item 1): what `--kernel` and a host profile's
 //! `kernel` check a run against.
+//!
+//! [`irq_suspend`]: Linux 6.13's napi IRQ suspension (Karsten and Damato)
+//! carried to a storage completion queue (issue 40): masked while its
+//! consumers' reaping calls keep finding completions, a timer bounding the
+//! worst case, resumed when a consumer finds nothing and sleeps.
 
 pub mod cfs;
 pub mod cpuidle;
 pub mod eevdf;
 pub mod era;
 pub mod fsync;
+pub mod irq_suspend;
 pub mod ld;
 pub mod mechanism;
 pub mod poll;
