@@ -18,6 +18,7 @@ mod host;
 mod idling;
 pub(crate) mod journal;
 pub(crate) mod program;
+mod suspend;
 mod thread;
 mod uring;
 
@@ -316,6 +317,8 @@ pub(crate) struct World {
     /// A model broke its contract (more I/Os in flight than it declared):
     /// the run stops and says this.
     broken: Option<String>,
+    /// IRQ suspension of the CQs ([`suspend`]); `None` when off.
+    suspend: Option<suspend::Suspend>,
 }
 
 /// What a run's world is assembled from (`crate::run` decides each part;
@@ -333,6 +336,8 @@ pub(crate) struct Parts {
     pub journal: Option<crate::fs::FileSystem>,
     pub job_threads: usize,
     pub idle: Option<crate::idle::Idle>,
+    /// IRQ suspension's timeout, if on ([`suspend`]).
+    pub irq_suspend: Option<Nanos>,
 }
 
 impl World {
@@ -352,7 +357,9 @@ impl World {
             journal,
             job_threads,
             idle,
+            irq_suspend,
         } = parts;
+        let suspend = irq_suspend.map(|t| suspend::Suspend::new(nvme.irq_cores().len(), t));
         World {
             now: 0,
             events,
@@ -379,6 +386,7 @@ impl World {
             apps: None,
             idle,
             broken: None,
+            suspend,
         }
     }
 

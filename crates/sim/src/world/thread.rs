@@ -211,6 +211,12 @@ impl World {
         }
         let th = &mut self.threads[tid as usize];
         if th.got.len() < th.needed as usize {
+            // IRQ suspension: one pass over the CQ before sleeping
+            // ([`crate::world::suspend`]).
+            if self.suspend_pass(tid, core) {
+                return;
+            }
+            self.suspend_sleep(tid);
             if self.polling(tid) {
                 self.poll_wait(tid, core);
                 return;
@@ -225,6 +231,9 @@ impl World {
             self.leave_cpu(core);
             return;
         }
+        let n = th.got.len();
+        self.suspend_returned(tid, n);
+        let th = &self.threads[tid as usize];
         // The call's part of each completion, in the thread's own context
         // (a woken blocking call's return path; io_getevents' copy).
         let cost = self.host.reap_per_completion * th.got.len() as u64;
