@@ -392,7 +392,7 @@ mod tests {
     fn finding_nothing_and_sleeping_resumes_and_delivers_what_was_held() {
         let mut s = Suspension::new(T);
         s.interrupt(0, Interrupt::Full);
-        assert_eq!(s.interrupt(1 * US, Interrupt::Full), Irq::Hold);
+        assert_eq!(s.interrupt(US, Interrupt::Full), Irq::Hold);
         // A pass that found nothing changes nothing by itself...
         s.polled(2 * US, 0, true);
         assert!(s.suspended());
@@ -404,7 +404,7 @@ mod tests {
         // held interrupt is delivered now.
         let mut s = Suspension::new(T);
         s.interrupt(0, Interrupt::Full);
-        s.interrupt(1 * US, Interrupt::UrgentOnly);
+        s.interrupt(US, Interrupt::UrgentOnly);
         assert_eq!(s.sleep(), Some(Interrupt::UrgentOnly));
         // Sleeping while armed: nothing.
         assert_eq!(s.sleep(), None);
@@ -414,7 +414,7 @@ mod tests {
     fn a_pass_that_takes_the_cq_takes_what_a_held_interrupt_was_for() {
         let mut s = Suspension::new(T);
         s.interrupt(0, Interrupt::Full);
-        s.interrupt(1 * US, Interrupt::Full);
+        s.interrupt(US, Interrupt::Full);
         s.polled(2 * US, 1, true);
         assert_eq!(
             s.state(),
@@ -470,12 +470,12 @@ mod tests {
     fn an_error_is_never_held() {
         let mut s = Suspension::new(T);
         s.interrupt(0, Interrupt::Full);
-        s.interrupt(1 * US, Interrupt::UrgentOnly);
+        s.interrupt(US, Interrupt::UrgentOnly);
         assert_eq!(s.error(Interrupt::UrgentOnly), Interrupt::UrgentOnly);
         assert_eq!(s.state(), State::Armed);
         let mut s = Suspension::new(T);
         s.interrupt(0, Interrupt::Full);
-        s.interrupt(1 * US, Interrupt::Full);
+        s.interrupt(US, Interrupt::Full);
         assert_eq!(s.error(Interrupt::UrgentOnly), Interrupt::Full);
         assert_eq!(Suspension::new(T).error(Interrupt::Full), Interrupt::Full);
     }

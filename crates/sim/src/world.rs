@@ -4,8 +4,9 @@
 //! scheduler, interrupt handler), [`thread`] (what a job's thread does),
 //! [`device`] (the NVMe controller and the policies), [`block`] (the block
 //! layer), [`completion`] (completion modes), [`journal`] (the fsync path),
-//! [`app`] (application models' threads), [`uring`] (io_uring's waits) and
-//! [`idling`] (idle states); [`program`] names the thread kinds. `World`'s fields are private to this module
+//! [`app`] (application models' threads), [`uring`] (io_uring's waits),
+//! [`idling`] (idle states) and [`suspend`] (IRQ suspension of the CQs);
+//! [`program`] names the thread kinds. `World`'s fields are private to this module
 //! and those children; the rest of the crate (the run's set-up and its
 //! report, `crate::run`) reaches it through [`World::new`] and the
 //! accessors at the end of this file.
