@@ -333,6 +333,7 @@ fn assemble(
     let host = &config.host;
     let dev = &config.device;
     host::irq_suspend::refuse_with(host.completion, host.irq_suspend).map_err(SimError::Config)?;
+    crate::world::refuse_sqpoll(host.irq_suspend, &threads).map_err(SimError::Config)?;
     let job_threads = threads.len();
     // The file system, when a job fsyncs: JBD2 joins the threads, on the
     // core of the first job that fsyncs (crate::world::journal).

@@ -35,6 +35,7 @@ use crate::limits::BEHIND_REAL_TIME;
 pub(crate) use crate::step::Step;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
+pub(crate) use suspend::refuse_sqpoll;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TState {

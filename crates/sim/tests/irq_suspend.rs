@@ -157,3 +157,55 @@ fn polling_completion_refuses_it_in_one_line() {
     );
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+#[test]
+fn an_io_uring_reaper_passes_in_its_getevents_whatever_its_wait() {
+    // io_uring_enter(GETEVENTS) is the reaping call: each wait strategy
+    // that enters it takes the CQ on its pass (DEFER_TASKRUN's deferred
+    // completions run there too).
+    let text = BATCH.replace("ioengine=libaio", "ioengine=io_uring");
+    let jobs = jobs::parse_str(&text, "t.fio", &|_| None).unwrap().jobs;
+    for word in [
+        "min-complete",
+        "task-work",
+        "defer-taskrun",
+        "min-wait=20us",
+    ] {
+        let strategy = host::uring::parse(word).unwrap();
+        let go = |suspend: IrqSuspend| {
+            let mut cfg = config("optane", default(), 100 * MS, 1);
+            cfg.host.uring = strategy;
+            cfg.host.irq_suspend = suspend;
+            let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+            assert_eq!((a.duplicates, a.stranded), (0, 0), "{word}: {a:?}");
+            assert_eq!(a.delivered, a.submitted, "{word}: {a:?}");
+            r
+        };
+        let (off, on) = (go(IrqSuspend::Off), go(ON));
+        assert!(
+            on.interrupts_per_sec() * 10.0 < off.interrupts_per_sec(),
+            "{word}: {} vs {}",
+            on.interrupts_per_sec(),
+            off.interrupts_per_sec()
+        );
+        assert!(on.total_iops() >= 0.95 * off.total_iops(), "{word}");
+    }
+}
+
+#[test]
+fn sqpoll_refuses_it_in_one_line() {
+    let text = BATCH.replace("ioengine=libaio", "ioengine=io_uring\nsqthread_poll=1");
+    let jobs = jobs::parse_str(&text, "t.fio", &|_| None).unwrap().jobs;
+    let mut cfg = config("optane", default(), 10 * MS, 1);
+    cfg.host.irq_suspend = ON;
+    let e = sim::simulate(&jobs, &cfg, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--irq-suspend 200us") && e.contains("SQPOLL"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    cfg.host.irq_suspend = IrqSuspend::Off;
+    assert!(sim::simulate(&jobs, &cfg, &mut |_, _| {}).is_ok());
+}

@@ -34,11 +34,11 @@
 //! caller here.
 //!
 //! The threads that pass: those that wait by interrupt (not a polling
-//! thread, whose queue has no vector) with fio's own loop or an
-//! application model; an io_uring thread under a `--uring` strategy keeps
-//! that strategy's wait and does not pass (its queue is still masked by
-//! the interrupts it takes, and resumes by the timer or another thread's
-//! sleep).
+//! thread, whose queue has no vector): fio's blocking and libaio loops, an
+//! application model's, an io_uring task in `io_uring_enter(GETEVENTS)`
+//! (whose pass also runs what DEFER_TASKRUN deferred, as entering the
+//! kernel does). SQPOLL's task never makes such a call: refused
+//! ([`refuse_sqpoll`]).
 
 use host::irq_suspend::{Irq, Suspension, Timer};
 use policy::{Interrupt, Nanos};
@@ -166,9 +166,12 @@ impl World {
         }
     }
 
-    /// Whether `tid`'s waiting calls pass over its CQ (module docs).
+    /// Whether `tid`'s waiting calls pass over its CQ (module docs): not
+    /// a polling thread's (its queue has no vector), nor an io_uring task
+    /// that spins instead of entering a wait (SQPOLL, refused beside
+    /// suspension by [`refuse_sqpoll`]; IOPOLL polls).
     fn passes(&self, tid: u32) -> bool {
-        self.suspend.is_some() && !self.polling(tid) && self.uring(tid).is_none()
+        self.suspend.is_some() && !self.polling(tid) && !self.uring(tid).is_some_and(|s| s.spins())
     }
 
     /// `tid`'s waiting call needs more than it has: one pass over its
@@ -200,6 +203,9 @@ impl World {
             self.deliver(core, r.id as u32);
         }
         self.scratch = reaped;
+        // In the kernel, the call runs what DEFER_TASKRUN deferred (as
+        // io_uring_enter does on entry, [`crate::world::uring`]).
+        self.run_deferred(tid);
         // `deliver` queued its wake-ups for a handler's end; no handler
         // runs on this core (its thread does): they happen now.
         let woken = self.cpu.take_waking(core);
@@ -252,5 +258,24 @@ impl World {
     /// What suspension did, for the run's notes; `None` when off.
     pub(crate) fn suspend_counts(&self) -> Option<(Nanos, Counts)> {
         self.suspend.as_ref().map(|s| (s.timeout(), s.counts))
+    }
+}
+
+/// SQPOLL's task never enters a reaping call (it spins on its CQ ring in
+/// user space, and its SQ thread submits): no consumer to find its
+/// completions, so a masked queue would hold its interrupts until every
+/// timeout. Refused in one line naming both.
+pub(crate) fn refuse_sqpoll(
+    suspend: host::irq_suspend::IrqSuspend,
+    threads: &[crate::workload::ThreadSpec],
+) -> Result<(), String> {
+    let sq = threads
+        .iter()
+        .any(|t| t.uring.is_some_and(|s| s.sq_thread()));
+    match suspend {
+        host::irq_suspend::IrqSuspend::Timeout(_) if sq => Err(format!(
+            "--irq-suspend {suspend} cannot be used with io_uring's SQPOLL (sqthread_poll=1 or --uring sqpoll): its task spins on its CQ ring in user space and never makes the reaping call that finds completions while the queue is masked"
+        )),
+        _ => Ok(()),
     }
 }
