@@ -209,3 +209,28 @@ fn sqpoll_refuses_it_in_one_line() {
     cfg.host.irq_suspend = IrqSuspend::Off;
     assert!(sim::simulate(&jobs, &cfg, &mut |_, _| {}).is_ok());
 }
+
+#[test]
+fn a_synchronous_neighbour_on_the_reapers_queue_waits_for_its_passes() {
+    // Where it does not transfer for free: one CQ serves every thread of
+    // its core, so the batch reaper's busy period holds the synchronous
+    // job's interrupts too (cint marks them Urgent); its completions come
+    // at the reaper's next pass. The cover letter says the same of
+    // "concurrent applications using the same RX queue(s)".
+    let jobs = common::example("mixed-16");
+    let go = |suspend: IrqSuspend| {
+        let mut cfg = config("optane", PolicySpec::named("cint"), 100 * MS, 1);
+        cfg.host.irq_suspend = suspend;
+        let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
+        assert_eq!((a.duplicates, a.stranded), (0, 0), "{a:?}");
+        r
+    };
+    let (off, on) = (go(IrqSuspend::Off), go(ON));
+    let (s_off, s_on) = (lat_us(&off, "sync"), lat_us(&on, "sync"));
+    assert!(
+        s_on > 1.5 * s_off,
+        "sync job {s_on} us with, {s_off} us without"
+    );
+    assert!(iops(&on, "async") > iops(&off, "async"));
+    assert!(on.interrupts_per_sec() < 0.5 * off.interrupts_per_sec());
+}
