@@ -60,6 +60,14 @@
 //! - The DPAS artifact (`DongDongJu/DPAS_FAST26`): its `kernel/Makefile`
 //!   reads `5.18.0-rc6-dpas-fast26`; PAS, DPAS and its EHP baseline are
 //!   patches to that release ([`DPAS_ARTIFACT`]).
+//! - `5dc51ec86df6` "net: Add napi_struct parameter irq_suspend_timeout",
+//!   `3fcbecbdeb04` "net: Add control functions for irq suspension",
+//!   `ab5b28b007a7` "eventpoll: Trigger napi_busy_loop, if
+//!   prefer_busy_poll is set", `8a6de2627fd3` "eventpoll: Control irq
+//!   suspension for prefer_busy_poll": hashes and titles together in a
+//!   commit list of the series' merge; the release from netdev 0x19's
+//!   session "IRQ Suspension" ("merged to kernel 6.13"). Storage queues
+//!   have no such mechanism in Linux: [`IRQ_SUSPEND_STORAGE`] is a port.
 //!
 //! Pure data and two checks; the command line and the host profiles call
 //! them.
@@ -660,6 +668,46 @@ pub const HYBRID_IOPOLL: Era = linux(
     "io_uring IOPOLL rings only",
 );
 
+// IRQ suspension (issue 40): the napi series of Linux 6.13, in net-next's
+// "Merge branch 'suspend-irqs-during-application-busy-periods'"; its four
+// commits' hashes and titles from a commit list of that merge (the mailing
+// list's v7 and v8 patches carry the same titles; v8 2024-11-08 is the one
+// applied for 6.13). The first of them adds the parameter.
+const NAPI_IRQ_SUSPEND_ADDED: Option<Bound> = bound(
+    6,
+    13,
+    "6.13",
+    "5dc51ec86df6",
+    "net: Add napi_struct parameter irq_suspend_timeout",
+    true,
+);
+/// Linux's own: a NAPI's IRQs suspended while its epoll consumer finds
+/// events (net/core/dev.c `napi_suspend_irqs`, `napi_resume_irqs`;
+/// fs/eventpoll.c). A network mechanism: the base of the storage port.
+pub const NAPI_IRQ_SUSPEND: Era = linux(
+    "napi IRQ suspension (irq_suspend_timeout)",
+    NAPI_IRQ_SUSPEND_ADDED,
+    None,
+    "3fcbecbdeb04, ab5b28b007a7 and 8a6de2627fd3 complete it (dev.c's control functions, epoll's busy loop and its suspend/resume calls)",
+);
+/// No storage patch exists: the port is this workbench's, a model of what
+/// 6.13's mechanism would do on an NVMe queue (`crate::irq_suspend`).
+pub const IRQ_SUSPEND_PORT: Provenance = Provenance {
+    patch: "this workbench's port (not in Linux; no storage patch published)",
+    on: Kernel::new(6, 13),
+    release: "6.13",
+    source:
+        "Karsten and Damato's napi series, Documentation/networking/napi.rst \"IRQ suspension\"",
+};
+/// `--irq-suspend TIME`: IRQ suspension of an NVMe completion queue.
+pub const IRQ_SUSPEND_STORAGE: Era = patch(
+    "IRQ suspension of a storage completion queue",
+    IRQ_SUSPEND_PORT,
+    &NAPI_IRQ_SUSPEND,
+);
+/// `--irq-suspend off`: interrupts as the device's policy raises them.
+pub const NO_IRQ_SUSPEND: Era = linux("no IRQ suspension", None, None, "");
+
 /// Every era this module declares, for the tests that hold each to its
 /// form.
 pub const ALL: &[Era] = &[
@@ -692,6 +740,9 @@ pub const ALL: &[Era] = &[
     EHP,
     HYBRID_IOPOLL,
     CENTRAL,
+    NAPI_IRQ_SUSPEND,
+    IRQ_SUSPEND_STORAGE,
+    NO_IRQ_SUSPEND,
 ];
 
 #[cfg(test)]
@@ -901,6 +952,25 @@ mod tests {
             "the plain wake-up rule is the simulator's own, on any kernel"
         );
         assert_eq!(brief(&PLAIN_WAKEUP), "any kernel (the simulator's own)");
+    }
+
+    #[test]
+    fn irq_suspension_is_6_13s_for_networks_and_a_port_for_storage() {
+        assert!(NAPI_IRQ_SUSPEND.admits(k("6.12")).is_err());
+        assert!(NAPI_IRQ_SUSPEND.admits(k("6.13")).is_ok());
+        assert!(NAPI_IRQ_SUSPEND.to_string().contains("5dc51ec86df6"));
+        // The storage port: refused where the napi mechanism is not, a
+        // port (with its note) after 6.13, never gone.
+        let e = IRQ_SUSPEND_STORAGE.admits(k("6.12")).unwrap_err();
+        assert!(
+            e.contains("not in Linux") && e.contains("5dc51ec86df6"),
+            "{e}"
+        );
+        assert!(IRQ_SUSPEND_STORAGE.admits(k("6.18")).is_ok());
+        let note = IRQ_SUSPEND_STORAGE.port(k("6.18")).unwrap();
+        assert!(note.contains("this models a port"), "{note}");
+        assert!(!IRQ_SUSPEND_STORAGE.gone_by(k("6.18")));
+        assert!(NO_IRQ_SUSPEND.admits(k("2.6")).is_ok());
     }
 
     #[test]

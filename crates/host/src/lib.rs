@@ -79,6 +79,10 @@
 //! its artifact's kernel), [`ehp`] (EHP, JSA 2022, as that artifact's
 //! baseline) and [`iopoll`] (io_uring's IORING_SETUP_HYBRID_IOPOLL, Linux
 //! 6.13).
+//! [`irq_suspend`]: Linux 6.13's napi IRQ suspension (Karsten and Damato)
+//! carried to a storage completion queue (issue 40): masked while its
+//! consumers' reaping calls keep finding completions, a timer bounding the
+//! worst case, resumed when a consumer finds nothing and sleeps.
 
 pub mod central;
 pub mod cfs;
@@ -86,6 +90,7 @@ pub mod cpuidle;
 pub mod eevdf;
 pub mod era;
 pub mod fsync;
+pub mod irq_suspend;
 pub mod ld;
 pub mod mechanism;
 pub mod poll;

@@ -476,6 +476,9 @@ pub struct Settings {
     /// `uring`: how an io_uring job's thread waits for its completions
     /// ([`uring::STRATEGIES`]; issue 25).
     pub uring: Option<uring::Strategy>,
+    /// `irq_suspend`: IRQ suspension of each completion queue, off or its
+    /// timeout ([`crate::irq_suspend`]; issue 40).
+    pub irq_suspend: Option<crate::irq_suspend::IrqSuspend>,
 }
 
 /// One host mechanism: where it is named and how it is read.
@@ -704,6 +707,21 @@ pub const MECHANISMS: &[Mechanism] = &[
             ("iopoll", era::URING_IOPOLL),
             ("sqpoll", era::URING_SQPOLL),
         ],
+    },
+    Mechanism {
+        key: "irq_suspend",
+        flag: "irq-suspend",
+        value_name: "off|TIME",
+        kind: Kind::Word,
+        example: "200us",
+        help: "IRQ suspension of each completion queue (host::irq_suspend; Linux 6.13's napi irq_suspend_timeout, Karsten and Damato, carried to NVMe queues): `off` (default) or the timeout. An interrupt delivered masks its queue's vector; while a thread's reaping call (io_getevents, io_uring_enter, a blocking call's wait) finds completions on the CQ the queue stays masked and the timer restarts; a call that finds nothing and sleeps unmasks it, and the timer unmasks it at the latest, delivering a held interrupt. The device's policy decides the interrupts once unmasked. Not with `--completion poll` (no interrupts to suspend).",
+        front_ends: &[(FrontEnd::Sim, "Instead of the host profile's `irq_suspend`; a reaping call's pass over the CQ costs per_completion for each entry it takes and a wake-up for each other thread it wakes.")],
+        set: |s, v| {
+            s.irq_suspend = Some(v.parse()?);
+            Ok(())
+        },
+        get: |s| s.irq_suspend.map(|v| v.to_string()),
+        eras: &[("off", era::NO_IRQ_SUSPEND), ("", era::IRQ_SUSPEND_STORAGE)],
     },
 ];
 

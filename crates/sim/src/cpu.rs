@@ -741,6 +741,13 @@ impl Cpu {
         self.cores[core as usize].waking.push(tid);
     }
 
+    /// The threads queued to wake on `core` outside a handler (a waiting
+    /// call's pass over its CQ, `crate::world::suspend`): taken to wake
+    /// now (hand the list back with [`Cpu::woken_done`]).
+    pub(crate) fn take_waking(&mut self, core: u32) -> Vec<u32> {
+        std::mem::take(&mut self.cores[core as usize].waking)
+    }
+
     /// The handler on `core` runs for `cost`, spent on `mix`'s causes.
     pub(crate) fn handler_runs(
         &mut self,

@@ -237,6 +237,24 @@ pub struct HostProfile {
     /// reads 0 (`/sys/module/haltpoll/parameters/guest_halt_poll_ns`).
     #[serde(default = "default_guest_halt_poll_ns", deserialize_with = "duration")]
     pub guest_halt_poll_ns: u64,
+    /// IRQ suspension of each completion queue (issue 40,
+    /// `host::irq_suspend`): `off` (default) or its timeout (Linux 6.13's
+    /// napi `irq_suspend_timeout`, carried to NVMe queues).
+    #[serde(default = "default_irq_suspend", deserialize_with = "irq_suspend")]
+    pub irq_suspend: host::irq_suspend::IrqSuspend,
+}
+
+/// [`HostProfile::irq_suspend`]'s default: off, as Linux's 0.
+fn default_irq_suspend() -> host::irq_suspend::IrqSuspend {
+    host::irq_suspend::IrqSuspend::Off
+}
+
+/// A host key's IRQ suspension, as `--irq-suspend` reads it.
+fn irq_suspend<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<host::irq_suspend::IrqSuspend, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    s.parse().map_err(serde::de::Error::custom)
 }
 
 /// [`HostProfile::device_latency_timeout`]'s default: 3 ms, the
@@ -371,6 +389,9 @@ impl HostProfile {
         }
         if let Some(u) = s.uring {
             self.uring = u;
+        }
+        if let Some(v) = s.irq_suspend {
+            self.irq_suspend = v;
         }
     }
 

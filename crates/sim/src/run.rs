@@ -274,6 +274,17 @@ fn notes(world: &World, config: &SimConfig, audit: &Audit, report: &mut RunRepor
     if let Some(note) = world.uring_note() {
         report.notes.push(note);
     }
+    if let Some((timeout, c)) = world.suspend_counts() {
+        report.notes.push(format!(
+            "irq suspension {} (a port of Linux 6.13's napi mechanism to the CQs; not in Linux for storage): {} interrupts held while masked, {} passes over a CQ by waiting calls took {} completions, {} resumes by a sleeping call, {} by the timer",
+            human(timeout),
+            c.held,
+            c.passes,
+            c.found,
+            c.sleeps,
+            c.expired
+        ));
+    }
     if let Some(note) = report.idle.as_ref().map(crate::idle::note) {
         report.notes.push(note);
     }
@@ -321,6 +332,8 @@ fn assemble(
 ) -> Result<World, SimError> {
     let host = &config.host;
     let dev = &config.device;
+    host::irq_suspend::refuse_with(host.completion, host.irq_suspend).map_err(SimError::Config)?;
+    crate::world::refuse_sqpoll(host.irq_suspend, &threads).map_err(SimError::Config)?;
     let job_threads = threads.len();
     // The file system, when a job fsyncs: JBD2 joins the threads, on the
     // core of the first job that fsyncs (crate::world::journal).
@@ -472,6 +485,7 @@ fn assemble(
                 },
             )
         }),
+        irq_suspend: host.irq_suspend.timeout(),
     }))
 }
 

@@ -4,8 +4,10 @@
 //! scheduler, interrupt handler), [`thread`] (what a job's thread does),
 //! [`device`] (the NVMe controller and the policies), [`block`] (the block
 //! layer), [`completion`] (completion modes), [`journal`] (the fsync path),
-//! [`app`] (application models' threads), [`uring`] (io_uring's waits) and
-//! [`idling`] (idle states), [`central`] (UnICom's central poller); [`program`] names the thread kinds. `World`'s fields are private to this module
+//! [`app`] (application models' threads), [`uring`] (io_uring's waits),
+//! [`idling`] (idle states), [`central`] (UnICom's central poller) and
+//! [`suspend`] (IRQ suspension of the CQs); [`program`] names the thread
+//! kinds. `World`'s fields are private to this module
 //! and those children; the rest of the crate (the run's set-up and its
 //! report, `crate::run`) reaches it through [`World::new`] and the
 //! accessors at the end of this file.
@@ -19,6 +21,7 @@ mod host;
 mod idling;
 pub(crate) mod journal;
 pub(crate) mod program;
+mod suspend;
 mod thread;
 mod uring;
 
@@ -34,6 +37,7 @@ use crate::limits::BEHIND_REAL_TIME;
 pub(crate) use crate::step::Step;
 use crate::workload::ThreadSpec;
 use crate::HostProfile;
+pub(crate) use suspend::refuse_sqpoll;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TState {
@@ -320,6 +324,8 @@ pub(crate) struct World {
     /// UnICom's central poller, under `completion = central`
     /// ([`central`]).
     central: Option<central::CentralState>,
+    /// IRQ suspension of the CQs ([`suspend`]); `None` when off.
+    suspend: Option<suspend::Suspend>,
 }
 
 /// What a run's world is assembled from (`crate::run` decides each part;
@@ -338,6 +344,8 @@ pub(crate) struct Parts {
     pub job_threads: usize,
     pub idle: Option<crate::idle::Idle>,
     pub central: Option<central::CentralState>,
+    /// IRQ suspension's timeout, if on ([`suspend`]).
+    pub irq_suspend: Option<Nanos>,
 }
 
 impl World {
@@ -358,7 +366,9 @@ impl World {
             job_threads,
             idle,
             central,
+            irq_suspend,
         } = parts;
+        let suspend = irq_suspend.map(|t| suspend::Suspend::new(nvme.irq_cores().len(), t));
         World {
             now: 0,
             events,
@@ -386,6 +396,7 @@ impl World {
             idle,
             broken: None,
             central,
+            suspend,
         }
     }
 

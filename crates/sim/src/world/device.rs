@@ -92,7 +92,10 @@ impl World {
 
     fn interrupt(&mut self, irq: Option<Irq>) {
         if let Some(Irq { core, queue, kind }) = irq {
-            self.raise(core, IrqWork::Device { queue, kind });
+            // A masked queue holds it ([`crate::world::suspend`]).
+            if let Some(kind) = self.suspend_interrupt(queue, kind) {
+                self.raise(core, IrqWork::Device { queue, kind });
+            }
         }
     }
 
@@ -104,6 +107,7 @@ impl World {
     }
 
     pub(crate) fn deadline(&mut self, q: u32, now: Nanos) {
+        self.suspend_timer(q, now);
         let irq = self.nvme.deadline(q, now);
         self.interrupt(irq);
         self.nvme.rearm(q, now, &mut self.events);

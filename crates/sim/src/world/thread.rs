@@ -217,6 +217,12 @@ impl World {
                 self.central_wait(tid, core);
                 return;
             }
+            // IRQ suspension: one pass over the CQ before sleeping
+            // ([`crate::world::suspend`]).
+            if self.suspend_pass(tid, core) {
+                return;
+            }
+            self.suspend_sleep(tid);
             if self.spins(tid) {
                 self.poll_wait(tid, core);
                 return;
@@ -231,6 +237,9 @@ impl World {
             self.leave_cpu(core);
             return;
         }
+        let n = th.got.len();
+        self.suspend_returned(tid, n);
+        let th = &self.threads[tid as usize];
         // The call's part of each completion, in the thread's own context
         // (a woken blocking call's return path; io_getevents' copy).
         let cost = self.host.reap_per_completion * th.got.len() as u64;
