@@ -10,6 +10,7 @@ use thiserror::Error;
 use crate::burst::DeltaRule;
 use crate::cint::{BarrierMode, Cint, CintConfig, OooCount};
 use crate::dim::{Dim, DimMode};
+use crate::feature09::{CdVectors, Feature09, VectorSet};
 use crate::nvme::{Aggregation, Nvme, ThrBase, TIME_UNIT};
 use crate::options::{self, AnyOpt, Opt, Value, OPTIONS};
 use crate::{adaptive::Adaptive, default::Default as DefaultPolicy, dynamic};
@@ -168,14 +169,22 @@ impl<T: Copy + Sync + 'static> Parameter for FromFeature<T> {
 }
 
 type Build = fn(&PolicySpec) -> Result<Box<dyn Policy>, SpecError>;
+type BuildForVector = fn(&PolicySpec, u16) -> Result<Box<dyn Policy>, SpecError>;
 
 /// One strategy, declared once.
 pub struct Strategy {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [&'static dyn Parameter],
+    /// What a device needs to run it, where a standard says (the NVMe
+    /// feature); `None` for a default or a strategy no standard holds.
+    pub requires: Option<&'static str>,
     /// Called with a spec that gives only options in `params`.
     build: Build,
+    /// A strategy whose policy depends on the queue's interrupt vector
+    /// builds it here ([`build_for_vector`]); `None`: `build` for every
+    /// vector.
+    per_vector: Option<BuildForVector>,
 }
 
 impl Strategy {
@@ -276,17 +285,37 @@ const DIM_MODE: Param<DimMode> = Param {
     help: "eqe: timer from the first pending completion; cqe: restarted by each",
 };
 
+const CD: Param<CdVectors> = Param {
+    opt: &options::CD,
+    default: CdVectors::Listed(VectorSet::EMPTY),
+    help: "vectors with Coalescing Disable: 1,3 or 2-5 (I/O queue N's vector is N, as Linux's nvme-pci numbers them), none, or sync (the simulator's: the vectors of queues a blocking thread submits on)",
+};
+
+const NEEDS_08H: &str = "NVMe Feature 08h, Interrupt Coalescing (NVMe 1.4 5.21.1.8)";
+const NEEDS_FINER_08H: &str =
+    "a Feature 08h time finer than its 100us unit: theoretical, no NVMe revision has it (TOS 3.2)";
+const NEEDS_09H: &str = "NVMe Feature 09h, Interrupt Vector Configuration (mandatory for PCIe controllers in NVMe 2.1; Linux nvmet f1ecd491), with 08h for the rest";
+
+/// What [`build`] gives `feature09` for: a queue whose vector the caller
+/// does not say (a validation, one completion stream): the plan's
+/// aggregated vector.
+const UNKNOWN_VECTOR: Option<u16> = None;
+
 pub static STRATEGIES: &[Strategy] = &[
     Strategy {
         name: "default",
         summary: "an interrupt per completion (no coalescing; Linux's default)",
         params: &[],
+        requires: None,
+        per_vector: None,
         build: |_| Ok(Box::new(DefaultPolicy)),
     },
     Strategy {
         name: "virtio",
         summary: "a virtio-blk queue served by a VMM: one interrupt when no request of the queue is in flight (Firecracker process_queue; EVENT_IDX)",
         params: &[],
+        requires: None,
+        per_vector: None,
         build: |_| Ok(Box::new(crate::virtio::Virtio::new())),
     },
     Strategy {
@@ -298,30 +327,40 @@ pub static STRATEGIES: &[Strategy] = &[
             &NVME_FEATURE,
             &NVME_THR_BASE,
         ],
+        requires: Some(NEEDS_08H),
+        per_vector: None,
         build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
         name: "nvme100",
         summary: "nvme with 100us, the smallest time the standard allows (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: Some(NEEDS_08H),
+        per_vector: None,
         build: |spec| nvme_preset("nvme100", 100 * US, spec),
     },
     Strategy {
         name: "nvme20",
         summary: "nvme with a theoretical 20us (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: Some(NEEDS_FINER_08H),
+        per_vector: None,
         build: |spec| nvme_preset("nvme20", 20 * US, spec),
     },
     Strategy {
         name: "nvme6",
         summary: "nvme with a theoretical 6us, adaptive's delta (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: Some(NEEDS_FINER_08H),
+        per_vector: None,
         build: |spec| nvme_preset("nvme6", 6 * US, spec),
     },
     Strategy {
         name: "adaptive",
         summary: "TOS Algorithm 1: fire after a quiet gap of delta or at thr completions; marks ignored",
         params: &[&DELTA, &THR],
+        requires: None,
+        per_vector: None,
         build: |spec| {
             let thr = thr(THR.value(spec), u32::MAX)?;
             Ok(Box::new(Adaptive::new(DELTA.value(spec), thr)))
@@ -331,6 +370,8 @@ pub static STRATEGIES: &[Strategy] = &[
         name: "cint",
         summary: "calibrated interrupts, TOS Algorithm 2: Urgent at once, Barrier ends a batch, the rest adaptive",
         params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM, &OOO_COUNT, &URGENT_GUARD],
+        requires: None,
+        per_vector: None,
         build: |spec| {
             let config = cint_config(spec, DeltaRule::Fixed(DELTA.value(spec)))?;
             Ok(Box::new(Cint::new("cint", config)))
@@ -349,13 +390,31 @@ pub static STRATEGIES: &[Strategy] = &[
             &OOO_COUNT,
             &URGENT_GUARD,
         ],
+        requires: None,
+        per_vector: None,
         build: build_dynamic,
     },
     Strategy {
         name: "dim",
         summary: "Linux net_dim: moderation profiles {usec, completions}, stepped per 64-interrupt window",
         params: &[&DIM_MODE],
+        requires: None,
+        per_vector: None,
         build: |spec| Ok(Box::new(Dim::new(DIM_MODE.value(spec)))),
+    },
+    Strategy {
+        name: "feature09",
+        summary: "per-vector plan: NVMe Feature 09h Coalescing Disable (an interrupt per completion) on --cd vectors, 08h aggregation on the rest",
+        params: &[
+            &CD,
+            &NVME_AGGR_TIME_IN_FORCE,
+            &NVME_THR_IN_FORCE,
+            &NVME_FEATURE,
+            &NVME_THR_BASE,
+        ],
+        requires: Some(NEEDS_09H),
+        per_vector: Some(|spec, iv| build_feature09(spec, Some(iv))),
+        build: |spec| build_feature09(spec, UNKNOWN_VECTOR),
     },
 ];
 
@@ -456,6 +515,23 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     Ok(agg)
 }
 
+/// `feature09` for the queue raising vector `iv`: Coalescing Disable if
+/// `--cd` lists it, else Feature 08h's aggregation (`nvme`'s options).
+fn build_feature09(spec: &PolicySpec, iv: Option<u16>) -> Result<Box<dyn Policy>, SpecError> {
+    let agg = nvme_aggregation(spec)?;
+    let cd = match (CD.value(spec), iv) {
+        (CdVectors::Listed(set), Some(iv)) => set.contains(iv),
+        (_, None) => false,
+        (CdVectors::Sync, Some(_)) => {
+            return Err(SpecError::BadValue {
+                option: "cd",
+                message: "sync is the simulator's (it knows which threads block); here list the vectors, e.g. --cd 1,3".into(),
+            })
+        }
+    };
+    Ok(Box::new(Feature09::new(cd, agg)))
+}
+
 fn build_dynamic(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
     let a = A.value(spec);
     if !(a.is_finite() && a > 0.0) {
@@ -492,18 +568,34 @@ fn check_applicable(spec: &PolicySpec, s: &Strategy) -> Result<(), SpecError> {
 
 /// Builds the strategy a spec names.
 pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
-    let s = strategy(&spec.name).ok_or_else(|| {
-        SpecError::UnknownPolicy(
-            spec.name.clone(),
-            STRATEGIES
-                .iter()
-                .map(|s| s.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        )
-    })?;
+    let s = strategy(&spec.name).ok_or_else(|| unknown(spec))?;
     check_applicable(spec, s)?;
     (s.build)(spec)
+}
+
+fn unknown(spec: &PolicySpec) -> SpecError {
+    SpecError::UnknownPolicy(
+        spec.name.clone(),
+        STRATEGIES
+            .iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+/// Builds the strategy a spec names for the completion queue that raises
+/// interrupt vector `iv` (I/O queue N raises vector N, as Linux's nvme-pci
+/// numbers them: the simulator's and emulator's queue `q` is `q + 1`).
+/// Only a per-vector plan (`feature09`) reads `iv`; every other strategy
+/// is what [`build`] gives.
+pub fn build_for_vector(spec: &PolicySpec, iv: u16) -> Result<Box<dyn Policy>, SpecError> {
+    let s = strategy(&spec.name).ok_or_else(|| unknown(spec))?;
+    check_applicable(spec, s)?;
+    match s.per_vector {
+        Some(per_vector) => per_vector(spec, iv),
+        None => (s.build)(spec),
+    }
 }
 
 /// A strategy as it runs: its name and every parameter in force, defaults
@@ -571,6 +663,9 @@ pub fn listing() -> String {
                 p.default_shown(),
                 p.help()
             );
+        }
+        if let Some(needs) = st.requires {
+            let _ = writeln!(s, "          needs: {needs}");
         }
     }
     let _ = write!(
