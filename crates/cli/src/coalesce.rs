@@ -57,7 +57,12 @@ pub struct CoalesceArgs {
     #[arg(long, value_name = "PLAN", requires = "trace", conflicts_with_all = ["report"], value_parser = ["feature09"])]
     pub plan: Option<String>,
     /// The controller the plan's commands name
-    #[arg(long, value_name = "DEV", default_value = "/dev/nvme0", requires = "plan")]
+    #[arg(
+        long,
+        value_name = "DEV",
+        default_value = "/dev/nvme0",
+        requires = "plan"
+    )]
     pub controller: String,
 }
 

@@ -149,7 +149,11 @@ fn plan(trace: &Path) -> Printed {
 fn a_plan_from_a_trace_decodes_back_and_follows_what_the_trace_shows() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = dir.path();
-    let sync = plan(Path::new(&write(dir, "sync", &blkparse(&sync_reads(0, 50)))));
+    let sync = plan(Path::new(&write(
+        dir,
+        "sync",
+        &blkparse(&sync_reads(0, 50)),
+    )));
     let batch = plan(Path::new(&write(dir, "batch", &blkparse(&batches(0, 4)))));
     // The same CPU, another plan: a synchronous reader gets Coalescing
     // Disable, a batcher 08h's coalescing.
@@ -163,7 +167,11 @@ fn a_plan_from_a_trace_decodes_back_and_follows_what_the_trace_shows() {
     let mixed = plan(Path::new(&write(dir, "mixed", &blkparse(&both))));
     assert_eq!(mixed.set_09h, [(1, true), (4, false)]);
     assert_eq!(mixed.stated.threshold, batch.stated.threshold);
-    assert!(mixed.sim.starts_with("--policy feature09 --cd 1 "), "{}", mixed.sim);
+    assert!(
+        mixed.sim.starts_with("--policy feature09 --cd 1 "),
+        "{}",
+        mixed.sim
+    );
     // The shipped sample trace plans too.
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     plan(&repo.join("examples/traces/sample.blkparse"));
@@ -184,7 +192,11 @@ fn the_printed_sim_options_run_the_same_plan_in_the_simulator() {
     cmd.args(p.sim.split_whitespace());
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("policy=feature09 cd=none"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("policy=feature09 cd=none"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -204,9 +216,25 @@ fn bad_input_is_one_line() {
     let blk = blk.to_str().unwrap();
     let o = run(&["coalesce", "--plan", "feature10", "--trace", blk]);
     assert_one_line_error(&o, "--plan");
-    let o = run(&["coalesce", "--plan", "feature09", "--trace", blk, "--thr", "300"]);
+    let o = run(&[
+        "coalesce",
+        "--plan",
+        "feature09",
+        "--trace",
+        blk,
+        "--thr",
+        "300",
+    ]);
     assert_one_line_error(&o, "--aggr-time/--thr");
-    let o = run(&["coalesce", "--plan", "feature09", "--trace", blk, "--cd", "1"]);
+    let o = run(&[
+        "coalesce",
+        "--plan",
+        "feature09",
+        "--trace",
+        blk,
+        "--cd",
+        "1",
+    ]);
     assert_one_line_error(&o, "option --plan");
     let o = run(&["sim", "x.fio", "--policy", "feature09", "--cd", "0"]);
     assert_one_line_error(&o, "admin queue");

@@ -784,6 +784,60 @@ mod tests {
     }
 
     #[test]
+    fn feature09_is_built_per_vector_and_others_ignore_the_vector() {
+        let spec = PolicySpec {
+            cd: Some(CdVectors::parse("2").unwrap()),
+            ..PolicySpec::named("feature09")
+        };
+        // Vector 2 is disabled: an interrupt per completion, no wait.
+        assert_eq!(build_for_vector(&spec, 2).unwrap().delay_bound(), 0);
+        // Vector 1 (and a queue whose vector is not said) aggregate by 08h.
+        assert_eq!(build_for_vector(&spec, 1).unwrap().delay_bound(), 100 * US);
+        assert_eq!(build(&spec).unwrap().delay_bound(), 100 * US);
+        let nvme = PolicySpec {
+            aggr_time: Some(200 * US),
+            ..PolicySpec::named("nvme")
+        };
+        for iv in [1, 2, 9] {
+            assert_eq!(build_for_vector(&nvme, iv).unwrap().delay_bound(), 200 * US);
+        }
+        // Only the simulator resolves sync; elsewhere it is refused by name.
+        let sync = PolicySpec {
+            cd: Some(CdVectors::Sync),
+            ..PolicySpec::named("feature09")
+        };
+        let e = build_for_vector(&sync, 1).err().unwrap().to_string();
+        assert!(e.starts_with("option --cd: sync is the simulator's"), "{e}");
+        // --cd is feature09's alone.
+        let cint = PolicySpec {
+            cd: Some(CdVectors::Sync),
+            ..PolicySpec::named("cint")
+        };
+        assert!(matches!(build(&cint), Err(SpecError::NotApplicable { .. })));
+        assert_eq!(
+            describe(&spec),
+            "feature09 cd=2 aggr-time=100us thr=32 nvme-thr=spec"
+        );
+    }
+
+    #[test]
+    fn the_listing_names_each_nvme_strategys_requirement() {
+        let text = listing();
+        let needs = |name: &str| {
+            text.lines()
+                .skip_while(|l| !l.starts_with(&format!("{name} ")))
+                .skip(1)
+                .take_while(|l| l.starts_with("          "))
+                .find_map(|l| l.trim_start().strip_prefix("needs: "))
+                .map(str::to_string)
+        };
+        assert!(needs("feature09").unwrap().contains("Feature 09h"));
+        assert!(needs("feature09").unwrap().contains("NVMe 2.1"));
+        assert!(needs("nvme").unwrap().contains("Feature 08h"));
+        assert_eq!(needs("cint"), None);
+    }
+
+    #[test]
     fn zero_thr_is_refused() {
         let spec = PolicySpec {
             thr: Some(0),

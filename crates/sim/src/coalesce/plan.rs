@@ -222,7 +222,11 @@ pub fn run(job: &PlanJob) -> Result<String, String> {
             f.requests,
             100.0 * f.urgent_share(),
             f.depth,
-            if f.cd { "coalescing disabled" } else { "aggregated" },
+            if f.cd {
+                "coalescing disabled"
+            } else {
+                "aggregated"
+            },
             f.why()
         );
     }
