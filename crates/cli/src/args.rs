@@ -4,6 +4,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser, ValueParser};
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, CommandFactory, FromArgMatches, ValueEnum};
 use policy::catalogue::{option_help, STRATEGIES};
+use policy::feature09::CdVectors;
 use policy::options::{Kind, OPTIONS};
 use policy::{PolicySpec, Value};
 
@@ -236,6 +237,7 @@ fn value_parser(kind: Kind) -> ValueParser {
         Kind::Switch => ValueParser::new(|s: &str| on_off(s).map(Value::Switch)),
         Kind::Factor => ValueParser::new(|s: &str| s.parse::<f64>().map(Value::Factor)),
         Kind::Feature => ValueParser::new(|s: &str| feature(s).map(Value::Feature)),
+        Kind::Vectors => ValueParser::new(|s: &str| CdVectors::parse(s).map(Value::Vectors)),
         Kind::Word(words) => ValueParser::new(
             PossibleValuesParser::new(words.iter().map(|(w, _)| *w)).try_map(move |w| {
                 let found = words.iter().find(|(word, _)| *word == w);

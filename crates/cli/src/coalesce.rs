@@ -50,6 +50,20 @@ pub struct CoalesceArgs {
     /// and an HTML page into this directory
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub report: Option<PathBuf>,
+    /// Instead of replaying, derive a device-side plan from the trace and
+    /// print the `nvme set-feature` commands that would apply it:
+    /// `feature09` (per vector, Coalescing Disable or Feature 08h
+    /// aggregation; blkparse or blktrace, which record each request's CPU)
+    #[arg(long, value_name = "PLAN", requires = "trace", conflicts_with_all = ["report"], value_parser = ["feature09"])]
+    pub plan: Option<String>,
+    /// The controller the plan's commands name
+    #[arg(
+        long,
+        value_name = "DEV",
+        default_value = "/dev/nvme0",
+        requires = "plan"
+    )]
+    pub controller: String,
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -60,6 +74,9 @@ pub fn trace_format(s: &str) -> Result<traces::Format, String> {
 }
 
 pub fn run(args: &CoalesceArgs) -> Result<()> {
+    if let (Some(trace), Some(_)) = (&args.trace, &args.plan) {
+        return plan(args, trace);
+    }
     if let Some(trace) = &args.trace {
         let policies = if args.policy.policy == "all" {
             if args.policy.has_parameters() {
@@ -101,6 +118,31 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
     if args.summary {
         print!("{}", outcome.summary());
     }
+    Ok(())
+}
+
+/// `--plan feature09`: the plan from the trace. Of the strategy options it
+/// reads the 08h ones, `--aggr-time` and `--thr` (entries per interrupt).
+fn plan(args: &CoalesceArgs, trace: &std::path::Path) -> Result<()> {
+    let spec = args.policy.spec_named("feature09");
+    let others = policy::PolicySpec {
+        aggr_time: None,
+        thr: None,
+        ..spec.clone()
+    };
+    if others != policy::PolicySpec::named("feature09") || args.policy.policy != "cint" {
+        bail!("option --plan: it takes of the strategy options only --aggr-time and --thr, and no --policy (the plan is its own strategy)");
+    }
+    let text = sim::coalesce::plan::run(&sim::coalesce::plan::PlanJob {
+        trace,
+        format: args.format,
+        rules: args.marks.clone(),
+        controller: args.controller.clone(),
+        time: spec.aggr_time,
+        thr: spec.thr,
+    })
+    .map_err(anyhow::Error::msg)?;
+    print!("{text}");
     Ok(())
 }
 

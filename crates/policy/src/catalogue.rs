@@ -10,6 +10,7 @@ use thiserror::Error;
 use crate::burst::DeltaRule;
 use crate::cint::{BarrierMode, Cint, CintConfig, OooCount};
 use crate::dim::{Dim, DimMode};
+use crate::feature09::{CdVectors, Feature09, VectorSet};
 use crate::nvme::{Aggregation, Nvme, ThrBase, TIME_UNIT};
 use crate::options::{self, AnyOpt, Opt, Value, OPTIONS};
 use crate::{adaptive::Adaptive, default::Default as DefaultPolicy, dynamic};
@@ -168,6 +169,7 @@ impl<T: Copy + Sync + 'static> Parameter for FromFeature<T> {
 }
 
 type Build = fn(&PolicySpec) -> Result<Box<dyn Policy>, SpecError>;
+type BuildForVector = fn(&PolicySpec, u16) -> Result<Box<dyn Policy>, SpecError>;
 
 /// One strategy, declared once.
 pub struct Strategy {
@@ -179,6 +181,10 @@ pub struct Strategy {
     pub requires: &'static str,
     /// Called with a spec that gives only options in `params`.
     build: Build,
+    /// A strategy whose policy depends on the queue's interrupt vector
+    /// builds it here ([`build_for_vector`]); `None`: `build` for every
+    /// vector.
+    per_vector: Option<BuildForVector>,
 }
 
 impl Strategy {
@@ -279,12 +285,24 @@ const DIM_MODE: Param<DimMode> = Param {
     help: "eqe: timer from the first pending completion; cqe: restarted by each",
 };
 
+const CD: Param<CdVectors> = Param {
+    opt: &options::CD,
+    default: CdVectors::Listed(VectorSet::EMPTY),
+    help: "vectors with Coalescing Disable: 1,3 or 2-5 (I/O queue N's vector is N, as Linux's nvme-pci numbers them), none, or sync (the simulator's: the vectors of queues a blocking thread submits on)",
+};
+
+/// What [`build`] gives `feature09` for: a queue whose vector the caller
+/// does not say (a validation, one completion stream): the plan's
+/// aggregated vector.
+const UNKNOWN_VECTOR: Option<u16> = None;
+
 pub static STRATEGIES: &[Strategy] = &[
     Strategy {
         name: "default",
         summary: "an interrupt per completion (no coalescing; Linux's default)",
         params: &[],
         requires: "nothing: Feature 08h off, its reset value (TOS 2: the standard \"specifies that interrupt coalescing be turned off by default\")",
+        per_vector: None,
         build: |_| Ok(Box::new(DefaultPolicy)),
     },
     Strategy {
@@ -292,6 +310,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "a virtio-blk queue served by a VMM: one interrupt when no request of the queue is in flight (Firecracker process_queue; EVENT_IDX)",
         params: &[],
         requires: "a virtio-blk device with VIRTIO_RING_F_EVENT_IDX (virtio 1.1 2.6.7.2, as virtio.rs), not NVMe",
+        per_vector: None,
         build: |_| Ok(Box::new(crate::virtio::Virtio::new())),
     },
     Strategy {
@@ -304,6 +323,7 @@ pub static STRATEGIES: &[Strategy] = &[
             &NVME_THR_BASE,
         ],
         requires: "NVMe Feature 08h, one value for the whole controller (NVMe 1.4 5.21.1.8); Feature 09h's Coalescing Disable exempts a vector",
+        per_vector: None,
         build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
@@ -311,6 +331,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "nvme with 100us, the smallest time the standard allows (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
         requires: "NVMe Feature 08h at its smallest time, 1 x 100us (NVMe 1.4 5.21.1.8)",
+        per_vector: None,
         build: |spec| nvme_preset("nvme100", 100 * US, spec),
     },
     Strategy {
@@ -318,6 +339,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "nvme with a theoretical 20us (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
         requires: "nothing NVMe offers: Feature 08h counts time in 100us units (TOS 3.2: theoretical)",
+        per_vector: None,
         build: |spec| nvme_preset("nvme20", 20 * US, spec),
     },
     Strategy {
@@ -325,6 +347,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "nvme with a theoretical 6us, adaptive's delta (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
         requires: "nothing NVMe offers: Feature 08h counts time in 100us units (TOS 3.2: theoretical)",
+        per_vector: None,
         build: |spec| nvme_preset("nvme6", 6 * US, spec),
     },
     Strategy {
@@ -332,6 +355,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "TOS Algorithm 1: fire after a quiet gap of delta or at thr completions; marks ignored",
         params: &[&DELTA, &THR],
         requires: "new firmware: no NVMe revision defines adaptive coalescing (TOS 2: \"no adaptive coalescing\"; the authors emulate it, TOS 4.2.1)",
+        per_vector: None,
         build: |spec| {
             let thr = thr(THR.value(spec), u32::MAX)?;
             Ok(Box::new(Adaptive::new(DELTA.value(spec), thr)))
@@ -342,6 +366,7 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "calibrated interrupts, TOS Algorithm 2: Urgent at once, Barrier ends a batch, the rest adaptive",
         params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM, &OOO_COUNT, &URGENT_GUARD],
         requires: "new firmware and two command bits in reserved SQE bits (TOS 4.2.1: \"any of the reserved bits in the submission queue entry\"); in no NVMe revision",
+        per_vector: None,
         build: |spec| {
             let config = cint_config(spec, DeltaRule::Fixed(DELTA.value(spec)))?;
             Ok(Box::new(Cint::new("cint", config)))
@@ -361,6 +386,7 @@ pub static STRATEGIES: &[Strategy] = &[
             &URGENT_GUARD,
         ],
         requires: "new firmware and cint's two command bits, as cint; in no NVMe revision",
+        per_vector: None,
         build: build_dynamic,
     },
     Strategy {
@@ -368,7 +394,22 @@ pub static STRATEGIES: &[Strategy] = &[
         summary: "Linux net_dim: moderation profiles {usec, completions}, stepped per 64-interrupt window",
         params: &[&DIM_MODE],
         requires: "a host driver rewriting the device's moderation each window (Linux lib/dim drives NICs); on NVMe that is Set Features 08h, controller-wide, not per CQ",
+        per_vector: None,
         build: |spec| Ok(Box::new(Dim::new(DIM_MODE.value(spec)))),
+    },
+    Strategy {
+        name: "feature09",
+        summary: "per-vector plan: NVMe Feature 09h Coalescing Disable (an interrupt per completion) on --cd vectors, 08h aggregation on the rest",
+        params: &[
+            &CD,
+            &NVME_AGGR_TIME_IN_FORCE,
+            &NVME_THR_IN_FORCE,
+            &NVME_FEATURE,
+            &NVME_THR_BASE,
+        ],
+        requires: "NVMe Feature 09h, Interrupt Vector Configuration, per vector (mandatory for PCIe controllers in NVMe 2.1, prohibited on fabrics: Linux nvmet f1ecd491), and Feature 08h for the vectors it does not exempt",
+        per_vector: Some(|spec, iv| build_feature09(spec, Some(iv))),
+        build: |spec| build_feature09(spec, UNKNOWN_VECTOR),
     },
 ];
 
@@ -469,6 +510,23 @@ fn nvme_aggregation(spec: &PolicySpec) -> Result<Aggregation, SpecError> {
     Ok(agg)
 }
 
+/// `feature09` for the queue raising vector `iv`: Coalescing Disable if
+/// `--cd` lists it, else Feature 08h's aggregation (`nvme`'s options).
+fn build_feature09(spec: &PolicySpec, iv: Option<u16>) -> Result<Box<dyn Policy>, SpecError> {
+    let agg = nvme_aggregation(spec)?;
+    let cd = match (CD.value(spec), iv) {
+        (CdVectors::Listed(set), Some(iv)) => set.contains(iv),
+        (_, None) => false,
+        (CdVectors::Sync, Some(_)) => {
+            return Err(SpecError::BadValue {
+                option: "cd",
+                message: "sync is the simulator's (it knows which threads block); here list the vectors, e.g. --cd 1,3".into(),
+            })
+        }
+    };
+    Ok(Box::new(Feature09::new(cd, agg)))
+}
+
 fn build_dynamic(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
     let a = A.value(spec);
     if !(a.is_finite() && a > 0.0) {
@@ -505,18 +563,34 @@ fn check_applicable(spec: &PolicySpec, s: &Strategy) -> Result<(), SpecError> {
 
 /// Builds the strategy a spec names.
 pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
-    let s = strategy(&spec.name).ok_or_else(|| {
-        SpecError::UnknownPolicy(
-            spec.name.clone(),
-            STRATEGIES
-                .iter()
-                .map(|s| s.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        )
-    })?;
+    let s = strategy(&spec.name).ok_or_else(|| unknown(spec))?;
     check_applicable(spec, s)?;
     (s.build)(spec)
+}
+
+fn unknown(spec: &PolicySpec) -> SpecError {
+    SpecError::UnknownPolicy(
+        spec.name.clone(),
+        STRATEGIES
+            .iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+/// Builds the strategy a spec names for the completion queue that raises
+/// interrupt vector `iv` (I/O queue N raises vector N, as Linux's nvme-pci
+/// numbers them: the simulator's and emulator's queue `q` is `q + 1`).
+/// Only a per-vector plan (`feature09`) reads `iv`; every other strategy
+/// is what [`build`] gives.
+pub fn build_for_vector(spec: &PolicySpec, iv: u16) -> Result<Box<dyn Policy>, SpecError> {
+    let s = strategy(&spec.name).ok_or_else(|| unknown(spec))?;
+    check_applicable(spec, s)?;
+    match s.per_vector {
+        Some(per_vector) => per_vector(spec, iv),
+        None => (s.build)(spec),
+    }
 }
 
 /// A strategy as it runs: its name and every parameter in force, defaults
@@ -700,6 +774,48 @@ mod tests {
         let s = Settings::of(&spec);
         assert_eq!(s.params[0], ("aggr-time", Value::Time(200 * US)));
         assert_eq!(s.params[1], ("thr", Value::Count(6)));
+    }
+
+    #[test]
+    fn feature09_is_built_per_vector_and_others_ignore_the_vector() {
+        let spec = PolicySpec {
+            cd: Some(CdVectors::parse("2").unwrap()),
+            ..PolicySpec::named("feature09")
+        };
+        // Vector 2 is disabled: an interrupt per completion, no wait.
+        assert_eq!(build_for_vector(&spec, 2).unwrap().delay_bound(), 0);
+        // Vector 1 (and a queue whose vector is not said) aggregate by 08h.
+        assert_eq!(build_for_vector(&spec, 1).unwrap().delay_bound(), 100 * US);
+        assert_eq!(build(&spec).unwrap().delay_bound(), 100 * US);
+        let nvme = PolicySpec {
+            aggr_time: Some(200 * US),
+            ..PolicySpec::named("nvme")
+        };
+        for iv in [1, 2, 9] {
+            assert_eq!(build_for_vector(&nvme, iv).unwrap().delay_bound(), 200 * US);
+        }
+        // Only the simulator resolves sync; elsewhere it is refused by name.
+        let sync = PolicySpec {
+            cd: Some(CdVectors::Sync),
+            ..PolicySpec::named("feature09")
+        };
+        let e = build_for_vector(&sync, 1).err().unwrap().to_string();
+        assert!(e.starts_with("option --cd: sync is the simulator's"), "{e}");
+        // --cd is feature09's alone.
+        let cint = PolicySpec {
+            cd: Some(CdVectors::Sync),
+            ..PolicySpec::named("cint")
+        };
+        assert!(matches!(build(&cint), Err(SpecError::NotApplicable { .. })));
+        assert_eq!(
+            describe(&spec),
+            "feature09 cd=2 aggr-time=100us thr=32 nvme-thr=spec"
+        );
+        let needs = strategy("feature09").unwrap().requires;
+        assert!(
+            needs.contains("Feature 09h") && needs.contains("NVMe 2.1"),
+            "{needs}"
+        );
     }
 
     #[test]

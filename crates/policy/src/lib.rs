@@ -48,6 +48,7 @@ pub mod decimal;
 pub mod default;
 pub mod dim;
 pub mod dynamic;
+pub mod feature09;
 mod marks;
 pub mod nvme;
 pub mod options;
@@ -62,7 +63,7 @@ mod urgent_interval;
 pub mod virtio;
 
 pub use burst::DeltaRule;
-pub use catalogue::{build, describe, Settings, SpecError};
+pub use catalogue::{build, build_for_vector, describe, Settings, SpecError};
 pub use marks::{ByMark, Marks};
 pub use options::{PolicySpec, Value};
 pub use time::{format_nanos, Nanos, MS, SEC, US};

@@ -7,6 +7,7 @@ use std::fmt;
 
 use crate::cint::{BarrierMode, OooCount};
 use crate::dim::DimMode;
+use crate::feature09::CdVectors;
 use crate::nvme::ThrBase;
 use crate::{format_nanos, Nanos};
 
@@ -28,6 +29,7 @@ pub struct PolicySpec {
     pub ooo_count: Option<OooCount>,
     pub urgent_interval_min_thr: Option<Nanos>,
     pub nvme_thr: Option<ThrBase>,
+    pub cd: Option<CdVectors>,
 }
 
 impl PolicySpec {
@@ -55,6 +57,8 @@ pub enum Value {
     DimMode(DimMode),
     OooCount(OooCount),
     ThrBase(ThrBase),
+    /// Interrupt vectors with Coalescing Disable (Feature 09h).
+    Vectors(CdVectors),
     /// A protection not in force (Urgent-storm protection by default).
     Off,
 }
@@ -72,6 +76,7 @@ impl fmt::Display for Value {
             Value::DimMode(m) => f.write_str(m.as_str()),
             Value::OooCount(c) => f.write_str(c.as_str()),
             Value::ThrBase(b) => f.write_str(b.as_str()),
+            Value::Vectors(v) => write!(f, "{v}"),
             Value::Off => f.write_str("off"),
         }
     }
@@ -138,6 +143,12 @@ impl Value {
             _ => None,
         }
     }
+    fn vectors(self) -> Option<CdVectors> {
+        match self {
+            Value::Vectors(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// How a value is written on the command line. The CLI reads each kind one
@@ -158,6 +169,9 @@ pub enum Kind {
     Feature,
     /// One of these words.
     Word(&'static [(&'static str, Value)]),
+    /// Interrupt vectors: `1,3`, `2-5`, `none` or `sync`
+    /// ([`crate::feature09::CdVectors::parse`] reads it).
+    Vectors,
 }
 
 /// One option: a field of [`PolicySpec`] holding a `T`.
@@ -370,6 +384,17 @@ pub const NVME_THR: Opt<ThrBase> = Opt {
     from_value: Value::thr_base,
 };
 
+pub const CD: Opt<CdVectors> = Opt {
+    name: "cd",
+    value_name: "VECTORS",
+    about: "Interrupt vectors with Coalescing Disable (NVMe Feature 09h): 1,3 or 2-5 (I/O queue N's vector is N), none, or sync (the simulator's: the vectors of queues whose threads block)",
+    kind: Kind::Vectors,
+    get: |s| s.cd,
+    set: |s, v| s.cd = Some(v),
+    to_value: Value::Vectors,
+    from_value: Value::vectors,
+};
+
 /// Every option, in the order the CLI lists them and the checks meet them.
 pub static OPTIONS: &[&dyn AnyOpt] = &[
     &DELTA,
@@ -385,6 +410,7 @@ pub static OPTIONS: &[&dyn AnyOpt] = &[
     &OOO_COUNT,
     &URGENT_INTERVAL_MIN_THR,
     &NVME_THR,
+    &CD,
 ];
 
 #[cfg(test)]
@@ -404,6 +430,7 @@ mod tests {
             Value::DimMode(DimMode::Cqe),
             Value::OooCount(OooCount::Code),
             Value::ThrBase(ThrBase::Code),
+            Value::Vectors(CdVectors::Sync),
         ];
         for opt in OPTIONS {
             let mut taken = 0;

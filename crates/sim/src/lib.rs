@@ -37,6 +37,7 @@ mod run;
 mod sched;
 mod state;
 mod step;
+mod vectors;
 mod wakeup;
 mod workload;
 mod world;

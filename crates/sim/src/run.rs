@@ -365,8 +365,15 @@ fn assemble(
     // beyond that, cores share queues round-robin and the queue interrupts
     // its first core.
     let nq = host.cores.min(dev.queues).max(1);
+    // Each queue's policy knows its vector (a per-vector plan reads it);
+    // `feature09 --cd sync` becomes the blocking queues' vectors here.
+    let resolved = crate::vectors::resolve(spec, &threads, nq).map_err(SimError::Config)?;
+    let spec = resolved.as_ref().unwrap_or(spec);
     let policies = (0..nq)
-        .map(|_| catalogue::build(spec).map_err(|e| SimError::Config(e.to_string())))
+        .map(|q| {
+            catalogue::build_for_vector(spec, crate::vectors::of_queue(q))
+                .map_err(|e| SimError::Config(e.to_string()))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     // One token per unit: the gate's depth is the device's internal
     // parallelism (the profile's `parallelism`, cited there).

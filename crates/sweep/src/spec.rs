@@ -648,6 +648,7 @@ fn value(kind: Kind, v: &toml::Value) -> Result<Value, String> {
                 .map(Value::Feature)
                 .map_err(|_| format!("'{text}' is not a number (e.g. 0x011f)"))
         }
+        Kind::Vectors => policy::feature09::CdVectors::parse(&text).map(Value::Vectors),
         Kind::Word(words) => words
             .iter()
             .find(|(w, _)| *w == text)

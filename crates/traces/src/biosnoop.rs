@@ -117,6 +117,7 @@ impl LineFormat for Biosnoop {
             pid: Some(pid),
             comm: (!comm.is_empty()).then_some(comm),
             device: Some(disk.to_string()),
+            cpu: None,
         });
         Ok(())
     }

@@ -88,7 +88,7 @@ impl LineFormat for Blkparse {
                 )
             })
         };
-        uint32(next("cpu")?, "cpu")?;
+        let cpu = uint32(next("cpu")?, "cpu")?;
         uint(next("sequence")?, "sequence")?;
         let time = decimal_ns(next("time")?, 1_000_000_000, "time")?;
         let pid = uint32(next("pid")?, "pid")?;
@@ -148,6 +148,7 @@ impl LineFormat for Blkparse {
             flush,
             pid,
             comm,
+            cpu,
         };
         if let Some(r) = self
             .pairing

@@ -359,6 +359,7 @@ impl Reader {
             flush: category & (TC_FLUSH | TC_FUA) != 0,
             pid: r.pid,
             comm,
+            cpu: r.cpu,
         };
         match self.pairing.event(event) {
             Ok(Some(req)) => self.ready.push_back(req),

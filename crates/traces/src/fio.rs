@@ -147,6 +147,7 @@ impl LineFormat for Iolog {
             pid: None,
             comm: None,
             device: Some(file.to_string()),
+            cpu: None,
         });
         Ok(())
     }

@@ -92,6 +92,12 @@ pub struct Request {
     /// The device, volume or file it went to, as the format names it
     /// (`8,0`, `nvme0n1`, `src1/0`, a volume id, a file name).
     pub device: Option<String>,
+    /// The CPU that dispatched it to the driver (blktrace's `D`, else its
+    /// `Q`), where the format records one (blkparse, blktrace). blk-mq
+    /// runs a hardware queue only on a CPU of that queue's mask
+    /// (block/blk-mq.c, `blk_mq_run_hw_queue`: otherwise it defers to
+    /// `blk_mq_hctx_next_cpu`), so this CPU names the queue it went to.
+    pub cpu: Option<u32>,
 }
 
 /// The formats read, each one's layout cited in its module.

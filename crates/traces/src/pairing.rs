@@ -47,6 +47,8 @@ pub(crate) struct Event {
     pub flush: bool,
     pub pid: u32,
     pub comm: Option<String>,
+    /// The CPU that recorded the event.
+    pub cpu: u32,
 }
 
 #[derive(Debug)]
@@ -60,6 +62,8 @@ struct Pending {
     flush: bool,
     pid: Option<u32>,
     comm: Option<String>,
+    /// The CPU of its dispatch, else of its queueing.
+    cpu: Option<u32>,
     /// Order of arrival, to hand back unfinished requests in issue order.
     seq: u64,
 }
@@ -109,6 +113,7 @@ impl Pairing {
                         flush: e.flush,
                         pid: Some(e.pid),
                         comm: e.comm,
+                        cpu: Some(e.cpu),
                         seq: self.seq,
                     },
                 );
@@ -128,11 +133,13 @@ impl Pairing {
                     // the scheduler): unknown without the `Q`.
                     pid: None,
                     comm: None,
+                    cpu: None,
                     seq,
                 });
                 // A requeued request is dispatched again: the last dispatch
                 // is the one the device served.
                 p.issued = Some(e.time);
+                p.cpu = Some(e.cpu);
                 // The dispatched request holds every bio merged into it.
                 p.bytes = p.bytes.max(e.bytes);
                 p.write |= e.write;
@@ -177,6 +184,7 @@ impl Pairing {
                     pid: p.pid,
                     comm: p.comm,
                     device: Some(device_name(e.device)),
+                    cpu: p.cpu,
                 }));
             }
         }
@@ -206,6 +214,7 @@ impl Pairing {
                 pid: p.pid,
                 comm: p.comm,
                 device: Some(device_name((maj, min))),
+                cpu: p.cpu,
             })
             .collect()
     }
@@ -244,6 +253,7 @@ mod tests {
             flush: false,
             pid: 7,
             comm: Some("fio".into()),
+            cpu: 0,
         }
     }
 

@@ -44,6 +44,8 @@ fn blkparse_pairs_issue_and_completion_by_sector_through_merges() {
             pid: Some(4172),
             comm: Some("db_bench".into()),
             device: Some("259,0".into()),
+            // Dispatched (`D`) on CPU 1.
+            cpu: Some(1),
             ..Request::default()
         }
     );

@@ -92,7 +92,12 @@ impl Device {
         wrap: Option<&WrapPolicy<'_>>,
     ) -> Result<DeviceHandle, EmuError> {
         let policies = (0..queues.len())
-            .map(|_| policy::build(&cfg.policy).map_err(|e| EmuError::Config(e.to_string())))
+            // Queue q raises vector q + 1, as Linux's nvme-pci numbers
+            // them (a per-vector plan, `feature09`, reads it).
+            .map(|q| {
+                policy::build_for_vector(&cfg.policy, (q + 1) as u16)
+                    .map_err(|e| EmuError::Config(e.to_string()))
+            })
             .map(|p| {
                 p.map(|p| match wrap {
                     Some(w) => w(p),

@@ -29,6 +29,7 @@
 //! records (`marks::kernel::block`).
 
 mod page;
+pub mod plan;
 mod stream;
 mod stream_replay;
 

@@ -144,6 +144,7 @@ pub(super) mod tests {
             pid: Some(7),
             comm: Some("db".into()),
             device: None,
+            cpu: None,
         }
     }
 
