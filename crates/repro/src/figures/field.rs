@@ -205,10 +205,10 @@ pub fn experiment() -> Experiment {
     let mut provenance = Provenance::new(Origin::Ours(
         "issue 40 item 5: device-side and host-side completion strategies on one harness, in ops/s per CPU",
     ))
-    .with("qd1", "examples/sync-read.fio: one psync thread of 4 KiB random reads at QD1 (TOS Fig 8a; DPAS's micro_4krr at 1 job, pvsync2)", Origin::Ours("examples/sync-read.fio; DPAS_FAST26 scripts/micro_4krr/run.sh"))
-    .with("mixed", "TOS Fig 10's rand_mix.fio with fig5/test.sh's command line (blocking reads beside libaio at iodepth 16, one core, basis marks)", Origin::Artifact("fig5/test.sh"))
-    .with("batched", "examples/tune-libaio-batch.fio: libaio 4 KiB random reads at iodepth 256, submitted and reaped 16 at a time (TOS 5.2's batched workload)", Origin::Ours("examples/tune-libaio-batch.fio"))
-    .with("rocksdb", "examples/apps/rocksdb-readrandom.toml: db_bench readrandom, 4 threads on 2 cores, through the RocksDB model, on the Optane only; DPAS ran YCSB A-F on RocksDB, which the model does not run (readrandom's uniform point reads are YCSB C's operations)", Origin::Ours("crates/apps/src/rocks; DPAS_FAST26 scripts/bgio_noaffinity.sh"))
+    .with("workload qd1", "examples/sync-read.fio: one psync thread of 4 KiB random reads at QD1 (TOS Fig 8a; DPAS's micro_4krr at 1 job, pvsync2)", Origin::Ours("examples/sync-read.fio; DPAS_FAST26 scripts/micro_4krr/run.sh"))
+    .with("workload mixed", "TOS Fig 10's rand_mix.fio with fig5/test.sh's command line (blocking reads beside libaio at iodepth 16, one core, basis marks)", Origin::Artifact("fig5/test.sh"))
+    .with("workload batched", "examples/tune-libaio-batch.fio: libaio 4 KiB random reads at iodepth 256, submitted and reaped 16 at a time (TOS 5.2's batched workload)", Origin::Ours("examples/tune-libaio-batch.fio"))
+    .with("workload rocksdb", "examples/apps/rocksdb-readrandom.toml: db_bench readrandom, 4 threads on 2 cores, through the RocksDB model, on the Optane only; DPAS ran YCSB A-F on RocksDB, which the model does not run (readrandom's uniform point reads are YCSB C's operations)", Origin::Ours("crates/apps/src/rocks; DPAS_FAST26 scripts/bgio_noaffinity.sh"))
     .with("devices", "optane (P4800X, TOS Table 2), p3700 (TOS Table 2), kioxia-fl6 (KIOXIA FL6's quoted specifications, profiles/devices/kioxia-fl6.toml)", Origin::Ours("issue 40 item 5: a current low-latency drive beside the paper's two"))
     .with("device strategies", DEVICE.iter().map(|(s, n)| format!("{s} = {n}")).collect::<Vec<_>>().join(", "), Origin::Artifact("fig5/test.sh; TOS 3.2 for nvme100"))
     .with("host modes", HOST.iter().map(|(s, o)| format!("{s} = {}", o.iter().map(|(f, v)| format!("--{f} {v}")).collect::<Vec<_>>().join(" "))).collect::<Vec<_>>().join(", "), Origin::Ours("issue 40 item 1's modes, each on the default device"))
