@@ -340,6 +340,9 @@ pub fn load_in<C: Catalogue + ?Sized>(
         .collect()
 }
 
+/// A claim waiting for a run this build lacks: its text, and why.
+pub type Pending = (String, String);
+
 /// [`load_in`] for claims on runs only some builds define (the completion
 /// field's modes, added by other branches: `figures::field`): the claims
 /// whose runs this build has, and the rest as (claim, why) pending. Any
@@ -348,7 +351,7 @@ pub fn load_available<C: Catalogue + ?Sized>(
     text: &str,
     origin: &str,
     catalogue: &C,
-) -> Result<(Vec<Claim>, Vec<(String, String)>), String> {
+) -> Result<(Vec<Claim>, Vec<Pending>), String> {
     let file: File = parse_toml(text, origin)?;
     let (mut have, mut pending) = (Vec::new(), Vec::new());
     for (i, raw) in file.claim.into_iter().enumerate() {
