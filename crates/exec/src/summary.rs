@@ -136,6 +136,7 @@ pub fn cinterrupts(
         delivery_ns: r.and_then(|r| r.delivery),
         completions_by_mark: Some(c.by_mark()),
         counters: Some(report::cpu::counters_json(&out.counters)),
+        field: None,
         notes: Vec::new(),
         kind: Kind::Exec(ExecPart {
             program: program.to_string(),

@@ -174,6 +174,7 @@ pub fn cinterrupts<E>(report: &RunReport) -> Cinterrupts<E> {
         delivery_ns: report.delivery,
         completions_by_mark: report.completions_by_mark,
         counters: report.counters.as_ref().map(crate::cpu::counters_json),
+        field: Some(crate::Field::of(report)),
         notes: report.notes.clone(),
         kind: match report.mode {
             Some(crate::Mode::Emu) => Kind::Emu(run),

@@ -7,6 +7,7 @@
 
 pub mod cpu;
 pub mod doc;
+pub mod field;
 pub mod file;
 pub mod gaps;
 pub mod human;
@@ -21,6 +22,7 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 pub use cpu::{Counters, CpuParts};
+pub use field::{Field, OracleFloor};
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
 pub use schema::{ByMark, Cinterrupts, Delivery, Document, Kind, RunPart, SCHEMA_VERSION};
@@ -323,6 +325,19 @@ pub struct RunReport {
     /// C-states off, as every shipped profile runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleReport>,
+    /// Simulator only: the threads made runnable after sleeping in the
+    /// window, every thread of the run (issue 40 item 4: wake-ups per
+    /// I/O, [`field`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeups: Option<u64>,
+    /// Simulator only: the completion latency over every I/O of every job
+    /// (the jobs' histograms merged), for the field's p50/p99/p99.9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat_all: Option<LatencyStats>,
+    /// A trace's replay only (`sim --trace`): the oracle floor beside the
+    /// run ([`field::OracleFloor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<field::OracleFloor>,
 }
 
 /// The used cores' idle states in the measured window (`host::cpuidle`).

@@ -63,6 +63,10 @@ pub struct Cinterrupts<E = Value> {
     /// (`report::cpu::counters_json`); a counter the machine lacks is
     /// absent and `unsupported` says so.
     pub counters: Option<Value>,
+    /// The field's metrics (issue 40 item 4: ops/s per CPU, cycles per
+    /// I/O, p50/p99/p99.9, interrupts/s, wake-ups per I/O, a replay's
+    /// oracle floor; `report::field`): `sim` and `run`; absent for `exec`.
+    pub field: Option<crate::Field>,
     /// What is worth telling the user (costs measured, stand-ins, ...).
     pub notes: Vec<String>,
     /// Which kind of run, and what only it has.
@@ -123,7 +127,7 @@ impl<E: Serialize> Serialize for Cinterrupts<E> {
         // The keys in the order the reports have always had them (the
         // shared part, then the kind's part last); an absent option is no
         // key at all.
-        let mut m = s.serialize_struct("Cinterrupts", 18)?;
+        let mut m = s.serialize_struct("Cinterrupts", 19)?;
         m.serialize_field("schema_version", &self.schema_version)?;
         m.serialize_field("mode", self.kind.mode())?;
         m.serialize_field("policy", &self.policy)?;
@@ -145,6 +149,9 @@ impl<E: Serialize> Serialize for Cinterrupts<E> {
         }
         if let Some(c) = &self.counters {
             m.serialize_field("counters", c)?;
+        }
+        if let Some(f) = &self.field {
+            m.serialize_field("field", f)?;
         }
         m.serialize_field("notes", &self.notes)?;
         match &self.kind {
@@ -177,6 +184,8 @@ struct OnDisk<E> {
     completions_by_mark: Option<ByMark>,
     #[serde(default)]
     counters: Option<Value>,
+    #[serde(default)]
+    field: Option<crate::Field>,
     notes: Vec<String>,
     #[serde(default)]
     run: Option<RunPart>,
@@ -222,6 +231,7 @@ impl<'de, E: Deserialize<'de>> Deserialize<'de> for Cinterrupts<E> {
             delivery_ns: o.delivery_ns,
             completions_by_mark: o.completions_by_mark,
             counters: o.counters,
+            field: o.field,
             notes: o.notes,
             kind,
         })

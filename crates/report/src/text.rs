@@ -236,6 +236,9 @@ fn write_summary(out: &mut String, report: &RunReport) {
     if let Some(a) = &report.apps {
         write_apps(out, report, a);
     }
+    // The field's metrics (issue 40 item 4): one line on every run, the
+    // oracle floor's beside a trace's replay.
+    crate::field::write(out, &crate::Field::of(report));
     for note in &report.notes {
         let _ = writeln!(out, "  note: {note}");
     }

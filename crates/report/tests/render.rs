@@ -88,6 +88,9 @@ fn sample() -> RunReport {
         cpu_parts: None,
         counters: None,
         idle: None,
+        wakeups: None,
+        clat_all: None,
+        oracle: None,
     }
 }
 

@@ -340,6 +340,32 @@ pub fn load_in<C: Catalogue + ?Sized>(
         .collect()
 }
 
+/// A claim waiting for a run this build lacks: its text, and why.
+pub type Pending = (String, String);
+
+/// [`load_in`] for claims on runs only some builds define (the completion
+/// field's modes, added by other branches: `figures::field`): the claims
+/// whose runs this build has, and the rest as (claim, why) pending. Any
+/// other problem is an error, as in [`load_in`].
+pub fn load_available<C: Catalogue + ?Sized>(
+    text: &str,
+    origin: &str,
+    catalogue: &C,
+) -> Result<(Vec<Claim>, Vec<Pending>), String> {
+    let file: File = parse_toml(text, origin)?;
+    let (mut have, mut pending) = (Vec::new(), Vec::new());
+    for (i, raw) in file.claim.into_iter().enumerate() {
+        match one(raw.clone(), catalogue) {
+            Ok(c) => have.push(c),
+            Err(e) if e.contains("has no run") || e.contains("has no group") => {
+                pending.push((raw.claim, e))
+            }
+            Err(e) => return Err(format!("{origin}: claim {} ('{}'): {e}", i + 1, raw.claim)),
+        }
+    }
+    Ok((have, pending))
+}
+
 fn one<C: Catalogue + ?Sized>(raw: Raw, catalogue: &C) -> Result<Claim, String> {
     catalogue.metric(&raw.metric)?;
     let compare = match raw.compare.as_str() {

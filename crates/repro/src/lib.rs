@@ -116,8 +116,17 @@ fn reproduce_with(
 ) -> Result<(Option<write::Tally>, run::KeptCounts), ReproError> {
     let started = std::time::Instant::now();
     let experiments = select(&opts.only)?;
-    let claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
+    let mut claims = claims::load(claims::SHIPPED, "claims.toml", &figures::all())
         .map_err(ReproError::Claims)?;
+    // The completion field's claims on the modes this build has (issue 40
+    // item 5); the others wait for their branches (listed in its section).
+    let (field, _) = claims::load_available(
+        figures::field::CLAIMS,
+        "field-claims.toml",
+        figures::all().as_slice(),
+    )
+    .map_err(ReproError::Claims)?;
+    claims.extend(field);
     let staged = staging::Staged::prepare(&opts.out)?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let save = |o: &run::Outcome, total: usize| {

@@ -100,6 +100,78 @@ pub enum Metric {
     /// Idle-state exit latency per wake-up that paid one, us (how deep
     /// the cores slept; none with idle states off).
     IdleExitUsPerWakeup,
+    /// One of the field's metrics of the whole run (`report::field`,
+    /// issue 40 item 4).
+    Field(FieldPart),
+}
+
+/// The field's metrics (`report::Field`), each of the whole run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldPart {
+    /// Operations per second (I/Os, or an application's operations).
+    OpsPerSec,
+    /// Operations per second per CPU busy (DPAS's).
+    OpsPerCpu,
+    /// The workload cores' busy time in cores.
+    Cpus,
+    CyclesPerIo,
+    P50Us,
+    P99Us,
+    P999Us,
+    WakeupsPerIo,
+}
+
+impl FieldPart {
+    const ALL: [FieldPart; 8] = [
+        FieldPart::OpsPerSec,
+        FieldPart::OpsPerCpu,
+        FieldPart::Cpus,
+        FieldPart::CyclesPerIo,
+        FieldPart::P50Us,
+        FieldPart::P99Us,
+        FieldPart::P999Us,
+        FieldPart::WakeupsPerIo,
+    ];
+
+    /// The metric's name: `field_ops_per_s`, `field_ops_per_cpu`,
+    /// `field_cpus`, `field_cycles_per_io`, `field_p50_us`,
+    /// `field_p99_us`, `field_p999_us`, `field_wakeups_per_io`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldPart::OpsPerSec => "field_ops_per_s",
+            FieldPart::OpsPerCpu => "field_ops_per_cpu",
+            FieldPart::Cpus => "field_cpus",
+            FieldPart::CyclesPerIo => "field_cycles_per_io",
+            FieldPart::P50Us => "field_p50_us",
+            FieldPart::P99Us => "field_p99_us",
+            FieldPart::P999Us => "field_p999_us",
+            FieldPart::WakeupsPerIo => "field_wakeups_per_io",
+        }
+    }
+
+    fn of(self, f: &report::Field) -> Option<f64> {
+        match self {
+            FieldPart::OpsPerSec => Some(f.ops_per_sec),
+            FieldPart::OpsPerCpu => f.ops_per_sec_per_cpu,
+            FieldPart::Cpus => Some(f.cpus_busy),
+            FieldPart::CyclesPerIo => f.cycles_per_io,
+            FieldPart::P50Us => f.p50_us,
+            FieldPart::P99Us => f.p99_us,
+            FieldPart::P999Us => f.p99_9_us,
+            FieldPart::WakeupsPerIo => f.wakeups_per_io,
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            FieldPart::OpsPerSec => "operations/s",
+            FieldPart::OpsPerCpu => "operations/s per CPU",
+            FieldPart::Cpus => "CPUs busy",
+            FieldPart::CyclesPerIo => "cycles per I/O",
+            FieldPart::P50Us | FieldPart::P99Us | FieldPart::P999Us => "us",
+            FieldPart::WakeupsPerIo => "wake-ups per I/O",
+        }
+    }
 }
 
 /// The wake-ups the simulator's io_uring note gives the job `name` (its
@@ -291,6 +363,10 @@ impl Metric {
                 cores_of(&cores).ok_or_else(|| format!("metric '{s}': cores as 0-1 or 0,2"))?;
                 Metric::IdlePct(cores)
             }
+            n if FieldPart::ALL.iter().any(|p| p.name() == n) => {
+                let part = FieldPart::ALL.into_iter().find(|p| p.name() == n);
+                Metric::Field(part.expect("found above"))
+            }
             n if FsyncPart::ALL.iter().any(|p| p.name() == n) => {
                 let part = FsyncPart::ALL.into_iter().find(|p| p.name() == n);
                 Metric::Fsync(part.expect("found above"), job()?)
@@ -340,6 +416,7 @@ impl Metric {
             Metric::TotalMbs => "MB/s",
             Metric::QdMean | Metric::QdP99 | Metric::QdMax => "requests at the device",
             Metric::IrqRate => "interrupts/s",
+            Metric::Field(p) => p.unit(),
             Metric::IrqNs => "ns of interrupt CPU per interrupt",
             Metric::IrqShare => "% of the busiest core's busy time in interrupts",
             Metric::Cpu | Metric::CpuShare(_) | Metric::CpuSplit(_) => "% CPU",
@@ -356,6 +433,7 @@ impl Metric {
         };
         match self {
             Metric::TotalIops => Some(r.total_iops()),
+            Metric::Field(p) => p.of(&report::Field::of(r)),
             Metric::IrqRate => Some(r.interrupts_per_sec()),
             Metric::IrqNs => (r.interrupts > 0).then(|| sim::calibrate::irq_ns(r)),
             Metric::IrqShare => (!r.cores.is_empty()).then(|| sim::calibrate::irq_share(r)),
@@ -590,6 +668,7 @@ impl fmt::Display for Metric {
             Metric::MaxUs(j) => write!(f, "max_us:{j}"),
             Metric::IdleExitUsPerIo => write!(f, "idle_exit_us_per_io"),
             Metric::IdleExitUsPerWakeup => write!(f, "idle_exit_us_per_wakeup"),
+            Metric::Field(p) => write!(f, "{}", p.name()),
         }
     }
 }
@@ -702,6 +781,16 @@ mod tests {
         assert_eq!(v("cpu_us_per_io:sync"), Some(37.5));
         // No io_uring note: no wake-ups to read.
         assert_eq!(v("wakeups_per_io:sync"), None);
+        // The field's (report::field): 20,000 I/Os/s over the cores' busy
+        // time in cores.
+        let cpus: f64 = r.cores.iter().map(|c| 1.0 - c.idle).sum();
+        assert_eq!(v("field_ops_per_s"), Some(20_000.0));
+        assert_eq!(v("field_cpus"), Some(cpus));
+        assert_eq!(v("field_ops_per_cpu"), Some(20_000.0 / cpus));
+        assert_eq!(
+            Metric::parse("field_ops_per_cpu").unwrap().to_string(),
+            "field_ops_per_cpu"
+        );
     }
 
     #[test]

@@ -234,6 +234,10 @@ pub fn report(
                 caption: caption(e, mode),
             });
             body.push(values_table(e, results, mode));
+            if e.id == crate::figures::field::ID {
+                // The completion field's ranked table (issue 40 item 5).
+                body.extend(crate::figures::field::blocks(e, results, mode));
+            }
             let mut rows = Vec::new();
             let mut counts = [0usize; 5];
             for c in claims.iter().filter(|c| c.experiment == e.id) {

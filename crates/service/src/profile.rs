@@ -65,10 +65,16 @@ const DEVICES: &[(&str, &str, &str)] = &[
         "profiles/devices/optane-900p.toml",
         include_str!("../../../profiles/devices/optane-900p.toml"),
     ),
+    (
+        "kioxia-fl6",
+        "profiles/devices/kioxia-fl6.toml",
+        include_str!("../../../profiles/devices/kioxia-fl6.toml"),
+    ),
 ];
 
 impl DeviceProfile {
-    /// A shipped profile by name (`optane`, `p3700`, `optane-900p`), or a
+    /// A shipped profile by name (`optane`, `p3700`, `optane-900p`,
+    /// `kioxia-fl6`), or a
     /// TOML file by path (anything containing `/` or ending in `.toml`).
     pub fn load(name_or_path: &str) -> Result<DeviceProfile, ProfileError> {
         let (text, origin) = resolve("device", DEVICES, name_or_path)?;

@@ -60,7 +60,10 @@ fn the_test_profile_is_valid() {
 
 #[test]
 fn every_shipped_profile_loads_by_its_name() {
-    assert_eq!(DeviceProfile::shipped(), ["optane", "p3700", "optane-900p"]);
+    assert_eq!(
+        DeviceProfile::shipped(),
+        ["optane", "p3700", "optane-900p", "kioxia-fl6"]
+    );
     for name in DeviceProfile::shipped() {
         assert_eq!(DeviceProfile::load(name).unwrap().name, name);
     }
@@ -70,7 +73,7 @@ fn every_shipped_profile_loads_by_its_name() {
 fn an_unknown_name_is_refused_listing_the_shipped_ones() {
     assert_eq!(
         DeviceProfile::load("optane2").unwrap_err().to_string(),
-        "unknown device profile 'optane2' (shipped: optane, p3700, optane-900p; \
+        "unknown device profile 'optane2' (shipped: optane, p3700, optane-900p, kioxia-fl6; \
          or give a path to a .toml file)"
     );
 }

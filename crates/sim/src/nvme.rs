@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 use policy::cq::{CompletionQueue, Reaped};
+use policy::oracle::{Budget, Floor};
 use policy::{Command, Completion, Interrupt, Marks, Nanos, Policy};
 
 use crate::events::{Ev, Events};
@@ -63,7 +64,16 @@ struct Queue {
     irq_core: u32,
     /// When the last completion was posted to this CQ, for the gaps.
     last_post: Option<Nanos>,
+    /// The oracle floor of this CQ's posts in the window (an interrupt
+    /// delivers one queue's completions only: the run's floor is the
+    /// queues' sum).
+    floor: Floor,
 }
+
+/// The oracle floor's budget for an unmarked or Barrier completion, as
+/// `coalesce --trace` floors a trace by default (its `--budget`, 50 us:
+/// crates/cli/src/coalesce.rs); Urgent ones none.
+pub(crate) const ORACLE_BUDGET: Nanos = 50 * policy::US;
 
 pub(crate) struct Controller {
     device: Device,
@@ -71,6 +81,8 @@ pub(crate) struct Controller {
     /// Time between consecutive posts to the same CQ, for posts in the
     /// measured window (TOS 5.2's inter-arrival CDF).
     gaps: Histogram<u64>,
+    /// Completions posted in the window, for the oracle floor.
+    floored: u64,
 }
 
 impl Controller {
@@ -88,12 +100,14 @@ impl Controller {
                 overflow: VecDeque::new(),
                 irq_core: q as u32,
                 last_post: None,
+                floor: Floor::new(Budget::new(ORACLE_BUDGET)),
             })
             .collect();
         Controller {
             device,
             queues,
             gaps: report::gaps::histogram(),
+            floored: 0,
         }
     }
 
@@ -173,6 +187,13 @@ impl Controller {
                 self.gaps.saturating_record(now - last);
             }
         }
+        if measuring {
+            // Posts come in time order (the event queue's); a post at an
+            // earlier time than the last cannot happen, so the error is
+            // ignored rather than carried.
+            let _ = queue.floor.complete(now, marks.urgent);
+            self.floored += 1;
+        }
         let irq = queue.policy.completed(now, cqe).map(|kind| Irq {
             core: queue.irq_core,
             queue: q,
@@ -235,6 +256,22 @@ impl Controller {
 
     pub(crate) fn gaps(&self) -> &Histogram<u64> {
         &self.gaps
+    }
+
+    /// The oracle floor of the posts in the window (`policy::oracle`,
+    /// [`ORACLE_BUDGET`]): (completions, interrupts), the queues' floors
+    /// summed.
+    pub(crate) fn oracle_floor(&self) -> (u64, u64) {
+        let floor = self
+            .queues
+            .iter()
+            .map(|q| {
+                let mut f = q.floor.clone();
+                f.finish();
+                f.interrupts()
+            })
+            .sum();
+        (self.floored, floor)
     }
 
     /// What the controller's structures hold, bytes (capacities; the

@@ -545,7 +545,7 @@ pub fn simulate_trace(
     if config.runtime.is_none() {
         config.runtime = Some(span.saturating_mul(4).saturating_add(policy::SEC));
     }
-    let (mut report, audit) = crate::simulate_app(threads, &config, progress)?;
+    let (mut report, audit) = crate::run::simulate_app_floored(threads, &config, progress)?;
     // No operations of an application: the threads' entries and the
     // cores' lines are the report.
     report.apps = None;

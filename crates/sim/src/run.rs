@@ -162,7 +162,18 @@ pub fn simulate_app(
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
-    app_run(threads, None, Keep::All, config, progress)
+    app_run(threads, None, Keep::All, config, false, progress)
+}
+
+/// [`simulate_app`] with the oracle floor of the device's posts in the
+/// window beside the run (`RunReport::oracle`): a trace's replay
+/// (`crate::replay::simulate_trace`; issue 40 item 4).
+pub(crate) fn simulate_app_floored(
+    threads: Vec<apps::PlacedThread>,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(Nanos, Nanos),
+) -> Result<(RunReport, Audit), SimError> {
+    app_run(threads, None, Keep::All, config, true, progress)
 }
 
 /// [`simulate_app`] on `threads`, with `again` to make the same threads
@@ -176,7 +187,14 @@ pub fn simulate_app_with(
     config: &SimConfig,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
-    app_run(threads, Some(again), keep_records(), config, progress)
+    app_run(
+        threads,
+        Some(again),
+        keep_records(),
+        config,
+        false,
+        progress,
+    )
 }
 
 /// Every record when [`RECORDS_ENV`] is to get them, else a guess.
@@ -193,6 +211,7 @@ fn app_run(
     again: Option<&mut dyn FnMut() -> Result<Vec<apps::PlacedThread>, String>>,
     keep: Keep,
     config: &SimConfig,
+    oracle: bool,
     progress: &mut dyn FnMut(Nanos, Nanos),
 ) -> Result<(RunReport, Audit), SimError> {
     let Some(runtime) = config.runtime else {
@@ -213,6 +232,15 @@ fn app_run(
     // The models mark their own I/Os: no kernel's defaults apply.
     report.default_marks = None;
     report.apps = world.apps_report();
+    if oracle {
+        let (completions, floor) = world.nvme().oracle_floor();
+        report.oracle = Some(report::OracleFloor::new(
+            crate::nvme::ORACLE_BUDGET,
+            completions,
+            floor,
+            report.interrupts,
+        ));
+    }
     let audit = world.audit().clone();
     let ops: u64 = report.apps.iter().flat_map(|a| &a.ops).map(|o| o.ops).sum();
     if ops == 0 && report.completed_ios() == 0 {
@@ -763,7 +791,27 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         counters: None,
         notes: Vec::new(),
         idle: w.idle().map(|i| i.report()),
+        wakeups: Some(
+            (0..w.threads().len())
+                .map(|tid| w.cpu().account(tid as u32).wakeups)
+                .sum(),
+        ),
+        clat_all: Some(clat_all(w)),
+        oracle: None,
     }
+}
+
+/// Every job's completion latency in one histogram (issue 40 item 4: the
+/// field's percentiles over all I/Os).
+fn clat_all(w: &World) -> LatencyStats {
+    let mut all = hdrhistogram::Histogram::<u64>::new_with_bounds(1, crate::world::CLAT_MAX, 3)
+        .expect("valid bounds");
+    for t in w.jobs() {
+        for d in [&t.read, &t.write] {
+            let _ = all.add(&d.clat);
+        }
+    }
+    LatencyStats::from_histogram(&all)
 }
 
 /// The used cores' busy time in the window by cause ([`crate::cause`]),

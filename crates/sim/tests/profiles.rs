@@ -480,3 +480,20 @@ fn every_host_mechanism_key_means_what_its_option_means() {
         assert_ne!(from_key, base, "{}: the example is not the default", m.key);
     }
 }
+
+#[test]
+fn kioxia_fl6_matches_its_quoted_specifications() {
+    let d = DeviceProfile::load("kioxia-fl6").unwrap();
+    let h = HostProfile::load("xeon-e5-2660v4").unwrap();
+    // KIOXIA's FL6 figures as quoted (see the profile): 29 us read and
+    // 8 us write latency end to end, with the same host path as `optane`.
+    assert_eq!(d.read.mean + host_side(&h), 29 * US);
+    assert_eq!(d.write.mean + host_side(&h), 8 * US);
+    assert_eq!((d.max_read_iops, d.max_write_iops), (1_500_000, 400_000));
+    // per_kib is a KiB at the quoted sequential rates.
+    assert_eq!(d.read.per_kib, (1024.0 * 1e9 / 6.2e9_f64).round() as u64);
+    assert_eq!(d.write.per_kib, (1024.0 * 1e9 / 5.8e9_f64).round() as u64);
+    // Little's law at the read ceiling: the units do not bind before it.
+    let in_flight = d.max_read_iops as f64 * d.read.mean as f64 / 1e9;
+    assert!(d.parallelism as f64 >= in_flight, "{in_flight}");
+}

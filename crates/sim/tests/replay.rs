@@ -84,3 +84,36 @@ fn an_empty_trace_is_refused() {
     let e = simulate_trace(Vec::new(), Loop::Open, &cfg(), &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("no requests"), "{e}");
 }
+
+/// Issue 40 item 4: the oracle floor beside a replay (`policy::oracle` on
+/// the device's posts in the window, 50 us for unmarked completions).
+#[test]
+fn a_replay_reports_the_oracle_floor_beside_its_interrupts() {
+    let run = |urgent: bool, policy: &str| {
+        let mut ios = trace(1, 400, 4, 100 * US, 20 * US);
+        for io in &mut ios {
+            io.write = !urgent;
+            io.marks = if urgent { Marks::URGENT } else { Marks::NONE };
+        }
+        let mut c = cfg();
+        c.policy = PolicySpec::named(policy);
+        let (r, _, _) = simulate_trace(ios, Loop::Open, &c, &mut |_, _| {}).unwrap();
+        r
+    };
+    // Unmarked, four at a time: one interrupt per batch of four meets the
+    // budget, so the floor is well under the completions, and under
+    // default's interrupt per completion.
+    let r = run(false, "default");
+    let o = r.oracle.expect("a replay has its floor");
+    assert_eq!(o.budget_ns, 50 * US);
+    assert!(o.completions >= 380, "{o:?}");
+    assert!(o.interrupts * 3 <= o.completions, "{o:?}");
+    assert!(o.interrupts <= r.interrupts, "{o:?} {}", r.interrupts);
+    assert!(o.run_over_floor.unwrap() >= 1.0);
+    // All Urgent: each must be delivered at once, so the floor is a post
+    // per distinct instant, above the unmarked stream's.
+    let u = run(true, "default").oracle.unwrap();
+    assert!(u.interrupts > 2 * o.interrupts, "{u:?} {o:?}");
+    // A job file's run has none (its output is unchanged).
+    assert_eq!(common::run("mixed-16", "cint").oracle, None);
+}

@@ -137,6 +137,9 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         // The emulator runs on the machine's own cores: their idle states
         // are the machine's, not modelled.
         idle: None,
+        wakeups: None,
+        clat_all: None,
+        oracle: None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! numbers) and ours.
 
 mod fastresponse;
+pub mod field;
 mod fig08;
 mod fig10;
 mod fig11;
@@ -92,6 +93,7 @@ pub fn all() -> Vec<Experiment> {
         ours_fr_cint::experiment(),
         kristo::experiment(),
         ours_cstates::experiment(),
+        field::experiment(),
     ]
 }
 
