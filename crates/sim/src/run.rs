@@ -461,6 +461,19 @@ fn completion_note(world: &World) -> String {
             world.counts().hybrid_sleeps
         );
     }
+    if let Some(c) = world.sleep_counts() {
+        // The sleep strategies' own account (crate::polling).
+        note += &format!(
+            ", {} sleep(s) before spinning, {} request(s) slept: {} under, {} over; {} polled without a sleep, {} sent to interrupts by {}",
+            world.counts().hybrid_sleeps,
+            c.under + c.over,
+            c.under,
+            c.over,
+            c.spins,
+            c.interrupts,
+            mode.as_str()
+        );
+    }
     // Per job (its clones together): polled completions and CPU spinning.
     let window = {
         let (from, to) = world.window();

@@ -115,7 +115,7 @@ impl World {
         }
         for io in ios {
             // An application model has no criticality tag of its own.
-            let slot = self.new_request(tid, io.marks, io.write, io.bytes, polled, false);
+            let slot = self.new_routed_request(tid, io.marks, io.write, io.bytes, polled, false);
             let apps = self.apps.as_mut().expect("an application run");
             apps.set_tag(slot, io.tag);
             self.threads[tid as usize].batch.push(slot);

@@ -16,6 +16,22 @@
 //! - `select-isr` ([`host::poll::Mode::SelectIsr`]): the jobs with
 //!   `critical=1` poll, the others take interrupts.
 //!
+//! - `pas`, `dpas`, `ehp` ([`host::pas`], [`host::dpas`], [`host::ehp`]):
+//!   blocking engines (and pvsync2 `hipri` jobs) poll, each request
+//!   sleeping what the strategy decides at its preparation, then spinning;
+//!   DPAS in its INT mode and EHP for a size above its threshold send the
+//!   request to the interrupt queue instead (its `polled` is false, the
+//!   thread blocks and the handler wakes it), as the DPAS artifact clears
+//!   `REQ_POLLED` at submission. io_uring `hipri` jobs poll classically
+//!   under them: the artifact patches the synchronous paths only, and
+//!   io_uring has not slept in its polling since 5.16 (d729cf9acb93).
+//! - `hybrid-iopoll` ([`host::iopoll`]): an io_uring `hipri` job's ring
+//!   sleeps half the least poll time it has seen, then polls. A blocking
+//!   engine takes interrupts under it (applied, not refused: a job file
+//!   may mix an io_uring ring with psync jobs, and on the 6.13+ kernels
+//!   that have the flag a synchronous read does not poll, 9650b453a3d4);
+//!   a pvsync2 `hipri` job polls classically, as under the other modes.
+//!
 //! The host-wide mode polls blocking engines only (psync, sync, pvsync...).
 //!
 //! **Per job, fio's `hipri`** ([`jobs::Job::hipri`]): as Linux polls per
@@ -126,6 +142,7 @@ impl World {
         self.audit.delivered += 1;
         let tid = r.tid;
         self.path.delivered(req, self.now);
+        self.polling.posted(tid, req, self.now);
         let th = &mut self.threads[tid as usize];
         th.ready.push_back(req);
         if !th.spinning || th.got.len() + th.ready.len() < th.needed as usize {
@@ -174,6 +191,58 @@ impl World {
             };
             self.find_polled_piece(slot, piece);
         }
+    }
+
+    /// A request of thread `tid` prepared now ([`World::new_request`]),
+    /// `polled` if its thread polls: a sleep strategy decides first whether
+    /// it polls, and how long its thread sleeps ([`crate::polling`]).
+    pub(crate) fn new_routed_request(
+        &mut self,
+        tid: u32,
+        marks: policy::Marks,
+        write: bool,
+        bytes: u64,
+        polled: bool,
+        critical: bool,
+    ) -> u32 {
+        let waiter = self.threads[tid as usize].spec.waiter;
+        if !(polled && self.polling.decides(waiter)) {
+            return self.new_request(tid, marks, write, bytes, polled, critical);
+        }
+        let core = self.threads[tid as usize].spec.core as u32;
+        let (io, d) = self.polling.decide(tid, core, self.now, bytes, write);
+        let slot = self.new_request(tid, marks, write, bytes, d.polled(), critical);
+        let measuring = self.measuring(self.now);
+        self.polling.record(tid, core, slot, io, d, measuring);
+        slot
+    }
+
+    /// Whether `tid` spins for what it waits for: it polls, and a sleep
+    /// strategy did not send all of it to interrupts.
+    pub(crate) fn spins(&self, tid: u32) -> bool {
+        self.polling(tid) && !self.polling.waits_by_interrupt(tid)
+    }
+
+    /// The thread's call took `got[from..]` now: if it slept, it woke now;
+    /// each taken request decided by a sleep strategy is reported to it.
+    pub(crate) fn sleep_found(&mut self, tid: u32, from: usize) {
+        if self.polling.sleep_counts().is_none() {
+            return;
+        }
+        let core = self.threads[tid as usize].spec.core as u32;
+        let now = self.now;
+        self.polling.polls_now(tid, core, now);
+        let measuring = self.measuring(now);
+        let th = &self.threads[tid as usize];
+        for &req in &th.got[from..] {
+            let issued = self.requests[req as usize].issued;
+            self.polling.found(tid, core, req, issued, now, measuring);
+        }
+    }
+
+    /// What the sleep strategy did, under its modes.
+    pub(crate) fn sleep_counts(&self) -> Option<crate::polling::SleepCounts> {
+        self.polling.sleep_counts()
     }
 
     /// Hybrid polling: the batch just submitted sleeps the longest of its

@@ -208,10 +208,12 @@ impl World {
         th.got.extend(th.ready.drain(..take));
         if self.polling.mode() == crate::Completion::Hybrid {
             self.hybrid_ended(tid, from);
+        } else {
+            self.sleep_found(tid, from);
         }
         let th = &mut self.threads[tid as usize];
         if th.got.len() < th.needed as usize {
-            if self.polling(tid) {
+            if self.spins(tid) {
                 self.poll_wait(tid, core);
                 return;
             }
@@ -364,7 +366,8 @@ impl World {
             let Some(io) = th.spec.issuer.take(&mut batch, &mut th.rng) else {
                 break;
             };
-            let slot = self.new_request(tid, io.marks, io.write, io.bytes, polled, io.critical);
+            let slot =
+                self.new_routed_request(tid, io.marks, io.write, io.bytes, polled, io.critical);
             self.threads[tid as usize].batch.push(slot);
         }
     }
