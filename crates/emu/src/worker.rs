@@ -413,11 +413,13 @@ impl Worker<'_> {
     }
 
     fn submit_batch(&mut self) {
+        // A batch a sleep strategy sent wholly to interrupts rings no
+        // poll queue's doorbell; any other is submitted as always.
         if !self.irq_batch.is_empty() {
             self.submit_irq_batch();
-        }
-        if self.batch.is_empty() {
-            return;
+            if self.batch.is_empty() {
+                return;
+            }
         }
         self.in_flight += self.batch.len() as u32;
         self.out.submitted += self.batch.len() as u64;

@@ -182,7 +182,8 @@ fn ehp_polls_a_fast_device_and_sends_a_slow_ones_requests_to_interrupts() {
     assert!(s.sleeps + s.spins > 0, "the first window polls: {}", s.text);
     assert!(slow.interrupts > 0, "its interrupts were raised");
     assert!(a.handlers.interrupts > 0 && a.handlers.polled > 0, "{a:?}");
-    let text = "[s]\nioengine=psync\nrw=randread\nbs=4k\nsize=4m\n";
+    // 100 ms, ten of EHP's 10 ms windows, however few I/Os load leaves.
+    let text = "[s]\nioengine=psync\nrw=randread\nbs=4k\nsize=4m\ntime_based=1\nruntime=100ms\n";
     let (fast, a) = run(text, &cfg("null:5us", Mode::Ehp));
     assert_exactly_once(&a);
     let f = line(&fast, Mode::Ehp);
