@@ -57,6 +57,7 @@ fn assert_exactly_once(a: &Audit) {
         "every entry reaped once: {a:?}"
     );
     assert_eq!(a.handlers.duplicates, 0, "{a:?}");
+    assert_eq!(a.device.errors_held, 0, "no error coalesced: {a:?}");
     assert_eq!(a.consumed, a.submitted, "every completion consumed: {a:?}");
 }
 
@@ -185,31 +186,34 @@ fn injected_errors_reach_the_job_and_are_counted() {
 
 #[test]
 fn an_error_is_not_held_for_the_coalescing_timer() {
-    // Unmarked requests under a 5 ms NVMe aggregation time with a high
+    // Unmarked requests under a 20 ms NVMe aggregation time with a high
     // threshold: an ok one waits for the timer, one in error must not
-    // (NVMe: completions in error are not coalesced). 5 ms (Feature 08h's
-    // time is in 100 us units up to 25.5 ms) keeps what 20 held errors
-    // would add (100 ms) far above the scheduling noise of 40 QD1 requests
-    // beside two spinning processes (21.8 ms measured with a 1 ms timer,
-    // 2026-12-07, `notes/suite-run.sh`): the test asks about the mechanism,
-    // not the machine.
+    // (NVMe: completions in error are not coalesced, TOS 4.2.1).
+    //
+    // Checked where it acts: the device counts every error its policy
+    // walked without firing at once (`errors_held`). A wall-clock check
+    // (the run's time beside the ok requests' latencies) cannot tell a
+    // held error from the host's scheduling: beside two spinners and ~6
+    // builds (load 13) it left 95 to 310 ms over 20 errors with
+    // `errors_held` 0 and every error's interrupt raised at its post
+    // (2026-12-07, this test with `--nocapture` under
+    // `notes/suite-run.sh`'s spinners): the waiter's wake-ups, not the
+    // timer. So the host side is held to what the audit counts, and the
+    // timing only to the ok requests having waited (the policy coalesces).
     let text =
         "[a]\nioengine=io_uring\niodepth=1\nrw=randread\ncint_flags=none\nnumber_ios=40\nsize=1m\n";
     let mut cfg = config("null:2us,error_every=2", "nvme");
-    cfg.policy.aggr_time = Some(5 * MS);
+    cfg.policy.aggr_time = Some(20 * MS);
     cfg.policy.thr = Some(64);
-    let (r, _) = run(text, &cfg);
+    let (r, a) = run(text, &cfg);
     assert_eq!(r.jobs[0].read.errors, 20);
     assert_eq!(r.jobs[0].read.io_ops, 20);
-    // 20 ok requests each waited ~5 ms for the timer, and 20 errors did
-    // not: what the ok requests' own latencies leave of the run is far
-    // less than the 100 ms that 20 held errors would add. Measured against
-    // the ok latencies rather than the wall clock alone, so that a loaded
-    // machine (which slows the ok requests too) does not fail it.
+    assert_eq!(a.device.errors, 20, "{a:?}");
+    assert_eq!(a.handlers.errors, 20, "{a:?}");
+    assert_eq!(a.device.errors_held, 0, "{a:?}");
+    // The ok ones did wait for the timer: the policy held what it may.
     let ok = &r.jobs[0].read.clat;
-    assert!(ok.mean > 4.5 * MS as f64, "{}", ok.mean);
-    let rest = r.duration_ns as f64 - 20.0 * ok.mean;
-    assert!(rest < 50.0 * MS as f64, "{rest} ns beside the ok requests");
+    assert!(ok.mean > 18.0 * MS as f64, "{}", ok.mean);
 }
 
 #[test]

@@ -193,11 +193,7 @@ mod tests {
     use super::*;
     use policy::US;
 
-    const READ_4K: Io = Io {
-        bytes: 4096,
-        write: false,
-        depth: 1,
-    };
+    use crate::sleep::READ_4K;
 
     fn done(e: &mut Ehp, d: Decision, at: Nanos, latency: Nanos) {
         e.found(

@@ -86,11 +86,7 @@ mod tests {
     use super::*;
     use policy::US;
 
-    const READ_4K: Io = Io {
-        bytes: 4096,
-        write: false,
-        depth: 1,
-    };
+    use crate::sleep::READ_4K;
 
     /// A request submitted at `at` on a device of `latency`, found at
     /// the later of its entry and the end of its sleep.

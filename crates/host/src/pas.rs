@@ -254,11 +254,7 @@ mod tests {
     use super::*;
     use crate::sleep::Decision;
 
-    const READ_4K: Io = Io {
-        bytes: 4096,
-        write: false,
-        depth: 1,
-    };
+    use crate::sleep::READ_4K;
 
     /// One request at a time on a device of `latency`: the waiter wakes
     /// `overhead` after its sleep (timer and context switch).
@@ -360,6 +356,57 @@ mod tests {
         assert!((7_000..=10_000).contains(&mean), "mean sleep {mean}");
         // Linux's half-mean would sleep ~5 us here: PAS sleeps longer.
         assert!(mean > 5_500, "{mean}");
+    }
+
+    #[test]
+    fn pas_does_not_shelve_latency_where_linux_hybrid_does() {
+        // The DPAS paper's "latency shelving": a 4 us device and a 3 us
+        // wake-up (timer and context switch). Linux's half-mean sleeps 2
+        // us, wakes at 5 us, records 5 us, sleeps 2.5 us, ... up to the
+        // fixed point m = m/2 + 3 us: 6 us for a 4 us device. PAS is told
+        // OVER and sleeps less instead.
+        use crate::poll::{hybrid, Completions, Costs, Mode, Times, POLL_STATS_WINDOW};
+        let costs = Costs {
+            irq: 0,
+            wakeup: 2_000,
+            timer: 1_000,
+            reap: 0,
+        };
+        let io = crate::poll::Io {
+            bytes: 4096,
+            write: false,
+            critical: false,
+        };
+        let (mut lhp, mut pas) = (Completions::new(Mode::Hybrid, costs), Pas::default());
+        let (mut now, mut lhp_lat, mut pas_lat, mut pas_sleep) = (0, 0, 0, 0);
+        while now < 6 * POLL_STATS_WINDOW {
+            let t = Times::new(now, now + 4_000);
+            let sleep = lhp.submitted(now, io);
+            let w = lhp.wait(io, t, sleep);
+            lhp.ended(io, t, &w);
+            lhp_lat = w.latency(t);
+            let d = pas.decide(now, READ_4K);
+            let w = hybrid(costs, t, d.sleep());
+            let woke = now + d.sleep() + 3_000;
+            pas.found(
+                READ_4K,
+                Found {
+                    decision: d,
+                    submitted: now,
+                    woke,
+                    posted: t.posted,
+                    found: w.noticed,
+                },
+            );
+            pas_lat = w.latency(t);
+            pas_sleep = d.sleep();
+            now += 50_000;
+        }
+        assert!(lhp_lat > 5_500, "LHP {lhp_lat}");
+        // PAS still sleeps (near the 1 us the wake-up leaves), and ends
+        // within the step of its sleep of the device's 4 us.
+        assert!(pas_lat < 4_500, "PAS {pas_lat}");
+        assert!((300..=1_200).contains(&pas_sleep), "PAS sleeps {pas_sleep}");
     }
 
     #[test]

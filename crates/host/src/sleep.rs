@@ -168,6 +168,14 @@ pub trait SleepPoll {
     fn per_cpu(&self) -> bool;
 }
 
+/// A 4 KiB read alone in flight, for the strategies' tests.
+#[cfg(test)]
+pub(crate) const READ_4K: Io = Io {
+    bytes: 4096,
+    write: false,
+    depth: 1,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,6 +174,9 @@ pub struct Strategy {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [&'static dyn Parameter],
+    /// What a device needs to run it (issue 40 item 2: a device-side
+    /// strategy says which NVMe feature it needs), for `policies`.
+    pub requires: &'static str,
     /// Called with a spec that gives only options in `params`.
     build: Build,
 }
@@ -281,12 +284,14 @@ pub static STRATEGIES: &[Strategy] = &[
         name: "default",
         summary: "an interrupt per completion (no coalescing; Linux's default)",
         params: &[],
+        requires: "nothing: Feature 08h off, its reset value (TOS 2: the standard \"specifies that interrupt coalescing be turned off by default\")",
         build: |_| Ok(Box::new(DefaultPolicy)),
     },
     Strategy {
         name: "virtio",
         summary: "a virtio-blk queue served by a VMM: one interrupt when no request of the queue is in flight (Firecracker process_queue; EVENT_IDX)",
         params: &[],
+        requires: "a virtio-blk device with VIRTIO_RING_F_EVENT_IDX (virtio 1.1 2.6.7.2, as virtio.rs), not NVMe",
         build: |_| Ok(Box::new(crate::virtio::Virtio::new())),
     },
     Strategy {
@@ -298,30 +303,35 @@ pub static STRATEGIES: &[Strategy] = &[
             &NVME_FEATURE,
             &NVME_THR_BASE,
         ],
+        requires: "NVMe Feature 08h, one value for the whole controller (NVMe 1.4 5.21.1.8); Feature 09h's Coalescing Disable exempts a vector",
         build: |spec| Ok(Box::new(Nvme::new("nvme", nvme_aggregation(spec)?))),
     },
     Strategy {
         name: "nvme100",
         summary: "nvme with 100us, the smallest time the standard allows (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: "NVMe Feature 08h at its smallest time, 1 x 100us (NVMe 1.4 5.21.1.8)",
         build: |spec| nvme_preset("nvme100", 100 * US, spec),
     },
     Strategy {
         name: "nvme20",
         summary: "nvme with a theoretical 20us (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: "nothing NVMe offers: Feature 08h counts time in 100us units (TOS 3.2: theoretical)",
         build: |spec| nvme_preset("nvme20", 20 * US, spec),
     },
     Strategy {
         name: "nvme6",
         summary: "nvme with a theoretical 6us, adaptive's delta (TOS 3.2)",
         params: &[&NVME_THR, &NVME_THR_BASE],
+        requires: "nothing NVMe offers: Feature 08h counts time in 100us units (TOS 3.2: theoretical)",
         build: |spec| nvme_preset("nvme6", 6 * US, spec),
     },
     Strategy {
         name: "adaptive",
         summary: "TOS Algorithm 1: fire after a quiet gap of delta or at thr completions; marks ignored",
         params: &[&DELTA, &THR],
+        requires: "new firmware: no NVMe revision defines adaptive coalescing (TOS 2: \"no adaptive coalescing\"; the authors emulate it, TOS 4.2.1)",
         build: |spec| {
             let thr = thr(THR.value(spec), u32::MAX)?;
             Ok(Box::new(Adaptive::new(DELTA.value(spec), thr)))
@@ -331,6 +341,7 @@ pub static STRATEGIES: &[Strategy] = &[
         name: "cint",
         summary: "calibrated interrupts, TOS Algorithm 2: Urgent at once, Barrier ends a batch, the rest adaptive",
         params: &[&DELTA, &THR, &OOO, &BARRIER, &STORM, &OOO_COUNT, &URGENT_GUARD],
+        requires: "new firmware and two command bits in reserved SQE bits (TOS 4.2.1: \"any of the reserved bits in the submission queue entry\"); in no NVMe revision",
         build: |spec| {
             let config = cint_config(spec, DeltaRule::Fixed(DELTA.value(spec)))?;
             Ok(Box::new(Cint::new("cint", config)))
@@ -349,12 +360,14 @@ pub static STRATEGIES: &[Strategy] = &[
             &OOO_COUNT,
             &URGENT_GUARD,
         ],
+        requires: "new firmware and cint's two command bits, as cint; in no NVMe revision",
         build: build_dynamic,
     },
     Strategy {
         name: "dim",
         summary: "Linux net_dim: moderation profiles {usec, completions}, stepped per 64-interrupt window",
         params: &[&DIM_MODE],
+        requires: "a host driver rewriting the device's moderation each window (Linux lib/dim drives NICs); on NVMe that is Set Features 08h, controller-wide, not per CQ",
         build: |spec| Ok(Box::new(Dim::new(DIM_MODE.value(spec)))),
     },
 ];
@@ -572,6 +585,7 @@ pub fn listing() -> String {
                 p.help()
             );
         }
+        let _ = writeln!(s, "          needs: {}", st.requires);
     }
     let _ = write!(
         s,

@@ -35,6 +35,26 @@ fn every_strategy_has_a_line_with_its_summary() {
 }
 
 #[test]
+fn every_strategy_says_what_a_device_needs_to_run_it() {
+    let text = listing();
+    for st in STRATEGIES {
+        let needs = text
+            .lines()
+            .skip_while(|l| l.split_whitespace().next() != Some(st.name))
+            .skip(1)
+            .find(|l| !l.starts_with("          --"))
+            .unwrap_or_else(|| panic!("{} has no line after its options", st.name));
+        assert_eq!(needs, format!("          needs: {}", st.requires));
+        assert!(!st.requires.is_empty(), "{}", st.name);
+    }
+    // The standard's own strategy names its feature; the papers' name what
+    // no NVMe revision has.
+    let of = |name: &str| STRATEGIES.iter().find(|s| s.name == name).unwrap().requires;
+    assert!(of("nvme").contains("Feature 08h"), "{}", of("nvme"));
+    assert!(of("cint").contains("in no NVMe revision"), "{}", of("cint"));
+}
+
+#[test]
 fn parameters_show_their_typed_defaults() {
     let cint = params_of("cint");
     let shown: Vec<(&str, &str)> = cint

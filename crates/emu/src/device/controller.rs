@@ -67,6 +67,12 @@ pub struct DeviceStats {
     /// completion is covered by the first raise after its post).
     pub hold_ns: u64,
     pub covered: u64,
+    /// Completions in error the policy walked and did not fire for at
+    /// once: must stay 0 ("commands that complete in error are not
+    /// coalesced", NVMe via TOS 4.2.1; `policy::Completion::error`). Counted
+    /// on the device so that a test of the invariant reads the mechanism,
+    /// not the host's scheduling of the waiter.
+    pub errors_held: u64,
 }
 
 /// Depth buckets of [`DeviceStats::depth`]: 1, 2, 3-4, 5-8, ... 65 and more.
@@ -495,8 +501,9 @@ fn walk(q: &QueuePair, st: &mut QueueState, stats: &mut DeviceStats, irq: IrqDel
             }
         }
         st.unwalked.pop_front();
-        if let Some(kind) = st.policy.completed(now, c) {
-            fire(q, st, stats, irq, kind, now);
+        match st.policy.completed(now, c) {
+            Some(kind) => fire(q, st, stats, irq, kind, now),
+            None => stats.errors_held += u64::from(c.error),
         }
     }
 }
