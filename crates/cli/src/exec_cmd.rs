@@ -244,6 +244,9 @@ pub fn run(a: &ExecArgs) -> Result<i32> {
     for n in kernel_notes {
         eprintln!("note: {n}");
     }
+    if let Some(e) = exec::RouteOptions::unapplied(&a.host_settings.settings) {
+        return usage("--completion", &e);
+    }
     let route = if a.observe {
         None
     } else {

@@ -224,6 +224,17 @@ pub fn futex_wake_bits(word: &AtomicU32, bits: u32) {
     }
 }
 
+/// Sleeps `ns` on the calling thread's timer (`nanosleep`, through
+/// `std::thread::sleep`) and returns how long it slept: the time asked
+/// plus the timer's overshoot (about 25-40 us here with 1 ns of timer
+/// slack, [`set_timer_slack_min`]; PLATFORM.md section 3) and any wait for
+/// the CPU. A "sleep, then poll" strategy's sleep (`worker/sleep.rs`).
+pub fn timer_sleep(ns: Nanos) -> Nanos {
+    let start = Instant::now();
+    std::thread::sleep(std::time::Duration::from_nanos(ns));
+    start.elapsed().as_nanos() as Nanos
+}
+
 /// Nanoseconds since the run started, from the vDSO's monotonic clock
 /// (about 33 ns a read here, PLATFORM.md section 3).
 #[derive(Clone, Copy, Debug)]

@@ -24,6 +24,9 @@ use crate::queue::{QueuePair, Request};
 use crate::sys::{Clock, Usage};
 use crate::verify;
 
+mod sleep;
+pub use sleep::SleepStats;
+
 /// What one job thread does.
 #[derive(Clone, Debug)]
 pub struct WorkerSpec {
@@ -133,12 +136,17 @@ pub struct Shared<'a> {
     /// The thread's own queue pair's handler when it is a poll queue (no
     /// interrupts): the thread spins on it for its completions.
     pub polled: Option<&'a Handler>,
-    /// How it polls ([`host::poll::Mode::Poll`] or `Hybrid`); `None`:
-    /// it sleeps for the interrupt.
+    /// How it polls ([`host::poll::Mode::Poll`], `Hybrid` or a sleep
+    /// strategy's mode); `None`: it sleeps for the interrupt.
     pub poll_mode: Option<host::poll::Mode>,
     /// An io_uring job's completion strategy (`run --uring`); `None`:
     /// min-complete, as always.
     pub uring: Option<host::uring::Strategy>,
+    /// A "sleep, then poll" strategy's (`run --completion
+    /// pas|dpas|ehp|hybrid-iopoll`): the thread's core's interrupt-driven
+    /// queue pair and its index, where the requests it decides to complete
+    /// by interrupt go.
+    pub irq_queue: Option<(usize, &'a QueuePair)>,
 }
 
 /// What a polling thread did in its measured part.
@@ -154,6 +162,9 @@ pub struct PollStats {
     /// Hybrid: waits whose sleep was shorter than the timer's overshoot,
     /// so spun from the start (classic polling).
     pub hybrid_spun: u64,
+    /// A "sleep, then poll" strategy's decisions, feedback and timer
+    /// sleeps (`run --completion pas|dpas|ehp|hybrid-iopoll`).
+    pub sleep: SleepStats,
 }
 
 struct Worker<'a> {
@@ -182,6 +193,12 @@ struct Worker<'a> {
     hybrid_until: Option<Nanos>,
     /// Hybrid: the timer, with its overshoot measured on this thread.
     timer: crate::sys::HybridTimer,
+    /// A "sleep, then poll" strategy ([`host::sleep`]), when the run's
+    /// completion mode is one.
+    sleeper: Option<sleep::Sleeper>,
+    /// The requests of the batch being built that its strategy sends to
+    /// the interrupt-driven queue pair.
+    irq_batch: Vec<Request>,
 }
 
 /// Runs one job thread to the end: its I/O, then its verify pass.
@@ -230,6 +247,11 @@ pub fn run(spec: WorkerSpec, sh: Shared<'_>, t0: Nanos) -> WorkerResult {
         }),
         hybrid_until: None,
         timer: crate::sys::HybridTimer::new(),
+        sleeper: sh
+            .poll_mode
+            .and_then(sleep::strategy)
+            .map(|s| sleep::Sleeper::new(s, depth as usize)),
+        irq_batch: Vec::new(),
         spec,
         sh,
     };
@@ -280,6 +302,9 @@ impl Worker<'_> {
         self.out.counters = counted.since(counted_from.as_ref().unwrap_or(&counted));
         usage.user_ns = usage.user_ns.saturating_sub(self.out.irq_ns);
         self.out.usage = usage;
+        if let Some(s) = &self.sleeper {
+            self.out.poll.sleep = s.stats;
+        }
         self.out.stopped_at = self.sh.clock.now();
         self.issuing = false;
         self.sh.finished.fetch_add(1, Ordering::Relaxed);
@@ -309,7 +334,22 @@ impl Worker<'_> {
         let now = self.sh.clock.now();
         while let Some(io) = self.issuer.take(&mut batch, &mut self.rng) {
             let offset = self.offsets.next(io.write, io.bytes, &mut self.rng);
-            self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
+            let cookie = self.push(io.write, offset, io.bytes as u32, io.marks, now, false);
+            if let Some(s) = &mut self.sleeper {
+                // DPAS's queue depth: the thread's requests in flight, this
+                // one included.
+                let depth = self.in_flight + (self.batch.len() + self.irq_batch.len()) as u32;
+                let measuring = now >= self.issuer.measure_from();
+                let sio = host::sleep::Io {
+                    bytes: io.bytes,
+                    write: io.write,
+                    depth,
+                };
+                if s.decide(cookie, now, sio, measuring) == host::sleep::Decision::Interrupt {
+                    let r = self.batch.pop().expect("the request just pushed");
+                    self.irq_batch.push(r);
+                }
+            }
             if let Some(h) = &mut self.hybrid {
                 // blk_mq_poll_nsecs: half the bucket's mean, once per wait
                 // (the batch's earliest).
@@ -332,8 +372,24 @@ impl Worker<'_> {
 
     /// Puts one request in the batch; `verify` marks a read-back of the
     /// verify pass, which the job's numbers do not count.
-    fn push(&mut self, write: bool, offset: u64, len: u32, marks: Marks, now: Nanos, verify: bool) {
+    fn push(
+        &mut self,
+        write: bool,
+        offset: u64,
+        len: u32,
+        marks: Marks,
+        now: Nanos,
+        verify: bool,
+    ) -> u32 {
         let cookie = self.free.pop().expect("a free slot per request in flight");
+        if let (Some(s), true) = (&mut self.sleeper, verify) {
+            let io = host::sleep::Io {
+                bytes: u64::from(len),
+                write,
+                depth: self.in_flight + self.batch.len() as u32 + 1,
+            };
+            s.unreported(cookie, now, io);
+        }
         if write && self.spec.verify {
             verify::fill(self.buffers.get_mut(cookie as usize, len as usize), offset);
         }
@@ -353,9 +409,18 @@ impl Worker<'_> {
             buf: self.buffers.addr(cookie as usize),
             marks,
         });
+        cookie
     }
 
     fn submit_batch(&mut self) {
+        // A batch a sleep strategy sent wholly to interrupts rings no
+        // poll queue's doorbell; any other is submitted as always.
+        if !self.irq_batch.is_empty() {
+            self.submit_irq_batch();
+            if self.batch.is_empty() {
+                return;
+            }
+        }
         self.in_flight += self.batch.len() as u32;
         self.out.submitted += self.batch.len() as u64;
         self.out.tag_waits += match self.sh.block {
@@ -370,8 +435,32 @@ impl Worker<'_> {
         self.batch.clear();
     }
 
+    /// The requests a sleep strategy sent to interrupts, to the core's
+    /// interrupt-driven queue pair.
+    fn submit_irq_batch(&mut self) {
+        let (index, queue) = self
+            .sh
+            .irq_queue
+            .expect("a sleep strategy's thread has its core's interrupt queue pair");
+        self.in_flight += self.irq_batch.len() as u32;
+        self.out.submitted += self.irq_batch.len() as u64;
+        self.out.tag_waits += match self.sh.block {
+            Some(b) => b.submit(
+                index,
+                self.spec.owner,
+                self.spec.job.critical,
+                &self.irq_batch,
+            ),
+            None => queue.submit(self.spec.owner, &self.irq_batch),
+        };
+        self.irq_batch.clear();
+    }
+
     /// Waits for completions and takes them, as the engine's call does.
     fn reap(&mut self, r: Reap) {
+        if self.sleeper.is_some() {
+            return self.sleep_reap(r);
+        }
         if let Some(p) = self.sh.polled {
             return self.poll(p, r);
         }
@@ -497,6 +586,86 @@ impl Worker<'_> {
         self.got = got;
     }
 
+    /// A "sleep, then poll" strategy's wait (`worker/sleep.rs`): sleeps
+    /// once if its requests were given a sleep since the last, then spins
+    /// on its poll queue until `min` completions are there, taking its
+    /// core's interrupts meanwhile (they deliver the requests it sent to
+    /// interrupts); with none of its requests on the poll queue, it sleeps
+    /// until the handler delivers, as an interrupt-driven thread does. Each
+    /// completion taken tells the strategy how its wait went.
+    fn sleep_reap(&mut self, Reap { min, max }: Reap) {
+        let (min, max) = ((min as usize).max(1), (max as usize).max(1));
+        let (clock, handler, mailbox) = (self.sh.clock, self.sh.handler, self.sh.mailbox);
+        let p = self
+            .sh
+            .polled
+            .expect("a sleep strategy's thread has a poll queue");
+        let measuring = self.issuing && clock.now() >= self.issuer.measure_from();
+        let wake_at = if self.waiter == Waiter::Libaio {
+            1
+        } else {
+            min
+        };
+        let s = self.sleeper.as_mut().expect("a sleep strategy");
+        let mut got = std::mem::take(&mut self.got);
+        let (mut polls, mut irq_ns, mut wakeups) = (0, 0, 0);
+        if s.polled_in_flight() > 0 {
+            s.sleep(clock, measuring);
+        }
+        // The times of the last poll and of the one before it: what the
+        // last delivered was posted before the poll after `prev`.
+        let (mut prev, mut last) = (0, 0);
+        loop {
+            let before = got.len();
+            mailbox.take(max - got.len(), &mut got);
+            let now = clock.now();
+            for d in &got[before..] {
+                s.found(d.cookie, prev, now, measuring);
+            }
+            if got.len() >= min {
+                break;
+            }
+            if s.polled_in_flight() == 0 {
+                let before = got.len();
+                let need = min - got.len();
+                wakeups += mailbox.wait(
+                    need,
+                    max - got.len(),
+                    wake_at.min(need),
+                    &mut got,
+                    &mut || {
+                        if let Some(h) = handler {
+                            irq_ns += h.service(clock);
+                        }
+                    },
+                );
+                let now = clock.now();
+                for d in &got[before..] {
+                    s.found(d.cookie, 0, now, measuring);
+                }
+                break;
+            }
+            polls += 1;
+            (prev, last) = (last, clock.now());
+            if p.poll(clock) == 0 {
+                if let Some(h) = handler {
+                    irq_ns += h.service(clock);
+                }
+                std::hint::spin_loop();
+            }
+        }
+        if measuring {
+            self.out.poll.polls += polls;
+            self.out.irq_ns += irq_ns;
+            self.out.wakeups += wakeups;
+        }
+        let now = clock.now();
+        for d in got.drain(..) {
+            self.complete(d, now);
+        }
+        self.got = got;
+    }
+
     /// Hybrid polling's sleep (`blk_mq_poll_hybrid_sleep`) on this VM
     /// ([`crate::sys::HybridTimer`]).
     fn hybrid_sleep(&mut self, until: Nanos, measuring: bool) {
@@ -591,4 +760,10 @@ impl Worker<'_> {
             }
         }
     }
+}
+
+/// Whether `mode` is a "sleep, then poll" strategy ([`host::sleep`]), which
+/// a job thread applies with its core's interrupt queue pair at hand.
+pub(crate) fn sleeps_then_polls(mode: host::poll::Mode) -> bool {
+    sleep::strategy(mode).is_some()
 }

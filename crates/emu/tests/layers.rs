@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "host driver",
         &["driver", "driver::block", "driver::handler"],
     ),
-    ("job workers", &["worker"]),
+    ("job workers", &["worker", "worker::sleep"]),
     (
         "run",
         &[

@@ -124,6 +124,26 @@ impl RouteOptions {
         }
     }
 
+    /// Why `exec` refuses the completion mode `s` names, if it does: the
+    /// "sleep, then poll" strategies (`pas`, `dpas`, `ehp`,
+    /// `hybrid-iopoll`; `host::sleep`) are applied by `run` and `sim`, not
+    /// yet by the preload library, whose blocking calls would otherwise
+    /// poll classically (or, under `hybrid-iopoll`, take interrupts) under
+    /// the strategy's name. Applying them there takes a per-thread strategy
+    /// in the library's blocking path (its per-command `polled` flag already
+    /// routes a request to the interrupt or the poll queue), counters for
+    /// its decisions and feedback in `wire`, and, for `hybrid-iopoll`, an
+    /// IOPOLL ring's reaping in the library's io_uring.
+    pub fn unapplied(s: &host::mechanism::Settings) -> Option<String> {
+        use host::poll::Mode;
+        let m = s.completion?;
+        matches!(m, Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll).then(|| {
+            format!(
+                "'{m}' is applied by `run` and `sim`, not yet by exec (its blocking calls would not sleep as {m} decides); exec takes interrupt, poll, hybrid or select-isr"
+            )
+        })
+    }
+
     /// The device on the highest allowed CPU (or `device_cpu`), the target
     /// core the lowest other one (the program runs on all the others; on
     /// this 2-vCPU VM, the device on CPU 1 and the program on CPU 0).
@@ -672,5 +692,28 @@ impl Router {
             fires: Some(self.fires.fires(&stats, h.reaped - h.polled.min(h.reaped))),
             cost,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use host::poll::Mode;
+
+    #[test]
+    fn the_sleep_strategies_are_refused_and_the_others_applied() {
+        for m in Mode::ALL {
+            let s = host::mechanism::Settings {
+                completion: Some(m),
+                ..Default::default()
+            };
+            let refused = RouteOptions::unapplied(&s);
+            let sleeps = matches!(m, Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll);
+            assert_eq!(refused.is_some(), sleeps, "{m}: {refused:?}");
+            if let Some(e) = refused {
+                assert!(e.contains(m.as_str()) && e.contains("run"), "{e}");
+            }
+        }
+        assert_eq!(RouteOptions::unapplied(&Default::default()), None);
     }
 }

@@ -61,11 +61,18 @@ impl Placement {
 /// interrupts). As the simulator (`crates/sim/src/world/completion.rs`), the
 /// run's mode applies to blocking engines only; `hipri=1` (fio's polled
 /// I/O, pvsync2 and io_uring) polls on any engine that takes it: hybrid
-/// when the run is hybrid, else classic.
+/// when the run is hybrid, else classic. The sleep strategies as the
+/// simulator applies them: PAS, DPAS and EHP on blocking engines and
+/// pvsync2's `hipri` (the DPAS artifact patches the synchronous paths
+/// only), HYBRID_IOPOLL on an io_uring `hipri` job's ring (a blocking
+/// engine then takes interrupts); the other `hipri` jobs poll classically.
 pub(crate) fn polls(job: &Job, mode: host::poll::Mode) -> Option<host::poll::Mode> {
     use host::poll::Mode;
-    let blocking = jobs::Waiter::of(job.ioengine) == jobs::Waiter::Blocking;
+    let waiter = jobs::Waiter::of(job.ioengine);
+    let blocking = waiter == jobs::Waiter::Blocking;
     match mode {
+        Mode::Pas | Mode::Dpas | Mode::Ehp if blocking => Some(mode),
+        Mode::HybridIopoll if job.hipri && waiter == jobs::Waiter::IoUring => Some(mode),
         Mode::Hybrid if job.hipri || blocking => Some(Mode::Hybrid),
         Mode::Poll if blocking => Some(Mode::Poll),
         Mode::SelectIsr if blocking && job.critical => Some(Mode::Poll),

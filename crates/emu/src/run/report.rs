@@ -431,7 +431,9 @@ fn poll_note(
                 100.0 * (w.usage.user_ns + w.usage.sys_ns) as f64 / d
             );
             let p = &w.poll;
-            if mode == "hybrid" {
+            if plan.polls[i].is_some_and(crate::worker::sleeps_then_polls) {
+                line.push_str(&sleep_line(p));
+            } else if mode == "hybrid" {
                 line.push_str(&format!(
                     ", {} timer sleeps (asked {} on average, slept {}), {} spun from the start (sleep shorter than the timer's overshoot)",
                     p.hybrid_sleeps,
@@ -449,6 +451,26 @@ fn poll_note(
         window.irq.interrupts,
         jobs.join("; ")
     ))
+}
+
+/// A "sleep, then poll" strategy's decisions, its UNDER/OVER feedback and
+/// what the timer did with its sleeps (`worker/sleep.rs`).
+fn sleep_line(p: &crate::worker::PollStats) -> String {
+    let s = &p.sleep;
+    let mean = |ns: policy::Nanos, n: u64| policy::format_nanos(ns.checked_div(n).unwrap_or(0));
+    format!(
+        ", decided {} sleep(s) (mean {}), {} spin(s), {} interrupt(s); feedback {} under, {} over; {} timer sleeps (asked {} on average, slept {}: the timer's overshoot and any wait for the CPU), {} wait(s) whose sleep had already ended",
+        s.sleep,
+        mean(s.decided_ns, s.sleep),
+        s.spin,
+        s.interrupt,
+        s.under,
+        s.over,
+        s.timer_sleeps,
+        mean(s.asked_ns, s.timer_sleeps),
+        mean(s.slept_ns, s.timer_sleeps),
+        s.elapsed
+    )
 }
 
 /// Which threads asked the kernel for the critical boost, and how.

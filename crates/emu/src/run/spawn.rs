@@ -35,6 +35,14 @@ pub(crate) fn workers(
             Boost::None
         };
         let parts = r.driver.parts(spec.owner);
+        // A sleep strategy may send a request to interrupts: its core's
+        // interrupt-driven queue pair, beside its poll queue.
+        let irq_queue = poll_mode
+            .filter(|&m| crate::worker::sleeps_then_polls(m))
+            .map(|_| {
+                let i = plan.interrupt_queue_of(core);
+                (i, r.driver.handlers()[i].queue.clone())
+            });
         let (abort, finished, clock) = (r.abort.clone(), r.finished.clone(), r.clock);
         let run_t0 = r.t0.clone();
         let exited = r.exited.clone();
@@ -68,6 +76,7 @@ pub(crate) fn workers(
                     polled: parts.polled.as_deref(),
                     poll_mode,
                     uring,
+                    irq_queue: irq_queue.as_ref().map(|(i, q)| (*i, &**q)),
                 };
                 // The run's start, set before the barrier released us.
                 let t0 = run_t0.load(Ordering::Acquire);
