@@ -304,4 +304,12 @@ fn bad_jobs_are_refused_in_one_line_before_anything_runs() {
         &EmuConfig::default(),
     );
     assert!(s.contains("/nonexistent-dir/x"), "{s}");
+    // A host profile's `completion = "central"` reaches the emulator
+    // without the command line's check: refused, not run as interrupts.
+    let central = EmuConfig {
+        completion: host::poll::Mode::Central,
+        ..null.clone()
+    };
+    let s = refused("[a]\nrw=read\nsize=1m\n", &central);
+    assert!(s.contains("central") && s.contains("simulated only"), "{s}");
 }

@@ -137,6 +137,11 @@ impl RouteOptions {
     pub fn unapplied(s: &host::mechanism::Settings) -> Option<String> {
         use host::poll::Mode;
         let m = s.completion?;
+        if m == Mode::Central {
+            return Some(
+                "'central' (UnICom's central poller) is simulated only (sim); exec takes interrupt, poll, hybrid or select-isr".into(),
+            );
+        }
         matches!(m, Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll).then(|| {
             format!(
                 "'{m}' is applied by `run` and `sim`, not yet by exec (its blocking calls would not sleep as {m} decides); exec takes interrupt, poll, hybrid or select-isr"
@@ -709,9 +714,11 @@ mod tests {
             };
             let refused = RouteOptions::unapplied(&s);
             let sleeps = matches!(m, Mode::Pas | Mode::Dpas | Mode::Ehp | Mode::HybridIopoll);
-            assert_eq!(refused.is_some(), sleeps, "{m}: {refused:?}");
+            let central = m == Mode::Central;
+            assert_eq!(refused.is_some(), sleeps || central, "{m}: {refused:?}");
             if let Some(e) = refused {
-                assert!(e.contains(m.as_str()) && e.contains("run"), "{e}");
+                let names = if central { "sim" } else { "run" };
+                assert!(e.contains(m.as_str()) && e.contains(names), "{e}");
             }
         }
         assert_eq!(RouteOptions::unapplied(&Default::default()), None);

@@ -384,6 +384,15 @@ pub fn system_policy(system: &str) -> PolicySpec {
             ooo: Some(false),
             ..PolicySpec::named("dynamic")
         },
+        // NVMe Feature 09h as uGDS PR #39 deploys it ("Urgent by queue"):
+        // Coalescing Disable on the vectors of the queues a blocking thread
+        // submits on, 08h aggregation (100 us, 32) on the rest; `--cd sync`
+        // derives that plan from the workload's threads before the run
+        // (sim/src/vectors.rs), not from its outcome.
+        "feature09" => PolicySpec {
+            cd: Some(policy::feature09::CdVectors::Sync),
+            ..PolicySpec::named("feature09")
+        },
         name => PolicySpec::named(name),
     }
 }

@@ -41,6 +41,14 @@ pub fn run(jobs: &[Job], cfg: &EmuConfig) -> Result<RunReport, EmuError> {
 }
 
 pub fn run_audited(jobs: &[Job], cfg: &EmuConfig) -> Result<(RunReport, Audit), EmuError> {
+    if cfg.completion == host::poll::Mode::Central {
+        // UnICom's poller is a kernel thread the simulator models; this
+        // driver has none (issue 40): refused, not run as interrupts under
+        // its name (a host profile reaches here without the CLI's check).
+        return Err(EmuError::Config(
+            "completion central: UnICom's central poller is simulated only (sim), not applied by the emulator".into(),
+        ));
+    }
     let jobs = &target::uring_jobs(jobs, cfg)?;
     let plan: Placement = place::place(jobs, cfg)?;
     // Refused before a file is laid out (the device builds its own).

@@ -228,6 +228,6 @@ pub fn strategy(mode: host::poll::Mode) -> Option<Box<dyn SleepPoll + Send>> {
         Mode::Dpas => Some(Box::new(host::dpas::Dpas::default())),
         Mode::Ehp => Some(Box::new(host::ehp::Ehp::default())),
         Mode::HybridIopoll => Some(Box::new(host::iopoll::HybridIopoll::default())),
-        Mode::Interrupt | Mode::Poll | Mode::Hybrid | Mode::SelectIsr => None,
+        Mode::Interrupt | Mode::Poll | Mode::Hybrid | Mode::SelectIsr | Mode::Central => None,
     }
 }
