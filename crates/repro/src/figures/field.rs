@@ -227,6 +227,7 @@ pub fn experiment() -> Experiment {
     .with("workload rocksdb", "examples/apps/rocksdb-readrandom.toml: db_bench readrandom, 4 threads on 2 cores, through the RocksDB model, on the Optane only; DPAS ran YCSB A-F on RocksDB, which the model does not run (readrandom's uniform point reads are YCSB C's operations)", Origin::Ours("crates/apps/src/rocks; DPAS_FAST26 scripts/bgio_noaffinity.sh"))
     .with("devices", "optane (P4800X, TOS Table 2), p3700 (TOS Table 2), kioxia-fl6 (KIOXIA FL6's quoted specifications, profiles/devices/kioxia-fl6.toml)", Origin::Ours("issue 40 item 5: a current low-latency drive beside the paper's two"))
     .with("device strategies", DEVICE.iter().map(|(s, n)| format!("{s} = {n}")).collect::<Vec<_>>().join(", "), Origin::Artifact("fig5/test.sh; TOS 3.2 for nvme100"))
+    .with("host", "the TOS host profile (xeon-e5-2660v4: the paper's costs, Linux 5.0.8) for every run: one host's costs across eras; the 2026 mechanisms run there as ports (io_uring's HYBRID_IOPOLL and IRQ suspension are Linux 6.13's; PAS, DPAS and EHP patch 5.18-rc6; UnICom's poller 6.5.1), each run's kernel note says so", Origin::Ours("issue 40 item 5: one harness; host::era for each mechanism's kernels"))
     .with("host modes", HOST.iter().map(|(s, o)| format!("{s} = {}", o.iter().map(|(f, v)| format!("--{f} {v}")).collect::<Vec<_>>().join(" "))).collect::<Vec<_>>().join(", "), Origin::Ours("issue 40 item 1's modes, each on the default device"))
     .with("combinations", COMBOS.iter().map(|(d, m)| format!("{d}+{m}")).collect::<Vec<_>>().join(", "), Origin::Ours("issue 40 item 3's pairs and the two the field would try first"))
     .with("not run", REFUSED.iter().map(|(r, on)| format!("{r} on {} (refused: cannot coexist)", on.join(", "))).collect::<Vec<_>>().join("; "), Origin::Ours("the simulator's refusal of a device policy under `central` where every I/O blocks (crates/sim, issue 40 item 3)"))
@@ -304,10 +305,15 @@ mod tests {
         let groups = e.groups();
         assert_eq!(groups.len(), FIO_WORKLOADS.len() * DEVICES.len() + 1);
         for g in &groups {
+            let prefix = g.split(' ').next().unwrap();
             for (shown, _, _) in &rows {
-                assert!(e.run(&format!("{shown}/{g}")).is_some(), "{shown}/{g}");
+                let run = e.run(&format!("{shown}/{g}"));
+                // A pair that cannot coexist there is declared, not run.
+                assert_eq!(run.is_some(), coexists(shown, prefix), "{shown}/{g}");
             }
         }
+        assert!(e.run("adaptive+central/qd1 optane").is_none());
+        assert!(e.run("adaptive+central/mixed optane").is_some());
         // The modes main has: the device strategies, blk-mq's polling, a
         // combination.
         for key in [
