@@ -78,11 +78,15 @@ pub fn forwarded() -> Vec<libc::c_int> {
 /// signal, comes later: issue 24's test sends it 200 ms after the first).
 pub const SAME_SEND: Duration = Duration::from_millis(100);
 
-/// The last signal passed on: its number, its sender, when (ns of
-/// CLOCK_MONOTONIC).
-static LAST_SIG: AtomicI32 = AtomicI32::new(0);
-static LAST_PID: AtomicI32 = AtomicI32::new(0);
-static LAST_NS: AtomicU64 = AtomicU64::new(0);
+/// The last sending passed on, in one word ([`Sending`]): its number,
+/// its sender and when. One word, so that two handlers running at once
+/// agree on which of them saw it first: `timeout`'s two kills of one
+/// SIGTERM are process-directed, and the kernel may run the second's
+/// handler on another of exec's threads while the first's is between
+/// reading and writing three separate words (so both counted, and exec
+/// killed the program as at a second signal: once in a fresh-clone CI run,
+/// 2026-12-07, `timeouts_group_sigterm_is_one_signal`).
+static LAST: AtomicU64 = AtomicU64::new(0);
 /// Signals received while no program pid is set for the handler (the
 /// program's end, before its descendants are waited for): bit `sig - 1`,
 /// passed on by the waiting loop.
@@ -121,6 +125,53 @@ fn monotonic_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// One sending as [`LAST`] holds it: the signal (7 bits: up to SIGRTMAX,
+/// 64), the sender's pid (22 bits: Linux's PID_MAX_LIMIT is 2^22 on
+/// 64-bit, include/linux/threads.h) and the time in ms (35 bits, compared
+/// modulo 2^35 ms, about a year: only differences under [`SAME_SEND`]
+/// matter). 0 is "none yet": signal 0 is never delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sending(u64);
+
+impl Sending {
+    const MS_BITS: u32 = 35;
+    const MS_MASK: u64 = (1 << Self::MS_BITS) - 1;
+
+    fn new(sig: libc::c_int, sender: libc::pid_t, now_ns: u64) -> Sending {
+        let sig = (sig as u64) & 0x7f;
+        let pid = (sender as u64) & ((1 << 22) - 1);
+        let ms = (now_ns / 1_000_000) & Self::MS_MASK;
+        Sending(sig << 57 | pid << Self::MS_BITS | ms)
+    }
+
+    /// Whether `self` and `other` are the same signal from the same sender.
+    fn same_sender(self, other: Sending) -> bool {
+        self.0 >> Self::MS_BITS == other.0 >> Self::MS_BITS
+    }
+
+    /// Whether `other` came less than [`SAME_SEND`] before `self`.
+    fn within(self, other: Sending) -> bool {
+        let dt = (self.0 & Self::MS_MASK).wrapping_sub(other.0 & Self::MS_MASK) & Self::MS_MASK;
+        dt < SAME_SEND.as_millis() as u64
+    }
+
+    /// Records `self` in `last` and says whether it repeats the sending
+    /// there (the same signal from the same sender within [`SAME_SEND`]).
+    /// A compare-and-swap, not a load and a store: of two handlers racing
+    /// with one sending, exactly one finds it new.
+    fn again(self, last: &AtomicU64) -> bool {
+        let mut seen = last.load(SeqCst);
+        loop {
+            let prev = Sending(seen);
+            let again = seen != 0 && prev.same_sender(self) && self.within(prev);
+            match last.compare_exchange(seen, self.0, SeqCst, SeqCst) {
+                Ok(_) => return again,
+                Err(now) => seen = now,
+            }
+        }
+    }
+}
+
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let (code, sender) = if info.is_null() {
@@ -132,13 +183,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     let now = monotonic_ns();
     if !from_kernel {
         // One sending that reached exec twice (timeout's child and group).
-        let again = LAST_SIG.load(SeqCst) == sig
-            && LAST_PID.load(SeqCst) == sender
-            && now.saturating_sub(LAST_NS.load(SeqCst)) < SAME_SEND.as_nanos() as u64;
-        LAST_SIG.store(sig, SeqCst);
-        LAST_PID.store(sender, SeqCst);
-        LAST_NS.store(now, SeqCst);
-        if again {
+        if Sending::new(sig, sender, now).again(&LAST) {
             return;
         }
     }
@@ -185,7 +230,7 @@ impl Forwarding {
         PASSED_ON.store(false, SeqCst);
         CHILD.store(0, SeqCst);
         PENDING.store(0, SeqCst);
-        LAST_SIG.store(0, SeqCst);
+        LAST.store(0, SeqCst);
         let mut previous = Vec::new();
         let mut ignored = Vec::new();
         for sig in forwarded() {
@@ -513,6 +558,54 @@ pub fn name(sig: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn one_sending_seen_twice_is_again_and_a_later_or_another_is_not() {
+        let last = AtomicU64::new(0);
+        let ms = 1_000_000;
+        assert!(!Sending::new(libc::SIGTERM, 4242, 10 * ms).again(&last));
+        assert!(Sending::new(libc::SIGTERM, 4242, 10 * ms + 5).again(&last));
+        assert!(Sending::new(libc::SIGTERM, 4242, 60 * ms).again(&last));
+        // Another sender, another signal, or the same one after SAME_SEND.
+        assert!(!Sending::new(libc::SIGTERM, 4243, 61 * ms).again(&last));
+        assert!(!Sending::new(libc::SIGINT, 4243, 62 * ms).again(&last));
+        assert!(
+            !Sending::new(libc::SIGINT, 4243, 62 * ms + SAME_SEND.as_nanos() as u64).again(&last)
+        );
+        // Across the 2^35 ms wrap of the packed clock.
+        let wrap = (1u64 << 35) * ms;
+        let last = AtomicU64::new(0);
+        assert!(!Sending::new(libc::SIGTERM, 1, wrap - ms).again(&last));
+        assert!(Sending::new(libc::SIGTERM, 1, wrap + ms).again(&last));
+        // The largest pid and real-time signal keep their fields apart.
+        let a = Sending::new(libc::SIGRTMAX(), (1 << 22) - 1, 0);
+        assert!(!a.same_sender(Sending::new(libc::SIGRTMAX(), (1 << 22) - 2, 0)));
+        assert!(!a.same_sender(Sending::new(libc::SIGRTMAX() - 1, (1 << 22) - 1, 0)));
+    }
+
+    #[test]
+    fn of_two_handlers_racing_with_one_sending_exactly_one_finds_it_new() {
+        // The race the single word closes: many threads at once with the
+        // same sending, as timeout's two kills landing on two threads.
+        for round in 0..200u64 {
+            let last = std::sync::Arc::new(AtomicU64::new(0));
+            let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+            let new: usize = (0..4)
+                .map(|_| {
+                    let (last, start) = (last.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        !Sending::new(libc::SIGTERM, 99, round * 1_000_000_000).again(&last)
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| usize::from(t.join().unwrap()))
+                .sum();
+            assert_eq!(new, 1, "round {round}");
+        }
+    }
+
     use super::*;
 
     #[test]
