@@ -93,6 +93,15 @@ fn line(r: &RunReport, mode: Mode) -> Line {
 /// timer for: its CPU plus its sleeps fit in the run's wall time (1 us a
 /// sleep for the system call's own path). A thread that spun through its
 /// "sleeps" burns about the whole window and fails this.
+///
+/// Not asserted: a voluntary switch per sleep. A sleep of a few
+/// microseconds whose timer has fired before the task reaches
+/// `schedule()` returns without one (kernel/time/hrtimer.c
+/// `do_nanosleep`: `if (likely(t->task)) schedule()`), which a loaded
+/// machine makes common: beside two spinning processes PAS's 495 timer
+/// sleeps of ~6.7 us came with 120 voluntary switches (2026-12-07, this
+/// file's PAS test, 2 of 4 runs under the bound of half). The PAS test
+/// compares its switches with classic polling's instead.
 fn assert_slept_off_cpu(r: &RunReport, l: &Line) {
     let j = &r.jobs[0];
     let cpu = j.usr_ns + j.sys_ns;
@@ -102,13 +111,6 @@ fn assert_slept_off_cpu(r: &RunReport, l: &Line) {
         l.timer_sleeps,
         l.asked,
         r.duration_ns,
-        l.text
-    );
-    let vol = j.ctx_voluntary.unwrap();
-    assert!(
-        vol >= l.timer_sleeps / 2,
-        "{} timer sleeps but {vol} voluntary switches: {}",
-        l.timer_sleeps,
         l.text
     );
 }
@@ -135,12 +137,20 @@ fn pas_moves_its_sleep_by_under_and_over_and_sleeps_off_the_cpu() {
     assert!(l.under > 0 && l.over > 0, "{}", l.text);
     assert!(l.timer_sleeps > 0, "never long enough to sleep: {}", l.text);
     assert_slept_off_cpu(&pas, &l);
-    // Classic polling never gives the CPU away by itself.
+    // Classic polling never gives the CPU away by itself; PAS's timer
+    // sleeps do, whatever the load.
     let c = &classic.jobs[0];
     assert!(
         c.ctx_voluntary.unwrap() * 20 <= c.read.io_ops,
         "{:?}",
         c.ctx_voluntary
+    );
+    assert!(
+        pas.jobs[0].ctx_voluntary.unwrap() > c.ctx_voluntary.unwrap(),
+        "PAS {:?} voluntary switches, classic {:?}: {}",
+        pas.jobs[0].ctx_voluntary,
+        c.ctx_voluntary,
+        l.text
     );
 }
 
