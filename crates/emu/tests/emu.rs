@@ -8,6 +8,9 @@ use emu::{Audit, Delivery, EmuConfig, EmuError};
 use policy::PolicySpec;
 use report::RunReport;
 
+mod common;
+use common::assert_exactly_once;
+
 const MS: u64 = 1_000_000;
 
 /// One emulation at a time: each has a device thread spinning on a CPU,
@@ -36,29 +39,6 @@ fn run(text: &str, cfg: &EmuConfig) -> (RunReport, Audit) {
     let (r, a) = emu::run_audited(&jobs(text), cfg).unwrap_or_else(|e| panic!("{e}"));
     assert_exactly_once(&a);
     (r, a)
-}
-
-fn assert_exactly_once(a: &Audit) {
-    assert!(a.submitted > 0, "{a:?}");
-    assert_eq!(
-        a.device.fetched, a.submitted,
-        "every submission fetched: {a:?}"
-    );
-    assert_eq!(
-        a.device.completed, a.submitted,
-        "every command finished: {a:?}"
-    );
-    assert_eq!(
-        a.device.posted, a.submitted,
-        "every completion posted: {a:?}"
-    );
-    assert_eq!(
-        a.handlers.reaped, a.submitted,
-        "every entry reaped once: {a:?}"
-    );
-    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
-    assert_eq!(a.device.errors_held, 0, "no error coalesced: {a:?}");
-    assert_eq!(a.consumed, a.submitted, "every completion consumed: {a:?}");
 }
 
 fn example(name: &str) -> String {

@@ -8,6 +8,9 @@ use host::ld::LdConfig;
 use policy::PolicySpec;
 use report::RunReport;
 
+mod common;
+use common::assert_exactly_once;
+
 const MS: u64 = 1_000_000;
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -149,13 +152,6 @@ fn null_cfg(latency: &str, mode: host::poll::Mode) -> EmuConfig {
         completion: mode,
         ..EmuConfig::default()
     }
-}
-
-fn assert_exactly_once(a: &Audit) {
-    assert_eq!(a.device.completed, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.reaped, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
-    assert_eq!(a.consumed, a.submitted, "{a:?}");
 }
 
 #[test]

@@ -11,6 +11,9 @@ use host::poll::Mode;
 use policy::PolicySpec;
 use report::RunReport;
 
+mod common;
+use common::assert_exactly_once;
+
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run(text: &str, cfg: &EmuConfig) -> (RunReport, Audit) {
@@ -29,13 +32,6 @@ fn cfg(latency: &str, mode: Mode) -> EmuConfig {
         completion: mode,
         ..EmuConfig::default()
     }
-}
-
-fn assert_exactly_once(a: &Audit) {
-    assert_eq!(a.device.completed, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.reaped, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
-    assert_eq!(a.consumed, a.submitted, "{a:?}");
 }
 
 /// What the strategy's job did, from the run's polled-completion note.

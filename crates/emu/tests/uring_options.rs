@@ -6,6 +6,9 @@ use emu::backend::BackendSpec;
 use emu::EmuConfig;
 use policy::{PolicySpec, MS};
 
+mod common;
+use common::assert_exactly_once;
+
 #[test]
 fn sqthread_poll_is_refused_naming_the_job_and_option() {
     let text = "[ring]\nrw=randread\nbs=4k\nsize=1m\nioengine=io_uring\nsqthread_poll\n";
@@ -43,14 +46,6 @@ fn qd4(uring: Option<&str>) -> Result<(report::RunReport, emu::Audit), emu::EmuE
         ..EmuConfig::default()
     };
     emu::run_audited(&jobs, &cfg)
-}
-
-fn assert_exactly_once(a: &emu::Audit) {
-    assert!(a.submitted > 0, "{a:?}");
-    assert_eq!(a.device.completed, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.reaped, a.submitted, "{a:?}");
-    assert_eq!(a.handlers.duplicates, 0, "{a:?}");
-    assert_eq!(a.consumed, a.submitted, "every completion consumed: {a:?}");
 }
 
 #[test]
