@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{check_exactly_once, config, lat_us};
+use common::{check_exactly_once, config, cpu, job, lat_us, note};
 use policy::{PolicySpec, MS};
 use report::RunReport;
 use sim::{Audit, BlockScheduler, Completion, SimError};
@@ -29,23 +29,6 @@ fn run_on(
 
 fn run(text: &str, mode: Completion, runtime_ms: u64) -> (RunReport, Audit) {
     run_on("optane", text, mode, BlockScheduler::None, runtime_ms)
-}
-
-fn job<'a>(r: &'a RunReport, name: &str) -> &'a report::JobReport {
-    r.jobs.iter().find(|j| j.name == name).unwrap()
-}
-
-/// The job's CPU (user + system) as a share of the run.
-fn cpu(r: &RunReport, name: &str) -> f64 {
-    let j = job(r, name);
-    (j.usr_ns + j.sys_ns) as f64 / r.duration_ns as f64
-}
-
-fn note<'a>(r: &'a RunReport, prefix: &str) -> &'a str {
-    r.notes
-        .iter()
-        .find(|n| n.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no note '{prefix}': {:?}", r.notes))
 }
 
 /// `'name' N polled` from the completion note.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check_exactly_once, config, lat_us};
+use common::{check_exactly_once, config, cpu, job, lat_us, note};
 use policy::{PolicySpec, MS};
 use report::RunReport;
 use sim::Completion;
@@ -17,23 +17,6 @@ fn run_on(device: &str, text: &str, mode: Completion, runtime_ms: u64) -> RunRep
     let (r, audit) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
     check_exactly_once(&audit);
     r
-}
-
-fn job<'a>(r: &'a RunReport, name: &str) -> &'a report::JobReport {
-    r.jobs.iter().find(|j| j.name == name).unwrap()
-}
-
-/// The job's CPU (user + system) as a share of the run, per thread.
-fn cpu(r: &RunReport, name: &str) -> f64 {
-    let j = job(r, name);
-    (j.usr_ns + j.sys_ns) as f64 / r.duration_ns as f64
-}
-
-fn note<'a>(r: &'a RunReport, prefix: &str) -> &'a str {
-    r.notes
-        .iter()
-        .find(|n| n.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no note '{prefix}': {:?}", r.notes))
 }
 
 /// The number before `what` in the completion note.

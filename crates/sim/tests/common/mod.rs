@@ -96,3 +96,22 @@ pub fn check_exactly_once(a: &Audit) {
         assert_eq!(ns, a.window_ns, "core {core}: {a:?}");
     }
 }
+
+/// The job named `name` in the report.
+pub fn job<'a>(r: &'a RunReport, name: &str) -> &'a report::JobReport {
+    r.jobs.iter().find(|j| j.name == name).unwrap()
+}
+
+/// The job's CPU (user + system) as a share of the run, per thread.
+pub fn cpu(r: &RunReport, name: &str) -> f64 {
+    let j = job(r, name);
+    (j.usr_ns + j.sys_ns) as f64 / r.duration_ns as f64
+}
+
+/// The run's note that starts with `prefix`.
+pub fn note<'a>(r: &'a RunReport, prefix: &str) -> &'a str {
+    r.notes
+        .iter()
+        .find(|n| n.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no note '{prefix}': {:?}", r.notes))
+}
