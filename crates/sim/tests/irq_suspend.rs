@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{config, iops, lat_us};
+use common::{check_exactly_once, config, iops, lat_us};
 use host::irq_suspend::IrqSuspend;
 use policy::{Nanos, PolicySpec, MS, US};
 use report::RunReport;
@@ -20,13 +20,7 @@ fn run(text: &str, policy: PolicySpec, suspend: IrqSuspend) -> RunReport {
     let mut cfg = config("optane", policy, 100 * MS, 1);
     cfg.host.irq_suspend = suspend;
     let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-    assert_eq!(
-        (a.duplicates, a.stranded, a.unfinished_threads),
-        (0, 0, 0),
-        "every request completes exactly once: {a:?}"
-    );
-    assert_eq!(a.delivered, a.submitted, "{a:?}");
-    assert_eq!(a.consumed, a.delivered, "{a:?}");
+    check_exactly_once(&a);
     r
 }
 
@@ -177,8 +171,7 @@ fn an_io_uring_reaper_passes_in_its_getevents_whatever_its_wait() {
             cfg.host.uring = strategy;
             cfg.host.irq_suspend = suspend;
             let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-            assert_eq!((a.duplicates, a.stranded), (0, 0), "{word}: {a:?}");
-            assert_eq!(a.delivered, a.submitted, "{word}: {a:?}");
+            check_exactly_once(&a);
             r
         };
         let (off, on) = (go(IrqSuspend::Off), go(ON));
@@ -222,7 +215,7 @@ fn a_synchronous_neighbour_on_the_reapers_queue_waits_for_its_passes() {
         let mut cfg = config("optane", PolicySpec::named("cint"), 100 * MS, 1);
         cfg.host.irq_suspend = suspend;
         let (r, a) = sim::simulate_audited(&jobs, &cfg, &mut |_, _| {}).unwrap();
-        assert_eq!((a.duplicates, a.stranded), (0, 0), "{a:?}");
+        check_exactly_once(&a);
         r
     };
     let (off, on) = (go(IrqSuspend::Off), go(ON));
