@@ -31,6 +31,11 @@ pub const NAMES: &[&str] = &[
     "trace-alibaba",
     "trace-tencent",
     "trace-disksim",
+    "trace-thesios",
+    "trace-tectonic",
+    "trace-vscsi",
+    "trace-oracle-general",
+    "trace-lcs",
 ];
 
 /// The example traces (`examples/traces/`), every format's, seed every
@@ -43,6 +48,9 @@ const TRACE_SEEDS: &[(&str, &str)] = &[
     ("examples/traces", "trace"),
     ("examples/traces", "0"),
     ("examples/traces", "1"),
+    ("examples/traces", "vscsi"),
+    ("examples/traces", "bin"),
+    ("examples/traces", "lcs"),
 ];
 
 /// The target called `name`, seeded from the repository at `root`.
@@ -182,6 +190,11 @@ fn trace_runner(format: traces::Format) -> fn(&[u8]) -> bool {
         Alibaba => |i| run_trace(i, Alibaba),
         Tencent => |i| run_trace(i, Tencent),
         Disksim => |i| run_trace(i, Disksim),
+        Thesios => |i| run_trace(i, Thesios),
+        Tectonic => |i| run_trace(i, Tectonic),
+        Vscsi => |i| run_trace(i, Vscsi),
+        OracleGeneral => |i| run_trace(i, OracleGeneral),
+        Lcs => |i| run_trace(i, Lcs),
     }
 }
 
@@ -269,6 +282,27 @@ fn trace_dict(format: traces::Format) -> Vec<Vec<u8>> {
             ",1,",
         ],
         traces::Format::Disksim => &["938513000 4 264719034 16 0\n", " 0\n", " 1\n"],
+        traces::Format::Thesios => &[
+            "filename,file_offset,application,c_time,io_zone,redundancy_type,op_type,service_class,from_flash_cache,cache_hit,request_io_size_bytes,disk_io_size_bytes,response_io_size_bytes,start_time,disk_time,simulated_disk_start_time,simulated_latency\n",
+            "f1,4096,app,1705276000,WARM,REPLICATED,READ,LATENCY_SENSITIVE,0,1,4096,0,4096,1705276800.000001,0,0,0.0005\n",
+            "READ",
+            "WRITE",
+            "LATENCY_SENSITIVE",
+            "THROUGHPUT_ORIENTED",
+            "OTHER",
+            ",-1,",
+            "1.5e-05",
+            "E9",
+        ],
+        traces::Format::Tectonic => &[
+            traces::tectonic::CSV_HEADER,
+            "1696118400,310,40,131072,262144,u1,ns1,getChunkData.Permanent,1,h7,3\n",
+            "310 262144 4325376 1572074461.57806 1 24 3 5\n",
+            "# block_id io_offset io_size op_time op_name user_namespace user_name\n",
+            "putChunk.NotInitialized",
+            " 100 ",
+        ],
+        traces::Format::Vscsi | traces::Format::OracleGeneral | traces::Format::Lcs => &[],
     };
     for w in words {
         d.push(w.as_bytes().to_vec());
@@ -292,6 +326,28 @@ fn trace_dict(format: traces::Format) -> Vec<Vec<u8>> {
             d.push(r.encode());
         }
         d.push(vec![0xff; 48]);
+    }
+    // Whole records of each binary cache/vscsi format, to splice.
+    match format {
+        traces::Format::Vscsi => {
+            for v in [1, 2] {
+                for cmd in [0x28, 0x2a, 0x35, 0x42, 0x12] {
+                    d.push(traces::vscsi::encode(v, cmd, 4096, 8, 1_000));
+                }
+            }
+        }
+        traces::Format::OracleGeneral => {
+            d.push(traces::oracle::encode(1, 42, 4096, 3));
+            d.push(traces::oracle::encode(u32::MAX, u64::MAX, u32::MAX, -1));
+        }
+        traces::Format::Lcs => {
+            for v in [1, 2, 3, 8, 9] {
+                d.push(traces::lcs::encode_header(v));
+            }
+            d.push(traces::lcs::encode_v2(1, 42, 4096, 13, 7));
+            d.push(traces::lcs::encode_v2(1, 42, 4096, 200, 7));
+        }
+        _ => {}
     }
     d
 }

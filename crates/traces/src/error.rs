@@ -20,6 +20,17 @@ pub enum TraceError {
         field: &'static str,
         why: String,
     },
+    /// A fixed-size binary record (vscsi, oracleGeneral, lcs): its file,
+    /// its number (from 1, as lines are) and the byte offset where it
+    /// starts; `record 0` is the file's header.
+    #[error("{origin}: record {record} (byte {offset}): {field}: {why}")]
+    Entry {
+        origin: String,
+        record: u64,
+        offset: u64,
+        field: &'static str,
+        why: String,
+    },
     /// The input could not be read past this line or byte.
     #[error("{origin}:{at}: cannot read: {reason}")]
     Read {

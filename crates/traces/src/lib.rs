@@ -2,8 +2,16 @@
 //! they come in: blkparse's default text output, blktrace's binary per-CPU
 //! files, fio's iolog (versions 2 and 3), bcc's biosnoop output, the MSR
 //! Cambridge (SNIA IOTTA) CSV, the Alibaba block-trace CSV, the Tencent CBS
-//! CSV and DiskSim's ASCII traces. Each format's layout, and the source it
-//! is taken from, is in its module's documentation ([`Format`] lists them).
+//! CSV, DiskSim's ASCII traces, Google's Thesios CSV, Meta's Tectonic
+//! traces (Baleen's and cache_dataset's), CloudPhysics' vscsi binary
+//! (versions 1 and 2) and libCacheSim's oracleGeneral and lcs binaries.
+//! Each format's layout, and the source it is taken from, is in its
+//! module's documentation ([`Format`] lists them).
+//!
+//! Input ([`open`]): a file, a pipe, `/dev/stdin` or `-` (standard
+//! input), each opened once and never seeked; zstd, gzip and xz streams
+//! are recognised by their magic bytes and decoded on the fly, and the
+//! format is detected from the decoded head ([`Compression`]).
 //!
 //! What it is for: turning the traces people already have into requests
 //! with issue and completion times, sizes, directions and the block layer's
@@ -31,6 +39,7 @@
 //! assert!(!reqs[0].write);
 //! ```
 
+mod binary;
 pub mod biosnoop;
 pub mod blkparse;
 pub mod blktrace;
@@ -39,24 +48,33 @@ mod detect;
 pub mod disksim;
 mod error;
 pub mod fio;
+mod header;
+mod input;
+pub mod lcs;
 mod num;
+pub mod oracle;
 mod pairing;
+pub mod tectonic;
 mod text;
+pub mod thesios;
+pub mod vscsi;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 pub use error::TraceError;
+pub use input::{Compression, STDIN};
 pub use pairing::MAX_IN_FLIGHT;
 pub use text::MAX_LINE;
+pub use thesios::{ServiceClass, ThesiosFields};
 
 /// One block I/O request as a trace records it.
 ///
 /// Times are `u64` nanoseconds from the origin the format gives (see each
 /// format's module: the trace's start for blkparse, blktrace, fio, biosnoop
-/// and DiskSim; the Unix epoch for Alibaba and Tencent; the Windows epoch,
-/// 1601-01-01, for MSR Cambridge).
+/// and DiskSim; the Unix epoch for Alibaba, Tencent, Thesios and Tectonic;
+/// the Windows epoch, 1601-01-01, for MSR Cambridge; the trace's own clock
+/// for vscsi, oracleGeneral and lcs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Request {
     /// When the request was issued: dispatched to the driver where the
@@ -98,6 +116,13 @@ pub struct Request {
     /// (block/blk-mq.c, `blk_mq_run_hw_queue`: otherwise it defers to
     /// `blk_mq_hctx_next_cpu`), so this CPU names the queue it went to.
     pub cpu: Option<u32>,
+    /// The request's service class, where the trace labels one (Thesios'
+    /// `service_class`); `None` for every other format.
+    pub class: Option<ServiceClass>,
+    /// Thesios' own fields (flash cache, buffer-cache hit, measured and
+    /// simulated latency, application); boxed, so that a request of any
+    /// other format stays small.
+    pub thesios: Option<Box<ThesiosFields>>,
 }
 
 /// The formats read, each one's layout cited in its module.
@@ -121,10 +146,20 @@ pub enum Format {
     Tencent,
     /// DiskSim ASCII ([`disksim`]).
     Disksim,
+    /// Google Thesios CSV ([`thesios`]).
+    Thesios,
+    /// Meta Tectonic, Baleen's or cache_dataset's ([`tectonic`]).
+    Tectonic,
+    /// CloudPhysics vscsi binary, versions 1 and 2 ([`vscsi`]).
+    Vscsi,
+    /// libCacheSim oracleGeneral binary ([`oracle`]).
+    OracleGeneral,
+    /// libCacheSim lcs binary ([`lcs`]).
+    Lcs,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 14] = [
         Format::Blkparse,
         Format::Blktrace,
         Format::FioV2,
@@ -134,6 +169,11 @@ impl Format {
         Format::Alibaba,
         Format::Tencent,
         Format::Disksim,
+        Format::Thesios,
+        Format::Tectonic,
+        Format::Vscsi,
+        Format::OracleGeneral,
+        Format::Lcs,
     ];
 
     /// The name a user gives (`--format`).
@@ -148,6 +188,11 @@ impl Format {
             Format::Alibaba => "alibaba",
             Format::Tencent => "tencent",
             Format::Disksim => "disksim",
+            Format::Thesios => "thesios",
+            Format::Tectonic => "tectonic",
+            Format::Vscsi => "vscsi",
+            Format::OracleGeneral => "oracle-general",
+            Format::Lcs => "lcs",
         }
     }
 
@@ -164,7 +209,10 @@ impl Format {
     }
 
     pub fn is_binary(self) -> bool {
-        self == Format::Blktrace
+        matches!(
+            self,
+            Format::Blktrace | Format::Vscsi | Format::OracleGeneral | Format::Lcs
+        )
     }
 }
 
@@ -230,6 +278,19 @@ pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format)
         Format::Alibaba => Requests::new(text::Lines::new(input, origin, csv::Csv::alibaba())),
         Format::Tencent => Requests::new(text::Lines::new(input, origin, csv::Csv::tencent())),
         Format::Disksim => Requests::new(text::Lines::new(input, origin, disksim::Disksim)),
+        Format::Thesios => {
+            Requests::new(text::Lines::new(input, origin, thesios::Thesios::default()))
+        }
+        Format::Tectonic => Requests::new(text::Lines::new(
+            input,
+            origin,
+            tectonic::Tectonic::default(),
+        )),
+        Format::Vscsi => Requests::new(binary::Binary::new(input, origin, vscsi::Vscsi::default())),
+        Format::OracleGeneral => {
+            Requests::new(binary::Binary::new(input, origin, oracle::OracleGeneral))
+        }
+        Format::Lcs => Requests::new(binary::Binary::new(input, origin, lcs::Lcs::default())),
     }
 }
 
@@ -237,54 +298,56 @@ pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format)
 pub const DETECT_BYTES: usize = 8192;
 
 /// Opens the trace at `path` as `format`, or as the format its first bytes
-/// show ([`Format::detect`]) when `None`. A blktrace trace is named by any
-/// of its per-CPU files (`sda.blktrace.0`) or by their common prefix
-/// (`sda`); all of `PREFIX.blktrace.N` are read and merged in time order,
-/// as blkparse does.
+/// show ([`Format::detect`]) when `None`. `-` is standard input; a pipe or
+/// `/dev/stdin` is read as a file is: each input is opened once and read
+/// forward only. A zstd, gzip or xz stream (by its magic bytes,
+/// [`Compression`]) is decoded as it is read, and the format is told from
+/// the decoded bytes. A blktrace trace is named by any of its per-CPU files
+/// (`sda.blktrace.0`) or by their common prefix (`sda`); all of
+/// `PREFIX.blktrace.N` are read and merged in time order, as blkparse
+/// does.
 pub fn open(path: &Path, format: Option<Format>) -> Result<Requests, TraceError> {
-    let shown = path.display().to_string();
-    let cpu_files = blktrace::cpu_files(path);
+    let cpu_files = if path.as_os_str() == "-" {
+        None
+    } else {
+        blktrace::cpu_files(path)
+    };
+    let first = cpu_files
+        .as_ref()
+        .and_then(|files| files.first().cloned())
+        .unwrap_or_else(|| path.to_path_buf());
+    let (raw, first_shown) = input::open_raw(&first)?;
+    let opened = input::decode(raw, &first_shown, DETECT_BYTES)?;
+    let shown = if path.as_os_str() == "-" {
+        first_shown.clone()
+    } else {
+        path.display().to_string()
+    };
     let format = match format {
         Some(f) => f,
-        None => {
-            let first = cpu_files
-                .as_ref()
-                .and_then(|files| files.first().cloned())
-                .unwrap_or_else(|| path.to_path_buf());
-            let mut head = Vec::with_capacity(DETECT_BYTES);
-            File::open(&first)
-                .and_then(|f| f.take(DETECT_BYTES as u64).read_to_end(&mut head))
-                .map_err(|e| TraceError::Open {
-                    path: first.display().to_string(),
-                    reason: e.to_string(),
-                })?;
-            Format::detect(&head).ok_or_else(|| TraceError::Format {
-                origin: shown.clone(),
-                why: format!(
-                    "cannot tell the trace's format from its first bytes; name it (one of: {})",
-                    Format::ALL.map(Format::name).join(", ")
-                ),
-            })?
-        }
+        None => Format::detect(&opened.head).ok_or_else(|| TraceError::Format {
+            origin: shown.clone(),
+            why: format!(
+                "cannot tell the trace's format from its first bytes; name it (one of: {})",
+                Format::ALL.map(Format::name).join(", ")
+            ),
+        })?,
     };
     if format == Format::Blktrace {
-        let files = cpu_files.unwrap_or_else(|| vec![path.to_path_buf()]);
-        let mut inputs = Vec::new();
-        for p in files {
-            let f = File::open(&p).map_err(|e| TraceError::Open {
-                path: p.display().to_string(),
-                reason: e.to_string(),
-            })?;
-            inputs.push((
-                Box::new(BufReader::new(f)) as Box<dyn Read + Send>,
-                p.display().to_string(),
-            ));
+        let mut inputs = vec![(Box::new(opened.input) as Box<dyn Read + Send>, first_shown)];
+        for p in cpu_files.iter().flatten().skip(1) {
+            let (raw, shown) = input::open_raw(p)?;
+            let opened = input::decode(raw, &shown, 0)?;
+            inputs.push((Box::new(opened.input) as Box<dyn Read + Send>, shown));
         }
         return Ok(Requests::new(blktrace::Reader::new(inputs)));
     }
-    let f = File::open(path).map_err(|e| TraceError::Open {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
-    Ok(read(BufReader::new(f), &shown, format))
+    if first != path {
+        // A blktrace prefix or per-CPU name whose first file is not
+        // blktrace's: read the path given, as named.
+        let (raw, shown) = input::open_raw(path)?;
+        let opened = input::decode(raw, &shown, 0)?;
+        return Ok(read(opened.input, &shown, format));
+    }
+    Ok(read(opened.input, &shown, format))
 }

@@ -103,6 +103,65 @@ pub(crate) fn decimal_ns(s: &str, unit_ns: u64, field: &'static str) -> Result<u
     Ok(ns)
 }
 
+/// A non-negative decimal in seconds, as the data-warehouse exports print
+/// them (`1705276800.123456`, `0.0125`, and with an exponent, `1.5e-05` or
+/// `1.7052768E9`), as whole nanoseconds; digits past a nanosecond are
+/// dropped. Exact: the digits are scaled as integers, never through a float.
+pub(crate) fn seconds_ns(s: &str, field: &'static str) -> Result<u64, Bad> {
+    let bad = || {
+        Bad::new(
+            field,
+            format!("{} is not a non-negative number of seconds", quoted(s)),
+        )
+    };
+    let past = || Bad::new(field, format!("{} seconds is past 2^64 ns", quoted(s)));
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, ""),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let exp: i64 = if exponent.is_empty() {
+        if s.len() != mantissa.len() {
+            return Err(bad());
+        }
+        0
+    } else {
+        let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        exponent.parse().map_err(|_| bad())?
+    };
+    // The value is DIGITS * 10^(exp - frac.len()) seconds, so
+    // DIGITS * 10^(9 + exp - frac.len()) ns. Leading zeros carry no value;
+    // more than 38 significant digits cannot be held in a u128.
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok(0);
+    }
+    if digits.len() > 38 {
+        return Err(past());
+    }
+    let mut ns: u128 = digits.parse().map_err(|_| bad())?;
+    let mut scale = 9 + exp - frac.len() as i64;
+    while scale > 0 {
+        ns = ns.checked_mul(10).ok_or_else(past)?;
+        scale -= 1;
+    }
+    while scale < 0 && ns > 0 {
+        ns /= 10;
+        scale += 1;
+    }
+    u64::try_from(ns).map_err(|_| past())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +182,26 @@ mod tests {
             assert!(decimal_ns(bad, 1_000, "t").is_err(), "{bad}");
         }
         assert!(decimal_ns("99999999999999999999", 1, "t").is_err());
+    }
+
+    #[test]
+    fn seconds_with_exponents_are_exact() {
+        let ns = |s| seconds_ns(s, "t");
+        assert_eq!(ns("1705276800.123456").unwrap(), 1_705_276_800_123_456_000);
+        assert_eq!(ns("0.0125").unwrap(), 12_500_000);
+        assert_eq!(ns("1.5e-05").unwrap(), 15_000);
+        assert_eq!(ns("1.7052768E9").unwrap(), 1_705_276_800_000_000_000);
+        assert_eq!(ns("2e+0").unwrap(), 2_000_000_000);
+        assert_eq!(ns("3e-12").unwrap(), 0);
+        assert_eq!(ns("0000.5").unwrap(), 500_000_000);
+        assert_eq!(ns("0").unwrap(), 0);
+        for bad in [
+            "", ".", "-1", "e5", "1e", "1e+", "1.2.3", "nan", "inf", " 1", "1e99999", "0x10",
+        ] {
+            assert!(ns(bad).is_err(), "{bad}");
+        }
+        assert!(ns("18446744074").is_err(), "past 2^64 ns");
+        assert!(ns("1e300").is_err());
     }
 
     #[test]

@@ -185,6 +185,7 @@ impl Pairing {
                     comm: p.comm,
                     device: Some(device_name(e.device)),
                     cpu: p.cpu,
+                    ..Request::default()
                 }));
             }
         }
@@ -215,6 +216,7 @@ impl Pairing {
                 comm: p.comm,
                 device: Some(device_name((maj, min))),
                 cpu: p.cpu,
+                ..Request::default()
             })
             .collect()
     }
