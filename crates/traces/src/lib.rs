@@ -22,11 +22,20 @@
 //! [`MAX_LINE`] bytes) and, for the formats that pair an issue event with
 //! its completion (blkparse, blktrace), the requests in flight (at most
 //! [`MAX_IN_FLIGHT`]); a trace of any length is read in bounded memory.
+//! A compressed trace adds its decoder's window: 32 KiB for gzip (RFC
+//! 1951), the dictionary its writer chose for xz (64 MiB at `xz -9`), and
+//! for zstd at most 128 MiB (the decoder's default limit,
+//! `ZSTD_WINDOWLOG_LIMIT_DEFAULT` 27 in `zstd.h`; larger `--long` windows
+//! are refused, as the `zstd` tool refuses them without `--memory`;
+//! cache_dataset's files are within it, since libCacheSim reads them with
+//! the defaults: `generalReader/zstdReader.c`, `ZSTD_createDStream`).
 //!
 //! Errors: a bad row is refused with one error naming the file, the line
 //! and the field (`trace.csv:12: offset: '4k' is not a whole number`); in
-//! the binary format, the byte offset of the record. Nothing after a bad
-//! row is read.
+//! a binary format, the byte offset of the record, and in the fixed-size
+//! ones (vscsi, oracleGeneral, lcs) its number too (`t.bin: record 2 (byte
+//! 24): record: the file ends 10 bytes into this 24-byte record`). Nothing
+//! after a bad row is read.
 //!
 //! ```
 //! use traces::{read, Format};
