@@ -7,7 +7,8 @@
 //!
 //! Magic numbers: gzip `1f 8b` (RFC 1952, section 2.3.1, ID1 ID2); zstd
 //! `28 b5 2f fd` (RFC 8878, section 3.1.1, Magic_Number 0xFD2FB528
-//! little-endian); xz `fd 37 7a 58 5a 00` (The .xz File Format 1.2.1,
+//! little-endian), or a skippable frame first, `5? 2a 4d 18` (section
+//! 3.1.2, 0x184D2A50 to 0x184D2A5F, as `pzstd` writes); xz `fd 37 7a 58 5a 00` (The .xz File Format 1.2.1,
 //! section 2.1.1.1, Header Magic Bytes). The cache_dataset collections ship
 //! as zstd (its README: "All datasets are compressed with zstd"), the SNIA
 //! ones as gzip. Concatenated members or frames (pigz, `zstd` on several
@@ -44,7 +45,9 @@ impl Compression {
     pub fn of(head: &[u8]) -> Option<Compression> {
         if head.starts_with(&[0x1f, 0x8b]) {
             Some(Compression::Gzip)
-        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+            || head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]
+        {
             Some(Compression::Zstd)
         } else if head.starts_with(&[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]) {
             Some(Compression::Xz)

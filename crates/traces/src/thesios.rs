@@ -22,9 +22,12 @@
 //!   cache_dataset writes them latency-sensitive, throughput-oriented,
 //!   other, read too), kept as [`crate::Request::class`];
 //! - `from_flash_cache` (0 or 1), `cache_hit` (1 hit, 0 miss, -1 a write,
-//!   "n/a"), `latency` and `simulated_latency` (seconds from arrival to
-//!   response at the server; the second adjusted by Thesios' simulator for
-//!   cache-miss reads) and `application`, kept in [`ThesiosFields`].
+//!   "n/a"), `latency` and `simulated_latency` (arrival to response at the
+//!   server; the second adjusted by Thesios' simulator for cache-miss
+//!   reads) and `application`, kept in [`ThesiosFields`].
+//!   `simulated_latency` is in seconds (Google's README); `latency`, which
+//!   only cache_dataset lists and without a unit, is read in seconds too
+//!   (assumed: the same quantity as `simulated_latency`, measured).
 //!
 //! The other columns (`c_time`, `io_zone`, `redundancy_type`, the disk
 //! sizes and times) are not read. A row repeating the header (shards

@@ -361,8 +361,14 @@ fn every_new_format_and_an_old_one_read_compressed_as_plain() {
             );
         }
     }
-    // Two gzip members, as pigz or `cat a.gz b.gz` make them: read through.
+    // A zstd skippable frame first (RFC 8878, 3.1.2), as pzstd writes one.
     let csv = std::fs::read(example("sample.alibaba.csv")).unwrap();
+    let mut skippable = vec![0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4];
+    skippable.extend(zstd(&csv));
+    let path = dir.path().join("skippable.csv.zst");
+    std::fs::write(&path, skippable).unwrap();
+    assert_eq!(all(&path, None), all(&example("sample.alibaba.csv"), None));
+    // Two gzip members, as pigz or `cat a.gz b.gz` make them: read through.
     let path = dir.path().join("twice.csv.gz");
     std::fs::write(&path, [gzip(&csv), gzip(&csv)].concat()).unwrap();
     assert_eq!(
