@@ -118,6 +118,7 @@ impl LineFormat for Biosnoop {
             comm: (!comm.is_empty()).then_some(comm),
             device: Some(disk.to_string()),
             cpu: None,
+            ..Default::default()
         });
         Ok(())
     }

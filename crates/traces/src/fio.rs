@@ -148,6 +148,7 @@ impl LineFormat for Iolog {
             comm: None,
             device: Some(file.to_string()),
             cpu: None,
+            ..Default::default()
         });
         Ok(())
     }

@@ -98,6 +98,40 @@ pub struct Request {
     /// (block/blk-mq.c, `blk_mq_run_hw_queue`: otherwise it defers to
     /// `blk_mq_hctx_next_cpu`), so this CPU names the queue it went to.
     pub cpu: Option<u32>,
+    /// The service class the trace labels the request with (Google's
+    /// Thesios traces' `service_class`); `None` for formats without one.
+    pub class: Option<ServiceClass>,
+    /// The plugged batch the request was submitted in, where the trace
+    /// records the block layer's plug and unplug events (blkparse's `P`
+    /// and `U`, blktrace's `__BLK_TA_PLUG` and `__BLK_TA_UNPLUG_*`):
+    /// `None` for a request that no unplug released with another.
+    pub batch: Option<Batch>,
+}
+
+/// A request's service class, as Thesios labels it (`service_class`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ServiceClass {
+    LatencySensitive,
+    ThroughputOriented,
+    Other,
+}
+
+/// The plugged batch a request belongs to: the requests one process
+/// queued under one block-layer plug (Linux `blk_start_plug` ..
+/// `blk_finish_plug`, block/blk-core.c), released together by one unplug
+/// (the `block_unplug` tracepoint, include/trace/events/block.h, its
+/// `nr_rq` the batch's size). Only a plug that released two or more
+/// requests is a batch: a plug around a single request (every direct
+/// `pread` on ext4: iomap's `__iomap_dio_rw` plugs around its bios)
+/// batches nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Batch {
+    /// The batch's number in the trace, from 1 in unplug order.
+    pub id: u64,
+    /// How many requests of the trace the unplug released.
+    pub size: u32,
+    /// The last request the process queued into the batch.
+    pub last: bool,
 }
 
 /// The formats read, each one's layout cited in its module.
