@@ -239,7 +239,7 @@ impl Pairing {
             })
             .map(|(k, p)| (p.seq, *k))
             .collect();
-        held.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        held.sort_unstable_by_key(|h| std::cmp::Reverse(h.0));
         held.truncate(depth as usize);
         if held.len() < 2 {
             return;

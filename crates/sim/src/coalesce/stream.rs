@@ -145,6 +145,7 @@ pub(super) mod tests {
             comm: Some("db".into()),
             device: None,
             cpu: None,
+            ..Default::default()
         }
     }
 
