@@ -11,7 +11,8 @@
 
 use std::path::Path;
 
-use marks::trace::{self as rule, Bursts, Class, Counts, Facts, MarksFrom, Roles};
+pub use marks::trace::MarksFrom;
+use marks::trace::{self as rule, Bursts, Class, Counts, Facts, Roles};
 use policy::Marks;
 use traces::{Request, ServiceClass};
 
