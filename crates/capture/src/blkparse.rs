@@ -21,6 +21,19 @@
 //! [CPU] FLAGS SECONDS.MICROS: EVENT: `; `perf script -F
 //! comm,tid,cpu,time,event,trace --ns` puts `COMM TID [CPU] SECONDS.NANOS:
 //! SYSTEM:EVENT: `.
+//!
+//! `block_plug: "[%s]"` (comm) and `block_unplug: "[%s] %d"` (comm,
+//! `nr_rq`: the requests the unplug releases to one queue; Linux 6.18
+//! block/blk-mq.c `blk_mq_dispatch_plug_list`) are blkparse's `P` and `U`
+//! (`HEADER "[%C]"` and `HEADER "[%C] %U"`, blkparse_fmt.c; RWBS `N`).
+//! Neither tracepoint records a device or whether the unplug was explicit
+//! (`U`) or from the scheduler (`UT`, which blkparse prints apart): every
+//! unplug is written `U`, under the device of the last bio its process
+//! queued ([`PlugDevices`]): a plug is the task's own (`current->plug`)
+//! and its first request's `Q` comes before the plug event
+//! (`blk_add_rq_to_plug` fires `block_plug` after the bio is queued). A
+//! plug whose process queued nothing yet is not written; a plug spanning
+//! two devices is written under the last one's.
 
 /// One event read from a tracefs or `perf script` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +53,15 @@ pub enum Event {
         /// The command name (D) or the error (C), as blkparse prints it.
         tail: String,
     },
+    /// A plug (`P`, `depth` none) or an unplug (`U`, `depth` the
+    /// requests it released), which records no device.
+    Plug {
+        time_ns: u64,
+        cpu: u32,
+        pid: u32,
+        comm: String,
+        depth: Option<u32>,
+    },
     /// `irq_handler_entry: irq=N name=NAME`.
     Irq {
         time_ns: u64,
@@ -53,7 +75,9 @@ impl Event {
     /// The event's time (the tracer's clock), in nanoseconds.
     pub fn time_ns(&self) -> u64 {
         match self {
-            Event::Block { time_ns, .. } | Event::Irq { time_ns, .. } => *time_ns,
+            Event::Block { time_ns, .. }
+            | Event::Plug { time_ns, .. }
+            | Event::Irq { time_ns, .. } => *time_ns,
         }
     }
 }
@@ -97,6 +121,21 @@ pub fn parse(line: &str) -> Option<Event> {
         "block_bio_complete" => block(body, t, cpu, pid, 'C', false, false),
         "block_rq_issue" => block(body, t, cpu, pid, 'D', true, true),
         "block_rq_complete" => block(body, t, cpu, pid, 'C', false, true),
+        "block_plug" | "block_unplug" => {
+            let (comm, depth) = body.trim().strip_prefix('[')?.rsplit_once(']')?;
+            let depth = match (event.ends_with("block_unplug"), depth.trim()) {
+                (true, d) => Some(d.parse().ok()?),
+                (false, "") => None,
+                (false, _) => return None,
+            };
+            Some(Event::Plug {
+                time_ns: t,
+                cpu,
+                pid,
+                comm: comm.to_string(),
+                depth,
+            })
+        }
         "irq_handler_entry" => {
             let irq = body.split_whitespace().next()?.strip_prefix("irq=")?;
             let name = body.split_once("name=")?.1.trim().to_string();
@@ -183,6 +222,69 @@ pub fn blkparse_line(e: &Event, since: u64, seq: u64) -> Option<String> {
         rel / 1_000_000_000,
         rel % 1_000_000_000
     ))
+}
+
+/// A plug or unplug as blkparse prints it, under `device`.
+pub fn plug_line(e: &Event, device: (u32, u32), since: u64, seq: u64) -> Option<String> {
+    let Event::Plug {
+        time_ns,
+        cpu,
+        pid,
+        comm,
+        depth,
+    } = e
+    else {
+        return None;
+    };
+    let rel = time_ns.saturating_sub(since);
+    let (major, minor) = device;
+    let (action, tail) = match depth {
+        None => ('P', format!("[{comm}]")),
+        Some(d) => ('U', format!("[{comm}] {d}")),
+    };
+    Some(format!(
+        "{major:>3},{minor:<3} {cpu:>2} {seq:>8} {:>5}.{:09} {pid:>5} {action:>2} {:>3} {tail}",
+        rel / 1_000_000_000,
+        rel % 1_000_000_000,
+        "N"
+    ))
+}
+
+/// Which device a plug event goes under: the device of the last bio its
+/// process queued (the module's comment). Remembers at most [`Self::MAX`]
+/// processes; past that it starts again (a plug missed is not written,
+/// never written under a wrong device).
+#[derive(Debug, Default)]
+pub struct PlugDevices {
+    last: std::collections::HashMap<u32, (u32, u32)>,
+}
+
+impl PlugDevices {
+    /// Processes remembered at once (ours: a capture's programs have far
+    /// fewer threads).
+    pub const MAX: usize = 4096;
+
+    /// The device a plug event goes under (`None`: its process queued
+    /// nothing yet), after noting a queued bio's device.
+    pub fn device_of(&mut self, e: &Event) -> Option<(u32, u32)> {
+        match e {
+            Event::Block {
+                action: 'Q',
+                pid,
+                major,
+                minor,
+                ..
+            } => {
+                if self.last.len() >= Self::MAX {
+                    self.last.clear();
+                }
+                self.last.insert(*pid, (*major, *minor));
+                None
+            }
+            Event::Plug { pid, .. } => self.last.get(pid).copied(),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -323,6 +425,51 @@ mod tests {
             "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION",
         ] {
             assert_eq!(parse(l), None, "{l}");
+        }
+    }
+
+    #[test]
+    fn plug_events_are_written_under_their_process_s_last_queued_device() {
+        let p = "        db_bench-4242    [001] ..... 29441.454300: block_plug: [db_bench]";
+        let u = "        db_bench-4242    [001] ..... 29441.454310: block_unplug: [db_bench] 3";
+        let q = "        db_bench-4242    [001] ..... 29441.454290: block_bio_queue: 254,0 R 8 + 8 [db_bench]";
+        let perf = "db_bench 4243 [000] 29441.454320001: block:block_unplug: [rocksdb:low] 12";
+        let (p, u, q) = (parse(p).unwrap(), parse(u).unwrap(), parse(q).unwrap());
+        assert_eq!(
+            u,
+            Event::Plug {
+                time_ns: 29_441_454_310_000,
+                cpu: 1,
+                pid: 4242,
+                comm: "db_bench".into(),
+                depth: Some(3)
+            }
+        );
+        assert!(
+            matches!(parse(perf), Some(Event::Plug { pid: 4243, depth: Some(12), ref comm, .. }) if comm == "rocksdb:low")
+        );
+        let mut devices = PlugDevices::default();
+        // Nothing queued by 4242 yet: the plug has no device.
+        assert_eq!(devices.device_of(&p), None);
+        assert_eq!(devices.device_of(&q), None);
+        let dev = devices.device_of(&u).unwrap();
+        assert_eq!(dev, (254, 0));
+        let since = 29_441_454_300_000;
+        assert_eq!(
+            plug_line(&p, dev, since, 4).unwrap(),
+            "254,0    1        4     0.000000000  4242  P   N [db_bench]"
+        );
+        assert_eq!(
+            plug_line(&u, dev, since, 5).unwrap(),
+            "254,0    1        5     0.000010000  4242  U   N [db_bench] 3"
+        );
+        // A block event is no plug line.
+        assert_eq!(plug_line(&q, dev, since, 6), None);
+        for bad in [
+            "x-1 [000] ..... 1.000001: block_unplug: [x]",
+            "x-1 [000] ..... 1.000001: block_plug: [x] 3",
+        ] {
+            assert_eq!(parse(bad), None, "{bad}");
         }
     }
 

@@ -67,7 +67,7 @@
 
 mod blkparse;
 
-pub use blkparse::{blkparse_line, parse, Event};
+pub use blkparse::{blkparse_line, parse, plug_line, Event, PlugDevices};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -84,11 +84,16 @@ const TRACEFS: &str = "/sys/kernel/tracing";
 /// events are there for bio-based drivers (zram, device mapper), which
 /// make no requests (measured: `dd oflag=direct` of 100 4 KiB blocks to a
 /// zram device gave 100 `block_bio_complete` and no request event).
-const EVENTS: [&str; 5] = [
+/// The plug events (blkparse's `P` and `U`) delimit a process's batches
+/// (`blk_start_plug` .. `blk_finish_plug`, an `io_submit`'s iocbs), which
+/// `coalesce --marks-from plug` marks.
+const EVENTS: [&str; 7] = [
     "block/block_bio_queue",
     "block/block_bio_complete",
     "block/block_rq_issue",
     "block/block_rq_complete",
+    "block/block_plug",
+    "block/block_unplug",
     "irq/irq_handler_entry",
 ];
 /// The instance's ring buffer per CPU, KiB (`buffer_size_kb`). Measured
@@ -583,9 +588,11 @@ fn convert(
     };
     let mut since: Option<u64> = None;
     let mut seq: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    let mut plugs = PlugDevices::default();
     for line in BufReader::new(text).lines() {
         let line = line.map_err(|e| err(format!("{}: {e}", trace.display())))?;
         let Some(e) = parse(&line) else { continue };
+        let plugged = plugs.device_of(&e);
         if let Event::Irq { time_ns, irq, .. } = &e {
             if running(*time_ns) {
                 s.per_irq.entry(*irq).or_default().0 += 1;
@@ -595,6 +602,11 @@ fn convert(
         // first trace); interrupts before it are not the program's.
         let base = match &e {
             Event::Block { time_ns, .. } => *since.get_or_insert(*time_ns),
+            // After its process's first queued bio (a plug's device).
+            Event::Plug { .. } => match since {
+                Some(b) => b,
+                None => continue,
+            },
             Event::Irq { time_ns, .. } => match since {
                 Some(b) if *time_ns >= b => b,
                 _ => continue,
@@ -624,6 +636,15 @@ fn convert(
                         c.completed_while_running += u64::from(running(e.time_ns()));
                     }
                 }
+            }
+            Event::Plug { .. } => {
+                let Some(dev) = plugged.filter(|d| wanted.is_empty() || wanted.contains(d)) else {
+                    continue;
+                };
+                let n = seq.entry(dev).or_insert(0);
+                *n += 1;
+                let text = plug_line(&e, dev, base, *n).expect("a plug event");
+                writeln!(w, "{text}").map_err(|e| io(&tmp, e))?;
             }
             Event::Irq {
                 time_ns,

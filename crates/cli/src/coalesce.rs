@@ -64,6 +64,14 @@ pub struct CoalesceArgs {
         requires = "plan"
     )]
     pub controller: String,
+    /// The rule that marks what no --mark rule does (marks::trace):
+    /// table1 (the default: reads, sync writes, flushes Urgent), plug
+    /// (a plugged batch's last Barrier, the rest none; unbatched as
+    /// table1), class (Thesios' latency-sensitive Urgent), process
+    /// (blocking processes as table1; a batcher's bursts Barrier on their
+    /// last) or none; the table then counts each mark
+    #[arg(long, value_name = "RULE", requires = "trace", conflicts_with = "plan")]
+    pub marks_from: Option<marks::trace::MarksFrom>,
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -94,6 +102,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             service: args.service,
             policies,
             report: args.report.clone(),
+            marks_from: args.marks_from,
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         print!("{table}");

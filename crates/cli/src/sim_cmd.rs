@@ -85,6 +85,13 @@ pub struct SimArgs {
     pub cpu_latency_limit: Option<u64>,
     #[command(flatten)]
     pub out: RunOutput,
+    /// How a trace's requests are marked (marks::trace): table1 (reads,
+    /// sync writes, flushes Urgent; the default), plug (Barrier on a
+    /// plugged batch's last), class (latency-sensitive Urgent), process
+    /// (blocking processes as table1, a batcher's bursts Barrier on their
+    /// last) or none; the report then counts each mark
+    #[arg(long, value_name = "RULE", requires = "trace")]
+    pub marks_from: Option<marks::trace::MarksFrom>,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -154,7 +161,9 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
-    let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
+    let mut marker = sim::trace_marks::Marker::open(args.marks_from, trace, args.trace_format)
+        .map_err(|e| anyhow!(e))?;
+    let ios = sim::replay::load_marked(trace, args.trace_format, args.comm.as_deref(), &mut marker)
         .map_err(|e| anyhow!(e))?;
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
@@ -169,11 +178,14 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
     sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
-        OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
+        OutputFormat::Normal => render(&report, args.out.format) + &drift.render() + &marker.line(),
         OutputFormat::Json => {
             let mut doc: serde_json::Value =
                 serde_json::from_str(&report::json::document(&report))?;
             doc["replay"] = serde_json::to_value(&drift)?;
+            if let Some(m) = marker.summary() {
+                doc["marks"] = serde_json::to_value(m)?;
+            }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };

@@ -5,6 +5,7 @@ pub mod glob;
 pub mod kernel;
 pub mod presets;
 pub mod rule;
+pub mod trace;
 
 pub use fio::{CintFlags, IoKind, JobMarks, Submission};
 pub use glob::matches;

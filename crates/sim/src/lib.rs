@@ -37,6 +37,7 @@ mod run;
 mod sched;
 mod state;
 mod step;
+pub mod trace_marks;
 mod vectors;
 mod wakeup;
 mod workload;

@@ -96,6 +96,22 @@ pub fn load(
     format: Option<traces::Format>,
     comm: Option<&str>,
 ) -> Result<Vec<TraceIo>, String> {
+    load_marked(
+        path,
+        format,
+        comm,
+        &mut crate::trace_marks::Marker::table1(),
+    )
+}
+
+/// [`load`], its requests marked by `marker` (`--marks-from`,
+/// [`crate::trace_marks`]).
+pub fn load_marked(
+    path: &std::path::Path,
+    format: Option<traces::Format>,
+    comm: Option<&str>,
+    marker: &mut crate::trace_marks::Marker,
+) -> Result<Vec<TraceIo>, String> {
     let mut ios = Vec::new();
     for r in traces::open(path, format).map_err(|e| e.to_string())? {
         let r = r.map_err(|e| e.to_string())?;
@@ -113,7 +129,7 @@ pub fn load(
             complete_ns: r.complete_ns,
             bytes: u64::from(r.bytes),
             write: r.write,
-            marks: table1_marks(&r),
+            marks: marker.mark(&r),
             pid: r.pid,
         });
     }

@@ -4,6 +4,7 @@
 //! workloads = ["../examples/mixed-16.fio"]   # fio job files, or application files (.toml), relative to this file
 //! # traces = ["../shared/data/traces/tpcc-small.trace"]  # block traces replayed (sim --trace)
 //! # replay = "open"                         # how traces are paced: open or closed [default: open]
+//! # marks_from = "plug"                     # how traces are marked: table1, plug, class, process, none [default: table1] (marks::trace)
 //! devices = ["optane", "p3700"]              # device profiles (names or .toml files)
 //! host = "xeon-e5-2660v4"                    # host profile [default: xeon-e5-2660v4]
 //! # hosts = ["xeon-e5-2660v4", "xeon-e5-2630v3"]  # or several (not both)
@@ -169,6 +170,7 @@ struct Raw {
     workloads: Spanned<Vec<Spanned<String>>>,
     traces: Option<Spanned<Vec<Spanned<String>>>>,
     replay: Option<Spanned<String>>,
+    marks_from: Option<Spanned<String>>,
     devices: Spanned<Vec<Spanned<String>>>,
     host: Option<Spanned<String>>,
     hosts: Option<Spanned<Vec<Spanned<String>>>>,
@@ -260,10 +262,19 @@ impl Spec {
                 .parse()
                 .map_err(|e: String| bad(r.span(), "replay", e))?,
         };
+        let marks_from = match &raw.marks_from {
+            None => None,
+            Some(m) => Some(
+                m.get_ref()
+                    .parse::<sim::trace_marks::MarksFrom>()
+                    .map_err(|e| bad(m.span(), "marks_from", e))?,
+            ),
+        };
         for t in traces {
             let path = dir.join(t.get_ref());
-            let ios =
-                sim::replay::load(&path, None, None).map_err(|e| bad(t.span(), "traces", e))?;
+            let ios = sim::trace_marks::Marker::open(marks_from, &path, None)
+                .and_then(|mut marker| sim::replay::load_marked(&path, None, None, &mut marker))
+                .map_err(|e| bad(t.span(), "traces", e))?;
             if ios.is_empty() {
                 return Err(bad(
                     t.span(),

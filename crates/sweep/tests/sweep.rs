@@ -334,6 +334,12 @@ fn a_bad_trace_or_replay_is_one_line_naming_the_key() {
             "replay",
             "not a loop",
         ),
+        (
+            "workloads = [\"mixed-16.fio\"]\nmarks_from = \"batch\"\n",
+            2,
+            "marks_from",
+            "'batch' is not one of table1, plug, class, process, none",
+        ),
     ];
     for (head, line, key, says) in cases {
         let path = spec_in(d, &format!("{head}{base}"));
@@ -446,4 +452,25 @@ fn emulator_points_run_on_the_spec_s_backend() {
         let e = Spec::load(&path).unwrap_err().to_string();
         assert!(e.contains("key 'emu_backend'") && e.contains(says), "{e}");
     }
+}
+
+/// `marks_from` marks a trace's requests by the rule it names
+/// (`marks::trace`): another rule is another workload (its fingerprint
+/// hashes the marked requests); `table1` is the default's.
+#[test]
+fn marks_from_marks_the_traces_and_keys_them_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_example(d, "traces/sample.blkparse", "sample.blkparse");
+    let fingerprint = |marks: &str| {
+        let text = format!(
+            "traces = [\"sample.blkparse\"]\n{marks}devices = [\"optane\"]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n"
+        );
+        Spec::load(&spec_in(d, &text)).unwrap().workloads[0]
+            .fingerprint
+            .clone()
+    };
+    let default = fingerprint("");
+    assert_eq!(fingerprint("marks_from = \"table1\"\n"), default);
+    assert_ne!(fingerprint("marks_from = \"none\"\n"), default);
 }

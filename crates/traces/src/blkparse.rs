@@ -13,8 +13,12 @@
 //! - `C` (completed), `R` (requeued): `sector + sectors [error]`, or
 //!   `sector + sectors (elapsed) [error]`;
 //! - `M`, `F` (back and front merge), `G`, `S`: `sector + sectors [command]`;
-//! - `P`, `U`, `T`, `A`, `X`, `m` and the zoned actions: their own tails,
-//!   which this reader checks only up to the header.
+//! - `U` (unplug, `BLK_TA_UNPLUG_IO`) and `UT` (unplug from the
+//!   scheduler, `BLK_TA_UNPLUG_TIMER`): `[command] depth`, the requests
+//!   the unplug released (blkparse_fmt.c: `HEADER "[%C] %U\n"`);
+//! - `P` (plug): `[command]`; it and `T`, `A`, `X`, `m` and the zoned
+//!   actions have their own tails, which this reader checks only up to
+//!   the header.
 //!
 //! RWBS (kernel `blk_fill_rwbs`): `F` preflush, then `W`/`R`/`D`/`N`,
 //! then `F` FUA, `A` readahead, `S` sync, `M` metadata.
@@ -32,7 +36,9 @@
 //! (a flush: blkparse prints its `Q` and `D` without a sector) pairs with
 //! the next completion without data on its device, at offset 0; two such
 //! in flight at once on one device pair as one. Times are from the
-//! trace's first event, as blkparse prints them.
+//! trace's first event, as blkparse prints them. An unplug makes the
+//! requests it releases a plugged batch ([`crate::Batch`]; the pairing's
+//! module says how).
 
 use std::collections::VecDeque;
 
@@ -101,6 +107,14 @@ impl LineFormat for Blkparse {
             "C" => Act::Complete,
             "M" => Act::BackMerge,
             "F" => Act::FrontMerge,
+            "U" | "UT" => {
+                // `[command] depth`: the depth is the last word, the
+                // command (which may hold spaces) before it.
+                let depth = rest.last().filter(|_| rest.len() >= 2).ok_or_else(|| {
+                    Bad::new("depth", "missing (an unplug line ends with its depth)")
+                })?;
+                Act::Unplug(uint32(depth, "depth")?)
+            }
             a if a.len() <= 2 && a.bytes().all(|b| b.is_ascii_alphabetic()) => return Ok(()),
             a => {
                 return Err(Bad::new(
@@ -122,7 +136,9 @@ impl LineFormat for Blkparse {
             }
             _ => false,
         };
-        let (sector, bytes, tail) = if no_data {
+        let (sector, bytes, tail) = if let Act::Unplug(_) = act {
+            (crate::pairing::NO_SECTOR, 0, String::new())
+        } else if no_data {
             (crate::pairing::NO_SECTOR, 0, rest.join(" "))
         } else if rest.len() >= 3 && rest[1] == "+" {
             let sector = uint(rest[0], "sector")?;

@@ -12,7 +12,8 @@
 //!     16     8  sector    512-byte sectors
 //!     24     4  bytes
 //!     28     4  action    low 16 bits: __BLK_TA_* (QUEUE 1, BACKMERGE 2,
-//!                         FRONTMERGE 3, ISSUE 7, COMPLETE 8, ...);
+//!                         FRONTMERGE 3, ISSUE 7, COMPLETE 8, PLUG 9,
+//!                         UNPLUG_IO 10, UNPLUG_TIMER 11, ...);
 //!                         high 16 bits: BLK_TC_* categories (READ 1<<0,
 //!                         WRITE 1<<1, FLUSH 1<<2, SYNC 1<<3, NOTIFY 1<<10,
 //!                         PC 1<<9, DISCARD 1<<13, FUA 1<<15)
@@ -27,7 +28,12 @@
 //! magic (`check_data_endianness`), and so does this reader. A notify
 //! record (`BLK_TC_NOTIFY`) with action `BLK_TN_PROCESS` (0) carries the
 //! pid's command name as its payload. Passthrough (`BLK_TC_PC`) records are
-//! not block requests and are skipped.
+//! not block requests and are skipped. An unplug's payload is its depth,
+//! the requests it released, as a big-endian u64 whatever the machine's
+//! order (kernel/trace/blktrace.c, `blk_add_trace_unplug`:
+//! `cpu_to_be64(depth)`; blkparse's `get_pdu_int` reads it back with
+//! `be64_to_cpu`); it makes those requests a plugged batch
+//! ([`crate::Batch`]).
 //!
 //! Requests are paired as in [`crate::blkparse`] (issue `D`, else `Q`;
 //! completion `C`; by device and sector), after the per-CPU files are
@@ -54,6 +60,8 @@ const TA_BACKMERGE: u32 = 2;
 const TA_FRONTMERGE: u32 = 3;
 const TA_ISSUE: u32 = 7;
 const TA_COMPLETE: u32 = 8;
+const TA_UNPLUG_IO: u32 = 10;
+const TA_UNPLUG_TIMER: u32 = 11;
 const TN_PROCESS: u32 = 0;
 const TC_WRITE: u32 = 1 << 1;
 const TC_FLUSH: u32 = 1 << 2;
@@ -341,6 +349,19 @@ impl Reader {
             TA_COMPLETE => Act::Complete,
             TA_BACKMERGE => Act::BackMerge,
             TA_FRONTMERGE => Act::FrontMerge,
+            TA_UNPLUG_IO | TA_UNPLUG_TIMER => {
+                let Some(b) = r.payload.first_chunk::<8>() else {
+                    return Err(self.inputs[i].bad(
+                        at,
+                        "pdu_len",
+                        format!(
+                            "an unplug carries its 8-byte depth; this one {} bytes",
+                            r.payload.len()
+                        ),
+                    ));
+                };
+                Act::Unplug(u32::try_from(u64::from_be_bytes(*b)).unwrap_or(u32::MAX))
+            }
             _ => return Ok(true),
         };
         let comm = match act {

@@ -132,6 +132,29 @@ pub struct Request {
     /// simulated latency, application); boxed, so that a request of any
     /// other format stays small.
     pub thesios: Option<Box<ThesiosFields>>,
+    /// The plugged batch the request was submitted in, where the trace
+    /// records the block layer's plug and unplug events (blkparse's `P`
+    /// and `U`, blktrace's `__BLK_TA_PLUG` and `__BLK_TA_UNPLUG_*`):
+    /// `None` for a request that no unplug released with another.
+    pub batch: Option<Batch>,
+}
+
+/// The plugged batch a request belongs to: the requests one process
+/// queued under one block-layer plug (Linux `blk_start_plug` ..
+/// `blk_finish_plug`, block/blk-core.c), released together by one unplug
+/// (the `block_unplug` tracepoint, include/trace/events/block.h, its
+/// `nr_rq` the batch's size). Only a plug that released two or more
+/// requests is a batch: a plug around a single request (every direct
+/// `pread` on ext4: iomap's `__iomap_dio_rw` plugs around its bios)
+/// batches nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Batch {
+    /// The batch's number in the trace, from 1 in unplug order.
+    pub id: u64,
+    /// How many requests of the trace the unplug released.
+    pub size: u32,
+    /// The last request the process queued into the batch.
+    pub last: bool,
 }
 
 /// The formats read, each one's layout cited in its module.

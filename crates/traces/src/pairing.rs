@@ -3,6 +3,19 @@
 //! `log_track_complete` find a request's earlier events by its device and
 //! start sector; `log_track_frontmerge` moves a request whose start moved).
 //! Used by the blkparse text reader and the blktrace binary reader.
+//!
+//! Plugged batches: the block layer holds a process's requests under a
+//! plug (Linux block/blk-core.c, `blk_start_plug` .. `blk_finish_plug`;
+//! block/blk-mq.c, `blk_add_rq_to_plug` fires `block_plug` when the first
+//! request enters an empty plug) and releases them together
+//! (`blk_mq_dispatch_plug_list` fires `block_unplug` with `nr_rq`, the
+//! requests it releases to one queue; include/trace/events/block.h). The
+//! plug event comes after the first request's `Q` (the bio is queued,
+//! then its request added to the plug), so a batch is read from the
+//! unplug alone: the `nr_rq` most recent requests its process queued on
+//! that device and not yet dispatched (held by the plug, they reach the
+//! driver only after the unplug); the last of them queued is the batch's
+//! last. Fewer than two found (a plug around one request) is no batch.
 
 use std::collections::HashMap;
 
@@ -30,6 +43,9 @@ pub(crate) enum Act {
     /// Merged at the front of a request already queued (`F`): that request
     /// now starts here.
     FrontMerge,
+    /// A plug released (`U`, `UT`): this many requests of the process go
+    /// to the driver together.
+    Unplug(u32),
 }
 
 /// One event, as both readers decode it.
@@ -66,6 +82,8 @@ struct Pending {
     cpu: Option<u32>,
     /// Order of arrival, to hand back unfinished requests in issue order.
     seq: u64,
+    /// The batch an unplug released it in.
+    batch: Option<crate::Batch>,
 }
 
 type Key = (u32, u32, u64);
@@ -86,6 +104,8 @@ fn offset_of(sector: u64) -> u64 {
 pub(crate) struct Pairing {
     pending: HashMap<Key, Pending>,
     seq: u64,
+    /// Batches numbered so far.
+    batches: u64,
 }
 
 fn device_name(d: (u32, u32)) -> String {
@@ -115,6 +135,7 @@ impl Pairing {
                         comm: e.comm,
                         cpu: Some(e.cpu),
                         seq: self.seq,
+                        batch: None,
                     },
                 );
             }
@@ -135,6 +156,7 @@ impl Pairing {
                     comm: None,
                     cpu: None,
                     seq,
+                    batch: None,
                 });
                 // A requeued request is dispatched again: the last dispatch
                 // is the one the device served.
@@ -167,6 +189,7 @@ impl Pairing {
                     self.pending.insert(key, p);
                 }
             }
+            Act::Unplug(depth) => self.unplug(e.device, e.pid, depth),
             Act::Complete => {
                 let Some(p) = self.pending.remove(&key) else {
                     return Ok(None);
@@ -185,6 +208,7 @@ impl Pairing {
                     comm: p.comm,
                     device: Some(device_name(e.device)),
                     cpu: p.cpu,
+                    batch: p.batch,
                     ..Request::default()
                 }));
             }
@@ -195,6 +219,42 @@ impl Pairing {
             ));
         }
         Ok(None)
+    }
+
+    /// An unplug of `depth` requests by `pid` on `device`: the batch is
+    /// the `depth` latest requests it queued there and the driver has not
+    /// yet been handed (the module's comment).
+    fn unplug(&mut self, device: (u32, u32), pid: u32, depth: u32) {
+        if depth < 2 {
+            return;
+        }
+        let mut held: Vec<(u64, Key)> = self
+            .pending
+            .iter()
+            .filter(|(k, p)| {
+                (k.0, k.1) == device
+                    && p.pid == Some(pid)
+                    && p.issued.is_none()
+                    && p.batch.is_none()
+            })
+            .map(|(k, p)| (p.seq, *k))
+            .collect();
+        held.sort_unstable_by_key(|h| std::cmp::Reverse(h.0));
+        held.truncate(depth as usize);
+        if held.len() < 2 {
+            return;
+        }
+        self.batches += 1;
+        let size = held.len() as u32;
+        for (i, (_, k)) in held.iter().enumerate() {
+            if let Some(p) = self.pending.get_mut(k) {
+                p.batch = Some(crate::Batch {
+                    id: self.batches,
+                    size,
+                    last: i == 0,
+                });
+            }
+        }
     }
 
     /// The requests still in flight at the end of the trace, in the order
@@ -216,6 +276,7 @@ impl Pairing {
                 comm: p.comm,
                 device: Some(device_name((maj, min))),
                 cpu: p.cpu,
+                batch: p.batch,
                 ..Request::default()
             })
             .collect()

@@ -26,7 +26,10 @@
 //! (`volume=`: the device the format names), where the format records
 //! them; no thread, file or title, and a rule asking for one is refused.
 //! Without a rule, the default is Table 1's logic on what a block trace
-//! records (`marks::kernel::block`).
+//! records (`marks::kernel::block`), or the rule `--marks-from` names
+//! (`marks::trace`: plugged batches, the service class, the issuing
+//! process; [`crate::trace_marks`]), which the table then names with the
+//! count of each mark.
 
 mod page;
 pub mod plan;
@@ -72,6 +75,12 @@ pub fn parse_mark_rule(s: &str) -> Result<Rule, String> {
 /// on what a block trace records (`marks::kernel::block`). A trace
 /// carries no application flag: what it shows is what the device saw.
 pub fn marks_of(rules: &[Rule], r: &Request) -> Marks {
+    rule_marks(rules, r).unwrap_or_else(|| marks::kernel::block(r.write, r.sync, r.flush))
+}
+
+/// The marks of the first rule that matches `r`; `None` when none does
+/// (or it says `=> default`): the default rule decides.
+pub fn rule_marks(rules: &[Rule], r: &Request) -> Option<Marks> {
     let op = if r.flush {
         Op::Flush
     } else if r.write {
@@ -84,11 +93,10 @@ pub fn marks_of(rules: &[Rule], r: &Request) -> Marks {
         volume: r.device.as_deref(),
         ..Facts::op(op)
     };
-    marks::resolve(
-        marks::RwfFlags::NONE,
-        || marks::first(rules, &facts).map(|rule| rule.mark),
-        || marks::kernel::block(r.write, r.sync, r.flush),
-    )
+    // A trace carries no application flag (`marks::resolve`'s first step).
+    marks::first(rules, &facts)
+        .and_then(|rule| rule.mark)
+        .map(|m| m.marks())
 }
 
 /// The completions in flight (completed, not yet delivered): id to its
@@ -164,6 +172,9 @@ pub struct Job<'a> {
     pub service: Nanos,
     pub policies: Vec<PolicySpec>,
     pub report: Option<PathBuf>,
+    /// The rule that marks what no `--mark` rule does (`--marks-from`;
+    /// `None`: Table 1's logic, unnamed in the table).
+    pub marks_from: Option<marks::trace::MarksFrom>,
 }
 
 /// One strategy's line of the table.
@@ -178,6 +189,7 @@ struct Line {
 pub fn run(job: &Job) -> Result<String, String> {
     let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
+    let mut marker = crate::trace_marks::Marker::open(job.marks_from, job.trace, job.format)?;
     let requests = traces::open(job.trace, job.format).map_err(|e| e.to_string())?;
     let pending: Pending = Pending::default();
     let mut replayers = job
@@ -226,7 +238,7 @@ pub fn run(job: &Job) -> Result<String, String> {
     };
     for r in requests {
         let r = r.map_err(|e| e.to_string())?;
-        let m = marks_of(&job.rules, &r);
+        let m = marker.mark_after(&r, rule_marks(&job.rules, &r));
         n += 1;
         urgent += u64::from(m.urgent);
         stream.push(&r, m, &mut rows);
@@ -263,7 +275,15 @@ pub fn run(job: &Job) -> Result<String, String> {
             met,
         });
     }
-    let text = table(&origin, n, urgent, &stream, job, oracle, &lines);
+    let text = table(
+        &origin,
+        (n, urgent),
+        &marker.line(),
+        &stream,
+        job,
+        oracle,
+        &lines,
+    );
     if let Some(dir) = &job.report {
         write_report(dir, &origin, job, oracle, &lines)?;
     }
@@ -322,6 +342,7 @@ mod tests {
             service: 0,
             policies: Vec::new(),
             report: None,
+            marks_from: None,
         };
         let e = run(&job).unwrap_err();
         assert!(e.contains("a block trace has no 'file='"), "{e}");

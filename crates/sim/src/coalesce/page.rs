@@ -20,8 +20,8 @@ fn pct(o: &Outcome, q: f64) -> String {
 
 pub(super) fn table(
     origin: &str,
-    n: u64,
-    urgent: u64,
+    (n, urgent): (u64, u64),
+    marks_line: &str,
     s: &Stream,
     job: &Job,
     oracle: u64,
@@ -33,6 +33,7 @@ pub(super) fn table(
         "{origin}: {n} requests, {urgent} marked Urgent; budget {} for the rest (Urgent: none)",
         readable(job.budget)
     );
+    t += marks_line;
     if s.derived > 0 {
         let _ = writeln!(
             t,
