@@ -40,7 +40,9 @@ pub mod disksim;
 mod error;
 pub mod fio;
 mod num;
+pub mod order;
 mod pairing;
+pub mod partial;
 mod text;
 
 use std::fs::File;
@@ -48,7 +50,9 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub use error::TraceError;
+pub use order::Order;
 pub use pairing::MAX_IN_FLIGHT;
+pub use partial::partial;
 pub use text::MAX_LINE;
 
 /// One block I/O request as a trace records it.
@@ -179,6 +183,8 @@ impl std::fmt::Display for Format {
 pub struct Requests {
     inner: Box<dyn Iterator<Item = Result<Request, TraceError>> + Send>,
     done: bool,
+    /// The format read, where known ([`Requests::format`]).
+    format: Option<Format>,
 }
 
 impl Requests {
@@ -186,7 +192,19 @@ impl Requests {
         Requests {
             inner: Box::new(inner),
             done: false,
+            format: None,
         }
+    }
+
+    /// The same requests, known to be of `format`.
+    fn of(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// The format the requests are read as (the one named or detected).
+    pub fn format(&self) -> Option<Format> {
+        self.format
     }
 }
 
@@ -209,7 +227,7 @@ impl Iterator for Requests {
 /// `input` is one per-CPU file (or several concatenated); [`open`] merges
 /// a trace's per-CPU files.
 pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format) -> Requests {
-    match format {
+    let requests = match format {
         Format::Blkparse => Requests::new(text::Lines::new(
             input,
             origin,
@@ -230,7 +248,8 @@ pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format)
         Format::Alibaba => Requests::new(text::Lines::new(input, origin, csv::Csv::alibaba())),
         Format::Tencent => Requests::new(text::Lines::new(input, origin, csv::Csv::tencent())),
         Format::Disksim => Requests::new(text::Lines::new(input, origin, disksim::Disksim)),
-    }
+    };
+    requests.of(format)
 }
 
 /// How many bytes [`open`] reads to detect a format.
@@ -240,8 +259,27 @@ pub const DETECT_BYTES: usize = 8192;
 /// show ([`Format::detect`]) when `None`. A blktrace trace is named by any
 /// of its per-CPU files (`sda.blktrace.0`) or by their common prefix
 /// (`sda`); all of `PREFIX.blktrace.N` are read and merged in time order,
-/// as blkparse does.
+/// as blkparse does. Times that go back further than the format allows
+/// are an error ([`order`]); [`open_in_order`] can sort them instead.
 pub fn open(path: &Path, format: Option<Format>) -> Result<Requests, TraceError> {
+    open_in_order(path, format, Order::Check)
+}
+
+/// [`open`], its time order checked or sorted as `order` says ([`order`]).
+pub fn open_in_order(
+    path: &Path,
+    format: Option<Format>,
+    order: Order,
+) -> Result<Requests, TraceError> {
+    let requests = open_as_written(path, format)?;
+    Ok(match requests.format() {
+        Some(f) => order::in_order(requests, &path.display().to_string(), f, order),
+        None => requests,
+    })
+}
+
+/// [`open`] without the time order checked.
+fn open_as_written(path: &Path, format: Option<Format>) -> Result<Requests, TraceError> {
     let shown = path.display().to_string();
     let cpu_files = blktrace::cpu_files(path);
     let format = match format {
@@ -280,7 +318,7 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<Requests, TraceError>
                 p.display().to_string(),
             ));
         }
-        return Ok(Requests::new(blktrace::Reader::new(inputs)));
+        return Ok(Requests::new(blktrace::Reader::new(inputs)).of(Format::Blktrace));
     }
     let f = File::open(path).map_err(|e| TraceError::Open {
         path: shown.clone(),
