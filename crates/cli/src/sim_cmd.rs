@@ -85,6 +85,10 @@ pub struct SimArgs {
     pub cpu_latency_limit: Option<u64>,
     #[command(flatten)]
     pub out: RunOutput,
+    /// Reorder a trace whose times go backwards (further than its format
+    /// allows) through a window of 65,536 requests, instead of refusing it
+    #[arg(long, requires = "trace")]
+    pub sort: bool,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -154,7 +158,9 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
-    let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
+    let loss = crate::trace_input::partial(trace);
+    let order = crate::trace_input::order(args.sort);
+    let ios = sim::replay::load_in_order(trace, args.trace_format, args.comm.as_deref(), order)
         .map_err(|e| anyhow!(e))?;
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
@@ -169,11 +175,15 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
     sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
-        OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
+        OutputFormat::Normal => {
+            let partial = loss.as_deref().map(crate::trace_input::partial_line);
+            render(&report, args.out.format) + &drift.render() + &partial.unwrap_or_default()
+        }
         OutputFormat::Json => {
             let mut doc: serde_json::Value =
                 serde_json::from_str(&report::json::document(&report))?;
             doc["replay"] = serde_json::to_value(&drift)?;
+            crate::trace_input::mark_json(&mut doc, loss.as_deref());
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };

@@ -131,7 +131,7 @@ fn run_cmd(a: &RunArgs) -> Result<()> {
             eprintln!("sweep: {line}");
         }
     })?;
-    println!("{counts}");
+    outln!("{counts}");
     let failed_now = counts.failed - counts.failed_before;
     if failed_now > 0 {
         bail!(
@@ -162,12 +162,12 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
             (p, s)
         })
         .collect();
-    println!("{}", table.summary_line(stores.len()));
+    outln!("{}", table.summary_line(stores.len()));
     if let Some(warning) = table.versions_warning() {
         eprintln!("sweep: {warning}");
     }
-    print!("{}", front::text(&fronts));
-    print!("{}", picks::text(&judged));
+    out!("{}", front::text(&fronts));
+    out!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
         sweep::page::write(dir, &table, &fronts, &judged).map_err(|e| anyhow!(e))?;
     }
@@ -193,7 +193,7 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         },
     )?;
     if !a.submit {
-        print!("{}", script.text());
+        out!("{}", script.text());
         eprintln!("sweep: {}; submit with sbatch", script.share(points));
         return Ok(());
     }

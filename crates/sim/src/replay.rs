@@ -90,14 +90,25 @@ pub fn table1_marks(r: &traces::Request) -> Marks {
 
 /// A trace file's requests as the replay takes them, marked by
 /// [`table1_marks`]: those `comm` issued, if given. One line naming the
-/// file if it cannot be read or holds more than [`MAX_REQUESTS`].
+/// file if it cannot be read or holds more than [`MAX_REQUESTS`], or if
+/// its times go backwards (`traces::order`).
 pub fn load(
     path: &std::path::Path,
     format: Option<traces::Format>,
     comm: Option<&str>,
 ) -> Result<Vec<TraceIo>, String> {
+    load_in_order(path, format, comm, traces::Order::Check)
+}
+
+/// [`load`], the trace's times checked or sorted as `order` says.
+pub fn load_in_order(
+    path: &std::path::Path,
+    format: Option<traces::Format>,
+    comm: Option<&str>,
+    order: traces::Order,
+) -> Result<Vec<TraceIo>, String> {
     let mut ios = Vec::new();
-    for r in traces::open(path, format).map_err(|e| e.to_string())? {
+    for r in traces::open_in_order(path, format, order).map_err(|e| e.to_string())? {
         let r = r.map_err(|e| e.to_string())?;
         if comm.is_some_and(|c| r.comm.as_deref() != Some(c)) {
             continue;

@@ -187,6 +187,7 @@ pub fn run_point(
         devices: vec![dev.clone()],
         duration: None,
         program: args.iter().map(Into::into).collect(),
+        buffer_kb: None,
     })
     .map_err(|e| ValidateError::Run(p.name(), e.to_string()))?;
     let wall_s = start.elapsed().as_secs_f64();

@@ -164,6 +164,8 @@ pub struct Job<'a> {
     pub service: Nanos,
     pub policies: Vec<PolicySpec>,
     pub report: Option<PathBuf>,
+    /// Whether the trace's times are checked or sorted (`--sort`).
+    pub order: traces::Order,
 }
 
 /// One strategy's line of the table.
@@ -178,7 +180,8 @@ struct Line {
 pub fn run(job: &Job) -> Result<String, String> {
     let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
-    let requests = traces::open(job.trace, job.format).map_err(|e| e.to_string())?;
+    let requests =
+        traces::open_in_order(job.trace, job.format, job.order).map_err(|e| e.to_string())?;
     let pending: Pending = Pending::default();
     let mut replayers = job
         .policies
