@@ -112,6 +112,14 @@ pub fn run(args: &SweepArgs) -> Result<()> {
 fn run_cmd(a: &RunArgs) -> Result<()> {
     let shard = a.shard.resolve()?;
     let spec = Spec::load(&a.spec)?;
+    // A trace the spec replays that is marked partial is warned of, and
+    // said beside the counts.
+    let partial: Vec<(String, String)> = spec
+        .workloads
+        .iter()
+        .filter(|w| matches!(w.kind, sweep::spec::WorkloadKind::Trace { .. }))
+        .filter_map(|w| Some((w.shown.clone(), crate::trace_input::partial(&w.path)?)))
+        .collect();
     let store = Store::open(&sweep::store::store_dir(&a.spec, a.store.as_deref()))?;
     if !a.quiet {
         let part = if shard == Shard::ALL {
@@ -132,6 +140,9 @@ fn run_cmd(a: &RunArgs) -> Result<()> {
         }
     })?;
     outln!("{counts}");
+    for (trace, loss) in &partial {
+        out!("{trace}: {}", crate::trace_input::partial_line(loss));
+    }
     let failed_now = counts.failed - counts.failed_before;
     if failed_now > 0 {
         bail!(
