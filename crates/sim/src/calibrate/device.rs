@@ -213,7 +213,7 @@ mod tests {
         let fio = samples(&p, None, Some("fio"), traces::Order::Check).unwrap();
         let fitted = fit_trace(&p, None, Some("fio"), 0.3, traces::Order::Check);
         let few = trace("eight", 8);
-        let refused = fit_trace(&few, None, None, 0.3);
+        let refused = fit_trace(&few, None, None, 0.3, traces::Order::Check);
         let _ = (std::fs::remove_file(&p), std::fs::remove_file(&few));
         assert_eq!((all.samples.len(), all.skipped), (30, 0));
         assert_eq!((fio.samples.len(), fio.skipped), (15, 15));

@@ -325,6 +325,7 @@ mod tests {
             service: 0,
             policies: Vec::new(),
             report: None,
+            order: traces::Order::Check,
         };
         let e = run(&job).unwrap_err();
         assert!(e.contains("a block trace has no 'file='"), "{e}");
