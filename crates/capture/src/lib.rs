@@ -11,7 +11,7 @@
 //! handed to the driver, blkparse's `D`), `block:block_rq_complete` and
 //! `block:block_bio_complete` (`C`) and `irq:irq_handler_entry` on, its
 //! own buffer, `trace_clock` mono, and `overwrite` off (a full buffer
-//! refuses events and counts them, reported as a warning). The program
+//! refuses events and counts them: a loss, [`loss`]). The program
 //! starts once the instance records (the `tracing_on` write returns);
 //! tracing stops when it exits and the instance's `trace` text is read.
 //! tracefs's text prints microseconds (`trace_print_context`,
