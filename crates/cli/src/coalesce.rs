@@ -107,6 +107,9 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             outln!("report: {}", dir.join("index.html").display());
         }
         if let Some(loss) = &loss {
+            if let Some(dir) = &args.report {
+                crate::trace_input::mark_page(&dir.join("index.html"), loss)?;
+            }
             out!("{}", crate::trace_input::partial_line(loss));
         }
         return Ok(());

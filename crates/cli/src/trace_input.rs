@@ -34,3 +34,17 @@ pub fn mark_json(doc: &mut serde_json::Value, loss: Option<&str>) {
         doc["partial_loss"] = serde_json::Value::String(loss.to_string());
     }
 }
+
+/// A report page's (`--report DIR`'s `index.html`) line for a partial
+/// trace, under its title.
+pub fn mark_page(page: &Path, loss: &str) -> anyhow::Result<()> {
+    let html = std::fs::read_to_string(page)?;
+    let escaped = loss
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let line = format!("<p><b>partial: true</b> ({escaped}): its results undercount.</p>\n");
+    let at = html.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    let marked = format!("{}{line}{}", &html[..at], &html[at..]);
+    crate::output::write_file(page, marked.as_bytes())
+}

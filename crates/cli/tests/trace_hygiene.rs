@@ -85,6 +85,11 @@ fn every_verb_reading_a_partial_trace_warns_and_says_partial() {
     ]);
     let out = warned(&o, "coalesce --trace --report");
     assert!(out.contains(&said), "{out}");
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        page.contains("<b>partial: true</b> (lost 4242 events"),
+        "{page}"
+    );
 
     let out = warned(
         &run(&["coalesce", "--trace", ts, "--plan", "feature09"]),
