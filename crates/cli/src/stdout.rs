@@ -59,14 +59,14 @@ pub fn error() -> Option<String> {
     FAILED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// `print!` that a closed stdout ends quietly ([`write`]).
+/// `print!` that a closed stdout ends quietly ([`write()`]).
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::stdout::write(&format!($($arg)*))
     };
 }
 
-/// `println!` that a closed stdout ends quietly ([`write`]).
+/// `println!` that a closed stdout ends quietly ([`write()`]).
 macro_rules! outln {
     () => {
         $crate::stdout::write("\n")
