@@ -11,7 +11,7 @@
 //! handed to the driver, blkparse's `D`), `block:block_rq_complete` and
 //! `block:block_bio_complete` (`C`) and `irq:irq_handler_entry` on, its
 //! own buffer, `trace_clock` mono, and `overwrite` off (a full buffer
-//! refuses events and counts them, reported as a warning). The program
+//! refuses events and counts them: a loss, [`loss`]). The program
 //! starts once the instance records (the `tracing_on` write returns);
 //! tracing stops when it exits and the instance's `trace` text is read.
 //! tracefs's text prints microseconds (`trace_print_context`,
@@ -66,8 +66,10 @@
 //! not at all (written beside, then renamed).
 
 mod blkparse;
+pub mod loss;
 
 pub use blkparse::{blkparse_line, parse, plug_line, Event, PlugDevices};
+pub use loss::Loss;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -96,13 +98,14 @@ const EVENTS: [&str; 7] = [
     "block/block_unplug",
     "irq/irq_handler_entry",
 ];
-/// The instance's ring buffer per CPU, KiB (`buffer_size_kb`). Measured
+/// The instance's ring buffer per CPU, KiB (`buffer_size_kb`), unless
+/// [`Options::buffer_kb`] says otherwise. Measured
 /// (an instance with these events, fio psync QD1, 3,000 4 KiB reads on
 /// virtio-blk, per_cpu/cpuN/stats): 12,028 events took 681,204 bytes,
 /// 57 bytes each, so 64 MiB holds about 1.1 million events a CPU, some
 /// minutes of such a run. Allocated only while capture runs (128 MiB on
 /// this 2-CPU VM of 24 GiB).
-const BUFFER_KB: u32 = 65536;
+pub const BUFFER_KB: u64 = 65536;
 
 /// What to record.
 #[derive(Clone, Debug, Default)]
@@ -115,6 +118,9 @@ pub struct Options {
     pub duration: Option<Duration>,
     /// The program and its arguments (empty: record for `duration`).
     pub program: Vec<OsString>,
+    /// The ring buffer per CPU, KiB (`buffer_size_kb`); `None`:
+    /// [`BUFFER_KB`].
+    pub buffer_kb: Option<u64>,
 }
 
 /// One device's recorded events, and the kernel's own count.
@@ -154,6 +160,9 @@ pub struct Summary {
     /// Events the trace buffer could not keep (overrun or dropped): 0,
     /// or the recording is not whole.
     pub lost: u64,
+    /// What the recording lost, the buffer's counts and the completions
+    /// short of the kernel's ([`loss`]): none, or the trace is partial.
+    pub loss: Loss,
     pub out: PathBuf,
     pub irq_out: PathBuf,
 }
@@ -428,20 +437,9 @@ fn set(instance: &Path, file: &str, value: &str) -> Result<(), CaptureError> {
 /// counts events overwritten, "dropped events" events refused on a full
 /// buffer with `overwrite` off; ftrace.rst). Public for `hostcal`.
 pub fn lost(instance: &Path) -> u64 {
-    let Ok(dir) = std::fs::read_dir(instance.join("per_cpu")) else {
-        return 0;
-    };
-    dir.flatten()
-        .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
-        .flat_map(|t| {
-            t.lines()
-                .filter_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    matches!(k.trim(), "overrun" | "dropped events")
-                        .then(|| v.trim().parse::<u64>().ok())?
-                })
-                .collect::<Vec<_>>()
-        })
+    loss::read_stats(instance)
+        .iter()
+        .map(|s| s.overrun + s.dropped)
         .sum()
 }
 
@@ -491,7 +489,13 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
     // the top level's); full, it refuses new events and counts them
     // rather than overwriting the first.
     set(&instance, "tracing_on", "0")?;
-    set(&instance, "buffer_size_kb", &BUFFER_KB.to_string())?;
+    let kb = o.buffer_kb.unwrap_or(BUFFER_KB);
+    std::fs::write(instance.join("buffer_size_kb"), kb.to_string()).map_err(|e| {
+        err(format!(
+            "--buffer-size {kb}K: {}/buffer_size_kb: {e}",
+            instance.display()
+        ))
+    })?;
     set(&instance, "trace_clock", "mono")?;
     for (opt, v) in [
         ("overwrite", "0"),
@@ -559,6 +563,7 @@ pub fn run(o: &Options) -> Result<Summary, CaptureError> {
             s.per_device.entry(dev).or_default().counted = d;
         }
     }
+    s.loss = loss::judge(&loss::read_stats(&instance), &s.per_device, &wanted);
     Ok(s)
 }
 

@@ -160,7 +160,7 @@ fn bench_exec(a: &BenchExecArgs) -> Result<()> {
             (c.text(), c.json())
         }
     };
-    print!(
+    out!(
         "{}",
         match a.output_format {
             OutputFormat::Normal => text,
@@ -182,7 +182,7 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
             OutputFormat::Normal => bench.text(),
             OutputFormat::Json => json(bench.json()),
         };
-        print!("{out}");
+        out!("{out}");
         return Ok(());
     }
     let out = match args.cores {
@@ -210,7 +210,7 @@ fn bench_sim(args: &BenchSimArgs) -> Result<()> {
             }
         }
     };
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 
@@ -228,6 +228,6 @@ fn bench_emu(args: &BenchEmuArgs) -> Result<()> {
             s
         }
     };
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }

@@ -63,20 +63,36 @@ pub struct CalibrateArgs {
     /// iterations), for tests
     #[arg(long, requires = "host")]
     pub quick: bool,
+    /// With --device-from: reorder a trace whose times go backwards
+    /// (further than its format allows) through a window of 65,536
+    /// requests, instead of refusing it
+    #[arg(long, requires = "device_from")]
+    pub sort: bool,
 }
 
 /// `calibrate --device-from TRACE`: the fit, its errors, the profile.
 fn run_device(a: &CalibrateArgs, trace: &std::path::Path) -> Result<()> {
     use anyhow::Context;
-    let f = calibrate::device::fit_trace(trace, a.format, a.comm.as_deref(), a.hold_out)?;
-    print!("{}", f.text());
+    let loss = crate::trace_input::partial(trace);
+    let order = crate::trace_input::order(a.sort);
+    let mut f =
+        calibrate::device::fit_trace(trace, a.format, a.comm.as_deref(), a.hold_out, order)?;
+    if let Some(loss) = &loss {
+        // The profile says it too: it was fitted from a trace that lost
+        // requests.
+        f.profile = format!("# partial trace: {loss}\n{}", f.profile);
+    }
+    out!("{}", f.text());
+    if let Some(loss) = &loss {
+        out!("{}", crate::trace_input::partial_line(loss));
+    }
     match &a.output {
         Some(p) => {
             report::file::write_atomically(p, f.profile.as_bytes())
                 .with_context(|| format!("{}: cannot write", p.display()))?;
-            println!("profile: {}", p.display());
+            outln!("profile: {}", p.display());
         }
-        None => print!("\n{}", f.profile),
+        None => out!("\n{}", f.profile),
     }
     Ok(())
 }
@@ -86,7 +102,7 @@ fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
     let at = a.worker_request_ns.unwrap_or(kvell::WORKER_REQUEST_NS);
     if !a.fit {
         let targets = kvell::targets(shipped, at, a.runtime, kvell::Which::All)?;
-        print!("{}", text::kvell_targets(&targets, at));
+        out!("{}", text::kvell_targets(&targets, at));
         return Ok(());
     }
     let fit = kvell::fit(
@@ -96,7 +112,7 @@ fn run_kvell(a: &CalibrateArgs, shipped: &calibrate::Setup) -> Result<()> {
         a.max_evals as usize,
         &mut |n, w, t| eprintln!("{}", text::kvell_evaluation(n, w, t)),
     )?;
-    print!("{}", text::kvell_fitted(&fit, a.runtime));
+    out!("{}", text::kvell_fitted(&fit, a.runtime));
     Ok(())
 }
 
@@ -114,9 +130,9 @@ fn run_host(a: &CalibrateArgs) -> Result<()> {
         hostcal::Options::default()
     };
     let m = hostcal::measure(&o)?;
-    print!("{}", m.table());
+    out!("{}", m.table());
     hostcal::write_profile(&m, &out)?;
-    println!("wrote {} (`sim --host {}`)", out.display(), out.display());
+    outln!("wrote {} (`sim --host {}`)", out.display(), out.display());
     Ok(())
 }
 
@@ -135,7 +151,7 @@ pub fn run(a: &CalibrateArgs) -> Result<()> {
         return run_kvell(a, &shipped);
     }
     if !a.fit {
-        print!(
+        out!(
             "{}",
             text::shipped(&calibrate::targets(&shipped, a.runtime)?)
         );
@@ -144,6 +160,6 @@ pub fn run(a: &CalibrateArgs) -> Result<()> {
     let fit = calibrate::fit(&shipped, a.runtime, a.max_evals as usize, &mut |n, h, o| {
         eprintln!("{}", text::evaluation(n, h, o))
     })?;
-    print!("{}", text::fitted(&fit, &shipped, a.runtime));
+    out!("{}", text::fitted(&fit, &shipped, a.runtime));
     Ok(())
 }

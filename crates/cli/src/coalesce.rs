@@ -72,6 +72,10 @@ pub struct CoalesceArgs {
     /// last) or none; the table then counts each mark
     #[arg(long, value_name = "RULE", requires = "trace", conflicts_with = "plan")]
     pub marks_from: Option<marks::trace::MarksFrom>,
+    /// Reorder a trace whose times go backwards (further than its format
+    /// allows) through a window of 65,536 requests, instead of refusing it
+    #[arg(long, requires = "trace")]
+    pub sort: bool,
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -86,6 +90,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
         return plan(args, trace);
     }
     if let Some(trace) = &args.trace {
+        let loss = crate::trace_input::partial(trace);
         let policies = if args.policy.policy == "all" {
             if args.policy.has_parameters() {
                 bail!("--policy all compares every strategy on its defaults; it takes no strategy options");
@@ -103,11 +108,18 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             policies,
             report: args.report.clone(),
             marks_from: args.marks_from,
+            order: crate::trace_input::order(args.sort),
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-        print!("{table}");
+        out!("{table}");
         if let Some(dir) = &args.report {
-            println!("report: {}", dir.join("index.html").display());
+            outln!("report: {}", dir.join("index.html").display());
+        }
+        if let Some(loss) = &loss {
+            if let Some(dir) = &args.report {
+                crate::trace_input::mark_page(&dir.join("index.html"), loss)?;
+            }
+            out!("{}", crate::trace_input::partial_line(loss));
         }
         return Ok(());
     }
@@ -125,7 +137,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
     )
     .map_err(anyhow::Error::msg)?;
     if args.summary {
-        print!("{}", outcome.summary());
+        out!("{}", outcome.summary());
     }
     Ok(())
 }
@@ -142,6 +154,7 @@ fn plan(args: &CoalesceArgs, trace: &std::path::Path) -> Result<()> {
     if others != policy::PolicySpec::named("feature09") || args.policy.policy != "cint" {
         bail!("option --plan: it takes of the strategy options only --aggr-time and --thr, and no --policy (the plan is its own strategy)");
     }
+    let loss = crate::trace_input::partial(trace);
     let text = sim::coalesce::plan::run(&sim::coalesce::plan::PlanJob {
         trace,
         format: args.format,
@@ -151,13 +164,16 @@ fn plan(args: &CoalesceArgs, trace: &std::path::Path) -> Result<()> {
         thr: spec.thr,
     })
     .map_err(anyhow::Error::msg)?;
-    print!("{text}");
+    out!("{text}");
+    if let Some(loss) = &loss {
+        out!("{}", crate::trace_input::partial_line(loss));
+    }
     Ok(())
 }
 
 /// Every strategy on its defaults over the one stream, read once.
 fn compare_all(args: &CoalesceArgs) -> Result<()> {
     let table = sim::coalesce::compare_path(args.input.as_deref()).map_err(anyhow::Error::msg)?;
-    print!("{table}");
+    out!("{table}");
     Ok(())
 }

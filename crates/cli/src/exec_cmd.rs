@@ -213,7 +213,7 @@ pub fn missing_dashes(e: &clap::Error, argv: &[OsString]) -> Option<String> {
 /// Runs the program; the exit code is the program's (128 + signal).
 pub fn run(a: &ExecArgs) -> Result<i32> {
     if a.print_rules {
-        print!("{}", a.rule_sources().listing());
+        out!("{}", a.rule_sources().listing());
         return Ok(0);
     }
     // Every bad option value is a usage error, exit 2 as clap's (README),

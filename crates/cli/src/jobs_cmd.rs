@@ -1,7 +1,7 @@
 //! `cinterrupts jobs`: reads fio job files and shows what each job will do,
 //! with the marks its requests carry (TOS Table 1).
 
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -49,7 +49,7 @@ pub fn run(args: &JobsArgs) -> Result<()> {
         }
         print_notes(&file);
         for job in &file.jobs {
-            println!("{}", job.describe());
+            outln!("{}", job.describe());
         }
     }
     Ok(())
@@ -57,9 +57,7 @@ pub fn run(args: &JobsArgs) -> Result<()> {
 
 fn check(files: &[PathBuf]) -> Result<()> {
     let c = jobs::check::check_files(files);
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    out.write_all(c.text().as_bytes())?;
-    out.flush()?;
+    out!("{}", c.text());
     if c.ok < files.len() {
         anyhow::bail!("{} of {} files refused", files.len() - c.ok, files.len());
     }

@@ -1,5 +1,8 @@
 //! `cinterrupts`: the thin binary over the workbench's crates.
 
+// First: its `out!` and `outln!` are every later module's printing.
+#[macro_use]
+mod stdout;
 mod args;
 mod bench_cmd;
 mod calibrate_cmd;
@@ -13,6 +16,7 @@ mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
+mod trace_input;
 mod tune_cmd;
 mod validate_cmd;
 
@@ -118,9 +122,9 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Verb::Coalesce(a) => coalesce::run(a),
         Verb::Policies => {
-            print!("{}", policy::catalogue::listing());
-            print!("\n{}", host::mechanism::listing());
-            print!("\n{}", host::uring::listing());
+            out!("{}", policy::catalogue::listing());
+            out!("\n{}", host::mechanism::listing());
+            out!("\n{}", host::uring::listing());
             Ok(())
         }
         Verb::Jobs(a) => jobs_cmd::run(a),
@@ -141,6 +145,13 @@ fn main() -> ExitCode {
             Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => Err(e),
         },
+    };
+    // A closed stdout ended the printing only (`stdout`): the verb's work
+    // is done and it exits 0; another write error to stdout fails it.
+    let result = match result {
+        Err(e) if stdout::broken_pipe_in(&e) => Ok(()),
+        Ok(()) => stdout::error().map_or(Ok(()), |e| Err(anyhow::anyhow!(e))),
+        e => e,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,7 +15,7 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
     match path {
         Some(path) => write_file(path, text.as_bytes()),
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }

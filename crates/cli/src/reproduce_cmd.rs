@@ -97,12 +97,12 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
             eprintln!("[{:>4.0} s] {run}", started.elapsed().as_secs_f64());
         }
     })?;
-    print!("{}", repro::app::verdict_table(&summary));
+    out!("{}", repro::app::verdict_table(&summary));
     // Parts not run (xval-rocksdb without db_bench), quiet or not.
     for line in &summary.skipped {
         eprintln!("{line}");
     }
-    println!("{}", summary.last_line(&a.out));
+    outln!("{}", summary.last_line(&a.out));
     Ok(())
 }
 
@@ -179,14 +179,14 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         bar.finish_and_clear();
     }
     if let Some(tally) = tally? {
-        println!(
+        outln!(
             "{tally}; {}; report: {}",
             tally.conclusions,
             a.out.join("report.html").display()
         );
     }
     if a.update_docs {
-        println!(
+        outln!(
             "{}",
             repro::tables::update_docs_from(&root, &a.out).map_err(anyhow::Error::msg)?
         );

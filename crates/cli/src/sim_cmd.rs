@@ -92,6 +92,10 @@ pub struct SimArgs {
     /// last) or none; the report then counts each mark
     #[arg(long, value_name = "RULE", requires = "trace")]
     pub marks_from: Option<marks::trace::MarksFrom>,
+    /// Reorder a trace whose times go backwards (further than its format
+    /// allows) through a window of 65,536 requests, instead of refusing it
+    #[arg(long, requires = "trace")]
+    pub sort: bool,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -161,10 +165,18 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
+    let loss = crate::trace_input::partial(trace);
+    let order = crate::trace_input::order(args.sort);
     let mut marker = sim::trace_marks::Marker::open(args.marks_from, trace, args.trace_format)
         .map_err(|e| anyhow!(e))?;
-    let ios = sim::replay::load_marked(trace, args.trace_format, args.comm.as_deref(), &mut marker)
-        .map_err(|e| anyhow!(e))?;
+    let ios = sim::replay::load_with(
+        trace,
+        args.trace_format,
+        args.comm.as_deref(),
+        order,
+        &mut marker,
+    )
+    .map_err(|e| anyhow!(e))?;
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
     if !args.out.quiet {
@@ -178,7 +190,13 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
     sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
-        OutputFormat::Normal => render(&report, args.out.format) + &drift.render() + &marker.line(),
+        OutputFormat::Normal => {
+            let partial = loss.as_deref().map(crate::trace_input::partial_line);
+            render(&report, args.out.format)
+                + &drift.render()
+                + &marker.line()
+                + &partial.unwrap_or_default()
+        }
         OutputFormat::Json => {
             let mut doc: serde_json::Value =
                 serde_json::from_str(&report::json::document(&report))?;
@@ -186,6 +204,7 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             if let Some(m) = marker.summary() {
                 doc["marks"] = serde_json::to_value(m)?;
             }
+            crate::trace_input::mark_json(&mut doc, loss.as_deref());
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };

@@ -112,6 +112,14 @@ pub fn run(args: &SweepArgs) -> Result<()> {
 fn run_cmd(a: &RunArgs) -> Result<()> {
     let shard = a.shard.resolve()?;
     let spec = Spec::load(&a.spec)?;
+    // A trace the spec replays that is marked partial is warned of, and
+    // said beside the counts.
+    let partial: Vec<(String, String)> = spec
+        .workloads
+        .iter()
+        .filter(|w| matches!(w.kind, sweep::spec::WorkloadKind::Trace { .. }))
+        .filter_map(|w| Some((w.shown.clone(), crate::trace_input::partial(&w.path)?)))
+        .collect();
     let store = Store::open(&sweep::store::store_dir(&a.spec, a.store.as_deref()))?;
     if !a.quiet {
         let part = if shard == Shard::ALL {
@@ -131,7 +139,10 @@ fn run_cmd(a: &RunArgs) -> Result<()> {
             eprintln!("sweep: {line}");
         }
     })?;
-    println!("{counts}");
+    outln!("{counts}");
+    for (trace, loss) in &partial {
+        out!("{trace}: {}", crate::trace_input::partial_line(loss));
+    }
     let failed_now = counts.failed - counts.failed_before;
     if failed_now > 0 {
         bail!(
@@ -162,12 +173,12 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
             (p, s)
         })
         .collect();
-    println!("{}", table.summary_line(stores.len()));
+    outln!("{}", table.summary_line(stores.len()));
     if let Some(warning) = table.versions_warning() {
         eprintln!("sweep: {warning}");
     }
-    print!("{}", front::text(&fronts));
-    print!("{}", picks::text(&judged));
+    out!("{}", front::text(&fronts));
+    out!("{}", picks::text(&judged));
     if let Some(dir) = &a.out {
         sweep::page::write(dir, &table, &fronts, &judged).map_err(|e| anyhow!(e))?;
     }
@@ -193,7 +204,7 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
         },
     )?;
     if !a.submit {
-        print!("{}", script.text());
+        out!("{}", script.text());
         eprintln!("sweep: {}; submit with sbatch", script.share(points));
         return Ok(());
     }

@@ -182,7 +182,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             None => return Ok(()),
         },
     };
-    print!("{}", tune::render::text(&t, &setup));
+    out!("{}", tune::render::text(&t, &setup));
     if let Some(dir) = &args.out {
         write_out(dir, &t, &setup, args.quiet)?;
     }

@@ -56,8 +56,8 @@ pub fn run(a: &ValidateArgs) -> anyhow::Result<()> {
 /// The validation's files, and its summary on stdout.
 fn write(v: &validate::Validation, a: &ValidateArgs) -> anyhow::Result<()> {
     validate::write::all(v, &a.out)?;
-    print!("{}", validate::write::summary_text(v));
-    println!(
+    out!("{}", validate::write::summary_text(v));
+    outln!(
         "wrote {}/validation.md, validation.json, validation.html",
         a.out.display()
     );

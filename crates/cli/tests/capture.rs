@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, output_within, require, stderr, turn};
+use common::{assert_one_line_error, bin, output_within, require, stderr, stdout, turn};
 
 const BOUND: Duration = Duration::from_secs(120);
 
@@ -421,4 +421,104 @@ fn every_direct_read_of_a_program_is_recorded_queued_and_completed_under_load() 
     // zram completes in the submitter's context and raises no interrupt
     // (zram_submit_bio, drivers/block/zram/zram_drv.c): no line of it in
     // /proc/interrupts to compare with.
+}
+
+/// dd's `n` direct 4 KiB writes to a file of `dir` (on the disk's file
+/// system: O_DIRECT reaches the block layer).
+fn dd_writes(dir: &Path, n: u32) -> Vec<String> {
+    vec![
+        "dd".into(),
+        "if=/dev/zero".into(),
+        format!("of={}", dir.join("dd.data").display()),
+        "bs=4k".into(),
+        format!("count={n}"),
+        "oflag=direct".into(),
+        "status=none".into(),
+    ]
+}
+
+/// The last line on stderr.
+fn last_line(o: &std::process::Output) -> String {
+    stderr(o).lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_capture_that_loses_events_fails_naming_the_loss_unless_allowed() {
+    require("dd", "coreutils");
+    let _one = turn();
+    let dir = tempfile::Builder::new()
+        .prefix("cinterrupts-capture-loss.")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let out = dir.path().join("lossy.txt");
+    let partial = dir.path().join("lossy.txt.partial");
+    // A one-page buffer per CPU holds some 70 events (57 bytes each, the
+    // crate's BUFFER_KB note); 2,000 direct writes make at least 6,000
+    // (a Q, D and C each): most are dropped, whatever the load.
+    let capture = |extra: &[&str]| {
+        output_within(
+            bin()
+                .args(["capture", "--buffer-size", "4K", "-o"])
+                .arg(&out)
+                .args(extra)
+                .arg("--")
+                .args(dd_writes(dir.path(), 2000)),
+            BOUND,
+        )
+    };
+    let o = capture(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let line = last_line(&o);
+    assert!(
+        line.starts_with("cinterrupts: error: capture lost ")
+            && line.contains(" dropped)")
+            && line.contains("--buffer-size")
+            && line.contains("--allow-loss"),
+        "{line}"
+    );
+    let lost = numbers(&line)[0];
+    assert!(lost > 0, "{line}");
+    // Nothing that could pass for a whole trace is left.
+    assert!(!out.exists() && !partial.exists());
+    assert!(!dir.path().join("lossy.txt.irq.csv").exists());
+
+    let o = capture(&["--allow-loss"]);
+    assert_eq!(o.status.code(), Some(0), "dd's own code: {}", stderr(&o));
+    assert!(out.is_file());
+    let mark = std::fs::read_to_string(&partial).unwrap();
+    assert!(mark.starts_with("lost ") && numbers(&mark)[0] > 0, "{mark}");
+    // Downstream, the trace says it is partial.
+    let c = output_within(bin().args(["coalesce", "--trace"]).arg(&out), BOUND);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(stderr(&c).contains("is a partial trace"), "{}", stderr(&c));
+    assert!(
+        stdout(&c).contains("partial: true (lost "),
+        "{}",
+        stdout(&c)
+    );
+
+    // A whole capture over it (the default 64 MiB per CPU, a few writes)
+    // is not partial any more.
+    let o = output_within(
+        bin()
+            .args(["capture", "-o"])
+            .arg(&out)
+            .arg("--")
+            .args(dd_writes(dir.path(), 20)),
+        BOUND,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.is_file() && !partial.exists(), "{}", stderr(&o));
+
+    // A size that is not whole KiB, or less than a page, is one line.
+    for bad in ["1500", "1k", "lots"] {
+        let o = output_within(
+            bin()
+                .args(["capture", "--buffer-size", bad, "-o"])
+                .arg(&out)
+                .args(["--", "true"]),
+            BOUND,
+        );
+        assert_one_line_error(&o, "--buffer-size");
+    }
 }

@@ -90,30 +90,34 @@ pub fn table1_marks(r: &traces::Request) -> Marks {
 
 /// A trace file's requests as the replay takes them, marked by
 /// [`table1_marks`]: those `comm` issued, if given. One line naming the
-/// file if it cannot be read or holds more than [`MAX_REQUESTS`].
+/// file if it cannot be read or holds more than [`MAX_REQUESTS`], or if
+/// its times go backwards (`traces::order`).
 pub fn load(
     path: &std::path::Path,
     format: Option<traces::Format>,
     comm: Option<&str>,
 ) -> Result<Vec<TraceIo>, String> {
-    load_marked(
+    load_with(
         path,
         format,
         comm,
+        traces::Order::Check,
         &mut crate::trace_marks::Marker::table1(),
     )
 }
 
-/// [`load`], its requests marked by `marker` (`--marks-from`,
+/// [`load`], the trace's times checked or sorted as `order` says
+/// (`--sort`), its requests marked by `marker` (`--marks-from`,
 /// [`crate::trace_marks`]).
-pub fn load_marked(
+pub fn load_with(
     path: &std::path::Path,
     format: Option<traces::Format>,
     comm: Option<&str>,
+    order: traces::Order,
     marker: &mut crate::trace_marks::Marker,
 ) -> Result<Vec<TraceIo>, String> {
     let mut ios = Vec::new();
-    for r in traces::open(path, format).map_err(|e| e.to_string())? {
+    for r in traces::open_in_order(path, format, order).map_err(|e| e.to_string())? {
         let r = r.map_err(|e| e.to_string())?;
         if comm.is_some_and(|c| r.comm.as_deref() != Some(c)) {
             continue;

@@ -62,7 +62,9 @@ mod input;
 pub mod lcs;
 mod num;
 pub mod oracle;
+pub mod order;
 mod pairing;
+pub mod partial;
 pub mod tectonic;
 mod text;
 pub mod thesios;
@@ -73,7 +75,9 @@ use std::path::Path;
 
 pub use error::TraceError;
 pub use input::{Compression, STDIN};
+pub use order::Order;
 pub use pairing::MAX_IN_FLIGHT;
+pub use partial::partial;
 pub use text::MAX_LINE;
 pub use thesios::{ServiceClass, ThesiosFields};
 
@@ -259,6 +263,8 @@ impl std::fmt::Display for Format {
 pub struct Requests {
     inner: Box<dyn Iterator<Item = Result<Request, TraceError>> + Send>,
     done: bool,
+    /// The format read, where known ([`Requests::format`]).
+    format: Option<Format>,
 }
 
 impl Requests {
@@ -266,7 +272,19 @@ impl Requests {
         Requests {
             inner: Box::new(inner),
             done: false,
+            format: None,
         }
+    }
+
+    /// The same requests, known to be of `format`.
+    fn of(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// The format the requests are read as (the one named or detected).
+    pub fn format(&self) -> Option<Format> {
+        self.format
     }
 }
 
@@ -289,7 +307,7 @@ impl Iterator for Requests {
 /// `input` is one per-CPU file (or several concatenated); [`open`] merges
 /// a trace's per-CPU files.
 pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format) -> Requests {
-    match format {
+    let requests = match format {
         Format::Blkparse => Requests::new(text::Lines::new(
             input,
             origin,
@@ -323,7 +341,8 @@ pub fn read<R: BufRead + Send + 'static>(input: R, origin: &str, format: Format)
             Requests::new(binary::Binary::new(input, origin, oracle::OracleGeneral))
         }
         Format::Lcs => Requests::new(binary::Binary::new(input, origin, lcs::Lcs::default())),
-    }
+    };
+    requests.of(format)
 }
 
 /// How many bytes [`open`] reads to detect a format.
@@ -338,7 +357,32 @@ pub const DETECT_BYTES: usize = 8192;
 /// (`sda.blktrace.0`) or by their common prefix (`sda`); all of
 /// `PREFIX.blktrace.N` are read and merged in time order, as blkparse
 /// does.
+/// Times that go back further than the format allows are an error
+/// ([`order`]); [`open_in_order`] can sort them instead.
 pub fn open(path: &Path, format: Option<Format>) -> Result<Requests, TraceError> {
+    open_in_order(path, format, Order::Check)
+}
+
+/// [`open`], its time order checked or sorted as `order` says ([`order`]).
+pub fn open_in_order(
+    path: &Path,
+    format: Option<Format>,
+    order: Order,
+) -> Result<Requests, TraceError> {
+    let shown = if path.as_os_str() == "-" {
+        STDIN.to_string()
+    } else {
+        path.display().to_string()
+    };
+    let requests = open_as_written(path, format)?;
+    Ok(match requests.format() {
+        Some(f) => order::in_order(requests, &shown, f, order),
+        None => requests,
+    })
+}
+
+/// [`open`] without the time order checked.
+fn open_as_written(path: &Path, format: Option<Format>) -> Result<Requests, TraceError> {
     let cpu_files = if path.as_os_str() == "-" {
         None
     } else {
@@ -372,7 +416,7 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<Requests, TraceError>
             let opened = input::decode(raw, &shown, 0)?;
             inputs.push((Box::new(opened.input) as Box<dyn Read + Send>, shown));
         }
-        return Ok(Requests::new(blktrace::Reader::new(inputs)));
+        return Ok(Requests::new(blktrace::Reader::new(inputs)).of(Format::Blktrace));
     }
     if first != path {
         // A blktrace prefix or per-CPU name whose first file is not

@@ -187,9 +187,22 @@ pub fn run_point(
         devices: vec![dev.clone()],
         duration: None,
         program: args.iter().map(Into::into).collect(),
+        buffer_kb: None,
     })
     .map_err(|e| ValidateError::Run(p.name(), e.to_string()))?;
     let wall_s = start.elapsed().as_secs_f64();
+    // A recording that lost events is kept (the point's table row shows
+    // the count) but marked partial, and said, as capture --allow-loss
+    // does (issue 41 item 0).
+    if s.loss.any() {
+        let _ = traces::partial::mark(trace, &s.loss.line());
+        eprintln!(
+            "validate: {}",
+            traces::partial::warning(trace, &s.loss.line())
+        );
+    } else {
+        let _ = traces::partial::unmark(trace);
+    }
     if !s.status.is_some_and(|st| st.success()) {
         return Err(ValidateError::Run(
             p.name(),

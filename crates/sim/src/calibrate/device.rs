@@ -45,9 +45,10 @@ pub fn samples(
     trace: &Path,
     format: Option<traces::Format>,
     comm: Option<&str>,
+    order: traces::Order,
 ) -> Result<Samples, DeviceFitError> {
     let mut out = Samples::default();
-    for r in traces::open(trace, format)? {
+    for r in traces::open_in_order(trace, format, order)? {
         let r = r?;
         if comm.is_some_and(|c| r.comm.as_deref() != Some(c)) {
             out.skipped += 1;
@@ -96,8 +97,9 @@ pub fn fit_trace(
     format: Option<traces::Format>,
     comm: Option<&str>,
     hold_out: f64,
+    order: traces::Order,
 ) -> Result<DeviceFit, DeviceFitError> {
-    let s = samples(trace, format, comm)?;
+    let s = samples(trace, format, comm, order)?;
     let shown = trace.display().to_string();
     if s.samples.len() < MIN_SAMPLES {
         return Err(DeviceFitError::TooFew {
@@ -207,11 +209,11 @@ mod tests {
     #[test]
     fn comm_keeps_one_commands_requests_and_too_few_is_refused() {
         let p = trace("thirty", 30);
-        let all = samples(&p, None, None).unwrap();
-        let fio = samples(&p, None, Some("fio")).unwrap();
-        let fitted = fit_trace(&p, None, Some("fio"), 0.3);
+        let all = samples(&p, None, None, traces::Order::Check).unwrap();
+        let fio = samples(&p, None, Some("fio"), traces::Order::Check).unwrap();
+        let fitted = fit_trace(&p, None, Some("fio"), 0.3, traces::Order::Check);
         let few = trace("eight", 8);
-        let refused = fit_trace(&few, None, None, 0.3);
+        let refused = fit_trace(&few, None, None, 0.3, traces::Order::Check);
         let _ = (std::fs::remove_file(&p), std::fs::remove_file(&few));
         assert_eq!((all.samples.len(), all.skipped), (30, 0));
         assert_eq!((fio.samples.len(), fio.skipped), (15, 15));

@@ -175,6 +175,8 @@ pub struct Job<'a> {
     /// The rule that marks what no `--mark` rule does (`--marks-from`;
     /// `None`: Table 1's logic, unnamed in the table).
     pub marks_from: Option<marks::trace::MarksFrom>,
+    /// Whether the trace's times are checked or sorted (`--sort`).
+    pub order: traces::Order,
 }
 
 /// One strategy's line of the table.
@@ -190,7 +192,8 @@ pub fn run(job: &Job) -> Result<String, String> {
     let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
     let mut marker = crate::trace_marks::Marker::open(job.marks_from, job.trace, job.format)?;
-    let requests = traces::open(job.trace, job.format).map_err(|e| e.to_string())?;
+    let requests =
+        traces::open_in_order(job.trace, job.format, job.order).map_err(|e| e.to_string())?;
     let pending: Pending = Pending::default();
     let mut replayers = job
         .policies
@@ -343,6 +346,7 @@ mod tests {
             policies: Vec::new(),
             report: None,
             marks_from: None,
+            order: traces::Order::Check,
         };
         let e = run(&job).unwrap_err();
         assert!(e.contains("a block trace has no 'file='"), "{e}");
