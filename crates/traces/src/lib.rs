@@ -42,6 +42,7 @@ pub mod fio;
 mod num;
 mod pairing;
 mod text;
+pub mod transform;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
