@@ -64,6 +64,9 @@ pub struct CoalesceArgs {
         requires = "plan"
     )]
     pub controller: String,
+    /// The replay transforms (issue 41 item 6).
+    #[command(flatten)]
+    pub shape: crate::trace_shape::ShapeArgs,
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -75,6 +78,9 @@ pub fn trace_format(s: &str) -> Result<traces::Format, String> {
 
 pub fn run(args: &CoalesceArgs) -> Result<()> {
     if let (Some(trace), Some(_)) = (&args.trace, &args.plan) {
+        if !args.shape.shape().is_empty() {
+            bail!("option --plan: it reads the trace as recorded, without --merge, --volume, --window, --skip, --sample or --time-scale");
+        }
         return plan(args, trace);
     }
     if let Some(trace) = &args.trace {
@@ -94,6 +100,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             service: args.service,
             policies,
             report: args.report.clone(),
+            shape: args.shape.shape(),
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         print!("{table}");

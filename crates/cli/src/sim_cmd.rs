@@ -85,6 +85,12 @@ pub struct SimArgs {
     pub cpu_latency_limit: Option<u64>,
     #[command(flatten)]
     pub out: RunOutput,
+    /// The replay transforms (issue 41 item 6).
+    #[command(flatten)]
+    pub shape: crate::trace_shape::ShapeArgs,
+    /// Volumes and queues (issue 41 item 4).
+    #[command(flatten)]
+    pub fleet: crate::fleet_cmd::FleetArgs,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -154,8 +160,17 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
-    let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
-        .map_err(|e| anyhow!(e))?;
+    if args.fleet.per_volume {
+        return crate::fleet_cmd::per_volume(args, trace);
+    }
+    let (ios, shaped) = if crate::fleet_cmd::shaped(args) {
+        let (ios, outcome) = crate::fleet_cmd::load(args, trace)?;
+        (ios, Some(outcome))
+    } else {
+        let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
+            .map_err(|e| anyhow!(e))?;
+        (ios, None)
+    };
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
     if !args.out.quiet {
@@ -169,11 +184,20 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
     sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
-        OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
+        OutputFormat::Normal => {
+            let rule = args.fleet.queues_by.unwrap_or_default().rule();
+            let shaped =
+                shaped.map_or(String::new(), |o| o.render() + &format!("queues: {rule}\n"));
+            render(&report, args.out.format) + &drift.render() + &shaped
+        }
         OutputFormat::Json => {
             let mut doc: serde_json::Value =
                 serde_json::from_str(&report::json::document(&report))?;
             doc["replay"] = serde_json::to_value(&drift)?;
+            if let Some(o) = shaped {
+                doc["transforms"] = crate::trace_shape::json(&o);
+                doc["queues"] = args.fleet.queues_by.unwrap_or_default().rule().into();
+            }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };
@@ -209,8 +233,17 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
 /// The run's configuration from the command line, `runtime` for it, and
 /// the kernel it models (`point::command`).
 fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, KernelEra)> {
+    configured_for(args, args.policy.spec(), runtime)
+}
+
+/// [`configured`] with another strategy (`--per-volume`'s each).
+pub(crate) fn configured_for(
+    args: &SimArgs,
+    policy: policy::PolicySpec,
+    runtime: Option<u64>,
+) -> Result<(SimConfig, KernelEra)> {
     Ok(SimRequest {
-        policy: args.policy.spec(),
+        policy,
         device: &args.device,
         host: &args.host,
         seed: args.seed,

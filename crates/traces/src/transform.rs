@@ -117,9 +117,11 @@ impl Skip {
                 "write" => skip.write = true,
                 "trim" | "discard" => skip.trim = true,
                 "flush" | "sync" => skip.flush = true,
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "'{word}' is not an operation to skip: read, write, trim or flush (fio's sync)"
-                )),
+                ))
+                }
             }
         }
         Ok(skip)
@@ -463,6 +465,10 @@ impl Shape {
         origin: &str,
     ) -> Result<(Requests, Outcome), TraceError> {
         let outcome = Outcome::default();
+        if self.is_empty() {
+            // Nothing to apply: the stream as it was, at no cost.
+            return Ok((primary, outcome));
+        }
         let (source, merge_tally): (Requests, Option<Tally>) = if self.merge.is_empty() {
             (primary, None)
         } else {

@@ -164,6 +164,9 @@ pub struct Job<'a> {
     pub service: Nanos,
     pub policies: Vec<PolicySpec>,
     pub report: Option<PathBuf>,
+    /// The replay transforms (`traces::transform`), their lines before
+    /// the table.
+    pub shape: traces::transform::Shape,
 }
 
 /// One strategy's line of the table.
@@ -179,6 +182,10 @@ pub fn run(job: &Job) -> Result<String, String> {
     let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
     let requests = traces::open(job.trace, job.format).map_err(|e| e.to_string())?;
+    let (requests, shaped) = job
+        .shape
+        .apply(requests, &origin)
+        .map_err(|e| e.to_string())?;
     let pending: Pending = Pending::default();
     let mut replayers = job
         .policies
@@ -263,7 +270,7 @@ pub fn run(job: &Job) -> Result<String, String> {
             met,
         });
     }
-    let text = table(&origin, n, urgent, &stream, job, oracle, &lines);
+    let text = shaped.render() + &table(&origin, n, urgent, &stream, job, oracle, &lines);
     if let Some(dir) = &job.report {
         write_report(dir, &origin, job, oracle, &lines)?;
     }
@@ -322,6 +329,7 @@ mod tests {
             service: 0,
             policies: Vec::new(),
             report: None,
+            shape: Default::default(),
         };
         let e = run(&job).unwrap_err();
         assert!(e.contains("a block trace has no 'file='"), "{e}");
