@@ -723,7 +723,7 @@ impl Iterator for Merge {
         let mut best: Option<(usize, u64)> = None;
         for (i, c) in self.inputs.iter().enumerate() {
             if let Some(h) = &c.head {
-                if best.is_none_or(|(_, t)| h.issue_ns < t) {
+                if best.map_or(true, |(_, t)| h.issue_ns < t) {
                     best = Some((i, h.issue_ns));
                 }
             }

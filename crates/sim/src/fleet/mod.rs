@@ -21,7 +21,7 @@
 //! volume (a namespace per volume, each its own queue).
 //!
 //! **Memory.** The trace is read once and each volume's requests spilled
-//! to a compact file of its own ([`spill`]); then each volume's file is
+//! to a compact file of its own ([`mod@spill`]); then each volume's file is
 //! loaded and replayed, one per rayon thread at a time: the memory held is
 //! the spill's buffer plus, per thread, the volume being replayed.
 
