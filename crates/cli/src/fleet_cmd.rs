@@ -12,9 +12,13 @@ use sim::fleet::{QueuesBy, Strategy};
 use sim::replay::TraceIo;
 use traces::transform::Outcome;
 
-use crate::args::OutputFormat;
+use crate::args::{OutputFormat, PolicyArgs, RunOutput};
 use crate::output::emit;
-use crate::sim_cmd::SimArgs;
+use crate::trace_shape::ShapeArgs;
+use host::mechanism::KernelEra;
+use policy::PolicySpec;
+use sim::replay::Loop;
+use sim::SimConfig;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FleetArgs {
@@ -36,25 +40,39 @@ pub struct FleetArgs {
 
 /// Whether `sim --trace` goes through the transforms and the queue rule
 /// (else the replay reads the file as it always has).
-pub fn shaped(args: &SimArgs) -> bool {
-    args.fleet.queues_by.is_some() || !args.shape.shape().is_empty()
+pub fn shaped(shape: &ShapeArgs, fleet: &FleetArgs) -> bool {
+    fleet.queues_by.is_some() || !shape.shape().is_empty()
 }
+
+/// A trace's replay over volumes, as `sim --trace` was asked for it.
+pub struct Replay<'a> {
+    pub trace: &'a Path,
+    pub format: Option<traces::Format>,
+    pub comm: Option<&'a str>,
+    pub shape: &'a ShapeArgs,
+    pub fleet: &'a FleetArgs,
+    pub replay_loop: Loop,
+    pub policy: &'a PolicyArgs,
+    pub out: &'a RunOutput,
+}
+
+/// A strategy's configuration and the kernel it models (`sim`'s).
+pub type Configure<'a> = &'a dyn Fn(PolicySpec) -> Result<(SimConfig, KernelEra)>;
 
 /// The requests as one replay takes them, shaped and grouped by the rule,
 /// and the transforms' counts.
-pub fn load(args: &SimArgs, trace: &Path) -> Result<(Vec<TraceIo>, Outcome)> {
-    let (requests, outcome) =
-        crate::trace_shape::open(trace, args.trace_format, &args.shape.shape())?;
-    let by = args.fleet.queues_by.unwrap_or_default();
-    let ios = sim::fleet::collect(requests, args.comm.as_deref(), by).map_err(|e| anyhow!(e))?;
+pub fn load(r: &Replay) -> Result<(Vec<TraceIo>, Outcome)> {
+    let (requests, outcome) = crate::trace_shape::open(r.trace, r.format, &r.shape.shape())?;
+    let by = r.fleet.queues_by.unwrap_or_default();
+    let ios = sim::fleet::collect(requests, r.comm, by).map_err(|e| anyhow!(e))?;
     Ok((ios, outcome))
 }
 
 /// The strategies compared: default first, then --policy's.
-fn strategies(args: &SimArgs) -> Result<Vec<String>> {
-    let given = &args.policy.policy;
+fn strategies(policy: &PolicyArgs) -> Result<Vec<String>> {
+    let given = &policy.policy;
     let names: Vec<String> = if given == "all" {
-        if args.policy.has_parameters() {
+        if policy.has_parameters() {
             bail!("--policy all compares every strategy on its defaults; it takes no strategy options");
         }
         sim::coalesce::every_strategy()
@@ -70,41 +88,39 @@ fn strategies(args: &SimArgs) -> Result<Vec<String>> {
 }
 
 /// `--per-volume`: every volume replayed under every strategy.
-pub fn per_volume(args: &SimArgs, trace: &Path) -> Result<()> {
-    let by = args.fleet.queues_by.unwrap_or_default();
+pub fn per_volume(r: &Replay, configure: Configure) -> Result<()> {
+    let by = r.fleet.queues_by.unwrap_or_default();
     let mut runs = Vec::new();
     let mut notes = Vec::new();
-    for name in strategies(args)? {
-        let (config, era) =
-            crate::sim_cmd::configured_for(args, args.policy.spec_named(&name), args.runtime)?;
+    for name in strategies(r.policy)? {
+        let (config, era) = configure(r.policy.spec_named(&name))?;
         notes.extend(era.notes);
         runs.push(Strategy { name, config });
     }
-    let (requests, outcome) =
-        crate::trace_shape::open(trace, args.trace_format, &args.shape.shape())?;
-    let spilled = sim::fleet::spill(requests, args.comm.as_deref(), by).map_err(|e| anyhow!(e))?;
+    let (requests, outcome) = crate::trace_shape::open(r.trace, r.format, &r.shape.shape())?;
+    let spilled = sim::fleet::spill(requests, r.comm, by).map_err(|e| anyhow!(e))?;
     if spilled.volumes.is_empty() {
-        bail!("{}: no requests to replay", trace.display());
+        bail!("{}: no requests to replay", r.trace.display());
     }
-    if !args.out.quiet {
+    if !r.out.quiet {
         notes.dedup();
         for n in &notes {
             eprintln!("note: {n}");
         }
     }
-    let fleet = sim::fleet::replay_volumes(&spilled, &runs, args.replay_loop, by)
-        .map_err(|e| anyhow!("{}: {e}", trace.display()))?;
-    let out = match args.out.format {
+    let fleet = sim::fleet::replay_volumes(&spilled, &runs, r.replay_loop, by)
+        .map_err(|e| anyhow!("{}: {e}", r.trace.display()))?;
+    let out = match r.out.format {
         OutputFormat::Normal => fleet.render() + &outcome.render(),
         OutputFormat::Json => {
             let doc = serde_json::json!({
-                "trace": trace.display().to_string(),
-                "loop": args.replay_loop.name(),
+                "trace": r.trace.display().to_string(),
+                "loop": r.replay_loop.name(),
                 "fleet": fleet,
                 "transforms": crate::trace_shape::json(&outcome),
             });
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };
-    emit(&out, args.out.file.as_deref())
+    emit(&out, r.out.file.as_deref())
 }

@@ -160,11 +160,22 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
+    let volumes = crate::fleet_cmd::Replay {
+        trace,
+        format: args.trace_format,
+        comm: args.comm.as_deref(),
+        shape: &args.shape,
+        fleet: &args.fleet,
+        replay_loop: args.replay_loop,
+        policy: &args.policy,
+        out: &args.out,
+    };
     if args.fleet.per_volume {
-        return crate::fleet_cmd::per_volume(args, trace);
+        let configure = |p| configured_for(args, p, args.runtime);
+        return crate::fleet_cmd::per_volume(&volumes, &configure);
     }
-    let (ios, shaped) = if crate::fleet_cmd::shaped(args) {
-        let (ios, outcome) = crate::fleet_cmd::load(args, trace)?;
+    let (ios, shaped) = if crate::fleet_cmd::shaped(&args.shape, &args.fleet) {
+        let (ios, outcome) = crate::fleet_cmd::load(&volumes)?;
         (ios, Some(outcome))
     } else {
         let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
@@ -237,7 +248,7 @@ fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, Kernel
 }
 
 /// [`configured`] with another strategy (`--per-volume`'s each).
-pub(crate) fn configured_for(
+fn configured_for(
     args: &SimArgs,
     policy: policy::PolicySpec,
     runtime: Option<u64>,
