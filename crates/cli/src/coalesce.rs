@@ -76,6 +76,9 @@ pub struct CoalesceArgs {
     /// allows) through a window of 65,536 requests, instead of refusing it
     #[arg(long, requires = "trace")]
     pub sort: bool,
+    /// The replay transforms (issue 41 item 6).
+    #[command(flatten)]
+    pub shape: crate::trace_shape::ShapeArgs,
 }
 
 pub fn trace_format(s: &str) -> Result<traces::Format, String> {
@@ -87,6 +90,9 @@ pub fn trace_format(s: &str) -> Result<traces::Format, String> {
 
 pub fn run(args: &CoalesceArgs) -> Result<()> {
     if let (Some(trace), Some(_)) = (&args.trace, &args.plan) {
+        if !args.shape.shape().is_empty() {
+            bail!("option --plan: it reads the trace as recorded, without --merge, --volume, --window, --skip, --sample or --time-scale");
+        }
         return plan(args, trace);
     }
     if let Some(trace) = &args.trace {
@@ -109,6 +115,7 @@ pub fn run(args: &CoalesceArgs) -> Result<()> {
             report: args.report.clone(),
             marks_from: args.marks_from,
             order: crate::trace_input::order(args.sort),
+            shape: args.shape.shape(),
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         out!("{table}");

@@ -9,6 +9,7 @@ mod calibrate_cmd;
 mod capture_cmd;
 mod coalesce;
 mod exec_cmd;
+mod fleet_cmd;
 mod host_args;
 mod jobs_cmd;
 mod output;
@@ -17,6 +18,7 @@ mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
 mod trace_input;
+mod trace_shape;
 mod tune_cmd;
 mod validate_cmd;
 

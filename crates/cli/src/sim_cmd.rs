@@ -96,6 +96,12 @@ pub struct SimArgs {
     /// allows) through a window of 65,536 requests, instead of refusing it
     #[arg(long, requires = "trace")]
     pub sort: bool,
+    /// The replay transforms (issue 41 item 6).
+    #[command(flatten)]
+    pub shape: crate::trace_shape::ShapeArgs,
+    /// Volumes and queues (issue 41 item 4).
+    #[command(flatten)]
+    pub fleet: crate::fleet_cmd::FleetArgs,
 }
 
 /// A simulator error on one line; one about a job names the job file too, as
@@ -166,17 +172,25 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
         );
     }
     let loss = crate::trace_input::partial(trace);
-    let order = crate::trace_input::order(args.sort);
     let mut marker = sim::trace_marks::Marker::open(args.marks_from, trace, args.trace_format)
         .map_err(|e| anyhow!(e))?;
-    let ios = sim::replay::load_with(
+    let volumes = crate::fleet_cmd::Replay {
         trace,
-        args.trace_format,
-        args.comm.as_deref(),
-        order,
-        &mut marker,
-    )
-    .map_err(|e| anyhow!(e))?;
+        format: args.trace_format,
+        order: crate::trace_input::order(args.sort),
+        comm: args.comm.as_deref(),
+        shape: &args.shape,
+        fleet: &args.fleet,
+        replay_loop: args.replay_loop,
+        policy: &args.policy,
+        out: &args.out,
+    };
+    if args.fleet.per_volume {
+        let configure = |p| configured_for(args, p, args.runtime);
+        return crate::fleet_cmd::per_volume(&volumes, &mut marker, &configure);
+    }
+    let (ios, outcome) = crate::fleet_cmd::load(&volumes, &mut marker)?;
+    let shaped = crate::fleet_cmd::shaped(&args.shape, &args.fleet).then_some(outcome);
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
     if !args.out.quiet {
@@ -192,8 +206,12 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
     let out = match args.out.format {
         OutputFormat::Normal => {
             let partial = loss.as_deref().map(crate::trace_input::partial_line);
+            let rule = args.fleet.queues_by.unwrap_or_default().rule();
+            let shaped =
+                shaped.map_or(String::new(), |o| o.render() + &format!("queues: {rule}\n"));
             render(&report, args.out.format)
                 + &drift.render()
+                + &shaped
                 + &marker.line()
                 + &partial.unwrap_or_default()
         }
@@ -205,6 +223,10 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
                 doc["marks"] = serde_json::to_value(m)?;
             }
             crate::trace_input::mark_json(&mut doc, loss.as_deref());
+            if let Some(o) = shaped {
+                doc["transforms"] = crate::trace_shape::json(&o);
+                doc["queues"] = args.fleet.queues_by.unwrap_or_default().rule().into();
+            }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
     };
@@ -240,8 +262,17 @@ fn run_app(args: &SimArgs, job_file: &Path) -> Result<()> {
 /// The run's configuration from the command line, `runtime` for it, and
 /// the kernel it models (`point::command`).
 fn configured(args: &SimArgs, runtime: Option<u64>) -> Result<(SimConfig, KernelEra)> {
+    configured_for(args, args.policy.spec(), runtime)
+}
+
+/// [`configured`] with another strategy (`--per-volume`'s each).
+fn configured_for(
+    args: &SimArgs,
+    policy: policy::PolicySpec,
+    runtime: Option<u64>,
+) -> Result<(SimConfig, KernelEra)> {
     Ok(SimRequest {
-        policy: args.policy.spec(),
+        policy,
         device: &args.device,
         host: &args.host,
         seed: args.seed,

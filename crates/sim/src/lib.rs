@@ -25,6 +25,7 @@ mod cpu;
 pub mod era;
 mod error;
 mod events;
+pub mod fleet;
 mod fs;
 mod idle;
 mod iopath;

@@ -16,7 +16,9 @@
 //! What it is for: turning the traces people already have into requests
 //! with issue and completion times, sizes, directions and the block layer's
 //! flags, for `coalesce`, the simulator and a device fit to use.
-//! What it is not: no I/O policy, no marks, no replay. It parses.
+//! What it is not: no I/O policy, no marks, no replay. It parses, and
+//! reshapes a stream as a replay asks ([`transform`]: fio's and
+//! libCacheSim's replay transforms).
 //!
 //! Streaming: nothing holds the trace. A reader keeps one line (at most
 //! [`MAX_LINE`] bytes) and, for the formats that pair an issue event with
@@ -68,6 +70,7 @@ pub mod partial;
 pub mod tectonic;
 mod text;
 pub mod thesios;
+pub mod transform;
 pub mod vscsi;
 
 use std::io::{BufRead, Read};

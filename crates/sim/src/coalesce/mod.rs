@@ -177,6 +177,9 @@ pub struct Job<'a> {
     pub marks_from: Option<marks::trace::MarksFrom>,
     /// Whether the trace's times are checked or sorted (`--sort`).
     pub order: traces::Order,
+    /// The replay transforms (`traces::transform`), their lines before
+    /// the table.
+    pub shape: traces::transform::Shape,
 }
 
 /// One strategy's line of the table.
@@ -194,6 +197,10 @@ pub fn run(job: &Job) -> Result<String, String> {
     let mut marker = crate::trace_marks::Marker::open(job.marks_from, job.trace, job.format)?;
     let requests =
         traces::open_in_order(job.trace, job.format, job.order).map_err(|e| e.to_string())?;
+    let (requests, shaped) = job
+        .shape
+        .apply(requests, &origin)
+        .map_err(|e| e.to_string())?;
     let pending: Pending = Pending::default();
     let mut replayers = job
         .policies
@@ -278,15 +285,16 @@ pub fn run(job: &Job) -> Result<String, String> {
             met,
         });
     }
-    let text = table(
-        &origin,
-        (n, urgent),
-        &marker.line(),
-        &stream,
-        job,
-        oracle,
-        &lines,
-    );
+    let text = shaped.render()
+        + &table(
+            &origin,
+            (n, urgent),
+            &marker.line(),
+            &stream,
+            job,
+            oracle,
+            &lines,
+        );
     if let Some(dir) = &job.report {
         write_report(dir, &origin, job, oracle, &lines)?;
     }
@@ -347,6 +355,7 @@ mod tests {
             report: None,
             marks_from: None,
             order: traces::Order::Check,
+            shape: Default::default(),
         };
         let e = run(&job).unwrap_err();
         assert!(e.contains("a block trace has no 'file='"), "{e}");
