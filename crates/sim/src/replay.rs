@@ -106,6 +106,15 @@ pub fn load(
     )
 }
 
+/// [`load`] of every request in the file (its format detected), marked by
+/// `marker` (`--marks-from`, [`crate::trace_marks`]): a sweep's traces.
+pub fn load_marked(
+    path: &std::path::Path,
+    marker: &mut crate::trace_marks::Marker,
+) -> Result<Vec<TraceIo>, String> {
+    load_with(path, None, None, traces::Order::Check, marker)
+}
+
 /// [`load`], the trace's times checked or sorted as `order` says
 /// (`--sort`), its requests marked by `marker` (`--marks-from`,
 /// [`crate::trace_marks`]).

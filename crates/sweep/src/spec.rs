@@ -273,9 +273,7 @@ impl Spec {
         for t in traces {
             let path = dir.join(t.get_ref());
             let ios = sim::trace_marks::Marker::open(marks_from, &path, None)
-                .and_then(|mut marker| {
-                    sim::replay::load_with(&path, None, None, traces::Order::Check, &mut marker)
-                })
+                .and_then(|mut marker| sim::replay::load_marked(&path, &mut marker))
                 .map_err(|e| bad(t.span(), "traces", e))?;
             if ios.is_empty() {
                 return Err(bad(

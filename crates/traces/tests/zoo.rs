@@ -369,11 +369,24 @@ fn every_new_format_and_an_old_one_read_compressed_as_plain() {
     std::fs::write(&path, skippable).unwrap();
     assert_eq!(all(&path, None), all(&example("sample.alibaba.csv"), None));
     // Two gzip members, as pigz or `cat a.gz b.gz` make them: read through.
+    // The second member is a later hour of the same volume (its times one
+    // hour on), so that the joined trace is still in time order.
+    let later: String = String::from_utf8(csv.clone())
+        .unwrap()
+        .lines()
+        .map(|row| {
+            let (head, ts) = row.rsplit_once(',').unwrap();
+            format!("{head},{}\n", ts.parse::<u64>().unwrap() + 3_600_000_000)
+        })
+        .collect();
     let path = dir.path().join("twice.csv.gz");
-    std::fs::write(&path, [gzip(&csv), gzip(&csv)].concat()).unwrap();
+    std::fs::write(&path, [gzip(&csv), gzip(later.as_bytes())].concat()).unwrap();
+    let first = all(&example("sample.alibaba.csv"), None);
+    let joined = all(&path, None);
+    assert_eq!(joined.len(), 2 * first.len());
     assert_eq!(
-        all(&path, None).len(),
-        2 * all(&example("sample.alibaba.csv"), None).len()
+        joined[first.len()].issue_ns,
+        first[0].issue_ns + 3_600_000_000_000
     );
 }
 
