@@ -3,6 +3,8 @@
 //! `cores`, whether its cost per simulated completion and its memory stay
 //! flat as the simulated machine grows.
 
+pub mod traces;
+
 use std::fmt::Write as _;
 use std::time::Instant;
 

@@ -176,9 +176,19 @@ struct Line {
 /// Runs the job: the table as text, and with `job.report` the figures and
 /// page written. An error is one line naming the trace or the file.
 pub fn run(job: &Job) -> Result<String, String> {
-    let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
     let requests = traces::open(job.trace, job.format).map_err(|e| e.to_string())?;
+    run_on(job, requests)
+}
+
+/// [`run`] on requests already being read (`job.trace` names them in
+/// errors): `bench traces` replays a trace generated in memory this way.
+pub fn run_on(
+    job: &Job,
+    requests: impl Iterator<Item = Result<Request, traces::TraceError>>,
+) -> Result<String, String> {
+    let origin = job.trace.display().to_string();
+    Needs::check(KNOWN, "a block trace", &job.rules)?;
     let pending: Pending = Pending::default();
     let mut replayers = job
         .policies
