@@ -33,12 +33,14 @@ pub mod plan;
 mod stream;
 mod stream_replay;
 
-use std::collections::HashMap;
-use std::io::{self, Write};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use marks::{Facts, Needs, Op, Rule};
+use policy::fast::HashMap;
 use policy::oracle::{Budget, Floor};
+use policy::replay::Delivery;
 use policy::stream::{Event, Outcome, Replayer, Row};
 use policy::{Marks, Nanos, PolicySpec, MS};
 use traces::Request;
@@ -94,14 +96,13 @@ pub fn marks_of(rules: &[Rule], r: &Request) -> Marks {
 /// The completions in flight (completed, not yet delivered): id to its
 /// completion time and whether it is Urgent. Shared by the feeder (which
 /// adds) and each strategy's [`PerBucket`] (which checks at delivery).
-type Pending = std::rc::Rc<std::cell::RefCell<HashMap<u64, (Nanos, bool)>>>;
+type Pending = Rc<RefCell<HashMap<u64, (Nanos, bool)>>>;
 
-/// Reads a strategy's interrupt CSV (`time_ns,kind,ids`) as it is
-/// written: interrupts per [`BUCKET`], and whether each completion it
-/// delivers met its budget (Urgent: at once; the rest: within the budget).
+/// A strategy's interrupts as they are raised (`Replayer::watch`):
+/// interrupts per [`BUCKET`], and whether each completion it delivers met
+/// its budget (Urgent: at once; the rest: within the budget).
 #[derive(Default)]
 struct PerBucket {
-    line: Vec<u8>,
     buckets: HashMap<u64, u64>,
     pending: Pending,
     budget: Nanos,
@@ -110,47 +111,18 @@ struct PerBucket {
 }
 
 impl PerBucket {
-    fn line_done(&mut self) {
-        let Ok(l) = std::str::from_utf8(&self.line) else {
-            return;
-        };
-        let mut f = l.split(',');
-        let Some(t) = f.next().and_then(|t| t.parse::<u64>().ok()) else {
-            return;
-        };
+    fn delivered(&mut self, d: &Delivery) {
+        let t = d.time;
         *self.buckets.entry(t / BUCKET).or_insert(0) += 1;
         let pending = self.pending.borrow();
-        for id in f
-            .nth(1)
-            .unwrap_or("")
-            .split(' ')
-            .filter_map(|i| i.parse::<u64>().ok())
-        {
-            if let Some(&(done, urgent)) = pending.get(&id) {
+        for r in d.reaped {
+            if let Some(&(done, urgent)) = pending.get(&r.id) {
                 let allowed = if urgent { 0 } else { self.budget };
                 if t.saturating_sub(done) > allowed {
                     self.missed += 1;
                 }
             }
         }
-    }
-}
-
-impl Write for PerBucket {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        for &b in buf {
-            if b == b'\n' {
-                self.line_done();
-                self.line.clear();
-            } else {
-                self.line.push(b);
-            }
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 
@@ -190,16 +162,22 @@ pub fn run_on(
     let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
     let pending: Pending = Pending::default();
+    let mut tallies = Vec::new();
     let mut replayers = job
         .policies
         .iter()
         .map(|p| {
-            let sink = PerBucket {
+            let tally = Rc::new(RefCell::new(PerBucket {
                 pending: pending.clone(),
                 budget: job.budget,
                 ..PerBucket::default()
-            };
-            Replayer::new(p, &origin, Some(sink))
+            }));
+            tallies.push(tally.clone());
+            Replayer::<std::io::Sink>::new(p, &origin, None).map(|r| {
+                r.watch(Box::new(move |d: &Delivery| {
+                    tally.borrow_mut().delivered(d)
+                }))
+            })
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
@@ -208,7 +186,7 @@ pub fn run_on(
     let mut rows = Vec::new();
     let (mut n, mut urgent) = (0u64, 0u64);
     let feed = |rows: &mut Vec<Row>,
-                replayers: &mut Vec<Replayer<PerBucket>>,
+                replayers: &mut Vec<Replayer<std::io::Sink>>,
                 floor: &mut Floor|
      -> Result<(), String> {
         for row in rows.drain(..) {
@@ -250,9 +228,9 @@ pub fn run_on(
         return Err(format!("{origin}: no requests"));
     }
     let mut lines = Vec::new();
-    for r in replayers {
-        let (outcome, sink) = r.finish().map_err(|e| e.to_string())?;
-        let sink = sink.unwrap_or_default();
+    for (r, tally) in replayers.into_iter().zip(tallies) {
+        let (outcome, _) = r.finish().map_err(|e| e.to_string())?;
+        let sink = tally.borrow();
         let mut per_second: Vec<(f64, f64)> = sink
             .buckets
             .iter()
