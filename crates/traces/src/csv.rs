@@ -95,6 +95,20 @@ impl Csv {
     }
 }
 
+/// The most columns a format here has (MSR's seven).
+const MAX_COLUMNS: usize = 7;
+
+/// A whole number's text as a `String`, read back as `value`: the text
+/// itself when it is already the number's canonical form (no leading
+/// zero), saving the formatting of a number per row (issue 41 item 7).
+fn canonical(text: &str, value: u64) -> String {
+    if text.len() == 1 || !text.starts_with('0') {
+        text.to_string()
+    } else {
+        value.to_string()
+    }
+}
+
 impl LineFormat for Csv {
     fn line(&mut self, text: &str, out: &mut VecDeque<Request>) -> Result<(), Bad> {
         let trimmed = text.trim();
@@ -103,22 +117,29 @@ impl LineFormat for Csv {
         }
         let first = std::mem::replace(&mut self.first, false);
         let header = self.header();
-        let names: Vec<&str> = header.split(',').collect();
-        let f: Vec<&str> = trimmed.split(',').map(str::trim).collect();
+        let columns = header.split(',').count();
+        // The fields in place (no vector per row); `n` counts them all.
+        let mut f = [""; MAX_COLUMNS];
+        let mut n = 0;
+        for field in trimmed.split(',') {
+            if let Some(slot) = f.get_mut(n) {
+                *slot = field.trim();
+            }
+            n += 1;
+        }
         if first
-            && f.len() == names.len()
-            && f.iter().zip(&names).all(|(a, b)| a.eq_ignore_ascii_case(b))
+            && n == columns
+            && f[..n]
+                .iter()
+                .zip(header.split(','))
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
         {
             return Ok(());
         }
-        if f.len() != names.len() {
+        if n != columns {
             return Err(Bad::new(
                 "line",
-                format!(
-                    "expected {} columns ({header}), found {}",
-                    names.len(),
-                    f.len()
-                ),
+                format!("expected {columns} columns ({header}), found {n}"),
             ));
         }
         let r = match self.kind {
@@ -162,6 +183,7 @@ impl LineFormat for Csv {
             }
             Kind::Alibaba => {
                 let device = uint32(f[0], "device_id")?;
+                let device = canonical(f[0], u64::from(device));
                 let write = match f[1] {
                     "R" => false,
                     "W" => true,
@@ -175,7 +197,7 @@ impl LineFormat for Csv {
                     offset,
                     bytes,
                     write,
-                    device: Some(device.to_string()),
+                    device: Some(device),
                     ..Request::default()
                 }
             }
@@ -200,7 +222,7 @@ impl LineFormat for Csv {
                     offset,
                     bytes,
                     write,
-                    device: Some(volume.to_string()),
+                    device: Some(canonical(f[4], volume)),
                     ..Request::default()
                 }
             }
