@@ -38,7 +38,7 @@ use std::collections::VecDeque;
 
 use crate::num::{decimal_ns, quoted, uint, uint32, Bad};
 use crate::pairing::{rwbs, Act, Event, Pairing};
-use crate::text::LineFormat;
+use crate::text::{Fields, LineFormat};
 use crate::Request;
 
 #[derive(Default)]
@@ -88,7 +88,7 @@ impl LineFormat for Blkparse {
         if trimmed.is_empty() || self.summary {
             return Ok(());
         }
-        let mut tokens = trimmed.split_whitespace();
+        let mut tokens = Fields::new(trimmed);
         let first = tokens.next().unwrap_or("");
         if first.starts_with("CPU") || matches!(first, "Total" | "Throughput" | "Events" | "Skips")
         {

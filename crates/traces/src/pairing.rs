@@ -4,7 +4,9 @@
 //! start sector; `log_track_frontmerge` moves a request whose start moved).
 //! Used by the blkparse text reader and the blktrace binary reader.
 
-use std::collections::HashMap;
+// foldhash, not SipHash: the map is looked up on every event (issue 41 item 7;
+// a trace is not an adversary across a network).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use crate::Request;
 

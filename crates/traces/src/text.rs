@@ -168,3 +168,72 @@ impl<R: BufRead, F: LineFormat> Iterator for Lines<R, F> {
         }
     }
 }
+
+/// `text` split at whitespace as `str::split_whitespace` splits it, a
+/// byte at a time when the line is ASCII without a vertical tab (the
+/// one ASCII byte Unicode calls whitespace and `u8::is_ascii_whitespace`
+/// does not): the same fields, without decoding characters (issue 41
+/// item 7: the char-wise split was a third of blkparse's parse).
+pub(crate) struct Fields<'a> {
+    rest: &'a str,
+    ascii: bool,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Fields {
+            rest: text,
+            ascii: text.is_ascii() && memchr::memchr(0x0b, text.as_bytes()).is_none(),
+        }
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.ascii {
+            let b = self.rest.as_bytes();
+            let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
+            let end = b[start..]
+                .iter()
+                .position(u8::is_ascii_whitespace)
+                .map_or(b.len(), |n| start + n);
+            let field = &self.rest[start..end];
+            self.rest = &self.rest[end..];
+            Some(field)
+        } else {
+            let rest = self.rest.trim_start();
+            if rest.is_empty() {
+                self.rest = rest;
+                return None;
+            }
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            self.rest = &rest[end..];
+            Some(&rest[..end])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fields;
+
+    #[test]
+    fn fields_split_as_split_whitespace_does() {
+        for text in [
+            "",
+            "   ",
+            "a",
+            "  8,0    1  2 0.1 [kworker/0:1H]  ",
+            "a\tb\r\nc\x0cd",
+            "a\x0bb c",
+            "a\u{a0}b\u{2003}c d",
+            "caf\u{e9} [x y]",
+        ] {
+            let ours: Vec<&str> = Fields::new(text).collect();
+            let std: Vec<&str> = text.split_whitespace().collect();
+            assert_eq!(ours, std, "{text:?}");
+        }
+    }
+}
