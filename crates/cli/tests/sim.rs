@@ -257,7 +257,9 @@ fn bench_traces_quick_prints_every_figure() {
     let figures = v["figures"].as_object().unwrap();
     assert_eq!(figures.len(), 7, "{v}");
     for (k, f) in figures {
-        assert_eq!(f["runs"].as_array().unwrap().len(), 3, "{k}");
+        let runs = f["runs"].as_array().unwrap().len();
+        // Memory is measured once (the same each run), the rest thrice.
+        assert_eq!(runs, if k.contains("bytes") { 1 } else { 3 }, "{k}");
         assert!(
             f["best"].as_f64().unwrap() >= f["median"].as_f64().unwrap() || k.contains("bytes"),
             "{k}"
