@@ -48,28 +48,40 @@ impl Waiting {
 
     /// Where the smallest waits: a run (0, 1) or the heap (2).
     fn smallest(&self) -> Option<(Key, usize)> {
-        let candidates = [
-            self.runs[0].front().copied(),
-            self.runs[1].front().copied(),
-            self.heap.peek().map(|r| r.0),
-        ];
-        candidates
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, k)| Some((k?, i)))
-            .min()
+        let mut best = self.runs[0].front().map(|&k| (k, 0));
+        if let Some(&k) = self.runs[1].front() {
+            if best.is_none_or(|(b, _)| k < b) {
+                best = Some((k, 1));
+            }
+        }
+        if let Some(&Reverse(k)) = self.heap.peek() {
+            if best.is_none_or(|(b, _)| k < b) {
+                best = Some((k, 2));
+            }
+        }
+        best
     }
 
+    /// Takes the smallest, found by [`Waiting::smallest`] at `from`.
+    fn take(&mut self, from: usize) {
+        match from {
+            0 | 1 => {
+                self.runs[from].pop_front();
+            }
+            _ => {
+                self.heap.pop();
+            }
+        }
+    }
+
+    #[cfg(test)]
     fn peek(&self) -> Option<Key> {
         self.smallest().map(|(k, _)| k)
     }
 
     fn pop(&mut self) -> Option<Key> {
         let (k, from) = self.smallest()?;
-        match from {
-            0 | 1 => self.runs[from].pop_front(),
-            _ => self.heap.pop().map(|r| r.0),
-        };
+        self.take(from);
         Some(k)
     }
 }
@@ -145,11 +157,11 @@ impl Stream {
 
     /// The rows up to `edge` (all at the end).
     pub fn drain(&mut self, edge: Option<Nanos>, out: &mut Vec<Row>) {
-        while let Some((t, id, kind, bits)) = self.heap.peek() {
+        while let Some(((t, id, kind, bits), from)) = self.heap.smallest() {
             if edge.is_some_and(|e| t > e) {
                 break;
             }
-            self.heap.pop();
+            self.heap.take(from);
             self.emit(t, id, kind, bits, out);
         }
     }
