@@ -30,8 +30,28 @@
 //!   the resident set before) per request, measured once, on the first
 //!   replay, before any other phase frees memory it could reuse.
 //!
-//! Each lever tried on these paths, and its effect, is in PERF.md at the
-//! repository's root.
+//! **Levers tried** (issue 41 item 7). Instructions by `valgrind
+//! --tool=callgrind` (reproducible on this shared 2-vCPU machine, where
+//! perf counts no cycles) on `bench traces --requests 20000` (three runs of
+//! each phase), inclusive per phase; rates from `bench traces` (400K
+//! requests, load average 5.9-6.3), before (main c641096) and after. Every
+//! output unchanged: `coalesce --trace` (every example trace and three
+//! generated ones, 1.2M requests, jittered, blkparse; `--policy all`,
+//! `cint`, a `--mark` rule) diff empty; the sim corpus diff empty;
+//! `reproduce --quick` 0 changed.
+//!
+//! | path | lever | instructions | effect |
+//! |------|-------|--------------|--------|
+//! | coalesce | each strategy's interrupts counted as raised (`Replayer::watch`), not written as CSV and parsed back | 2,213M -> 755M (with the next) | the CSV's formatting and parse were 18% + 15% of all |
+//! | coalesce | command-id sets and maps hashed with foldhash, not SipHash (`policy::fast`) | (above) | SipHash was 14% of all |
+//! | coalesce | events already in order appended to runs, the rest in a heap, smallest of three by two comparisons | jittered 50K-request trace, whole command: 270M -> 206M | heap pops were 13%; a first version (a generic min over three) cost more than it saved |
+//! | coalesce | all of the above | 2,213M -> 701M | cint 696K -> 1,859K req/s (2.67x); all 211K -> 556K (2.64x); goal 20M not reached |
+//! | parse | a line found with `memchr` in the reader's buffer and parsed in place (no `String` per line) | both formats, with the next and the first half of the two after: 1,278M -> 929M; all parse levers: 729M | |
+//! | parse | whole numbers and decimals in one pass, the checked path kept for errors | | `uint` was 4% of all |
+//! | parse | CSV fields into an array, split and trimmed a byte at a time on ASCII lines; column count per format; an id's own text kept | CSV: 270M -> 78M | Alibaba CSV 2.35M -> 5.40M lines/s (2.30x) |
+//! | parse | blkparse: fields after the RWBS without a vector or joined tail; fields split a byte at a time on ASCII lines; pairing's map on foldhash | blkparse: 877M -> 555M | 1.92M -> 3.00M lines/s (1.56x); goal 5M not reached: splitting fields is still 35% of the line |
+//! | sim --trace | none (its replay is being rewritten as a stream in parallel) | 562M -> 561M | 848K -> 896K req/s (noise); 96 B/request |
+//! | bench sim | none tried (no time left) | | 4.72 events per completion at c641096 (core-done 3.24), against 3.92 in crates/sim/bench/baseline.json |
 
 use std::fmt::Write as _;
 use std::io::Cursor;

@@ -39,7 +39,7 @@ impl Waiting {
 
     fn push(&mut self, k: Key) {
         let run = &mut self.runs[usize::from(k.2)];
-        if run.back().is_none_or(|&b| b < k) {
+        if run.back().map_or(true, |&b| b < k) {
             run.push_back(k);
         } else {
             self.heap.push(Reverse(k));
@@ -50,12 +50,12 @@ impl Waiting {
     fn smallest(&self) -> Option<(Key, usize)> {
         let mut best = self.runs[0].front().map(|&k| (k, 0));
         if let Some(&k) = self.runs[1].front() {
-            if best.is_none_or(|(b, _)| k < b) {
+            if best.map_or(true, |(b, _)| k < b) {
                 best = Some((k, 1));
             }
         }
         if let Some(&Reverse(k)) = self.heap.peek() {
-            if best.is_none_or(|(b, _)| k < b) {
+            if best.map_or(true, |(b, _)| k < b) {
                 best = Some((k, 2));
             }
         }
