@@ -333,21 +333,13 @@ fn trace_ios(reqs: &[Request]) -> Vec<TraceIo> {
         .collect()
 }
 
-/// One field of `/proc/self/status`, bytes.
-fn status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// The open-loop replay of `reqs`: requests per second and the peak
 /// bytes it added per request (0 where Linux does not tell).
 fn replay(reqs: &[Request], config: &SimConfig) -> Result<(f64, f64), SimError> {
     // Linux's proc(5), /proc/PID/clear_refs: writing 5 resets the peak
     // resident set (VmHWM) to the current one.
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let before = status_kib("VmRSS:");
+    let before = super::status_bytes("VmRSS:");
     let start = Instant::now();
     let ios = trace_ios(reqs);
     let (report, _, _) = simulate_trace(ios, Loop::Open, config, &mut |_, _| {})?;
@@ -357,7 +349,7 @@ fn replay(reqs: &[Request], config: &SimConfig) -> Result<(f64, f64), SimError> 
             "bench traces: the replay completed nothing".into(),
         ));
     }
-    let bytes = match (reset, before, status_kib("VmHWM:")) {
+    let bytes = match (reset, before, super::peak_rss()) {
         (true, Some(b), Some(peak)) => peak.saturating_sub(b) as f64 / reqs.len() as f64,
         _ => 0.0,
     };
@@ -614,16 +606,7 @@ impl TracesBench {
                 )
             }
         );
-        let unknown = |l: &Option<String>| l.clone().unwrap_or_else(|| "unknown".into());
-        let _ = writeln!(
-            s,
-            "  load average (1, 5, 15 min): {} before, {} after",
-            unknown(&self.load_before),
-            unknown(&self.load_after)
-        );
-        if cfg!(debug_assertions) {
-            s.push_str(super::DEBUG_NOTE);
-        }
+        super::load_and_build(&mut s, &self.load_before, &self.load_after);
         s
     }
 
