@@ -34,7 +34,8 @@
 //! --tool=callgrind` (reproducible on this shared 2-vCPU machine, where
 //! perf counts no cycles) on `bench traces --requests 20000` (three runs of
 //! each phase), inclusive per phase; rates from `bench traces` (400K
-//! requests, load average 5.9-6.3), before (main c641096) and after. Every
+//! requests), best of three, before (main c641096) and after, run one
+//! after the other, two such pairs at load averages 3.3-3.6. Every
 //! output unchanged: `coalesce --trace` (every example trace and three
 //! generated ones, 1.2M requests, jittered, blkparse; `--policy all`,
 //! `cint`, a `--mark` rule) diff empty; the sim corpus diff empty;
@@ -45,12 +46,12 @@
 //! | coalesce | each strategy's interrupts counted as raised (`Replayer::watch`), not written as CSV and parsed back | 2,213M -> 755M (with the next) | the CSV's formatting and parse were 18% + 15% of all |
 //! | coalesce | command-id sets and maps hashed with foldhash, not SipHash (`policy::fast`) | (above) | SipHash was 14% of all |
 //! | coalesce | events already in order appended to runs, the rest in a heap, smallest of three by two comparisons | jittered 50K-request trace, whole command: 270M -> 206M | heap pops were 13%; a first version (a generic min over three) cost more than it saved |
-//! | coalesce | all of the above | 2,213M -> 701M | cint 696K -> 1,859K req/s (2.67x); all 211K -> 556K (2.64x); goal 20M not reached |
+//! | coalesce | all of the above | 2,213M -> 701M | cint 1,046K -> 3,046K and 917K -> 2,601K req/s (2.8-2.9x); all 302K -> 933K and 244K -> 630K (2.6-3.1x); goal 20M not reached |
 //! | parse | a line found with `memchr` in the reader's buffer and parsed in place (no `String` per line) | both formats, with the next and the first half of the two after: 1,278M -> 929M; all parse levers: 729M | |
 //! | parse | whole numbers and decimals in one pass, the checked path kept for errors | | `uint` was 4% of all |
-//! | parse | CSV fields into an array, split and trimmed a byte at a time on ASCII lines; column count per format; an id's own text kept | CSV: 270M -> 78M | Alibaba CSV 2.35M -> 5.40M lines/s (2.30x) |
-//! | parse | blkparse: fields after the RWBS without a vector or joined tail; fields split a byte at a time on ASCII lines; pairing's map on foldhash | blkparse: 877M -> 555M | 1.92M -> 3.00M lines/s (1.56x); goal 5M not reached: splitting fields is still 35% of the line |
-//! | sim --trace | none (its replay is being rewritten as a stream in parallel) | 562M -> 561M | 848K -> 896K req/s (noise); 96 B/request |
+//! | parse | CSV fields into an array, split and trimmed a byte at a time on ASCII lines; column count per format; an id's own text kept | CSV: 270M -> 78M | Alibaba CSV 2.88M -> 7.53M and 2.95M -> 6.74M lines/s (2.3-2.6x) |
+//! | parse | blkparse: fields after the RWBS without a vector or joined tail; fields split a byte at a time on ASCII lines; pairing's map on foldhash | blkparse: 877M -> 555M | 2.43M -> 4.26M and 2.50M -> 3.08M lines/s (1.2-1.75x); goal 5M not reached: splitting fields is still 35% of the line |
+//! | sim --trace | none (its replay is being rewritten as a stream in parallel) | 562M -> 561M | 1.24M -> 1.30M and 0.99M -> 0.92M req/s (noise); 96 B/request |
 //! | bench sim | none tried (no time left) | | 4.72 events per completion at c641096 (core-done 3.24), against 3.92 in crates/sim/bench/baseline.json |
 
 use std::fmt::Write as _;
@@ -70,8 +71,8 @@ use crate::replay::{simulate_trace, table1_marks, Loop, TraceIo};
 use crate::{DeviceProfile, HostProfile, SimConfig, SimError};
 
 /// Requests of a full run: 400K (1.2M blkparse lines, about 100 MB of
-/// text held at once) takes about a minute on this machine's 2 vCPUs
-/// under the other agents' load (measured: `bench traces` at c641096).
+/// text held at once) takes about 8 s on this machine's 2 vCPUs at a load
+/// average of 3.5 (measured: `bench traces` at c641096 and after).
 pub const REQUESTS: usize = 400_000;
 /// Requests of a `--quick` run (CI: a second or two).
 pub const QUICK_REQUESTS: usize = 5_000;
