@@ -42,6 +42,42 @@ pub enum BenchTarget {
     /// side, the ratio exec/run and whether it is within the issue's bounds
     /// (15%, 15%, 10%). Jobs: examples/crossval/*.fio. Build with --release.
     Exec(BenchExecArgs),
+    /// Time reading, coalescing and replaying traces (issue 41 item 7)
+    ///
+    /// Generates traces in memory (Alibaba CSV, blkparse text,
+    /// libCacheSim's oracleGeneral binary) and prints lines per second of
+    /// parsing each, requests per second of `coalesce --trace` (cint, and
+    /// every strategy) and of `sim --trace` open loop, the replay's peak
+    /// bytes per request, each beside its goal and the committed baseline
+    /// (crates/sim/bench/baseline-traces.json) with the ratio, and the load
+    /// average. Build with --release for meaningful numbers.
+    Traces(BenchTracesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchTracesArgs {
+    /// Results as text or JSON
+    #[arg(long, value_enum, default_value = "normal", value_name = "FORMAT")]
+    pub output_format: OutputFormat,
+    /// A CI-sized run (a few thousand requests instead of 400K): shows
+    /// every figure; its ratios compare unlike runs
+    #[arg(long)]
+    pub quick: bool,
+    /// Requests to generate, instead of 400K (or --quick's)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1000..=100_000_000), conflicts_with = "quick")]
+    pub requests: Option<u64>,
+    /// Compare with this baseline (saved by --save-baseline) instead of
+    /// the committed one
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Save this run's figures, the date, the machine and its load as a
+    /// baseline (JSON)
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// With --save-baseline: the commit the binary was built from, kept in
+    /// the baseline
+    #[arg(long, value_name = "REV", requires = "save_baseline")]
+    pub commit: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -130,7 +166,41 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         BenchTarget::Sim(a) => bench_sim(a),
         BenchTarget::Emu(a) => bench_emu(a),
         BenchTarget::Exec(a) => bench_exec(a),
+        BenchTarget::Traces(a) => bench_traces(a),
     }
+}
+
+/// `bench traces` (`sim::bench::traces`).
+fn bench_traces(a: &BenchTracesArgs) -> Result<()> {
+    use sim::bench::traces::{self, TracesBaseline};
+    let base = match &a.baseline {
+        Some(path) => TracesBaseline::load(path),
+        None => TracesBaseline::committed(),
+    }
+    .map_err(anyhow::Error::msg)?;
+    let n = match (a.quick, a.requests) {
+        (true, _) => traces::QUICK_REQUESTS,
+        (false, Some(n)) => n as usize,
+        (false, None) => traces::REQUESTS,
+    };
+    let bench = traces::run(n)?;
+    if let Some(path) = &a.save_baseline {
+        let mut s = serde_json::to_string_pretty(&bench.baseline_now(a.commit.clone()).json())
+            .expect("a JSON value always serializes");
+        s.push('\n');
+        crate::output::write_file(path, s.as_bytes())?;
+    }
+    let out = match a.output_format {
+        OutputFormat::Normal => bench.text(&base),
+        OutputFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&bench.json(&base))
+                .expect("a JSON value always serializes");
+            s.push('\n');
+            s
+        }
+    };
+    print!("{out}");
+    Ok(())
 }
 
 /// `bench exec`: the cross-validation, or with `--cost` what routing

@@ -230,6 +230,57 @@ fn bench_sim_reports_completions_per_second() {
     assert!((v["runs"][0]["virtual_seconds"].as_f64().unwrap() - 0.02).abs() < 1e-3);
 }
 
+/// `bench traces --quick` (issue 41 item 7): every figure, each with its
+/// goal where the issue sets one and its ratio to the committed baseline;
+/// the values are the machine's, not checked.
+#[test]
+fn bench_traces_quick_prints_every_figure() {
+    let o = run(&["bench", "traces", "--quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for figure in [
+        "parse Alibaba CSV (lines/s)",
+        "parse blkparse text (lines/s)",
+        "decode oracleGeneral (local) (records/s)",
+        "coalesce oracleGeneral cint (req/s)",
+        "coalesce oracleGeneral all (req/s)",
+        "sim --trace open loop (req/s)",
+        "sim --trace peak memory (B/req)",
+        "load average (1, 5, 15 min)",
+        "baseline: ",
+    ] {
+        assert!(text.contains(figure), "{figure} missing:\n{text}");
+    }
+    let o = run(&["bench", "traces", "--quick", "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let figures = v["figures"].as_object().unwrap();
+    assert_eq!(figures.len(), 7, "{v}");
+    for (k, f) in figures {
+        let runs = f["runs"].as_array().unwrap().len();
+        // Memory is measured once (the same each run), the rest thrice.
+        assert_eq!(runs, if k.contains("bytes") { 1 } else { 3 }, "{k}");
+        assert!(
+            f["best"].as_f64().unwrap() >= f["median"].as_f64().unwrap() || k.contains("bytes"),
+            "{k}"
+        );
+        assert!(
+            f["baseline"].as_f64().is_some(),
+            "{k}: no committed baseline"
+        );
+        assert!(f["ratio"].as_f64().is_some(), "{k}: no ratio");
+    }
+    for k in [
+        "csv_lines_per_sec",
+        "coalesce_one_per_sec",
+        "replay_open_per_sec",
+    ] {
+        assert!(figures[k]["best"].as_f64().unwrap() > 0.0, "{k}");
+    }
+    let o = run(&["bench", "traces", "--baseline", "/nonexistent/b.json"]);
+    assert_one_line_error(&o, "/nonexistent/b.json");
+}
+
 #[test]
 fn bench_sim_cores_gives_a_row_per_core_count() {
     let o = run(&[

@@ -48,6 +48,7 @@ pub mod decimal;
 pub mod default;
 pub mod dim;
 pub mod dynamic;
+pub mod fast;
 pub mod feature09;
 mod marks;
 pub mod nvme;

@@ -9,7 +9,6 @@
 //! commands in flight (at most [`MAX_IN_FLIGHT`]), so a stream of any
 //! length, or a live pipe, is replayed in constant memory.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{self, BufRead};
 
@@ -17,6 +16,7 @@ use hdrhistogram::Histogram;
 use thiserror::Error;
 
 use crate::catalogue::{build, Settings, SpecError};
+use crate::fast::HashSet;
 use crate::quote::quoted;
 use crate::replay::{Delivery, Replay};
 use crate::time::readable;
@@ -369,7 +369,14 @@ pub struct Replayer<W: io::Write> {
     header_written: bool,
     /// The first failed write of the CSV.
     write_error: Option<io::Error>,
+    /// Sees each interrupt as it is raised ([`Replayer::watch`]).
+    watch: Option<Watch>,
 }
+
+/// What [`Replayer::watch`] takes: called with each interrupt as it is
+/// raised, its time and what it reaped, with no CSV written and read
+/// back (`coalesce --trace` counts interrupts per bucket this way).
+pub type Watch = Box<dyn FnMut(&Delivery)>;
 
 impl<W: io::Write> Replayer<W> {
     /// A replay of the strategy `spec` names; `csv`, if given, receives the
@@ -393,12 +400,20 @@ impl<W: io::Write> Replayer<W> {
                 input_end: 0,
                 last_delivery: 0,
             },
-            undelivered: HashSet::new(),
-            outstanding: HashSet::new(),
+            undelivered: HashSet::default(),
+            outstanding: HashSet::default(),
             csv,
             header_written: false,
             write_error: None,
+            watch: None,
         })
+    }
+
+    /// Calls `watch` with each interrupt as it is raised, beside the CSV
+    /// if one is written.
+    pub fn watch(mut self, watch: Watch) -> Self {
+        self.watch = Some(watch);
+        self
     }
 
     /// The CSV's header, once, before its first line.
@@ -435,6 +450,7 @@ impl<W: io::Write> Replayer<W> {
             outstanding,
             csv,
             write_error,
+            watch,
             ..
         } = self;
         match row.event {
@@ -451,7 +467,7 @@ impl<W: io::Write> Replayer<W> {
                 };
                 replay
                     .submit(row.time, cmd, &mut |d| {
-                        deliver(d, out, undelivered, csv, write_error)
+                        deliver(d, out, undelivered, csv, write_error, watch)
                     })
                     .map_err(went_back)?;
             }
@@ -460,7 +476,7 @@ impl<W: io::Write> Replayer<W> {
                 // what the host has really received by now.
                 replay
                     .advance(row.time, &mut |d| {
-                        deliver(d, out, undelivered, csv, write_error)
+                        deliver(d, out, undelivered, csv, write_error, watch)
                     })
                     .map_err(went_back)?;
                 if !undelivered.insert(row.id) {
@@ -474,7 +490,7 @@ impl<W: io::Write> Replayer<W> {
                 };
                 replay
                     .complete(row.time, cqe, &mut |d| {
-                        deliver(d, out, undelivered, csv, write_error)
+                        deliver(d, out, undelivered, csv, write_error, watch)
                     })
                     .map_err(went_back)?;
                 // Entries an urgent-only interrupt reaped stay behind an
@@ -510,9 +526,10 @@ impl<W: io::Write> Replayer<W> {
             undelivered,
             csv,
             write_error,
+            watch,
             ..
         } = &mut self;
-        replay.finish(&mut |d| deliver(d, out, undelivered, csv, write_error));
+        replay.finish(&mut |d| deliver(d, out, undelivered, csv, write_error, watch));
         if let Some(w) = csv {
             if let Err(e) = w.flush() {
                 write_error.get_or_insert(e);
@@ -548,7 +565,11 @@ fn deliver<W: io::Write>(
     undelivered: &mut HashSet<u64>,
     csv: &mut Option<W>,
     write_error: &mut Option<io::Error>,
+    watch: &mut Option<Watch>,
 ) {
+    if let Some(w) = watch {
+        w(d);
+    }
     match d.kind {
         Interrupt::Full => out.full += 1,
         Interrupt::UrgentOnly => out.urgent_only += 1,

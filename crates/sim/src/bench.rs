@@ -3,6 +3,8 @@
 //! `cores`, whether its cost per simulated completion and its memory stay
 //! flat as the simulated machine grows.
 
+pub mod traces;
+
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -276,10 +278,30 @@ pub fn run_cores(runtime: Nanos, max: usize) -> Result<CoresBench, SimError> {
 
 /// The process's peak resident set so far (Linux's VmHWM), bytes.
 pub fn peak_rss() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// A field of `/proc/self/status` given in kB (`VmRSS:`, `VmHWM:`), bytes.
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// The closing lines of a bench's text: the load averages before and
+/// after, and a note when the build is not optimized.
+fn load_and_build(s: &mut String, before: &Option<String>, after: &Option<String>) {
+    let unknown = |l: &Option<String>| l.clone().unwrap_or_else(|| "unknown".into());
+    let _ = writeln!(
+        s,
+        "  load average (1, 5, 15 min): {} before, {} after",
+        unknown(before),
+        unknown(after)
+    );
+    if cfg!(debug_assertions) {
+        s.push_str(DEBUG_NOTE);
+    }
 }
 
 const DEBUG_NOTE: &str = "  (a debug build: timings mean little without --release)\n";
@@ -324,16 +346,7 @@ impl SimBench {
                 .collect();
             let _ = writeln!(s, "  events per completion by kind: {}", kinds.join(", "));
         }
-        let unknown = |l: &Option<String>| l.clone().unwrap_or_else(|| "unknown".into());
-        let _ = writeln!(
-            s,
-            "  load average (1, 5, 15 min): {} before, {} after",
-            unknown(&self.load_before),
-            unknown(&self.load_after)
-        );
-        if cfg!(debug_assertions) {
-            s.push_str(DEBUG_NOTE);
-        }
+        load_and_build(&mut s, &self.load_before, &self.load_after);
         s
     }
 

@@ -44,7 +44,7 @@ use std::collections::VecDeque;
 
 use crate::num::{decimal_ns, quoted, uint, uint32, Bad};
 use crate::pairing::{rwbs, Act, Event, Pairing};
-use crate::text::LineFormat;
+use crate::text::{Fields, LineFormat};
 use crate::Request;
 
 #[derive(Default)]
@@ -72,13 +72,29 @@ fn bracketed(tail: &str) -> Option<&str> {
     (close > open).then(|| &tail[open + 1..close])
 }
 
+/// The bracketed name in `fields`, the rest of a line split at
+/// whitespace, as [`bracketed`] finds it in them joined by single spaces;
+/// without a copy when it is one field (`[db_bench]`), as it mostly is.
+fn command<'a>(mut fields: impl Iterator<Item = &'a str>) -> Option<String> {
+    let first = fields.next()?;
+    let Some(second) = fields.next() else {
+        return bracketed(first).map(str::to_string);
+    };
+    let mut tail = format!("{first} {second}");
+    for f in fields {
+        tail.push(' ');
+        tail.push_str(f);
+    }
+    bracketed(&tail).map(str::to_string)
+}
+
 impl LineFormat for Blkparse {
     fn line(&mut self, text: &str, out: &mut VecDeque<Request>) -> Result<(), Bad> {
         let trimmed = text.trim();
         if trimmed.is_empty() || self.summary {
             return Ok(());
         }
-        let mut tokens = trimmed.split_whitespace();
+        let mut tokens = Fields::new(trimmed);
         let first = tokens.next().unwrap_or("");
         if first.starts_with("CPU") || matches!(first, "Total" | "Throughput" | "Events" | "Skips")
         {
@@ -100,7 +116,9 @@ impl LineFormat for Blkparse {
         let pid = uint32(next("pid")?, "pid")?;
         let action = next("action")?;
         let flags = next("rwbs")?;
-        let rest: Vec<&str> = tokens.collect();
+        // The first three fields after the RWBS in place (no vector per
+        // line, issue 41 item 7); the rest stay in `tokens`.
+        let rest = [tokens.next(), tokens.next(), tokens.next()];
         let act = match action {
             "Q" => Act::Queue,
             "D" => Act::Issue,
@@ -110,7 +128,12 @@ impl LineFormat for Blkparse {
             "U" | "UT" => {
                 // `[command] depth`: the depth is the last word, the
                 // command (which may hold spaces) before it.
-                let depth = rest.last().filter(|_| rest.len() >= 2).ok_or_else(|| {
+                let (words, last) = rest
+                    .into_iter()
+                    .flatten()
+                    .chain(tokens.by_ref())
+                    .fold((0, None), |(n, _), w| (n + 1, Some(w)));
+                let depth = last.filter(|_| words >= 2).ok_or_else(|| {
                     Bad::new("depth", "missing (an unplug line ends with its depth)")
                 })?;
                 Act::Unplug(uint32(depth, "depth")?)
@@ -129,27 +152,28 @@ impl LineFormat for Blkparse {
         // (`Q`, `D`: a bare `[command]`; `C`: `sector [error]`) and pairs
         // by device alone; anything else (a passthrough request's
         // `bytes (cdb)`, `-t`'s `(elapsed)` alone) is not a block request.
-        let no_data = match (act, rest.first(), rest.get(1)) {
+        let no_data = match (act, rest[0], rest[1]) {
             (Act::Queue | Act::Issue, Some(w), _) => w.starts_with('['),
             (Act::Complete, Some(s), Some(w)) => {
                 w.starts_with('[') && s.bytes().all(|b| b.is_ascii_digit())
             }
             _ => false,
         };
-        let (sector, bytes, tail) = if let Act::Unplug(_) = act {
-            (crate::pairing::NO_SECTOR, 0, String::new())
-        } else if no_data {
-            (crate::pairing::NO_SECTOR, 0, rest.join(" "))
-        } else if rest.len() >= 3 && rest[1] == "+" {
-            let sector = uint(rest[0], "sector")?;
-            let sectors = uint(rest[2], "sectors")?;
-            let bytes = crate::num::sectors_to_bytes(sectors, "sectors")?;
-            (sector, bytes, rest[3..].join(" "))
-        } else {
-            return Ok(());
+        // The command (a `Q`'s) is in the fields after the size: all of
+        // them without a size.
+        let (sector, bytes, tail) = match rest {
+            _ if matches!(act, Act::Unplug(_)) => (crate::pairing::NO_SECTOR, 0, [None; 3]),
+            _ if no_data => (crate::pairing::NO_SECTOR, 0, rest),
+            [Some(s), Some("+"), Some(n)] => {
+                let sector = uint(s, "sector")?;
+                let sectors = uint(n, "sectors")?;
+                let bytes = crate::num::sectors_to_bytes(sectors, "sectors")?;
+                (sector, bytes, [None; 3])
+            }
+            _ => return Ok(()),
         };
         let comm = match act {
-            Act::Queue => bracketed(&tail).map(str::to_string),
+            Act::Queue => command(tail.into_iter().flatten().chain(tokens)),
             _ => None,
         };
         let event = Event {

@@ -86,6 +86,14 @@ impl Csv {
         }
     }
 
+    /// The columns of [`Csv::header`] (counted here, not per row).
+    fn columns(&self) -> usize {
+        match self.kind {
+            Kind::Msr => 7,
+            Kind::Alibaba | Kind::Tencent => 5,
+        }
+    }
+
     fn header(&self) -> &'static str {
         match self.kind {
             Kind::Msr => msr::HEADER,
@@ -95,30 +103,75 @@ impl Csv {
     }
 }
 
+/// `s` trimmed as `str::trim` does; `ascii`: the line is ASCII without a
+/// vertical tab, where trimming ASCII whitespace is the same.
+fn trim(s: &str, ascii: bool) -> &str {
+    if ascii {
+        s.trim_ascii()
+    } else {
+        s.trim()
+    }
+}
+
+/// The most columns a format here has (MSR's seven).
+const MAX_COLUMNS: usize = 7;
+
+/// A whole number's text as a `String`, read back as `value`: the text
+/// itself when it is already the number's canonical form (no leading
+/// zero), saving the formatting of a number per row (issue 41 item 7).
+fn canonical(text: &str, value: u64) -> String {
+    if text.len() == 1 || !text.starts_with('0') {
+        text.to_string()
+    } else {
+        value.to_string()
+    }
+}
+
 impl LineFormat for Csv {
     fn line(&mut self, text: &str, out: &mut VecDeque<Request>) -> Result<(), Bad> {
-        let trimmed = text.trim();
+        // On an ASCII line without a vertical tab, trimming ASCII
+        // whitespace is `str::trim` (the one ASCII byte Unicode calls
+        // whitespace and `u8::is_ascii_whitespace` does not is 0x0b),
+        // without decoding characters (issue 41 item 7).
+        let ascii = text.is_ascii() && !text.as_bytes().contains(&0x0b);
+        let trimmed = trim(text, ascii);
         if trimmed.is_empty() {
             return Ok(());
         }
         let first = std::mem::replace(&mut self.first, false);
         let header = self.header();
-        let names: Vec<&str> = header.split(',').collect();
-        let f: Vec<&str> = trimmed.split(',').map(str::trim).collect();
+        let columns = self.columns();
+        // The fields in place (no vector per row); `n` counts them all.
+        let mut f = [""; MAX_COLUMNS];
+        let mut n = 0;
+        let mut rest = trimmed;
+        loop {
+            // A comma is one byte in UTF-8 and inside no other character:
+            // splitting the bytes splits the text.
+            let comma = rest.bytes().position(|b| b == b',');
+            let field = comma.map_or(rest, |i| &rest[..i]);
+            if let Some(slot) = f.get_mut(n) {
+                *slot = trim(field, ascii);
+            }
+            n += 1;
+            match comma {
+                Some(i) => rest = &rest[i + 1..],
+                None => break,
+            }
+        }
         if first
-            && f.len() == names.len()
-            && f.iter().zip(&names).all(|(a, b)| a.eq_ignore_ascii_case(b))
+            && n == columns
+            && f[..n]
+                .iter()
+                .zip(header.split(','))
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
         {
             return Ok(());
         }
-        if f.len() != names.len() {
+        if n != columns {
             return Err(Bad::new(
                 "line",
-                format!(
-                    "expected {} columns ({header}), found {}",
-                    names.len(),
-                    f.len()
-                ),
+                format!("expected {columns} columns ({header}), found {n}"),
             ));
         }
         let r = match self.kind {
@@ -162,6 +215,7 @@ impl LineFormat for Csv {
             }
             Kind::Alibaba => {
                 let device = uint32(f[0], "device_id")?;
+                let device = canonical(f[0], u64::from(device));
                 let write = match f[1] {
                     "R" => false,
                     "W" => true,
@@ -175,7 +229,7 @@ impl LineFormat for Csv {
                     offset,
                     bytes,
                     write,
-                    device: Some(device.to_string()),
+                    device: Some(device),
                     ..Request::default()
                 }
             }
@@ -200,12 +254,55 @@ impl LineFormat for Csv {
                     offset,
                     bytes,
                     write,
-                    device: Some(volume.to_string()),
+                    device: Some(canonical(f[4], volume)),
                     ..Request::default()
                 }
             }
         };
         out.push_back(r);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Result<Request, Bad> {
+        let mut out = VecDeque::new();
+        Csv::alibaba().line(line, &mut out)?;
+        Ok(out.pop_front().expect("a request"))
+    }
+
+    #[test]
+    fn the_column_counts_are_the_headers() {
+        for c in [Csv::msr(), Csv::alibaba(), Csv::tencent()] {
+            assert_eq!(c.columns(), c.header().split(',').count());
+            assert!(c.columns() <= MAX_COLUMNS);
+        }
+    }
+
+    #[test]
+    fn fields_are_trimmed_as_str_trim_does_on_any_line() {
+        let plain = one("7,W,4096,8192,1").unwrap();
+        // ASCII spaces and tabs, a vertical tab (ASCII, but whitespace
+        // only to Unicode) and a no-break space (not ASCII).
+        for line in [
+            " 7 ,\tW, 4096 ,8192 ,1\t",
+            "7\u{0b},W,4096,8192,1",
+            "\u{a0}7,W,4096,8192,1\u{2003}",
+        ] {
+            assert_eq!(one(line).unwrap(), plain, "{line:?}");
+        }
+        assert_eq!(
+            one("007,W,4096,8192,1").unwrap().device.as_deref(),
+            Some("7")
+        );
+        assert_eq!(one("0,W,4096,8192,1").unwrap().device.as_deref(), Some("0"));
+        let e = one("7,W,4096,8192,1,9").unwrap_err();
+        assert!(e.why.contains("expected 5 columns"), "{}", e.why);
+        assert!(e.why.ends_with("found 6"), "{}", e.why);
+        let e = one("1,2,3,4,5,6,7,8,9").unwrap_err();
+        assert!(e.why.ends_with("found 9"), "{}", e.why);
     }
 }

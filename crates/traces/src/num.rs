@@ -37,6 +37,35 @@ pub(crate) fn quoted(s: &str) -> String {
 
 /// A whole number (digits only: no sign, no exponent, no `0x`).
 pub(crate) fn uint(s: &str, field: &'static str) -> Result<u64, Bad> {
+    match fast_uint(s.as_bytes()) {
+        Some(v) => Ok(v),
+        None => uint_error(s, field),
+    }
+}
+
+/// The digits of `b` as a number in one pass (`None` for anything but
+/// 1 to 20 digits below 2^64): the per-field path of every text reader
+/// (issue 41 item 7; `str::parse` after a separate digit check read each
+/// field twice).
+#[inline]
+pub(crate) fn fast_uint(b: &[u8]) -> Option<u64> {
+    if b.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
+/// Why `s` is not a whole number below 2^64 (the slow path's errors).
+#[cold]
+fn uint_error(s: &str, field: &'static str) -> Result<u64, Bad> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Bad::new(
             field,
@@ -69,6 +98,50 @@ pub(crate) fn sectors_to_bytes(n: u64, field: &'static str) -> Result<u32, Bad> 
 /// seconds, 1e6 for milliseconds) as whole nanoseconds; digits past a
 /// nanosecond are dropped.
 pub(crate) fn decimal_ns(s: &str, unit_ns: u64, field: &'static str) -> Result<u64, Bad> {
+    match fast_decimal_ns(s.as_bytes(), unit_ns) {
+        Some(ns) => Ok(ns),
+        None => decimal_ns_checked(s, unit_ns, field),
+    }
+}
+
+/// [`decimal_ns`] in one pass for the common shape (`digits.digits`, no
+/// overflow); `None` sends the value to the checked path, which says what
+/// is wrong.
+#[inline]
+fn fast_decimal_ns(b: &[u8], unit_ns: u64) -> Option<u64> {
+    let dot = memchr::memchr(b'.', b);
+    let (int, frac) = match dot {
+        Some(i) => (&b[..i], &b[i + 1..]),
+        None => (b, &b[..0]),
+    };
+    let whole = if int.is_empty() {
+        if frac.is_empty() {
+            return None;
+        }
+        0
+    } else {
+        fast_uint(int)?
+    };
+    let mut ns = whole.checked_mul(unit_ns)?;
+    let mut scale = unit_ns;
+    for &c in frac {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        scale /= 10;
+        if scale == 0 {
+            // Digits past a nanosecond are dropped, but still checked.
+            continue;
+        }
+        ns = ns.checked_add(u64::from(d) * scale)?;
+    }
+    Some(ns)
+}
+
+/// [`decimal_ns`]'s checked path: the value, or what is wrong with it.
+#[cold]
+fn decimal_ns_checked(s: &str, unit_ns: u64, field: &'static str) -> Result<u64, Bad> {
     let bad = || {
         Bad::new(
             field,
@@ -202,6 +275,51 @@ mod tests {
         }
         assert!(ns("18446744074").is_err(), "past 2^64 ns");
         assert!(ns("1e300").is_err());
+    }
+
+    #[test]
+    fn the_fast_paths_agree_with_the_checked_ones() {
+        let cases = [
+            "",
+            "0",
+            "7",
+            "007",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "1x",
+            "x1",
+            "-1",
+            "+1",
+            " 1",
+            "1.5",
+            ".",
+            "1.",
+            ".5",
+            "0.000403211",
+            "1.0000000009",
+            "1.00000000099x",
+            "12.5",
+            "1e3",
+            "1.2.3",
+            "18446744073.709551615",
+            "18446744073.709551616",
+        ];
+        for c in cases {
+            let slow: Result<u64, Bad> = if c.is_empty() || !c.bytes().all(|b| b.is_ascii_digit()) {
+                uint_error(c, "f")
+            } else {
+                c.parse().map_err(|_| Bad::new("f", "past"))
+            };
+            assert_eq!(uint(c, "f").ok(), slow.ok(), "{c}");
+            for unit in [1, 1_000, 1_000_000_000] {
+                assert_eq!(
+                    decimal_ns(c, unit, "t"),
+                    decimal_ns_checked(c, unit, "t"),
+                    "{c} in {unit}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //! driver only after the unplug); the last of them queued is the batch's
 //! last. Fewer than two found (a plug around one request) is no batch.
 
-use std::collections::HashMap;
+// foldhash, not SipHash: the map is looked up on every event (issue 41 item 7;
+// a trace is not an adversary across a network).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use crate::Request;
 

@@ -36,12 +36,14 @@ pub mod plan;
 mod stream;
 mod stream_replay;
 
-use std::collections::HashMap;
-use std::io::{self, Write};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use marks::{Facts, Needs, Op, Rule};
+use policy::fast::HashMap;
 use policy::oracle::{Budget, Floor};
+use policy::replay::Delivery;
 use policy::stream::{Event, Outcome, Replayer, Row};
 use policy::{Marks, Nanos, PolicySpec, MS};
 use traces::Request;
@@ -102,14 +104,13 @@ pub fn rule_marks(rules: &[Rule], r: &Request) -> Option<Marks> {
 /// The completions in flight (completed, not yet delivered): id to its
 /// completion time and whether it is Urgent. Shared by the feeder (which
 /// adds) and each strategy's [`PerBucket`] (which checks at delivery).
-type Pending = std::rc::Rc<std::cell::RefCell<HashMap<u64, (Nanos, bool)>>>;
+type Pending = Rc<RefCell<HashMap<u64, (Nanos, bool)>>>;
 
-/// Reads a strategy's interrupt CSV (`time_ns,kind,ids`) as it is
-/// written: interrupts per [`BUCKET`], and whether each completion it
-/// delivers met its budget (Urgent: at once; the rest: within the budget).
+/// A strategy's interrupts as they are raised (`Replayer::watch`):
+/// interrupts per [`BUCKET`], and whether each completion it delivers met
+/// its budget (Urgent: at once; the rest: within the budget).
 #[derive(Default)]
 struct PerBucket {
-    line: Vec<u8>,
     buckets: HashMap<u64, u64>,
     pending: Pending,
     budget: Nanos,
@@ -118,47 +119,18 @@ struct PerBucket {
 }
 
 impl PerBucket {
-    fn line_done(&mut self) {
-        let Ok(l) = std::str::from_utf8(&self.line) else {
-            return;
-        };
-        let mut f = l.split(',');
-        let Some(t) = f.next().and_then(|t| t.parse::<u64>().ok()) else {
-            return;
-        };
+    fn delivered(&mut self, d: &Delivery) {
+        let t = d.time;
         *self.buckets.entry(t / BUCKET).or_insert(0) += 1;
         let pending = self.pending.borrow();
-        for id in f
-            .nth(1)
-            .unwrap_or("")
-            .split(' ')
-            .filter_map(|i| i.parse::<u64>().ok())
-        {
-            if let Some(&(done, urgent)) = pending.get(&id) {
+        for r in d.reaped {
+            if let Some(&(done, urgent)) = pending.get(&r.id) {
                 let allowed = if urgent { 0 } else { self.budget };
                 if t.saturating_sub(done) > allowed {
                     self.missed += 1;
                 }
             }
         }
-    }
-}
-
-impl Write for PerBucket {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        for &b in buf {
-            if b == b'\n' {
-                self.line_done();
-                self.line.clear();
-            } else {
-                self.line.push(b);
-            }
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 
@@ -192,26 +164,46 @@ struct Line {
 /// Runs the job: the table as text, and with `job.report` the figures and
 /// page written. An error is one line naming the trace or the file.
 pub fn run(job: &Job) -> Result<String, String> {
-    let origin = job.trace.display().to_string();
     Needs::check(KNOWN, "a block trace", &job.rules)?;
     let mut marker = crate::trace_marks::Marker::open(job.marks_from, job.trace, job.format)?;
     let requests =
         traces::open_in_order(job.trace, job.format, job.order).map_err(|e| e.to_string())?;
+    let origin = job.trace.display().to_string();
     let (requests, shaped) = job
         .shape
         .apply(requests, &origin)
         .map_err(|e| e.to_string())?;
+    run_on(job, requests, &mut marker, &shaped)
+}
+
+/// [`run`] on requests already being read (`job.trace` names them in
+/// errors), marked by `marker` after the job's rules, `shaped`'s counts
+/// printed before the table: `bench traces` replays a trace generated in
+/// memory this way.
+pub fn run_on(
+    job: &Job,
+    requests: impl Iterator<Item = Result<Request, traces::TraceError>>,
+    marker: &mut crate::trace_marks::Marker,
+    shaped: &traces::transform::Outcome,
+) -> Result<String, String> {
+    let origin = job.trace.display().to_string();
     let pending: Pending = Pending::default();
+    let mut tallies = Vec::new();
     let mut replayers = job
         .policies
         .iter()
         .map(|p| {
-            let sink = PerBucket {
+            let tally = Rc::new(RefCell::new(PerBucket {
                 pending: pending.clone(),
                 budget: job.budget,
                 ..PerBucket::default()
-            };
-            Replayer::new(p, &origin, Some(sink))
+            }));
+            tallies.push(tally.clone());
+            Replayer::<std::io::Sink>::new(p, &origin, None).map(|r| {
+                r.watch(Box::new(move |d: &Delivery| {
+                    tally.borrow_mut().delivered(d)
+                }))
+            })
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
@@ -220,7 +212,7 @@ pub fn run(job: &Job) -> Result<String, String> {
     let mut rows = Vec::new();
     let (mut n, mut urgent) = (0u64, 0u64);
     let feed = |rows: &mut Vec<Row>,
-                replayers: &mut Vec<Replayer<PerBucket>>,
+                replayers: &mut Vec<Replayer<std::io::Sink>>,
                 floor: &mut Floor|
      -> Result<(), String> {
         for row in rows.drain(..) {
@@ -262,9 +254,9 @@ pub fn run(job: &Job) -> Result<String, String> {
         return Err(format!("{origin}: no requests"));
     }
     let mut lines = Vec::new();
-    for r in replayers {
-        let (outcome, sink) = r.finish().map_err(|e| e.to_string())?;
-        let sink = sink.unwrap_or_default();
+    for (r, tally) in replayers.into_iter().zip(tallies) {
+        let (outcome, _) = r.finish().map_err(|e| e.to_string())?;
+        let sink = tally.borrow();
         let mut per_second: Vec<(f64, f64)> = sink
             .buckets
             .iter()
