@@ -154,19 +154,14 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
             trace.display()
         );
     }
-    let ios = sim::replay::load(trace, args.trace_format, args.comm.as_deref())
-        .map_err(|e| anyhow!(e))?;
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
-    if !args.out.quiet {
-        say(&era.notes);
-    }
     let mut progress = Progress::new(args.out.quiet);
-    let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
+    let result = replay_trace(args, trace, &config, &era.notes, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
-    let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    let (mut report, _, drift) = result?;
     sim::era::name_the_kernel(&mut report, kernel);
     let out = match args.out.format {
         OutputFormat::Normal => render(&report, args.out.format) + &drift.render(),
@@ -178,6 +173,58 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
         }
     };
     emit(&out, args.out.file.as_deref())
+}
+
+/// The trace read as a stream (`sim::replay::stream`, issue 41 item 3) and
+/// replayed; read again if the run must be made twice. A row the reader
+/// refuses is the error as the reader words it (file, line, field); any
+/// other error names the trace.
+fn replay_trace(
+    args: &SimArgs,
+    trace: &Path,
+    config: &SimConfig,
+    notes: &[String],
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(RunReport, sim::Audit, sim::replay::Drift)> {
+    let open = || -> std::result::Result<sim::replay::Stream, String> {
+        let s = sim::replay::stream(trace, args.trace_format, args.comm.as_deref())?;
+        Ok(Box::new(s))
+    };
+    let ios = open().map_err(|e| anyhow!(e))?;
+    // The stream's own error, kept apart from the simulator's.
+    let bad: std::rc::Rc<std::cell::RefCell<Option<String>>> = Default::default();
+    let watch = |s: sim::replay::Stream| -> sim::replay::Stream {
+        let bad = std::rc::Rc::clone(&bad);
+        Box::new(s.inspect(move |r| {
+            if let Err(e) = r {
+                bad.borrow_mut().get_or_insert_with(|| e.clone());
+            }
+        }))
+    };
+    let mut again = || open().map(&watch);
+    let mut said = false;
+    let mut shown = |now: u64, end: u64| {
+        if !said && !args.out.quiet {
+            // After the first read: a bad first row is refused before them.
+            say(notes);
+            said = true;
+        }
+        progress(now, end)
+    };
+    let result = sim::replay::simulate_stream_with(
+        watch(ios),
+        Some(&mut again),
+        args.replay_loop,
+        config,
+        &mut shown,
+    );
+    if let Some(e) = bad.borrow_mut().take() {
+        bail!(e);
+    }
+    if !said && !args.out.quiet {
+        say(notes);
+    }
+    result.map_err(|e| anyhow!("{}: {e}", trace.display()))
 }
 
 /// An application file's run: its instances' threads on their cores.
