@@ -786,6 +786,34 @@ mod tests {
         p
     }
 
+    /// A capped guess (a trace replay's) holds at most its cap, and what
+    /// it holds are the slowest: its tail is exact while the slowest 1%
+    /// fits, and reported short (left out) when every record shares one
+    /// bucket and the cap cannot hold them.
+    #[test]
+    fn a_capped_guess_keeps_its_slowest_within_its_cap() {
+        let mut spread = Recs::keeping(Keep::Guess);
+        spread.cap = Some(20_000);
+        let mut all = Recs::keeping(Keep::All);
+        for i in 0..200_000u64 {
+            let r = rec(1_000 + (i * 7919) % 100_000, 1);
+            spread.push(r);
+            all.push(r);
+        }
+        assert!(spread.len() <= 20_000, "{}", spread.len());
+        assert_eq!(
+            format!("{:?}", Rec::slowest(&spread)),
+            format!("{:?}", Rec::slowest(&all))
+        );
+        let mut same = Recs::keeping(Keep::Guess);
+        same.cap = Some(4_000);
+        for _ in 0..200_000u64 {
+            same.push(rec(1_000, 1));
+        }
+        assert!(same.len() <= 4_000, "{}", same.len());
+        assert!(Rec::slowest(&same).is_err());
+    }
+
     #[test]
     fn a_record_reads_back_as_written_packed_or_wide() {
         let mut recs = vec![rec(10_000, 700), rec(9_000_000_000, 5)];

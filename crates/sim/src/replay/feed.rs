@@ -298,7 +298,7 @@ impl Feed {
                 let pr = &mut self.procs[p as usize];
                 match pr.queue.front() {
                     Some(it) => {
-                        if best.is_none_or(|b| (it.due, p) < b) {
+                        if best.map_or(true, |b| (it.due, p) < b) {
                             best = Some((it.due, p));
                         }
                         i += 1;
