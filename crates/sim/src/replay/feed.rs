@@ -10,7 +10,7 @@
 //! (or the stream has ended): a stream whose disorder is within that many
 //! requests comes out sorted. One that arrives later than a request
 //! already released (its issue before the released frontier) is released
-//! at the frontier and counted ([`Feed::reordered`]).
+//! at the frontier and counted (the drift's `reordered`).
 //!
 //! **Per-process figures, one pass.** At its release a request gets its
 //! process's *recorded in-flight count* (its process's requests issued and
@@ -32,9 +32,9 @@
 //! plus each process's small state (its completions ahead: at most its
 //! recorded depth). A thread whose next request lies past the read-ahead
 //! (other processes' requests fill it) waits for them to be submitted
-//! ([`Head::Stalled`]); a request whose target is still open when the
+//! (`Head::Stalled`); a request whose target is still open when the
 //! read-ahead is full (a recorded completion further ahead than the
-//! window) takes the highest count seen so far (counted, [`Feed::cut`]).
+//! window) takes the highest count seen so far (counted: the drift's `targets_cut`).
 //!
 //! **Processes and threads.** Processes are numbered in order of first
 //! appearance in the stream. The replay runs `T` simulated threads: the
