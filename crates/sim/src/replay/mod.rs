@@ -121,25 +121,14 @@ pub fn load(
     comm: Option<&str>,
 ) -> Result<Vec<TraceIo>, String> {
     let mut ios = Vec::new();
-    for r in traces::open(path, format).map_err(|e| e.to_string())? {
-        let r = r.map_err(|e| e.to_string())?;
-        if comm.is_some_and(|c| r.comm.as_deref() != Some(c)) {
-            continue;
-        }
+    for r in stream(path, format, comm)? {
         if ios.len() == MAX_REQUESTS {
             return Err(format!(
                 "{}: more than {MAX_REQUESTS} requests, the most a replay holds",
                 path.display()
             ));
         }
-        ios.push(TraceIo {
-            issue_ns: r.issue_ns,
-            complete_ns: r.complete_ns,
-            bytes: u64::from(r.bytes),
-            write: r.write,
-            marks: table1_marks(&r),
-            pid: r.pid,
-        });
+        ios.push(r?);
     }
     Ok(ios)
 }
