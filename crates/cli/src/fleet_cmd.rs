@@ -10,8 +10,6 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use sim::fleet::{QueuesBy, Strategy};
-use sim::replay::TraceIo;
-use traces::transform::Outcome;
 
 use crate::args::{OutputFormat, PolicyArgs, RunOutput};
 use crate::output::emit;
@@ -61,16 +59,6 @@ pub struct Replay<'a> {
 
 /// A strategy's configuration and the kernel it models (`sim`'s).
 pub type Configure<'a> = &'a dyn Fn(PolicySpec) -> Result<(SimConfig, KernelEra)>;
-
-/// The requests as one replay takes them, shaped and grouped by the rule,
-/// and the transforms' counts.
-pub fn load(r: &Replay, marker: &mut Marker) -> Result<(Vec<TraceIo>, Outcome)> {
-    let (requests, outcome) =
-        crate::trace_shape::open(r.trace, r.format, r.order, &r.shape.shape())?;
-    let by = r.fleet.queues_by.unwrap_or_default();
-    let ios = sim::fleet::collect(requests, r.comm, by, marker).map_err(|e| anyhow!(e))?;
-    Ok((ios, outcome))
-}
 
 /// The strategies compared: default first, then --policy's.
 fn strategies(policy: &PolicyArgs) -> Result<Vec<String>> {

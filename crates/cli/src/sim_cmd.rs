@@ -172,37 +172,34 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
         );
     }
     let loss = crate::trace_input::partial(trace);
-    let mut marker = sim::trace_marks::Marker::open(args.marks_from, trace, args.trace_format)
-        .map_err(|e| anyhow!(e))?;
-    let volumes = crate::fleet_cmd::Replay {
-        trace,
-        format: args.trace_format,
-        order: crate::trace_input::order(args.sort),
-        comm: args.comm.as_deref(),
-        shape: &args.shape,
-        fleet: &args.fleet,
-        replay_loop: args.replay_loop,
-        policy: &args.policy,
-        out: &args.out,
-    };
     if args.fleet.per_volume {
+        let mut marker = sim::trace_marks::Marker::open(args.marks_from, trace, args.trace_format)
+            .map_err(|e| anyhow!(e))?;
+        let volumes = crate::fleet_cmd::Replay {
+            trace,
+            format: args.trace_format,
+            order: crate::trace_input::order(args.sort),
+            comm: args.comm.as_deref(),
+            shape: &args.shape,
+            fleet: &args.fleet,
+            replay_loop: args.replay_loop,
+            policy: &args.policy,
+            out: &args.out,
+        };
         let configure = |p| configured_for(args, p, args.runtime);
         return crate::fleet_cmd::per_volume(&volumes, &mut marker, &configure);
     }
-    let (ios, outcome) = crate::fleet_cmd::load(&volumes, &mut marker)?;
-    let shaped = crate::fleet_cmd::shaped(&args.shape, &args.fleet).then_some(outcome);
     let (config, era) = configured(args, args.runtime)?;
     let kernel = era.kernel;
-    if !args.out.quiet {
-        say(&era.notes);
-    }
     let mut progress = Progress::new(args.out.quiet);
-    let result = sim::replay::simulate_trace(ios, args.replay_loop, &config, &mut |now, end| {
+    let result = replay_trace(args, trace, &config, &era.notes, &mut |now, end| {
         progress.update(now, end)
     });
     progress.finish();
-    let (mut report, _, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    let (mut report, _, drift, read) = result?;
     sim::era::name_the_kernel(&mut report, kernel);
+    let shaped = crate::fleet_cmd::shaped(&args.shape, &args.fleet).then_some(read.outcome);
+    let marker = read.marker.borrow();
     let out = match args.out.format {
         OutputFormat::Normal => {
             let partial = loss.as_deref().map(crate::trace_input::partial_line);
@@ -231,6 +228,89 @@ fn run_trace(args: &SimArgs, trace: &Path) -> Result<()> {
         }
     };
     emit(&out, args.out.file.as_deref())
+}
+
+/// What the last reading of a trace left: the marks it counted and the
+/// transforms' counts (a replay made twice reads the trace twice; the
+/// second reading's are the run's).
+struct Read {
+    marker: std::rc::Rc<std::cell::RefCell<sim::trace_marks::Marker>>,
+    outcome: traces::transform::Outcome,
+}
+
+/// The trace read as a stream (`sim::replay::stream`, issue 41 item 3):
+/// its time order checked or sorted (`--sort`), shaped by the transforms,
+/// marked (`--marks-from`) and grouped into threads (`--queues-by`), then
+/// replayed; read again if the run must be made twice. A row the reader
+/// refuses is the error as the reader words it (file, line, field); any
+/// other error names the trace.
+fn replay_trace(
+    args: &SimArgs,
+    trace: &Path,
+    config: &SimConfig,
+    notes: &[String],
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(RunReport, sim::Audit, sim::replay::Drift, Read)> {
+    let last: std::rc::Rc<std::cell::RefCell<Option<Read>>> = Default::default();
+    let open = || -> std::result::Result<sim::replay::Stream, String> {
+        let marker = std::rc::Rc::new(std::cell::RefCell::new(sim::trace_marks::Marker::open(
+            args.marks_from,
+            trace,
+            args.trace_format,
+        )?));
+        let (requests, outcome) = crate::trace_shape::open(
+            trace,
+            args.trace_format,
+            crate::trace_input::order(args.sort),
+            &args.shape.shape(),
+        )
+        .map_err(|e| e.to_string())?;
+        let s = sim::fleet::stream(
+            requests,
+            args.comm.clone(),
+            args.fleet.queues_by.unwrap_or_default(),
+            std::rc::Rc::clone(&marker),
+        );
+        *last.borrow_mut() = Some(Read { marker, outcome });
+        Ok(Box::new(s))
+    };
+    let ios = open().map_err(|e| anyhow!(e))?;
+    // The stream's own error, kept apart from the simulator's.
+    let bad: std::rc::Rc<std::cell::RefCell<Option<String>>> = Default::default();
+    let watch = |s: sim::replay::Stream| -> sim::replay::Stream {
+        let bad = std::rc::Rc::clone(&bad);
+        Box::new(s.inspect(move |r| {
+            if let Err(e) = r {
+                bad.borrow_mut().get_or_insert_with(|| e.clone());
+            }
+        }))
+    };
+    let mut again = || open().map(&watch);
+    let mut said = false;
+    let mut shown = |now: u64, end: u64| {
+        if !said && !args.out.quiet {
+            // After the first read: a bad first row is refused before them.
+            say(notes);
+            said = true;
+        }
+        progress(now, end)
+    };
+    let result = sim::replay::simulate_stream_with(
+        watch(ios),
+        Some(&mut again),
+        args.replay_loop,
+        config,
+        &mut shown,
+    );
+    if let Some(e) = bad.borrow_mut().take() {
+        bail!(e);
+    }
+    if !said && !args.out.quiet {
+        say(notes);
+    }
+    let (report, audit, drift) = result.map_err(|e| anyhow!("{}: {e}", trace.display()))?;
+    let read = last.borrow_mut().take().expect("the trace was read");
+    Ok((report, audit, drift, read))
 }
 
 /// An application file's run: its instances' threads on their cores.

@@ -425,6 +425,11 @@ impl World {
         self.path.keep(keep, cuts);
     }
 
+    /// Keeps at most `total` request records ([`crate::iopath::Tracker::cap`]).
+    pub(crate) fn cap_records(&mut self, total: usize) {
+        self.path.cap(total);
+    }
+
     /// Counts the records measured and kept into the audit (after the run).
     pub(crate) fn count_records(&mut self) {
         (self.audit.records_measured, self.audit.records_kept) = self.path.records();

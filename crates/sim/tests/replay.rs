@@ -117,3 +117,128 @@ fn a_replay_reports_the_oracle_floor_beside_its_interrupts() {
     // A job file's run has none (its output is unchanged).
     assert_eq!(common::run("mixed-16", "cint").oracle, None);
 }
+
+/// Issue 41 item 0: each job (process) is judged over its own active
+/// window, its first submit to its last completion, as fio divides a
+/// job's I/Os by its own runtime: two processes active in disjoint
+/// halves of a trace each get their own count over their own half, not
+/// over the whole trace (the old rule gave each about half that).
+#[test]
+fn each_job_is_judged_over_its_own_active_window() {
+    let n = 200u64;
+    let mut ios = Vec::new();
+    for p in 0..2u64 {
+        for i in 0..n {
+            // Process 0 in the first 20 ms, process 1 in the next 20 ms.
+            let t = 1_000_000 + p * 20_000_000 + i * 100 * US;
+            ios.push(TraceIo {
+                issue_ns: t,
+                complete_ns: Some(t + 20 * US),
+                bytes: 4096,
+                write: false,
+                marks: Marks::URGENT,
+                pid: Some(10 + p as u32),
+            });
+        }
+    }
+    let (r, _, d) = simulate_trace(ios, Loop::Open, &cfg(), &mut |_, _| {}).unwrap();
+    assert_eq!(r.jobs.len(), 2);
+    for (job, p) in r.jobs.iter().zip(&d.per_process) {
+        assert_eq!(job.read.io_ops, n);
+        let own = job.read.run_ns.expect("its own window");
+        // Its own window is its process's: about half the replay's.
+        assert_eq!(own, p.replay_ns, "{job:?} {p:?}");
+        assert!(
+            own * 2 < r.duration_ns + r.duration_ns / 10,
+            "{own} {}",
+            r.duration_ns
+        );
+        let iops = r.iops(&job.read);
+        assert!((iops - n as f64 * 1e9 / own as f64).abs() < 1e-6, "{iops}");
+        // About the trace's rate (10k/s), not half of it.
+        assert!((iops / 10_000.0 - 1.0).abs() < 0.02, "{iops}");
+        assert!(
+            r.bw_bytes(&job.read) > 39_000_000,
+            "{}",
+            r.bw_bytes(&job.read)
+        );
+    }
+}
+
+/// fio's libaio at iodepth 8 as a block trace records it: eight issued
+/// 500 ns apart, then completions in bursts of `burst` (an interrupt that
+/// posts several, `io_getevents` taking them together: the oldest `burst`
+/// complete at once), each burst followed by as many refills; every
+/// request `service` long at least.
+fn libaio_qd8(n: usize, burst: usize, service: Nanos) -> Vec<TraceIo> {
+    let mut v: Vec<TraceIo> = Vec::with_capacity(n);
+    let issue = |v: &mut Vec<TraceIo>, t: Nanos| {
+        v.push(TraceIo {
+            issue_ns: t,
+            complete_ns: None,
+            bytes: 4096,
+            write: false,
+            marks: Marks::URGENT,
+            pid: Some(42),
+        })
+    };
+    for j in 0..8 {
+        issue(&mut v, 1_000_000 + j * 500);
+    }
+    let mut oldest = 0;
+    while oldest < v.len() {
+        let group = oldest..(oldest + burst).min(v.len());
+        let done = group
+            .clone()
+            .map(|i| v[i].issue_ns + service)
+            .max()
+            .unwrap();
+        for i in group.clone() {
+            v[i].complete_ns = Some(done);
+        }
+        oldest = group.end;
+        for j in 0..group.len() as u64 {
+            if v.len() < n {
+                issue(&mut v, done + US + j * 500);
+            }
+        }
+    }
+    v
+}
+
+fn closed_depth(ios: Vec<TraceIo>, device: &str) -> (f64, f64) {
+    let mut c = cfg();
+    c.device = sim::DeviceProfile::load(device).unwrap();
+    let (_, a, d) = simulate_trace(ios, Loop::Closed, &c, &mut |_, _| {}).unwrap();
+    check_exactly_once(&a);
+    let p = &d.per_process[0];
+    (p.trace_depth.unwrap(), p.replay_depth.unwrap())
+}
+
+/// Issue 41 item 0: closed loop keeps the captured depth. A QD8 capture
+/// whose completions came in bursts recorded its refills at counts 1..8
+/// (after a burst of 8) or 5..8 (after 4); holding each request until its
+/// process had fewer in flight than its own count refilled only when the
+/// whole burst was back (a mean near 4.4). Each request's target is now
+/// the count its run of issues reached: the replay's own time-weighted
+/// mean depth stays within 10% of 8.
+#[test]
+fn closed_loop_keeps_a_bursty_qd8_capture_at_eight() {
+    for burst in [8, 4, 2, 1, 3] {
+        let (trace, replay) = closed_depth(libaio_qd8(4000, burst, 80 * US), "p3700");
+        assert!(trace > 6.0, "burst {burst}: trace {trace}");
+        eprintln!("burst {burst}: trace {trace} replay {replay}");
+        assert!(
+            (replay / 8.0 - 1.0).abs() < 0.1,
+            "burst {burst}: replay {replay}"
+        );
+    }
+}
+
+/// A QD1 trace replays closed loop at one in flight, never more.
+#[test]
+fn closed_loop_keeps_a_qd1_trace_at_one() {
+    let (trace, replay) = closed_depth(trace(1, 500, 1, 100 * US, 60 * US), "p3700");
+    assert!(trace < 1.0 + 1e-9, "{trace}");
+    assert!(replay <= 1.0 + 1e-9 && replay > 0.8, "{replay}");
+}

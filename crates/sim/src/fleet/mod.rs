@@ -28,7 +28,9 @@
 pub mod spill;
 pub mod summary;
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use rayon::prelude::*;
 use report::RunReport;
@@ -140,6 +142,30 @@ pub fn collect(
         ios.push(trace_io(&r, by, &mut groups, marker));
     }
     Ok(ios)
+}
+
+/// The requests (`comm`'s only, if given) as one replay takes them, read
+/// as they are asked for (`crate::replay`'s stream): marked by `marker`,
+/// which then holds the counts; a row the reader refuses ends the stream
+/// as its error.
+pub fn stream(
+    requests: impl Iterator<Item = Result<Request, TraceError>> + 'static,
+    comm: Option<String>,
+    by: QueuesBy,
+    marker: Rc<RefCell<Marker>>,
+) -> impl Iterator<Item = Result<TraceIo, String>> + 'static {
+    let mut groups = Groups::default();
+    requests.filter_map(move |r| match r {
+        Err(e) => Some(Err(e.to_string())),
+        Ok(r)
+            if comm
+                .as_deref()
+                .is_some_and(|c| r.comm.as_deref() != Some(c)) =>
+        {
+            None
+        }
+        Ok(r) => Some(Ok(trace_io(&r, by, &mut groups, &mut marker.borrow_mut()))),
+    })
 }
 
 /// The requests (`comm`'s only, if given) split by volume into spill files.
