@@ -1,7 +1,7 @@
 //! Issue 41 item 3: a replay reads its trace as a stream, in memory
 //! bounded by its windows (`sim::replay::feed`), not by the trace's
 //! length. The one test of this binary, so that the process's peak
-//! resident set (`VmHWM`) is this replay's: 1M then 5M generated requests
+//! resident set (`VmHWM`) is this replay's: 500K then 2.5M generated requests
 //! (an iterator, no file), the peak under 200 MiB and flat between the
 //! two (the 200M-request run is the example `replay_stream`, its figures
 //! in crates/sim/README.md).
@@ -18,11 +18,13 @@ const MIB: u64 = 1 << 20;
 const BOUND: u64 = 200 * MIB;
 
 #[test]
-fn a_5m_request_stream_replays_within_its_memory_bound() {
+fn a_2_5m_request_stream_replays_within_its_memory_bound() {
     let mut cfg = common::config("optane", PolicySpec::named("cint"), 0, 1);
     cfg.runtime = None;
     let mut peaks = Vec::new();
-    for n in [1_000_000u64, 5_000_000] {
+    // 500K and 2.5M (not 1M and 5M): the suite runs unoptimised, where
+    // 6M requests took 58 s; the slope between the two is the check.
+    for n in [500_000u64, 2_500_000] {
         // Four processes, a request every 10 us, each 20 us: 100k IOPS,
         // two in flight.
         let (r, a, d) = simulate_stream(
@@ -39,10 +41,10 @@ fn a_5m_request_stream_replays_within_its_memory_bound() {
     let (one, five) = (peaks[0], peaks[1]);
     assert!(five < BOUND, "peak {} MiB", five / MIB);
     // Five times the requests, the same memory: at most 16 MiB more (a
-    // run holding 32 bytes a request would take 128 MiB more).
+    // run holding 32 bytes a request would take 64 MiB more).
     assert!(
         five < one + 16 * MIB,
-        "1M: {} MiB, 5M: {} MiB",
+        "500K: {} MiB, 2.5M: {} MiB",
         one / MIB,
         five / MIB
     );

@@ -68,6 +68,7 @@
 pub mod drift;
 pub mod feed;
 pub mod generate;
+pub mod ingest;
 mod thread;
 
 use std::cell::RefCell;
@@ -142,7 +143,7 @@ pub fn load_marked(
     marker: &mut crate::trace_marks::Marker,
 ) -> Result<Vec<TraceIo>, String> {
     let requests = traces::open(path, None).map_err(|e| e.to_string())?;
-    crate::fleet::collect(requests, None, crate::fleet::QueuesBy::Process, marker)
+    ingest::collect(requests, None, ingest::QueuesBy::Process, marker)
 }
 
 /// How the replay paces its requests (the module's comment).
@@ -184,10 +185,10 @@ pub fn stream(
     comm: Option<&str>,
 ) -> Result<impl Iterator<Item = Result<TraceIo, String>> + 'static, String> {
     let reqs = traces::open(path, format).map_err(|e| e.to_string())?;
-    Ok(crate::fleet::stream(
+    Ok(ingest::stream(
         reqs,
         comm.map(str::to_string),
-        crate::fleet::QueuesBy::Process,
+        ingest::QueuesBy::Process,
         Rc::new(RefCell::new(crate::trace_marks::Marker::table1())),
     ))
 }
