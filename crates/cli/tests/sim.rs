@@ -241,7 +241,7 @@ fn bench_traces_quick_prints_every_figure() {
     for figure in [
         "parse Alibaba CSV (lines/s)",
         "parse blkparse text (lines/s)",
-        "decode oracleGeneral (local) (records/s)",
+        "parse oracleGeneral (records/s)",
         "coalesce oracleGeneral cint (req/s)",
         "coalesce oracleGeneral all (req/s)",
         "sim --trace open loop (req/s)",

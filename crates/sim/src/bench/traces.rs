@@ -399,7 +399,7 @@ pub fn run(n: usize) -> Result<TracesBench, SimError> {
         ),
         fig(
             "oracle_records_per_sec",
-            "decode oracleGeneral (local)",
+            "parse oracleGeneral",
             "records/s",
             None,
             true,
