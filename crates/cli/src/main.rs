@@ -71,6 +71,18 @@ enum Verb {
 }
 
 fn main() -> ExitCode {
+    // What made every result this run writes (issue 42 item 1): the
+    // build's code identity (build.rs) and the start's time, load and
+    // command line, taken before any work.
+    report::made_by::set_code(report::made_by::Code {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: env!("CINTERRUPTS_COMMIT").to_string(),
+        dirty: env!("CINTERRUPTS_DIRTY") == "true",
+        source: env!("CINTERRUPTS_SOURCE").to_string(),
+        cargo_lock: env!("CINTERRUPTS_CARGO_LOCK").to_string(),
+        rustc: env!("CINTERRUPTS_RUSTC").to_string(),
+    });
+    report::made_by::begin();
     let cmd = args::command::<Cli>();
     let argv = args::fio_argv(&cmd, std::env::args_os().collect());
     let parsed = cmd
