@@ -57,13 +57,19 @@ fn every_registry_entry_has_a_row() {
     }
     for m in host::mechanism::MECHANISMS {
         let words = m.eras.len();
-        let rows = md.lines().filter(|l| l.contains(&format!("| `{}` |", m.key))).count();
+        let rows = md
+            .lines()
+            .filter(|l| l.contains(&format!("| `{}` |", m.key)))
+            .count();
         assert_eq!(rows, words, "{}: a row per word with a kernel range", m.key);
     }
     for verb in ["sim", "coalesce", "features", "sweep run", "bench sim"] {
         row(verb);
     }
-    assert!(md.contains("| `--completion hybrid` | `completion` | Linux 4.10 to 6.3"), "{md}");
+    assert!(
+        md.contains("| `--completion hybrid` | `completion` | Linux 4.10 to 6.3"),
+        "{md}"
+    );
     assert!(!md.contains("| `help` |"), "{md}");
 }
 
@@ -72,7 +78,10 @@ fn a_stale_row_is_named_and_update_rewrites_it() {
     let dir = tempfile::tempdir().unwrap();
     let md = generated();
     let good = format!("# doc\n\n{START}\n{md}{END}\n\nafter\n");
-    let row = md.lines().position(|l| l.starts_with("| `cint` |")).unwrap();
+    let row = md
+        .lines()
+        .position(|l| l.starts_with("| `cint` |"))
+        .unwrap();
     let stale_row = "| `cint` | none | none |";
     let stale = good.replacen(md.lines().nth(row).unwrap(), stale_row, 1);
     let file = write(dir.path(), "README.md", &stale);
@@ -89,13 +98,26 @@ fn a_stale_row_is_named_and_update_rewrites_it() {
     let want = format!("{file}:{}: stale table", row + 4);
     assert_one_line_error(&o, &want);
     assert!(stderr(&o).contains(stale_row), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), stale, "--check writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        stale,
+        "--check writes nothing"
+    );
 
-    succeeds(bin().args(["features", "--root"]).arg(root()).args(["--update", &file]));
+    succeeds(
+        bin()
+            .args(["features", "--root"])
+            .arg(root())
+            .args(["--update", &file]),
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), good);
     let o = check(&file);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("rows checked by no test"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("rows checked by no test"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -117,5 +139,8 @@ fn a_file_without_markers_or_a_root_without_tests_is_one_line() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert_one_line_error(&o, "no #[test] function under crates/*/src or crates/*/tests");
+    assert_one_line_error(
+        &o,
+        "no #[test] function under crates/*/src or crates/*/tests",
+    );
 }

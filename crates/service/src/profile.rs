@@ -79,20 +79,56 @@ pub const KEYS: &[Key] = &[
     key("parallelism", true, "commands the device serves at once"),
     key("max_read_iops", true, "random 4 KiB read IOPS ceiling"),
     key("max_write_iops", true, "random 4 KiB write IOPS ceiling"),
-    key("max_read_bw", false, "read bandwidth ceiling, bytes a second (absent: none)"),
-    key("max_write_bw", false, "write bandwidth ceiling, bytes a second (absent: none)"),
+    key(
+        "max_read_bw",
+        false,
+        "read bandwidth ceiling, bytes a second (absent: none)",
+    ),
+    key(
+        "max_write_bw",
+        false,
+        "write bandwidth ceiling, bytes a second (absent: none)",
+    ),
     key("read.distribution", true, "`normal` or `lognormal` (read)"),
     key("read.mean", true, "mean 4 KiB read service time"),
     key("read.stddev", true, "its standard deviation"),
-    key("read.floor", false, "shortest read service time (default 0)"),
-    key("read.per_kib", true, "read transfer time per KiB beyond 4 KiB"),
-    key("write.distribution", true, "`normal` or `lognormal` (write)"),
+    key(
+        "read.floor",
+        false,
+        "shortest read service time (default 0)",
+    ),
+    key(
+        "read.per_kib",
+        true,
+        "read transfer time per KiB beyond 4 KiB",
+    ),
+    key(
+        "write.distribution",
+        true,
+        "`normal` or `lognormal` (write)",
+    ),
     key("write.mean", true, "mean 4 KiB write service time"),
     key("write.stddev", true, "its standard deviation"),
-    key("write.floor", false, "shortest write service time (default 0)"),
-    key("write.per_kib", true, "write transfer time per KiB beyond 4 KiB"),
-    key("default_delta", true, "adaptive coalescing's delta tuned for it (TOS 5.2)"),
-    key("default_thr", true, "adaptive coalescing's thr tuned for it (TOS 5.2)"),
+    key(
+        "write.floor",
+        false,
+        "shortest write service time (default 0)",
+    ),
+    key(
+        "write.per_kib",
+        true,
+        "write transfer time per KiB beyond 4 KiB",
+    ),
+    key(
+        "default_delta",
+        true,
+        "adaptive coalescing's delta tuned for it (TOS 5.2)",
+    ),
+    key(
+        "default_thr",
+        true,
+        "adaptive coalescing's thr tuned for it (TOS 5.2)",
+    ),
 ];
 
 /// Shipped device profiles: (name, repository path, text).
@@ -314,16 +350,17 @@ mod tests {
         let service = fields_of::<ServiceTime>();
         for field in fields_of::<DeviceProfile>() {
             match field {
-                "read" | "write" => {
-                    want.extend(service.iter().map(|k| format!("{field}.{k}")))
-                }
+                "read" | "write" => want.extend(service.iter().map(|k| format!("{field}.{k}"))),
                 _ => want.push(field.to_string()),
             }
         }
         let mut have: Vec<String> = KEYS.iter().map(|k| k.name.to_string()).collect();
         want.sort();
         have.sort();
-        assert_eq!(have, want, "KEYS against DeviceProfile's and ServiceTime's fields");
+        assert_eq!(
+            have, want,
+            "KEYS against DeviceProfile's and ServiceTime's fields"
+        );
         assert!(service.len() >= 5 && want.len() >= 20, "{want:?}");
     }
 

@@ -159,15 +159,26 @@ pub fn render(sections: &[Section], tests: &[TestFn]) -> Features {
 /// error says which marker is missing or doubled.
 fn block(text: &str) -> Result<std::ops::Range<usize>, String> {
     let lines: Vec<&str> = text.lines().collect();
-    let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim() == START).collect();
-    let ends: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim() == END).collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim() == START)
+        .collect();
+    let ends: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim() == END)
+        .collect();
     match (starts.as_slice(), ends.as_slice()) {
         ([], _) => Err(format!("no '{START}' line")),
         ([s], [e]) if e > s => Ok(s + 1..*e),
         ([s], []) => Err(format!("line {}: no '{END}' after it", s + 1)),
-        ([s], [e]) => Err(format!("line {}: '{END}' before the start marker (line {})", e + 1, s + 1)),
+        ([s], [e]) => Err(format!(
+            "line {}: '{END}' before the start marker (line {})",
+            e + 1,
+            s + 1
+        )),
         ([_], [_, e, ..]) => Err(format!("line {}: a second '{END}'", e + 1)),
-        ([_, s, ..], _) => Err(format!("line {}: a second start marker (one table per file)", s + 1)),
+        ([_, s, ..], _) => Err(format!(
+            "line {}: a second start marker (one table per file)",
+            s + 1
+        )),
     }
 }
 
@@ -255,10 +266,16 @@ mod tests {
             .collect();
         let f = render(&[section(&["a", "b", "c"])], &tests);
         let md = &f.markdown;
-        assert!(md.contains("| `a\\|x` | `t0::t0`, `t1::t1`, `t2::t2` +2 more |"), "{md}");
+        assert!(
+            md.contains("| `a\\|x` | `t0::t0`, `t1::t1`, `t2::t2` +2 more |"),
+            "{md}"
+        );
         assert!(md.contains("| `b\\|x` | `b_alone::b_alone` |"), "{md}");
         assert!(md.contains("| `c\\|x` | none |"), "{md}");
-        assert!(md.contains("walk `ALL` (every row): `all_of_them::all_of_them`."), "{md}");
+        assert!(
+            md.contains("walk `ALL` (every row): `all_of_them::all_of_them`."),
+            "{md}"
+        );
         assert_eq!(f.unchecked, ["Things: c|x"]);
         assert_eq!(f.rows, 3);
         assert!(!md.ends_with("\n\n"));
@@ -268,7 +285,11 @@ mod tests {
     fn a_test_named_after_the_feature_comes_first() {
         let tests = vec![test("zz", &["b"]), test("checks_b", &["b"])];
         let f = render(&[section(&["b"])], &tests);
-        assert!(f.markdown.contains("| `checks_b::checks_b`, `zz::zz` |"), "{}", f.markdown);
+        assert!(
+            f.markdown.contains("| `checks_b::checks_b`, `zz::zz` |"),
+            "{}",
+            f.markdown
+        );
     }
 
     #[test]
@@ -276,20 +297,37 @@ mod tests {
         let doc = format!("# t\n{START}\n| old |\n| same |\n{END}\nafter\n");
         let new = "| new |\n| same |\n";
         let m = first_difference(&doc, new).unwrap().unwrap();
-        assert_eq!((m.line, m.committed.as_str(), m.generated.as_str()), (3, "| old |", "| new |"));
+        assert_eq!(
+            (m.line, m.committed.as_str(), m.generated.as_str()),
+            (3, "| old |", "| new |")
+        );
         let fixed = replace(&doc, new).unwrap();
-        assert_eq!(fixed, format!("# t\n{START}\n| new |\n| same |\n{END}\nafter\n"));
+        assert_eq!(
+            fixed,
+            format!("# t\n{START}\n| new |\n| same |\n{END}\nafter\n")
+        );
         assert_eq!(first_difference(&fixed, new).unwrap(), None);
         let short = first_difference(&fixed, "| new |\n").unwrap().unwrap();
-        assert_eq!((short.line, short.generated.as_str()), (4, "(the table ends)"));
+        assert_eq!(
+            (short.line, short.generated.as_str()),
+            (4, "(the table ends)")
+        );
     }
 
     #[test]
     fn a_missing_or_doubled_marker_is_one_line() {
-        assert!(block("text\n").unwrap_err().starts_with("no '<!-- generated-features"));
-        assert!(block(&format!("{START}\n| x |\n")).unwrap_err().starts_with("line 1: no '"));
+        assert!(block("text\n")
+            .unwrap_err()
+            .starts_with("no '<!-- generated-features"));
+        assert!(block(&format!("{START}\n| x |\n"))
+            .unwrap_err()
+            .starts_with("line 1: no '"));
         let two = format!("{START}\n{END}\n{START}\n{END}\n");
-        assert!(block(&two).unwrap_err().contains("line 3: a second start marker"));
-        assert!(block(&format!("{END}\n{START}\n")).unwrap_err().contains("before the start marker"));
+        assert!(block(&two)
+            .unwrap_err()
+            .contains("line 3: a second start marker"));
+        assert!(block(&format!("{END}\n{START}\n"))
+            .unwrap_err()
+            .contains("before the start marker"));
     }
 }

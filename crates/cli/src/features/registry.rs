@@ -108,7 +108,12 @@ fn mechanisms() -> Section {
     let mut rows = Vec::new();
     for m in MECHANISMS {
         let flag = format!("--{}", m.flag);
-        let words: Vec<&str> = m.eras.iter().map(|(w, _)| *w).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> = m
+            .eras
+            .iter()
+            .map(|(w, _)| *w)
+            .filter(|w| !w.is_empty())
+            .collect();
         for (word, era) in m.eras {
             let (shown, spellings) = match (m.kind, *word) {
                 (Kind::Flag, _) => (

@@ -48,7 +48,8 @@ impl TestFn {
     /// bodies spell features as fixtures of the rule: they count for the
     /// `features` verb only.
     pub fn is_the_generators(&self) -> bool {
-        self.file.starts_with("crates/cli/src/features/") || self.file == "crates/cli/tests/features.rs"
+        self.file.starts_with("crates/cli/src/features/")
+            || self.file == "crates/cli/tests/features.rs"
     }
 
     /// The crate directory it is in (`policy` for `crates/policy/...`).
@@ -143,9 +144,10 @@ impl Spelling {
             Spelling::Option { flag, word } => {
                 lits.windows(2)
                     .any(|w| w[0] == *flag && is_word(&w[1], word))
-                    || [" ", "="]
-                        .iter()
-                        .any(|sep| lits.iter().any(|l| bounded(l, &format!("{flag}{sep}{word}"), false)))
+                    || [" ", "="].iter().any(|sep| {
+                        lits.iter()
+                            .any(|l| bounded(l, &format!("{flag}{sep}{word}"), false))
+                    })
             }
             Spelling::OptionBut { flag, except } => {
                 let other = |v: &str| !v.is_empty() && !except.iter().any(|e| is_word(v, e));
@@ -162,7 +164,9 @@ impl Spelling {
                             })
                     })
             }
-            Spelling::Assign { key, word, table } => lits.iter().any(|l| assigns(l, key, word.as_deref(), table)),
+            Spelling::Assign { key, word, table } => {
+                lits.iter().any(|l| assigns(l, key, word.as_deref(), table))
+            }
             Spelling::Code(s) => bounded(&t.code, s, true),
             Spelling::Verb { path, not_after } => (0..lits.len()).any(|i| {
                 lits[i..].starts_with(path)
@@ -254,8 +258,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 
 /// The test functions of one file's text.
 pub fn in_source(file: &str, text: &str) -> Result<Vec<TestFn>, String> {
-    let tokens = TokenStream::from_str(text)
-        .map_err(|e| format!("{file}: not Rust to the lexer ({e})"))?;
+    let tokens =
+        TokenStream::from_str(text).map_err(|e| format!("{file}: not Rust to the lexer ({e})"))?;
     let mut out = Vec::new();
     walk(file, tokens, &mut out);
     Ok(out)
@@ -481,7 +485,10 @@ mod tests {
     #[test]
     fn string_values_are_unescaped() {
         assert_eq!(string_value(r#""a\"b\nc""#).as_deref(), Some("a\"b\nc"));
-        assert_eq!(string_value(r###"r#"x "y""#"###).as_deref(), Some("x \"y\""));
+        assert_eq!(
+            string_value(r###"r#"x "y""#"###).as_deref(),
+            Some("x \"y\"")
+        );
         assert_eq!(string_value("\"a \\\n    b\"").as_deref(), Some("a b"));
         assert_eq!(string_value("42u32"), None);
     }
