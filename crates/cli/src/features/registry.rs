@@ -6,7 +6,7 @@
 //! clap command tree). Each row carries the spellings a test is looked
 //! for by ([`Spelling`]).
 
-use host::mechanism::{Kind, MECHANISMS};
+use host::mechanism::{Kind, Mechanism, Settings, MECHANISMS};
 
 use super::scan::{Spelling, Table, TestFn};
 
@@ -156,7 +156,7 @@ fn mechanisms() -> Section {
                 }
                 (Kind::Word, w) => (
                     format!("{flag} {w}"),
-                    vec![
+                    [
                         Spelling::Option {
                             flag: flag.clone(),
                             word: s(w),
@@ -166,7 +166,12 @@ fn mechanisms() -> Section {
                             word: Some(s(w)),
                             table: Table::Any,
                         },
-                    ],
+                    ]
+                    .into_iter()
+                    .chain(variant::<host::poll::Mode>(m, w))
+                    .chain(variant::<host::mechanism::Wakeup>(m, w))
+                    .chain(variant::<host::mechanism::Journal>(m, w))
+                    .collect(),
                 ),
             };
             let fronts: Vec<&str> = m.front_ends.iter().map(|(f, _)| f.as_str()).collect();
@@ -192,6 +197,21 @@ fn mechanisms() -> Section {
         whole: |t| code(t, "MECHANISMS"),
         whole_shown: "`host::mechanism::MECHANISMS`",
     }
+}
+
+/// The word as the code names it when `m` reads it into a `T` (`pas` is
+/// `Mode::Pas`): `T`'s own parser and its derived `Debug`, checked against
+/// the settings `m` makes of it, so a test that builds the setting in code
+/// counts too.
+fn variant<T: std::str::FromStr + std::fmt::Debug>(m: &Mechanism, word: &str) -> Option<Spelling> {
+    let v = word.parse::<T>().ok()?;
+    let mut settings = Settings::default();
+    (m.set)(&mut settings, word).ok()?;
+    if !format!("{settings:?}").contains(&format!("Some({v:?})")) {
+        return None;
+    }
+    let ty = std::any::type_name::<T>().rsplit("::").next()?;
+    Some(Spelling::Code(format!("{ty}::{v:?}")))
 }
 
 fn profile_keys() -> Section {
@@ -326,5 +346,42 @@ fn verb_row(path: Vec<String>, not_after: Vec<String>, c: &clap::Command) -> Row
         ],
         generator: path == ["features"],
         word: path.join("_"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str) -> &'static Mechanism {
+        MECHANISMS.iter().find(|m| m.key == key).unwrap()
+    }
+
+    #[test]
+    fn a_word_is_spelt_as_its_variant_only_where_its_mechanism_reads_it_so() {
+        let completion = row("completion");
+        assert_eq!(
+            variant::<host::poll::Mode>(completion, "pas"),
+            Some(Spelling::Code("Mode::Pas".into()))
+        );
+        assert_eq!(
+            variant::<host::mechanism::Wakeup>(row("wakeup_rule"), "boost-code"),
+            Some(Spelling::Code("Wakeup::BoostCode".into()))
+        );
+        // Not a word of Wakeup's; and Mode's word given to another row.
+        assert_eq!(variant::<host::mechanism::Wakeup>(completion, "pas"), None);
+        assert_eq!(
+            variant::<host::poll::Mode>(row("wakeup_rule"), "poll"),
+            None
+        );
+    }
+
+    #[test]
+    fn every_mechanism_word_and_strategy_has_a_row_of_its_own() {
+        let words: usize = MECHANISMS.iter().map(|m| m.eras.len()).sum();
+        assert_eq!(mechanisms().rows.len(), words);
+        assert_eq!(strategies().rows.len(), policy::catalogue::STRATEGIES.len());
+        assert_eq!(formats().rows.len(), traces::Format::ALL.len());
+        assert_eq!(profile_keys().rows.len(), service::profile::KEYS.len());
     }
 }
