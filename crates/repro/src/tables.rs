@@ -16,7 +16,11 @@
 //!
 //! `table=verdicts` is one row per claim (the simulator's, in the claims
 //! file's order); `table=counts` one row per experiment with the verdicts
-//! counted by basis. Only `reproduce --quick` runs are named: they take
+//! counted by basis; `table=headline` the headline of the named
+//! experiments: independent claims by verdict (with the shares holding and
+//! in the paper's direction), fitted and by-construction holds, and the
+//! figures whose conclusions reproduce. `--only all` names every
+//! experiment `reproduce` has. Only `reproduce --quick` runs are named: they take
 //! seconds and are deterministic per seed, so a test can rerun them.
 //! `cinterrupts reproduce --quick --update-docs --out DIR` runs every
 //! experiment the blocks name and rewrites them in place.
@@ -41,6 +45,9 @@ pub enum Table {
     Verdicts,
     /// One row per experiment: its claims' verdicts counted by basis.
     Counts,
+    /// The headline of the experiments: claims by basis and verdict, and
+    /// the figures' conclusions.
+    Headline,
 }
 
 /// One generated block of a Markdown file.
@@ -105,6 +112,11 @@ fn parse_spec(spec: &str) -> Result<(Vec<String>, Table), String> {
     let want =
         "a block names 'reproduce --quick --only EXP,...' (a run a test can repeat in seconds)";
     let only = match command.as_slice() {
+        ["reproduce", "--quick", "--only", "all"] => crate::select(&[])
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|e| e.id.to_string())
+            .collect(),
         ["reproduce", "--quick", "--only", list] => list
             .split(',')
             .map(str::trim)
@@ -121,14 +133,16 @@ fn parse_spec(spec: &str) -> Result<(Vec<String>, Table), String> {
         match p.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("table", "verdicts")) => table = Some(Table::Verdicts),
             Some(("table", "counts")) => table = Some(Table::Counts),
+            Some(("table", "headline")) => table = Some(Table::Headline),
             _ => {
                 return Err(format!(
-                    "unknown '{p}' (have: table=verdicts, table=counts)"
+                    "unknown '{p}' (have: table=verdicts, table=counts, table=headline)"
                 ))
             }
         }
     }
-    let table = table.ok_or("a block says what it draws: table=verdicts or table=counts")?;
+    let table = table
+        .ok_or("a block says what it draws: table=verdicts, table=counts or table=headline")?;
     Ok((only, table))
 }
 
@@ -200,7 +214,71 @@ pub fn render(table: Table, only: &[String], summary: &Value) -> Result<Vec<Stri
             }
             rows
         }
+        Table::Headline => {
+            let mut n = Counts::default();
+            claims.iter().for_each(|c| n.add(c));
+            let [h, q, f, d] = n.independent;
+            let all = h + q + f + d;
+            let share = |k: usize| {
+                if all == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{:.0}%", 100.0 * k as f64 / all as f64)
+                }
+            };
+            let (figures, agree, orderings) = conclusions_of(summary, only);
+            vec![
+                "| claims and conclusions | reproduce --quick |".to_string(),
+                "|---|---|".to_string(),
+                format!(
+                    "| independent claims | {h} of {all} hold ({}); {q} more qualitatively, {f} in the right direction but far off, {d} do not: {} of {all} ({}) in the paper's direction |",
+                    share(h),
+                    h + q + f,
+                    share(h + q + f)
+                ),
+                format!("| fitted claims | {} of {} hold |", n.fitted.0, n.fitted.1),
+                format!(
+                    "| by-construction claims | {} of {} hold |",
+                    n.construction.0, n.construction.1
+                ),
+                format!(
+                    "| figures' conclusions (the papers' orders, simulator) | {} of {} reproduced ({} of {} orderings agree) |",
+                    figures.0, figures.1, agree, orderings
+                ),
+            ]
+        }
     })
+}
+
+/// The papers' conclusions (`conclusions.toml`, basis `paper`) of `only`'s
+/// experiments in the simulator: (figures whose every ordering agrees,
+/// figures), orderings agreeing, orderings; as the report's conclusions
+/// headline counts them.
+fn conclusions_of(summary: &Value, only: &[String]) -> ((usize, usize), usize, usize) {
+    let rows: Vec<&Value> = summary["conclusions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| c["mode"].as_str() == Some("sim"))
+                .filter(|c| c["basis"].as_str() == Some("paper"))
+                .filter(|c| only.iter().any(|e| c["experiment"].as_str() == Some(e)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let agree = |c: &Value| c["verdict"].as_str() == Some("agree");
+    let mut figures = (0, 0);
+    for e in only {
+        let of: Vec<&&Value> = rows
+            .iter()
+            .filter(|c| c["experiment"].as_str() == Some(e))
+            .collect();
+        if !of.is_empty() {
+            figures.1 += 1;
+            figures.0 += usize::from(of.iter().all(|c| agree(c)));
+        }
+    }
+    let agreeing = rows.iter().filter(|c| agree(c)).count();
+    (figures, agreeing, rows.len())
 }
 
 /// Verdicts counted by basis, as the report's headline counts them.
@@ -504,6 +582,36 @@ mod tests {
         assert_eq!(
             rows[4],
             "| all 2 | 1 / 0 / 0 / 1 (of 2) | 0 of 1 | 0 of 0 |"
+        );
+    }
+
+    #[test]
+    fn the_headline_counts_claims_and_whole_figures() {
+        let mut s = summary();
+        s["conclusions"] = json!([
+            {"experiment": "fig8", "mode": "sim", "basis": "paper", "verdict": "agree"},
+            {"experiment": "fig8", "mode": "sim", "basis": "paper", "verdict": "disagree"},
+            {"experiment": "fig10", "mode": "sim", "basis": "paper", "verdict": "agree"},
+            {"experiment": "fig10", "mode": "sim", "basis": "ours", "verdict": "disagree"},
+            {"experiment": "fig10", "mode": "emu", "basis": "paper", "verdict": "disagree"},
+        ]);
+        let rows = render(Table::Headline, &["fig8".into(), "fig10".into()], &s).unwrap();
+        assert_eq!(
+            rows[2],
+            "| independent claims | 1 of 2 hold (50%); 0 more qualitatively, 0 in the right direction but far off, 1 do not: 1 of 2 (50%) in the paper's direction |"
+        );
+        assert_eq!(rows[3], "| fitted claims | 0 of 1 hold |");
+        // fig8 has a disagreeing ordering; fig10's other rows are ours
+        // and the emulator's.
+        assert_eq!(
+            rows[5],
+            "| figures' conclusions (the papers' orders, simulator) | 1 of 2 reproduced (2 of 3 orderings agree) |"
+        );
+        let all = parse_spec("reproduce --quick --only all ; table=headline").unwrap();
+        assert_eq!(all.1, Table::Headline);
+        assert!(
+            all.0.len() > 30 && all.0.contains(&"fig10".to_string()),
+            "{all:?}"
         );
     }
 
