@@ -630,7 +630,7 @@ mod tests {
         assert!(e("<!-- generated: reproduce --quick --only fig8 ; table=tally -->\n<!-- end generated -->\n").contains("unknown 'table=tally'"));
         assert!(
             e("<!-- generated: reproduce --quick --only fig8 -->\n<!-- end generated -->\n")
-                .contains("table=verdicts or table=counts")
+                .contains("table=verdicts, table=counts or table=headline")
         );
         let unknown = update(
             "<!-- generated: reproduce --quick --only fig99 ; table=counts -->\n<!-- end generated -->\n",
