@@ -143,7 +143,7 @@ pub fn make(opts: &Options, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<
     let headline = summary["headline"].as_str().unwrap_or("");
     write_file(
         &dir.join("README-AE.md"),
-        &scripts::readme(&version, &figures, &steps, headline),
+        &scripts::readme(&version, &figures, &steps, headline, &rustc_version()),
         false,
     )?;
     for f in COPIED {
@@ -157,6 +157,18 @@ pub fn make(opts: &Options, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<
         quick,
         archive_secs,
     })
+}
+
+/// `rustc --version` (cargo's `RUSTC` when set), or `unknown`.
+fn rustc_version() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// `sha256sum`'s format (`HEX  PATH`, two spaces: text mode) for every

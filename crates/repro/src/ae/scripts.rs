@@ -172,6 +172,7 @@ pub fn readme(
     figures: &[Figure],
     steps: &[Step],
     headline: &str,
+    rustc: &str,
 ) -> String {
     let mut s = format!(
         "# cinterrupts: artifact evaluation\n\n\
@@ -189,8 +190,10 @@ pub fn readme(
          beside it (below).\n\n\
          `sha256sum -c SHA256SUMS` checks every file of the bundle.\n\n\
          ## Requirements\n\n\
-         Debian 12 (x86-64), Rust's stable toolchain (cargo, rustc 1.80 or later; no network), \
-         `tar`, `gzip`, and for the steps beyond the simulator the Debian packages `src/scripts/setup` \
+         Debian 12 (x86-64); Rust's stable toolchain, as rustup installs it (Debian 12's own \
+         rustc 1.63 is too old for the vendored crates; this bundle was made with \
+         `{rustc}`: an older one may refuse a crate, and cargo names it); `tar`, \
+         `gzip`; no network. For the steps beyond the simulator, the Debian packages `src/scripts/setup` \
          installs (fio, rocksdb-tools, ...: the list is at its top; it needs root for apt-get). \
          The simulator's steps (kick-the-tires, `reproduce --quick`, `reproduce`) need nothing else.\n\n\
          ## Expected times\n\n\
