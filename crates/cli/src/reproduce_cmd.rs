@@ -40,8 +40,8 @@ pub struct ReproduceArgs {
     mode: Modes,
     /// The report's directory: new, empty or an earlier report, which is
     /// replaced whole once the new one is complete (checked before any run)
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "ae")]
+    out: Option<PathBuf>,
     /// Virtual time per simulated run, at least 30ms [quick: 200ms, full: 1s]
     #[arg(long, value_parser = repro::run::parse_sim_runtime, value_name = "TIME")]
     sim_runtime: Option<u64>,
@@ -69,6 +69,18 @@ pub struct ReproduceArgs {
     /// tables from this run (crates/repro/src/tables.rs)
     #[arg(long)]
     update_docs: bool,
+    /// Write an evaluation bundle into DIR (new, empty or an earlier
+    /// bundle): `reproduce --quick` of the `--only` experiments (all by
+    /// default) into DIR/results, the source archive with every crate
+    /// vendored, the figure map, kick-the-tires.sh, full.sh, SHA256SUMS
+    /// (crates/repro/README.md, "Artifact evaluation")
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "store", "update_docs", "sim_runtime", "seeds", "emu_runtime", "reps", "ae_check"])]
+    ae: Option<PathBuf>,
+    /// Compare this run's verdicts with a bundle's stored ones (its
+    /// figures.json): `F<n> EXPERIMENT: OK` or `FAIL (claim, stored, now)`
+    /// per figure, exit 1 on any FAIL (kick-the-tires.sh)
+    #[arg(long, value_name = "FIGURES_JSON")]
+    ae_check: Option<PathBuf>,
 }
 
 fn command_line() -> String {
@@ -79,7 +91,7 @@ fn command_line() -> String {
 }
 
 /// `--mode app`: RocksDB under `exec`, one run at a time.
-fn run_app(a: &ReproduceArgs) -> Result<()> {
+fn run_app(a: &ReproduceArgs, out: &std::path::Path) -> Result<()> {
     let opts = repro::app::Options {
         only: a.only.clone(),
         scale: if a.quick {
@@ -87,7 +99,7 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
         } else {
             repro::app::Scale::full()
         },
-        out: a.out.clone(),
+        out: out.to_path_buf(),
         command: command_line(),
     };
     let started = std::time::Instant::now();
@@ -102,11 +114,17 @@ fn run_app(a: &ReproduceArgs) -> Result<()> {
     for line in &summary.skipped {
         eprintln!("{line}");
     }
-    outln!("{}", summary.last_line(&a.out));
+    outln!("{}", summary.last_line(out));
     Ok(())
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
+    if let Some(dir) = &a.ae {
+        return ae(a, dir);
+    }
+    let Some(out) = a.out.clone() else {
+        anyhow::bail!("--out DIR names the report's directory (or --ae DIR the bundle's)");
+    };
     if a.update_docs {
         // The committed tables are those of a plain --quick run in the
         // simulator: anything else would make tables the test cannot repeat.
@@ -130,7 +148,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         Modes::Sim => vec![Mode::Sim],
         Modes::Emu => vec![Mode::Emu],
         Modes::Both => vec![Mode::Sim, Mode::Emu],
-        Modes::App => return run_app(a),
+        Modes::App => return run_app(a, &out),
     };
     let plan = if a.quick {
         Plan::quick(modes)
@@ -152,7 +170,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             emu_reps: a.reps.unwrap_or(plan.emu_reps),
             ..plan
         },
-        out: a.out.clone(),
+        out: out.clone(),
         command: command_line(),
     };
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
@@ -178,17 +196,21 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    if let Some(tally) = tally? {
+    let tally = tally?;
+    if let (Some(map), Some(_)) = (&a.ae_check, &tally) {
+        return ae_check(map, &out);
+    }
+    if let Some(tally) = tally {
         outln!(
             "{tally}; {}; report: {}",
             tally.conclusions,
-            a.out.join("report.html").display()
+            out.join("report.html").display()
         );
     }
     if a.update_docs {
         outln!(
             "{}",
-            repro::tables::update_docs_from(&root, &a.out).map_err(anyhow::Error::msg)?
+            repro::tables::update_docs_from(&root, &out).map_err(anyhow::Error::msg)?
         );
     }
     Ok(())
@@ -215,4 +237,49 @@ fn kept(
         }
     }
     Ok(tally)
+}
+
+/// `--ae DIR`: the evaluation bundle (`repro::ae`).
+fn ae(a: &ReproduceArgs, dir: &std::path::Path) -> Result<()> {
+    if a.mode != Modes::Sim || a.shard.shard.is_some() || a.shard.shards.is_some() {
+        anyhow::bail!("--ae runs `reproduce --quick` in the simulator (its verdicts are what kick-the-tires.sh checks): drop --mode, --shard and --shards");
+    }
+    let opts = repro::ae::Options {
+        dir: dir.to_path_buf(),
+        only: a.only.clone(),
+        cwd: std::env::current_dir()?,
+        command: command_line(),
+    };
+    let quiet = a.quiet;
+    let made = repro::ae::make(&opts, &|done, total| {
+        if !quiet && done == total {
+            eprintln!("reproduce --ae: {total} runs done");
+        }
+    })?;
+    outln!(
+        "bundle: {} ({} figures; commit {}{}; reproduce --quick {:.0} s, archive {:.0} s)",
+        dir.display(),
+        made.figures,
+        made.version.commit,
+        if made.version.dirty { ", dirty" } else { "" },
+        made.quick.secs,
+        made.archive_secs
+    );
+    Ok(())
+}
+
+/// `--ae-check FIGURES_JSON`: this run's verdicts against a bundle's.
+fn ae_check(map: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let (lines, failed) = repro::ae::check_files(map, &out.join("summary.json"))?;
+    for line in &lines {
+        outln!("{line}");
+    }
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} figures' verdicts differ from {}",
+            lines.len(),
+            map.display()
+        );
+    }
+    Ok(())
 }

@@ -11,8 +11,11 @@
 //! - [`mod@write`]: report.md, report.html, the SVG figures and every run's JSON;
 //! - [`staging`]: the report's directory, whole or not at all;
 //! - [`tables`]: the verdict tables of the project's Markdown, generated
-//!   from a run's `summary.json`.
+//!   from a run's `summary.json`;
+//! - [`ae`]: `reproduce --ae`, the evaluation bundle (source archive with
+//!   its crates vendored, figure map, kick-the-tires and full scripts).
 
+pub mod ae;
 pub mod app;
 mod apprun;
 pub mod appwork;

@@ -29,6 +29,9 @@ pub struct Staged {
     target: PathBuf,
     staging: PathBuf,
     committed: bool,
+    /// What the directory it replaces may hold ([`REPORT_ENTRIES`], or an
+    /// evaluation bundle's, `crate::ae`).
+    entries: &'static [&'static str],
 }
 
 fn write_error(path: &Path, reason: impl std::fmt::Display) -> ReproError {
@@ -43,6 +46,15 @@ impl Staged {
     /// report) and makes the fresh directory beside it, so an unwritable
     /// place fails now rather than after every run.
     pub fn prepare(target: &Path) -> Result<Staged, ReproError> {
+        Staged::prepare_for(target, REPORT_ENTRIES)
+    }
+
+    /// [`Staged::prepare`] for a directory that holds `entries` (and
+    /// nothing else) when it is one of ours: never replaced otherwise.
+    pub fn prepare_for(
+        target: &Path,
+        entries: &'static [&'static str],
+    ) -> Result<Staged, ReproError> {
         let fail = |reason: &dyn std::fmt::Display| write_error(target, reason);
         let target = std::path::absolute(target).map_err(|e| fail(&e))?;
         let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
@@ -55,7 +67,7 @@ impl Staged {
         })?;
         let parent = std::fs::canonicalize(parent).map_err(|e| write_error(parent, e))?;
         let target = parent.join(name);
-        check_replaceable(&target)?;
+        check_replaceable(&target, entries)?;
         let prefix = format!(".{}.part", name.to_string_lossy());
         // What an interrupted reproduce left (its target untouched).
         report::file::remove_stale(&parent, &prefix);
@@ -70,6 +82,7 @@ impl Staged {
             target,
             staging,
             committed: false,
+            entries,
         })
     }
 
@@ -86,7 +99,7 @@ impl Staged {
     /// Puts the finished report in place, replacing a previous one whole.
     pub fn commit(mut self) -> Result<(), ReproError> {
         // Checked again: something may have appeared there during the runs.
-        check_replaceable(&self.target)?;
+        check_replaceable(&self.target, self.entries)?;
         replace_dir(&self.staging, &self.target).map_err(|e| write_error(&self.target, e))?;
         self.committed = true;
         Ok(())
@@ -101,8 +114,9 @@ impl Drop for Staged {
     }
 }
 
-/// `target` is absent, an empty directory, or a previous report.
-fn check_replaceable(target: &Path) -> Result<(), ReproError> {
+/// `target` is absent, an empty directory, or a previous report (a
+/// directory holding only `allowed`).
+fn check_replaceable(target: &Path, allowed: &[&str]) -> Result<(), ReproError> {
     let meta = match std::fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(write_error(target, e)),
@@ -117,7 +131,7 @@ fn check_replaceable(target: &Path) -> Result<(), ReproError> {
     let entries = std::fs::read_dir(target).map_err(|e| write_error(target, e))?;
     for entry in entries {
         let name = entry.map_err(|e| write_error(target, e))?.file_name();
-        if !REPORT_ENTRIES.iter().any(|r| name == *r) {
+        if !allowed.iter().any(|r| name == *r) {
             return Err(write_error(
                 target,
                 format!(
