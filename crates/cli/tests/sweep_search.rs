@@ -1,5 +1,5 @@
 //! `cinterrupts sweep search` end to end (issue 42 item 4) on a small spec
-//! (adaptive and cint, 4 deltas x 4 thrs, on examples/mixed-16.fio, 10 ms
+//! (adaptive and cint, 6 deltas x 6 thrs, on examples/mixed-16.fio, 10 ms
 //! a point): a seed makes the same search; a search stopped after a round
 //! and run again ends where an uninterrupted one does, reading the stored
 //! points; its points are `sweep run`'s (the same keys); the budget
@@ -20,8 +20,8 @@ devices = ["optane"]
 seeds = [1]
 runtime = "10ms"
 strategies = [
-  { name = "adaptive", grid = { delta = ["2us", "6us", "15us", "30us"], thr = [1, 4, 16, 64] } },
-  { name = "cint", grid = { delta = ["2us", "6us", "15us", "30us"], thr = [1, 4, 16, 64] } },
+  { name = "adaptive", grid = { delta = ["2us", "4us", "6us", "10us", "15us", "30us"], thr = [1, 2, 4, 8, 16, 64] } },
+  { name = "cint", grid = { delta = ["2us", "4us", "6us", "10us", "15us", "30us"], thr = [1, 2, 4, 8, 16, 64] } },
 ]
 "#;
 
@@ -94,7 +94,7 @@ fn a_seed_makes_the_same_search_and_a_stopped_one_resumes_to_the_same_end() {
     let first = search(&spec, &a, &["--seed", "3"]);
     let (made, run_now, read) = runs(&first);
     assert_eq!((run_now, read), (made, 0), "{first}");
-    assert!(made < 32, "fewer runs than the grid's 32: {first}");
+    assert!(made < 72, "fewer runs than the grid's 72: {first}");
     assert_eq!(keys(&a).len() as u64, made);
     // Again on the same store: everything read, nothing run, the same end.
     let again = search(&spec, &a, &["--seed", "3"]);
@@ -150,9 +150,9 @@ fn the_searchs_points_are_the_grids_and_the_comparison_is_printed() {
     let (made, _, _) = runs(&out);
     // Every point the search ran is one of the grid's, under its key.
     let (searched, whole) = (keys(&s), keys(&grid));
-    assert_eq!(whole.len(), 32);
+    assert_eq!(whole.len(), 72);
     assert!(searched.is_subset(&whole), "{searched:?}");
-    // The comparison: "recovered F of G front points in R runs (grid: 32)".
+    // The comparison: "recovered F of G front points in R runs (grid: 72)".
     let line = out
         .lines()
         .find(|l| l.starts_with("recovered "))
@@ -161,7 +161,7 @@ fn the_searchs_points_are_the_grids_and_the_comparison_is_printed() {
     let (f, g): (usize, usize) = (words[1].parse().unwrap(), words[3].parse().unwrap());
     assert!(g > 0 && f <= g, "{line}");
     assert!(
-        line.contains(&format!("in {made} runs (grid: 32)")),
+        line.contains(&format!("in {made} runs (grid: 72)")),
         "{line}"
     );
     assert!(out.contains("  interrupts/s against p99: "), "{out}");
@@ -201,6 +201,13 @@ fn the_budget_holds_and_rounds_are_counted_and_sharded() {
     }
     assert_eq!(keys(&t).len(), n);
     // Round 2 before round 1 is refused, naming the round missing.
+    let rounds = search(&spec, &dir.path().join("whole"), &[]);
+    assert!(
+        rounds.contains(" runs in ")
+            && !rounds.contains(" in 1 rounds")
+            && !rounds.contains(" in 2 rounds"),
+        "{rounds}"
+    );
     let o = bin_outside_array()
         .args(["sweep", "search", &spec, "-q", "--round", "2", "--store"])
         .arg(&t)
