@@ -115,7 +115,6 @@ pub fn point_at(spec: &Spec, at: &Coordinates, variant: PolicySpec, machine: &st
 /// strategy's defaults filled in: `policy::Settings`), the profiles by name
 /// and by a fingerprint of what was loaded (an edited profile is a new
 /// point), the job file by its path in the spec and its bytes' hash.
-
 fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec, machine: &str) -> Value {
     let (mode, seed) = (at.mode, at.seed);
     let w = &spec.workloads[at.workload];

@@ -620,7 +620,7 @@ mod tests {
         let grid = grid_front();
         assert!(grid.len() >= 20, "{grid:?}");
         for seed in [1, 2, 3] {
-            let (out, rounds) = synthetic(seed, u64::MAX);
+            let (out, _) = synthetic(seed, u64::MAX);
             assert_eq!(out.ended, Some(Ended::Converged));
             assert_eq!(out.evaluated.on_either_front(), grid, "seed {seed}");
             assert!(out.runs < 400 * 3 / 4, "seed {seed}: {} runs", out.runs);

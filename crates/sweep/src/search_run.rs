@@ -152,11 +152,7 @@ impl<'a> SpecSpace<'a> {
 
     /// The rows of `candidates`' finished points in `store` and how many
     /// points are neither finished nor failed there (the first's key).
-    fn read(
-        &self,
-        store: &Store,
-        candidates: &[Candidate],
-    ) -> Result<(Vec<(Candidate, Row)>, usize, Option<String>), StoreError> {
+    fn read(&self, store: &Store, candidates: &[Candidate]) -> Result<Read, StoreError> {
         let mut rows = Vec::new();
         let (mut missing, mut first) = (0, None);
         for c in candidates {
@@ -174,6 +170,10 @@ impl<'a> SpecSpace<'a> {
         Ok((rows, missing, first))
     }
 }
+
+/// What [`SpecSpace::read`] found: the finished points' rows with their
+/// settings, how many points are missing, the first missing key.
+type Read = (Vec<(Candidate, Row)>, usize, Option<String>);
 
 /// How to search.
 #[derive(Clone, Copy, Debug)]

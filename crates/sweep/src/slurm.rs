@@ -202,9 +202,10 @@ while :; do
   points=$({search} --round "$round" --count)
   [ "$points" -gt 0 ] || break
   echo "round $round: $points points" >&2
+  # The array's job id on stderr: stdout is the search's fronts.
   sbatch --wait --parsable --job-name={name} --array=0-{last} --cpus-per-task={cpus}{partition}{exclusive} \
     --output={name}-%A_%a.out \
-    --wrap "RAYON_NUM_THREADS={cpus} {search} --round $round --shard \${{SLURM_ARRAY_TASK_ID}}/{tasks} --quiet"
+    --wrap "RAYON_NUM_THREADS={cpus} {search} --round $round --shard \${{SLURM_ARRAY_TASK_ID}}/{tasks} --quiet" >&2
   round=$((round + 1))
 done
 # Every point is in the store: the search's fronts.
