@@ -31,7 +31,7 @@ pub enum SweepCommand {
     Slurm(SlurmArgs),
     /// Search the spec's space for its Pareto fronts in rounds, refining
     /// around the front, instead of running every point
-    Search(SearchArgs),
+    Search(crate::sweep_search::SearchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -113,52 +113,6 @@ pub struct SlurmArgs {
     /// With --search: the search's budget in runs
     #[arg(long, requires = "search", value_name = "RUNS")]
     pub budget: Option<u64>,
-}
-
-#[derive(Args, Debug)]
-pub struct SearchArgs {
-    /// The sweep's TOML spec: its grids are the space searched
-    pub spec: PathBuf,
-    /// Where results go, one file per point, as `sweep run`'s
-    /// [default: sweep-store/ beside the spec]
-    #[arg(long, value_name = "DIR")]
-    pub store: Option<PathBuf>,
-    /// Draws round 0's coarse grid and which settings a round short of
-    /// budget keeps; the same seed makes the same rounds
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub seed: u64,
-    /// Runs (points) at most [default: until every grid neighbour of the
-    /// front is evaluated]
-    #[arg(long, value_name = "RUNS")]
-    pub budget: Option<u64>,
-    /// Run only round R (0-based): the rounds before it are read from the
-    /// store and must be done; with --shard, this task's share of it
-    #[arg(long, value_name = "R")]
-    pub round: Option<usize>,
-    #[command(flatten)]
-    pub shard: crate::args::ShardArgs,
-    /// With --round: print the number of round R's points (0: the search
-    /// has ended before it) and run nothing
-    #[arg(long, requires = "round")]
-    pub count: bool,
-    /// A store holding the spec's whole grid (`sweep run`): print how many
-    /// of its front points the search recovered, in how many runs
-    #[arg(long, value_name = "STORE")]
-    pub compare_grid: Option<PathBuf>,
-    /// Write the search's table, fronts and report here, as `sweep merge
-    /// --out` does
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Run again the points whose failure is in the store
-    #[arg(long)]
-    pub retry_failed: bool,
-    /// Refine every strategy's own front, not only those holding a part
-    /// of the front (more runs; for strategies whose fronts interleave)
-    #[arg(long)]
-    pub each_strategy: bool,
-    /// Nothing on stderr but errors
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
@@ -253,20 +207,18 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     if a.cpus_per_task == 0 {
         bail!("--cpus-per-task 0: a task needs at least 1 CPU");
     }
+    let request = sweep::slurm::Request {
+        store: a.store.clone(),
+        tasks: a.tasks,
+        cpus_per_task: a.cpus_per_task,
+        job_name: a.job_name.clone(),
+        binary: a.binary.clone(),
+        partition: a.partition.clone(),
+    };
     if a.search {
-        return crate::sweep_search::slurm(a);
+        return crate::sweep_search::slurm(&a.spec, request, a.seed, a.budget);
     }
-    let (script, points) = Script::for_spec(
-        &a.spec,
-        sweep::slurm::Request {
-            store: a.store.clone(),
-            tasks: a.tasks,
-            cpus_per_task: a.cpus_per_task,
-            job_name: a.job_name.clone(),
-            binary: a.binary.clone(),
-            partition: a.partition.clone(),
-        },
-    )?;
+    let (script, points) = Script::for_spec(&a.spec, request)?;
     if !a.submit {
         out!("{}", script.text());
         eprintln!("sweep: {}; submit with sbatch", script.share(points));
