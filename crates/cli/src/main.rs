@@ -19,6 +19,7 @@ mod reproduce_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
+mod sweep_search;
 mod trace_input;
 mod trace_shape;
 mod tune_cmd;

@@ -29,6 +29,9 @@ pub enum SweepCommand {
     Merge(MergeArgs),
     /// Print an sbatch job-array script that runs the spec's shards
     Slurm(SlurmArgs),
+    /// Search the spec's space for its Pareto fronts in rounds, refining
+    /// around the front, instead of running every point
+    Search(crate::sweep_search::SearchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -99,6 +102,17 @@ pub struct SlurmArgs {
     /// if one failed (sbatch --wait)
     #[arg(long, requires = "submit")]
     pub wait: bool,
+    /// Print a driver for `sweep search` instead: a bash script that
+    /// submits each round of the search as an array of --tasks tasks and
+    /// waits for it (not with --submit)
+    #[arg(long, conflicts_with = "submit")]
+    pub search: bool,
+    /// With --search: the search's seed
+    #[arg(long, default_value_t = 1, requires = "search", value_name = "N")]
+    pub seed: u64,
+    /// With --search: the search's budget in runs
+    #[arg(long, requires = "search", value_name = "RUNS")]
+    pub budget: Option<u64>,
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
@@ -106,6 +120,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         SweepCommand::Run(a) => run_cmd(a),
         SweepCommand::Merge(a) => merge_cmd(a),
         SweepCommand::Slurm(a) => slurm_cmd(a),
+        SweepCommand::Search(a) => crate::sweep_search::run(a),
     }
 }
 
@@ -192,17 +207,18 @@ fn slurm_cmd(a: &SlurmArgs) -> Result<()> {
     if a.cpus_per_task == 0 {
         bail!("--cpus-per-task 0: a task needs at least 1 CPU");
     }
-    let (script, points) = Script::for_spec(
-        &a.spec,
-        sweep::slurm::Request {
-            store: a.store.clone(),
-            tasks: a.tasks,
-            cpus_per_task: a.cpus_per_task,
-            job_name: a.job_name.clone(),
-            binary: a.binary.clone(),
-            partition: a.partition.clone(),
-        },
-    )?;
+    let request = sweep::slurm::Request {
+        store: a.store.clone(),
+        tasks: a.tasks,
+        cpus_per_task: a.cpus_per_task,
+        job_name: a.job_name.clone(),
+        binary: a.binary.clone(),
+        partition: a.partition.clone(),
+    };
+    if a.search {
+        return crate::sweep_search::slurm(&a.spec, request, a.seed, a.budget);
+    }
+    let (script, points) = Script::for_spec(&a.spec, request)?;
     if !a.submit {
         out!("{}", script.text());
         eprintln!("sweep: {}; submit with sbatch", script.share(points));

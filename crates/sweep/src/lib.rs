@@ -12,7 +12,9 @@
 //! [`spec`] (reading the spec), [`point`] (expansion and keys),
 //! [`store`] (what a point's file holds), [`mod@run`] (running a shard
 //! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`picks`] (tune's picks against the fronts), [`page`] (the
-//! report), [`slurm`] (the array script).
+//! report), [`search`] and [`search_run`] (`sweep search`: a refinement
+//! around the front instead of the whole grid), [`slurm`] (the array
+//! script, and the search's round-by-round driver).
 
 pub mod front;
 pub mod merge;
@@ -20,6 +22,8 @@ pub mod page;
 pub mod picks;
 pub mod point;
 pub mod run;
+pub mod search;
+pub mod search_run;
 pub mod slurm;
 pub mod spec;
 pub mod store;

@@ -52,7 +52,8 @@ impl Row {
         }
     }
 
-    fn of(f: &Finished) -> Row {
+    /// A finished point's row (`sweep search` reads its points one by one).
+    pub(crate) fn of(f: &Finished) -> Row {
         let c = &f.config;
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),

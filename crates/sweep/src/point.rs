@@ -52,7 +52,7 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
         .then(sim::bench::machine)
         .unwrap_or_default();
     for wi in 0..spec.workloads.len() {
-        for (di, d) in spec.devices.iter().enumerate() {
+        for di in 0..spec.devices.len() {
             for hi in 0..spec.hosts.len() {
                 for &mode in &spec.modes {
                     if mode == Mode::Emu && hi > 0 {
@@ -62,7 +62,6 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
                     for &seed in &spec.seeds {
                         for s in &spec.strategies {
                             for variant in s.variants() {
-                                let policy = service::with_device_defaults(variant, d);
                                 let at = Coordinates {
                                     workload: wi,
                                     device: di,
@@ -70,17 +69,7 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
                                     mode,
                                     seed,
                                 };
-                                let config = resolved(spec, &at, &policy, &machine);
-                                out.push(Point {
-                                    key: key_of(&config),
-                                    config,
-                                    workload: wi,
-                                    device: di,
-                                    host: hi,
-                                    mode,
-                                    seed,
-                                    policy,
-                                });
+                                out.push(point_at(spec, &at, variant, &machine));
                             }
                         }
                     }
@@ -92,19 +81,40 @@ pub fn expand(spec: &Spec) -> Vec<Point> {
     out
 }
 
+/// Where in the spec's lists a point is.
+#[derive(Clone, Copy, Debug)]
+pub struct Coordinates {
+    pub workload: usize,
+    pub device: usize,
+    pub host: usize,
+    pub mode: Mode,
+    pub seed: u64,
+}
+
+/// The point at `at` running `variant` (one of a strategy's grid
+/// variants), as [`expand`] makes it: `sweep search` builds its points one
+/// at a time with it rather than expanding the whole product. `machine`
+/// is an emulator point's host (`sim::bench::machine`; unused for
+/// simulator points).
+pub fn point_at(spec: &Spec, at: &Coordinates, variant: PolicySpec, machine: &str) -> Point {
+    let policy = service::with_device_defaults(variant, &spec.devices[at.device]);
+    let config = resolved(spec, at, &policy, machine);
+    Point {
+        key: key_of(&config),
+        config,
+        workload: at.workload,
+        device: at.device,
+        host: at.host,
+        mode: at.mode,
+        seed: at.seed,
+        policy,
+    }
+}
+
 /// The configuration a point runs: every parameter in force (the
 /// strategy's defaults filled in: `policy::Settings`), the profiles by name
 /// and by a fingerprint of what was loaded (an edited profile is a new
 /// point), the job file by its path in the spec and its bytes' hash.
-/// Where in the spec's lists a point is.
-struct Coordinates {
-    workload: usize,
-    device: usize,
-    host: usize,
-    mode: Mode,
-    seed: u64,
-}
-
 fn resolved(spec: &Spec, at: &Coordinates, policy: &PolicySpec, machine: &str) -> Value {
     let (mode, seed) = (at.mode, at.seed);
     let w = &spec.workloads[at.workload];

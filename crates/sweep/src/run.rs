@@ -61,7 +61,24 @@ pub fn run(
     opts: RunOptions,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Counts, StoreError> {
-    let points = opts.shard.select(&expand(spec));
+    run_points(
+        spec,
+        store,
+        opts.shard.select(&expand(spec)),
+        opts.retry_failed,
+        progress,
+    )
+}
+
+/// Runs those of `points` (of `spec`) that the store lacks, as [`run`]
+/// does a shard's: `sweep search` hands it each round's points.
+pub fn run_points(
+    spec: &Spec,
+    store: &Store,
+    points: Vec<Point>,
+    retry_failed: bool,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Counts, StoreError> {
     let mut counts = Counts {
         points: points.len(),
         ..Counts::default()
@@ -70,7 +87,7 @@ pub fn run(
     for p in points {
         match store.state(&p.key) {
             State::Finished => counts.finished_before += 1,
-            State::Failed if !opts.retry_failed => {
+            State::Failed if !retry_failed => {
                 counts.failed += 1;
                 counts.failed_before += 1;
             }

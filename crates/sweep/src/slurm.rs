@@ -63,6 +63,22 @@ impl Script {
     ) -> Result<(Script, usize), crate::SpecError> {
         let loaded = crate::Spec::load(spec)?;
         let points = crate::expand(&loaded).len();
+        Ok((Script::for_loaded(spec, &loaded, r), points))
+    }
+
+    /// The script for the spec at `spec`, with the size of its space
+    /// counted from its axes (`sweep slurm --search`: a search's space may
+    /// be too large to expand).
+    pub fn for_search(
+        spec: &std::path::Path,
+        r: Request,
+    ) -> Result<(Script, u64), crate::SpecError> {
+        let loaded = crate::Spec::load(spec)?;
+        let points = crate::search_run::SpecSpace::of(&loaded).points();
+        Ok((Script::for_loaded(spec, &loaded, r), points))
+    }
+
+    fn for_loaded(spec: &std::path::Path, loaded: &crate::Spec, r: Request) -> Script {
         let binary = r.binary.unwrap_or_else(|| {
             std::env::current_exe()
                 .map(|p| p.display().to_string())
@@ -74,7 +90,7 @@ impl Script {
                 .display()
                 .to_string()
         };
-        let script = Script {
+        Script {
             spec: absolute(spec),
             store: absolute(&crate::store::store_dir(spec, r.store.as_deref())),
             tasks: r.tasks,
@@ -83,8 +99,7 @@ impl Script {
             binary,
             partition: r.partition,
             exclusive: loaded.modes.contains(&crate::spec::Mode::Emu),
-        };
-        Ok((script, points))
+        }
     }
 
     /// `N points in T tasks of about P`, `points` shared among the tasks.
@@ -134,6 +149,71 @@ export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"
             store = word(&self.store),
             partition = partition,
             exclusive = exclusive,
+        )
+    }
+}
+
+/// `sweep search`'s options that every round's command repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchRounds {
+    pub seed: u64,
+    /// `None`: no budget.
+    pub budget: Option<u64>,
+}
+
+impl Script {
+    /// A search's driver (`sweep slurm --search`): a bash script, run where
+    /// `sbatch` is, that submits each round of the search as a job array
+    /// (`sbatch --wait`: the next round is drawn from this one's results)
+    /// whose task K runs `sweep search --round R --shard K/N`, until
+    /// `sweep search --round R --count` says the search has ended (0
+    /// points), then prints the search's front (every point read from the
+    /// store). Run again after a failure, it skips the finished points.
+    pub fn search_driver(&self, rounds: SearchRounds) -> String {
+        let last = self.tasks.saturating_sub(1);
+        let budget = rounds
+            .budget
+            .map(|b| format!(" --budget {b}"))
+            .unwrap_or_default();
+        let partition = self
+            .partition
+            .as_ref()
+            .map(|p| format!(" --partition={}", word(p)))
+            .unwrap_or_default();
+        let exclusive = if self.exclusive { " --exclusive" } else { "" };
+        let search = format!(
+            "{bin} sweep search {spec} --store {store} --seed {seed}{budget}",
+            bin = word(&self.binary),
+            spec = word(&self.spec),
+            store = word(&self.store),
+            seed = rounds.seed,
+        );
+        format!(
+            r#"#!/bin/bash
+# A cinterrupts search (sweep search) on Slurm, round by round: each
+# round's points as a job array of {tasks} tasks (task K runs shard K/{tasks},
+# 0-based), into one store; the next round is drawn from the results, so
+# each array is waited for. Run with bash where sbatch is; run again after
+# a failure (finished points are read, not rerun).
+set -euo pipefail
+round=0
+while :; do
+  # The points of this round (0: the search has ended).
+  points=$({search} --round "$round" --count)
+  [ "$points" -gt 0 ] || break
+  echo "round $round: $points points" >&2
+  # The array's job id on stderr: stdout is the search's fronts.
+  sbatch --wait --parsable --job-name={name} --array=0-{last} --cpus-per-task={cpus}{partition}{exclusive} \
+    --output={name}-%A_%a.out \
+    --wrap "RAYON_NUM_THREADS={cpus} {search} --round $round --shard \${{SLURM_ARRAY_TASK_ID}}/{tasks} --quiet" >&2
+  round=$((round + 1))
+done
+# Every point is in the store: the search's fronts.
+{search}
+"#,
+            tasks = self.tasks,
+            name = word(&self.job_name),
+            cpus = self.cpus_per_task,
         )
     }
 }
@@ -204,6 +284,44 @@ mod tests {
         assert!(s.contains("sweep merge '/shared/store dir'"));
         assert!(!s.contains("--partition"));
         assert!(!s.contains("--exclusive"), "simulator points share a node");
+    }
+
+    #[test]
+    fn the_search_driver_submits_each_round_as_an_array_until_none_is_left() {
+        let s = Script {
+            spec: "s.toml".into(),
+            store: "/shared/st".into(),
+            tasks: 3,
+            cpus_per_task: 2,
+            job_name: "search".into(),
+            binary: "cinterrupts".into(),
+            partition: Some("debug".into()),
+            exclusive: false,
+        }
+        .search_driver(SearchRounds {
+            seed: 5,
+            budget: Some(300),
+        });
+        let search = "cinterrupts sweep search s.toml --store /shared/st --seed 5 --budget 300";
+        assert!(
+            s.contains(&format!("points=$({search} --round \"$round\" --count)")),
+            "{s}"
+        );
+        assert!(
+            s.contains("--array=0-2 --cpus-per-task=2 --partition=debug"),
+            "{s}"
+        );
+        assert!(
+            s.contains("--round $round --shard \\${SLURM_ARRAY_TASK_ID}/3 --quiet\""),
+            "{s}"
+        );
+        assert!(s.trim_end().ends_with(search), "{s}");
+        // bash reads it (the syntax, not a run).
+        let o = std::process::Command::new("bash")
+            .args(["-n", "-c", &s])
+            .output()
+            .expect("bash");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
     #[test]
