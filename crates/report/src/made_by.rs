@@ -262,6 +262,21 @@ impl MadeBy {
         ]
     }
 
+    /// The record as an HTML section (a heading and a table), for the
+    /// pages that are not built from `report::doc` blocks.
+    pub fn html(&self) -> String {
+        let esc = |t: &str| {
+            t.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
+        let mut s = String::from("<h2>Made by</h2>\n<table>\n");
+        for (k, v) in self.rows() {
+            s += &format!("<tr><th>{}</th><td>{}</td></tr>\n", esc(&k), esc(&v));
+        }
+        s + "</table>\n"
+    }
+
     /// The record as Markdown list items.
     pub fn markdown(&self) -> String {
         self.rows()
@@ -370,6 +385,11 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part} in {text}");
         }
+        let html = m.html();
+        assert!(
+            html.starts_with("<h2>Made by</h2>") && html.contains("<th>seeds</th><td>7, 8</td>"),
+            "{html}"
+        );
         let back: MadeBy = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
     }

@@ -263,14 +263,23 @@ pub fn all(v: &Validation, dir: &Path) -> Result<(), ValidateError> {
         path: dir.display().to_string(),
         reason: e.to_string(),
     })?;
-    let json = serde_json::to_string_pretty(v).expect("plain data") + "\n";
+    // What made the validation (issue 42 item 1), in each of its files.
+    let made_by = report::made_by::current(&[]);
+    let mut json = serde_json::to_value(v).expect("plain data");
+    json["made_by"] = serde_json::json!(made_by);
+    let json = serde_json::to_string_pretty(&json).expect("plain data") + "\n";
     write_file(&dir.join("validation.json"), &json)?;
-    write_file(&dir.join("validation.md"), &markdown(v))?;
+    let md = format!("{}\n## Made by\n\n{}", markdown(v), made_by.markdown());
+    write_file(&dir.join("validation.md"), &md)?;
     let figs = figures(v).map_err(|e| ValidateError::Write {
         path: dir.join("validation.html").display().to_string(),
         reason: e,
     })?;
-    write_file(&dir.join("validation.html"), &html(v, &figs))
+    let page = html(v, &figs).replace(
+        "</body></html>\n",
+        &format!("{}</body></html>\n", made_by.html()),
+    );
+    write_file(&dir.join("validation.html"), &page)
 }
 
 /// One table row a point: each metric measured / modelled (signed error),

@@ -172,9 +172,11 @@ pub(super) fn write_report(
         );
     }
     let page = format!(
-        "<!doctype html><meta charset=utf-8><title>coalesce: {t}</title>\n<h1>{t}</h1>\n<p>Budget {b} for unmarked and Barrier completions, none for Urgent; oracle floor {oracle} interrupts.</p>\n<table border=1 cellpadding=4><tr><th>strategy</th><th>interrupts</th><th>per interrupt</th><th>p50 added</th><th>p99 added</th><th>p99.9 added</th><th>budget</th></tr>\n{rows}</table>\n<p><img src=delay-cdf.svg> <img src=irq-rate.svg></p>\n",
+        "<!doctype html><meta charset=utf-8><title>coalesce: {t}</title>\n<h1>{t}</h1>\n<p>Budget {b} for unmarked and Barrier completions, none for Urgent; oracle floor {oracle} interrupts.</p>\n<table border=1 cellpadding=4><tr><th>strategy</th><th>interrupts</th><th>per interrupt</th><th>p50 added</th><th>p99 added</th><th>p99.9 added</th><th>budget</th></tr>\n{rows}</table>\n<p><img src=delay-cdf.svg> <img src=irq-rate.svg></p>\n{made_by}",
         t = html(origin),
         b = readable(job.budget),
+        // What made the page (issue 42 item 1).
+        made_by = report::made_by::current(&[]).html(),
     );
     report::file::write_atomically(&dir.join("index.html"), page.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", dir.join("index.html").display()))?;
