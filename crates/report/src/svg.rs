@@ -13,6 +13,8 @@ use plotters::prelude::*;
 use plotters::series::LineSeries as Polyline;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+pub mod front;
+
 /// One figure: panels side by side, as the paper's (a), (b), (c), (d).
 #[derive(Clone, Debug, Default)]
 pub struct Figure {
