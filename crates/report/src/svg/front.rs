@@ -336,7 +336,13 @@ where
         .iter()
         .filter(|q| q.on_front && q.x.is_finite() && q.y.is_finite())
         .collect();
-    front.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    front.sort_by(|a, b| {
+        a.x.total_cmp(&b.x)
+            .then(a.y.total_cmp(&b.y))
+            .then(a.series.cmp(&b.series))
+    });
+    // A point given twice is labelled once.
+    front.dedup_by(|a, b| a.series == b.series && a.x == b.x && a.y == b.y);
     let ink = RGBColor(0x40, 0x40, 0x40);
     chart
         .draw_series(Polyline::new(
@@ -357,19 +363,19 @@ where
     };
     let mut svg = String::new();
     // Each point once (a point drawn twice would hide nothing and count
-    // twice): by series, pixel and standing. Faint ones first, beneath.
-    let mut drawn: Vec<(String, i64, i64, bool)> = Vec::new();
+    // twice): by series, figures and standing; two points a pixel apart
+    // are two settings and both drawn. Faint ones first, beneath.
+    let mut drawn: std::collections::HashSet<(&str, u64, u64, bool)> = Default::default();
     for on in [false, true] {
         for q in p.points.iter().filter(|q| q.on_front == on) {
             if !q.x.is_finite() || !q.y.is_finite() {
                 continue;
             }
-            let (cx, cy) = at(q.x, q.y);
-            let key = (q.series.clone(), cx.round() as i64, cy.round() as i64, on);
-            if drawn.contains(&key) {
+            let key = (q.series.as_str(), q.x.to_bits(), q.y.to_bits(), on);
+            if !drawn.insert(key) {
                 continue;
             }
-            drawn.push(key);
+            let (cx, cy) = at(q.x, q.y);
             let c = hex(colour_of(&q.series));
             let series = xml_escape(&q.series);
             svg += &if on {
