@@ -200,7 +200,8 @@ impl Setting {
 }
 
 /// One point of a named front's figure: a setting, or several that
-/// measured the same on every figure ([`Setting::same_figures`]).
+/// measured the same on every figure (the mode, runtime, seeds, and
+/// every figure of the run and of each job).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
     /// In policy order; equal on every figure.
