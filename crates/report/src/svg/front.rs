@@ -297,16 +297,7 @@ fn draw(
                 .y_label_area_size(56)
                 .build_cartesian_2d(x0..x1, $y_range)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc(&p.x_label)
-                .y_desc($y_label)
-                .x_label_formatter(&|v| short_number(*v))
-                .y_label_formatter(&|v| short_number(*v))
-                .light_line_style(TRANSPARENT)
-                .label_style(("sans-serif", 11))
-                .draw()
-                .map_err(err)?;
+            mesh!(chart, &p.x_label, $y_label);
             points(&mut chart, p, panel, colour_of)
         }};
     }
