@@ -246,6 +246,11 @@ impl Named {
                 }
             }
         }
+        // A point's settings by their parameters' values (thr=24, 32, 48,
+        // 64, 128; not as text, 128 before 24).
+        for e in &mut points {
+            e.settings.sort_by(by_params);
+        }
         let cost = |a: &Axis, v: f64| if a.metric.more_is_better() { -v } else { v };
         let at: Vec<(f64, f64)> = points
             .iter()
@@ -389,6 +394,21 @@ impl Front {
         }
         out
     }
+}
+
+/// Two settings by their parameters, each by its value as a number
+/// ([`order`]), then as text.
+fn by_params(a: &Setting, b: &Setting) -> std::cmp::Ordering {
+    let key = |s: &Setting| -> Vec<(f64, String)> {
+        s.params().map(|(_, v)| (order(v), v.to_string())).collect()
+    };
+    let (ka, kb) = (key(a), key(b));
+    ka.iter()
+        .zip(&kb)
+        .map(|((na, ta), (nb, tb))| na.total_cmp(nb).then(ta.cmp(tb)))
+        .find(|o| o.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then(a.policy.cmp(&b.policy))
 }
 
 /// A parameter's value as a number to order by: a duration in ns, else a
@@ -1050,6 +1070,12 @@ mod tests {
         assert_eq!(n.front().count(), 3);
         let first = n.front().next().unwrap();
         assert_eq!(first.settings.len(), 5);
+        let thrs: Vec<&str> = first
+            .settings
+            .iter()
+            .map(|s| s.policy.rsplit('=').next().unwrap())
+            .collect();
+        assert_eq!(thrs, ["24", "32", "48", "64", "128"]);
         assert_eq!(f.label(first), "adaptive δ=25us thr=24..128 (5 settings)");
         let labels: Vec<String> = n.front().map(|e| f.label(e)).collect();
         assert_eq!(labels[1], "adaptive δ=25us thr=16");
