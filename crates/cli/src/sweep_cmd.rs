@@ -67,6 +67,14 @@ pub struct MergeArgs {
     /// device and host; with --out, also picks.json. Repeatable
     #[arg(long = "tune", value_name = "TUNE.JSON")]
     pub tunes: Vec<PathBuf>,
+    /// A front to draw, print and write: Y,X, each a metric of the whole
+    /// run or of one job (JOB:METRIC, the job as its job file names it);
+    /// metrics p99, p50, iops (a job's or all jobs'), interrupts, cpu (CPU
+    /// per I/O). E.g. `sync:p99,interrupts`, `sync:p99,async:iops`.
+    /// Repeatable [default: the worst job's p99 and each job's against
+    /// interrupts and cpu]
+    #[arg(long = "front", value_name = "Y,X")]
+    pub fronts: Vec<sweep::objective::Objective>,
 }
 
 #[derive(Args, Debug)]
@@ -180,7 +188,7 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         .map(|p| Pick::load(p).map_err(|e| anyhow!(e)))
         .collect::<Result<Vec<_>>>()?;
     let table = merge(&stores)?;
-    let fronts = front::fronts(&table);
+    let fronts = front::fronts_named(&table, &a.fronts).map_err(|e| anyhow!(e))?;
     let judged: Vec<(Pick, picks::Standing)> = picks
         .into_iter()
         .map(|p| {

@@ -13,6 +13,26 @@ use plotters::prelude::*;
 use plotters::series::LineSeries as Polyline;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+/// The axes of a line, scatter or front chart: labelled, numbers short,
+/// no light grid. (A macro: the charts' coordinate types differ, linear
+/// or logarithmic.)
+macro_rules! mesh {
+    ($chart:expr, $x_label:expr, $y_label:expr) => {
+        $chart
+            .configure_mesh()
+            .x_desc($x_label)
+            .y_desc($y_label)
+            .x_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| short_number(*v))
+            .light_line_style(TRANSPARENT)
+            .label_style(("sans-serif", 11))
+            .draw()
+            .map_err(err)?
+    };
+}
+
+pub mod front;
+
 /// One figure: panels side by side, as the paper's (a), (b), (c), (d).
 #[derive(Clone, Debug, Default)]
 pub struct Figure {
@@ -449,16 +469,7 @@ fn draw_lines(l: &LineChart, area: &Area) -> Result<(), String> {
             let mut chart = builder(area, &l.title)
                 .build_cartesian_2d($x_range, 0.0..top)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc(&l.x_label)
-                .y_desc(&l.y_label)
-                .x_label_formatter(&|v| short_number(*v))
-                .y_label_formatter(&|v| short_number(*v))
-                .light_line_style(TRANSPARENT)
-                .label_style(("sans-serif", 11))
-                .draw()
-                .map_err(err)?;
+            mesh!(chart, &l.x_label, &l.y_label);
             series_and_markers(&mut chart, l, top)
         }};
     }
@@ -488,16 +499,7 @@ fn draw_scatter(c: &ScatterChart, area: &Area) -> Result<(), String> {
             let mut chart = builder(area, &c.title)
                 .build_cartesian_2d($range.clone(), $range)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc(&c.x_label)
-                .y_desc(&c.y_label)
-                .x_label_formatter(&|v| short_number(*v))
-                .y_label_formatter(&|v| short_number(*v))
-                .light_line_style(TRANSPARENT)
-                .label_style(("sans-serif", 11))
-                .draw()
-                .map_err(err)?;
+            mesh!(chart, &c.x_label, &c.y_label);
             let grey = RGBColor(0x90, 0x90, 0x90);
             chart
                 .draw_series(Polyline::new(

@@ -28,6 +28,9 @@ pub struct Row {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub cpu: f64,
+    /// Each job's figures (`store::JobResult`), for the per-job fronts
+    /// (`crate::front`); not written to the table.
+    pub jobs: Vec<crate::store::JobResult>,
 }
 
 impl Row {
@@ -49,6 +52,7 @@ impl Row {
             p50_ns: 0,
             p99_ns: 0,
             cpu: 0.5,
+            jobs: Vec::new(),
         }
     }
 
@@ -79,6 +83,7 @@ impl Row {
             p50_ns: f.results.p50_ns,
             p99_ns: f.results.p99_ns,
             cpu: f.results.cpu,
+            jobs: f.results.jobs.clone(),
         }
     }
 

@@ -1,11 +1,12 @@
 //! The merged sweep as a report (`report.md` and a self-contained
-//! `report.html`, [`report::doc`]): per workload, device and host, the two
-//! fronts and the best setting for each objective as tables, tune's picks
-//! where given, and the fronts' figure inline.
+//! `report.html`, [`report::doc`]): per workload, device and host, each
+//! front (the defaults or those `--front` named) and the best setting for
+//! each objective as tables, tune's picks where given, and the fronts'
+//! figure inline.
 
 use report::doc::Block;
 
-use crate::front::{Front, Setting};
+use crate::front::{shown, Front, Named, Setting};
 use crate::merge::Table;
 use crate::picks::{Pick, Standing};
 
@@ -18,7 +19,7 @@ pub fn files(
     fronts: &[Front],
     judged: &[(Pick, Standing)],
 ) -> Result<Vec<(&'static str, String)>, String> {
-    let figure = crate::front::svg_marked(fronts, &crate::picks::marks(judged, fronts))?;
+    let figure = crate::figure::svg_marked(fronts, &crate::picks::marks(judged, fronts))?;
     let mut files = vec![
         ("table.csv", table.csv()),
         ("table.json", table.json()),
@@ -53,6 +54,13 @@ pub fn write(
     Ok(())
 }
 
+/// What made the results (issue 42 item 1: the commit, machine, kernel
+/// and load, `report::made_by`), said right under the title; empty until
+/// the table carries it.
+fn provenance(_table: &Table) -> Vec<Block> {
+    Vec::new()
+}
+
 /// The report's blocks. `figure` is the fronts' SVG (`fronts.svg`).
 pub fn blocks(
     table: &Table,
@@ -60,20 +68,22 @@ pub fn blocks(
     judged: &[(Pick, Standing)],
     figure: &str,
 ) -> Vec<Block> {
-    let mut out = vec![
-        Block::Heading(1, "cinterrupts sweep".into()),
-        Block::Para(format!(
-            "{} points ({} failed and left out); {} groups of workload, device and host. \
-             A setting is a strategy with its parameters, its figures the mean of its seeds. \
-             It is on a front if no other setting is at most as bad on both axes and \
-             strictly better on one: interrupts/s against p99 latency, and CPU per I/O \
-             (the workload's cores' busy time per I/O, per core) against p99.",
-            table.rows.len(),
-            table.failed,
-            fronts.len()
-        )),
-        Block::Contents,
-    ];
+    let mut out = vec![Block::Heading(1, "cinterrupts sweep".into())];
+    out.extend(provenance(table));
+    out.push(Block::Para(format!(
+        "{} points ({} failed and left out); {} groups of workload, device and host. \
+         A setting is a strategy with its parameters, its figures the mean of its seeds; \
+         settings that measured the same on every figure are one point. \
+         A point is on a front if no other is at most as bad on both axes and \
+         strictly better on one (less is better; more, for IOPS). The fronts are \
+         each job's p99 and the worst job's against interrupts/s and against CPU \
+         per I/O (the workload's cores' busy time per I/O, per core), or those \
+         `sweep merge --front Y,X` named.",
+        table.rows.len(),
+        table.failed,
+        fronts.len()
+    )));
+    out.push(Block::Contents);
     if table.versions.len() > 1 {
         out.push(Block::Para(format!(
             "The points come from {} versions ({}): their keys differ, so the table holds both.",
@@ -91,18 +101,28 @@ pub fn blocks(
             2,
             format!("{} on {} ({})", f.workload, f.device, f.host),
         ));
-        out.push(Block::Para(format!(
-            "{} of {} settings on the front of interrupts/s against p99:",
-            f.front.len(),
-            f.settings
-        )));
-        out.push(settings_table(&f.front));
-        out.push(Block::Para(format!(
-            "{} of {} settings on the front of CPU per I/O against p99:",
-            f.cpu_front.len(),
-            f.settings
-        )));
-        out.push(settings_table(&f.cpu_front));
+        let fixed = f.fixed();
+        if !fixed.is_empty() {
+            out.push(Block::Para(format!(
+                "Parameters the same in every setting of a strategy (left out of the labels): {}.",
+                fixed
+                    .iter()
+                    .map(|(s, p)| format!("{s}: {p}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )));
+        }
+        for n in &f.named {
+            out.push(Block::Para(format!(
+                "{} (`--front {}`): {} points on the front, {} of {} settings:",
+                n.objective.words(),
+                n.objective,
+                n.front().count(),
+                n.front_settings(),
+                f.settings
+            )));
+            out.push(front_table(f, n));
+        }
         out.push(Block::Para("The best setting for each objective:".into()));
         let mut best = settings_table(f.best.iter().map(|(_, s)| s));
         if let Block::Table { head, rows } = &mut best {
@@ -136,9 +156,47 @@ pub fn blocks(
     out.push(Block::Figure {
         file: "fronts.svg".into(),
         svg: figure.into(),
-        caption: "The fronts, a pair of panels per workload, device and host".into(),
+        caption: "The fronts, a panel each: every point drawn, faint off the front, \
+                  a colour per strategy, the front's settings labelled"
+            .into(),
     });
     out
+}
+
+/// A front's points as a table: its label, how many settings it stands
+/// for, its two figures, then the whole run's.
+fn front_table(f: &Front, n: &Named) -> Block {
+    let (x, y) = (&n.objective.x, &n.objective.y);
+    Block::Table {
+        head: vec![
+            "setting".into(),
+            "settings".into(),
+            y.to_string(),
+            x.to_string(),
+            "interrupts/s".into(),
+            "p99".into(),
+            "IOPS".into(),
+            "CPU per I/O".into(),
+            "seeds".into(),
+        ],
+        rows: n
+            .front()
+            .map(|e| {
+                let s = &e.settings[0];
+                vec![
+                    f.label(e),
+                    e.settings.len().to_string(),
+                    shown(y, e.y),
+                    shown(x, e.x),
+                    format!("{:.0}", s.interrupts_per_sec),
+                    policy::format_nanos(s.p99_ns.round() as u64),
+                    format!("{:.0}", s.iops),
+                    policy::format_nanos(s.cpu_per_io_ns().round() as u64),
+                    s.seeds.to_string(),
+                ]
+            })
+            .collect(),
+    }
 }
 
 fn settings_table<'a>(settings: impl IntoIterator<Item = &'a Setting>) -> Block {
@@ -210,16 +268,23 @@ mod tests {
             ..Table::default()
         };
         let f = fronts(&table);
-        let svg = crate::front::svg(&f).unwrap();
+        let svg = crate::figure::svg(&f).unwrap();
         let b = blocks(&table, &f, &[], &svg);
         let html = report::doc::html("sweep", &b);
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<svg"), "the figure inline");
-        assert!(html.contains("3 of 3 settings on the front of interrupts/s against p99"));
-        assert!(html.contains("2 of 3 settings on the front of CPU per I/O against p99"));
         assert!(html.contains("least CPU per I/O"));
         let md = report::doc::markdown(&b);
+        assert!(
+            md.contains("the worst job's p99 against interrupts/s (`--front p99,interrupts`): 3 points on the front, 3 of 3 settings"),
+            "{md}"
+        );
+        assert!(
+            md.contains("the worst job's p99 against CPU per I/O (`--front p99,cpu`): 2 points on the front, 2 of 3 settings"),
+            "{md}"
+        );
         assert!(md.contains("![The fronts"), "{md}");
-        assert!(md.contains("| a | 150 | 10us |"), "{md}");
+        // The front's table: label, settings, p99, interrupts/s, ...
+        assert!(md.contains("| a | 1 | 10us | 150 | 150 | 10us |"), "{md}");
     }
 }

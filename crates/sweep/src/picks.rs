@@ -181,7 +181,7 @@ pub fn text(judged: &[(Pick, Standing)]) -> String {
     out
 }
 
-/// The swept picks as marks for [`crate::front::svg_marked`]: `tune
+/// The swept picks as marks for [`crate::figure::svg_marked`]: `tune
 /// delta=6us thr=12: off the front`.
 pub fn marks(judged: &[(Pick, Standing)], fronts: &[Front]) -> Vec<Mark> {
     judged
@@ -304,7 +304,7 @@ mod tests {
         let m = marks(&judged, &f);
         assert_eq!(m.len(), 1, "only a swept pick is drawn");
         assert_eq!(m[0].name, "tune delta=6us thr=12: off the front");
-        let figure = crate::front::svg_marked(&f, &m).unwrap();
+        let figure = crate::figure::svg_marked(&f, &m).unwrap();
         assert!(
             figure.contains("tune delta=6us thr=12: off the front"),
             "{figure}"
