@@ -559,6 +559,8 @@ fn kept<E: std::fmt::Display>(
                 .put_finished(&store::Finished {
                     key,
                     version: VERSION.to_string(),
+                    // No spec: the key is the whole configuration (store::Finished::spec).
+                    spec: String::new(),
                     config: resolved,
                     results: report.clone(),
                 })
@@ -572,6 +574,8 @@ fn kept<E: std::fmt::Display>(
                 .put_failed(&store::Failed {
                     key,
                     version: VERSION.to_string(),
+                    // No spec: the key is the whole configuration (store::Finished::spec).
+                    spec: String::new(),
                     config: resolved,
                     error: err.to_string(),
                 })

@@ -26,6 +26,6 @@ pub mod store;
 
 pub use self::store::{Store, StoreError};
 pub use ::store::Shard;
-pub use point::{expand, Point, VERSION};
-pub use run::{run, Counts, RunOptions};
+pub use point::{expand, Point, Points, VERSION};
+pub use run::{plan, run, Counts, Plan, RunOptions};
 pub use spec::{Spec, SpecError};

@@ -159,16 +159,18 @@ fn a_failed_point_is_kept_and_retried_only_when_asked() {
     .unwrap();
     let store = Store::open(&dir.path().join("store")).unwrap();
     let p = &expand(&spec)[0];
-    // A failure left by an earlier run.
+    // A failure left by an earlier run (sealed, as a run writes it: a
+    // hand-written one without a checksum is a bad entry, run again).
     let failed = store.failed_path(&p.key);
-    std::fs::write(
-        &failed,
-        format!(
-            "{{\"key\":\"{}\",\"version\":\"x\",\"config\":{{}},\"error\":\"killed\"}}",
-            p.key
-        ),
-    )
-    .unwrap();
+    store
+        .put_failed(&sweep::store::Failed {
+            key: p.key.clone(),
+            version: sweep::VERSION.into(),
+            spec: spec.identity(),
+            config: p.config.clone(),
+            error: "killed".into(),
+        })
+        .unwrap();
     let keep = ALL;
     let c = run(&spec, &store, keep, &quiet).unwrap();
     assert_eq!((c.run_now, c.failed, c.failed_before), (0, 1, 1));
@@ -241,7 +243,12 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
             .contains(":3: key 'runtime': true is not a time"),
         "{e}"
     );
-    // 3 x 1000 x 1000 thr-delta pairs: refused before expanding.
+    // 1001 seeds x 1000 x 1000 thr-delta pairs: past sweep::spec::MAX_POINTS
+    // (10^9), refused before anything counts them one by one.
+    let seeds = (1..=1001)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let many = (1..=1000)
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
@@ -251,11 +258,17 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
         .collect::<Vec<_>>()
         .join(",");
     let e = error_of(&format!(
-        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [1, 2, 3]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
+        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [{seeds}]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
     ));
     assert!(
         e.to_string()
-            .contains(":5: key 'strategies': 3000000 points"),
+            .contains(":5: key 'strategies': 1001000000 points: more than 1000000000"),
+        "{e}"
+    );
+    // A point longer than sweep::spec::MAX_RUNTIME (1 h of virtual time).
+    let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = \"100000h\"\nstrategies = [\"default\"]\n");
+    assert!(
+        e.to_string().contains("sweep.toml:3: key 'runtime'") && e.to_string().contains("longest"),
         "{e}"
     );
     let e = error_of("workloads = [\"/dev/zero\"]\ndevices = [\"optane\"]\nruntime = 1\nstrategies = [\"default\"]\n");

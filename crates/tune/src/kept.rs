@@ -241,6 +241,8 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
             keep.store.put_finished(&Finished {
                 key: r.key.clone(),
                 version: VERSION.to_string(),
+                // No spec: the key is the whole configuration (store::Finished::spec).
+                spec: String::new(),
                 config: r.config.clone(),
                 results: kept.clone(),
             })?;
@@ -250,6 +252,8 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
             keep.store.put_failed(&Failed {
                 key: r.key.clone(),
                 version: VERSION.to_string(),
+                // No spec: the key is the whole configuration (store::Finished::spec).
+                spec: String::new(),
                 config: r.config.clone(),
                 error: e.to_string(),
             })?;
