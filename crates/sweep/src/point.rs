@@ -116,6 +116,12 @@ impl<'a> Points<'a> {
         self.len == 0
     }
 
+    /// How many parts the enumerator holds (places, strategies, device
+    /// and host profiles' spellings): the spec's lists, never its points.
+    pub fn held(&self) -> usize {
+        self.places.len() + self.starts.len() + self.devices.len() + self.hosts.len()
+    }
+
     /// Point `i` (0-based, below [`Points::len`]), built alone.
     pub fn get(&self, i: u64) -> Option<Point> {
         if i >= self.len {
@@ -302,4 +308,26 @@ fn resolved(
         config["backend"] = json!(backend);
     }
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scatter_is_a_permutation_and_splits_neighbours() {
+        for len in [0u64, 1, 2, 3, 8, 12, 200, 1000, 1001, 4096] {
+            let s = Scatter::new(len);
+            let mut seen = vec![false; len as usize];
+            for j in 0..len {
+                let i = s.at(j) as usize;
+                assert!(!seen[i], "{len}: {i} twice");
+                seen[i] = true;
+            }
+            if len >= 8 {
+                // Neighbouring positions are far apart (not a block).
+                assert!(s.at(1).abs_diff(s.at(0)) > len / 4, "{len}");
+            }
+        }
+    }
 }
