@@ -9,7 +9,8 @@
 //!
 //! The keys, the store's files and the shards are the `store` crate's
 //! (shared with `tune`). The modules, bottom first:
-//! [`spec`] (reading the spec), [`point`] (expansion and keys),
+//! [`spec`] (reading the spec), [`point`] (the points, made one at a time,
+//! and their keys),
 //! [`store`] (what a point's file holds), [`mod@run`] (running a shard
 //! into a store), [`merge`] (the table), [`front`] (Pareto fronts, the best settings), [`picks`] (tune's picks against the fronts), [`page`] (the
 //! report), [`slurm`] (the array script).
