@@ -74,7 +74,7 @@ impl<'a> Points<'a> {
             .contains(&Mode::Emu)
             .then(sim::bench::machine)
             .unwrap_or_default();
-        let places = places(&spec.modes, spec.hosts.len());
+        let places = crate::spec::places(&spec.modes, spec.hosts.len());
         let mut starts = Vec::with_capacity(spec.strategies.len());
         let mut variants: u64 = 0;
         for s in &spec.strategies {
@@ -197,19 +197,6 @@ impl<'a> Points<'a> {
             },
         )
     }
-}
-
-/// Where points run: every host for each simulator mode, the machine
-/// alone for the emulator (the host profiles are the simulator's).
-pub(crate) fn places(modes: &[Mode], hosts: usize) -> Vec<(Mode, usize)> {
-    let mut out = Vec::new();
-    for &mode in modes {
-        match mode {
-            Mode::Sim => out.extend((0..hosts).map(|h| (mode, h))),
-            Mode::Emu => out.push((mode, 0)),
-        }
-    }
-    out
 }
 
 /// A permutation of `0..len`: position j holds index `(j * step) mod

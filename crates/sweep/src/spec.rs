@@ -549,7 +549,7 @@ impl Spec {
         for s in &strategies {
             variants = variants.and_then(|n| n.checked_add(s.variant_count()?));
         }
-        let places = crate::point::places(&modes, hosts.len()).len();
+        let places = places(&modes, hosts.len()).len();
         let points = [workloads.len(), devices.len(), places, seeds.len()]
             .iter()
             .try_fold(variants.unwrap_or(u64::MAX), |n, &k| {
@@ -598,6 +598,19 @@ impl Spec {
             strategies,
         })
     }
+}
+
+/// Where points run: every host for each simulator mode, the machine
+/// alone for the emulator (the host profiles are the simulator's).
+pub fn places(modes: &[Mode], hosts: usize) -> Vec<(Mode, usize)> {
+    let mut out = Vec::new();
+    for &mode in modes {
+        match mode {
+            Mode::Sim => out.extend((0..hosts).map(|h| (mode, h))),
+            Mode::Emu => out.push((mode, 0)),
+        }
+    }
+    out
 }
 
 /// A file's bytes, at most [`MAX_WORKLOAD_BYTES`] and one more.
