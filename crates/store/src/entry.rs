@@ -49,13 +49,6 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// Whether `sweep run` runs the point again over it: every fault but
-    /// [`Fault::OtherSpec`] (a valid result of the same configuration,
-    /// which the key already names whole).
-    pub fn reruns(&self) -> bool {
-        !matches!(self, Fault::OtherSpec(_))
-    }
-
     /// A word for counting faults of a kind.
     pub fn kind(&self) -> &'static str {
         match self {

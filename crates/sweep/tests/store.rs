@@ -148,6 +148,27 @@ fn two_specs_in_one_store_are_never_one_front() {
     assert_eq!(c.identity(), b.identity());
 }
 
+/// A spec grown by a seed, run into the store of the smaller one: the
+/// points both make are the same configurations (the key names them
+/// whole), so they are not run again but become the larger spec's, and
+/// its store merges.
+#[test]
+fn a_grown_spec_takes_over_the_points_it_shares() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = |seeds: &str| {
+        format!(
+            "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [{seeds}]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n"
+        )
+    };
+    let one = Spec::load(&spec_in(dir.path(), "one.toml", &text("1"))).unwrap();
+    let two = Spec::load(&spec_in(dir.path(), "two.toml", &text("1, 2"))).unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    run(&one, &store, ALL, &quiet).unwrap();
+    let c = run(&two, &store, ALL, &quiet).unwrap();
+    assert_eq!((c.finished_before, c.adopted, c.run_now), (1, 1, 1));
+    assert_eq!(merge(std::slice::from_ref(&store)).unwrap().rows.len(), 2);
+}
+
 /// Entries of another code version (as a store made at another commit
 /// holds) are refused; `--mixed` keeps them apart: a version column, and
 /// a front per version (the host labelled with it).
