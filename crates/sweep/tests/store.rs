@@ -3,41 +3,12 @@
 //! versions never merged into one front, and a spec's points enumerated
 //! lazily (a shard of a million points without the million).
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{default_spec, quiet, spec_named as spec_in, ALL, TINY};
 use sweep::merge::{merge, merge_with, Merge, MergeError};
 use sweep::store::{Finished, Results};
-use sweep::{expand, run, Points, RunOptions, Shard, Spec, Store};
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// `text` as `NAME` in `dir`, with examples/mixed-16.fio beside it.
-fn spec_in(dir: &Path, name: &str, text: &str) -> PathBuf {
-    std::fs::copy(examples().join("mixed-16.fio"), dir.join("mixed-16.fio")).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-const TINY: &str = r#"
-workloads = ["mixed-16.fio"]
-devices = ["optane"]
-seeds = [1, 2]
-runtime = "20ms"
-strategies = [
-  { name = "adaptive", grid = { delta = ["2us", "6us"] } },
-  { name = "cint", grid = { delta = ["2us", "6us"] } },
-]
-"#;
-
-const ALL: RunOptions = RunOptions {
-    shard: Shard::ALL,
-    retry_failed: false,
-};
-
-fn quiet(_: &str) {}
+use sweep::{expand, run, Points, Shard, Spec, Store};
 
 /// The refusal's lines, or a panic naming what merged instead.
 fn refused(r: Result<sweep::merge::Table, MergeError>) -> Vec<String> {
@@ -112,11 +83,7 @@ fn truncated_emptied_tampered_and_misnamed_entries_are_listed_and_run_again() {
 #[test]
 fn two_specs_in_one_store_are_never_one_front() {
     let dir = tempfile::tempdir().unwrap();
-    let text = |runtime: &str| {
-        format!(
-            "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [1, 2]\nruntime = \"{runtime}\"\nstrategies = [\"default\"]\n"
-        )
-    };
+    let text = |runtime: &str| default_spec("1, 2", runtime);
     let a = Spec::load(&spec_in(dir.path(), "a.toml", &text("100ms"))).unwrap();
     let b = Spec::load(&spec_in(dir.path(), "b.toml", &text("200ms"))).unwrap();
     assert_ne!(a.identity(), b.identity());
@@ -155,11 +122,7 @@ fn two_specs_in_one_store_are_never_one_front() {
 #[test]
 fn a_grown_spec_takes_over_the_points_it_shares() {
     let dir = tempfile::tempdir().unwrap();
-    let text = |seeds: &str| {
-        format!(
-            "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [{seeds}]\nruntime = \"20ms\"\nstrategies = [\"default\"]\n"
-        )
-    };
+    let text = |seeds: &str| default_spec(seeds, "20ms");
     let one = Spec::load(&spec_in(dir.path(), "one.toml", &text("1"))).unwrap();
     let two = Spec::load(&spec_in(dir.path(), "two.toml", &text("1, 2"))).unwrap();
     let store = Store::open(&dir.path().join("store")).unwrap();

@@ -2,47 +2,24 @@
 //! resumed, sharded and merged. 2 strategies x 2 deltas x 2 seeds on the
 //! mixed workload (examples/mixed-16.fio), 20 ms of simulated time each.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{examples, quiet, ALL, TINY};
 use sweep::merge::merge;
 use sweep::{expand, run, RunOptions, Shard, Spec, SpecError, Store};
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
 
 /// Writes `text` as the spec `sweep.toml` in `dir`, with the examples
 /// directory copied beside it so its paths are relative.
 fn spec_in(dir: &Path, text: &str) -> PathBuf {
-    std::fs::copy(examples().join("mixed-16.fio"), dir.join("mixed-16.fio")).unwrap();
-    let path = dir.join("sweep.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    common::spec_named(dir, "sweep.toml", text)
 }
-
-const TINY: &str = r#"
-workloads = ["mixed-16.fio"]
-devices = ["optane"]
-seeds = [1, 2]
-runtime = "20ms"
-strategies = [
-  { name = "adaptive", grid = { delta = ["2us", "6us"] } },
-  { name = "cint", grid = { delta = ["2us", "6us"] } },
-]
-"#;
-
-fn quiet(_: &str) {}
 
 /// Copies `examples/FROM` into `dir` as `to`.
 fn copy_example(dir: &Path, from: &str, to: &str) {
     std::fs::copy(examples().join(from), dir.join(to)).unwrap();
 }
-
-/// Every point of the spec, failed ones not retried.
-const ALL: RunOptions = RunOptions {
-    shard: Shard::ALL,
-    retry_failed: false,
-};
 
 #[test]
 fn the_tiny_spec_expands_to_eight_points_with_distinct_stable_keys() {
