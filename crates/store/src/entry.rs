@@ -11,6 +11,13 @@
 //! [`Fault`], and an entry with no checksum at all (one written before
 //! entries carried one) is one too, never trusted.
 //!
+//! What the experiments do with a fault: `sweep run` runs the point again
+//! and says how many it found, by kind; `sweep merge` refuses the merge,
+//! listing every bad entry of every store at once, and refuses too
+//! entries of more than one spec (`--spec` takes one) or of more than one
+//! code version (`--mixed` keeps them apart); `tune` and `reproduce` stop
+//! at a bad entry, naming its file (`Store::get`).
+//!
 //! SHA-256 rather than the keys' FNV-1a ([`crate::canon::fnv1a64`]): a key
 //! only tells configurations apart, a checksum must notice any edit, and
 //! the `sha2` crate (RustCrypto) is small and well kept.
