@@ -9,6 +9,8 @@ mod calibrate_cmd;
 mod capture_cmd;
 mod coalesce;
 mod exec_cmd;
+mod features;
+mod features_cmd;
 mod fleet_cmd;
 mod host_args;
 mod jobs_cmd;
@@ -68,9 +70,25 @@ enum Verb {
     /// machine's own devices (root disk, zram, loop): fit the device from
     /// half the points, predict the other half
     Validate(validate_cmd::ValidateArgs),
+    /// The features table from the code: every strategy, host mechanism
+    /// (with its kernels), device profile key, trace format and verb, and
+    /// the tests that check each
+    Features(features_cmd::FeaturesArgs),
 }
 
 fn main() -> ExitCode {
+    // What made every result this run writes (issue 42 item 1): the
+    // build's code identity (build.rs) and the start's time, load and
+    // command line, taken before any work.
+    report::made_by::set_code(report::made_by::Code {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: env!("CINTERRUPTS_COMMIT").to_string(),
+        dirty: env!("CINTERRUPTS_DIRTY") == "true",
+        source: env!("CINTERRUPTS_SOURCE").to_string(),
+        cargo_lock: env!("CINTERRUPTS_CARGO_LOCK").to_string(),
+        rustc: env!("CINTERRUPTS_RUSTC").to_string(),
+    });
+    report::made_by::begin();
     let cmd = args::command::<Cli>();
     let argv = args::fio_argv(&cmd, std::env::args_os().collect());
     let parsed = cmd
@@ -138,6 +156,7 @@ fn main() -> ExitCode {
         Verb::Sweep(a) => sweep_cmd::run(a),
         Verb::Calibrate(a) => calibrate_cmd::run(a),
         Verb::Validate(a) => validate_cmd::run(a),
+        Verb::Features(a) => features_cmd::run(a, &args::command::<Cli>()),
         Verb::Capture(a) => match capture_cmd::run(a) {
             Ok(code) => return ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => Err(e),

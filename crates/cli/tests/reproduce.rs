@@ -41,6 +41,14 @@ fn a_quick_report_of_two_experiments() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["sim_runtime_ns"], 30_000_000);
     assert_eq!(summary["sim_seeds"], 1);
+    // What made it (issue 42 item 1): this checkout's commit, the seeds,
+    // the command line; the report says it too.
+    let made_by = &summary["made_by"];
+    assert_made_by(made_by, &["reproduce", "--quick"]);
+    assert_eq!(made_by["seeds"], serde_json::json!([1]), "{made_by}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let commit = made_by["code"]["commit"].as_str().unwrap();
+    assert!(md.contains("## Made by") && md.contains(commit), "{md}");
     // What was printed is what was written.
     let headline = summary["headline"].as_str().unwrap();
     assert!(line.starts_with(headline), "{line}");

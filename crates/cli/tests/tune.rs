@@ -301,6 +301,7 @@ fn out_writes_two_figures_and_every_number() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("tune.json")).unwrap()).unwrap();
+    assert_made_by(&v["made_by"], &["tune"]);
     let delta = v["delta"].as_str().unwrap().to_string();
     let thr = v["thr"].as_u64().unwrap();
     // What was printed is what was written: TOS 5.2's pick, and the

@@ -28,8 +28,10 @@ fn tune(out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     succeeds(&mut cmd)
 }
 
+/// tune.json's results, apart from what made them (their command lines
+/// and loads differ).
 fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    results_of(&std::fs::read_to_string(path).unwrap())
 }
 
 /// The stored runs' files, sorted.

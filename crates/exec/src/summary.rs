@@ -138,6 +138,7 @@ pub fn cinterrupts(
         counters: Some(report::cpu::counters_json(&out.counters)),
         field: None,
         notes: Vec::new(),
+        made_by: Some(report::made_by::current(&[])),
         kind: Kind::Exec(ExecPart {
             program: program.to_string(),
             status: match out.status {

@@ -176,6 +176,12 @@ pub fn cinterrupts<E>(report: &RunReport) -> Cinterrupts<E> {
         counters: report.counters.as_ref().map(crate::cpu::counters_json),
         field: Some(crate::Field::of(report)),
         notes: report.notes.clone(),
+        made_by: Some(
+            report
+                .made_by
+                .clone()
+                .unwrap_or_else(|| crate::made_by::current(report.seed.as_slice())),
+        ),
         kind: match report.mode {
             Some(crate::Mode::Emu) => Kind::Emu(run),
             Some(crate::Mode::Sim) | None => Kind::Sim(run),

@@ -13,6 +13,7 @@ pub mod gaps;
 pub mod human;
 pub mod json;
 pub mod latency;
+pub mod made_by;
 pub mod progress;
 pub mod readback;
 pub mod schema;
@@ -25,6 +26,7 @@ pub use cpu::{Counters, CpuParts};
 pub use field::{Field, OracleFloor};
 pub use gaps::Gaps;
 pub use latency::LatencyStats;
+pub use made_by::MadeBy;
 pub use schema::{ByMark, Cinterrupts, Delivery, Document, Kind, RunPart, SCHEMA_VERSION};
 
 /// Where the numbers came from.
@@ -338,6 +340,12 @@ pub struct RunReport {
     /// run ([`field::OracleFloor`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle: Option<field::OracleFloor>,
+    /// What made the run, when it was taken at the run's end and kept
+    /// with it (a stored run read back says what made it then, not what
+    /// renders it now: issue 42 item 1). `None`: the JSON takes
+    /// [`made_by::current`] when it is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made_by: Option<MadeBy>,
 }
 
 /// The used cores' idle states in the measured window (`host::cpuidle`).

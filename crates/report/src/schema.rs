@@ -69,6 +69,10 @@ pub struct Cinterrupts<E = Value> {
     pub field: Option<crate::Field>,
     /// What is worth telling the user (costs measured, stand-ins, ...).
     pub notes: Vec<String>,
+    /// What made the run: code, machine, load, seeds, command line
+    /// (issue 42 item 1; `report::made_by`). Absent only in a report
+    /// written before it.
+    pub made_by: Option<crate::MadeBy>,
     /// Which kind of run, and what only it has.
     pub kind: Kind<E>,
 }
@@ -127,7 +131,7 @@ impl<E: Serialize> Serialize for Cinterrupts<E> {
         // The keys in the order the reports have always had them (the
         // shared part, then the kind's part last); an absent option is no
         // key at all.
-        let mut m = s.serialize_struct("Cinterrupts", 19)?;
+        let mut m = s.serialize_struct("Cinterrupts", 20)?;
         m.serialize_field("schema_version", &self.schema_version)?;
         m.serialize_field("mode", self.kind.mode())?;
         m.serialize_field("policy", &self.policy)?;
@@ -154,6 +158,9 @@ impl<E: Serialize> Serialize for Cinterrupts<E> {
             m.serialize_field("field", f)?;
         }
         m.serialize_field("notes", &self.notes)?;
+        if let Some(b) = &self.made_by {
+            m.serialize_field("made_by", b)?;
+        }
         match &self.kind {
             Kind::Sim(r) | Kind::Emu(r) => m.serialize_field("run", r)?,
             Kind::Exec(e) => m.serialize_field("exec", e)?,
@@ -187,6 +194,8 @@ struct OnDisk<E> {
     #[serde(default)]
     field: Option<crate::Field>,
     notes: Vec<String>,
+    #[serde(default)]
+    made_by: Option<crate::MadeBy>,
     #[serde(default)]
     run: Option<RunPart>,
     #[serde(default = "Option::default")]
@@ -233,6 +242,7 @@ impl<'de, E: Deserialize<'de>> Deserialize<'de> for Cinterrupts<E> {
             counters: o.counters,
             field: o.field,
             notes: o.notes,
+            made_by: o.made_by,
             kind,
         })
     }

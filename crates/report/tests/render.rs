@@ -91,6 +91,7 @@ fn sample() -> RunReport {
         wakeups: None,
         clat_all: None,
         oracle: None,
+        made_by: None,
     }
 }
 

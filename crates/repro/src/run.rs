@@ -19,8 +19,13 @@ use crate::experiment::{Experiment, RunSpec, Workload};
 use crate::metric::Metric;
 use crate::ReproError;
 
-/// The version every key holds: a new one may simulate differently.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The code version every key holds (issue 42 item 1: the package
+/// version and the commit, and the sources' hash for a dirty tree:
+/// `report::made_by::Code::id`): another build may simulate differently,
+/// so its runs are new runs, never mixed with this one's.
+pub fn version() -> String {
+    report::made_by::code().id()
+}
 
 /// Where simulated runs are kept, and which of them this task runs.
 #[derive(Clone, Copy, Debug)]
@@ -537,7 +542,7 @@ fn kept<E: std::fmt::Display>(
         "seed": config.seed,
         "runtime_ns": config.runtime,
     });
-    let key = store::key(&resolved, VERSION);
+    let key = store::key(&resolved, &version());
     let io = |e: store::StoreError| ReproError::Store(e.to_string());
     if let Some(f) = keep.store.get::<RunReport>(&key).map_err(io)? {
         count(counts, |c| {
@@ -554,11 +559,14 @@ fn kept<E: std::fmt::Display>(
     }
     count(counts, |c| c.tally.runs += 1);
     match run() {
-        Ok(report) => {
+        Ok(mut report) => {
+            // Kept with what made it, so that its run file says so when a
+            // later reproduce reads it back (issue 42 item 1).
+            report.made_by = Some(report::made_by::current(&[config.seed]));
             keep.store
                 .put_finished(&store::Finished {
                     key,
-                    version: VERSION.to_string(),
+                    version: version(),
                     // No spec: the key is the whole configuration (store::Finished::spec).
                     spec: String::new(),
                     config: resolved,
@@ -573,7 +581,7 @@ fn kept<E: std::fmt::Display>(
             keep.store
                 .put_failed(&store::Failed {
                     key,
-                    version: VERSION.to_string(),
+                    version: version(),
                     // No spec: the key is the whole configuration (store::Finished::spec).
                     spec: String::new(),
                     config: resolved,

@@ -316,6 +316,20 @@ pub fn report(
     blocks.extend(conclusions.blocks);
     tally.conclusions = conclusions.headline.clone();
     blocks.extend(body);
+    // What made the report (issue 42 item 1): the seeds are 1..=n per
+    // mode (`run::execute`).
+    let seeds: Vec<u64> =
+        (1..=u64::from(ctx.plan.sim_seeds.max(ctx.plan.emu_reps).max(1))).collect();
+    let made_by = report::made_by::current(&seeds);
+    blocks.push(Block::Heading(2, "Made by".into()));
+    blocks.push(Block::Table {
+        head: vec!["what".into(), "value".into()],
+        rows: made_by
+            .rows()
+            .into_iter()
+            .map(|(k, v)| vec![k, v])
+            .collect(),
+    });
     atomic(&out.join("report.md"), &doc::markdown(&blocks))?;
     atomic(
         &out.join("report.html"),
@@ -329,6 +343,7 @@ pub fn report(
         "emu_runtime_ns": ctx.plan.emu_runtime,
         "emu_reps": ctx.plan.emu_reps,
         "wall_secs": ctx.wall_secs,
+        "made_by": made_by,
         "headline": tally.headline(),
         "counts": counts_json(&tally),
         "conclusions_headline": conclusions.headline,

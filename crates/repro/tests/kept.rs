@@ -44,28 +44,46 @@ fn counts(runs: usize, before: usize, now: usize) -> KeptCounts {
     }
 }
 
-/// A report's runs (file name and text) and its summary without the wall
-/// time: what must not change.
-fn written(out: &Path) -> (Vec<(PathBuf, String)>, serde_json::Value) {
-    fn walk(root: &Path, dir: &Path, into: &mut Vec<(PathBuf, String)>) {
+/// `v` without its `made_by` objects (what made it: the time and load
+/// differ from run to run, the results must not), each checked present.
+fn results_only(mut v: serde_json::Value) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Object(m) => {
+                let here = usize::from(m.remove("made_by").is_some());
+                here + m.values_mut().map(strip).sum::<usize>()
+            }
+            serde_json::Value::Array(a) => a.iter_mut().map(strip).sum(),
+            _ => 0,
+        }
+    }
+    assert!(strip(&mut v) > 0, "no made_by in {v}");
+    v
+}
+
+/// A report's runs (file name and JSON) and its summary without the wall
+/// time and what made them: what must not change.
+fn written(out: &Path) -> (Vec<(PathBuf, serde_json::Value)>, serde_json::Value) {
+    fn walk(root: &Path, dir: &Path, into: &mut Vec<(PathBuf, serde_json::Value)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 walk(root, &p, into);
             } else {
                 let text = std::fs::read_to_string(&p).unwrap();
-                into.push((p.strip_prefix(root).unwrap().into(), text));
+                let v = serde_json::from_str(&text).unwrap();
+                into.push((p.strip_prefix(root).unwrap().into(), results_only(v)));
             }
         }
     }
     let mut runs = Vec::new();
     walk(&out.join("runs"), &out.join("runs"), &mut runs);
     assert!(!runs.is_empty());
-    runs.sort();
+    runs.sort_by(|a, b| a.0.cmp(&b.0));
     let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
     let mut summary: serde_json::Value = serde_json::from_str(&text).unwrap();
     summary.as_object_mut().unwrap().remove("wall_secs");
-    (runs, summary)
+    (runs, results_only(summary))
 }
 
 fn stored(dir: &Path) -> Vec<PathBuf> {

@@ -48,6 +48,89 @@ pub struct DeviceProfile {
     pub default_thr: u32,
 }
 
+/// One key a device profile accepts, for listings (`cinterrupts features`,
+/// issue 42 item 3). A table's key is dotted (`read.mean`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub name: &'static str,
+    /// Whether a profile without it is refused (serde: no default).
+    pub required: bool,
+    /// What it sets, as the field's doc says.
+    pub what: &'static str,
+}
+
+const fn key(name: &'static str, required: bool, what: &'static str) -> Key {
+    Key {
+        name,
+        required,
+        what,
+    }
+}
+
+/// Every key of [`DeviceProfile`] and of its `[read]` and `[write]` tables
+/// ([`ServiceTime`]), in the struct's order. The tests hold it to the
+/// structs' fields as serde derives them and to which keys may be left
+/// out, so a field added without a row fails.
+pub const KEYS: &[Key] = &[
+    key("name", true, "short name (`optane`)"),
+    key("description", true, "the product this models"),
+    key("queues", true, "I/O queue pairs (one per core)"),
+    key("queue_depth", true, "entries per queue"),
+    key("parallelism", true, "commands the device serves at once"),
+    key("max_read_iops", true, "random 4 KiB read IOPS ceiling"),
+    key("max_write_iops", true, "random 4 KiB write IOPS ceiling"),
+    key(
+        "max_read_bw",
+        false,
+        "read bandwidth ceiling, bytes a second (absent: none)",
+    ),
+    key(
+        "max_write_bw",
+        false,
+        "write bandwidth ceiling, bytes a second (absent: none)",
+    ),
+    key("read.distribution", true, "`normal` or `lognormal` (read)"),
+    key("read.mean", true, "mean 4 KiB read service time"),
+    key("read.stddev", true, "its standard deviation"),
+    key(
+        "read.floor",
+        false,
+        "shortest read service time (default 0)",
+    ),
+    key(
+        "read.per_kib",
+        true,
+        "read transfer time per KiB beyond 4 KiB",
+    ),
+    key(
+        "write.distribution",
+        true,
+        "`normal` or `lognormal` (write)",
+    ),
+    key("write.mean", true, "mean 4 KiB write service time"),
+    key("write.stddev", true, "its standard deviation"),
+    key(
+        "write.floor",
+        false,
+        "shortest write service time (default 0)",
+    ),
+    key(
+        "write.per_kib",
+        true,
+        "write transfer time per KiB beyond 4 KiB",
+    ),
+    key(
+        "default_delta",
+        true,
+        "adaptive coalescing's delta tuned for it (TOS 5.2)",
+    ),
+    key(
+        "default_thr",
+        true,
+        "adaptive coalescing's thr tuned for it (TOS 5.2)",
+    ),
+];
+
 /// Shipped device profiles: (name, repository path, text).
 const DEVICES: &[(&str, &str, &str)] = &[
     (
@@ -208,5 +291,114 @@ impl DeviceProfile {
             return bad(None, "default_thr", "must be at least 1");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::{self, Deserialize, Deserializer, Visitor};
+
+    /// The field names serde's derive hands `deserialize_struct`: what a
+    /// struct accepts, read from the code (then it stops with an error).
+    struct Fields(std::cell::RefCell<Vec<&'static str>>);
+
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("stop")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl de::Error for Stop {
+        fn custom<T: std::fmt::Display>(_: T) -> Self {
+            Stop
+        }
+    }
+
+    impl<'de> Deserializer<'de> for &Fields {
+        type Error = Stop;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0.borrow_mut().extend_from_slice(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+
+    fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
+        let f = Fields(Default::default());
+        assert!(T::deserialize(&f).is_err());
+        f.0.into_inner()
+    }
+
+    #[test]
+    fn keys_are_every_field_of_the_profile_and_its_tables() {
+        let mut want = Vec::new();
+        let service = fields_of::<ServiceTime>();
+        for field in fields_of::<DeviceProfile>() {
+            match field {
+                "read" | "write" => want.extend(service.iter().map(|k| format!("{field}.{k}"))),
+                _ => want.push(field.to_string()),
+            }
+        }
+        let mut have: Vec<String> = KEYS.iter().map(|k| k.name.to_string()).collect();
+        want.sort();
+        have.sort();
+        assert_eq!(
+            have, want,
+            "KEYS against DeviceProfile's and ServiceTime's fields"
+        );
+        assert!(service.len() >= 5 && want.len() >= 20, "{want:?}");
+    }
+
+    /// Every key, one per line.
+    const FULL: &str = "name = \"t\"\ndescription = \"d\"\nqueues = 32\nqueue_depth = 1024\n\
+        parallelism = 4\nmax_read_iops = 500000\nmax_write_iops = 400000\n\
+        max_read_bw = 2000000000\nmax_write_bw = 1000000000\ndefault_delta = \"6us\"\n\
+        default_thr = 32\n[read]\ndistribution = \"normal\"\nmean = \"10us\"\nstddev = \"1us\"\n\
+        floor = \"2us\"\nper_kib = \"100ns\"\n[write]\ndistribution = \"lognormal\"\n\
+        mean = \"20us\"\nstddev = \"2us\"\nfloor = \"5us\"\nper_kib = \"200ns\"\n";
+
+    /// `FULL` without the line of `key` (dotted for a table's).
+    fn without(key: &str) -> String {
+        let mut table = String::new();
+        let mut out = String::new();
+        let mut removed = false;
+        for line in FULL.lines() {
+            if let Some(t) = line.strip_prefix('[') {
+                table = format!("{}.", t.trim_end_matches(']'));
+            }
+            let name = line.split(" =").next().unwrap_or("");
+            if format!("{table}{name}") == key {
+                removed = true;
+                continue;
+            }
+            out += line;
+            out.push('\n');
+        }
+        assert!(removed, "{key} is not in FULL");
+        out
+    }
+
+    #[test]
+    fn a_required_key_left_out_is_refused_and_an_optional_one_is_not() {
+        DeviceProfile::parse(FULL, "full.toml").unwrap();
+        for k in KEYS {
+            let got = DeviceProfile::parse(&without(k.name), "t.toml");
+            assert_eq!(got.is_err(), k.required, "{}: {got:?}", k.name);
+        }
     }
 }

@@ -751,35 +751,8 @@ pub fn machine() -> String {
     format!("{model}, {cpus} CPUs{kernel}")
 }
 
-/// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    utc(secs)
-}
-
-/// `secs` after the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (the civil date
-/// from days, after Howard Hinnant's `civil_from_days`).
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
+/// Now and a time as `YYYY-MM-DDTHH:MM:SSZ` (UTC): `report::made_by`'s.
+pub use report::made_by::{utc, utc_now};
 
 /// Issue 16 item 5's scale case: "a 24-core host with 16 application
 /// threads and a million operations runs in well under a minute; memory

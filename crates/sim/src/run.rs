@@ -813,6 +813,7 @@ fn report(w: &World, config: &SimConfig, spec: &PolicySpec) -> RunReport {
         ),
         clat_all: Some(clat_all(w)),
         oracle: None,
+        made_by: None,
     }
 }
 

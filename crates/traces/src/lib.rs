@@ -430,3 +430,40 @@ fn open_as_written(path: &Path, format: Option<Format>) -> Result<Requests, Trac
     }
     Ok(read(opened.input, &shown, format))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Format;
+
+    /// Each format's place in [`Format::ALL`]. Exhaustive: a format added
+    /// to the enum does not compile here until it is given one, and the
+    /// test holds `ALL` to these places, so it must be added to `ALL`
+    /// there too (`ALL` is what `--format`, detection's messages and
+    /// `cinterrupts features` list).
+    fn place(f: Format) -> usize {
+        match f {
+            Format::Blkparse => 0,
+            Format::Blktrace => 1,
+            Format::FioV2 => 2,
+            Format::FioV3 => 3,
+            Format::Biosnoop => 4,
+            Format::Msr => 5,
+            Format::Alibaba => 6,
+            Format::Tencent => 7,
+            Format::Disksim => 8,
+            Format::Thesios => 9,
+            Format::Tectonic => 10,
+            Format::Vscsi => 11,
+            Format::OracleGeneral => 12,
+            Format::Lcs => 13,
+        }
+    }
+
+    #[test]
+    fn all_holds_every_format_once_with_its_own_name() {
+        for (i, f) in Format::ALL.into_iter().enumerate() {
+            assert_eq!(place(f), i, "{f:?} out of place in Format::ALL");
+            assert_eq!(Format::from_name(f.name()), Some(f));
+        }
+    }
+}

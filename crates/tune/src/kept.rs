@@ -30,8 +30,13 @@ use crate::{TuneError, Tuning, BASELINE_STEP};
 /// Why the emulator's runs are not kept.
 pub const EMULATOR_REFUSED: &str = "--store is for --mode sim: an emulator run is a measurement, not a result its configuration determines, so a stored one is no cache";
 
-/// The version every key holds: a new one may simulate differently.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The code version every key holds (issue 42 item 1: the package
+/// version and the commit, and the sources' hash for a dirty tree:
+/// `report::made_by::Code::id`): another build may simulate differently,
+/// so its runs are new runs, never mixed with this one's.
+pub fn version() -> String {
+    report::made_by::code().id()
+}
 
 /// What a stored run holds, in every key: 2 added each run's p99 and CPU
 /// (the front's axes, issue 36 item 7). A file of the first layout lacks
@@ -216,7 +221,7 @@ fn run_of(
 ) -> Run {
     let config = resolved(jobs, cfg, keep, &policy);
     Run {
-        key: store::key(&config, VERSION),
+        key: store::key(&config, &version()),
         config,
         policy,
         at,
@@ -240,7 +245,7 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
             };
             keep.store.put_finished(&Finished {
                 key: r.key.clone(),
-                version: VERSION.to_string(),
+                version: version(),
                 // No spec: the key is the whole configuration (store::Finished::spec).
                 spec: String::new(),
                 config: r.config.clone(),
@@ -251,7 +256,7 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
         Err(e) => {
             keep.store.put_failed(&Failed {
                 key: r.key.clone(),
-                version: VERSION.to_string(),
+                version: version(),
                 // No spec: the key is the whole configuration (store::Finished::spec).
                 spec: String::new(),
                 config: r.config.clone(),

@@ -159,7 +159,7 @@ pub fn table(candidates: &[Point]) -> Table {
             p50_ns: 0,
             p99_ns: p.p99_ns,
             cpu: p.cpu,
-            version: crate::kept::VERSION.into(),
+            version: crate::kept::version(),
         })
         .collect();
     Table {

@@ -261,6 +261,8 @@ pub fn files(t: &Tuning, s: &Setup) -> Result<[(&'static str, String); 3], Strin
     for (k, x) in t.to_json().as_object().into_iter().flatten() {
         v[k] = x.clone();
     }
+    // What made the tuning (issue 42 item 1).
+    v["made_by"] = json!(report::made_by::current(&[s.seed]));
     let mut text = serde_json::to_string_pretty(&v).expect("a JSON value always serializes");
     text.push('\n');
     Ok([

@@ -536,3 +536,100 @@ pub const MERGED_FILES: [&str; 7] = [
     "report.md",
     "report.html",
 ];
+
+/// `v` without its `made_by` objects (issue 42's record of what made a
+/// result: its time and load differ from run to run, the results must
+/// not), after checking it had at least one.
+pub fn results_only(mut v: serde_json::Value) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Object(m) => {
+                let here = usize::from(m.remove("made_by").is_some());
+                here + m.values_mut().map(strip).sum::<usize>()
+            }
+            serde_json::Value::Array(a) => a.iter_mut().map(strip).sum(),
+            _ => 0,
+        }
+    }
+    assert!(strip(&mut v) > 0, "no made_by in {v}");
+    v
+}
+
+/// A JSON text's [`results_only`].
+pub fn results_of(text: &str) -> serde_json::Value {
+    results_only(serde_json::from_str(text).expect("a JSON document"))
+}
+
+/// `made_by` (issue 42 item 1) names this checkout's commit (and whether
+/// its code paths are dirty, as `git status` says now), this machine's
+/// kernel and CPUs, a load average at the start and the end, and a command
+/// line holding `words` in order.
+pub fn assert_made_by(made_by: &serde_json::Value, words: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .output()
+            .expect("git runs (scripts/setup installs it)");
+        assert!(o.status.success(), "git {args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let code = &made_by["code"];
+    assert_eq!(
+        code["commit"],
+        git(&["rev-parse", "HEAD"]).trim(),
+        "{made_by}"
+    );
+    let dirty = !git(&[
+        "status",
+        "--porcelain",
+        "--",
+        "crates",
+        "Cargo.toml",
+        "Cargo.lock",
+    ])
+    .trim()
+    .is_empty();
+    assert_eq!(code["dirty"], dirty, "{made_by}");
+    for k in ["source", "cargo_lock"] {
+        let h = code[k].as_str().unwrap_or("");
+        assert!(
+            h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{k}: {made_by}"
+        );
+    }
+    assert!(
+        code["rustc"].as_str().unwrap().starts_with("rustc "),
+        "{made_by}"
+    );
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(made_by["machine"]["kernel"], kernel.trim(), "{made_by}");
+    assert!(
+        made_by["machine"]["cpus"].as_u64().unwrap() >= 1,
+        "{made_by}"
+    );
+    for k in ["load_start", "load_end"] {
+        assert_eq!(
+            made_by[k].as_array().map(Vec::len),
+            Some(3),
+            "{k}: {made_by}"
+        );
+    }
+    let command: Vec<&str> = made_by["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let mut at = 0;
+    for w in words {
+        at += command[at..]
+            .iter()
+            .position(|c| c == w)
+            .unwrap_or_else(|| panic!("{w} in order in {command:?}"))
+            + 1;
+    }
+}

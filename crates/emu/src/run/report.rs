@@ -140,6 +140,7 @@ pub(crate) fn run_report(f: Finished) -> RunReport {
         wakeups: None,
         clat_all: None,
         oracle: None,
+        made_by: None,
     }
 }
 
