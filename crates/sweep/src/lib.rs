@@ -27,6 +27,6 @@ pub mod store;
 
 pub use self::store::{Store, StoreError};
 pub use ::store::Shard;
-pub use point::{expand, Point, Points, VERSION};
+pub use point::{expand, version, Point, Points, VERSION};
 pub use run::{plan, run, Counts, Plan, RunOptions};
 pub use spec::{Spec, SpecError};

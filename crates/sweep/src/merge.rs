@@ -60,7 +60,7 @@ impl Row {
             p50_ns: 0,
             p99_ns: 0,
             cpu: 0.5,
-            version: crate::VERSION.into(),
+            version: crate::version(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! million); [`expand`] lists a small spec's points, sorted by key.
 //!
 //! The key is the hash of the configuration's canonical text and the
-//! program's version ([`VERSION`]): the same point run by another shard,
+//! code version ([`version`]: the commit too): the same point run by another shard,
 //! another machine or a later run of the same build finds its result under
 //! the same name; a new version starts a new set of results, since the
 //! simulator may have changed.
@@ -17,10 +17,18 @@ use store::resolved as part;
 use crate::spec::{Mode, Spec};
 use ::store::Shard;
 
-/// What the key folds in besides the configuration: the package version.
-/// (Not the git commit: a build script for it would rebuild on every
-/// commit; bump the version when the simulator's results change.)
+/// The package version. Keys fold in [`version`], which holds it and the
+/// commit.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The code version every key folds in besides the configuration (issue
+/// 42 item 1): the package version and the git commit, and the sources'
+/// hash for a dirty tree (`report::made_by::Code::id`, set by the binary's
+/// build script), so a store never mixes two builds' results under one
+/// key.
+pub fn version() -> String {
+    report::made_by::code().id()
+}
 
 /// One point of the sweep.
 #[derive(Clone, Debug)]
@@ -40,9 +48,9 @@ pub struct Point {
     pub policy: PolicySpec,
 }
 
-/// The key of a resolved configuration under this version.
+/// The key of a resolved configuration under this code [`version`].
 pub fn key_of(config: &Value) -> String {
-    ::store::key(config, VERSION)
+    ::store::key(config, &version())
 }
 
 /// A spec's points as an indexable product (issue 42 item 5): point i is
@@ -62,6 +70,8 @@ pub struct Points<'a> {
     len: u64,
     devices: Vec<Value>,
     hosts: Vec<Value>,
+    /// The code [`version`] the keys fold in, read once.
+    version: String,
 }
 
 impl<'a> Points<'a> {
@@ -106,6 +116,7 @@ impl<'a> Points<'a> {
             starts,
             variants,
             len,
+            version: version(),
         })
     }
 
@@ -155,7 +166,7 @@ impl<'a> Points<'a> {
         };
         let config = self.resolved(&at, &policy);
         Some(Point {
-            key: key_of(&config),
+            key: ::store::key(&config, &self.version),
             config,
             workload,
             device,

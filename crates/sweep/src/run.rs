@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use crate::point::{Point, Points, VERSION};
+use crate::point::{version, Point, Points};
 use crate::spec::{Mode, Spec, WorkloadKind};
 use crate::store::{Failed, Finished, Results, Store, StoreError};
 use ::store::{Checked, Expect, Shard};
@@ -117,9 +117,10 @@ fn run_chunk(
     counts.points += chunk.len();
     // Any spec's entry is this point's result if it is good: the key names
     // the whole configuration and the code version.
+    let version = version();
     let expect = Expect {
         spec: None,
-        version: Some(VERSION),
+        version: Some(&version),
     };
     let mut todo = Vec::new();
     for p in chunk {
@@ -152,7 +153,7 @@ fn run_chunk(
             Ok(results) => {
                 store.put_finished(&Finished {
                     key: p.key.clone(),
-                    version: VERSION.to_string(),
+                    version: version.clone(),
                     spec: identity.to_string(),
                     config: p.config.clone(),
                     results,
@@ -164,7 +165,7 @@ fn run_chunk(
                 progress(&format!("{} failed: {error}", p.key));
                 store.put_failed(&Failed {
                     key: p.key.clone(),
-                    version: VERSION.to_string(),
+                    version: version.clone(),
                     spec: identity.to_string(),
                     config: p.config.clone(),
                     error,
@@ -265,9 +266,10 @@ pub fn plan(spec: &Spec, store: &Store, opts: RunOptions) -> Result<Plan, StoreE
         path: spec.file.display().to_string(),
         reason: "more points than a u64 counts".into(),
     })?;
+    let version = version();
     let expect = Expect {
         spec: None,
-        version: Some(VERSION),
+        version: Some(&version),
     };
     let mut plan = Plan {
         total: points.len(),

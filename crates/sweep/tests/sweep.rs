@@ -142,7 +142,7 @@ fn a_failed_point_is_kept_and_retried_only_when_asked() {
     store
         .put_failed(&sweep::store::Failed {
             key: p.key.clone(),
-            version: sweep::VERSION.into(),
+            version: sweep::version(),
             spec: spec.identity(),
             config: p.config.clone(),
             error: "killed".into(),
