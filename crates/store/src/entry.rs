@@ -32,6 +32,9 @@ use crate::canon::canonical;
 /// The field that holds the checksum.
 const CHECKSUM: &str = "checksum";
 
+/// The field that says what made the entry.
+const MADE_BY: &str = "made_by";
+
 /// What is wrong with an entry. Each reads as one line after the file's
 /// name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,10 +112,25 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// `entry` as the text of its file: its fields and their checksum, pretty
-/// JSON and a newline.
+/// `entry` as the text of its file: its fields, `made_by` (what made it:
+/// `report::made_by::current`, issue 42 item 1, with the configuration's
+/// `seed` when it has one) and their checksum, pretty JSON and a newline.
+/// Readers of an entry's type skip `made_by` (serde ignores a field the
+/// type lacks); the checksum covers it.
 pub fn seal<T: Serialize>(entry: &T) -> Result<String, serde_json::Error> {
     let mut v = serde_json::to_value(entry)?;
+    if let Value::Object(map) = &mut v {
+        if !map.contains_key(MADE_BY) {
+            let seeds: Vec<u64> = map
+                .get("config")
+                .and_then(|c| c.get("seed"))
+                .and_then(Value::as_u64)
+                .into_iter()
+                .collect();
+            let made_by = report::made_by::current(&seeds);
+            map.insert(MADE_BY.into(), serde_json::to_value(made_by)?);
+        }
+    }
     let sum = checksum(&v);
     if let Value::Object(map) = &mut v {
         map.insert(CHECKSUM.into(), Value::String(sum));
@@ -159,11 +177,14 @@ mod tests {
     fn a_sealed_entry_opens_and_any_change_is_a_fault() {
         let entry = json!({ "key": "k", "results": { "p99_ns": 17000, "cpu": 0.1 } });
         let text = seal(&entry).unwrap();
-        assert_eq!(open::<Value>(text.as_bytes()).unwrap(), entry);
+        let mut opened = open::<Value>(text.as_bytes()).unwrap();
+        let made_by = opened.as_object_mut().unwrap().remove("made_by").unwrap();
+        assert_eq!(made_by["code"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(opened, entry);
         // Key order and spacing are not content.
         let v: Value = serde_json::from_str(&text).unwrap();
         let compact = serde_json::to_string(&v).unwrap();
-        assert_eq!(open::<Value>(compact.as_bytes()).unwrap(), entry);
+        assert_eq!(open::<Value>(compact.as_bytes()).unwrap()["key"], "k");
         let edited = text.replace("17000", "17001");
         assert_eq!(open::<Value>(edited.as_bytes()), Err(Fault::Tampered));
         let cut = &text.as_bytes()[..text.len() / 2];
@@ -171,5 +192,8 @@ mod tests {
         assert_eq!(open::<Value>(b""), Err(Fault::Empty));
         let bare = serde_json::to_string(&entry).unwrap();
         assert_eq!(open::<Value>(bare.as_bytes()), Err(Fault::NoChecksum));
+        // What made it is checked too.
+        let moved = text.replace("\"made_by\": {", "\"made_by\": {\"x\": 1, ");
+        assert_eq!(open::<Value>(moved.as_bytes()), Err(Fault::Tampered));
     }
 }
