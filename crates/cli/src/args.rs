@@ -159,8 +159,8 @@ pub enum OutputFormat {
 /// task, or all of them.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ShardArgs {
-    /// Run only shard K of N, 0-based (0/4 .. 3/4): the runs sorted by
-    /// key, run i in shard i mod N [default: from SLURM_ARRAY_TASK_ID
+    /// Run only shard K of N, 0-based (0/4 .. 3/4): the runs in a fixed
+    /// order, run i in shard i mod N [default: from SLURM_ARRAY_TASK_ID
     /// and SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards;
     /// else every run]
     #[arg(long, value_parser = store::Shard::parse, value_name = "K/N")]

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use sweep::front;
-use sweep::merge::merge;
 use sweep::picks::{self, Pick};
 use sweep::slurm::Script;
 use sweep::{RunOptions, Shard, Spec, Store};
@@ -50,6 +49,10 @@ pub struct RunArgs {
     /// Nothing on stderr but errors (no shard line, no line per point)
     #[arg(long, short)]
     pub quiet: bool,
+    /// Count the shard's points and check their entries in the store;
+    /// run and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Args, Debug)]
@@ -75,6 +78,15 @@ pub struct MergeArgs {
     /// interrupts and cpu]
     #[arg(long = "front", value_name = "Y,X")]
     pub fronts: Vec<sweep::objective::Objective>,
+    /// Merge only the entries this spec made (its identity, as `sweep
+    /// run` stamps each entry), leaving other specs' out [default: the
+    /// stores must hold one spec's entries]
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Keep entries of different code versions apart (a version column, a
+    /// front per version) instead of refusing them
+    #[arg(long)]
+    pub mixed: bool,
 }
 
 #[derive(Args, Debug)]
@@ -157,12 +169,19 @@ fn run_cmd(a: &RunArgs) -> Result<()> {
         shard,
         retry_failed: a.retry_failed,
     };
+    if a.dry_run {
+        outln!("{}", sweep::plan(&spec, &store, opts)?);
+        return Ok(());
+    }
     let counts = sweep::run(&spec, &store, opts, &|line| {
         if show {
             eprintln!("sweep: {line}");
         }
     })?;
     outln!("{counts}");
+    if let Some(line) = counts.bad_line() {
+        outln!("{line}");
+    }
     for (trace, loss) in &partial {
         out!("{trace}: {}", crate::trace_input::partial_line(loss));
     }
@@ -187,7 +206,30 @@ fn merge_cmd(a: &MergeArgs) -> Result<()> {
         .iter()
         .map(|p| Pick::load(p).map_err(|e| anyhow!(e)))
         .collect::<Result<Vec<_>>>()?;
-    let table = merge(&stores)?;
+    let how = sweep::merge::Merge {
+        spec: match &a.spec {
+            Some(path) => Some(Spec::load(path)?.identity()),
+            None => None,
+        },
+        mixed: a.mixed,
+    };
+    let table = match sweep::merge::merge_with(&stores, &how) {
+        Ok(table) => table,
+        // Every reason at once, a line each; nothing written.
+        Err(sweep::merge::MergeError::Refused(lines)) => {
+            for line in &lines {
+                eprintln!("sweep merge: {line}");
+            }
+            bail!(
+                "merge refused ({} reasons above): nothing written",
+                lines.len()
+            );
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for line in &table.left_out {
+        eprintln!("sweep: {line}");
+    }
     let fronts = front::fronts_named(&table, &a.fronts).map_err(|e| anyhow!(e))?;
     let judged: Vec<(Pick, picks::Standing)> = picks
         .into_iter()

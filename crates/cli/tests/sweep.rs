@@ -244,3 +244,63 @@ fn a_sweep_killed_halfway_runs_only_the_missing_points_when_started_again() {
         )
     );
 }
+
+/// A store that cannot lie (issue 42 item 5), on the command line: merge
+/// names every bad entry at once and writes nothing; `sweep run` runs them
+/// again and says how many; `--dry-run` counts without running.
+#[test]
+fn merge_lists_every_bad_entry_and_run_runs_them_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = tiny(dir.path());
+    let store = dir.path().join("sweep-store");
+    ok(&run(&["sweep", "run", &spec, "-q"]));
+    let mut files: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    std::fs::write(&files[1], "").unwrap();
+    let text = std::fs::read_to_string(&files[6]).unwrap();
+    std::fs::write(&files[6], &text[..text.len() / 2]).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "sweep",
+        "merge",
+        store.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let named: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("sweep merge: "))
+        .collect();
+    assert_eq!(named.len(), 2, "{err}");
+    assert!(named[0].contains(&*files[1].to_string_lossy()) && named[0].contains("empty"));
+    assert!(named[1].contains(&*files[6].to_string_lossy()) && named[1].contains("truncated"));
+    assert!(!out.exists(), "nothing written");
+    let plan = ok(&run(&["sweep", "run", &spec, "--dry-run"]));
+    assert_eq!(
+        plan.lines()
+            .next()
+            .unwrap()
+            .split(" (first")
+            .next()
+            .unwrap(),
+        "8 of 8 points in this shard: 6 finished before, 0 failed, 2 to run"
+    );
+    let again = ok(&run(&["sweep", "run", &spec, "-q"]));
+    assert_eq!(
+        again,
+        "8 points: 6 finished before, 2 run now, 0 failed\n2 bad entries run again (1 empty, 1 truncated)\n"
+    );
+    ok(&run(&[
+        "sweep",
+        "merge",
+        store.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(out.join("table.csv").is_file());
+}

@@ -567,6 +567,8 @@ fn kept<E: std::fmt::Display>(
                 .put_finished(&store::Finished {
                     key,
                     version: version(),
+                    // No spec: the key is the whole configuration (store::Finished::spec).
+                    spec: String::new(),
                     config: resolved,
                     results: report.clone(),
                 })
@@ -580,6 +582,8 @@ fn kept<E: std::fmt::Display>(
                 .put_failed(&store::Failed {
                     key,
                     version: version(),
+                    // No spec: the key is the whole configuration (store::Finished::spec).
+                    spec: String::new(),
                     config: resolved,
                     error: err.to_string(),
                 })

@@ -3,10 +3,11 @@
 //! `SLURM_ARRAY_TASK_ID` (with `--array=0-(N-1)`) and Kubernetes'
 //! `JOB_COMPLETION_INDEX` count, so a task passes its index as is.
 //!
-//! The partition: points sorted by key, point i to shard i mod N. Keys are
-//! hashes, so each shard gets a mix of the sweep's strategies and
-//! workloads (no shard takes all the slow points), every point is in
-//! exactly one shard, and shard sizes differ by at most one.
+//! The partition: runs in a fixed order, run i to shard i mod N
+//! ([`Shard::owns`]), so every run is in exactly one shard and shard sizes
+//! differ by at most one. `tune` orders its runs by key (keys are hashes,
+//! so each shard gets a mix); a sweep by a scattered index of its points
+//! (`sweep::Points::order`), which needs no list of them.
 
 /// Shard `index` of `count` (0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,8 @@
 //!
 //! The keys, the store's files and the shards are the `store` crate's
 //! (shared with `tune`). The modules, bottom first:
-//! [`spec`] (reading the spec), [`point`] (expansion and keys),
+//! [`spec`] (reading the spec), [`point`] (the points, made one at a time,
+//! and their keys),
 //! [`store`] (what a point's file holds), [`mod@run`] (running a shard
 //! into a store), [`merge`] (the table), [`objective`] (what a front is
 //! drawn on, as `--front` names it), [`front`] (Pareto fronts, the best
@@ -35,6 +36,6 @@ pub mod store;
 
 pub use self::store::{Store, StoreError};
 pub use ::store::Shard;
-pub use point::{expand, Point, VERSION};
-pub use run::{run, Counts, RunOptions};
+pub use point::{expand, version, Point, Points, VERSION};
+pub use run::{plan, run, Counts, Plan, RunOptions};
 pub use spec::{Spec, SpecError};

@@ -2,10 +2,19 @@
 //! whichever store (shard) it came from, so the merged stores of N shards
 //! give the same table as one unsharded run's store. The fronts drawn from
 //! it are [`crate::front`]'s.
+//!
+//! A merge that cannot be trusted is refused whole, every reason at once,
+//! a line each (issue 42 item 5): every bad entry of every store (naming
+//! the file and what is wrong: `store::Fault`); entries of more than one
+//! spec (never one front: a 100 ms run beside a 200 ms one is another
+//! experiment), unless [`Merge::spec`] names the one to take; entries of
+//! more than one code version, unless [`Merge::mixed`] keeps them apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
+
+use ::store::entry::short;
 
 use crate::store::{Finished, Results, Store, StoreError};
 
@@ -31,6 +40,8 @@ pub struct Row {
     /// Each job's figures (`store::JobResult`), for the per-job fronts
     /// (`crate::front`); not written to the table.
     pub jobs: Vec<crate::store::JobResult>,
+    /// The code version that made the point (the store entry's).
+    pub version: String,
 }
 
 impl Row {
@@ -53,6 +64,7 @@ impl Row {
             p99_ns: 0,
             cpu: 0.5,
             jobs: Vec::new(),
+            version: crate::version(),
         }
     }
 
@@ -84,6 +96,7 @@ impl Row {
             p99_ns: f.results.p99_ns,
             cpu: f.results.cpu,
             jobs: f.results.jobs.clone(),
+            version: f.version.clone(),
         }
     }
 
@@ -115,9 +128,12 @@ pub struct Table {
     pub duplicates: usize,
     /// Failed points in the stores (not in the table).
     pub failed: usize,
-    /// The program versions the points were run with: more than one means
-    /// the table mixes results of different simulators.
+    /// The program versions the points were run with: more than one only
+    /// with [`Merge::mixed`], each row labelled.
     pub versions: BTreeSet<String>,
+    /// Entries of other specs than [`Merge::spec`] left out, a line per
+    /// store.
+    pub left_out: Vec<String>,
 }
 
 impl Table {
@@ -131,34 +147,149 @@ impl Table {
         )
     }
 
-    /// A warning when the points were run by more than one version.
+    /// A note when the points were run by more than one version (kept
+    /// apart: `--mixed`).
     pub fn versions_warning(&self) -> Option<String> {
-        (self.versions.len() > 1).then(|| {
+        self.mixed().then(|| {
             format!(
-                "the stores hold results of {} versions ({}): their points differ in key, not only in version",
+                "the stores hold results of {} code versions ({}): kept apart (--mixed): a version column, a front per version",
                 self.versions.len(),
                 self.versions.iter().cloned().collect::<Vec<_>>().join(", ")
             )
         })
     }
+
+    /// Whether rows of more than one version are in the table.
+    fn mixed(&self) -> bool {
+        self.versions.len() > 1
+    }
 }
 
-/// The finished points of `stores`, one row per key.
-pub fn merge(stores: &[Store]) -> Result<Table, StoreError> {
-    let mut by_key: BTreeMap<String, Row> = BTreeMap::new();
-    let mut table = Table::default();
+/// What a merge takes.
+#[derive(Clone, Debug, Default)]
+pub struct Merge {
+    /// Take only the entries of this spec (`Spec::identity`), leaving the
+    /// others out; `None`: the stores must hold one spec's entries.
+    pub spec: Option<String>,
+    /// Keep entries of several code versions apart (a `version` column, a
+    /// front per version: each row's host is labelled with its version)
+    /// instead of refusing them.
+    pub mixed: bool,
+}
+
+/// Why a merge was refused: every reason, a line each.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{}", .0.join("\n"))]
+    Refused(Vec<String>),
+}
+
+/// The finished points of `stores`, one row per key: one spec's, one code
+/// version's, none bad ([`merge_with`] with [`Merge::default`]).
+pub fn merge(stores: &[Store]) -> Result<Table, MergeError> {
+    merge_with(stores, &Merge::default())
+}
+
+/// The finished points of `stores`, one row per key, as `how` says; every
+/// reason to refuse them at once.
+pub fn merge_with(stores: &[Store], how: &Merge) -> Result<Table, MergeError> {
+    let mut refused = Vec::new();
+    let mut scans = Vec::new();
     for s in stores {
-        table.failed += s.failed_count();
-        for f in s.finished::<Results>()? {
-            table.versions.insert(f.version.clone());
+        let scan = s.scan::<Results>()?;
+        for (path, fault) in &scan.bad {
+            refused.push(format!("{}: {fault}", path.display()));
+        }
+        scans.push((s, scan));
+    }
+    let specs = |scan: &::store::Scan<Results>| -> Vec<String> {
+        let finished = scan.finished.iter().map(|f| f.spec.clone());
+        finished
+            .chain(scan.failed.iter().map(|f| f.spec.clone()))
+            .collect()
+    };
+
+    // The spec merged: the one named, else the one with the most entries
+    // (ties: the smaller hash). Any other is never in its front.
+    let mut by_spec: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, scan) in &scans {
+        for spec in specs(scan) {
+            *by_spec.entry(spec).or_default() += 1;
+        }
+    }
+    let main: Option<String> = how.spec.clone().or_else(|| {
+        by_spec
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(s, _)| s.clone())
+    });
+    let main = main.unwrap_or_default();
+    let main_n = by_spec.get(&main).copied().unwrap_or(0);
+    let mut table = Table::default();
+    for (s, scan) in &scans {
+        let mut others: BTreeSet<String> = BTreeSet::new();
+        let mut n = 0;
+        for spec in specs(scan).into_iter().filter(|x| *x != main) {
+            n += 1;
+            others.insert(short(&spec).to_string());
+        }
+        if n == 0 {
+            continue;
+        }
+        let which = others.into_iter().collect::<Vec<_>>().join(", ");
+        if how.spec.is_some() {
+            table.left_out.push(format!(
+                "{}: left out {n} entries of another spec ({which}) than {}",
+                s.dir.display(),
+                short(&main)
+            ));
+        } else {
+            refused.push(format!(
+                "{}: store holds {n} entries of another spec ({which}) than the {main_n} of spec {}: never merged into one front (merge each spec's stores apart, or take one with --spec SPEC)",
+                s.dir.display(),
+                short(&main)
+            ));
+        }
+    }
+
+    let mut by_key: BTreeMap<String, Row> = BTreeMap::new();
+    let mut by_version: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, scan) in &scans {
+        table.failed += scan.failed.iter().filter(|f| f.spec == main).count();
+        for f in scan.finished.iter().filter(|f| f.spec == main) {
+            *by_version.entry(f.version.clone()).or_default() += 1;
             if by_key.contains_key(&f.key) {
                 table.duplicates += 1;
             } else {
-                by_key.insert(f.key.clone(), Row::of(&f));
+                by_key.insert(f.key.clone(), Row::of(f));
             }
         }
     }
+    table.versions = by_version.keys().cloned().collect();
+    if by_version.len() > 1 && !how.mixed {
+        let each: Vec<String> = by_version
+            .iter()
+            .map(|(v, n)| format!("{n} of {v}"))
+            .collect();
+        refused.push(format!(
+            "the stores hold entries of {} code versions ({}): never merged into one front (--mixed keeps them apart, labelled by version)",
+            by_version.len(),
+            each.join(", ")
+        ));
+    }
+    if !refused.is_empty() {
+        return Err(MergeError::Refused(refused));
+    }
     table.rows = by_key.into_values().collect();
+    if table.mixed() {
+        // A front per version: the fronts group by workload, device and
+        // host, so the host names the code that ran it too.
+        for r in &mut table.rows {
+            r.host = format!("{}, code {}", r.host, r.version);
+        }
+    }
     Ok(table)
 }
 
@@ -194,18 +325,42 @@ pub(crate) fn csv_line(r: &Row) -> String {
 }
 
 impl Table {
-    /// The table as CSV, a header and a row per point.
+    /// The table as CSV, a header and a row per point (and a `version`
+    /// column when the table mixes versions).
     pub fn csv(&self) -> String {
-        let mut out = format!("{COLUMNS}\n");
+        let mixed = self.mixed();
+        let mut out = if mixed {
+            format!("{COLUMNS},version\n")
+        } else {
+            format!("{COLUMNS}\n")
+        };
         for r in &self.rows {
-            out.push_str(&csv_line(r));
+            let line = csv_line(r);
+            if mixed {
+                out.push_str(line.trim_end_matches('\n'));
+                out.push_str(&format!(",{}\n", field(&r.version)));
+            } else {
+                out.push_str(&line);
+            }
         }
         out
     }
 
-    /// The table as a JSON array of rows.
+    /// The table as a JSON array of rows (each with its `version` when the
+    /// table mixes versions).
     pub fn json(&self) -> String {
-        let rows: Vec<Value> = self.rows.iter().map(Row::to_json).collect();
+        let mixed = self.mixed();
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut v = r.to_json();
+                if mixed {
+                    v["version"] = json!(r.version);
+                }
+                v
+            })
+            .collect();
         let mut s = serde_json::to_string_pretty(&rows).unwrap_or_default();
         s.push('\n');
         s

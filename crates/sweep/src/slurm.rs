@@ -62,7 +62,8 @@ impl Script {
         r: Request,
     ) -> Result<(Script, usize), crate::SpecError> {
         let loaded = crate::Spec::load(spec)?;
-        let points = crate::expand(&loaded).len();
+        // Counted, not built (issue 42 item 5: a 10^6-point spec).
+        let points = crate::Points::new(&loaded).map_or(0, |p| p.len() as usize);
         Ok((Script::for_loaded(spec, &loaded, r), points))
     }
 

@@ -41,10 +41,28 @@ pub const DEFAULT_HOST: &str = "xeon-e5-2660v4";
 /// The most a spec file may be: a sweep's spec is a page, not data.
 const MAX_SPEC_BYTES: u64 = 1 << 20;
 
-/// The most points a spec may expand to: each point is a run and a file in
-/// the store; a million is days of simulator time, and a bound keeps a
-/// typo (five long axes) from taking all memory.
-pub const MAX_POINTS: u64 = 1_000_000;
+/// The most points a spec may hold (issue 42 item 5): 10^9. Points are
+/// enumerated one at a time ([`crate::point::Points`]), so the bound is
+/// no longer memory but the store: each point is a file, and 10^9 files
+/// take 10^9 inodes, which ext4 gives a 16 TB file system at mke2fs's
+/// default of one inode per 16 KiB (`inode_ratio = 16384`,
+/// /etc/mke2fs.conf, e2fsprogs). A larger space is for `sweep search`,
+/// which runs a few of its points, not for a grid.
+pub const MAX_POINTS: u64 = 1_000_000_000;
+
+/// The longest a point may run, in virtual time: 1 h. Assumed (no paper
+/// sets one): the papers' runs are seconds (TOS 5: fio runs of 10 s to
+/// 60 s), and at `bench sim`'s 8M completions per wall second (issue 41
+/// item 7) an hour of a 1M-IOPS workload is already ~8 wall minutes per
+/// point; `runtime = "100000h"` is a typo, not a sweep.
+pub const MAX_RUNTIME: Nanos = 3_600 * policy::SEC;
+
+/// A spec of at most this many variant-device pairs has every variant
+/// built on every device when it is read; a larger one has each axis
+/// value built with the other axes at their first value (the sum of the
+/// axes, not their product), so reading a 10^6-point spec stays under a
+/// second. Assumed: 10^5 builds take ~0.1 s here.
+const FULL_CHECK: u64 = 100_000;
 
 /// The most of a job file hashed: the job parser refuses files past 1 MiB
 /// (`jobs`' source bound) before this is read.
@@ -119,27 +137,55 @@ pub struct Strategy {
 }
 
 impl Strategy {
-    /// Every combination of the axes (one empty spec for no axes).
+    /// Every combination of the axes (one empty spec for no axes), in
+    /// [`Strategy::variant`]'s order.
     pub fn variants(&self) -> Vec<PolicySpec> {
-        let mut out = vec![PolicySpec::named(&self.name)];
-        for (option, values) in &self.axes {
+        let n = self.variant_count().unwrap_or(0);
+        (0..n).map(|i| self.variant(i)).collect()
+    }
+
+    /// How many variants: the product of the axes' lengths (`None` past
+    /// u64).
+    pub fn variant_count(&self) -> Option<u64> {
+        self.axes
+            .iter()
+            .try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64))
+    }
+
+    /// A variant per value of each axis, the other axes at their first
+    /// value: every value used once (the sum of the axes' lengths).
+    pub fn each_value(&self) -> Vec<PolicySpec> {
+        let mut out = vec![self.variant(0)];
+        let mut stride = 1u64;
+        for (_, values) in self.axes.iter().rev() {
+            for d in 1..values.len() as u64 {
+                out.push(self.variant(d * stride));
+            }
+            stride = stride.saturating_mul(values.len() as u64);
+        }
+        out
+    }
+
+    /// Variant `i` (below [`Strategy::variant_count`]) computed from its
+    /// digits, the first axis the slowest: one variant without the others.
+    pub fn variant(&self, i: u64) -> PolicySpec {
+        let mut spec = PolicySpec::named(&self.name);
+        let mut rest = i;
+        let mut digits = vec![0usize; self.axes.len()];
+        for (d, (_, values)) in digits.iter_mut().zip(&self.axes).rev() {
+            let radix = values.len() as u64;
+            *d = (rest % radix) as usize;
+            rest /= radix;
+        }
+        for ((option, values), d) in self.axes.iter().zip(digits) {
             let opt = OPTIONS
                 .iter()
                 .find(|o| o.name() == *option)
                 .expect("axes hold only names found in OPTIONS");
-            out = out
-                .iter()
-                .flat_map(|spec| {
-                    values.iter().map(move |&v| {
-                        let mut s = spec.clone();
-                        // Checked when the spec was read.
-                        let _ = opt.give(&mut s, v);
-                        s
-                    })
-                })
-                .collect();
+            // Checked when the spec was read.
+            let _ = opt.give(&mut spec, values[d]);
         }
-        out
+        spec
     }
 }
 
@@ -182,6 +228,56 @@ struct Raw {
 }
 
 impl Spec {
+    /// The spec's identity, which every entry it makes carries
+    /// (`store::Finished::spec`): SHA-256 of the canonical text of what it
+    /// resolves to (each workload by its path as written and the hash of
+    /// what was read, each profile by name and fingerprint, the modes,
+    /// backend, seeds, runtime, and each strategy's grid in option order).
+    /// Comments, spacing and key order in the file do not change it; an
+    /// edited job file or another runtime does.
+    pub fn identity(&self) -> String {
+        let workloads: Vec<serde_json::Value> = self
+            .workloads
+            .iter()
+            .map(|w| {
+                let kind = match &w.kind {
+                    WorkloadKind::Jobs(_) => serde_json::json!("jobs"),
+                    WorkloadKind::App(_) => serde_json::json!("app"),
+                    WorkloadKind::Trace { replay, .. } => {
+                        serde_json::json!(["trace", replay.name()])
+                    }
+                };
+                serde_json::json!({ "path": w.shown, "fingerprint": w.fingerprint, "kind": kind })
+            })
+            .collect();
+        let strategies: Vec<serde_json::Value> = self
+            .strategies
+            .iter()
+            .map(|s| {
+                let grid: Vec<serde_json::Value> = s
+                    .axes
+                    .iter()
+                    .map(|(o, v)| {
+                        let values: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                        serde_json::json!([o, values])
+                    })
+                    .collect();
+                serde_json::json!({ "name": s.name, "grid": grid })
+            })
+            .collect();
+        let resolved = serde_json::json!({
+            "workloads": workloads,
+            "devices": self.devices.iter().map(|d| ::store::resolved::profile(&d.name, d)).collect::<Vec<_>>(),
+            "hosts": self.hosts.iter().map(|h| ::store::resolved::profile(&h.name, h)).collect::<Vec<_>>(),
+            "modes": self.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+            "emu_backend": self.emu_backend.as_ref().map(|(b, _)| b.clone()),
+            "seeds": self.seeds,
+            "runtime_ns": self.runtime,
+            "strategies": strategies,
+        });
+        ::store::entry::checksum(&resolved)
+    }
+
     /// Reads and checks the spec at `path`.
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
         let shown = path.display().to_string();
@@ -419,6 +515,17 @@ impl Spec {
                     "must be more than 0".into(),
                 ))
             }
+            Ok(ns) if ns > MAX_RUNTIME => {
+                return Err(bad(
+                    raw.runtime.span(),
+                    "runtime",
+                    format!(
+                        "{} is more than {}, the longest a point may run",
+                        policy::format_nanos(ns),
+                        policy::format_nanos(MAX_RUNTIME)
+                    ),
+                ))
+            }
             Ok(ns) => ns,
             Err(e) => return Err(bad(raw.runtime.span(), "runtime", e)),
         };
@@ -436,38 +543,41 @@ impl Spec {
             strategies.push(strategy);
         }
 
-        // Refuse a product too large to expand before expanding it (a
-        // few grid lines can multiply into billions of points).
-        let mut variants: u64 = 0;
+        // Refuse a product too large before anything counts its points
+        // one by one (a few grid lines can multiply into billions).
+        let mut variants: Option<u64> = Some(0);
         for s in &strategies {
-            let n = s
-                .axes
-                .iter()
-                .try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64))
-                .unwrap_or(u64::MAX);
-            variants = variants.saturating_add(n);
+            variants = variants.and_then(|n| n.checked_add(s.variant_count()?));
         }
-        let points = [
-            workloads.len(),
-            devices.len(),
-            hosts.len(),
-            modes.len(),
-            seeds.len(),
-        ]
-        .iter()
-        .fold(variants, |n, &k| n.saturating_mul(k as u64));
-        if points > MAX_POINTS {
+        let places = places(&modes, hosts.len()).len();
+        let points = [workloads.len(), devices.len(), places, seeds.len()]
+            .iter()
+            .try_fold(variants.unwrap_or(u64::MAX), |n, &k| {
+                n.checked_mul(k as u64)
+            });
+        if !matches!(points, Some(n) if n <= MAX_POINTS) {
+            let n = points.map_or("more than 2^64".to_string(), |n| n.to_string());
             return Err(bad(
                 raw.strategies.span(),
                 "strategies",
-                format!("{points} points: more than {MAX_POINTS}, the most a spec may expand to (split it)"),
+                format!("{n} points: more than {MAX_POINTS}, the most a spec may hold (split it, or `sweep search` it)"),
             ));
         }
 
         // Every variant must build on every device, so no point fails for
-        // a reason the spec could have been told.
+        // a reason the spec could have been told (of a large spec, every
+        // value of every axis: FULL_CHECK).
+        let full = variants
+            .unwrap_or(u64::MAX)
+            .saturating_mul(devices.len() as u64)
+            <= FULL_CHECK;
         for (i, (strategy, s)) in strategies.iter().zip(raw.strategies.get_ref()).enumerate() {
-            for variant in strategy.variants() {
+            let checked: Vec<PolicySpec> = if full {
+                strategy.variants()
+            } else {
+                strategy.each_value()
+            };
+            for variant in checked {
                 for d in &devices {
                     let resolved = service::with_device_defaults(variant.clone(), d);
                     policy::catalogue::build(&resolved)
@@ -488,6 +598,19 @@ impl Spec {
             strategies,
         })
     }
+}
+
+/// Where points run: every host for each simulator mode, the machine
+/// alone for the emulator (the host profiles are the simulator's).
+pub fn places(modes: &[Mode], hosts: usize) -> Vec<(Mode, usize)> {
+    let mut out = Vec::new();
+    for &mode in modes {
+        match mode {
+            Mode::Sim => out.extend((0..hosts).map(|h| (mode, h))),
+            Mode::Emu => out.push((mode, 0)),
+        }
+    }
+    out
 }
 
 /// A file's bytes, at most [`MAX_WORKLOAD_BYTES`] and one more.

@@ -1,7 +1,8 @@
 //! What a sweep keeps of a point: its figures. The store itself (a
 //! directory of one `KEY.json` per finished point and `KEY.failed.json`
-//! per failure, each written whole or not at all) is the `store` crate's,
-//! shared with `tune`.
+//! per failure, each written whole or not at all, each sealed with its
+//! spec's identity, its code version and a checksum: `store::entry`) is
+//! the `store` crate's, shared with `tune`.
 
 use serde::{Deserialize, Serialize};
 

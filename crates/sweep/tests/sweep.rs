@@ -2,47 +2,24 @@
 //! resumed, sharded and merged. 2 strategies x 2 deltas x 2 seeds on the
 //! mixed workload (examples/mixed-16.fio), 20 ms of simulated time each.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{examples, quiet, ALL, TINY};
 use sweep::merge::merge;
 use sweep::{expand, run, RunOptions, Shard, Spec, SpecError, Store};
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
 
 /// Writes `text` as the spec `sweep.toml` in `dir`, with the examples
 /// directory copied beside it so its paths are relative.
 fn spec_in(dir: &Path, text: &str) -> PathBuf {
-    std::fs::copy(examples().join("mixed-16.fio"), dir.join("mixed-16.fio")).unwrap();
-    let path = dir.join("sweep.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    common::spec_named(dir, "sweep.toml", text)
 }
-
-const TINY: &str = r#"
-workloads = ["mixed-16.fio"]
-devices = ["optane"]
-seeds = [1, 2]
-runtime = "20ms"
-strategies = [
-  { name = "adaptive", grid = { delta = ["2us", "6us"] } },
-  { name = "cint", grid = { delta = ["2us", "6us"] } },
-]
-"#;
-
-fn quiet(_: &str) {}
 
 /// Copies `examples/FROM` into `dir` as `to`.
 fn copy_example(dir: &Path, from: &str, to: &str) {
     std::fs::copy(examples().join(from), dir.join(to)).unwrap();
 }
-
-/// Every point of the spec, failed ones not retried.
-const ALL: RunOptions = RunOptions {
-    shard: Shard::ALL,
-    retry_failed: false,
-};
 
 #[test]
 fn the_tiny_spec_expands_to_eight_points_with_distinct_stable_keys() {
@@ -159,16 +136,18 @@ fn a_failed_point_is_kept_and_retried_only_when_asked() {
     .unwrap();
     let store = Store::open(&dir.path().join("store")).unwrap();
     let p = &expand(&spec)[0];
-    // A failure left by an earlier run.
+    // A failure left by an earlier run (sealed, as a run writes it: a
+    // hand-written one without a checksum is a bad entry, run again).
     let failed = store.failed_path(&p.key);
-    std::fs::write(
-        &failed,
-        format!(
-            "{{\"key\":\"{}\",\"version\":\"x\",\"config\":{{}},\"error\":\"killed\"}}",
-            p.key
-        ),
-    )
-    .unwrap();
+    store
+        .put_failed(&sweep::store::Failed {
+            key: p.key.clone(),
+            version: sweep::version(),
+            spec: spec.identity(),
+            config: p.config.clone(),
+            error: "killed".into(),
+        })
+        .unwrap();
     let keep = ALL;
     let c = run(&spec, &store, keep, &quiet).unwrap();
     assert_eq!((c.run_now, c.failed, c.failed_before), (0, 1, 1));
@@ -241,7 +220,12 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
             .contains(":3: key 'runtime': true is not a time"),
         "{e}"
     );
-    // 3 x 1000 x 1000 thr-delta pairs: refused before expanding.
+    // 1001 seeds x 1000 x 1000 thr-delta pairs: past sweep::spec::MAX_POINTS
+    // (10^9), refused before anything counts them one by one.
+    let seeds = (1..=1001)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let many = (1..=1000)
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
@@ -251,11 +235,17 @@ fn a_bad_spec_is_one_line_naming_the_file_the_line_and_the_key() {
         .collect::<Vec<_>>()
         .join(",");
     let e = error_of(&format!(
-        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [1, 2, 3]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
+        "workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nseeds = [{seeds}]\nruntime = 1\nstrategies = [{{ name = \"adaptive\", grid = {{ thr = [{many}], delta = [{deltas}] }} }}]\n"
     ));
     assert!(
         e.to_string()
-            .contains(":5: key 'strategies': 3000000 points"),
+            .contains(":5: key 'strategies': 1001000000 points: more than 1000000000"),
+        "{e}"
+    );
+    // A point longer than sweep::spec::MAX_RUNTIME (1 h of virtual time).
+    let e = error_of("workloads = [\"mixed-16.fio\"]\ndevices = [\"optane\"]\nruntime = \"100000h\"\nstrategies = [\"default\"]\n");
+    assert!(
+        e.to_string().contains("sweep.toml:3: key 'runtime'") && e.to_string().contains("longest"),
         "{e}"
     );
     let e = error_of("workloads = [\"/dev/zero\"]\ndevices = [\"optane\"]\nruntime = 1\nstrategies = [\"default\"]\n");

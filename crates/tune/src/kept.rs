@@ -246,6 +246,8 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
             keep.store.put_finished(&Finished {
                 key: r.key.clone(),
                 version: version(),
+                // No spec: the key is the whole configuration (store::Finished::spec).
+                spec: String::new(),
                 config: r.config.clone(),
                 results: kept.clone(),
             })?;
@@ -255,6 +257,8 @@ fn measure(jobs: &[Job], cfg: &TuneConfig, keep: Keep, r: &Run) -> Result<Kept, 
             keep.store.put_failed(&Failed {
                 key: r.key.clone(),
                 version: version(),
+                // No spec: the key is the whole configuration (store::Finished::spec).
+                spec: String::new(),
                 config: r.config.clone(),
                 error: e.to_string(),
             })?;

@@ -160,6 +160,7 @@ pub fn table(candidates: &[Point]) -> Table {
             p99_ns: p.p99_ns,
             cpu: p.cpu,
             jobs: Vec::new(),
+            version: crate::kept::version(),
         })
         .collect();
     Table {
