@@ -120,10 +120,24 @@ fn four_shards_merge_into_the_unsharded_table() {
     let out = ok(&run(&args));
     assert!(out.starts_with("8 points from 4 stores"), "{out}");
     for name in MERGED_FILES {
-        let a = std::fs::read_to_string(merged_whole.join(name)).unwrap();
-        let b = std::fs::read_to_string(merged_shards.join(name)).unwrap();
+        let a = merged_results(&merged_whole, name);
+        let b = merged_results(&merged_shards, name);
         assert_eq!(a, b, "{name}");
     }
+    // What made it (issue 42 item 1): the report says the points' code
+    // version and the merge's commit, machine and command line.
+    let made: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged_whole.join("made_by.json")).unwrap())
+            .unwrap();
+    assert_made_by(&made["made_by"], &["sweep", "merge"]);
+    let version = made["points_run_by"][0].as_str().unwrap().to_string();
+    assert_eq!(made["points_run_by"].as_array().unwrap().len(), 1, "{made}");
+    let md = std::fs::read_to_string(merged_whole.join("report.md")).unwrap();
+    let commit = made["made_by"]["code"]["commit"].as_str().unwrap();
+    assert!(
+        md.contains("## Made by") && md.contains(&version) && md.contains(commit),
+        "{md}"
+    );
     let csv = std::fs::read_to_string(merged_whole.join("table.csv")).unwrap();
     assert_eq!(csv.lines().count(), 9, "a header and 8 rows");
 }

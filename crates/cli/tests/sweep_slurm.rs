@@ -404,8 +404,8 @@ fn a_sweep_through_a_local_slurm_in_4_array_tasks_merges_into_the_one_machine_ta
     let one = merged(&whole, "merged-one");
     let slurm = merged(&store, "merged-slurm");
     for name in MERGED_FILES {
-        let a = fs::read(one.join(name)).unwrap();
-        let b = fs::read(slurm.join(name)).unwrap();
+        let a = merged_results(&one, name);
+        let b = merged_results(&slurm, name);
         assert!(
             a == b,
             "{name} differs between the one-machine and the Slurm run"

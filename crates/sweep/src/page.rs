@@ -12,8 +12,9 @@ use crate::picks::{Pick, Standing};
 
 /// Every file `sweep merge --out` writes, named, in the order written:
 /// the table (CSV, JSON), the fronts (CSV, JSON, SVG with the picks
-/// marked), the picks when tune's were given, and the report (Markdown,
-/// HTML).
+/// marked), the picks when tune's were given, what made them
+/// (`made_by.json`: the points' code versions and the merge's
+/// `report::made_by`), and the report (Markdown, HTML).
 pub fn files(
     table: &Table,
     fronts: &[Front],
@@ -31,6 +32,16 @@ pub fn files(
     if !judged.is_empty() {
         files.push(("picks.json", crate::picks::json(judged)));
     }
+    // What made the table, beside it (the table's own shape is a list of
+    // rows, read by scripts as such).
+    let made_by = serde_json::json!({
+        "points_run_by": table.versions,
+        "made_by": report::made_by::current(&[]),
+    });
+    files.push((
+        "made_by.json",
+        serde_json::to_string_pretty(&made_by).unwrap_or_default() + "\n",
+    ));
     files.push(("report.md", report::doc::markdown(&page)));
     files.push(("report.html", report::doc::html("cinterrupts sweep", &page)));
     Ok(files)
@@ -54,11 +65,33 @@ pub fn write(
     Ok(())
 }
 
-/// What made the results (issue 42 item 1: the commit, machine, kernel
-/// and load, `report::made_by`), said right under the title; empty until
-/// the table carries it.
-fn provenance(_table: &Table) -> Vec<Block> {
-    Vec::new()
+/// What made the results (issue 42 item 1), said right under the title:
+/// the code versions the points were run with (each store entry's, which
+/// its key folds in) and what made this merge (`report::made_by`: the
+/// commit, machine, kernel, load and command line).
+fn provenance(table: &Table, made_by: &report::MadeBy) -> Vec<Block> {
+    let versions: Vec<&str> = table.versions.iter().map(String::as_str).collect();
+    let mut rows = vec![vec![
+        "points run by".to_string(),
+        if versions.is_empty() {
+            "no points".to_string()
+        } else {
+            format!("cinterrupts {}", versions.join("; "))
+        },
+    ]];
+    rows.extend(
+        made_by
+            .rows()
+            .into_iter()
+            .map(|(k, v)| vec![format!("merge: {k}"), v]),
+    );
+    vec![
+        Block::Heading(2, "Made by".into()),
+        Block::Table {
+            head: vec!["what".into(), "value".into()],
+            rows,
+        },
+    ]
 }
 
 /// The report's blocks. `figure` is the fronts' SVG (`fronts.svg`).
@@ -69,7 +102,7 @@ pub fn blocks(
     figure: &str,
 ) -> Vec<Block> {
     let mut out = vec![Block::Heading(1, "cinterrupts sweep".into())];
-    out.extend(provenance(table));
+    out.extend(provenance(table, &report::made_by::current(&[])));
     out.push(Block::Para(format!(
         "{} points ({} failed and left out); {} groups of workload, device and host. \
          A setting is a strategy with its parameters, its figures the mean of its seeds; \

@@ -527,7 +527,8 @@ pub fn run_child(
 
 /// What `sweep merge --out DIR` writes: a sharded or Slurm merge must give
 /// each byte for byte as one machine's.
-pub const MERGED_FILES: [&str; 7] = [
+pub const MERGED_FILES: [&str; 8] = [
+    "made_by.json",
     "table.csv",
     "table.json",
     "fronts.csv",
@@ -632,4 +633,22 @@ pub fn assert_made_by(made_by: &serde_json::Value, words: &[&str]) {
             .unwrap_or_else(|| panic!("{w} in order in {command:?}"))
             + 1;
     }
+}
+
+/// A merged sweep's file `name` in `dir` as text, what made the merge left
+/// out: the report's `merge: ...` rows (its command line, time and load
+/// differ from merge to merge; the points' code versions stay) and
+/// `made_by.json`'s `made_by`.
+pub fn merged_results(dir: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    if name == "made_by.json" {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(v["made_by"]["code"]["commit"].is_string(), "{v}");
+        v.as_object_mut().unwrap().remove("made_by");
+        return v.to_string();
+    }
+    text.lines()
+        .filter(|l| !l.contains("merge: "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
