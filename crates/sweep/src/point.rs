@@ -300,7 +300,6 @@ pub fn point_at(spec: &Spec, at: &Coordinates, variant: PolicySpec, machine: &st
 /// strategy's defaults filled in: `policy::Settings`), the profiles by name
 /// and by a fingerprint of what was loaded (an edited profile is a new
 /// point), the job file by its path in the spec and its bytes' hash.
-
 fn resolved(
     spec: &Spec,
     at: &Coordinates,
