@@ -325,7 +325,10 @@ fn sigterm_to_exec_copies_back_and_cleans_up() {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !dir.join("mark").exists() {
+    // The whole line, not the file: the shell creates the file before
+    // echo writes it, and a signal between the two leaves it empty (a
+    // fresh-clone CI run saw `mark` read back as empty).
+    while std::fs::read(dir.join("mark")).map_or(true, |b| b != b"before\n") {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "the program never wrote"
@@ -376,7 +379,10 @@ fn after_sigkill_the_start_lines_commands_recover() {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !dir.join("mark").exists() {
+    // The whole line, not the file: the shell creates the file before
+    // echo writes it, and a signal between the two leaves it empty (a
+    // fresh-clone CI run saw `mark` read back as empty).
+    while std::fs::read(dir.join("mark")).map_or(true, |b| b != b"before\n") {
         assert!(start.elapsed() < Duration::from_secs(30), "never wrote");
         std::thread::sleep(Duration::from_millis(20));
     }
