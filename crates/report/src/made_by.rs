@@ -93,6 +93,9 @@ pub fn code() -> Code {
     CODE.get().cloned().unwrap_or_else(Code::unknown)
 }
 
+/// [`Machine::kernel`] where `/proc/sys/kernel/osrelease` does not read.
+pub const UNKNOWN_KERNEL: &str = "unknown";
+
 /// The machine a result was made on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Machine {
@@ -129,7 +132,7 @@ impl Machine {
         Machine {
             cpu_model,
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
-            kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+            kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| UNKNOWN_KERNEL.into()),
             idle_driver: read(&format!("{idle}/current_driver")).unwrap_or_else(|| "none".into()),
             idle_governor: read(&format!("{idle}/current_governor_ro"))
                 .or_else(|| read(&format!("{idle}/current_governor")))

@@ -733,22 +733,17 @@ pub fn load_average() -> Option<String> {
     (three.len() == 3).then(|| three.join(" "))
 }
 
-/// The machine, for a baseline: CPU model, CPUs, kernel.
+/// The machine, for a baseline: CPU model, CPUs, kernel, read as
+/// `report::made_by::Machine` reads them (one reader of /proc), spelt as
+/// baselines and emulator points' keys have always had it.
 pub fn machine() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|k| format!(", Linux {}", k.trim()))
-        .unwrap_or_default();
-    format!("{model}, {cpus} CPUs{kernel}")
+    let m = report::made_by::Machine::this();
+    let kernel = if m.kernel == report::made_by::UNKNOWN_KERNEL {
+        String::new()
+    } else {
+        format!(", Linux {}", m.kernel)
+    };
+    format!("{}, {} CPUs{kernel}", m.cpu_model, m.cpus)
 }
 
 /// Now and a time as `YYYY-MM-DDTHH:MM:SSZ` (UTC): `report::made_by`'s.
